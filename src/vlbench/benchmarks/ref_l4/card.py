@@ -1,0 +1,73 @@
+"""Ref-L4 dataset card: YAML metadata and prose (the full card comes with the publishing work)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import schema
+
+CITATION = """@article{chen2024revisiting,
+  title   = {Revisiting Referring Expression Comprehension Evaluation in the Era of Large Multimodal Models},
+  author  = {Chen, Jierun and Wei, Fangyun and Zhao, Jinjing and Song, Sizhe and Wu, Bohuai and Peng, Zhuoxuan and Chan, S.-H. Gary and Zhang, Hongyang},
+  journal = {arXiv preprint arXiv:2406.16866},
+  year    = {2024}
+}"""
+
+
+def card_metadata() -> dict[str, Any]:
+    return {
+        "license": "cc-by-nc-4.0",
+        "pretty_name": "Ref-L4",
+        "language": ["en"],
+        "task_categories": ["object-detection"],
+        "tags": ["referring-expression-comprehension", "visual-grounding", "vlbench"],
+    }
+
+
+def card_body(report: Any) -> str:
+    fields = "\n".join(f"| `{name}` | {text} |" for name, text in schema.FIELD_DESCRIPTIONS.items())
+    sizes = ", ".join(f"{split}: {n:,} rows" for split, n in report.rows.items())
+    return f"""
+# Ref-L4
+
+Ref-L4 is a referring expression comprehension benchmark with long expressions (on average 24
+words): given an image and an expression, predict the box of the one object it refers to. This
+copy was built by `vlbench build ref_l4` from the official release (`ref-l4-val.parquet`,
+`ref-l4-test.parquet`, `images.tar.gz` of `JierunChen/Ref-L4`) with the images embedded.
+
+Sizes: {sizes}; {report.images:,} distinct images.
+
+## Fields
+
+Boxes are in **pixels, `[x, y, w, h]`** (x, y = top-left corner), float64.
+
+| field | description |
+|---|---|
+{fields}
+
+## Scoring
+
+Accuracy at IoU > 0.5 / 0.75 / 0.9 (strict), mAcc over IoU 0.50:0.05:0.95, by size and by class,
+exactly as the official `RefL4Evaluator`:
+
+```python
+import evaluate
+from datasets import load_dataset
+ds = load_dataset("path/to/this/folder", split="val")
+metric = evaluate.load("metrics/ref_l4")  # from the vlbench repository
+for row in ds:
+    metric.add(prediction={{"pred_bbox": row["bbox"], "format": "xywh"}}, reference=row)
+print(metric.compute())
+```
+
+or `vlbench score ref_l4 --references path/to/folder --predictions preds.json --split val`.
+
+## License and citation
+
+Annotations: CC BY-NC 4.0. Images keep the licenses of their sources (COCO: CC BY 4.0;
+Objects365: CC BY 4.0).
+
+```bibtex
+{CITATION}
+```
+"""

@@ -1,0 +1,292 @@
+"""Ref-L4 readers: the official release (``ref-l4-{val,test}.parquet`` + ``images.tar.gz`` or an
+image folder) -> Hub folder, and any reference source (official parquet, JSON rows, Hub folder,
+Hub id) -> :class:`~.scorer.RefL4References` for scoring.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from ...errors import FormatError, InputError
+from . import schema
+from .scorer import RefL4References
+
+__all__ = ["load_references", "build", "BuildReport", "release_tables"]
+
+SCORING_COLUMNS = ("id", "bbox", "ori_category_id")
+
+
+# --------------------------------------------------------------------------------------------
+# References for scoring
+# --------------------------------------------------------------------------------------------
+
+def _select_split(table: Any, split: str, source: str) -> Any:
+    import pyarrow.compute as pc
+
+    if split == "all":
+        return table
+    if split not in schema.SPLITS:
+        raise InputError(f"unknown split {split!r}", fix="use val, test or all")
+    if "split" not in table.column_names:
+        raise FormatError(f"the references have no 'split' column, so split {split!r} cannot be selected",
+                          file=source, fix="pass --split all, or the file of that split")
+    return table.filter(pc.equal(table["split"], split))
+
+
+def _references_from_table(table: Any, source: str) -> RefL4References:
+    missing = [c for c in SCORING_COLUMNS if c not in table.column_names]
+    if missing:
+        raise FormatError(f"the references lack the column(s) {', '.join(missing)}; Ref-L4 rows have "
+                          + ", ".join(schema.OFFICIAL_COLUMNS), file=source,
+                          fix="pass ref-l4-val.parquet / ref-l4-test.parquet, a Hub folder built by vlbench, "
+                              "or JSON rows with the official columns")
+    try:
+        ids = np.asarray(table["id"].to_numpy(zero_copy_only=False), dtype=np.int64)
+    except (TypeError, ValueError):
+        raise FormatError("the 'id' column is not integer", file=source) from None
+    boxes = table["bbox"].to_pylist()
+    try:
+        bbox = np.asarray(boxes, dtype=np.float64).reshape(len(boxes), 4) if boxes else np.zeros((0, 4))
+    except (TypeError, ValueError):
+        bad = next(i for i, b in enumerate(boxes) if not (isinstance(b, list) and len(b) == 4))
+        raise FormatError(f"'bbox' of row {bad} (id {ids[bad]}) is {boxes[bad]!r}, not [x, y, w, h]",
+                          file=source) from None
+    if not np.isfinite(bbox).all():
+        bad = int(np.flatnonzero(~np.isfinite(bbox).all(axis=1))[0])
+        raise FormatError(f"'bbox' of row {bad} (id {ids[bad]}) is not finite", file=source)
+    uniq, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        raise FormatError(f"duplicate ids in the references: {uniq[counts > 1][:5].tolist()}", file=source)
+    cats = [str(c) for c in table["ori_category_id"].to_pylist()]
+    return RefL4References(ids=ids, bbox_xywh=bbox, ori_category_id=cats, source=source)
+
+
+def _read_parquet(path: Path, columns: tuple[str, ...]) -> Any:
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(path).names
+        return pq.read_table(path, columns=[c for c in columns if c in names])
+    except Exception as exc:  # pyarrow raises several types for a broken file
+        raise FormatError(f"cannot read Parquet ({exc})", file=str(path)) from None
+
+
+def _hub_folder_files(folder: Path, split: str) -> list[Path]:
+    splits = schema.SPLITS if split == "all" else (split,)
+    files = [f for s in splits for f in sorted((folder / "data").rglob(f"{s}-*.parquet"))]
+    if not files:
+        raise FormatError(f"no Parquet shard for split {split!r} under data/", file=str(folder),
+                          fix="build the folder with 'vlbench build ref_l4'")
+    return files
+
+
+def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4References:
+    """Read the GT rows of ``split`` (val, test, all) from any supported reference source."""
+    import pyarrow as pa
+
+    from ...io import read_json
+
+    columns = SCORING_COLUMNS + ("split",)
+    path = Path(ref)
+    if path.is_dir():
+        if (path / "data").is_dir():  # a Hub-layout folder written by vlbench build
+            tables = [_read_parquet(f, columns) for f in _hub_folder_files(path, split)]
+            return _references_from_table(pa.concat_tables(tables), str(path))
+        official = [path / f"ref-l4-{s}.parquet" for s in (schema.SPLITS if split == "all" else (split,))]
+        if all(f.exists() for f in official):
+            table = pa.concat_tables([_read_parquet(f, columns) for f in official], promote_options="default")
+            return _references_from_table(table, str(path))
+        raise FormatError("the folder is neither a Hub folder (data/*.parquet) nor the official release "
+                          "(ref-l4-val.parquet, ref-l4-test.parquet)", file=str(path))
+    if path.exists():
+        if path.suffix == ".parquet":
+            table = _read_parquet(path, columns)
+        else:
+            rows = read_json(path, what="reference file")
+            if not isinstance(rows, list) or (rows and not isinstance(rows[0], dict)):
+                raise FormatError("JSON references must be a list of Ref-L4 rows (objects with id, bbox, "
+                                  "ori_category_id, split)", file=str(path))
+            try:
+                table = pa.Table.from_pylist(rows)
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                raise FormatError(f"the rows do not have consistent types ({exc})", file=str(path)) from None
+        return _references_from_table(_select_split(table, split, str(path)), str(path))
+    if str(ref).count("/") == 1 and not str(ref).startswith((".", "/")):
+        return _load_from_hub(str(ref), split)
+    raise FormatError("the references do not exist", file=str(ref), fix="check the path")
+
+
+def _load_from_hub(repo_id: str, split: str) -> RefL4References:
+    """A Hub dataset id (needs network access to the Hub); only the scoring columns are read."""
+    import pyarrow as pa
+    from datasets import load_dataset
+
+    splits = schema.SPLITS if split == "all" else (split,)
+    try:
+        parts = [load_dataset(repo_id, split=s, columns=list(SCORING_COLUMNS)).data.table for s in splits]
+    except Exception as exc:  # network, auth, missing repo: all user-facing
+        raise FormatError(f"cannot load the Hub dataset ({type(exc).__name__}: {exc})", file=repo_id,
+                          fix="check the id and your network, or pass a local folder") from None
+    return _references_from_table(pa.concat_tables(parts), repo_id)
+
+
+# --------------------------------------------------------------------------------------------
+# Official release -> Hub folder
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class BuildReport:
+    """What a build read, wrote and found wrong (nothing is dropped silently)."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    images: int = 0
+    missing_images: list[str] = field(default_factory=list)
+    boxes_outside_image: int = 0
+    size_mismatch: int = 0
+    unknown_categories: set[str] = field(default_factory=set)
+    files: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"rows: " + ", ".join(f"{k}={v}" for k, v in self.rows.items()), f"images: {self.images}"]
+        if self.missing_images:
+            out.append(f"missing images: {len(self.missing_images)} (e.g. {', '.join(self.missing_images[:3])})")
+        if self.boxes_outside_image:
+            out.append(f"warning: {self.boxes_outside_image} box(es) extend beyond their image (kept as released)")
+        if self.size_mismatch:
+            out.append(f"warning: {self.size_mismatch} row(s) whose height/width differ from the image file")
+        if self.unknown_categories:
+            out.append(f"warning: {len(self.unknown_categories)} ori_category_id(s) without a known name: "
+                       + ", ".join(sorted(self.unknown_categories)[:5]))
+        return out
+
+
+def release_tables(raw: Path) -> dict[str, Any]:
+    """The official annotation parquets of a release folder, by split (val first)."""
+    import pyarrow.parquet as pq
+
+    tables = {}
+    for split in schema.SPLITS:
+        f = raw / f"ref-l4-{split}.parquet"
+        if f.exists():
+            table = pq.read_table(f)
+            missing = [c for c in schema.OFFICIAL_COLUMNS if c not in table.column_names]
+            if missing:
+                raise FormatError(f"missing official column(s) {', '.join(missing)}", file=str(f))
+            tables[split] = table.select(list(schema.OFFICIAL_COLUMNS))
+    if not tables:
+        raise FormatError("no ref-l4-val.parquet or ref-l4-test.parquet in the release folder", file=str(raw),
+                          fix="point --raw at the folder of the official Ref-L4 release")
+    return tables
+
+
+def _find_images(raw: Path, images: Path | None) -> Path:
+    """The image source: an explicit path, else ``images/`` or ``images.tar.gz`` in the release."""
+    if images is not None:
+        if not images.exists():
+            raise FormatError("the image folder or archive does not exist", file=str(images))
+        return images
+    for candidate in (raw / "images", raw / "images.tar.gz", raw / "images.tgz", raw / "images.tar"):
+        if candidate.exists():
+            return candidate
+    raise FormatError("no images/ folder and no images.tar.gz in the release", file=str(raw),
+                      fix="pass --images PATH (a folder or a .tar.gz)")
+
+
+def _extract_needed(archive: Path, needed: set[str], into: Path) -> int:
+    """Stream ``archive`` once, writing only the members whose base name is needed (constant memory)."""
+    found = 0
+    try:
+        with tarfile.open(archive, mode="r|*") as tar:
+            for member in tar:
+                name = os.path.basename(member.name)
+                if not member.isfile() or name not in needed or (into / name).exists():
+                    continue
+                src = tar.extractfile(member)
+                with open(into / name, "wb") as dst:
+                    shutil.copyfileobj(src, dst, length=1 << 20)
+                found += 1
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise FormatError(f"cannot read the image archive ({exc})", file=str(archive)) from None
+    return found
+
+
+def _image_index(folder: Path) -> dict[str, Path]:
+    return {p.name: p for p in folder.rglob("*") if p.is_file()}
+
+
+def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport) -> Iterator[dict[str, Any]]:
+    from PIL import Image as PILImage
+
+    for batch in table.to_batches(max_chunksize=256):
+        for row in batch.to_pylist():
+            x, y, w, h = row["bbox"]
+            path = image_paths.get(row["file_name"])
+            if path is not None:
+                with PILImage.open(path) as im:
+                    width, height = im.size
+                if (width, height) != (row["width"], row["height"]):
+                    report.size_mismatch += 1
+            else:
+                width, height = row["width"], row["height"]
+            if x < 0 or y < 0 or x + w > width + 1e-6 or y + h > height + 1e-6:
+                report.boxes_outside_image += 1
+            name = schema.category_name(row["ori_category_id"])
+            if name == row["ori_category_id"]:
+                report.unknown_categories.add(name)
+            yield {
+                **row,
+                "image": None if path is None else {"path": row["file_name"], "bytes": path.read_bytes()},
+                "category": name,
+                "source": schema.source_of(row["ori_category_id"]),
+                "size": schema.size_bucket(w, h),
+            }
+
+
+def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
+          allow_missing_images: bool = False, max_shard_bytes: int | None = None,
+          rows_per_group: int = 100) -> BuildReport:
+    """Official release -> Hub folder (``README.md`` + ``data/{val,test}-*.parquet``)."""
+    from ...hub import MAX_SHARD_BYTES, ShardedParquetWriter, card_yaml, write_card
+    from .card import card_body, card_metadata
+
+    raw, out = Path(raw), Path(out)
+    tables = release_tables(raw)
+    source = _find_images(raw, Path(images) if images else None)
+    needed = {name for t in tables.values() for name in t["file_name"].to_pylist()}
+    report = BuildReport()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".vlbench-images-", dir=out) as tmp:
+        if source.is_dir():
+            index = _image_index(source)
+        else:
+            _extract_needed(source, needed, Path(tmp))
+            index = _image_index(Path(tmp))
+        image_paths = {name: index[name] for name in needed if name in index}
+        report.images = len(image_paths)
+        report.missing_images = sorted(needed - set(image_paths))
+        if report.missing_images and not allow_missing_images:
+            raise FormatError(
+                f"{len(report.missing_images)} of {len(needed)} images referenced by the rows are not in the "
+                f"image source, e.g. {', '.join(report.missing_images[:5])}", file=str(source),
+                fix="use the complete images.tar.gz, or pass --allow-missing-images to write those rows without image")
+        features = schema.features()
+        summaries = []
+        for split, table in tables.items():
+            writer = ShardedParquetWriter(out, split, features, rows_per_group=rows_per_group,
+                                          max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
+            writer.write_all(_rows(table, image_paths, report))
+            summaries.append(writer.close())
+            report.rows[split] = summaries[-1].num_examples
+            report.files.extend(summaries[-1].files)
+    write_card(out, card_yaml(features=features, splits=summaries, extra=card_metadata()), card_body(report))
+    report.files.insert(0, "README.md")
+    return report

@@ -1,0 +1,325 @@
+"""Ref-L4 scorer: Acc@0.5/0.75/0.9, mAcc, per size and per class, number for number with the
+official ``RefL4Evaluator`` (``JierunChen/Ref-L4``, ``ref_l4/evaluation.py``) under ``protocol="official"``.
+
+What the official code does and this module reproduces (OFFICIAL-SCORERS.md, section 3):
+boxes to xyxy with float64 sums, IoU in float32 (mmdet ``bbox_overlaps``, union floored at 1e-6),
+a hit is ``iou > float32(t)`` (strict), every mean is :func:`statistics.mean` (exact rational mean),
+the class key goes through the RefCOCO -> Objects365 table with its ten off-by-one entries.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...errors import CoverageError, FormatError, InputError, PredictionError
+from ...geometry import iou_aligned_xyxy, xywh_to_xyxy
+from ...io import sniff_predictions
+from ...result import Result
+from . import schema
+
+__all__ = ["RefL4References", "Predictions", "parse_predictions", "score", "ACC_THRESHOLDS", "MACC_THRESHOLDS"]
+
+#: Thresholds of Acc50/75/90 and of mAcc, as the official code writes them (Python floats).
+ACC_THRESHOLDS = (0.5, 0.75, 0.9)
+MACC_THRESHOLDS = tuple(i / 100 for i in range(50, 100, 5))
+PROTOCOLS = ("official", "corrected")
+
+
+@dataclass(frozen=True)
+class RefL4References:
+    """The GT rows of one split, in dataset order (val before test for ``all``)."""
+
+    ids: NDArray[np.int64]
+    bbox_xywh: NDArray[np.float64]
+    ori_category_id: list[str]
+    source: str = "references"
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """Predictions aligned with the references: one xyxy float64 box per row, ``present`` False where missing."""
+
+    boxes_xyxy: NDArray[np.float64]
+    present: NDArray[np.bool_]
+    counts: dict[str, Any]
+    warnings: list[str]
+
+
+def _describe(ids: Sequence[Any], limit: int = 5) -> str:
+    shown = ", ".join(repr(i) for i in list(ids)[:limit])
+    return shown + (f" (and {len(ids) - limit} more)" if len(ids) > limit else "")
+
+
+def _prediction_ids(entries: list[Any], source: str) -> NDArray[np.int64]:
+    """Ids as int64, with the official (type-sensitive) equality: 17 and 17.0 match, "17" does not."""
+    raw = [e["id"] for e in entries]
+    arr = np.asarray(raw, dtype=object) if raw else np.zeros(0, dtype=object)
+    kinds = {type(v) for v in raw}
+    if kinds <= {int}:
+        return np.asarray(raw, dtype=np.int64)
+    for index, value in enumerate(raw):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            hint = (f"the id is the string {value!r} but Ref-L4 ids are integers; write {value} without quotes"
+                    if isinstance(value, str) and value.strip().lstrip("-").isdigit()
+                    else "ids are the integer 'id' column of the Ref-L4 rows")
+            raise PredictionError(f"'id' has type {type(value).__name__} ({value!r})", file=source,
+                                  entry=f"entry {index}", fix=hint)
+    floats = np.asarray(arr, dtype=np.float64)
+    integral = np.isfinite(floats) & (np.floor(floats) == floats)
+    # Non-integral float ids can match no row; make them impossible ids (counted as unknown below).
+    return np.where(integral, floats, -(2**62)).astype(np.int64)
+
+
+def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str) -> NDArray[np.float64]:
+    boxes = [e["pred_bbox"] for e in entries]
+    try:
+        arr = np.asarray(boxes)
+        ok = arr.ndim == 2 and arr.shape[1] == 4 and arr.dtype.kind in "iuf"
+    except (ValueError, TypeError):
+        ok = False
+    if not ok:
+        for index, box in enumerate(boxes):
+            if (not isinstance(box, (list, tuple)) or len(box) != 4
+                    or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)):
+                raise PredictionError(f"'pred_bbox' must be a list of four numbers, got {box!r}", file=source,
+                                      entry=f"entry {index} (id {ids[index]})",
+                                      fix="write [x1, y1, x2, y2] with \"format\": \"xyxy\" or [x, y, w, h] with \"format\": \"xywh\"")
+        raise PredictionError("'pred_bbox' values are not all numbers", file=source)  # pragma: no cover
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr).all(axis=1)
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise PredictionError(f"'pred_bbox' {boxes[index]!r} is not four finite numbers ({int(bad.sum())} such boxes)",
+                              file=source, entry=f"entry {index} (id {ids[index]})",
+                              fix="replace NaN/inf coordinates by a real box")
+    return arr
+
+
+def _formats_as_xywh(entries: list[Any], protocol: str, source: str) -> tuple[NDArray[np.bool_], dict[str, int], list[str]]:
+    formats = [e["format"] for e in entries]
+    values, counts = np.unique(np.asarray([repr(f) if not isinstance(f, str) else f for f in formats], dtype=object),
+                               return_counts=True)
+    tally = {str(v): int(c) for v, c in zip(values, counts)}
+    warnings: list[str] = []
+    if protocol == "official":
+        # Official: only the exact string "xywh" means xywh; anything else is read as xyxy.
+        is_xywh = np.fromiter((f == "xywh" for f in formats), dtype=bool, count=len(formats))
+        odd = {k: n for k, n in tally.items() if k not in ("xywh", "xyxy")}
+        if odd:
+            warnings.append(
+                "official protocol: 'format' values other than exactly \"xywh\" are read as xyxy, as the official "
+                f"scorer does: {', '.join(f'{k!r} x{n}' for k, n in odd.items())}. "
+                "Use --protocol corrected to read them case-insensitively (unknown values then raise an error).")
+        return is_xywh, tally, warnings
+    lowered = [f.strip().lower() if isinstance(f, str) else None for f in formats]
+    for index, f in enumerate(lowered):
+        if f not in ("xywh", "xyxy"):
+            raise PredictionError(f"'format' is {formats[index]!r}", file=source, entry=f"entry {index}",
+                                  fix="use \"xyxy\" ([x1, y1, x2, y2]) or \"xywh\" ([x, y, w, h])")
+    return np.asarray([f == "xywh" for f in lowered], dtype=bool), tally, warnings
+
+
+def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "official",
+                      missing: str = "error", source: str = "predictions") -> Predictions:
+    """Validate official-format predictions and align them with ``refs`` (bad input -> InputError)."""
+    if not isinstance(entries, list):
+        raise FormatError(f"the predictions must be a JSON list of {{\"id\", \"pred_bbox\", \"format\"}} objects, "
+                          f"got a JSON {type(entries).__name__}", file=source)
+    if not entries:
+        raise FormatError("the prediction list is empty (the official scorer returns {} here)", file=source,
+                          fix="write one {\"id\", \"pred_bbox\", \"format\"} entry per row of the split")
+    other = sniff_predictions(entries)
+    if other not in (None, "ref_l4"):
+        raise FormatError(f"this looks like a {other} prediction file, not Ref-L4", file=source,
+                          fix=f"score it with 'vlbench score {other}'")
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise PredictionError(f"expected an object, got {type(entry).__name__}", file=source, entry=f"entry {index}")
+        for key in ("id", "pred_bbox", "format"):
+            if key not in entry:
+                raise PredictionError(f"missing key {key!r}", file=source,
+                                      entry=f"entry {index}" + (f" (id {entry['id']!r})" if "id" in entry else ""),
+                                      fix="each entry needs \"id\", \"pred_bbox\" and \"format\"")
+    ids = _prediction_ids(entries, source)
+    boxes = _prediction_boxes(entries, ids, source)
+    is_xywh, format_tally, warnings = _formats_as_xywh(entries, protocol, source)
+
+    uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        dup = uniq[counts > 1]
+        raise PredictionError(f"{len(dup)} id(s) occur more than once: {_describe(dup.tolist())}", file=source,
+                              fix="keep exactly one prediction per id")
+
+    boxes_xyxy = np.where(is_xywh[:, None], xywh_to_xyxy(boxes), boxes)
+    # Align: for each reference row, the index of its prediction (or -1).
+    pos = np.searchsorted(uniq, refs.ids)
+    pos_clipped = np.minimum(pos, len(uniq) - 1)
+    present = uniq[pos_clipped] == refs.ids
+    pred_index = np.where(present, first[pos_clipped], -1)
+    n_missing = int((~present).sum())
+    if n_missing and missing != "miss":
+        raise CoverageError(
+            f"{n_missing} of the {len(refs)} rows have no prediction, e.g. ids {_describe(refs.ids[~present].tolist())}",
+            file=source, fix="predict every row of the split, choose the right --split, or pass --missing miss "
+                             "(missing_as_miss=True) to count them as misses")
+    ref_sorted = np.sort(refs.ids)
+    p2 = np.minimum(np.searchsorted(ref_sorted, ids), len(ref_sorted) - 1)
+    extra = ids[ref_sorted[p2] != ids]
+    if len(extra):
+        warnings.append(f"{len(extra)} prediction(s) have ids that are not rows of the scored split and were ignored, "
+                        f"e.g. {_describe(extra.tolist())}")
+    aligned = np.zeros((len(refs), 4), dtype=np.float64)
+    aligned[present] = boxes_xyxy[pred_index[present]]
+    if n_missing:
+        warnings.append(f"{n_missing} row(s) without a prediction were counted as misses (IoU 0)")
+    counts_out = {"predictions": len(entries), "predictions_used": int(present.sum()),
+                  "extra_ids_ignored": int(len(extra)), "missing_counted_as_miss": n_missing,
+                  "formats": format_tally}
+    return Predictions(aligned, present, counts_out, warnings)
+
+
+def iou_official(refs: RefL4References, preds: Predictions) -> NDArray[np.float32]:
+    """Per-row IoU in float32 as the official scorer computes it (GT ``x + w`` summed in float64 first)."""
+    iou = iou_aligned_xyxy(xywh_to_xyxy(refs.bbox_xywh), preds.boxes_xyxy, dtype=np.float32)
+    return np.where(preds.present, iou, np.float32(0.0))
+
+
+def _hits(iou: NDArray[np.float32], thresholds: Sequence[float]) -> NDArray[np.bool_]:
+    """``iou > t`` compared in float32 (numpy >= 2 casts the Python float t to the array's float32)."""
+    return iou[:, None] > np.asarray(thresholds, dtype=np.float32)[None, :]
+
+
+def _mean(values: Sequence[float]) -> float:
+    """The official mean: :func:`statistics.mean`, the exactly rounded rational mean."""
+    return float(statistics.mean([float(v) for v in values]))
+
+
+def _acc_block(hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_]) -> dict[str, float | None]:
+    """Annotation-level Acc@t = hits/N*100 and mAcc = mean_t(hits_t/N)*100 (official operation order)."""
+    n = hits_acc.shape[0]
+    if n == 0:
+        return {"Acc50": None, "Acc75": None, "Acc90": None, "mAcc": None}
+    acc = [int(c) / n * 100 for c in hits_acc.sum(axis=0)]
+    macc = _mean([int(c) / n for c in hits_macc.sum(axis=0)]) * 100
+    return {"Acc50": acc[0], "Acc75": acc[1], "Acc90": acc[2], "mAcc": macc}
+
+
+def _bucket_block(hits_macc: NDArray[np.bool_]) -> tuple[float | None, float | None]:
+    """Size level: Acc@0.5 = hits/n*100, mAcc = mean_t(hits_t/n*100); empty -> None (official crashes)."""
+    n = hits_macc.shape[0]
+    if n == 0:
+        return None, None
+    per_t = [int(c) / n * 100 for c in hits_macc.sum(axis=0)]
+    return per_t[0], _mean(per_t)
+
+
+def _class_table(hits_macc: NDArray[np.bool_], keys: list[str]) -> tuple[list[str], NDArray[np.int64], NDArray[np.float64]]:
+    """Per class key: its count and acc_c(t) = hits_c(t)/n_c*100 for each mAcc threshold."""
+    classes, inverse = np.unique(np.asarray(keys, dtype=object), return_inverse=True)
+    n_c = np.bincount(inverse, minlength=len(classes))
+    hits_c = np.stack([np.bincount(inverse, weights=hits_macc[:, j], minlength=len(classes))
+                       for j in range(hits_macc.shape[1])], axis=1)
+    acc_c = hits_c / n_c[:, None] * 100  # float64, same rounding as Python's count / n * 100
+    return [str(c) for c in classes], n_c, acc_c
+
+
+def _class_metrics(acc_c: NDArray[np.float64]) -> tuple[float, float]:
+    """class_Acc50 = mean_c acc_c(0.5); class_mAcc = mean_t mean_c acc_c(t) (unweighted classes)."""
+    per_t = [_mean(acc_c[:, j].tolist()) for j in range(acc_c.shape[1])]
+    return per_t[0], _mean(per_t)
+
+
+def score(refs: RefL4References, predictions: Any, *, protocol: str = "official", missing: str = "error",
+          split: str = "all", source: str = "predictions", with_samples: bool = True) -> Result:
+    """Score official-format Ref-L4 predictions against ``refs``; see the module docstring."""
+    if protocol not in PROTOCOLS:
+        raise InputError(f"unknown protocol {protocol!r}", fix="use 'official' or 'corrected'")
+    if missing not in ("error", "miss"):
+        raise InputError(f"unknown value {missing!r} for missing", fix="use 'error' or 'miss'")
+    if len(refs) == 0:
+        raise InputError(f"the references hold no row of split {split!r}", file=refs.source,
+                         fix="choose --split val, test or all")
+    preds = parse_predictions(predictions, refs, protocol=protocol, missing=missing, source=source)
+    iou = iou_official(refs, preds)
+    hits_macc = _hits(iou, MACC_THRESHOLDS)
+    hits_acc = _hits(iou, ACC_THRESHOLDS)
+    metrics: dict[str, float | None] = dict(_acc_block(hits_acc, hits_macc))
+
+    w, h = refs.bbox_xywh[:, 2], refs.bbox_xywh[:, 3]
+    side = np.sqrt(w * h)
+    size_masks = {"small": side < schema.SMALL_MAX,
+                  "medium": (side >= schema.SMALL_MAX) & (side <= schema.LARGE_MIN),
+                  "large": side > schema.LARGE_MIN}
+    warnings = list(preds.warnings)
+    per_size = {}
+    for name, mask in size_masks.items():
+        acc50, macc = _bucket_block(hits_macc[mask])
+        metrics[f"{name}_Acc50"], metrics[f"{name}_mAcc"] = acc50, macc
+        per_size[name] = {"n": int(mask.sum()), "Acc50": acc50, "mAcc": macc}
+        if acc50 is None:
+            warnings.append(f"no {name} ground-truth box in this split: {name}_Acc50 and {name}_mAcc are null "
+                            "(the official scorer raises ZeroDivisionError here)")
+
+    table = schema.refcoco_to_o365(protocol)
+    keys = [schema.class_key(c, table) for c in refs.ori_category_id]
+    classes, n_c, acc_c = _class_table(hits_macc, keys)
+    metrics["class_Acc50"], metrics["class_mAcc"] = _class_metrics(acc_c)
+    if protocol == "official":
+        warnings.extend(_mapping_warning(refs, hits_macc, metrics))
+
+    members: dict[str, set[str]] = {}
+    for key, raw in zip(keys, refs.ori_category_id):
+        members.setdefault(key, set()).add(raw)
+    per_class = sorted(
+        ({"class": c, "name": schema.category_name(c), "n": int(n), "Acc50": float(a[0]), "mAcc": _mean(a.tolist()),
+          "members": sorted(members[c])} for c, n, a in zip(classes, n_c, acc_c)),
+        key=lambda row: (-row["n"], row["class"]))
+
+    breakdowns: dict[str, Any] = {
+        "per_size": per_size,
+        "per_source": _per_source(refs, hits_acc, hits_macc),
+        "per_class": per_class,
+        "acc_by_threshold": {"thresholds": list(MACC_THRESHOLDS),
+                             "acc": [int(c) / len(refs) * 100 for c in hits_macc.sum(axis=0)]},
+    }
+    if with_samples:
+        breakdowns["samples"] = {"id": refs.ids.tolist(), "iou": iou.astype(np.float64).tolist()}
+    counts = {"rows": len(refs), "classes": len(classes), **preds.counts}
+    return Result(benchmark="ref_l4", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
+                  counts=counts, warnings=warnings, options={"split": split, "missing": missing})
+
+
+def _mapping_warning(refs: RefL4References, hits_macc: NDArray[np.bool_], metrics: dict[str, float | None]) -> list[str]:
+    """Name the official table's off-by-one entries when they change class_Acc50 / class_mAcc."""
+    fixed = schema.refcoco_to_o365("corrected")
+    _, _, acc_fixed = _class_table(hits_macc, [schema.class_key(c, fixed) for c in refs.ori_category_id])
+    acc50_fixed, macc_fixed = _class_metrics(acc_fixed)
+    if acc50_fixed == metrics["class_Acc50"] and macc_fixed == metrics["class_mAcc"]:
+        return []
+    present = sorted({int(c[len("refcoco_"):]) for c in set(refs.ori_category_id)
+                      if c.startswith("refcoco_") and c[len("refcoco_"):].isdigit()} & schema.OFF_BY_ONE_COCO_IDS)
+    named = "; ".join(
+        f"{schema.COCO_NAMES[c]} (refcoco_{c}) -> o365_{schema.OFFICIAL_REFCOCO_TO_O365[c]} "
+        f"{schema.category_name('o365_%d' % schema.OFFICIAL_REFCOCO_TO_O365[c])}" for c in present)
+    return [f"official protocol: the official RefCOCO -> Objects365 class table has off-by-one entries that change "
+            f"class_Acc50 / class_mAcc here ({named}); with the corrected table they would be "
+            f"{acc50_fixed:.4f} / {macc_fixed:.4f} (--protocol corrected)"]
+
+
+def _per_source(refs: RefL4References, hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_]) -> dict[str, Any]:
+    """The paper's Fig. 6 subsets: COCO-derived rows; Objects365 rows of classes COCO has; the rest."""
+    coco_in_o365 = {f"o365_{o}" for o in schema.refcoco_to_o365("corrected").values()}
+    cats = np.asarray(refs.ori_category_id, dtype=object)
+    is_coco = np.fromiter((c.startswith("refcoco_") for c in cats), dtype=bool, count=len(cats))
+    shared = np.fromiter((c in coco_in_o365 for c in cats), dtype=bool, count=len(cats))
+    groups = {"coco": is_coco, "objects365_coco_classes": ~is_coco & shared,
+              "objects365_other_classes": ~is_coco & ~shared}
+    return {name: {"n": int(mask.sum()), **_acc_block(hits_acc[mask], hits_macc[mask])} for name, mask in groups.items()}

@@ -1,0 +1,107 @@
+"""The ``vlbench`` command line: ``build``, ``score``, ``--version``.
+
+Bad input exits with status 2 and a one-paragraph error (file, entry, fix); heavy libraries are
+imported only by the sub-command that needs them, so start-up stays light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from . import __version__
+
+EXIT_BAD_INPUT = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="vlbench", description="Score and publish OmniLabel, nocaps, OVDEval "
+                                "and Ref-L4 exactly as their official scorers do.")
+    p.add_argument("--version", action="version", version=f"vlbench {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("score", help="score a prediction file against a benchmark's references")
+    s.add_argument("benchmark", help="omnilabel | nocaps | ovdeval | ref_l4 (alias ref-l4)")
+    s.add_argument("--references", required=True, help="official annotation file, Hub folder or Hub dataset id")
+    s.add_argument("--predictions", required=True, help="prediction file in the official format (.json, .json.gz)")
+    s.add_argument("--split", default=None, help="Ref-L4: val, test or all (default all)")
+    s.add_argument("--protocol", default="official", choices=("official", "corrected"))
+    s.add_argument("--cider-idf", default=None, choices=("global", "subset"), help="nocaps only")
+    s.add_argument("--missing", default=None, choices=("error", "miss"),
+                   help="Ref-L4: rows without a prediction are an error (default) or count as misses")
+    s.add_argument("--output", default=None, help="write the result JSON here")
+    s.add_argument("--no-samples", action="store_true", help="leave per-sample scores out of the JSON")
+    s.add_argument("--quiet", action="store_true", help="do not print the table")
+
+    b = sub.add_parser("build", help="build the Hub dataset folder from the official raw release")
+    b.add_argument("benchmark")
+    b.add_argument("--raw", required=True, help="the official release (folder or annotation file)")
+    b.add_argument("--out", required=True, help="output folder (Hub repo layout)")
+    b.add_argument("--images", default=None, help="image folder or archive, if not inside --raw")
+    b.add_argument("--allow-missing-images", action="store_true",
+                   help="write rows whose image is missing without image instead of failing")
+    b.add_argument("--max-shard-mb", type=int, default=None, help="Parquet shard size (default 300)")
+    return p
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from .api import score
+    from .benchmarks import canonical_id
+    from .errors import InputError
+
+    bench = canonical_id(args.benchmark)
+    options = {}
+    if args.cider_idf is not None and bench != "nocaps":
+        raise InputError("--cider-idf applies to nocaps only", fix=f"drop it for {bench}")
+    if args.missing is not None:
+        if bench != "ref_l4":
+            raise InputError("--missing applies to ref_l4 only", fix=f"drop it for {bench}")
+        options["missing"] = args.missing
+    if args.no_samples and bench == "ref_l4":
+        options["with_samples"] = False
+    result = score(bench, args.references, args.predictions, split=args.split, protocol=args.protocol, **options)
+    if not args.quiet:
+        print(result.table())
+    if args.output:
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(result.to_json(), encoding="utf-8")
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from .benchmarks import get_benchmark
+
+    info = get_benchmark(args.benchmark)
+    reader = info.module("reader")
+    kwargs = {"images": args.images, "allow_missing_images": args.allow_missing_images}
+    if args.max_shard_mb:
+        kwargs["max_shard_bytes"] = args.max_shard_mb * 1024**2
+    report = reader.build(args.raw, args.out, **kwargs)
+    print(f"built {info.pretty_name} into {args.out}")
+    for line in report.lines():
+        print("  " + line)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    from .errors import VlbenchError
+
+    try:
+        return {"score": _cmd_score, "build": _cmd_build}[args.command](args)
+    except VlbenchError as exc:
+        print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

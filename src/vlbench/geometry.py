@@ -1,0 +1,81 @@
+"""Box geometry on numpy arrays: format conversion and IoU.
+
+Boxes are ``(..., 4)`` arrays in pixels. ``xywh`` is ``[x, y, w, h]`` (COCO), ``xyxy`` is
+``[x1, y1, x2, y2]``. No function uses the old "+1 pixel" convention; none of the official scorers do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["xywh_to_xyxy", "xyxy_to_xywh", "box_area", "iou_aligned_xyxy", "iou_matrix_xywh"]
+
+
+def xywh_to_xyxy(boxes_xywh: ArrayLike) -> NDArray[np.float64]:
+    """``[x, y, w, h] -> [x, y, x + w, y + h]``, the sums in float64 (as Python floats would be)."""
+    b = np.asarray(boxes_xywh, dtype=np.float64)
+    out = b.copy()
+    out[..., 2] = b[..., 0] + b[..., 2]
+    out[..., 3] = b[..., 1] + b[..., 3]
+    return out
+
+
+def xyxy_to_xywh(boxes_xyxy: ArrayLike) -> NDArray[np.float64]:
+    """``[x1, y1, x2, y2] -> [x1, y1, x2 - x1, y2 - y1]`` in float64."""
+    b = np.asarray(boxes_xyxy, dtype=np.float64)
+    out = b.copy()
+    out[..., 2] = b[..., 2] - b[..., 0]
+    out[..., 3] = b[..., 3] - b[..., 1]
+    return out
+
+
+def box_area(boxes_xyxy: NDArray) -> NDArray:
+    """``(x2 - x1) * (y2 - y1)`` in the input dtype (negative for inverted boxes, as mmdet computes it)."""
+    return (boxes_xyxy[..., 2] - boxes_xyxy[..., 0]) * (boxes_xyxy[..., 3] - boxes_xyxy[..., 1])
+
+
+def iou_aligned_xyxy(boxes_a_xyxy: ArrayLike, boxes_b_xyxy: ArrayLike, *, dtype: type = np.float32,
+                     eps: float = 1e-6) -> NDArray:
+    """IoU of row i of ``a`` with row i of ``b``, every operation rounded to ``dtype``.
+
+    Reproduces mmdetection's ``bbox_overlaps(mode="iou", is_aligned=True)`` (used by the Ref-L4
+    scorer on float32 tensors): ``union = max(area_a + area_b - overlap, eps)``, so an inverted or
+    empty box gets IoU 0 rather than a division by zero.
+    """
+    a = np.asarray(boxes_a_xyxy).astype(dtype, copy=False)
+    b = np.asarray(boxes_b_xyxy).astype(dtype, copy=False)
+    if a.shape != b.shape or a.shape[-1:] != (4,):
+        raise ValueError(f"aligned IoU needs two (N, 4) arrays of equal shape, got {a.shape} and {b.shape}")
+    area_a = box_area(a)
+    area_b = box_area(b)
+    lt = np.maximum(a[..., :2], b[..., :2])
+    rb = np.minimum(a[..., 2:], b[..., 2:])
+    wh = np.maximum(rb - lt, dtype(0))
+    overlap = wh[..., 0] * wh[..., 1]
+    union = np.maximum((area_a + area_b) - overlap, dtype(eps))
+    return overlap / union
+
+
+def iou_matrix_xywh(dt_xywh: ArrayLike, gt_xywh: ArrayLike, gt_iscrowd: ArrayLike | None = None) -> NDArray[np.float64]:
+    """IoU of every detection with every ground-truth box, ``(D, G)`` in float64.
+
+    pycocotools ``maskUtils.iou`` semantics for boxes: intersection 0 unless both its width and
+    height are positive; for a crowd ground truth the denominator is the detection's own area.
+    """
+    d = np.asarray(dt_xywh, dtype=np.float64).reshape(-1, 4)
+    g = np.asarray(gt_xywh, dtype=np.float64).reshape(-1, 4)
+    crowd = (np.zeros(len(g), dtype=bool) if gt_iscrowd is None
+             else np.asarray(gt_iscrowd, dtype=bool).reshape(-1))
+    iw = (np.minimum(d[:, None, 0] + d[:, None, 2], g[None, :, 0] + g[None, :, 2])
+          - np.maximum(d[:, None, 0], g[None, :, 0]))
+    ih = (np.minimum(d[:, None, 1] + d[:, None, 3], g[None, :, 1] + g[None, :, 3])
+          - np.maximum(d[:, None, 1], g[None, :, 1]))
+    positive = (iw > 0) & (ih > 0)
+    inter = np.where(positive, iw * ih, 0.0)
+    area_d = (d[:, 2] * d[:, 3])[:, None]
+    area_g = (g[:, 2] * g[:, 3])[None, :]
+    union = np.where(crowd[None, :], area_d, area_d + area_g - inter)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = np.where(positive, inter / union, 0.0)
+    return iou

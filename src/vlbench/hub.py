@@ -1,0 +1,135 @@
+"""Writing a folder with exactly the Hub dataset repo layout: ``README.md`` (YAML ``configs`` and
+``dataset_info``) and Parquet shards under ``data/``. ``load_dataset(folder)`` reads it as the Hub
+would; publishing uploads the folder as it is.
+
+Shards hold row groups of about 100 rows (the Hub's dataset viewer pages image datasets by row
+group) and roll over at ``max_shard_bytes``; rows are written as they come, so memory stays flat.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+__all__ = ["ShardedParquetWriter", "SplitSummary", "size_category", "card_yaml", "write_card"]
+
+ROWS_PER_GROUP = 100
+MAX_SHARD_BYTES = 300 * 1024**2
+
+
+@dataclass
+class SplitSummary:
+    name: str
+    num_examples: int = 0
+    num_bytes: int = 0
+    files: list[str] = field(default_factory=list)
+
+
+class ShardedParquetWriter:
+    """Stream encoded rows of one split into ``data/<config>/<split>-0000i-of-0000n.parquet``."""
+
+    def __init__(self, out_dir: str | os.PathLike, split: str, features: Any, *, config_dir: str = "",
+                 rows_per_group: int = ROWS_PER_GROUP, max_shard_bytes: int = MAX_SHARD_BYTES) -> None:
+        import pyarrow as pa  # noqa: F401  (imported here: heavy)
+
+        self.root = Path(out_dir)
+        self.dir = self.root / "data" / config_dir if config_dir else self.root / "data"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.split = split
+        self.features = features
+        self.schema = features.arrow_schema  # carries the features as "huggingface" metadata
+        self.rows_per_group = rows_per_group
+        self.max_shard_bytes = max_shard_bytes
+        self._buffer: list[dict[str, Any]] = []
+        self._writer = None
+        self._shard_paths: list[Path] = []
+        self._shard_bytes = 0
+        self.summary = SplitSummary(split)
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._buffer.append(self.features.encode_example(row))
+        if len(self._buffer) >= self.rows_per_group:
+            self._flush()
+
+    def write_all(self, rows: Iterable[dict[str, Any]]) -> None:
+        for row in rows:
+            self.write(row)
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not self._buffer:
+            return
+        table = pa.Table.from_pylist(self._buffer, schema=self.schema)
+        self._buffer = []
+        if self._writer is None or self._shard_bytes >= self.max_shard_bytes:
+            self._close_shard()
+            path = self.dir / f".{self.split}-{len(self._shard_paths):05d}.parquet.tmp"
+            self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+            self._shard_paths.append(path)
+            self._shard_bytes = 0
+        self._writer.write_table(table, row_group_size=self.rows_per_group)
+        self._shard_bytes += table.nbytes
+        self.summary.num_examples += table.num_rows
+        self.summary.num_bytes += table.nbytes
+
+    def _close_shard(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def close(self) -> SplitSummary:
+        """Flush, close and give the shards their final ``-of-`` names."""
+        self._flush()
+        self._close_shard()
+        n = len(self._shard_paths)
+        for stale in self.dir.glob(f"{self.split}-*-of-*.parquet"):
+            stale.unlink()
+        for i, tmp in enumerate(self._shard_paths):
+            final = self.dir / f"{self.split}-{i:05d}-of-{n:05d}.parquet"
+            tmp.rename(final)
+            self.summary.files.append(final.relative_to(self.root).as_posix())
+        return self.summary
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` bucket for ``n`` rows."""
+    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                         (1_000_000, "100K<n<1M")):
+        if n < bound:
+            return label
+    return "n>1M"
+
+
+def card_yaml(*, features: Any, splits: list[SplitSummary], config_name: str = "default",
+              data_dir: str = "data", extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The YAML header of a dataset card: metadata, ``configs`` with ``data_files`` and ``dataset_info``."""
+    total = sum(s.num_examples for s in splits)
+    meta: dict[str, Any] = dict(extra or {})
+    meta.setdefault("size_categories", [size_category(total)])
+    meta["configs"] = [{
+        "config_name": config_name,
+        "data_files": [{"split": s.name, "path": f"{data_dir}/{s.name}-*"} for s in splits],
+    }]
+    meta["dataset_info"] = {
+        "config_name": config_name,
+        "features": features._to_yaml_list(),
+        "splits": [{"name": s.name, "num_bytes": int(s.num_bytes), "num_examples": int(s.num_examples)}
+                   for s in splits],
+        "dataset_size": int(sum(s.num_bytes for s in splits)),
+    }
+    return meta
+
+
+def write_card(out_dir: str | os.PathLike, meta: dict[str, Any], body: str) -> Path:
+    """Write ``README.md``: ``---`` YAML ``---`` then the prose body."""
+    import yaml
+
+    path = Path(out_dir) / "README.md"
+    header = yaml.safe_dump(json.loads(json.dumps(meta)), sort_keys=False, allow_unicode=True)
+    path.write_text(f"---\n{header}---\n\n{body.strip()}\n", encoding="utf-8")
+    return path

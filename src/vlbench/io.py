@@ -1,0 +1,69 @@
+"""Reading user files: JSON / JSON.gz with a size bound, Parquet, and recognising which benchmark a
+prediction file belongs to (so a wrong file gets a helpful error instead of a confusing one)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .errors import FormatError
+
+__all__ = ["read_json", "sniff_predictions", "MAX_JSON_BYTES"]
+
+#: Upper bound on the (decompressed) size of a JSON file we agree to parse.
+MAX_JSON_BYTES = 2 * 1024**3
+
+
+def _read_bytes(path: Path, max_bytes: int) -> bytes:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    else:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FormatError(f"the file is larger than {max_bytes:,} bytes (decompressed)",
+                          file=str(path), fix="split it, or raise the limit with max_bytes=")
+    return data
+
+
+def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, what: str = "file") -> Any:
+    """Parse a ``.json`` or ``.json.gz`` file; any failure is a :class:`FormatError` naming the file."""
+    p = Path(path)
+    if not p.exists():
+        raise FormatError(f"the {what} does not exist", file=str(p), fix="check the path")
+    if p.is_dir():
+        raise FormatError(f"expected a {what} but found a folder", file=str(p), fix="pass the JSON file inside it")
+    try:
+        data = _read_bytes(p, max_bytes)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise FormatError(f"cannot read the {what} ({exc})", file=str(p)) from None
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError:
+        raise FormatError(f"the {what} is not UTF-8 text", file=str(p), fix="save it as UTF-8 JSON") from None
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"the {what} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+                          file=str(p), fix="write it with json.dump") from None
+
+
+_SIGNATURES = (
+    ("ref_l4", {"pred_bbox"}),
+    ("omnilabel", {"description_ids", "scores"}),
+    ("nocaps", {"caption"}),
+    ("ovdeval", {"category_id", "score", "bbox"}),
+)
+
+
+def sniff_predictions(entries: Any) -> str | None:
+    """Which benchmark's prediction format the first entry of a list looks like, or None."""
+    if not isinstance(entries, list) or not entries or not isinstance(entries[0], dict):
+        return None
+    keys = set(entries[0])
+    for bench, needed in _SIGNATURES:
+        if needed <= keys:
+            return bench
+    return None

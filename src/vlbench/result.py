@@ -1,0 +1,119 @@
+"""The result of scoring one benchmark, and its renderings (JSON, terminal table, model-card YAML).
+
+Every number in ``metrics`` is in percent points (0-100) or ``None`` where the official scorer has
+no value (its -1, or a crash on an empty subset), as ``CONTRACT.md`` fixes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import __version__
+
+__all__ = ["Result"]
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe copy: NaN/inf -> None, numpy scalars and arrays -> Python."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return _clean(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@dataclass
+class Result:
+    """Scores of one benchmark run: flat ``metrics``, larger ``breakdowns``, ``counts``, ``warnings``.
+
+    ``options`` is the signature of the run (split, protocol-dependent switches, backends), so a
+    number can always be traced to the settings that produced it.
+    """
+
+    benchmark: str
+    protocol: str
+    metrics: dict[str, float | None]
+    breakdowns: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    version: str = __version__
+
+    # -- renderings ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return _clean({
+            "benchmark": self.benchmark,
+            "protocol": self.protocol,
+            "metrics": self.metrics,
+            "breakdowns": self.breakdowns,
+            "counts": self.counts,
+            "warnings": list(self.warnings),
+            "options": self.options,
+            "version": self.version,
+        })
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Result":
+        return cls(benchmark=data["benchmark"], protocol=data.get("protocol", "official"),
+                   metrics=dict(data["metrics"]), breakdowns=data.get("breakdowns", {}),
+                   counts=data.get("counts", {}), warnings=list(data.get("warnings", [])),
+                   options=data.get("options", {}), version=data.get("version", __version__))
+
+    def table(self, digits: int = 2) -> str:
+        """The metrics as a plain two-column terminal table, then counts and warnings."""
+        width = max((len(k) for k in self.metrics), default=6)
+        signature = ", ".join(f"{k}={v}" for k, v in self.options.items())
+        lines = [f"{self.benchmark} (protocol={self.protocol}{', ' + signature if signature else ''})"]
+        lines.append("-" * (width + 12))
+        for key, value in self.metrics.items():
+            shown = "null" if value is None else f"{value:.{digits}f}"
+            lines.append(f"{key.ljust(width)}  {shown:>9}")
+        lines.append("-" * (width + 12))
+        flat_counts = {k: v for k, v in self.counts.items() if not isinstance(v, (dict, list))}
+        if flat_counts:
+            lines.append("counts: " + ", ".join(f"{k}={v}" for k, v in flat_counts.items()))
+        for warning in self.warnings:
+            lines.append(f"warning: {warning}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def model_index(self, model_name: str, *, dataset_id: str | None = None, config: str | None = None,
+                    split: str | None = None, revision: str | None = None) -> dict[str, Any]:
+        """The ``model-index`` entry for a model card (values in percent), as the Hub parses it."""
+        from .benchmarks import get_benchmark
+
+        info = get_benchmark(self.benchmark)
+        split = split or self.options.get("split") or info.default_split
+        dataset: dict[str, Any] = {"name": info.pretty_name, "type": dataset_id or info.hub_id}
+        if config:
+            dataset["config"] = config
+        if split:
+            dataset["split"] = split
+        if revision:
+            dataset["revision"] = revision
+        metrics = [
+            {"type": key, "name": info.metric_names.get(key, key), "value": round(float(value), 4)}
+            for key, value in self.metrics.items() if value is not None
+        ]
+        return {"model-index": [{"name": model_name, "results": [{
+            "task": {"type": info.task_type, "name": info.task_name},
+            "dataset": dataset,
+            "metrics": metrics,
+        }]}]}
+
+    def model_index_yaml(self, model_name: str, **kwargs: Any) -> str:
+        import yaml
+
+        return yaml.safe_dump(self.model_index(model_name, **kwargs), sort_keys=False, allow_unicode=True)
