@@ -5,7 +5,6 @@ Hub id) -> :class:`~.scorer.RefL4References` for scoring.
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import tarfile
@@ -20,7 +19,7 @@ from ...errors import FormatError, InputError
 from . import schema
 from .scorer import RefL4References
 
-__all__ = ["load_references", "build", "BuildReport", "release_tables"]
+__all__ = ["load_references", "references_from_rows", "build", "BuildReport", "release_tables"]
 
 SCORING_COLUMNS = ("id", "bbox", "ori_category_id")
 
@@ -290,3 +289,22 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
     write_card(out, card_yaml(features=features, splits=summaries, extra=card_metadata()), card_body(report))
     report.files.insert(0, "README.md")
     return report
+
+
+def references_from_rows(rows: list[dict[str, Any]], source: str = "references") -> RefL4References:
+    """Rows of the Hub dataset (or dicts with at least ``id``, ``bbox``, ``ori_category_id``) -> references."""
+    import pyarrow as pa
+
+    if not rows:
+        raise InputError("no reference rows were given", file=source)
+    slim = []
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict) or any(k not in row for k in SCORING_COLUMNS):
+            raise FormatError(f"reference {index} needs the keys {', '.join(SCORING_COLUMNS)}", file=source,
+                              fix="pass rows of the Ref-L4 Hub dataset (or dicts with those keys)")
+        slim.append({k: row[k] for k in SCORING_COLUMNS})
+    try:
+        table = pa.Table.from_pylist(slim)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise FormatError(f"the reference rows do not have consistent types ({exc})", file=source) from None
+    return _references_from_table(table, source)

@@ -1,0 +1,98 @@
+"""Ref-L4 metric for 🤗 Evaluate: Acc@0.5/0.75/0.9, mAcc, by size and by class, number for number
+with the official RefL4Evaluator. A thin face over ``vlbench`` (all logic lives in the engine)."""
+
+import warnings
+
+import datasets
+import evaluate
+
+from vlbench.benchmarks.ref_l4.reader import references_from_rows
+from vlbench.benchmarks.ref_l4.scorer import score
+from vlbench.benchmarks.ref_l4.card import CITATION as _CITATION
+
+_DESCRIPTION = """\
+Ref-L4 scores referring expression comprehension: one predicted box per referring expression.
+A prediction is a hit at threshold t when IoU(pred, gt) > t (strict, computed in float32 as the
+official scorer does). Acc50/Acc75/Acc90 = 100 * hits / N at t = 0.5 / 0.75 / 0.9;
+mAcc = 100 * mean over t in {0.50, 0.55, ..., 0.95} of hits(t) / N. The same per size bucket
+(sqrt(w*h) of the GT box: small < 128 <= medium <= 256 < large) and as an unweighted mean over
+classes (class_Acc50, class_mAcc). All values are percent points; an empty size bucket gives None.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list of dicts `{"pred_bbox": [4 numbers], "format": "xyxy" | "xywh"}`, pixels.
+        Under protocol="official" any format other than exactly "xywh" is read as xyxy.
+    references: list of rows of the Ref-L4 Hub dataset, or dicts with at least
+        `id` (int), `bbox` ([x, y, w, h] pixels) and `ori_category_id` ("refcoco_N" / "o365_N").
+    protocol: "official" (default; reproduces RefL4Evaluator, its class-table bugs included) or
+        "corrected" (fixed RefCOCO -> Objects365 table; case-insensitive format).
+    return_details: if True, also return "breakdowns" (per size, per source, per class, per sample),
+        "counts" and "warnings".
+Returns:
+    dict with Acc50, Acc75, Acc90, mAcc, small_Acc50, small_mAcc, medium_Acc50, medium_mAcc,
+    large_Acc50, large_mAcc, class_Acc50, class_mAcc (percent, or None for an empty size bucket).
+Examples:
+    >>> import evaluate
+    >>> metric = evaluate.load("metrics/ref_l4")
+    >>> refs = [{"id": 0, "bbox": [10, 10, 100, 50], "ori_category_id": "o365_1"},
+    ...         {"id": 1, "bbox": [0, 0, 300, 300], "ori_category_id": "refcoco_1"}]
+    >>> preds = [{"pred_bbox": [10, 10, 110, 60], "format": "xyxy"},
+    ...          {"pred_bbox": [0, 0, 150, 300], "format": "xywh"}]
+    >>> result = metric.compute(predictions=preds, references=refs)
+    >>> result["Acc50"], result["Acc75"]
+    (50.0, 50.0)
+"""
+
+_REFERENCE_KEYS = ("id", "bbox", "ori_category_id")
+
+
+def _slim(reference):
+    """Keep the keys the metric needs, so whole Hub rows (image, caption, ...) can be passed."""
+    if isinstance(reference, dict):
+        return {k: reference.get(k) for k in _REFERENCE_KEYS}
+    return reference
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class RefL4(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({
+                "predictions": {"pred_bbox": datasets.List(datasets.Value("float64")),
+                                "format": datasets.Value("string")},
+                "references": {"id": datasets.Value("int64"),
+                               "bbox": datasets.List(datasets.Value("float64")),
+                               "ori_category_id": datasets.Value("string")},
+            }),
+            codebase_urls=["https://github.com/JierunChen/Ref-L4"],
+            reference_urls=["https://arxiv.org/abs/2406.16866"],
+        )
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one prediction and its reference (a whole Hub row is fine: extra keys are dropped)."""
+        super().add(prediction=prediction, reference=_slim(reference), **kwargs)
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of predictions and references (Hub rows or a Dataset batch)."""
+        if references is not None:
+            if isinstance(references, dict):  # a batch of a Dataset: dict of columns
+                references = [dict(zip(references, values)) for values in zip(*references.values())]
+            references = [_slim(r) for r in references]
+        super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def _compute(self, predictions, references, protocol="official", return_details=False):
+        refs = references_from_rows(list(references), source="references")
+        entries = [{"id": int(r), "pred_bbox": p["pred_bbox"], "format": p["format"]}
+                   for r, p in zip(refs.ids, predictions)]
+        result = score(refs, entries, protocol=protocol, split="given", source="predictions",
+                       with_samples=return_details)
+        for message in result.warnings:
+            warnings.warn(message, stacklevel=3)
+        out = dict(result.metrics)
+        if return_details:
+            out.update(breakdowns=result.breakdowns, counts=result.counts, warnings=result.warnings)
+        return out
