@@ -280,6 +280,9 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
         features = schema.features()
         summaries = []
         for split, table in tables.items():
+            if table.num_rows == 0:  # a split without rows gets no config entry (the loader rejects empty globs)
+                report.rows[split] = 0
+                continue
             writer = ShardedParquetWriter(out, split, features, rows_per_group=rows_per_group,
                                           max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
             writer.write_all(_rows(table, image_paths, report))

@@ -83,6 +83,8 @@ def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str) -
     try:
         arr = np.asarray(boxes)
         ok = arr.ndim == 2 and arr.shape[1] == 4 and arr.dtype.kind in "iuf"
+        # numpy turns a stray true/false into 1/0 silently; JSON booleans are not coordinates.
+        ok = ok and not any(v.__class__ is bool for box in boxes for v in box)
     except (ValueError, TypeError):
         ok = False
     if not ok:

@@ -29,7 +29,7 @@ def make_rows(n_rows: int, *, seed: int = 0, n_images: int | None = None, val_fr
     image_of_row = np.sort(rng.integers(0, n_images, size=n_rows))
     image_of_row[: min(n_images, n_rows)] = np.arange(min(n_images, n_rows))  # every image used once
     image_of_row.sort()
-    n_val_images = max(1, int(round(n_images * val_fraction)))
+    n_val_images = int(round(n_images * val_fraction))
     coco_ids = sorted(schema.COCO_NAMES)
     image_from_coco = rng.random(n_images) < 0.35  # RefCOCO rows sit on COCO images, the rest on Objects365
     rows = []

@@ -1,0 +1,51 @@
+"""Shared fixtures: where the golden cases live, a CLI runner, a generated Ref-L4 release."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("VLBENCH_SHARED", ROOT.parent / "shared"))
+GOLDEN = SHARED / "golden"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# No test may reach the network: the Hub is not reachable here and must not be needed.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def golden_cases(benchmark: str) -> list[Path]:
+    folder = GOLDEN / benchmark
+    if not folder.is_dir():
+        raise RuntimeError(f"golden cases not found at {folder}; set VLBENCH_SHARED to the shared/ folder")
+    return sorted(p for p in folder.iterdir() if p.is_dir() and (p / "expected.json").exists())
+
+
+def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "vlbench", *args], capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"vlbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="session")
+def sample_release() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("vlbench").joinpath("samples/ref_l4")))
+
+
+@pytest.fixture(scope="session")
+def small_release(tmp_path_factory) -> tuple[Path, list[dict]]:
+    from vlbench.benchmarks.ref_l4 import synthetic
+
+    rows = synthetic.make_rows(60, seed=3, n_images=15, image_size=(800, 600), val_fraction=0.4)
+    out = synthetic.make_release(tmp_path_factory.mktemp("release"), rows, archive=True)
+    return out, rows

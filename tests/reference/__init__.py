@@ -1,0 +1,1 @@
+"""Straightforward per-sample re-statements of official algorithms, for property tests and benchmarks."""

@@ -1,0 +1,124 @@
+"""Every kind of bad Ref-L4 input gets its own error class and a message naming the entry and the fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from vlbench import api
+from vlbench.benchmarks.ref_l4.reader import references_from_rows
+from vlbench.benchmarks.ref_l4.scorer import score
+from vlbench.errors import CoverageError, FormatError, InputError, PredictionError
+
+REFS = references_from_rows([{"id": i, "bbox": [0, 0, 50, 50], "ori_category_id": "o365_1"} for i in range(12)])
+
+
+def good(i, **over):
+    return {"id": i, "pred_bbox": [0, 0, 50, 50], "format": "xywh", **over}
+
+
+def test_missing_predictions_name_count_and_first_ids():
+    with pytest.raises(CoverageError) as err:
+        score(REFS, [good(i) for i in range(5)])
+    msg = str(err.value)
+    assert "7 of the 12 rows have no prediction" in msg and "5, 6, 7, 8, 9 (and 2 more)" in msg
+    assert "--missing miss" in msg
+
+
+def test_duplicate_ids():
+    with pytest.raises(PredictionError, match=r"1 id\(s\) occur more than once: 3"):
+        score(REFS, [good(i) for i in range(12)] + [good(3)])
+
+
+def test_unknown_ids_are_counted_ignored_and_warned():
+    result = score(REFS, [good(i) for i in range(12)] + [good(99), good(100)])
+    assert result.counts["extra_ids_ignored"] == 2
+    assert any("2 prediction(s) have ids that are not rows" in w and "99, 100" in w for w in result.warnings)
+    assert result.metrics["Acc50"] == 100.0
+
+
+def test_string_id_is_named_as_a_type_error():
+    with pytest.raises(PredictionError) as err:
+        score(REFS, [good(i) for i in range(11)] + [good("11")])
+    assert "entry 11" in str(err.value) and "string '11'" in str(err.value) and "without quotes" in str(err.value)
+
+
+@pytest.mark.parametrize("box", [[1, 2, 3], [1, 2, 3, "4"], None, [1, 2, 3, float("nan")], [1, 2, float("inf"), 4],
+                                 [True, 0, 1, 1]])
+def test_boxes_must_be_four_finite_numbers(box):
+    preds = [good(i) for i in range(12)]
+    preds[4] = good(4, pred_bbox=box)
+    with pytest.raises(PredictionError) as err:
+        score(REFS, preds)
+    assert "entry 4 (id 4)" in str(err.value) and "pred_bbox" in str(err.value)
+
+
+def test_missing_format_key():
+    preds = [good(i) for i in range(12)]
+    del preds[2]["format"]
+    with pytest.raises(PredictionError, match=r"entry 2 \(id 2\): missing key 'format'"):
+        score(REFS, preds)
+
+
+def test_corrected_protocol_rejects_unknown_format():
+    with pytest.raises(PredictionError, match="'format' is 'cxcywh'"):
+        score(REFS, [good(i, format="cxcywh") for i in range(12)], protocol="corrected")
+
+
+@pytest.mark.parametrize("payload, message", [
+    ({"id": 0}, "must be a JSON list"),
+    ([], "the prediction list is empty"),
+    ([{"image_id": 0, "caption": "a dog"}], "looks like a nocaps prediction file"),
+    ([{"image_id": 0, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}], "looks like a ovdeval prediction file"),
+    ([[0, 0, 1, 1]], "expected an object"),
+])
+def test_file_level_format_errors(payload, message):
+    with pytest.raises(FormatError if not isinstance(payload, list) or not payload or isinstance(payload[0], dict)
+                       else PredictionError, match=message):
+        score(REFS, payload)
+
+
+def test_not_json_file(tmp_path, sample_release):
+    bad = tmp_path / "preds.json"
+    bad.write_text("[{'id': 0}]")
+    with pytest.raises(FormatError, match=r"preds.json: the prediction file is not valid JSON \(line 1, column 3"):
+        api.score("ref_l4", sample_release, bad)
+
+
+def test_unknown_split_and_option(sample_release):
+    with pytest.raises(InputError, match="unknown split 'dev'"):
+        api.score("ref_l4", sample_release / "ref-l4-val.parquet", sample_release / "predictions_good.json", split="dev")
+    with pytest.raises(InputError, match="cider_idf do not apply to ref_l4"):
+        api.score("ref_l4", sample_release, sample_release / "predictions_good.json", cider_idf="subset")
+
+
+def test_references_without_needed_columns(tmp_path):
+    refs = tmp_path / "refs.json"
+    refs.write_text(json.dumps([{"id": 0, "box": [0, 0, 1, 1]}]))
+    with pytest.raises(FormatError, match=r"lack the column\(s\) bbox, ori_category_id"):
+        api.load_references("ref_l4", refs)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--predictions", "{preds_bad}"], "not valid JSON"),
+    (["--predictions", "{preds_missing}"], "have no prediction"),
+    (["--predictions", "{nowhere}"], "does not exist"),
+    (["--predictions", "{preds_ok}", "--cider-idf", "subset"], "--cider-idf applies to nocaps only"),
+])
+def test_cli_bad_input_exits_2_without_traceback(args, message, tmp_path, sample_release):
+    paths = {"preds_bad": tmp_path / "bad.json", "preds_missing": tmp_path / "missing.json",
+             "nowhere": tmp_path / "nowhere.json", "preds_ok": sample_release / "predictions_good.json"}
+    paths["preds_bad"].write_text("not json")
+    paths["preds_missing"].write_text(json.dumps([{"id": 0, "pred_bbox": [0, 0, 1, 1], "format": "xyxy"}]))
+    argv = [a.format(**paths) for a in args]
+    proc = run_cli("score", "ref_l4", "--references", str(sample_release), *argv)
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("vlbench score: error: ")
+
+
+def test_cli_unknown_benchmark():
+    proc = run_cli("score", "refcoco", "--references", "x", "--predictions", "y")
+    assert proc.returncode == 2 and "unknown benchmark 'refcoco'" in proc.stderr
