@@ -105,7 +105,7 @@ def test_breakdowns_per_source_and_class():
     # refcoco_1 (person) and o365_1 (Person) share one bucket in the official table
     assert by_class["o365_1"]["n"] == 2 and by_class["o365_1"]["members"] == ["o365_1", "refcoco_1"]
     assert by_class["o365_1"]["name"] == "Person"
-    assert result.breakdowns["samples"]["id"] == [0, 1, 2, 3]
+    assert result.breakdowns["samples"]["id"].tolist() == [0, 1, 2, 3]
     assert result.breakdowns["samples"]["iou"][3] == 0.0
     assert result.metrics["class_Acc50"] == pytest.approx((100 + 100 + 0) / 3)
 

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from . import __version__
 
 __all__ = ["Result"]
@@ -20,6 +22,10 @@ def _clean(value: Any) -> Any:
     """JSON-safe copy: NaN/inf -> None, numpy scalars and arrays -> Python."""
     if isinstance(value, dict):
         return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
+        return value.tolist()  # fast path for long per-sample columns
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return np.where(np.isfinite(value), value, None).tolist() if not np.isfinite(value).all() else value.tolist()
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
@@ -59,7 +65,7 @@ class Result:
             "version": self.version,
         })
 
-    def to_json(self, indent: int | None = 1) -> str:
+    def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     @classmethod

@@ -48,17 +48,27 @@ def _references_from_table(table: Any, source: str) -> RefL4References:
                           + ", ".join(schema.OFFICIAL_COLUMNS), file=source,
                           fix="pass ref-l4-val.parquet / ref-l4-test.parquet, a Hub folder built by vlbench, "
                               "or JSON rows with the official columns")
+    from ...io import arrow_to_numpy
+
     try:
-        ids = np.asarray(table["id"].to_numpy(zero_copy_only=False), dtype=np.int64)
-    except (TypeError, ValueError):
-        raise FormatError("the 'id' column is not integer", file=source) from None
-    boxes = table["bbox"].to_pylist()
+        ids = arrow_to_numpy(table["id"], "int64")
+    except Exception:  # pyarrow raises several types for a failed cast
+        raise FormatError("the 'id' column must hold integers without nulls", file=source) from None
     try:
-        bbox = np.asarray(boxes, dtype=np.float64).reshape(len(boxes), 4) if boxes else np.zeros((0, 4))
-    except (TypeError, ValueError):
-        bad = next(i for i, b in enumerate(boxes) if not (isinstance(b, list) and len(b) == 4))
+        import pyarrow.compute as pc
+
+        bbox = arrow_to_numpy(table["bbox"], "float64")
+        lengths = arrow_to_numpy(pc.list_value_length(table["bbox"]), "int64")
+        lengths_ok = len(bbox) == 4 * len(ids) and bool((lengths == 4).all())
+    except Exception:
+        lengths_ok = False
+    if not lengths_ok:
+        boxes = table["bbox"].to_pylist()
+        bad = next((i for i, b in enumerate(boxes) if not (isinstance(b, list) and len(b) == 4
+                    and all(isinstance(v, (int, float)) for v in b))), 0)
         raise FormatError(f"'bbox' of row {bad} (id {ids[bad]}) is {boxes[bad]!r}, not [x, y, w, h]",
                           file=source) from None
+    bbox = bbox.reshape(len(ids), 4)
     if not np.isfinite(bbox).all():
         bad = int(np.flatnonzero(~np.isfinite(bbox).all(axis=1))[0])
         raise FormatError(f"'bbox' of row {bad} (id {ids[bad]}) is not finite", file=source)
@@ -73,8 +83,9 @@ def _read_parquet(path: Path, columns: tuple[str, ...]) -> Any:
     import pyarrow.parquet as pq
 
     try:
-        names = pq.read_schema(path).names
-        return pq.read_table(path, columns=[c for c in columns if c in names])
+        # ParquetFile.read, not pq.read_table: the latter imports pyarrow.dataset and pandas (0.3 s).
+        parquet = pq.ParquetFile(path)
+        return parquet.read(columns=[c for c in columns if c in parquet.schema_arrow.names])
     except Exception as exc:  # pyarrow raises several types for a broken file
         raise FormatError(f"cannot read Parquet ({exc})", file=str(path)) from None
 

@@ -9,7 +9,9 @@ the class key goes through the RefCOCO -> Objects365 table with its ten off-by-o
 
 from __future__ import annotations
 
+import itertools
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -84,7 +86,7 @@ def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str) -
         arr = np.asarray(boxes)
         ok = arr.ndim == 2 and arr.shape[1] == 4 and arr.dtype.kind in "iuf"
         # numpy turns a stray true/false into 1/0 silently; JSON booleans are not coordinates.
-        ok = ok and not any(v.__class__ is bool for box in boxes for v in box)
+        ok = ok and bool not in set(map(type, itertools.chain.from_iterable(boxes)))
     except (ValueError, TypeError):
         ok = False
     if not ok:
@@ -107,13 +109,14 @@ def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str) -
 
 def _formats_as_xywh(entries: list[Any], protocol: str, source: str) -> tuple[NDArray[np.bool_], dict[str, int], list[str]]:
     formats = [e["format"] for e in entries]
-    values, counts = np.unique(np.asarray([repr(f) if not isinstance(f, str) else f for f in formats], dtype=object),
-                               return_counts=True)
-    tally = {str(v): int(c) for v, c in zip(values, counts)}
+    try:
+        tally = {f if isinstance(f, str) else repr(f): n for f, n in Counter(formats).items()}
+    except TypeError:  # an unhashable value (a list, an object)
+        tally = dict(Counter(f if isinstance(f, str) else repr(f) for f in formats))
     warnings: list[str] = []
     if protocol == "official":
         # Official: only the exact string "xywh" means xywh; anything else is read as xyxy.
-        is_xywh = np.fromiter((f == "xywh" for f in formats), dtype=bool, count=len(formats))
+        is_xywh = np.asarray([f == "xywh" for f in formats], dtype=bool)
         odd = {k: n for k, n in tally.items() if k not in ("xywh", "xyxy")}
         if odd:
             warnings.append(
@@ -129,6 +132,17 @@ def _formats_as_xywh(entries: list[Any], protocol: str, source: str) -> tuple[ND
     return np.asarray([f == "xywh" for f in lowered], dtype=bool), tally, warnings
 
 
+def _raise_malformed_entry(entries: list[Any], source: str) -> None:
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise PredictionError(f"expected an object, got {type(entry).__name__}", file=source, entry=f"entry {index}")
+        for key in ("id", "pred_bbox", "format"):
+            if key not in entry:
+                raise PredictionError(f"missing key {key!r}", file=source,
+                                      entry=f"entry {index}" + (f" (id {entry['id']!r})" if "id" in entry else ""),
+                                      fix="each entry needs \"id\", \"pred_bbox\" and \"format\"")
+
+
 def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "official",
                       missing: str = "error", source: str = "predictions") -> Predictions:
     """Validate official-format predictions and align them with ``refs`` (bad input -> InputError)."""
@@ -142,14 +156,8 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
     if other not in (None, "ref_l4"):
         raise FormatError(f"this looks like a {other} prediction file, not Ref-L4", file=source,
                           fix=f"score it with 'vlbench score {other}'")
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise PredictionError(f"expected an object, got {type(entry).__name__}", file=source, entry=f"entry {index}")
-        for key in ("id", "pred_bbox", "format"):
-            if key not in entry:
-                raise PredictionError(f"missing key {key!r}", file=source,
-                                      entry=f"entry {index}" + (f" (id {entry['id']!r})" if "id" in entry else ""),
-                                      fix="each entry needs \"id\", \"pred_bbox\" and \"format\"")
+    if not all(isinstance(e, dict) and "id" in e and "pred_bbox" in e and "format" in e for e in entries):
+        _raise_malformed_entry(entries, source)
     ids = _prediction_ids(entries, source)
     boxes = _prediction_boxes(entries, ids, source)
     is_xywh, format_tally, warnings = _formats_as_xywh(entries, protocol, source)
@@ -223,14 +231,25 @@ def _bucket_block(hits_macc: NDArray[np.bool_]) -> tuple[float | None, float | N
     return per_t[0], _mean(per_t)
 
 
-def _class_table(hits_macc: NDArray[np.bool_], keys: list[str]) -> tuple[list[str], NDArray[np.int64], NDArray[np.float64]]:
-    """Per class key: its count and acc_c(t) = hits_c(t)/n_c*100 for each mAcc threshold."""
-    classes, inverse = np.unique(np.asarray(keys, dtype=object), return_inverse=True)
-    n_c = np.bincount(inverse, minlength=len(classes))
-    hits_c = np.stack([np.bincount(inverse, weights=hits_macc[:, j], minlength=len(classes))
+def _factorize(values: Sequence[str]) -> tuple[list[str], NDArray[np.intp]]:
+    """Distinct values in first-appearance order and each value's index into them."""
+    codes: dict[str, int] = {}
+    inverse = [codes.setdefault(v, len(codes)) for v in values]
+    return list(codes), np.asarray(inverse, dtype=np.intp)
+
+
+def _class_codes(categories: list[str], table: dict[int, int]) -> tuple[list[str], NDArray[np.intp]]:
+    """Classes through ``table`` and the class of each distinct ``ori_category_id`` (mapped once, not per row)."""
+    return _factorize([schema.class_key(c, table) for c in categories])
+
+
+def _class_table(hits_macc: NDArray[np.bool_], n_classes: int,
+                 inverse: NDArray[np.intp]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Per class: its count and acc_c(t) = hits_c(t)/n_c*100 for each mAcc threshold."""
+    n_c = np.bincount(inverse, minlength=n_classes)
+    hits_c = np.stack([np.bincount(inverse, weights=hits_macc[:, j], minlength=n_classes)
                        for j in range(hits_macc.shape[1])], axis=1)
-    acc_c = hits_c / n_c[:, None] * 100  # float64, same rounding as Python's count / n * 100
-    return [str(c) for c in classes], n_c, acc_c
+    return n_c, hits_c / n_c[:, None] * 100  # float64, same rounding as Python's count / n * 100
 
 
 def _class_metrics(acc_c: NDArray[np.float64]) -> tuple[float, float]:
@@ -270,16 +289,16 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
             warnings.append(f"no {name} ground-truth box in this split: {name}_Acc50 and {name}_mAcc are null "
                             "(the official scorer raises ZeroDivisionError here)")
 
-    table = schema.refcoco_to_o365(protocol)
-    keys = [schema.class_key(c, table) for c in refs.ori_category_id]
-    classes, n_c, acc_c = _class_table(hits_macc, keys)
+    categories, category_inverse = _factorize(refs.ori_category_id)
+    classes, class_of_category = _class_codes(categories, schema.refcoco_to_o365(protocol))
+    n_c, acc_c = _class_table(hits_macc, len(classes), class_of_category[category_inverse])
     metrics["class_Acc50"], metrics["class_mAcc"] = _class_metrics(acc_c)
     if protocol == "official":
-        warnings.extend(_mapping_warning(refs, hits_macc, metrics))
+        warnings.extend(_mapping_warning(categories, category_inverse, hits_macc, metrics))
 
-    members: dict[str, set[str]] = {}
-    for key, raw in zip(keys, refs.ori_category_id):
-        members.setdefault(key, set()).add(raw)
+    members: dict[str, list[str]] = {c: [] for c in classes}
+    for category, code in zip(categories, class_of_category):
+        members[classes[code]].append(category)
     per_class = sorted(
         ({"class": c, "name": schema.category_name(c), "n": int(n), "Acc50": float(a[0]), "mAcc": _mean(a.tolist()),
           "members": sorted(members[c])} for c, n, a in zip(classes, n_c, acc_c)),
@@ -287,26 +306,26 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
 
     breakdowns: dict[str, Any] = {
         "per_size": per_size,
-        "per_source": _per_source(refs, hits_acc, hits_macc),
+        "per_source": _per_source(categories, category_inverse, hits_acc, hits_macc),
         "per_class": per_class,
         "acc_by_threshold": {"thresholds": list(MACC_THRESHOLDS),
                              "acc": [int(c) / len(refs) * 100 for c in hits_macc.sum(axis=0)]},
     }
     if with_samples:
-        breakdowns["samples"] = {"id": refs.ids.tolist(), "iou": iou.astype(np.float64).tolist()}
+        breakdowns["samples"] = {"id": refs.ids, "iou": iou.astype(np.float64)}  # arrays: serialised fast
     counts = {"rows": len(refs), "classes": len(classes), **preds.counts}
     return Result(benchmark="ref_l4", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
                   counts=counts, warnings=warnings, options={"split": split, "missing": missing})
 
 
-def _mapping_warning(refs: RefL4References, hits_macc: NDArray[np.bool_], metrics: dict[str, float | None]) -> list[str]:
+def _mapping_warning(categories: list[str], category_inverse: NDArray[np.intp], hits_macc: NDArray[np.bool_],
+                     metrics: dict[str, float | None]) -> list[str]:
     """Name the official table's off-by-one entries when they change class_Acc50 / class_mAcc."""
-    fixed = schema.refcoco_to_o365("corrected")
-    _, _, acc_fixed = _class_table(hits_macc, [schema.class_key(c, fixed) for c in refs.ori_category_id])
-    acc50_fixed, macc_fixed = _class_metrics(acc_fixed)
+    classes, class_of_category = _class_codes(categories, schema.refcoco_to_o365("corrected"))
+    acc50_fixed, macc_fixed = _class_metrics(_class_table(hits_macc, len(classes), class_of_category[category_inverse])[1])
     if acc50_fixed == metrics["class_Acc50"] and macc_fixed == metrics["class_mAcc"]:
         return []
-    present = sorted({int(c[len("refcoco_"):]) for c in set(refs.ori_category_id)
+    present = sorted({int(c[len("refcoco_"):]) for c in categories
                       if c.startswith("refcoco_") and c[len("refcoco_"):].isdigit()} & schema.OFF_BY_ONE_COCO_IDS)
     named = "; ".join(
         f"{schema.COCO_NAMES[c]} (refcoco_{c}) -> o365_{schema.OFFICIAL_REFCOCO_TO_O365[c]} "
@@ -316,12 +335,12 @@ def _mapping_warning(refs: RefL4References, hits_macc: NDArray[np.bool_], metric
             f"{acc50_fixed:.4f} / {macc_fixed:.4f} (--protocol corrected)"]
 
 
-def _per_source(refs: RefL4References, hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_]) -> dict[str, Any]:
+def _per_source(categories: list[str], category_inverse: NDArray[np.intp], hits_acc: NDArray[np.bool_],
+                hits_macc: NDArray[np.bool_]) -> dict[str, Any]:
     """The paper's Fig. 6 subsets: COCO-derived rows; Objects365 rows of classes COCO has; the rest."""
     coco_in_o365 = {f"o365_{o}" for o in schema.refcoco_to_o365("corrected").values()}
-    cats = np.asarray(refs.ori_category_id, dtype=object)
-    is_coco = np.fromiter((c.startswith("refcoco_") for c in cats), dtype=bool, count=len(cats))
-    shared = np.fromiter((c in coco_in_o365 for c in cats), dtype=bool, count=len(cats))
+    is_coco = np.asarray([c.startswith("refcoco_") for c in categories], dtype=bool)[category_inverse]
+    shared = np.asarray([c in coco_in_o365 for c in categories], dtype=bool)[category_inverse]
     groups = {"coco": is_coco, "objects365_coco_classes": ~is_coco & shared,
               "objects365_other_classes": ~is_coco & ~shared}
     return {name: {"n": int(mask.sum()), **_acc_block(hits_acc[mask], hits_macc[mask])} for name, mask in groups.items()}
