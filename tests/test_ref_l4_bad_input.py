@@ -34,8 +34,8 @@ def test_duplicate_ids():
 
 def test_unknown_ids_are_counted_ignored_and_warned():
     result = score(REFS, [good(i) for i in range(12)] + [good(99), good(100)])
-    assert result.counts["extra_ids_ignored"] == 2
-    assert any("2 prediction(s) have ids that are not rows" in w and "99, 100" in w for w in result.warnings)
+    assert result.counts["unknown_ids_ignored"] == 2
+    assert any("2 prediction(s) have ids that are not rows of the references" in w and "99, 100" in w for w in result.warnings)
     assert result.metrics["Acc50"] == 100.0
 
 

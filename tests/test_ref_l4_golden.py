@@ -76,3 +76,16 @@ def test_corrected_protocol_changes_only_class_metrics(tmp_path):
     assert round(cor["class_Acc50"], 2) == 80.47 and round(cor["class_mAcc"], 2) == 64.63
     assert any("off-by-one" in w for w in results["official"]["warnings"])
     assert not any("off-by-one" in w for w in results["corrected"]["warnings"])
+
+
+def test_predictions_for_the_other_split_are_ignored_quietly(tmp_path):
+    # golden README: random_test_small is scored on test; "predictions for val rows and two unknown ids are ignored"
+    case = next(c for c in CASES if c.name == "random_test_small")
+    out = tmp_path / "r.json"
+    run_cli("score", "ref_l4", "--references", str(case / "references.parquet"), "--predictions",
+            str(case / "predictions.json"), "--split", "test", "--output", str(out), "--quiet", check=True)
+    result = json.loads(out.read_text())
+    n_val = pq.read_table(case / "references.parquet").column("split").to_pylist().count("val")
+    assert result["counts"]["other_split_ids_ignored"] == n_val
+    assert result["counts"]["unknown_ids_ignored"] == 2
+    assert sum("not rows of the references" in w for w in result["warnings"]) == 1

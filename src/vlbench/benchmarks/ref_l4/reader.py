@@ -28,20 +28,24 @@ SCORING_COLUMNS = ("id", "bbox", "ori_category_id")
 # References for scoring
 # --------------------------------------------------------------------------------------------
 
-def _select_split(table: Any, split: str, source: str) -> Any:
+def _select_split(table: Any, split: str, source: str) -> tuple[Any, Any]:
+    """The rows of ``split`` and the ids of the file's other rows (predictions for those are expected, not unknown)."""
     import pyarrow.compute as pc
 
+    from ...io import arrow_to_numpy
+
     if split == "all":
-        return table
+        return table, None
     if split not in schema.SPLITS:
         raise InputError(f"unknown split {split!r}", fix="use val, test or all")
     if "split" not in table.column_names:
         raise FormatError(f"the references have no 'split' column, so split {split!r} cannot be selected",
                           file=source, fix="pass --split all, or the file of that split")
-    return table.filter(pc.equal(table["split"], split))
+    mask = pc.equal(table["split"], split)
+    return table.filter(mask), arrow_to_numpy(table.filter(pc.invert(mask))["id"], "int64")
 
 
-def _references_from_table(table: Any, source: str) -> RefL4References:
+def _references_from_table(table: Any, source: str, other_split_ids: Any = None) -> RefL4References:
     missing = [c for c in SCORING_COLUMNS if c not in table.column_names]
     if missing:
         raise FormatError(f"the references lack the column(s) {', '.join(missing)}; Ref-L4 rows have "
@@ -76,7 +80,8 @@ def _references_from_table(table: Any, source: str) -> RefL4References:
     if (counts > 1).any():
         raise FormatError(f"duplicate ids in the references: {uniq[counts > 1][:5].tolist()}", file=source)
     cats = [str(c) for c in table["ori_category_id"].to_pylist()]
-    return RefL4References(ids=ids, bbox_xywh=bbox, ori_category_id=cats, source=source)
+    return RefL4References(ids=ids, bbox_xywh=bbox, ori_category_id=cats, source=source,
+                           other_split_ids=other_split_ids)
 
 
 def _read_parquet(path: Path, columns: tuple[str, ...]) -> Any:
@@ -99,6 +104,12 @@ def _hub_folder_files(folder: Path, split: str) -> list[Path]:
     return files
 
 
+def _ids_of(tables: list[Any]) -> Any:
+    from ...io import arrow_to_numpy
+
+    return np.concatenate([arrow_to_numpy(t["id"], "int64") for t in tables]) if tables else None
+
+
 def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4References:
     """Read the GT rows of ``split`` (val, test, all) from any supported reference source."""
     import pyarrow as pa
@@ -107,14 +118,21 @@ def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4Referenc
 
     columns = SCORING_COLUMNS + ("split",)
     path = Path(ref)
+    chosen = schema.SPLITS if split == "all" else (split,)
+    if split not in schema.SPLITS + ("all",):
+        raise InputError(f"unknown split {split!r}", fix="use val, test or all")
     if path.is_dir():
         if (path / "data").is_dir():  # a Hub-layout folder written by vlbench build
             tables = [_read_parquet(f, columns) for f in _hub_folder_files(path, split)]
-            return _references_from_table(pa.concat_tables(tables), str(path))
-        official = [path / f"ref-l4-{s}.parquet" for s in (schema.SPLITS if split == "all" else (split,))]
+            others = [_read_parquet(f, ("id",)) for s in schema.SPLITS if s not in chosen
+                      for f in sorted((path / "data").rglob(f"{s}-*.parquet"))]
+            return _references_from_table(pa.concat_tables(tables), str(path), _ids_of(others))
+        official = [path / f"ref-l4-{s}.parquet" for s in chosen]
         if all(f.exists() for f in official):
             table = pa.concat_tables([_read_parquet(f, columns) for f in official], promote_options="default")
-            return _references_from_table(table, str(path))
+            others = [_read_parquet(path / f"ref-l4-{s}.parquet", ("id",)) for s in schema.SPLITS
+                      if s not in chosen and (path / f"ref-l4-{s}.parquet").exists()]
+            return _references_from_table(table, str(path), _ids_of(others))
         raise FormatError("the folder is neither a Hub folder (data/*.parquet) nor the official release "
                           "(ref-l4-val.parquet, ref-l4-test.parquet)", file=str(path))
     if path.exists():
@@ -129,7 +147,8 @@ def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4Referenc
                 table = pa.Table.from_pylist(rows)
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
                 raise FormatError(f"the rows do not have consistent types ({exc})", file=str(path)) from None
-        return _references_from_table(_select_split(table, split, str(path)), str(path))
+        selected, other_ids = _select_split(table, split, str(path))
+        return _references_from_table(selected, str(path), other_ids)
     if str(ref).count("/") == 1 and not str(ref).startswith((".", "/")):
         return _load_from_hub(str(ref), split)
     raise FormatError("the references do not exist", file=str(ref), fix="check the path")

@@ -40,6 +40,8 @@ class RefL4References:
     bbox_xywh: NDArray[np.float64]
     ori_category_id: list[str]
     source: str = "references"
+    #: ids of the source's rows in the splits not scored: predictions for them are ignored quietly
+    other_split_ids: NDArray[np.int64] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -183,15 +185,19 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
     ref_sorted = np.sort(refs.ids)
     p2 = np.minimum(np.searchsorted(ref_sorted, ids), len(ref_sorted) - 1)
     extra = ids[ref_sorted[p2] != ids]
-    if len(extra):
-        warnings.append(f"{len(extra)} prediction(s) have ids that are not rows of the scored split and were ignored, "
-                        f"e.g. {_describe(extra.tolist())}")
+    other_split = np.isin(extra, refs.other_split_ids) if refs.other_split_ids is not None \
+        else np.zeros(len(extra), dtype=bool)
+    unknown = extra[~other_split]
+    if len(unknown):
+        warnings.append(f"{len(unknown)} prediction(s) have ids that are not rows of the references and were "
+                        f"ignored, e.g. {_describe(unknown.tolist())}")
     aligned = np.zeros((len(refs), 4), dtype=np.float64)
     aligned[present] = boxes_xyxy[pred_index[present]]
     if n_missing:
         warnings.append(f"{n_missing} row(s) without a prediction were counted as misses (IoU 0)")
     counts_out = {"predictions": len(entries), "predictions_used": int(present.sum()),
-                  "extra_ids_ignored": int(len(extra)), "missing_counted_as_miss": n_missing,
+                  "other_split_ids_ignored": int(other_split.sum()), "unknown_ids_ignored": int(len(unknown)),
+                  "missing_counted_as_miss": n_missing,
                   "formats": format_tally}
     return Predictions(aligned, present, counts_out, warnings)
 
