@@ -1,0 +1,392 @@
+"""The COCO-style detection engine: pycocotools ``COCOeval`` bbox semantics, vectorised with numpy.
+
+Reproduces pycocotools 2.0.11 exactly (OFFICIAL-SCORERS.md, section 5) for any grouping of
+(image, category) *pairs* into ranking groups:
+
+- COCO / OVDEval: one group per category, holding that category's pairs on every image;
+- OmniLabel: a few pooled groups (``categ``, ``descr``, ...), each holding many (image, description)
+  pairs that share one score ranking.
+
+The three steps mirror ``COCOeval``: :func:`match` (``evaluate``: per pair, greedy matching in score
+order at every IoU threshold and area range), :func:`accumulate` (per group: pooled ranking,
+precision envelope, 101-point interpolation) and :func:`summarize` (the 12 COCO stats).
+Instead of a Python loop per pair, :func:`match` walks the detection *ranks* (at most 100) and
+handles every pair at once; :func:`accumulate` works on whole groups with segment operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .geometry import iou_matrix_xywh  # noqa: F401  (re-exported for callers that need the matrix form)
+
+__all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize",
+           "evaluate_bbox", "CocoEvalResult", "STAT_NAMES", "TP", "FP", "IGNORED", "iou_pairs_xywh"]
+
+#: Detection states after matching, per (area range, IoU threshold).
+FP, TP, IGNORED = np.uint8(0), np.uint8(1), np.uint8(2)
+
+#: The 12 stats of ``COCOeval.summarize()`` in their order.
+STAT_NAMES = ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large",
+              "AR1", "AR10", "AR100", "AR_small", "AR_medium", "AR_large")
+
+
+@dataclass(frozen=True)
+class Params:
+    """pycocotools ``Params(iouType="bbox")`` defaults (thresholds are the exact linspace values)."""
+
+    iou_thrs: NDArray[np.float64] = field(default_factory=lambda: np.linspace(0.5, 0.95, 10))
+    rec_thrs: NDArray[np.float64] = field(default_factory=lambda: np.linspace(0.0, 1.0, 101))
+    max_dets: tuple[int, ...] = (1, 10, 100)
+    area_rngs: tuple[tuple[float, float], ...] = ((0.0, 1e10), (0.0, 32.0**2), (32.0**2, 96.0**2), (96.0**2, 1e10))
+    area_labels: tuple[str, ...] = ("all", "small", "medium", "large")
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """Ground-truth boxes, in file order, each filed under one pair (copies for multi-label boxes)."""
+
+    pair: NDArray[np.int64]
+    box_xywh: NDArray[np.float64]
+    area: NDArray[np.float64]          # the area used for the ranges (COCO: the file's ``area`` field)
+    iscrowd: NDArray[np.bool_]         # crowd boxes are ignored and absorb any number of detections
+    ann_id: NDArray[np.int64]          # annotation id (id 0 triggers the pycocotools quirk)
+
+
+@dataclass(frozen=True)
+class Detections:
+    """Detections in file order, each filed under one pair."""
+
+    pair: NDArray[np.int64]
+    box_xywh: NDArray[np.float64]
+    score: NDArray[np.float64]
+    area: NDArray[np.float64]          # COCO loadRes: w*h (may be negative); OmniLabel: max(0, w*h)
+
+
+@dataclass(frozen=True)
+class Matches:
+    """Result of :func:`match`: the kept detections (top ``max_dets[-1]`` per pair) with their states."""
+
+    det_index: NDArray[np.int64]       # index into the input detections
+    pair: NDArray[np.int64]
+    rank: NDArray[np.int64]            # 0-based position in its pair's score order
+    score: NDArray[np.float64]
+    state: NDArray[np.uint8]           # (A, T, N): FP / TP / IGNORED
+    npig: NDArray[np.int64]            # (A, P): non-ignored GT per pair and area range
+    has_result: NDArray[np.bool_]      # (P,): the pair has GT or detections (else COCOeval returns None)
+    id0_matches: int                   # matches whose state the GT-id-0 quirk changed (all A, T)
+
+
+def _stable_order(*keys: NDArray) -> NDArray[np.int64]:
+    """``np.lexsort`` with the first key primary (lexsort takes the primary key last)."""
+    return np.lexsort(keys[::-1])
+
+
+def iou_pairs_xywh(dt: NDArray[np.float64], gt: NDArray[np.float64], crowd: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """IoU of aligned (detection, GT) rows, pycocotools ``bbIou`` semantics (crowd: over the detection's area)."""
+    iw = np.minimum(dt[:, 2] + dt[:, 0], gt[:, 2] + gt[:, 0]) - np.maximum(dt[:, 0], gt[:, 0])
+    ih = np.minimum(dt[:, 3] + dt[:, 1], gt[:, 3] + gt[:, 1]) - np.maximum(dt[:, 1], gt[:, 1])
+    positive = (iw > 0) & (ih > 0)
+    inter = np.where(positive, iw * ih, 0.0)
+    area_d = dt[:, 2] * dt[:, 3]
+    union = np.where(crowd, area_d, area_d + gt[:, 2] * gt[:, 3] - inter)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(positive, inter / union, 0.0)
+
+
+def _ranges(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Concatenation of ``arange(s, s + c)`` for every (s, c), without a Python loop."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.repeat(starts, counts) + (np.arange(total) - offsets)
+
+
+def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params(), *,
+          id0_quirk: bool = True) -> Matches:
+    """``COCOeval.evaluate()`` for every pair: greedy matching in score order, per area range and threshold.
+
+    Per pair, detections are sorted by score (stable: file order breaks ties) and cut to the best
+    ``max_dets[-1]``. A detection takes, among the GTs not yet taken at that threshold (crowd GTs
+    are never taken), the one with the highest IoU >= t, non-ignored GTs first, ties to the later
+    GT. With ``id0_quirk`` a match to a GT whose annotation id is 0 counts as unmatched, as in
+    pycocotools (``dtm`` holds the GT id and is tested against 0).
+    """
+    A, T = len(params.area_rngs), len(params.iou_thrs)
+    max_det = params.max_dets[-1]
+
+    # -- detections: per pair by descending score (stable), keep the top max_det ------------------
+    order = _stable_order(dt.pair, -dt.score)
+    pair_sorted = dt.pair[order]
+    first = np.searchsorted(pair_sorted, pair_sorted, side="left")
+    rank_sorted = np.arange(len(order)) - first
+    keep = rank_sorted < max_det
+    det_index = order[keep]
+    d_pair, d_rank = pair_sorted[keep], rank_sorted[keep]
+    d_box, d_score, d_area = dt.box_xywh[det_index], dt.score[det_index], dt.area[det_index]
+    n_det = len(det_index)
+
+    # -- ground truth: per pair in file order --------------------------------------------------------
+    g_order = np.argsort(gt.pair, kind="stable")
+    g_pair = gt.pair[g_order]
+    g_box, g_area = gt.box_xywh[g_order], gt.area[g_order]
+    g_crowd, g_id = gt.iscrowd[g_order], gt.ann_id[g_order]
+    g_count = np.bincount(g_pair, minlength=n_pairs)
+    g_start = np.cumsum(g_count) - g_count
+    # ignored per area range: crowd, or area outside the (inclusive) range
+    lo = np.array([r[0] for r in params.area_rngs])[:, None]
+    hi = np.array([r[1] for r in params.area_rngs])[:, None]
+    g_ignored = g_crowd[None, :] | (g_area[None, :] < lo) | (g_area[None, :] > hi)       # (A, G)
+    npig = np.zeros((A, n_pairs), dtype=np.int64)
+    for a in range(A):
+        npig[a] = np.bincount(g_pair[~g_ignored[a]], minlength=n_pairs)
+    d_count = np.bincount(d_pair, minlength=n_pairs)
+    has_result = (g_count + d_count) > 0
+
+    # -- candidate (detection, GT) combinations of the same pair with IoU >= the lowest threshold ---
+    n_gt_of_det = g_count[d_pair]
+    c_det = np.repeat(np.arange(n_det), n_gt_of_det)
+    c_gt = _ranges(g_start[d_pair], n_gt_of_det)
+    c_iou = iou_pairs_xywh(d_box[c_det], g_box[c_gt], g_crowd[c_gt])
+    thr = np.minimum(params.iou_thrs, 1 - 1e-10)
+    close = c_iou >= thr.min()
+    c_det, c_gt, c_iou = c_det[close], c_gt[close], c_iou[close]
+
+    # -- outcome per (area, threshold, detection) -------------------------------------------------------
+    d_outside = (d_area[None, :] < lo) | (d_area[None, :] > hi)                           # (A, N)
+    state = np.where(d_outside, IGNORED, FP)[:, None, :].repeat(T, axis=1)               # unmatched default
+    id0_changed = 0
+    if len(c_det):
+        c_rank = d_rank[c_det]
+        for a in range(A):
+            matched_gt = _greedy_match(c_det, c_gt, c_iou, c_rank, ~g_ignored[a], g_crowd, thr, n_det, len(g_pair))
+            hit = matched_gt >= 0                                                         # (T, N)
+            t_idx, d_idx = np.nonzero(hit)
+            m = matched_gt[t_idx, d_idx]
+            ignored = g_ignored[a][m]
+            zero_id = (g_id[m] == 0) & ~ignored
+            new = np.where(ignored, IGNORED, TP).astype(np.uint8)
+            if id0_quirk:
+                # dtm == 0: the detection counts as unmatched (FP, or ignored if outside the range)
+                new = np.where(zero_id, np.where(d_outside[a, d_idx], IGNORED, FP), new).astype(np.uint8)
+                id0_changed += int(zero_id.sum())
+            state[a, t_idx, d_idx] = new
+    return Matches(det_index=det_index, pair=d_pair, rank=d_rank, score=d_score, state=state, npig=npig,
+                   has_result=has_result, id0_matches=id0_changed)
+
+
+def _greedy_match(c_det, c_gt, c_iou, c_rank, g_nonignored, g_crowd, thr, n_det, n_gt) -> NDArray[np.int64]:
+    """For one area range: the GT each detection takes at each threshold (-1 if none), shape (T, N).
+
+    Walks the ranks: the r-th detections of all pairs choose at once, since a detection only
+    competes with the higher-scored detections of its own pair.
+    """
+    T = len(thr)
+    # Within each detection, candidates in ascending preference: (non-ignored, IoU, later GT).
+    pref = _stable_order(c_rank, c_det, g_nonignored[c_gt], c_iou, c_gt)
+    c_det, c_gt, c_iou, c_rank = c_det[pref], c_gt[pref], c_iou[pref], c_rank[pref]
+    taken = np.zeros((T, n_gt), dtype=bool)
+    out = np.full((T, n_det), -1, dtype=np.int64)
+    bounds = np.flatnonzero(np.diff(c_rank)) + 1
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(c_rank)]):
+        det, g, iou = c_det[lo:hi], c_gt[lo:hi], c_iou[lo:hi]
+        seg = np.r_[0, np.flatnonzero(np.diff(det)) + 1]
+        valid = (iou[None, :] >= thr[:, None]) & (g_crowd[g][None, :] | ~taken[:, g])
+        best = np.maximum.reduceat(np.where(valid, np.arange(hi - lo)[None, :], -1), seg, axis=1)  # (T, S)
+        t_idx, s_idx = np.nonzero(best >= 0)
+        chosen = g[best[t_idx, s_idx]]
+        out[t_idx, det[seg[s_idx]]] = chosen
+        taken[t_idx, chosen] = True
+    return out
+
+
+def _k_min(npig: NDArray[np.int64], rec_thrs: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Smallest k with ``k / npig >= r`` in float64, shape (G, R): the TP count at which recall reaches r."""
+    n = npig[:, None].astype(np.float64)
+    guess = np.ceil(rec_thrs[None, :] * n).astype(np.int64)
+    k = np.maximum(guess - 1, 0)
+    for _ in range(3):  # float rounding moves the boundary by at most one step
+        k = np.where(k / n < rec_thrs[None, :], k + 1, k)
+    return k
+
+
+def _segment_reverse_cummax(values: NDArray[np.float64], segment: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``max(values[i:end_of_segment])`` for every i; ``segment`` sorted ascending. Exact (rank-based)."""
+    if len(values) == 0:
+        return values
+    uniq, ranks = np.unique(values, return_inverse=True)
+    span = len(uniq)
+    seg_rev = segment[::-1]
+    offset = (seg_rev.max() - seg_rev) * span      # grows along the reversed walk: no carry across segments
+    acc = np.maximum.accumulate(offset + ranks[::-1]) - offset
+    return uniq[acc[::-1]]
+
+
+def accumulate(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
+               params: Params = Params(), *, areas: tuple[int, ...] | None = None,
+               max_dets: tuple[int, ...] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """``COCOeval.accumulate()`` with arbitrary ranking groups.
+
+    A group is a set of pairs (``member_pair[i]`` belongs to ``member_group[i]``; a pair may be in
+    several groups). Within a group, detections are ranked by score, ties broken by pair index
+    (pairs must be numbered in the official concatenation order) and then by rank in the pair.
+    Returns ``precision`` (T, R, K, A, M), ``recall`` (T, K, A, M) and ``npig`` (K, A), with -1
+    where a group has no result or no non-ignored GT (npig -1 for no result). ``areas`` /
+    ``max_dets`` restrict the work to some indices (the rest stays -1).
+    """
+    T, R = len(params.iou_thrs), len(params.rec_thrs)
+    A, M = len(params.area_rngs), len(params.max_dets)
+    areas = tuple(range(A)) if areas is None else areas
+    max_dets_idx = tuple(range(M)) if max_dets is None else max_dets
+    precision = -np.ones((T, R, n_groups, A, M))
+    recall = -np.ones((T, n_groups, A, M))
+
+    # Which groups have a result at all (COCOeval: some pair evaluated to non-None).
+    group_has = np.zeros(n_groups, dtype=bool)
+    group_has[member_group[m.has_result[member_pair]]] = True
+    npig_group = np.zeros((n_groups, A), dtype=np.int64)
+    for a in range(A):
+        npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=n_groups).astype(np.int64)
+    npig_out = np.where(group_has[:, None], npig_group, -1)
+
+    # Expand detections to (group, detection) entries, in the global ranking order.
+    global_order = _stable_order(-m.score, m.pair, m.rank)
+    pair_count = np.bincount(member_pair, minlength=len(m.has_result))
+    by_pair = np.argsort(member_pair, kind="stable")
+    pair_start = np.cumsum(pair_count) - pair_count
+    det_pair = m.pair[global_order]
+    reps = pair_count[det_pair]
+    entry_det = np.repeat(global_order, reps)
+    entry_group = member_group[by_pair[_ranges(pair_start[det_pair], reps)]]
+    by_group = np.argsort(entry_group, kind="stable")   # stable: keeps the ranking order inside a group
+    entry_det, entry_group = entry_det[by_group], entry_group[by_group]
+
+    for mi in max_dets_idx:
+        if len(entry_det) == 0:  # no detection anywhere: every group with GT gets 0 (COCOeval's nd == 0)
+            for a in areas:
+                valid = group_has & (npig_group[:, a] > 0)
+                precision[:, :, valid, a, mi] = 0.0
+                recall[:, valid, a, mi] = 0.0
+            continue
+        keep = m.rank[entry_det] < params.max_dets[mi]
+        e_det, e_group = entry_det[keep], entry_group[keep]
+        nd = np.bincount(e_group, minlength=n_groups)
+        for a in areas:
+            valid = group_has & (npig_group[:, a] > 0)
+            kmin = _k_min(np.maximum(npig_group[:, a], 1), params.rec_thrs)        # (K, R)
+            for t in range(T):
+                st = m.state[a, t][e_det]
+                tp, fp = st == TP, st == FP
+                fp_cum = np.cumsum(fp)
+                tp_pos = np.flatnonzero(tp)
+                tp_group = e_group[tp_pos]
+                n_tp = np.bincount(tp_group, minlength=n_groups)
+                tp_first = np.cumsum(n_tp) - n_tp
+                k = (np.arange(len(tp_pos)) - tp_first[tp_group] + 1).astype(np.float64)   # tp_sum at the TP
+                group_start = np.cumsum(nd) - nd
+                fp_before = np.where(group_start > 0, fp_cum[np.maximum(group_start - 1, 0)], 0)
+                fp_k = (fp_cum[tp_pos] - fp_before[tp_group]).astype(np.float64)
+                pr = k / (fp_k + k + np.spacing(1))                                     # pycocotools' order
+                envelope = _segment_reverse_cummax(pr, tp_group)
+                # q_r = envelope at the first TP reaching recall r (k_min-th TP), 0 beyond the last TP
+                reach = np.maximum(kmin, 1)
+                ok = (reach <= n_tp[:, None]) & (nd[:, None] > 0)
+                idx = np.where(ok, tp_first[:, None] + reach - 1, 0)
+                q = np.where(ok, envelope[idx] if len(envelope) else 0.0, 0.0)
+                rec = np.where(nd > 0, n_tp / np.maximum(npig_group[:, a], 1), 0.0)
+                precision[t, :, valid, a, mi] = q[valid]
+                recall[t, valid, a, mi] = rec[valid]
+    return precision, recall, npig_out
+
+
+def _mean_of_valid(s: NDArray[np.float64]) -> float:
+    """pycocotools ``_summarize``: mean of the entries > -1, or -1 when there are none."""
+    valid = s[s > -1]
+    return -1.0 if len(valid) == 0 else float(np.mean(valid))
+
+
+def summary_value(precision: NDArray, recall: NDArray, params: Params, *, ap: bool, iou_thr: float | None = None,
+                  area: str = "all", max_det: int = 100) -> float:
+    """One line of ``COCOeval.summarize()`` (same slicing, hence the same summation order)."""
+    aind = [i for i, lbl in enumerate(params.area_labels) if lbl == area]
+    mind = [i for i, d in enumerate(params.max_dets) if d == max_det]
+    s = precision if ap else recall
+    if iou_thr is not None:
+        s = s[np.where(iou_thr == params.iou_thrs)[0]]
+    s = s[:, :, :, aind, mind] if ap else s[:, :, aind, mind]
+    return _mean_of_valid(s)
+
+
+def summarize(precision: NDArray, recall: NDArray, params: Params = Params()) -> dict[str, float]:
+    """The 12 stats of ``COCOeval.summarize()`` as fractions (-1 where undefined), keyed by STAT_NAMES."""
+    md = params.max_dets
+    values = [
+        summary_value(precision, recall, params, ap=True),
+        summary_value(precision, recall, params, ap=True, iou_thr=0.5, max_det=md[2]),
+        summary_value(precision, recall, params, ap=True, iou_thr=0.75, max_det=md[2]),
+        summary_value(precision, recall, params, ap=True, area="small", max_det=md[2]),
+        summary_value(precision, recall, params, ap=True, area="medium", max_det=md[2]),
+        summary_value(precision, recall, params, ap=True, area="large", max_det=md[2]),
+        summary_value(precision, recall, params, ap=False, max_det=md[0]),
+        summary_value(precision, recall, params, ap=False, max_det=md[1]),
+        summary_value(precision, recall, params, ap=False, max_det=md[2]),
+        summary_value(precision, recall, params, ap=False, area="small", max_det=md[2]),
+        summary_value(precision, recall, params, ap=False, area="medium", max_det=md[2]),
+        summary_value(precision, recall, params, ap=False, area="large", max_det=md[2]),
+    ]
+    return dict(zip(STAT_NAMES, values))
+
+
+@dataclass(frozen=True)
+class CocoEvalResult:
+    """What ``COCOeval`` leaves behind: ``stats`` (fractions, -1 undefined), ``precision``, ``recall``."""
+
+    stats: dict[str, float]
+    precision: NDArray[np.float64]
+    recall: NDArray[np.float64]
+    npig: NDArray[np.int64]
+    matches: Matches
+    category_ids: NDArray[np.int64]
+    skipped_detections: int  # detections whose category is not a GT category (pycocotools skips them)
+
+
+def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64], gt: dict[str, NDArray],
+                  dt: dict[str, NDArray], params: Params = Params(), *, id0_quirk: bool = True) -> CocoEvalResult:
+    """Stock ``COCOeval(gt, dt, "bbox")`` evaluate + accumulate + summarize, one group per category.
+
+    ``gt``: arrays ``image_id, category_id, bbox (xywh), area, iscrowd, id`` in file order;
+    ``dt``: ``image_id, category_id, bbox, score`` in file order, every image a GT image (as
+    ``loadRes`` asserts). Detection area is ``w * h`` as ``loadRes`` sets it.
+    """
+    imgs = np.unique(np.asarray(image_ids, dtype=np.int64))
+    cats = np.unique(np.asarray(category_ids, dtype=np.int64))
+    K = len(cats)
+
+    def pair_of(image_id, category_id):
+        i = np.searchsorted(imgs, image_id)
+        k = np.searchsorted(cats, category_id)
+        known = (k < K) & (cats[np.minimum(k, K - 1)] == category_id) if K else np.zeros(len(k), bool)
+        return i * K + k, known
+
+    g_pair, g_known = pair_of(np.asarray(gt["image_id"]), np.asarray(gt["category_id"]))
+    d_pair, d_known = pair_of(np.asarray(dt["image_id"]), np.asarray(dt["category_id"]))
+    g_box = np.asarray(gt["bbox"], dtype=np.float64).reshape(-1, 4)
+    d_box = np.asarray(dt["bbox"], dtype=np.float64).reshape(-1, 4)
+    truth = GroundTruth(pair=g_pair[g_known], box_xywh=g_box[g_known],
+                        area=np.asarray(gt["area"], dtype=np.float64)[g_known],
+                        iscrowd=np.asarray(gt["iscrowd"]).astype(bool)[g_known],
+                        ann_id=np.asarray(gt["id"], dtype=np.int64)[g_known])
+    dets = Detections(pair=d_pair[d_known], box_xywh=d_box[d_known],
+                      score=np.asarray(dt["score"], dtype=np.float64)[d_known],
+                      area=(d_box[:, 2] * d_box[:, 3])[d_known])
+    n_pairs = len(imgs) * K
+    matches = match(truth, dets, n_pairs, params, id0_quirk=id0_quirk)
+    pairs = np.arange(n_pairs)
+    precision, recall, npig = accumulate(matches, pairs, pairs % max(K, 1), K, params)
+    return CocoEvalResult(stats=summarize(precision, recall, params), precision=precision, recall=recall,
+                          npig=npig, matches=matches, category_ids=cats,
+                          skipped_detections=int((~d_known).sum()))

@@ -1,0 +1,137 @@
+"""The vectorised COCO engine against pycocotools' COCOeval itself: 12 stats and the whole precision array."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
+
+from vlbench.cocoeval import Params, evaluate_bbox
+
+
+def run_pycocotools(images, categories, anns, dets):
+    gt = COCO()
+    gt.dataset = {"images": [{"id": i} for i in images], "categories": [{"id": c} for c in categories],
+                  "annotations": anns}
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt.createIndex()
+        dt = gt.loadRes(dets) if dets else None
+        if dt is None:
+            return None
+        ev = COCOeval(gt, dt, "bbox")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    return ev
+
+
+def run_engine(images, categories, anns, dets, id0_quirk=True):
+    gt = {k: np.array([a[k] for a in anns]) if anns else np.zeros((0, 4) if k == "bbox" else 0)
+          for k in ("image_id", "category_id", "bbox", "area", "iscrowd", "id")}
+    dt = {k: np.array([d[k] for d in dets]) if dets else np.zeros((0, 4) if k == "bbox" else 0)
+          for k in ("image_id", "category_id", "bbox", "score")}
+    return evaluate_bbox(np.array(images), np.array(categories), gt, dt, id0_quirk=id0_quirk)
+
+
+def assert_same(ev, res):
+    np.testing.assert_array_equal(res.precision, ev.eval["precision"])
+    np.testing.assert_array_equal(res.recall, ev.eval["recall"])
+    assert list(res.stats.values()) == ev.stats.tolist()
+
+
+@st.composite
+def scene(draw):
+    n_img = draw(st.integers(1, 4))
+    images = sorted(draw(st.lists(st.integers(0, 50), min_size=n_img, max_size=n_img, unique=True)))
+    categories = sorted(draw(st.lists(st.integers(1, 9), min_size=1, max_size=3, unique=True)))
+    coord = st.integers(0, 120).map(float) | st.floats(0, 120, allow_nan=False).map(lambda v: round(v, 1))
+    size = st.sampled_from([4.0, 20.0, 31.0, 32.0, 40.0, 90.0, 96.0, 100.0]) | st.floats(1, 130).map(lambda v: round(v, 1))
+    anns, boxes = [], []
+    first_id = draw(st.sampled_from([0, 1, 1, 1]))
+    for i in range(draw(st.integers(0, 12))):
+        box = [draw(coord), draw(coord), draw(size), draw(size)]
+        boxes.append(box)
+        area = draw(st.sampled_from([box[2] * box[3], 1024.0, 9216.0, round(box[2] * box[3] * 0.8, 1)]))
+        anns.append({"id": first_id + i, "image_id": draw(st.sampled_from(images)),
+                     "category_id": draw(st.sampled_from(categories)), "bbox": box, "area": area,
+                     "iscrowd": int(draw(st.integers(0, 9)) == 0)})
+    dets = []
+    score = st.sampled_from([0.1, 0.5, 0.5, 0.9]) | st.floats(0, 1).map(lambda v: round(v, 2))
+    for _ in range(draw(st.integers(0, 25))):
+        if boxes and draw(st.booleans()):
+            b = draw(st.sampled_from(boxes))
+            j = draw(st.sampled_from([0.0, 1.0, 3.0, 8.0]))
+            box = [b[0] + j, b[1] - j / 2, b[2] + j, b[3]]
+        else:
+            box = [draw(coord), draw(coord), draw(size), draw(size)]
+        dets.append({"image_id": draw(st.sampled_from(images)),
+                     "category_id": draw(st.sampled_from(categories + [99])), "bbox": box, "score": draw(score)})
+    return images, categories, anns, dets
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(scene())
+def test_matches_pycocotools_on_random_scenes(data):
+    images, categories, anns, dets = data
+    ev = run_pycocotools(images, categories, anns, dets)
+    if ev is None:  # pycocotools cannot load an empty result list
+        return
+    assert_same(ev, run_engine(images, categories, anns, dets))
+
+
+def test_more_than_100_detections_and_ties():
+    rng = np.random.default_rng(0)
+    images, categories = [1, 2], [1, 2]
+    anns = [{"id": i + 1, "image_id": 1 + (i % 5 == 0), "category_id": 1 + (i % 7 == 0),
+             "bbox": [float(x) for x in rng.integers(0, 200, 2)] + [30.0, 40.0], "area": 1200.0, "iscrowd": 0}
+            for i in range(60)]
+    dets = []
+    for a in anns:
+        for j in range(3):
+            x, y, w, h = a["bbox"]
+            dets.append({"image_id": a["image_id"], "category_id": a["category_id"],
+                         "bbox": [x + j, y, w, h + j], "score": float(rng.choice([0.3, 0.6, 0.9]))})
+    per_pair = np.unique([(d["image_id"], d["category_id"]) for d in dets], axis=0, return_counts=True)[1]
+    assert per_pair.max() > 100  # maxDets=100 cuts a pair
+    ev = run_pycocotools(images, categories, anns, dets)
+    assert_same(ev, run_engine(images, categories, anns, dets))
+
+
+def test_crowd_absorbs_detections_and_id_zero_quirk():
+    anns = [{"id": 0, "image_id": 1, "category_id": 1, "bbox": [0, 0, 50, 50], "area": 2500.0, "iscrowd": 0},
+            {"id": 1, "image_id": 1, "category_id": 1, "bbox": [100, 100, 80, 80], "area": 6400.0, "iscrowd": 1},
+            {"id": 2, "image_id": 1, "category_id": 1, "bbox": [0, 100, 40, 40], "area": 1600.0, "iscrowd": 0}]
+    dets = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 50, 50], "score": 0.9},
+            {"image_id": 1, "category_id": 1, "bbox": [110, 110, 20, 20], "score": 0.8},
+            {"image_id": 1, "category_id": 1, "bbox": [120, 120, 20, 20], "score": 0.7},
+            {"image_id": 1, "category_id": 1, "bbox": [0, 100, 40, 40], "score": 0.6}]
+    ev = run_pycocotools([1], [1], anns, dets)
+    res = run_engine([1], [1], anns, dets)
+    assert_same(ev, res)
+    assert res.matches.id0_matches > 0
+    fixed = run_engine([1], [1], anns, dets, id0_quirk=False)
+    assert fixed.stats["AP"] > res.stats["AP"]
+
+
+def test_no_detection_for_a_category_gives_zero_and_no_gt_gives_minus_one():
+    anns = [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 50, 50], "area": 2500.0, "iscrowd": 0}]
+    dets = [{"image_id": 1, "category_id": 2, "bbox": [0, 0, 50, 50], "score": 0.9}]
+    ev = run_pycocotools([1], [1, 2], anns, dets)
+    res = run_engine([1], [1, 2], anns, dets)
+    assert_same(ev, res)
+    assert res.stats["AP"] == 0.0
+    assert (res.precision[:, :, 1] == -1).all()
+
+
+def test_params_match_pycocotools():
+    from pycocotools.cocoeval import Params as PycocoParams
+
+    ours, theirs = Params(), PycocoParams(iouType="bbox")
+    assert np.array_equal(ours.iou_thrs, theirs.iouThrs) and np.array_equal(ours.rec_thrs, theirs.recThrs)
+    assert list(ours.max_dets) == theirs.maxDets and [list(r) for r in ours.area_rngs] == theirs.areaRng
