@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["ShardedParquetWriter", "SplitSummary", "size_category", "card_yaml", "write_card"]
+__all__ = ["ShardedParquetWriter", "SplitSummary", "ConfigSpec", "size_category", "card_yaml", "write_card"]
 
 ROWS_PER_GROUP = 100
 MAX_SHARD_BYTES = 300 * 1024**2
@@ -29,16 +29,16 @@ class SplitSummary:
 
 
 class ShardedParquetWriter:
-    """Stream encoded rows of one split into ``data/<config>/<split>-0000i-of-0000n.parquet``."""
+    """Stream encoded rows into ``<subdir>/<prefix>-0000i-of-0000n.parquet`` (prefix: the split by default)."""
 
-    def __init__(self, out_dir: str | os.PathLike, split: str, features: Any, *, config_dir: str = "",
-                 rows_per_group: int = ROWS_PER_GROUP, max_shard_bytes: int = MAX_SHARD_BYTES) -> None:
-        import pyarrow as pa  # noqa: F401  (imported here: heavy)
-
+    def __init__(self, out_dir: str | os.PathLike, split: str, features: Any, *, subdir: str = "data",
+                 prefix: str | None = None, rows_per_group: int = ROWS_PER_GROUP,
+                 max_shard_bytes: int = MAX_SHARD_BYTES) -> None:
         self.root = Path(out_dir)
-        self.dir = self.root / "data" / config_dir if config_dir else self.root / "data"
+        self.dir = self.root / subdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.split = split
+        self.prefix = prefix or split
         self.features = features
         self.schema = features.arrow_schema  # carries the features as "huggingface" metadata
         self.rows_per_group = rows_per_group
@@ -68,7 +68,7 @@ class ShardedParquetWriter:
         self._buffer = []
         if self._writer is None or self._shard_bytes >= self.max_shard_bytes:
             self._close_shard()
-            path = self.dir / f".{self.split}-{len(self._shard_paths):05d}.parquet.tmp"
+            path = self.dir / f".{self.prefix}-{len(self._shard_paths):05d}.parquet.tmp"
             self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
             self._shard_paths.append(path)
             self._shard_bytes = 0
@@ -87,10 +87,10 @@ class ShardedParquetWriter:
         self._flush()
         self._close_shard()
         n = len(self._shard_paths)
-        for stale in self.dir.glob(f"{self.split}-*-of-*.parquet"):
+        for stale in self.dir.glob(f"{self.prefix}-*-of-*.parquet"):
             stale.unlink()
         for i, tmp in enumerate(self._shard_paths):
-            final = self.dir / f"{self.split}-{i:05d}-of-{n:05d}.parquet"
+            final = self.dir / f"{self.prefix}-{i:05d}-of-{n:05d}.parquet"
             tmp.rename(final)
             self.summary.files.append(final.relative_to(self.root).as_posix())
         return self.summary
@@ -105,23 +105,45 @@ def size_category(n: int) -> str:
     return "n>1M"
 
 
-def card_yaml(*, features: Any, splits: list[SplitSummary], config_name: str = "default",
-              data_dir: str = "data", extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The YAML header of a dataset card: metadata, ``configs`` with ``data_files`` and ``dataset_info``."""
-    total = sum(s.num_examples for s in splits)
+@dataclass
+class ConfigSpec:
+    """One ``configs`` entry of a dataset card: its data files per split and its features."""
+
+    name: str
+    features: Any
+    splits: list[SplitSummary]
+    paths: dict[str, str]            # split -> glob, relative to the repo root
+    default: bool = False
+
+
+def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None, config_name: str = "default",
+              data_dir: str = "data", extra: dict[str, Any] | None = None,
+              configs: list[ConfigSpec] | None = None) -> dict[str, Any]:
+    """The YAML header of a dataset card: metadata, ``configs`` with ``data_files`` and ``dataset_info``.
+
+    Either one config (``features`` + ``splits`` under ``data_dir``) or several ``configs``.
+    """
+    if configs is None:
+        configs = [ConfigSpec(config_name, features, list(splits or []),
+                              {s.name: f"{data_dir}/{s.name}-*" for s in splits or []})]
     meta: dict[str, Any] = dict(extra or {})
+    total = max(sum(s.num_examples for s in c.splits) for c in configs)
     meta.setdefault("size_categories", [size_category(total)])
-    meta["configs"] = [{
-        "config_name": config_name,
-        "data_files": [{"split": s.name, "path": f"{data_dir}/{s.name}-*"} for s in splits],
-    }]
-    meta["dataset_info"] = {
-        "config_name": config_name,
-        "features": features._to_yaml_list(),
+    meta["configs"] = []
+    for c in configs:
+        entry: dict[str, Any] = {"config_name": c.name,
+                                 "data_files": [{"split": s.name, "path": c.paths[s.name]} for s in c.splits]}
+        if c.default:
+            entry["default"] = True
+        meta["configs"].append(entry)
+    infos = [{
+        "config_name": c.name,
+        "features": c.features._to_yaml_list(),
         "splits": [{"name": s.name, "num_bytes": int(s.num_bytes), "num_examples": int(s.num_examples)}
-                   for s in splits],
-        "dataset_size": int(sum(s.num_bytes for s in splits)),
-    }
+                   for s in c.splits],
+        "dataset_size": int(sum(s.num_bytes for s in c.splits)),
+    } for c in configs]
+    meta["dataset_info"] = infos[0] if len(infos) == 1 else infos
     return meta
 
 

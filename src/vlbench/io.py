@@ -42,6 +42,14 @@ def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, what:
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise FormatError(f"cannot read the {what} ({exc})", file=str(p)) from None
     try:
+        import orjson  # 3-5x faster on million-entry prediction files
+
+        return orjson.loads(data)
+    except ImportError:
+        pass
+    except orjson.JSONDecodeError:
+        pass  # NaN / Infinity (valid for Python's json) or a real error: let json decide and explain
+    try:
         return json.loads(data)
     except UnicodeDecodeError:
         raise FormatError(f"the {what} is not UTF-8 text", file=str(p), fix="save it as UTF-8 JSON") from None

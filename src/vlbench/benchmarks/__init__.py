@@ -47,7 +47,16 @@ BENCHMARKS: dict[str, BenchmarkInfo] = {
         }),
     "omnilabel": BenchmarkInfo(
         id="omnilabel", pretty_name="OmniLabel", hub_id="vlbench/omnilabel",
-        task_type="object-detection", task_name="Language-based Object Detection", default_split="validation"),
+        task_type="object-detection", task_name="Language-based Object Detection", default_split="validation",
+        implemented=True,
+        metric_names={
+            "AP": "AP (harmonic mean of AP_categ and AP_descr)", "AP_categ": "AP categories",
+            "AP_descr": "AP descriptions", "AP_descr_pos": "AP positive descriptions",
+            "AP_descr_S": "AP short descriptions (<=3 words)", "AP_descr_M": "AP medium descriptions (4-8 words)",
+            "AP_descr_L": "AP long descriptions (>=9 words)", "AP50_descr": "AP@0.5 descriptions",
+            "AP75_descr": "AP@0.75 descriptions", "AP50_categ": "AP@0.5 categories", "AP75_categ": "AP@0.75 categories",
+            "AR_descr": "AR descriptions", "AR_categ": "AR categories",
+        }),
     "ovdeval": BenchmarkInfo(
         id="ovdeval", pretty_name="OVDEval", hub_id="vlbench/ovdeval",
         task_type="object-detection", task_name="Open-Vocabulary Detection", default_split="test"),

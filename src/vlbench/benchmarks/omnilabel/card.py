@@ -1,0 +1,66 @@
+"""OmniLabel dataset card: YAML metadata and prose."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import schema
+
+CITATION = """@inproceedings{schulter2023omnilabel,
+  title     = {OmniLabel: A Challenging Benchmark for Language-Based Object Detection},
+  author    = {Schulter, Samuel and Kumar B G, Vijay and Suh, Yumin and Dafnis, Konstantinos M. and Zhang, Zhixing and Zhao, Shiyu and Metaxas, Dimitris},
+  booktitle = {Proceedings of the IEEE/CVF International Conference on Computer Vision (ICCV)},
+  year      = {2023}
+}"""
+
+
+def card_metadata() -> dict[str, Any]:
+    return {
+        "license": "other",
+        "license_name": "omnilabel-annotations-unspecified",
+        "pretty_name": "OmniLabel",
+        "language": ["en"],
+        "task_categories": ["object-detection", "zero-shot-object-detection"],
+        "tags": ["language-based-object-detection", "referring-expressions", "open-vocabulary", "vlbench"],
+    }
+
+
+def card_body(report: Any) -> str:
+    fields = "\n".join(f"| `{k}` | {v} |" for k, v in schema.FIELD_DESCRIPTIONS.items())
+    sizes = "; ".join(f"{split}: {n:,} images" for split, n in report.rows.items())
+    return f"""
+# OmniLabel
+
+OmniLabel evaluates language-based object detection: every image comes with its own label space of
+plain category names and free-form object descriptions, some of which refer to nothing in the image
+(negative descriptions). Built by `vlbench build omnilabel` from the official dataset JSON; {sizes}.
+
+Configs: `all` (default), one per image source (`coco`, `objects365`, `openimages`), and
+`descriptions` (the official `descriptions` array, one row each, for lossless export).
+
+## Fields
+
+Boxes are in **pixels, `[x, y, w, h]`**.
+
+| field | description |
+|---|---|
+{fields}
+
+## Scoring
+
+AP is computed COCO-style per (image, description) pair but **pooled**: all pairs of a group
+(`categ`, `descr`, `descr-pos`, `descr-s/m/l`) share one score ranking. The headline AP is the
+harmonic mean of AP_categ and AP_descr. Use `evaluate.load("metrics/omnilabel")` or
+`vlbench score omnilabel --references <this folder> --predictions preds.json`.
+The test split has no public boxes (the OmniLabel test server never launched): it can be used for
+inference, not scored.
+
+## License and citation
+
+The annotation license is not stated by the OmniLabel release; images keep the licenses of COCO,
+Objects365 and OpenImages v5.
+
+```bibtex
+{CITATION}
+```
+"""

@@ -1,0 +1,406 @@
+"""OmniLabel readers: the official dataset JSON <-> scoring records <-> Hub folder.
+
+- :func:`parse_official` turns the official JSON (``images``, ``descriptions``, ``annotations``) into
+  :class:`OmniLabelGT`, the arrays the scorer needs, with the official loader's rules.
+- :func:`build` writes the Hub folder (image rows by source, plus a ``descriptions`` config);
+  :func:`export` writes the official JSON back from it, losslessly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...errors import FormatError, InputError
+from . import schema
+
+__all__ = ["OmniLabelGT", "parse_official", "load_references", "build", "export", "BuildReport"]
+
+_BOX_FIELDS = ("id", "image_id", "bbox", "description_ids", "iscrowd", "area", "category_id", "isfake",
+               "isreflected")
+
+
+@dataclass(frozen=True)
+class OmniLabelGT:
+    """Ground truth arranged as (image, description) *pairs*, in the official evaluation order.
+
+    Pairs are ordered by image id, then by the image's label-space order (the order of the
+    ``descriptions`` array), which is the concatenation order of the official pooled ranking.
+    """
+
+    image_ids: NDArray[np.int64]              # sorted
+    image_source: list[str]                   # per image
+    descr_ids: NDArray[np.int64]              # sorted unique description ids
+    descr_text: dict[int, str]
+    pair_image: NDArray[np.int64]             # index into image_ids
+    pair_descr: NDArray[np.int64]             # description id
+    pair_type: NDArray[np.int8]               # TYPE_C / TYPE_DP / TYPE_DN
+    pair_words: NDArray[np.int64]             # words of the description (str.split)
+    gt_pair: NDArray[np.int64]                # one row per (box, description in its label space)
+    gt_box: NDArray[np.float64]
+    gt_iscrowd: NDArray[np.bool_]
+    gt_id: NDArray[np.int64]
+    has_annotations: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    source: str = "references"
+
+    def pair_of(self, image_index: NDArray[np.int64], descr_id: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Pair index of (image index, description id), or -1 where the description is not in that label space."""
+        keys = self._pair_keys()
+        d = np.searchsorted(self.descr_ids, descr_id)
+        known = (d < len(self.descr_ids)) & (self.descr_ids[np.minimum(d, len(self.descr_ids) - 1)] == descr_id)
+        q = image_index * len(self.descr_ids) + d
+        pos = np.searchsorted(keys[0], q)
+        pos_c = np.minimum(pos, len(keys[0]) - 1)
+        hit = known & (len(keys[0]) > 0) & (keys[0][pos_c] == q)
+        return np.where(hit, keys[1][pos_c], -1)
+
+    def _pair_keys(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        d = np.searchsorted(self.descr_ids, self.pair_descr)
+        q = self.pair_image * len(self.descr_ids) + d
+        order = np.argsort(q, kind="stable")
+        return q[order], order
+
+
+def _require(cond: bool, message: str, source: str, entry: str | None = None, fix: str | None = None) -> None:
+    if not cond:
+        raise FormatError(message, file=source, entry=entry, fix=fix)
+
+
+def parse_official(data: Any, source: str = "references") -> OmniLabelGT:
+    """Official dataset JSON -> :class:`OmniLabelGT` (the ``OmniLabel`` loader's rules, with clear errors)."""
+    _require(isinstance(data, dict), "an OmniLabel dataset JSON is an object with 'images' and 'descriptions'",
+             source, fix="pass dataset_all_val_v0.1.3.json (or a Hub folder built by vlbench)")
+    if isinstance(data, dict) and "categories" in data and "descriptions" not in data:
+        raise FormatError("this looks like a COCO-style file (OVDEval?), not an OmniLabel dataset JSON", file=source,
+                          fix="score it with 'vlbench score ovdeval'")
+    for key in ("images", "descriptions"):
+        _require(isinstance(data.get(key), list), f"the key {key!r} is missing or not a list", source)
+    notes: list[str] = []
+    info = data.get("info")
+    if isinstance(info, dict) and "omnilabel" in str(info.get("name", "")).lower() \
+            and str(info.get("version")) not in ("0.1.3", "None"):
+        notes.append(f"the ground truth is version {info.get('version')}; the official evaluator expects 0.1.3")
+
+    images = data["images"]
+    for i, img in enumerate(images):
+        _require(isinstance(img, dict) and isinstance(img.get("id"), int) and not isinstance(img.get("id"), bool),
+                 "an image needs an integer 'id'", source, f"images[{i}]")
+    image_ids_file = [img["id"] for img in images]
+    image_ids = np.unique(np.asarray(image_ids_file, dtype=np.int64))
+    _require(len(image_ids) == len(image_ids_file), "duplicate image ids", source)
+    file_of = {img["id"]: str(img.get("file_name", "")) for img in images}
+
+    # Label spaces: descriptions in array order, each listing its images.
+    ls_image, ls_descr, ls_pos = [], [], []
+    descr_text: dict[int, str] = {}
+    descr_type: dict[int, int] = {}
+    for pos, d in enumerate(data["descriptions"]):
+        entry = f"descriptions[{pos}]"
+        _require(isinstance(d, dict) and isinstance(d.get("id"), int) and isinstance(d.get("text"), str)
+                 and isinstance(d.get("image_ids"), list), "a description needs 'id' (int), 'text' and 'image_ids'",
+                 source, entry)
+        _require(d["id"] not in descr_text, f"duplicate description id {d['id']}", source, entry)
+        anno = d.get("anno_info") or {}
+        descr_text[d["id"]] = d["text"]
+        descr_type[d["id"]] = schema.TYPE_DP if anno.get("type") == "object_description" else schema.TYPE_C
+        for img in d["image_ids"]:
+            ls_image.append(img)
+            ls_descr.append(d["id"])
+            ls_pos.append(pos)
+    descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
+    ls_image_a = np.asarray(ls_image, dtype=np.int64)
+    img_idx = np.searchsorted(image_ids, ls_image_a)
+    known = (img_idx < len(image_ids)) & (image_ids[np.minimum(img_idx, max(len(image_ids) - 1, 0))] == ls_image_a) \
+        if len(image_ids) else np.zeros(len(ls_image_a), bool)
+    # Labels of images that are not in 'images' are never evaluated by the official code.
+    order = np.lexsort((np.asarray(ls_pos)[known], img_idx[known]))
+    pair_image = img_idx[known][order]
+    pair_descr = np.asarray(ls_descr, dtype=np.int64)[known][order]
+    if len(pair_image) > 1:
+        same = (np.diff(pair_image) == 0) & (np.diff(pair_descr) == 0)
+        if same.any():
+            j = int(np.flatnonzero(same)[0])
+            raise FormatError(f"description {pair_descr[j]} lists image {image_ids[pair_image[j]]} twice "
+                              "(the official evaluator asserts here)", file=source,
+                              fix="remove the duplicate from its image_ids")
+    pair_words = np.asarray([len(descr_text[d].split()) for d in pair_descr.tolist()], dtype=np.int64)
+
+    has_annotations = "annotations" in data
+    anns = data.get("annotations") or []
+    _require(isinstance(anns, list), "'annotations' must be a list", source)
+    box_pairs, box_rows, missing_iscrowd = [], [], 0
+    boxes, crowd, ids = [], [], []
+    for i, a in enumerate(anns):
+        entry = f"annotations[{i}]"
+        _require(isinstance(a, dict) and "image_id" in a and "bbox" in a and "description_ids" in a and "id" in a,
+                 "an annotation needs 'id', 'image_id', 'bbox' and 'description_ids'", source, entry)
+        b = a["bbox"]
+        _require(isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b),
+                 f"'bbox' must be [x, y, w, h], got {b!r}", source, entry)
+        if "iscrowd" not in a:
+            missing_iscrowd += 1
+        boxes.append(b)
+        crowd.append(bool(a.get("iscrowd", 0)))
+        ids.append(a["id"])
+        for d in a["description_ids"]:
+            box_rows.append(i)
+            box_pairs.append((a["image_id"], d))
+    if missing_iscrowd:
+        notes.append(f"{missing_iscrowd} ground-truth box(es) have no 'iscrowd' and were read as 0 "
+                     "(the official evaluator raises KeyError there)")
+    n_pairs = len(pair_image)
+    gt_struct = OmniLabelGT(image_ids=image_ids, image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
+                            descr_ids=descr_ids, descr_text=descr_text, pair_image=pair_image, pair_descr=pair_descr,
+                            pair_type=np.zeros(n_pairs, np.int8), pair_words=pair_words,
+                            gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool),
+                            gt_id=np.zeros(0, np.int64), has_annotations=has_annotations, source=source)
+    rows = np.asarray(box_rows, dtype=np.int64)
+    if box_pairs:
+        bp_img = np.asarray([p[0] for p in box_pairs], dtype=np.int64)
+        bp_descr = np.asarray([p[1] for p in box_pairs], dtype=np.int64)
+        idx = np.searchsorted(image_ids, bp_img)
+        img_known = (idx < len(image_ids)) & (image_ids[np.minimum(idx, len(image_ids) - 1)] == bp_img)
+        pair = np.where(img_known, gt_struct.pair_of(np.where(img_known, idx, 0), bp_descr), -1)
+    else:
+        pair = np.zeros(0, dtype=np.int64)
+    inside = pair >= 0
+    box_arr = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    # Pair type: a description is positive in an image when any box of that image lists it (crowd included).
+    pair_type = np.where(np.isin(pair_descr, [d for d, t in descr_type.items() if t == schema.TYPE_C]),
+                         schema.TYPE_C, schema.TYPE_DN).astype(np.int8)
+    positive = np.zeros(n_pairs, dtype=bool)
+    positive[pair[inside]] = True
+    pair_type[(pair_type == schema.TYPE_DN) & positive] = schema.TYPE_DP
+    counts = {"images": len(image_ids), "descriptions": len(descr_text), "gt_boxes": len(anns),
+              "labelspace_entries": n_pairs, "gt_copies": int(inside.sum()),
+              "gt_copies_outside_labelspace": int((~inside).sum())}
+    return OmniLabelGT(**{**gt_struct.__dict__, "pair_type": pair_type,
+                          "gt_pair": pair[inside], "gt_box": box_arr[rows[inside]] if len(rows) else np.zeros((0, 4)),
+                          "gt_iscrowd": np.asarray(crowd, dtype=bool)[rows[inside]] if len(rows) else np.zeros(0, bool),
+                          "gt_id": np.asarray(ids, dtype=np.int64)[rows[inside]] if len(rows) else np.zeros(0, np.int64),
+                          "counts": counts, "notes": notes})
+
+
+def load_references(ref: str | os.PathLike, split: str | None = None) -> OmniLabelGT:
+    """Official dataset JSON (``.json`` / ``.json.gz``) or a Hub folder built by vlbench -> records."""
+    from ...io import read_json
+
+    path = Path(ref)
+    if path.is_dir():
+        split = split or "validation"
+        if split not in schema.SPLITS:
+            raise InputError(f"unknown split {split!r}", fix="use validation or test")
+        return parse_official(export(path, split=split), source=f"{path} [{split}]")
+    return parse_official(read_json(path, what="reference file"), source=str(path))
+
+
+# --------------------------------------------------------------------------------------------
+# Official JSON -> Hub folder, and back
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class BuildReport:
+    rows: dict[str, int] = field(default_factory=dict)
+    by_source: dict[str, dict[str, int]] = field(default_factory=dict)
+    missing_images: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"{split}: {n} images ({', '.join(f'{k} {v}' for k, v in self.by_source[split].items())})"
+               for split, n in self.rows.items()]
+        if self.missing_images:
+            out.append(f"missing images: {len(self.missing_images)} (e.g. {', '.join(self.missing_images[:3])})")
+        return out
+
+
+def _extra(d: dict[str, Any], known: tuple[str, ...]) -> str:
+    rest = {k: v for k, v in d.items() if k not in known}
+    return json.dumps(rest, sort_keys=True) if rest else ""
+
+
+def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildReport,
+                split: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """One Hub row per image (in file order) with its label space and boxes; yields (source, row)."""
+    labelspace: dict[int, list[dict[str, Any]]] = {}
+    for d in data["descriptions"]:
+        for img in d["image_ids"]:
+            labelspace.setdefault(img, []).append(d)
+    boxes: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+    for pos, a in enumerate(data.get("annotations") or []):
+        boxes.setdefault(a["image_id"], []).append((pos, a))
+    for pos, img in enumerate(data["images"]):
+        own = boxes.get(img["id"], [])
+        listed = {d for _, a in own for d in a["description_ids"]}
+        path = images_root / img["file_name"] if images_root else None
+        image = None
+        if path is not None and path.is_file():
+            image = {"path": img["file_name"], "bytes": path.read_bytes()}
+        elif images_root is not None:
+            report.missing_images.append(img["file_name"])
+        source = schema.source_of(img.get("file_name", ""))
+        yield source, {
+            "image": image, "image_id": img["id"], "file_name": img.get("file_name"), "source": source,
+            "labelspace": [{"id": d["id"], "text": d["text"],
+                            "type": "description" if (d.get("anno_info") or {}).get("type") == "object_description"
+                            else "category",
+                            "positive": d["id"] in listed, "num_words": len(d["text"].split())}
+                           for d in labelspace.get(img["id"], [])],
+            "boxes": [{**{k: a.get(k) for k in ("id", "bbox", "description_ids", "iscrowd", "area", "category_id",
+                                                "isfake", "isreflected")},
+                       "position": p, "extra": _extra(a, _BOX_FIELDS)} for p, a in own],
+            "position": pos, "extra": _extra(img, ("id", "file_name")),
+        }
+
+
+def _description_rows(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for d in data["descriptions"]:
+        anno = dict(d.get("anno_info") or {})
+        rest = {k: v for k, v in d.items() if k not in ("id", "text", "image_ids", "anno_info")}
+        anno_rest = {k: v for k, v in anno.items() if k not in ("type", "orig_id", "llm_generated")}
+        if anno_rest:
+            rest["anno_info"] = anno_rest
+        if "anno_info" not in d:
+            rest["__no_anno_info__"] = True
+        yield {"id": d["id"], "text": d["text"], "type": anno.get("type"), "orig_id": anno.get("orig_id"),
+               "llm_generated": anno.get("llm_generated"), "image_ids": d["image_ids"],
+               "extra": json.dumps(rest, sort_keys=True) if rest else ""}
+
+
+def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
+          allow_missing_images: bool = False, max_shard_bytes: int | None = None) -> BuildReport:
+    """Official dataset JSON(s) -> Hub folder. A JSON with ``annotations`` is the validation split, one without the test split."""
+    from ...hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
+    from ...io import read_json
+    from .card import card_body, card_metadata
+
+    raws = [Path(p) for p in (raw if isinstance(raw, (list, tuple)) else [raw])]
+    out = Path(out)
+    images_root = Path(images) if images else None
+    if images_root is not None and not images_root.is_dir():
+        raise FormatError("the images root does not exist", file=str(images_root))
+    by_split: dict[str, tuple[Path, dict]] = {}
+    for path in raws:
+        data = read_json(path, what="OmniLabel dataset JSON")
+        parse_official(data, source=str(path))  # validates; raises on bad input
+        split = "validation" if "annotations" in data else "test"
+        if split in by_split:
+            raise InputError(f"two {split} files were given ({by_split[split][0]} and {path})")
+        by_split[split] = (path, data)
+    report = BuildReport()
+    img_feat, descr_feat = schema.image_features(), schema.description_features()
+    source_summaries: dict[str, dict[str, SplitSummary]] = {s: {} for s in schema.SOURCES}
+    all_summaries, descr_summaries, headers = [], [], {}
+    for split in schema.SPLITS:
+        if split not in by_split:
+            continue
+        path, data = by_split[split]
+        writers: dict[str, ShardedParquetWriter] = {}
+        for source, row in _image_rows(data, images_root, report, split):
+            if source not in writers:
+                writers[source] = ShardedParquetWriter(out, split, img_feat, subdir=f"data/{split}", prefix=source,
+                                                       max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
+            writers[source].write(row)
+        total = SplitSummary(split)
+        report.by_source[split] = {}
+        for source, writer in writers.items():
+            summary = writer.close()
+            source_summaries[source][split] = summary
+            total.num_examples += summary.num_examples
+            total.num_bytes += summary.num_bytes
+            report.by_source[split][source] = summary.num_examples
+            report.files.extend(summary.files)
+        all_summaries.append(total)
+        report.rows[split] = total.num_examples
+        dw = ShardedParquetWriter(out, split, descr_feat, subdir="descriptions")
+        dw.write_all(_description_rows(data))
+        descr_summaries.append(dw.close())
+        report.files.extend(descr_summaries[-1].files)
+        headers[split] = json.dumps({k: v for k, v in data.items() if k not in ("images", "descriptions", "annotations")},
+                                    sort_keys=True)
+    if report.missing_images and not allow_missing_images:
+        raise FormatError(f"{len(report.missing_images)} image file(s) are missing under the images root, e.g. "
+                          f"{', '.join(report.missing_images[:5])}", file=str(images_root),
+                          fix="check --images (the folder holding coco/, object365/, openimagesv5/), "
+                              "or pass --allow-missing-images")
+    configs = [ConfigSpec("all", img_feat, all_summaries, {s.name: f"data/{s.name}/*.parquet" for s in all_summaries},
+                          default=True)]
+    for source in schema.SOURCES:
+        if source_summaries[source]:
+            splits = list(source_summaries[source].values())
+            configs.append(ConfigSpec(source, img_feat, splits, {s.name: f"data/{s.name}/{source}-*.parquet" for s in splits}))
+    configs.append(ConfigSpec("descriptions", descr_feat, descr_summaries,
+                              {s.name: f"descriptions/{s.name}-*.parquet" for s in descr_summaries}))
+    meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"omnilabel_headers": headers}})
+    write_card(out, meta, card_body(report))
+    report.files.insert(0, "README.md")
+    return report
+
+
+def _read_rows(files: list[Path], columns: list[str] | None = None) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    rows: list[dict[str, Any]] = []
+    for f in files:
+        parquet = pq.ParquetFile(f)
+        cols = [c for c in (columns or parquet.schema_arrow.names) if c in parquet.schema_arrow.names]
+        rows.extend(parquet.read(columns=cols).to_pylist())
+    return rows
+
+
+def _card_headers(folder: Path) -> dict[str, str]:
+    import yaml
+
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        return {}
+    meta = yaml.safe_load(text.split("---", 2)[1]) or {}
+    return (meta.get("vlbench") or {}).get("omnilabel_headers") or {}
+
+
+def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, Any]:
+    """Hub folder -> the official dataset JSON of ``split`` (inverse of :func:`build`, key order aside)."""
+    folder = Path(folder)
+    image_files = sorted((folder / "data" / split).glob("*.parquet"))
+    descr_files = sorted((folder / "descriptions").glob(f"{split}-*.parquet"))
+    if not image_files or not descr_files:
+        raise FormatError(f"no {split} data in this folder", file=str(folder),
+                          fix="build it with 'vlbench build omnilabel'")
+    columns = ["image_id", "file_name", "boxes", "position", "extra"]
+    images = sorted(_read_rows(image_files, columns), key=lambda r: r["position"])
+    header = json.loads(_card_headers(folder).get(split, "{}"))
+    out: dict[str, Any] = dict(header)
+    out["images"] = [{"id": r["image_id"], "file_name": r["file_name"], **(json.loads(r["extra"]) if r["extra"] else {})}
+                     for r in images]
+    descriptions = []
+    for d in _read_rows(descr_files):
+        rest = json.loads(d["extra"]) if d["extra"] else {}
+        anno = {"type": d["type"]} if d["type"] is not None else {}
+        for key in ("orig_id", "llm_generated"):
+            if d[key] is not None:
+                anno[key] = d[key]
+        anno.update(rest.pop("anno_info", {}))
+        entry = {"id": d["id"], "text": d["text"], "image_ids": d["image_ids"], **rest}
+        if not rest.pop("__no_anno_info__", False):
+            entry["anno_info"] = anno
+        entry.pop("__no_anno_info__", None)
+        descriptions.append(entry)
+    out["descriptions"] = descriptions
+    if split == "validation":
+        boxes = []
+        for r in images:
+            for b in r["boxes"]:
+                entry = {k: b[k] for k in ("id", "bbox", "description_ids", "iscrowd", "area", "category_id",
+                                           "isfake", "isreflected") if b[k] is not None}
+                entry["image_id"] = r["image_id"]
+                entry.update(json.loads(b["extra"]) if b["extra"] else {})
+                boxes.append((b["position"], entry))
+        out["annotations"] = [entry for _, entry in sorted(boxes, key=lambda t: t[0])]
+    return out

@@ -1,0 +1,255 @@
+"""OmniLabel scorer: the 13 numbers of the official ``OmniLabelEval`` (``omnilabeltools``), per source too.
+
+Official behaviour reproduced (OFFICIAL-SCORERS.md, section 1): COCO matching per (image,
+description) pair with crowd boxes ignored, IoU >= t, 100 detections per pair, areas max(0, w*h);
+then AP **pooled** per description group (one ranking over all pairs of a group), 101-point
+interpolation, -1 (here ``None``) for groups without GT, and the harmonic mean
+``2 * AP_categ * AP_descr / (AP_categ + AP_descr + 1e-5)`` on fractions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ... import cocoeval
+from ...errors import FormatError, InputError, PredictionError
+from ...io import sniff_predictions
+from ...result import Result
+from . import schema
+from .reader import OmniLabelGT
+
+__all__ = ["parse_predictions", "score", "PARAMS"]
+
+PROTOCOLS = ("official", "corrected")
+#: Only area "all" is ever reported by the official summary, so only that range is matched.
+PARAMS = cocoeval.Params(area_rngs=((0.0, 1e10),), area_labels=("all",))
+_MAX_DET_100 = 2
+
+
+def _fail(message: str, source: str, index: int, fix: str | None = None) -> None:
+    raise PredictionError(message, file=source, entry=f"entry {index}", fix=fix)
+
+
+def _diagnose(entries: list[Any], source: str) -> None:
+    """Find the first malformed entry (called only when the fast path failed)."""
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            _fail(f"expected an object, got {type(e).__name__}", source, i)
+        for key in ("image_id", "bbox", "description_ids", "scores"):
+            if key not in e:
+                _fail(f"missing key {key!r}", source, i,
+                      "each entry is {\"image_id\", \"bbox\": [x, y, w, h], \"description_ids\": [...], \"scores\": [...]}")
+        if not isinstance(e["description_ids"], list) or not isinstance(e["scores"], list):
+            _fail("'description_ids' and 'scores' must be lists", source, i)
+        if len(e["description_ids"]) != len(e["scores"]):
+            _fail(f"'description_ids' has {len(e['description_ids'])} entries but 'scores' has {len(e['scores'])}",
+                  source, i, "give one score per description id")
+        b = e["bbox"]
+        if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in b)):
+            _fail(f"'bbox' must be [x, y, w, h] (four numbers), got {b!r}", source, i)
+        if isinstance(e["image_id"], bool) or not isinstance(e["image_id"], int):
+            _fail(f"'image_id' must be an integer, got {e['image_id']!r}", source, i)
+        if not all(isinstance(d, int) and not isinstance(d, bool) for d in e["description_ids"]):
+            _fail(f"'description_ids' must be integers, got {e['description_ids']!r}", source, i)
+        if not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in e["scores"]):
+            _fail(f"'scores' must be numbers, got {e['scores']!r}", source, i)
+    raise PredictionError("malformed prediction file", file=source)  # pragma: no cover
+
+
+def parse_predictions(entries: Any, gt: OmniLabelGT, *, source: str = "predictions"
+                      ) -> tuple[cocoeval.Detections, dict[str, int], list[str]]:
+    """Official-format predictions -> one detection per (box, description, score), filed under its pair."""
+    if not isinstance(entries, list):
+        raise FormatError("the predictions must be a JSON list of {\"image_id\", \"bbox\", \"description_ids\", "
+                          f"\"scores\"}} objects, got a JSON {type(entries).__name__}", file=source)
+    other = sniff_predictions(entries)
+    if other not in (None, "omnilabel"):
+        raise FormatError(f"this looks like a {other} prediction file, not OmniLabel", file=source,
+                          fix=f"score it with 'vlbench score {other}'")
+    warnings: list[str] = []
+    n = len(entries)
+    try:
+        img = np.asarray([e["image_id"] for e in entries])
+        boxes = np.asarray([e["bbox"] for e in entries], dtype=None)
+        dids = [e["description_ids"] for e in entries]
+        scs = [e["scores"] for e in entries]
+        lens = np.fromiter(map(len, dids), dtype=np.int64, count=n)
+        ok = (np.array_equal(lens, np.fromiter(map(len, scs), dtype=np.int64, count=n))
+              and (n == 0 or (img.dtype.kind == "i" and boxes.ndim == 2 and boxes.shape[1] == 4
+                              and boxes.dtype.kind in "if")))
+        d_flat = np.asarray(list(itertools.chain.from_iterable(dids)))
+        s_flat = np.asarray(list(itertools.chain.from_iterable(scs)))
+        ok = ok and (len(d_flat) == 0 or (d_flat.dtype.kind == "i" and s_flat.dtype.kind in "if"))
+        ok = ok and bool not in set(map(type, itertools.chain.from_iterable(boxes.tolist() if n else [])))
+    except (KeyError, TypeError, ValueError):
+        ok = False
+    if not ok:
+        _diagnose(entries, source)
+    boxes = boxes.astype(np.float64).reshape(-1, 4)
+    s_flat = s_flat.astype(np.float64)
+    d_flat = d_flat.astype(np.int64)
+    entry_of = np.repeat(np.arange(n), lens)
+    bad = ~np.isfinite(boxes).all(axis=1) | (boxes[:, 2] <= 0) | (boxes[:, 3] <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        _fail(f"'bbox' {entries[i]['bbox']!r} is not a box with finite coordinates and positive width and height "
+              f"({int(bad.sum())} such boxes)", source, i, "boxes are [x, y, w, h] in pixels with w > 0 and h > 0")
+    if not np.isfinite(s_flat).all():
+        i = int(entry_of[np.flatnonzero(~np.isfinite(s_flat))[0]])
+        _fail(f"'scores' {entries[i]['scores']!r} holds a non-finite value", source, i, "scores are finite numbers")
+
+    img_idx = np.searchsorted(gt.image_ids, img)
+    known_img = (img_idx < len(gt.image_ids)) & (gt.image_ids[np.minimum(img_idx, max(len(gt.image_ids) - 1, 0))] == img) \
+        if len(gt.image_ids) else np.zeros(n, bool)
+    det_img = img_idx[entry_of]
+    det_known = known_img[entry_of]
+    pair = np.where(det_known, gt.pair_of(np.where(det_known, det_img, 0), d_flat), -1)
+    outside = det_known & (pair < 0)
+    counts = {"predictions": n, "detections": int(len(d_flat)), "detections_kept": int((pair >= 0).sum()),
+              "dropped_unknown_image": int((~det_known).sum()), "dropped_outside_labelspace": int(outside.sum())}
+    if (~known_img).any():
+        unknown = np.unique(img[~known_img])
+        warnings.append(f"{int((~known_img).sum())} prediction(s) for {len(unknown)} image id(s) not in the references "
+                        f"were dropped (the official evaluator drops them silently), e.g. {unknown[:5].tolist()}")
+    if outside.any():
+        warnings.append(f"{int(outside.sum())} (box, description) detection(s) name a description outside the image's "
+                        "label space and were dropped (the official evaluator ignores them silently)")
+    if n == 0:
+        warnings.append("the prediction list is empty: every group with ground truth scores 0")
+    keep = pair >= 0
+    kept_boxes = boxes[entry_of[keep]]
+    dets = cocoeval.Detections(pair=pair[keep], box_xywh=kept_boxes, score=s_flat[keep],
+                               area=np.maximum(0.0, kept_boxes[:, 2] * kept_boxes[:, 3]))
+    return dets, counts, warnings
+
+
+def _groups(gt: OmniLabelGT) -> tuple[NDArray[np.int64], NDArray[np.int64], list[tuple[str, str]]]:
+    """Memberships (pair, group) for the six official groups, the same per source, and one per description."""
+    pairs, groups, names = [], [], []
+
+    def add(mask: NDArray[np.bool_], name: tuple[str, str]) -> None:
+        idx = np.flatnonzero(mask)
+        pairs.append(idx)
+        groups.append(np.full(len(idx), len(names)))
+        names.append(name)
+
+    pair_source = np.asarray(gt.image_source, dtype=object)[gt.pair_image] if len(gt.pair_image) else np.zeros(0, object)
+    scopes = [("all", np.ones(len(gt.pair_image), dtype=bool))]
+    scopes += [(s, pair_source == s) for s in schema.SOURCES if s in set(gt.image_source)]
+    for scope, in_scope in scopes:
+        for g in schema.GROUPS:
+            mask = in_scope & np.isin(gt.pair_type, g.types) & (gt.pair_words >= g.words[0]) & (gt.pair_words <= g.words[1])
+            add(mask, (scope, g.key))
+    order = np.argsort(gt.pair_descr, kind="stable")
+    d_sorted = gt.pair_descr[order]
+    uniq, start = np.unique(d_sorted, return_index=True)
+    base = len(names)
+    pairs.append(order)
+    groups.append(base + np.searchsorted(uniq, d_sorted))
+    names.extend(("descr_id", str(d)) for d in uniq.tolist())
+    return np.concatenate(pairs), np.concatenate(groups), names
+
+
+def _summary(precision: NDArray, recall: NDArray, npig: NDArray, g: int) -> dict[str, float]:
+    """The official ``_summarize`` values of group ``g`` (fractions, -1 undefined) and its num-gt."""
+    sl = [g]
+    def ap(iou: float | None = None) -> float:
+        s = precision[:, :, sl]
+        if iou is not None:
+            s = s[np.where(iou == PARAMS.iou_thrs)[0]]
+        return cocoeval._mean_of_valid(s[:, :, :, [0], [_MAX_DET_100]])
+    ar = cocoeval._mean_of_valid(recall[:, sl][:, :, [0], [_MAX_DET_100]])
+    return {"AP": ap(), "AP50": ap(0.5), "AP75": ap(0.75), "AR": ar, "num_gt": int(npig[g, 0])}
+
+
+def _thirteen(summ: dict[str, dict[str, float]]) -> dict[str, float]:
+    """The official 13 values (fractions) from the per-group summaries, hm last-step rules included."""
+    categ, descr = summ["categ"], summ["descr"]
+    if categ["num_gt"] > 0 and descr["num_gt"] > 0:
+        hm = (2 * categ["AP"] * descr["AP"]) / (categ["AP"] + descr["AP"] + 1e-5)
+    else:
+        hm = -1.0
+    return {"AP": hm, "AP_categ": categ["AP"], "AP_descr": descr["AP"], "AP_descr_pos": summ["descr_pos"]["AP"],
+            "AP_descr_S": summ["descr_S"]["AP"], "AP_descr_M": summ["descr_M"]["AP"], "AP_descr_L": summ["descr_L"]["AP"],
+            "AP50_descr": descr["AP50"], "AP75_descr": descr["AP75"], "AP50_categ": categ["AP50"],
+            "AP75_categ": categ["AP75"], "AR_descr": descr["AR"], "AR_categ": categ["AR"]}
+
+
+def _percent(values: dict[str, float]) -> dict[str, float | None]:
+    """Fractions -> percent points as the very last step; the official -1 -> None."""
+    return {k: (None if v == -1 else float(v) * 100) for k, v in values.items()}
+
+
+def _evaluate(gt: OmniLabelGT, dets: cocoeval.Detections, protocol: str):
+    truth = cocoeval.GroundTruth(pair=gt.gt_pair, box_xywh=gt.gt_box,
+                                 area=np.maximum(0.0, gt.gt_box[:, 2] * gt.gt_box[:, 3]),
+                                 iscrowd=gt.gt_iscrowd, ann_id=gt.gt_id)
+    matches = cocoeval.match(truth, dets, len(gt.pair_image), PARAMS, id0_quirk=protocol == "official")
+    member_pair, member_group, names = _groups(gt)
+    precision, recall, npig = cocoeval.accumulate(matches, member_pair, member_group, len(names), PARAMS,
+                                                  areas=(0,), max_dets=(_MAX_DET_100,))
+    return matches, names, precision, recall, npig
+
+
+def score(gt: OmniLabelGT, predictions: Any, *, protocol: str = "official", split: str | None = None,
+          source: str = "predictions", with_per_description: bool = True) -> Result:
+    """Score official-format OmniLabel predictions against ``gt``."""
+    if protocol not in PROTOCOLS:
+        raise InputError(f"unknown protocol {protocol!r}", fix="use 'official' or 'corrected'")
+    if not gt.has_annotations:
+        raise InputError("these references have no boxes (the OmniLabel test split): there is nothing to score against",
+                         file=gt.source, fix="score the validation split; the official OmniLabel test server never "
+                                             "launched, so test predictions cannot be scored anywhere")
+    dets, counts, warnings = parse_predictions(predictions, gt, source=source)
+    warnings = list(gt.notes) + warnings
+    matches, names, precision, recall, npig = _evaluate(gt, dets, protocol)
+    index = {name: i for i, name in enumerate(names)}
+    summaries = {scope: {g.key: _summary(precision, recall, npig, index[(scope, g.key)]) for g in schema.GROUPS}
+                 for scope in ["all"] + [s for s in schema.SOURCES if (s, "categ") in index]}
+    official = _thirteen(summaries["all"])
+    metrics = _percent(official)
+
+    if protocol == "official" and matches.id0_matches:
+        _, names_fixed, p_fixed, r_fixed, n_fixed = _evaluate(gt, dets, "corrected")
+        index_fixed = {name: i for i, name in enumerate(names_fixed)}
+        fixed = _thirteen({g.key: _summary(p_fixed, r_fixed, n_fixed, index_fixed[("all", g.key)]) for g in schema.GROUPS})
+        changed = [k for k in official if official[k] != fixed[k]]
+        if changed:
+            warnings.append("official protocol: a ground-truth box with annotation id 0 was matched, and pycocotools "
+                            "counts such a match as a false positive; this changed " + ", ".join(changed)
+                            + f" (AP would be {_percent(fixed)['AP']:.4f}; --protocol corrected)")
+
+    rec = PARAMS.rec_thrs.tolist()
+    def curve(g: int) -> dict[str, Any]:
+        p = precision[:, :, g, 0, _MAX_DET_100]
+        if (p < 0).all():
+            return {"iou50": None, "iou75": None, "mean": None}
+        return {"iou50": p[0].tolist(), "iou75": p[5].tolist(), "mean": p.mean(axis=0).tolist()}
+    breakdowns: dict[str, Any] = {
+        "per_source": {s: _percent(_thirteen(v)) for s, v in summaries.items() if s != "all"},
+        "num_gt": {g.key: summaries["all"][g.key]["num_gt"] for g in schema.GROUPS},
+        "pr_curves": {"recall": rec, "categ": curve(index[("all", "categ")]), "descr": curve(index[("all", "descr")])},
+    }
+    if with_per_description:
+        per = []
+        pair_types = {}
+        for d, t in zip(gt.pair_descr.tolist(), gt.pair_type.tolist()):
+            pair_types.setdefault(d, set()).add(t)
+        for name in names:
+            if name[0] != "descr_id":
+                continue
+            s = _summary(precision, recall, npig, index[name])
+            d = int(name[1])
+            types = pair_types[d]
+            per.append({"id": d, "text": gt.descr_text[d],
+                        "type": "category" if types == {schema.TYPE_C} else "description",
+                        "num_gt": s["num_gt"], "AP": None if s["AP"] == -1 else s["AP"] * 100,
+                        "AP50": None if s["AP50"] == -1 else s["AP50"] * 100})
+        breakdowns["per_description"] = sorted(per, key=lambda r: (r["AP"] is None, r["AP"] if r["AP"] is not None else 0))
+    counts = {**gt.counts, **counts}
+    return Result(benchmark="omnilabel", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
+                  warnings=warnings, options={"split": split or "validation"})
