@@ -135,3 +135,21 @@ def test_params_match_pycocotools():
     ours, theirs = Params(), PycocoParams(iouType="bbox")
     assert np.array_equal(ours.iou_thrs, theirs.iouThrs) and np.array_equal(ours.rec_thrs, theirs.recThrs)
     assert list(ours.max_dets) == theirs.maxDets and [list(r) for r in ours.area_rngs] == theirs.areaRng
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(scene())
+def test_mean_ap_per_group_equals_the_full_accumulation(data):
+    from vlbench.cocoeval import accumulate, mean_ap_per_group, summary_value
+
+    images, categories, anns, dets = data
+    res = run_engine(images, categories, anns, dets)
+    K = len(res.category_ids)
+    pairs = np.arange(len(res.matches.has_result))
+    fast = mean_ap_per_group(res.matches, pairs, pairs % K, K)
+    fast50 = mean_ap_per_group(res.matches, pairs, pairs % K, K, iou_index=0)
+    p, r, _ = accumulate(res.matches, pairs, pairs % K, K)
+    for k in range(K):
+        exact = summary_value(p[:, :, [k]], r[:, [k]], Params(), ap=True)
+        exact50 = summary_value(p[:, :, [k]], r[:, [k]], Params(), ap=True, iou_thr=0.5)
+        assert fast[k] == pytest.approx(exact, abs=1e-12) and fast50[k] == pytest.approx(exact50, abs=1e-12)

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from .geometry import iou_matrix_xywh  # noqa: F401  (re-exported for callers that need the matrix form)
 
 __all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize",
-           "evaluate_bbox", "CocoEvalResult", "STAT_NAMES", "TP", "FP", "IGNORED", "iou_pairs_xywh"]
+           "evaluate_bbox", "CocoEvalResult", "mean_ap_per_group", "STAT_NAMES", "TP", "FP", "IGNORED", "iou_pairs_xywh"]
 
 #: Detection states after matching, per (area range, IoU threshold).
 FP, TP, IGNORED = np.uint8(0), np.uint8(1), np.uint8(2)
@@ -226,6 +226,96 @@ def _segment_reverse_cummax(values: NDArray[np.float64], segment: NDArray[np.int
     return uniq[acc[::-1]]
 
 
+@dataclass(frozen=True)
+class _Curve:
+    """One (max-det, area, threshold) step of the accumulation, for all groups at once.
+
+    The precision envelope is only needed at true positives: the k-th TP of a group sits where its
+    recall first reaches k / npig, and the envelope there is the max precision of its later TPs.
+    """
+
+    valid: NDArray[np.bool_]          # (K,) the group has a result and non-ignored GT
+    reach: NDArray[np.int64]          # (K, R) the TP count at which recall reaches r (>= 1)
+    n_tp: NDArray[np.int64]           # (K,)
+    tp_first: NDArray[np.int64]       # (K,) offset of the group's first TP in ``envelope``
+    nd: NDArray[np.int64]             # (K,) detections in the group's ranking
+    envelope: NDArray[np.float64]     # per TP, grouped: the precision envelope at that TP
+    tp_group: NDArray[np.int64]       # per TP: its group
+    recall: NDArray[np.float64]       # (K,) final recall (0 without detections)
+
+    def q(self) -> NDArray[np.float64]:
+        """(K, R): interpolated precision at every recall threshold (0 past the last TP)."""
+        ok = (self.reach <= self.n_tp[:, None]) & (self.nd[:, None] > 0)
+        if not len(self.envelope):
+            return np.zeros(ok.shape)
+        return np.where(ok, self.envelope[np.where(ok, self.tp_first[:, None] + self.reach - 1, 0)], 0.0)
+
+
+def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
+                     params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *, need_reach: bool = True):
+    """The core of :func:`accumulate`: yields ``(mi, a, t, curve)`` per (max-det, area, threshold)."""
+    T, A = len(params.iou_thrs), len(params.area_rngs)
+    group_has = np.zeros(n_groups, dtype=bool)
+    group_has[member_group[m.has_result[member_pair]]] = True
+    npig_group = np.zeros((n_groups, A), dtype=np.int64)
+    for a in range(A):
+        npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=n_groups).astype(np.int64)
+
+    # Expand detections to (group, detection) entries, in the global ranking order.
+    global_order = _stable_order(-m.score, m.pair, m.rank)
+    pair_count = np.bincount(member_pair, minlength=len(m.has_result))
+    by_pair = np.argsort(member_pair, kind="stable")
+    pair_start = np.cumsum(pair_count) - pair_count
+    det_pair = m.pair[global_order]
+    reps = pair_count[det_pair]
+    entry_det = np.repeat(global_order, reps)
+    entry_group = member_group[by_pair[_ranges(pair_start[det_pair], reps)]]
+    by_group = np.argsort(entry_group, kind="stable")   # stable: keeps the ranking order inside a group
+    entry_det, entry_group = entry_det[by_group], entry_group[by_group]
+    del by_group, reps, det_pair
+
+    for mi in max_dets:
+        keep = m.rank[entry_det] < params.max_dets[mi]
+        e_det, e_group = entry_det[keep], entry_group[keep]
+        nd = np.bincount(e_group, minlength=n_groups)
+        group_start = np.cumsum(nd) - nd
+        for a in areas:
+            valid = group_has & (npig_group[:, a] > 0)
+            npig_a = np.maximum(npig_group[:, a], 1)
+            if need_reach:  # k_min depends on npig only: compute it once per distinct value
+                values, inverse = np.unique(npig_a, return_inverse=True)
+                reach = np.maximum(_k_min(values, params.rec_thrs), 1)[inverse]        # (K, R)
+            else:
+                reach = np.zeros((n_groups, 0), np.int64)
+            state_a = m.state[a][:, e_det] if len(e_det) else np.zeros((T, 0), np.uint8)
+            for t in range(T):
+                st = state_a[t]
+                tp_pos = np.flatnonzero(st == TP)
+                fp_cum = np.cumsum(st == FP, dtype=np.int64)
+                tp_group = e_group[tp_pos]
+                n_tp = np.bincount(tp_group, minlength=n_groups)
+                tp_first = np.cumsum(n_tp) - n_tp
+                k = (np.arange(len(tp_pos)) - tp_first[tp_group] + 1).astype(np.float64)   # tp_sum at the TP
+                fp_before = fp_cum[np.maximum(group_start - 1, 0)] if len(fp_cum) else np.zeros(n_groups, np.int64)
+                fp_before = np.where(group_start > 0, fp_before, 0)
+                fp_k = (fp_cum[tp_pos] - fp_before[tp_group]).astype(np.float64)
+                pr = k / (fp_k + k + np.spacing(1))                                     # pycocotools' order
+                envelope = _segment_reverse_cummax(pr, tp_group)
+                rec = np.where(nd > 0, n_tp / npig_a, 0.0)
+                yield mi, a, t, _Curve(valid, reach, n_tp, tp_first, nd, envelope, tp_group, rec)
+
+
+def _group_npig(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
+                n_groups: int) -> NDArray[np.int64]:
+    """num-gt per (group, area): non-ignored GT, or -1 for a group without any result."""
+    A = m.npig.shape[0]
+    group_has = np.zeros(n_groups, dtype=bool)
+    group_has[member_group[m.has_result[member_pair]]] = True
+    npig = np.stack([np.bincount(member_group, weights=m.npig[a][member_pair], minlength=n_groups)
+                     for a in range(A)], axis=1).astype(np.int64)
+    return np.where(group_has[:, None], npig, -1)
+
+
 def accumulate(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
                params: Params = Params(), *, areas: tuple[int, ...] | None = None,
                max_dets: tuple[int, ...] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
@@ -241,66 +331,47 @@ def accumulate(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray
     T, R = len(params.iou_thrs), len(params.rec_thrs)
     A, M = len(params.area_rngs), len(params.max_dets)
     areas = tuple(range(A)) if areas is None else areas
-    max_dets_idx = tuple(range(M)) if max_dets is None else max_dets
+    max_dets = tuple(range(M)) if max_dets is None else max_dets
     precision = -np.ones((T, R, n_groups, A, M))
     recall = -np.ones((T, n_groups, A, M))
+    for mi, a, t, c in _accumulate_iter(m, member_pair, member_group, n_groups, params, areas, max_dets):
+        precision[t, :, c.valid, a, mi] = c.q()[c.valid]
+        recall[t, c.valid, a, mi] = c.recall[c.valid]
+    return precision, recall, _group_npig(m, member_pair, member_group, n_groups)
 
-    # Which groups have a result at all (COCOeval: some pair evaluated to non-None).
-    group_has = np.zeros(n_groups, dtype=bool)
-    group_has[member_group[m.has_result[member_pair]]] = True
-    npig_group = np.zeros((n_groups, A), dtype=np.int64)
-    for a in range(A):
-        npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=n_groups).astype(np.int64)
-    npig_out = np.where(group_has[:, None], npig_group, -1)
 
-    # Expand detections to (group, detection) entries, in the global ranking order.
-    global_order = _stable_order(-m.score, m.pair, m.rank)
-    pair_count = np.bincount(member_pair, minlength=len(m.has_result))
-    by_pair = np.argsort(member_pair, kind="stable")
-    pair_start = np.cumsum(pair_count) - pair_count
-    det_pair = m.pair[global_order]
-    reps = pair_count[det_pair]
-    entry_det = np.repeat(global_order, reps)
-    entry_group = member_group[by_pair[_ranges(pair_start[det_pair], reps)]]
-    by_group = np.argsort(entry_group, kind="stable")   # stable: keeps the ranking order inside a group
-    entry_det, entry_group = entry_det[by_group], entry_group[by_group]
-
-    for mi in max_dets_idx:
-        if len(entry_det) == 0:  # no detection anywhere: every group with GT gets 0 (COCOeval's nd == 0)
-            for a in areas:
-                valid = group_has & (npig_group[:, a] > 0)
-                precision[:, :, valid, a, mi] = 0.0
-                recall[:, valid, a, mi] = 0.0
+def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
+                      params: Params = Params(), *, area: int = 0, max_det: int = -1,
+                      iou_index: int | None = None) -> NDArray[np.float64]:
+    """AP per group (mean interpolated precision over thresholds x recall points; -1 undefined) for many
+    small groups (per-description diagnostics), without (K, R) arrays: each TP's envelope value is
+    weighted by the number of recall thresholds that land on it. Equal to the pycocotools value up to
+    floating-point summation order."""
+    mi = max_det % len(params.max_dets)
+    R = len(params.rec_thrs)
+    total = np.zeros(n_groups)
+    count = np.zeros(n_groups)
+    hist_cache: dict[int, NDArray[np.int64]] = {}
+    npig = np.maximum(_group_npig(m, member_pair, member_group, n_groups)[:, area], 1)
+    for _, _, t, c in _accumulate_iter(m, member_pair, member_group, n_groups, params, (area,), (mi,),
+                                       need_reach=False):
+        if iou_index is not None and t != iou_index:
             continue
-        keep = m.rank[entry_det] < params.max_dets[mi]
-        e_det, e_group = entry_det[keep], entry_group[keep]
-        nd = np.bincount(e_group, minlength=n_groups)
-        for a in areas:
-            valid = group_has & (npig_group[:, a] > 0)
-            kmin = _k_min(np.maximum(npig_group[:, a], 1), params.rec_thrs)        # (K, R)
-            for t in range(T):
-                st = m.state[a, t][e_det]
-                tp, fp = st == TP, st == FP
-                fp_cum = np.cumsum(fp)
-                tp_pos = np.flatnonzero(tp)
-                tp_group = e_group[tp_pos]
-                n_tp = np.bincount(tp_group, minlength=n_groups)
-                tp_first = np.cumsum(n_tp) - n_tp
-                k = (np.arange(len(tp_pos)) - tp_first[tp_group] + 1).astype(np.float64)   # tp_sum at the TP
-                group_start = np.cumsum(nd) - nd
-                fp_before = np.where(group_start > 0, fp_cum[np.maximum(group_start - 1, 0)], 0)
-                fp_k = (fp_cum[tp_pos] - fp_before[tp_group]).astype(np.float64)
-                pr = k / (fp_k + k + np.spacing(1))                                     # pycocotools' order
-                envelope = _segment_reverse_cummax(pr, tp_group)
-                # q_r = envelope at the first TP reaching recall r (k_min-th TP), 0 beyond the last TP
-                reach = np.maximum(kmin, 1)
-                ok = (reach <= n_tp[:, None]) & (nd[:, None] > 0)
-                idx = np.where(ok, tp_first[:, None] + reach - 1, 0)
-                q = np.where(ok, envelope[idx] if len(envelope) else 0.0, 0.0)
-                rec = np.where(nd > 0, n_tp / np.maximum(npig_group[:, a], 1), 0.0)
-                precision[t, :, valid, a, mi] = q[valid]
-                recall[t, valid, a, mi] = rec[valid]
-    return precision, recall, npig_out
+        if len(c.envelope):
+            # weight of the k-th TP of a group = #recall thresholds whose reach is k (reach depends on npig)
+            k = np.arange(len(c.envelope)) - c.tp_first[c.tp_group] + 1
+            n_of_tp = npig[c.tp_group]
+            weights = np.zeros(len(k))
+            for n in np.unique(n_of_tp).tolist():
+                if n not in hist_cache:
+                    reach = np.maximum(_k_min(np.array([n]), params.rec_thrs)[0], 1)
+                    hist_cache[n] = np.bincount(reach, minlength=n + 2)
+                sel = n_of_tp == n
+                weights[sel] = hist_cache[n][k[sel]]
+            total += np.bincount(c.tp_group, weights=weights * c.envelope, minlength=n_groups)
+        total[~c.valid] = 0
+        count[c.valid] += R
+    return np.where(count > 0, total / np.maximum(count, 1), -1.0)
 
 
 def _mean_of_valid(s: NDArray[np.float64]) -> float:

@@ -128,30 +128,37 @@ def parse_predictions(entries: Any, gt: OmniLabelGT, *, source: str = "predictio
 
 
 def _groups(gt: OmniLabelGT) -> tuple[NDArray[np.int64], NDArray[np.int64], list[tuple[str, str]]]:
-    """Memberships (pair, group) for the six official groups, the same per source, and one per description."""
+    """Memberships (pair, group) for the six official groups, overall and per image source."""
     pairs, groups, names = [], [], []
-
-    def add(mask: NDArray[np.bool_], name: tuple[str, str]) -> None:
-        idx = np.flatnonzero(mask)
-        pairs.append(idx)
-        groups.append(np.full(len(idx), len(names)))
-        names.append(name)
-
     pair_source = np.asarray(gt.image_source, dtype=object)[gt.pair_image] if len(gt.pair_image) else np.zeros(0, object)
     scopes = [("all", np.ones(len(gt.pair_image), dtype=bool))]
     scopes += [(s, pair_source == s) for s in schema.SOURCES if s in set(gt.image_source)]
     for scope, in_scope in scopes:
         for g in schema.GROUPS:
             mask = in_scope & np.isin(gt.pair_type, g.types) & (gt.pair_words >= g.words[0]) & (gt.pair_words <= g.words[1])
-            add(mask, (scope, g.key))
-    order = np.argsort(gt.pair_descr, kind="stable")
-    d_sorted = gt.pair_descr[order]
-    uniq, start = np.unique(d_sorted, return_index=True)
-    base = len(names)
-    pairs.append(order)
-    groups.append(base + np.searchsorted(uniq, d_sorted))
-    names.extend(("descr_id", str(d)) for d in uniq.tolist())
+            idx = np.flatnonzero(mask)
+            pairs.append(idx)
+            groups.append(np.full(len(idx), len(names)))
+            names.append((scope, g.key))
     return np.concatenate(pairs), np.concatenate(groups), names
+
+
+def _per_description(gt: OmniLabelGT, matches: cocoeval.Matches) -> dict[str, list[Any]]:
+    """AP and AP50 of each description pooled over its images, worst first, as columns (diagnosis; the
+    summation order may differ from a pycocotools run restricted to that description by ~1e-16)."""
+    uniq, group = np.unique(gt.pair_descr, return_inverse=True)
+    pairs = np.arange(len(gt.pair_descr))
+    ap = cocoeval.mean_ap_per_group(matches, pairs, group, len(uniq), PARAMS, max_det=_MAX_DET_100)
+    ap50 = cocoeval.mean_ap_per_group(matches, pairs, group, len(uniq), PARAMS, max_det=_MAX_DET_100, iou_index=0)
+    npig = cocoeval._group_npig(matches, pairs, group, len(uniq))[:, 0]
+    is_category = np.zeros(len(uniq), dtype=bool)
+    is_category[group[gt.pair_type == schema.TYPE_C]] = True
+    order = np.lexsort((uniq, np.where(ap < 0, np.inf, ap)))
+    pct = lambda v: np.where(v[order] < 0, np.nan, v[order] * 100)  # noqa: E731  (NaN -> null in JSON)
+    return {"id": uniq[order], "text": [gt.descr_text[int(d)] for d in uniq[order]],
+            "type": np.where(is_category[order], "category", "description").tolist(),
+            "images": np.bincount(group, minlength=len(uniq))[order], "num_gt": npig[order],
+            "AP": pct(ap), "AP50": pct(ap50)}
 
 
 def _summary(precision: NDArray, recall: NDArray, npig: NDArray, g: int) -> dict[str, float]:
@@ -235,21 +242,7 @@ def score(gt: OmniLabelGT, predictions: Any, *, protocol: str = "official", spli
         "pr_curves": {"recall": rec, "categ": curve(index[("all", "categ")]), "descr": curve(index[("all", "descr")])},
     }
     if with_per_description:
-        per = []
-        pair_types = {}
-        for d, t in zip(gt.pair_descr.tolist(), gt.pair_type.tolist()):
-            pair_types.setdefault(d, set()).add(t)
-        for name in names:
-            if name[0] != "descr_id":
-                continue
-            s = _summary(precision, recall, npig, index[name])
-            d = int(name[1])
-            types = pair_types[d]
-            per.append({"id": d, "text": gt.descr_text[d],
-                        "type": "category" if types == {schema.TYPE_C} else "description",
-                        "num_gt": s["num_gt"], "AP": None if s["AP"] == -1 else s["AP"] * 100,
-                        "AP50": None if s["AP50"] == -1 else s["AP50"] * 100})
-        breakdowns["per_description"] = sorted(per, key=lambda r: (r["AP"] is None, r["AP"] if r["AP"] is not None else 0))
+        breakdowns["per_description"] = _per_description(gt, matches)
     counts = {**gt.counts, **counts}
     return Result(benchmark="omnilabel", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"split": split or "validation"})
