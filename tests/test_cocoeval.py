@@ -146,8 +146,7 @@ def test_mean_ap_per_group_equals_the_full_accumulation(data):
     res = run_engine(images, categories, anns, dets)
     K = len(res.category_ids)
     pairs = np.arange(len(res.matches.has_result))
-    fast = mean_ap_per_group(res.matches, pairs, pairs % K, K)
-    fast50 = mean_ap_per_group(res.matches, pairs, pairs % K, K, iou_index=0)
+    fast, fast50 = mean_ap_per_group(res.matches, pairs, pairs % K, K)
     p, r, _ = accumulate(res.matches, pairs, pairs % K, K)
     for k in range(K):
         exact = summary_value(p[:, :, [k]], r[:, [k]], Params(), ap=True)

@@ -262,7 +262,8 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
         npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=n_groups).astype(np.int64)
 
     # Expand detections to (group, detection) entries, in the global ranking order.
-    global_order = _stable_order(-m.score, m.pair, m.rank)
+    # Matches are in (pair, rank) order, so a stable sort on the score alone breaks ties by (pair, rank).
+    global_order = np.argsort(-m.score, kind="stable")
     pair_count = np.bincount(member_pair, minlength=len(m.has_result))
     by_pair = np.argsort(member_pair, kind="stable")
     pair_start = np.cumsum(pair_count) - pair_count
@@ -341,22 +342,20 @@ def accumulate(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray
 
 
 def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
-                      params: Params = Params(), *, area: int = 0, max_det: int = -1,
-                      iou_index: int | None = None) -> NDArray[np.float64]:
-    """AP per group (mean interpolated precision over thresholds x recall points; -1 undefined) for many
-    small groups (per-description diagnostics), without (K, R) arrays: each TP's envelope value is
-    weighted by the number of recall thresholds that land on it. Equal to the pycocotools value up to
-    floating-point summation order."""
+                      params: Params = Params(), *, area: int = 0, max_det: int = -1) -> tuple[NDArray, NDArray]:
+    """AP and AP@0.5 per group (mean interpolated precision over thresholds x recall points; -1 undefined)
+    for many small groups (per-description diagnostics), without (K, R) arrays: each TP's envelope value
+    is weighted by the number of recall thresholds that land on it. Equal to the pycocotools values up
+    to floating-point summation order."""
     mi = max_det % len(params.max_dets)
     R = len(params.rec_thrs)
-    total = np.zeros(n_groups)
+    t50 = int(np.flatnonzero(params.iou_thrs == 0.5)[0])
+    total, total50 = np.zeros(n_groups), np.zeros(n_groups)
     count = np.zeros(n_groups)
     hist_cache: dict[int, NDArray[np.int64]] = {}
     npig = np.maximum(_group_npig(m, member_pair, member_group, n_groups)[:, area], 1)
     for _, _, t, c in _accumulate_iter(m, member_pair, member_group, n_groups, params, (area,), (mi,),
                                        need_reach=False):
-        if iou_index is not None and t != iou_index:
-            continue
         if len(c.envelope):
             # weight of the k-th TP of a group = #recall thresholds whose reach is k (reach depends on npig)
             k = np.arange(len(c.envelope)) - c.tp_first[c.tp_group] + 1
@@ -368,10 +367,15 @@ def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: 
                     hist_cache[n] = np.bincount(reach, minlength=n + 2)
                 sel = n_of_tp == n
                 weights[sel] = hist_cache[n][k[sel]]
-            total += np.bincount(c.tp_group, weights=weights * c.envelope, minlength=n_groups)
-        total[~c.valid] = 0
+            step = np.bincount(c.tp_group, weights=weights * c.envelope, minlength=n_groups)
+            total += step
+            if t == t50:
+                total50 += step
         count[c.valid] += R
-    return np.where(count > 0, total / np.maximum(count, 1), -1.0)
+    valid = count > 0
+    ap = np.where(valid, total / np.maximum(count, 1), -1.0)
+    ap50 = np.where(valid, total50 / R, -1.0)
+    return ap, ap50
 
 
 def _mean_of_valid(s: NDArray[np.float64]) -> float:

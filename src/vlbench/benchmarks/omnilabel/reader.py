@@ -99,31 +99,33 @@ def parse_official(data: Any, source: str = "references") -> OmniLabelGT:
     file_of = {img["id"]: str(img.get("file_name", "")) for img in images}
 
     # Label spaces: descriptions in array order, each listing its images.
-    ls_image, ls_descr, ls_pos = [], [], []
+    ls_image: list[int] = []
+    ls_count: list[int] = []
     descr_text: dict[int, str] = {}
     descr_type: dict[int, int] = {}
     for pos, d in enumerate(data["descriptions"]):
-        entry = f"descriptions[{pos}]"
-        _require(isinstance(d, dict) and isinstance(d.get("id"), int) and isinstance(d.get("text"), str)
-                 and isinstance(d.get("image_ids"), list), "a description needs 'id' (int), 'text' and 'image_ids'",
-                 source, entry)
-        _require(d["id"] not in descr_text, f"duplicate description id {d['id']}", source, entry)
-        anno = d.get("anno_info") or {}
+        if not (isinstance(d, dict) and isinstance(d.get("id"), int) and isinstance(d.get("text"), str)
+                and isinstance(d.get("image_ids"), list)):
+            raise FormatError("a description needs 'id' (int), 'text' and 'image_ids'", file=source,
+                              entry=f"descriptions[{pos}]")
+        if d["id"] in descr_text:
+            raise FormatError(f"duplicate description id {d['id']}", file=source, entry=f"descriptions[{pos}]")
         descr_text[d["id"]] = d["text"]
-        descr_type[d["id"]] = schema.TYPE_DP if anno.get("type") == "object_description" else schema.TYPE_C
-        for img in d["image_ids"]:
-            ls_image.append(img)
-            ls_descr.append(d["id"])
-            ls_pos.append(pos)
+        descr_type[d["id"]] = schema.TYPE_DP if (d.get("anno_info") or {}).get("type") == "object_description" \
+            else schema.TYPE_C
+        ls_image.extend(d["image_ids"])
+        ls_count.append(len(d["image_ids"]))
+    ls_pos = np.repeat(np.arange(len(ls_count)), ls_count)
+    ls_descr = np.repeat(np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)), ls_count)
     descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
     ls_image_a = np.asarray(ls_image, dtype=np.int64)
     img_idx = np.searchsorted(image_ids, ls_image_a)
     known = (img_idx < len(image_ids)) & (image_ids[np.minimum(img_idx, max(len(image_ids) - 1, 0))] == ls_image_a) \
         if len(image_ids) else np.zeros(len(ls_image_a), bool)
     # Labels of images that are not in 'images' are never evaluated by the official code.
-    order = np.lexsort((np.asarray(ls_pos)[known], img_idx[known]))
+    order = np.lexsort((ls_pos[known], img_idx[known]))
     pair_image = img_idx[known][order]
-    pair_descr = np.asarray(ls_descr, dtype=np.int64)[known][order]
+    pair_descr = ls_descr[known][order]
     if len(pair_image) > 1:
         same = (np.diff(pair_image) == 0) & (np.diff(pair_descr) == 0)
         if same.any():
@@ -131,28 +133,41 @@ def parse_official(data: Any, source: str = "references") -> OmniLabelGT:
             raise FormatError(f"description {pair_descr[j]} lists image {image_ids[pair_image[j]]} twice "
                               "(the official evaluator asserts here)", file=source,
                               fix="remove the duplicate from its image_ids")
-    pair_words = np.asarray([len(descr_text[d].split()) for d in pair_descr.tolist()], dtype=np.int64)
+    words = np.fromiter((len(t.split()) for t in descr_text.values()), dtype=np.int64, count=len(descr_text))
+    by_id = np.fromiter(descr_text, dtype=np.int64, count=len(descr_text))
+    id_order = np.argsort(by_id)
+    pair_words = words[id_order][np.searchsorted(by_id[id_order], pair_descr)] if len(pair_descr) else np.zeros(0, np.int64)
 
     has_annotations = "annotations" in data
     anns = data.get("annotations") or []
     _require(isinstance(anns, list), "'annotations' must be a list", source)
-    box_pairs, box_rows, missing_iscrowd = [], [], 0
-    boxes, crowd, ids = [], [], []
+    missing_iscrowd = 0
+    boxes, crowd, ids, n_refs, ref_descr, box_image = [], [], [], [], [], []
     for i, a in enumerate(anns):
-        entry = f"annotations[{i}]"
-        _require(isinstance(a, dict) and "image_id" in a and "bbox" in a and "description_ids" in a and "id" in a,
-                 "an annotation needs 'id', 'image_id', 'bbox' and 'description_ids'", source, entry)
-        b = a["bbox"]
-        _require(isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b),
-                 f"'bbox' must be [x, y, w, h], got {b!r}", source, entry)
+        try:
+            b, refs = a["bbox"], a["description_ids"]
+            box_image.append(a["image_id"])
+            ids.append(a["id"])
+            ok = len(b) == 4 and isinstance(refs, list)
+        except (KeyError, TypeError):
+            ok = False
+        if not ok:
+            raise FormatError("an annotation needs 'id', 'image_id', 'bbox' ([x, y, w, h]) and 'description_ids' "
+                              "(a list)", file=source, entry=f"annotations[{i}]")
         if "iscrowd" not in a:
             missing_iscrowd += 1
         boxes.append(b)
         crowd.append(bool(a.get("iscrowd", 0)))
-        ids.append(a["id"])
-        for d in a["description_ids"]:
-            box_rows.append(i)
-            box_pairs.append((a["image_id"], d))
+        n_refs.append(len(refs))
+        ref_descr.extend(refs)
+    try:
+        box_arr = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    except (TypeError, ValueError):
+        bad = next(i for i, b in enumerate(boxes) if not all(isinstance(v, (int, float)) for v in b))
+        raise FormatError(f"'bbox' must be four numbers, got {boxes[bad]!r}", file=source,
+                          entry=f"annotations[{bad}]") from None
+    rows = np.repeat(np.arange(len(boxes)), n_refs)
+    box_pairs = len(rows) > 0
     if missing_iscrowd:
         notes.append(f"{missing_iscrowd} ground-truth box(es) have no 'iscrowd' and were read as 0 "
                      "(the official evaluator raises KeyError there)")
@@ -162,17 +177,15 @@ def parse_official(data: Any, source: str = "references") -> OmniLabelGT:
                             pair_type=np.zeros(n_pairs, np.int8), pair_words=pair_words,
                             gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool),
                             gt_id=np.zeros(0, np.int64), has_annotations=has_annotations, source=source)
-    rows = np.asarray(box_rows, dtype=np.int64)
     if box_pairs:
-        bp_img = np.asarray([p[0] for p in box_pairs], dtype=np.int64)
-        bp_descr = np.asarray([p[1] for p in box_pairs], dtype=np.int64)
+        bp_img = np.asarray(box_image, dtype=np.int64)[rows]
+        bp_descr = np.asarray(ref_descr, dtype=np.int64)
         idx = np.searchsorted(image_ids, bp_img)
         img_known = (idx < len(image_ids)) & (image_ids[np.minimum(idx, len(image_ids) - 1)] == bp_img)
         pair = np.where(img_known, gt_struct.pair_of(np.where(img_known, idx, 0), bp_descr), -1)
     else:
         pair = np.zeros(0, dtype=np.int64)
     inside = pair >= 0
-    box_arr = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     # Pair type: a description is positive in an image when any box of that image lists it (crowd included).
     pair_type = np.where(np.isin(pair_descr, [d for d, t in descr_type.items() if t == schema.TYPE_C]),
                          schema.TYPE_C, schema.TYPE_DN).astype(np.int8)

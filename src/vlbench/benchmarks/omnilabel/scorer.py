@@ -73,8 +73,10 @@ def parse_predictions(entries: Any, gt: OmniLabelGT, *, source: str = "predictio
     warnings: list[str] = []
     n = len(entries)
     try:
-        img = np.asarray([e["image_id"] for e in entries])
-        boxes = np.asarray([e["bbox"] for e in entries], dtype=None)
+        img_list = [e["image_id"] for e in entries]
+        img = np.asarray(img_list)
+        box_lists = [e["bbox"] for e in entries]
+        boxes = np.asarray(box_lists, dtype=None)
         dids = [e["description_ids"] for e in entries]
         scs = [e["scores"] for e in entries]
         lens = np.fromiter(map(len, dids), dtype=np.int64, count=n)
@@ -84,7 +86,9 @@ def parse_predictions(entries: Any, gt: OmniLabelGT, *, source: str = "predictio
         d_flat = np.asarray(list(itertools.chain.from_iterable(dids)))
         s_flat = np.asarray(list(itertools.chain.from_iterable(scs)))
         ok = ok and (len(d_flat) == 0 or (d_flat.dtype.kind == "i" and s_flat.dtype.kind in "if"))
-        ok = ok and bool not in set(map(type, itertools.chain.from_iterable(boxes.tolist() if n else [])))
+        # numpy turns a stray true/false into 1/0 silently; JSON booleans are not coordinates or ids.
+        ok = ok and bool not in set(map(type, itertools.chain.from_iterable(box_lists)))
+        ok = ok and bool not in set(map(type, itertools.chain.from_iterable(dids))) and bool not in set(map(type, img_list))
     except (KeyError, TypeError, ValueError):
         ok = False
     if not ok:
@@ -148,8 +152,7 @@ def _per_description(gt: OmniLabelGT, matches: cocoeval.Matches) -> dict[str, li
     summation order may differ from a pycocotools run restricted to that description by ~1e-16)."""
     uniq, group = np.unique(gt.pair_descr, return_inverse=True)
     pairs = np.arange(len(gt.pair_descr))
-    ap = cocoeval.mean_ap_per_group(matches, pairs, group, len(uniq), PARAMS, max_det=_MAX_DET_100)
-    ap50 = cocoeval.mean_ap_per_group(matches, pairs, group, len(uniq), PARAMS, max_det=_MAX_DET_100, iou_index=0)
+    ap, ap50 = cocoeval.mean_ap_per_group(matches, pairs, group, len(uniq), PARAMS, max_det=_MAX_DET_100)
     npig = cocoeval._group_npig(matches, pairs, group, len(uniq))[:, 0]
     is_category = np.zeros(len(uniq), dtype=bool)
     is_category[group[gt.pair_type == schema.TYPE_C]] = True
