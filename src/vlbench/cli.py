@@ -37,13 +37,38 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("build", help="build the Hub dataset folder from the official raw release")
     b.add_argument("benchmark")
-    b.add_argument("--raw", required=True, help="the official release (folder or annotation file)")
+    b.add_argument("--raw", required=True, nargs="+",
+                   help="the official release: Ref-L4 folder; OmniLabel dataset JSON(s) (val and/or test)")
     b.add_argument("--out", required=True, help="output folder (Hub repo layout)")
-    b.add_argument("--images", default=None, help="image folder or archive, if not inside --raw")
+    b.add_argument("--images", "--images-root", dest="images", default=None,
+                   help="image folder or archive (Ref-L4: if not inside --raw; OmniLabel: the root of the file_name paths)")
     b.add_argument("--allow-missing-images", action="store_true",
                    help="write rows whose image is missing without image instead of failing")
     b.add_argument("--max-shard-mb", type=int, default=None, help="Parquet shard size (default 300)")
+    e = sub.add_parser("export", help="write the official annotation file back from a Hub folder")
+    e.add_argument("benchmark")
+    e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
+    e.add_argument("--out", required=True, help="output JSON file")
+    e.add_argument("--split", default=None, help="split to export (OmniLabel: validation or test)")
     return p
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    import json
+
+    from .benchmarks import get_benchmark
+    from .errors import InputError
+
+    info = get_benchmark(args.benchmark)
+    reader = info.module("reader")
+    if not hasattr(reader, "export"):
+        raise InputError(f"{info.id} has no export", fix="export exists for omnilabel, ovdeval and nocaps")
+    data = reader.export(args.folder, split=args.split or info.default_split)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data), encoding="utf-8")
+    print(f"wrote {out}")
+    return 0
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -82,7 +107,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     kwargs = {"images": args.images, "allow_missing_images": args.allow_missing_images}
     if args.max_shard_mb:
         kwargs["max_shard_bytes"] = args.max_shard_mb * 1024**2
-    report = reader.build(args.raw, args.out, **kwargs)
+    raw = args.raw[0] if len(args.raw) == 1 else args.raw
+    report = reader.build(raw, args.out, **kwargs)
     print(f"built {info.pretty_name} into {args.out}")
     for line in report.lines():
         print("  " + line)
@@ -98,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .errors import VlbenchError
 
     try:
-        return {"score": _cmd_score, "build": _cmd_build}[args.command](args)
+        return {"score": _cmd_score, "build": _cmd_build, "export": _cmd_export}[args.command](args)
     except VlbenchError as exc:
         print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

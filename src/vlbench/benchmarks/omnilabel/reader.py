@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from ...errors import FormatError, InputError
 from . import schema
 
-__all__ = ["OmniLabelGT", "parse_official", "load_references", "build", "export", "BuildReport"]
+__all__ = ["OmniLabelGT", "parse_official", "gt_from_rows", "load_references", "build", "export", "BuildReport"]
 
 _BOX_FIELDS = ("id", "image_id", "bbox", "description_ids", "iscrowd", "area", "category_id", "isfake",
                "isreflected")
@@ -74,11 +74,31 @@ def _require(cond: bool, message: str, source: str, entry: str | None = None, fi
         raise FormatError(message, file=source, entry=entry, fix=fix)
 
 
-def parse_official(data: Any, source: str = "references") -> OmniLabelGT:
-    """Official dataset JSON -> :class:`OmniLabelGT` (the ``OmniLabel`` loader's rules, with clear errors)."""
+@dataclass
+class _Parts:
+    """What the scorer needs, as read from the official JSON or from Hub rows, before assembly."""
+
+    image_ids: list[int]
+    file_names: list[str]
+    descr_text: dict[int, str]
+    descr_type: dict[int, int]                # TYPE_C or TYPE_DP (refined into DP / DN per image later)
+    ls_image: list[int]                       # label-space entries: image id, description id, and a rank
+    ls_descr: NDArray[np.int64]               # that orders the entries within an image
+    ls_rank: NDArray[np.int64]
+    box_image: list[int] = field(default_factory=list)
+    box_id: list[int] = field(default_factory=list)
+    box_xywh: list[list[float]] = field(default_factory=list)
+    box_crowd: list[bool] = field(default_factory=list)
+    box_refs: list[list[int]] = field(default_factory=list)
+    has_annotations: bool = True
+    missing_iscrowd: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _parts_from_official(data: Any, source: str) -> _Parts:
     _require(isinstance(data, dict), "an OmniLabel dataset JSON is an object with 'images' and 'descriptions'",
              source, fix="pass dataset_all_val_v0.1.3.json (or a Hub folder built by vlbench)")
-    if isinstance(data, dict) and "categories" in data and "descriptions" not in data:
+    if "categories" in data and "descriptions" not in data:
         raise FormatError("this looks like a COCO-style file (OVDEval?), not an OmniLabel dataset JSON", file=source,
                           fix="score it with 'vlbench score ovdeval'")
     for key in ("images", "descriptions"):
@@ -88,17 +108,10 @@ def parse_official(data: Any, source: str = "references") -> OmniLabelGT:
     if isinstance(info, dict) and "omnilabel" in str(info.get("name", "")).lower() \
             and str(info.get("version")) not in ("0.1.3", "None"):
         notes.append(f"the ground truth is version {info.get('version')}; the official evaluator expects 0.1.3")
-
-    images = data["images"]
-    for i, img in enumerate(images):
+    for i, img in enumerate(data["images"]):
         _require(isinstance(img, dict) and isinstance(img.get("id"), int) and not isinstance(img.get("id"), bool),
                  "an image needs an integer 'id'", source, f"images[{i}]")
-    image_ids_file = [img["id"] for img in images]
-    image_ids = np.unique(np.asarray(image_ids_file, dtype=np.int64))
-    _require(len(image_ids) == len(image_ids_file), "duplicate image ids", source)
-    file_of = {img["id"]: str(img.get("file_name", "")) for img in images}
-
-    # Label spaces: descriptions in array order, each listing its images.
+    # Label spaces: descriptions in array order, each listing its images; the rank is the array position.
     ls_image: list[int] = []
     ls_count: list[int] = []
     descr_text: dict[int, str] = {}
@@ -115,17 +128,47 @@ def parse_official(data: Any, source: str = "references") -> OmniLabelGT:
             else schema.TYPE_C
         ls_image.extend(d["image_ids"])
         ls_count.append(len(d["image_ids"]))
-    ls_pos = np.repeat(np.arange(len(ls_count)), ls_count)
-    ls_descr = np.repeat(np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)), ls_count)
-    descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
-    ls_image_a = np.asarray(ls_image, dtype=np.int64)
+    parts = _Parts(image_ids=[img["id"] for img in data["images"]],
+                   file_names=[str(img.get("file_name", "")) for img in data["images"]],
+                   descr_text=descr_text, descr_type=descr_type, ls_image=ls_image,
+                   ls_descr=np.repeat(np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)), ls_count),
+                   ls_rank=np.repeat(np.arange(len(ls_count)), ls_count),
+                   has_annotations="annotations" in data, notes=notes)
+    anns = data.get("annotations") or []
+    _require(isinstance(anns, list), "'annotations' must be a list", source)
+    for i, a in enumerate(anns):
+        try:
+            b, refs = a["bbox"], a["description_ids"]
+            ok = len(b) == 4 and isinstance(refs, list)
+            parts.box_image.append(a["image_id"])
+            parts.box_id.append(a["id"])
+        except (KeyError, TypeError):
+            ok = False
+        if not ok:
+            raise FormatError("an annotation needs 'id', 'image_id', 'bbox' ([x, y, w, h]) and 'description_ids' "
+                              "(a list)", file=source, entry=f"annotations[{i}]")
+        if "iscrowd" not in a:
+            parts.missing_iscrowd += 1
+        parts.box_xywh.append(b)
+        parts.box_crowd.append(bool(a.get("iscrowd", 0)))
+        parts.box_refs.append(refs)
+    return parts
+
+
+def _assemble(parts: _Parts, source: str) -> OmniLabelGT:
+    """Pairs in the official order (image id, then label-space rank), GT copies per pair, pair types."""
+    image_ids = np.unique(np.asarray(parts.image_ids, dtype=np.int64))
+    _require(len(image_ids) == len(parts.image_ids), "duplicate image ids", source)
+    file_of = dict(zip(parts.image_ids, parts.file_names))
+    descr_text = parts.descr_text
+    ls_image_a = np.asarray(parts.ls_image, dtype=np.int64)
     img_idx = np.searchsorted(image_ids, ls_image_a)
     known = (img_idx < len(image_ids)) & (image_ids[np.minimum(img_idx, max(len(image_ids) - 1, 0))] == ls_image_a) \
         if len(image_ids) else np.zeros(len(ls_image_a), bool)
     # Labels of images that are not in 'images' are never evaluated by the official code.
-    order = np.lexsort((ls_pos[known], img_idx[known]))
+    order = np.lexsort((parts.ls_rank[known], img_idx[known]))
     pair_image = img_idx[known][order]
-    pair_descr = ls_descr[known][order]
+    pair_descr = parts.ls_descr[known][order]
     if len(pair_image) > 1:
         same = (np.diff(pair_image) == 0) & (np.diff(pair_descr) == 0)
         if same.any():
@@ -133,73 +176,96 @@ def parse_official(data: Any, source: str = "references") -> OmniLabelGT:
             raise FormatError(f"description {pair_descr[j]} lists image {image_ids[pair_image[j]]} twice "
                               "(the official evaluator asserts here)", file=source,
                               fix="remove the duplicate from its image_ids")
-    words = np.fromiter((len(t.split()) for t in descr_text.values()), dtype=np.int64, count=len(descr_text))
-    by_id = np.fromiter(descr_text, dtype=np.int64, count=len(descr_text))
-    id_order = np.argsort(by_id)
-    pair_words = words[id_order][np.searchsorted(by_id[id_order], pair_descr)] if len(pair_descr) else np.zeros(0, np.int64)
-
-    has_annotations = "annotations" in data
-    anns = data.get("annotations") or []
-    _require(isinstance(anns, list), "'annotations' must be a list", source)
-    missing_iscrowd = 0
-    boxes, crowd, ids, n_refs, ref_descr, box_image = [], [], [], [], [], []
-    for i, a in enumerate(anns):
-        try:
-            b, refs = a["bbox"], a["description_ids"]
-            box_image.append(a["image_id"])
-            ids.append(a["id"])
-            ok = len(b) == 4 and isinstance(refs, list)
-        except (KeyError, TypeError):
-            ok = False
-        if not ok:
-            raise FormatError("an annotation needs 'id', 'image_id', 'bbox' ([x, y, w, h]) and 'description_ids' "
-                              "(a list)", file=source, entry=f"annotations[{i}]")
-        if "iscrowd" not in a:
-            missing_iscrowd += 1
-        boxes.append(b)
-        crowd.append(bool(a.get("iscrowd", 0)))
-        n_refs.append(len(refs))
-        ref_descr.extend(refs)
+    descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
+    words = np.asarray([len(descr_text[d].split()) for d in descr_ids.tolist()], dtype=np.int64)
+    pair_words = words[np.searchsorted(descr_ids, pair_descr)] if len(pair_descr) else np.zeros(0, np.int64)
     try:
-        box_arr = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+        box_arr = np.asarray(parts.box_xywh, dtype=np.float64).reshape(-1, 4)
     except (TypeError, ValueError):
-        bad = next(i for i, b in enumerate(boxes) if not all(isinstance(v, (int, float)) for v in b))
-        raise FormatError(f"'bbox' must be four numbers, got {boxes[bad]!r}", file=source,
+        bad = next(i for i, b in enumerate(parts.box_xywh) if not all(isinstance(v, (int, float)) for v in b))
+        raise FormatError(f"'bbox' must be four numbers, got {parts.box_xywh[bad]!r}", file=source,
                           entry=f"annotations[{bad}]") from None
-    rows = np.repeat(np.arange(len(boxes)), n_refs)
-    box_pairs = len(rows) > 0
-    if missing_iscrowd:
-        notes.append(f"{missing_iscrowd} ground-truth box(es) have no 'iscrowd' and were read as 0 "
+    rows = np.repeat(np.arange(len(parts.box_xywh)), [len(r) for r in parts.box_refs]).astype(np.int64)
+    notes = list(parts.notes)
+    if parts.missing_iscrowd:
+        notes.append(f"{parts.missing_iscrowd} ground-truth box(es) have no 'iscrowd' and were read as 0 "
                      "(the official evaluator raises KeyError there)")
     n_pairs = len(pair_image)
-    gt_struct = OmniLabelGT(image_ids=image_ids, image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
-                            descr_ids=descr_ids, descr_text=descr_text, pair_image=pair_image, pair_descr=pair_descr,
-                            pair_type=np.zeros(n_pairs, np.int8), pair_words=pair_words,
-                            gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool),
-                            gt_id=np.zeros(0, np.int64), has_annotations=has_annotations, source=source)
-    if box_pairs:
-        bp_img = np.asarray(box_image, dtype=np.int64)[rows]
-        bp_descr = np.asarray(ref_descr, dtype=np.int64)
+    skeleton = OmniLabelGT(image_ids=image_ids, image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
+                           descr_ids=descr_ids, descr_text=descr_text, pair_image=pair_image, pair_descr=pair_descr,
+                           pair_type=np.zeros(n_pairs, np.int8), pair_words=pair_words,
+                           gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool),
+                           gt_id=np.zeros(0, np.int64), has_annotations=parts.has_annotations, source=source)
+    if len(rows):
+        bp_img = np.asarray(parts.box_image, dtype=np.int64)[rows]
+        bp_descr = np.asarray([d for refs in parts.box_refs for d in refs], dtype=np.int64)
         idx = np.searchsorted(image_ids, bp_img)
         img_known = (idx < len(image_ids)) & (image_ids[np.minimum(idx, len(image_ids) - 1)] == bp_img)
-        pair = np.where(img_known, gt_struct.pair_of(np.where(img_known, idx, 0), bp_descr), -1)
+        pair = np.where(img_known, skeleton.pair_of(np.where(img_known, idx, 0), bp_descr), -1)
     else:
         pair = np.zeros(0, dtype=np.int64)
     inside = pair >= 0
     # Pair type: a description is positive in an image when any box of that image lists it (crowd included).
-    pair_type = np.where(np.isin(pair_descr, [d for d, t in descr_type.items() if t == schema.TYPE_C]),
-                         schema.TYPE_C, schema.TYPE_DN).astype(np.int8)
+    categories = [d for d, t in parts.descr_type.items() if t == schema.TYPE_C]
+    pair_type = np.where(np.isin(pair_descr, categories), schema.TYPE_C, schema.TYPE_DN).astype(np.int8)
     positive = np.zeros(n_pairs, dtype=bool)
     positive[pair[inside]] = True
     pair_type[(pair_type == schema.TYPE_DN) & positive] = schema.TYPE_DP
-    counts = {"images": len(image_ids), "descriptions": len(descr_text), "gt_boxes": len(anns),
+    counts = {"images": len(image_ids), "descriptions": len(descr_text), "gt_boxes": len(parts.box_xywh),
               "labelspace_entries": n_pairs, "gt_copies": int(inside.sum()),
               "gt_copies_outside_labelspace": int((~inside).sum())}
-    return OmniLabelGT(**{**gt_struct.__dict__, "pair_type": pair_type,
-                          "gt_pair": pair[inside], "gt_box": box_arr[rows[inside]] if len(rows) else np.zeros((0, 4)),
-                          "gt_iscrowd": np.asarray(crowd, dtype=bool)[rows[inside]] if len(rows) else np.zeros(0, bool),
-                          "gt_id": np.asarray(ids, dtype=np.int64)[rows[inside]] if len(rows) else np.zeros(0, np.int64),
+    kept = rows[inside]
+    return OmniLabelGT(**{**skeleton.__dict__, "pair_type": pair_type, "gt_pair": pair[inside],
+                          "gt_box": box_arr[kept], "gt_iscrowd": np.asarray(parts.box_crowd, dtype=bool).reshape(-1)[kept],
+                          "gt_id": np.asarray(parts.box_id, dtype=np.int64).reshape(-1)[kept],
                           "counts": counts, "notes": notes})
+
+
+def parse_official(data: Any, source: str = "references") -> OmniLabelGT:
+    """Official dataset JSON -> :class:`OmniLabelGT` (the ``OmniLabel`` loader's rules, with clear errors)."""
+    return _assemble(_parts_from_official(data, source), source)
+
+
+def gt_from_rows(rows: list[dict[str, Any]], source: str = "references") -> OmniLabelGT:
+    """Rows of the Hub dataset (``image_id``, ``labelspace``, ``boxes``; ``file_name`` optional) -> records.
+
+    The label-space order inside each row is the official one, which is all the pooled ranking needs.
+    """
+    if not rows:
+        raise InputError("no reference rows were given", file=source)
+    descr_text: dict[int, str] = {}
+    descr_type: dict[int, int] = {}
+    ls_image, ls_descr, ls_rank = [], [], []
+    parts = _Parts(image_ids=[], file_names=[], descr_text=descr_text, descr_type=descr_type, ls_image=ls_image,
+                   ls_descr=np.zeros(0, np.int64), ls_rank=np.zeros(0, np.int64))
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or any(k not in row for k in ("image_id", "labelspace", "boxes")):
+            raise FormatError(f"reference {i} needs 'image_id', 'labelspace' and 'boxes'", file=source,
+                              fix="pass rows of the OmniLabel Hub dataset (validation split)")
+        parts.image_ids.append(row["image_id"])
+        parts.file_names.append(str(row.get("file_name") or ""))
+        for rank, entry in enumerate(row["labelspace"]):
+            kind = entry.get("type")
+            is_descr = kind in (1, "description", "object_description")
+            if descr_text.get(entry["id"], entry["text"]) != entry["text"]:
+                raise FormatError(f"description {entry['id']} has two different texts", file=source,
+                                  entry=f"reference {i}")
+            descr_text[entry["id"]] = entry["text"]
+            descr_type[entry["id"]] = schema.TYPE_DP if is_descr else schema.TYPE_C
+            ls_image.append(row["image_id"])
+            ls_descr.append(entry["id"])
+            ls_rank.append(rank)
+        for box in row["boxes"]:
+            parts.box_image.append(row["image_id"])
+            parts.box_id.append(box["id"])
+            parts.box_xywh.append(box["bbox"])
+            if box.get("iscrowd") is None:
+                parts.missing_iscrowd += 1
+            parts.box_crowd.append(bool(box.get("iscrowd") or 0))
+            parts.box_refs.append(list(box["description_ids"]))
+    parts.ls_descr = np.asarray(ls_descr, dtype=np.int64)
+    parts.ls_rank = np.asarray(ls_rank, dtype=np.int64)
+    return _assemble(parts, source)
 
 
 def load_references(ref: str | os.PathLike, split: str | None = None) -> OmniLabelGT:

@@ -287,6 +287,8 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
     from ...hub import MAX_SHARD_BYTES, ShardedParquetWriter, card_yaml, write_card
     from .card import card_body, card_metadata
 
+    if isinstance(raw, (list, tuple)):
+        raise InputError("Ref-L4 is built from one release folder", fix="pass one --raw folder")
     raw, out = Path(raw), Path(out)
     tables = release_tables(raw)
     source = _find_images(raw, Path(images) if images else None)

@@ -1,0 +1,125 @@
+"""OmniLabel metric for 🤗 Evaluate: the 13 numbers of the official OmniLabelEval (omnilabeltools),
+number for number. A thin face over ``vlbench`` (all logic lives in the engine)."""
+
+import warnings
+
+import datasets
+import evaluate
+
+from vlbench.benchmarks.omnilabel.card import CITATION as _CITATION
+from vlbench.benchmarks.omnilabel.reader import gt_from_rows
+from vlbench.benchmarks.omnilabel.scorer import score
+
+_DESCRIPTION = """\
+OmniLabel scores language-based object detection. Each image has its own label space of plain
+categories and free-form descriptions (some negative: they refer to nothing in the image). A
+prediction is a box scored for one or more label-space entries. Matching is COCO-style per
+(image, description) pair (IoU >= t, crowd boxes ignored, 100 detections per pair), but AP is
+pooled: all pairs of a group share one score ranking. Groups: categ, descr, descr-pos and
+descr-S/M/L (<=3, 4-8, >=9 words). AP = 2 * AP_categ * AP_descr / (AP_categ + AP_descr + 1e-5),
+computed on fractions; every value is then reported in percent, None where a group has no GT.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: one dict per image: `{"boxes": [[x, y, w, h], ...], "scores": [...], "description_ids": [...]}`
+        in pixels; per box either one score and one description id, or a list of each (same length).
+    references: rows of the OmniLabel Hub dataset (validation split): `image_id`, `labelspace`
+        (list of `{id, text, type}`, type "category"/"description" or its class index) and `boxes`
+        (list of `{id, bbox [x, y, w, h], description_ids, iscrowd}`); other keys are ignored.
+    protocol: "official" (default; reproduces OmniLabelEval, pycocotools' GT-id-0 quirk included) or
+        "corrected" (a match to a GT box with id 0 counts as a match).
+    return_details: if True, also return "breakdowns" (per source, PR curves, per description),
+        "counts" and "warnings".
+Returns:
+    AP, AP_categ, AP_descr, AP_descr_pos, AP_descr_S, AP_descr_M, AP_descr_L, AP50_descr, AP75_descr,
+    AP50_categ, AP75_categ, AR_descr, AR_categ (percent, or None).
+Examples:
+    >>> import evaluate
+    >>> metric = evaluate.load("metrics/omnilabel")
+    >>> ref = {"image_id": 1, "labelspace": [{"id": 1, "text": "person", "type": "category"},
+    ...                                      {"id": 7, "text": "a person holding an umbrella", "type": "description"}],
+    ...        "boxes": [{"id": 1, "bbox": [10, 10, 50, 100], "description_ids": [1, 7], "iscrowd": 0}]}
+    >>> pred = {"boxes": [[10, 10, 50, 98]], "scores": [[0.9, 0.8]], "description_ids": [[1, 7]]}
+    >>> result = metric.compute(predictions=[pred], references=[ref])  # IoU 0.98: a hit at every threshold
+    >>> round(result["AP_descr"], 6), round(result["AP"], 4)   # AP carries the official +1e-5 of the harmonic mean
+    (100.0, 99.9995)
+"""
+
+_LS_KEYS = ("id", "text", "type")
+_BOX_KEYS = ("id", "bbox", "description_ids", "iscrowd")
+
+
+def _slim_reference(ref):
+    """Keep what the metric needs, so whole Hub rows (image, file names, ...) can be passed."""
+    if not isinstance(ref, dict):
+        return ref
+    labelspace = [{k: (("description" if e.get(k) == 1 else "category") if k == "type" and isinstance(e.get(k), int)
+                       else e.get(k)) for k in _LS_KEYS} for e in ref.get("labelspace") or []]
+    boxes = [{k: b.get(k) for k in _BOX_KEYS} for b in ref.get("boxes") or []]
+    return {"image_id": ref.get("image_id"), "labelspace": labelspace, "boxes": boxes}
+
+
+def _lists_per_box(prediction):
+    """One score / description per box -> one-element lists, the official multi-label form."""
+    if not isinstance(prediction, dict):
+        return prediction
+    scores, ids = prediction.get("scores"), prediction.get("description_ids")
+    if isinstance(scores, list) and scores and not isinstance(scores[0], (list, tuple)):
+        scores = [[s] for s in scores]
+    if isinstance(ids, list) and ids and not isinstance(ids[0], (list, tuple)):
+        ids = [[d] for d in ids]
+    return {"boxes": prediction.get("boxes"), "scores": scores, "description_ids": ids}
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class OmniLabel(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({
+                "predictions": {
+                    "boxes": datasets.List(datasets.List(datasets.Value("float64"))),
+                    "scores": datasets.List(datasets.List(datasets.Value("float64"))),
+                    "description_ids": datasets.List(datasets.List(datasets.Value("int64"))),
+                },
+                "references": {
+                    "image_id": datasets.Value("int64"),
+                    "labelspace": datasets.List({"id": datasets.Value("int64"), "text": datasets.Value("string"),
+                                                 "type": datasets.Value("string")}),
+                    "boxes": datasets.List({"id": datasets.Value("int64"),
+                                            "bbox": datasets.List(datasets.Value("float64")),
+                                            "description_ids": datasets.List(datasets.Value("int64")),
+                                            "iscrowd": datasets.Value("int64")}),
+                },
+            }),
+            codebase_urls=["https://github.com/samschulter/omnilabeltools"],
+            reference_urls=["https://www.omnilabel.org"],
+        )
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one image's prediction and its reference row."""
+        super().add(prediction=_lists_per_box(prediction), reference=_slim_reference(reference), **kwargs)
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of predictions and reference rows (or a Dataset batch)."""
+        if isinstance(references, dict):
+            references = [dict(zip(references, values)) for values in zip(*references.values())]
+        super().add_batch(predictions=[_lists_per_box(p) for p in predictions or []] or predictions,
+                          references=[_slim_reference(r) for r in references or []] or references, **kwargs)
+
+    def _compute(self, predictions, references, protocol="official", return_details=False):
+        gt = gt_from_rows(list(references), source="references")
+        entries = []
+        for ref, pred in zip(references, predictions):
+            for box, scores, ids in zip(pred["boxes"], pred["scores"], pred["description_ids"]):
+                entries.append({"image_id": ref["image_id"], "bbox": box, "description_ids": ids, "scores": scores})
+        result = score(gt, entries, protocol=protocol, with_per_description=return_details)
+        for message in result.warnings:
+            warnings.warn(message, stacklevel=3)
+        out = dict(result.metrics)
+        if return_details:
+            out.update(breakdowns=result.breakdowns, counts=result.counts, warnings=result.warnings)
+        return out
