@@ -49,3 +49,19 @@ def small_release(tmp_path_factory) -> tuple[Path, list[dict]]:
     rows = synthetic.make_rows(60, seed=3, n_images=15, image_size=(800, 600), val_fraction=0.4)
     out = synthetic.make_release(tmp_path_factory.mktemp("release"), rows, archive=True)
     return out, rows
+
+
+@pytest.fixture(scope="session")
+def omnilabel_sample() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("vlbench").joinpath("samples/omnilabel")))
+
+
+@pytest.fixture(autouse=True)
+def _own_datasets_cache(tmp_path, monkeypatch):
+    """Each test gets its own datasets cache: datasets keys the cache of a local folder on its name and
+    layout, so two different folders both called "hub" would otherwise share (stale) Arrow files."""
+    import datasets.config
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets-cache")

@@ -1,0 +1,204 @@
+"""OmniLabel: golden parity (CLI and evaluate), lossless Hub round trip, bad input."""
+
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+
+import pytest
+from datasets import load_dataset
+
+from conftest import ROOT, SHARED, golden_cases, run_cli
+from vlbench import api
+from vlbench.benchmarks.omnilabel import schema
+from vlbench.benchmarks.omnilabel.reader import build, export, parse_official
+from vlbench.benchmarks.omnilabel.scorer import score
+from vlbench.errors import FormatError, InputError, PredictionError
+
+CASES = golden_cases("omnilabel")
+TOL = 1e-6
+
+
+def agree(got: dict, expected: dict) -> list[str]:
+    return [k for k, v in expected.items()
+            if not ((v is None and got.get(k) is None) or (v is not None and got.get(k) is not None
+                                                             and abs(got[k] - v) <= TOL))]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_cli_matches_official(case, tmp_path):
+    expected = json.loads((case / "expected.json").read_text())
+    out = tmp_path / "r.json"
+    run_cli("score", "omnilabel", "--references", str(case / "references.json"), "--predictions",
+            str(case / "predictions.json"), "--output", str(out), "--quiet", check=True)
+    assert not agree(json.loads(out.read_text())["metrics"], expected["metrics"])
+
+
+@pytest.fixture(scope="module")
+def omnilabel_metric():
+    import evaluate
+
+    return evaluate.load(str(ROOT / "metrics" / "omnilabel"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hub_rows_through_evaluate_match_official(case, omnilabel_metric, tmp_path):
+    """official JSON -> vlbench build -> load_dataset -> evaluate.load("metrics/omnilabel") -> official numbers."""
+    expected = json.loads((case / "expected.json").read_text())
+    build(case / "references.json", tmp_path / "hub")
+    # own cache dir: datasets caches local folders by name and layout, and every case here is a "hub" folder
+    ds = load_dataset(str(tmp_path / "hub"), split="validation", cache_dir=str(tmp_path / "cache"))
+    preds = json.loads((case / "predictions.json").read_text())
+    by_image: dict[int, list[dict]] = {}
+    for p in preds:
+        by_image.setdefault(p["image_id"], []).append(p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for row in ds:
+            mine = by_image.get(row["image_id"], [])
+            omnilabel_metric.add(prediction={"boxes": [p["bbox"] for p in mine], "scores": [p["scores"] for p in mine],
+                                             "description_ids": [p["description_ids"] for p in mine]}, reference=row)
+        got = omnilabel_metric.compute()
+    assert not agree(got, expected["metrics"])
+
+
+def test_id_zero_quirk_is_reported_and_corrected():
+    case = next(c for c in CASES if c.name == "gt_id_zero")
+    twin = next(c for c in CASES if c.name == "edge_handmade")  # same set with ids from 1
+    official = api.score("omnilabel", case / "references.json", case / "predictions.json")
+    corrected = api.score("omnilabel", case / "references.json", case / "predictions.json", protocol="corrected")
+    same_set = json.loads((twin / "expected.json").read_text())["metrics"]
+    assert any("annotation id 0" in w for w in official.warnings)
+    assert not agree(corrected.metrics, same_set)
+
+
+def _lossless(data: dict, tmp_path, images=None) -> None:
+    build(_write(tmp_path / "gt.json", data), tmp_path / "hub", images=images)
+    assert export(tmp_path / "hub", "validation") == data
+
+
+def _write(path, data):
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("name", ["edge_handmade", "random_small", "real_8357"])
+def test_round_trip_is_lossless(name, tmp_path):
+    data = json.loads((SHARED / "golden" / "omnilabel" / name / "references.json").read_text())
+    _lossless(data, tmp_path)
+
+
+def test_round_trip_keeps_odd_fields_and_order(tmp_path):
+    data = json.loads((SHARED / "realdata" / "omnilabel" / "8357.json").read_text())
+    data = copy.deepcopy(data)
+    data["info"] = {"name": "OmniLabel", "version": "0.1.3", "url": "https://www.omnilabel.org"}
+    data["images"][0]["height"] = 480
+    data["annotations"].reverse()                       # not grouped by id
+    data["annotations"][0]["note"] = {"x": [1, 2]}      # an unknown key
+    data["descriptions"][0]["anno_info"]["extra_flag"] = True
+    del data["annotations"][1]["iscrowd"]               # missing field stays missing
+    _lossless(data, tmp_path)
+
+
+def test_sample_release_builds_with_images_and_every_config_loads(tmp_path, omnilabel_sample):
+    report = build([omnilabel_sample / "dataset_val.json", omnilabel_sample / "dataset_test.json"], tmp_path / "hub",
+                   images=omnilabel_sample / "images")
+    assert report.rows == {"validation": 8, "test": 3} and not report.missing_images
+    for config in ("all", "coco", "objects365", "openimages", "descriptions"):
+        ds = load_dataset(str(tmp_path / "hub"), config, cache_dir=str(tmp_path / "cache"))
+        assert sum(len(s) for s in ds.values()) > 0
+    val = load_dataset(str(tmp_path / "hub"), split="validation", cache_dir=str(tmp_path / "cache"))
+    assert val.features == schema.image_features()
+    row = val[0]
+    assert row["image"].size == (320, 240)
+    assert all(e["positive"] == any(e["id"] in b["description_ids"] for b in row["boxes"]) for e in row["labelspace"])
+    test = load_dataset(str(tmp_path / "hub"), split="test", cache_dir=str(tmp_path / "cache"))
+    assert all(r["boxes"] == [] for r in test)
+    assert export(tmp_path / "hub", "test") == json.loads((omnilabel_sample / "dataset_test.json").read_text())
+    # the CLI's export writes the same file back
+    out = tmp_path / "back.json"
+    run_cli("export", "omnilabel", "--folder", str(tmp_path / "hub"), "--out", str(out), check=True)
+    assert json.loads(out.read_text()) == json.loads((omnilabel_sample / "dataset_val.json").read_text())
+
+
+def test_test_split_is_refused_with_a_reason(omnilabel_sample):
+    proc = run_cli("score", "omnilabel", "--references", str(omnilabel_sample / "dataset_test.json"),
+                   "--predictions", str(omnilabel_sample / "predictions_good.json"))
+    assert proc.returncode == 2 and "test server never launched" in proc.stderr
+
+
+def test_breakdowns(omnilabel_sample):
+    result = api.score("omnilabel", omnilabel_sample / "dataset_val.json", omnilabel_sample / "predictions_good.json")
+    assert set(result.breakdowns["per_source"]) == {"coco", "objects365"}
+    assert len(result.breakdowns["pr_curves"]["recall"]) == 101
+    per = result.breakdowns["per_description"]
+    assert len(per["id"]) == result.counts["descriptions"]
+    aps = [a for a in per["AP"].tolist() if a == a]
+    assert aps == sorted(aps)  # worst first
+    data = json.loads(result.to_json())
+    assert data["breakdowns"]["per_description"]["AP"][0] is None or isinstance(data["breakdowns"]["per_description"]["AP"][0], float)
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+
+@pytest.fixture()
+def gt_and_preds(omnilabel_sample):
+    gt = parse_official(json.loads((omnilabel_sample / "dataset_val.json").read_text()))
+    preds = json.loads((omnilabel_sample / "predictions_good.json").read_text())
+    return gt, preds
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda p: p.update(scores=p["scores"][:-1]), r"'description_ids' has \d+ entries but 'scores' has \d+"),
+    (lambda p: p.update(scores=[float("nan")] * len(p["scores"])), "non-finite value"),
+    (lambda p: p.update(bbox=[1, 2, 0, 5]), "positive width and height"),
+    (lambda p: p.update(bbox=[1, 2, float("inf"), 5]), "finite coordinates"),
+    (lambda p: p.update(bbox=[1, 2, 3]), r"'bbox' must be \[x, y, w, h\]"),
+    (lambda p: p.pop("scores"), "missing key 'scores'"),
+    (lambda p: p.update(image_id="100"), "'image_id' must be an integer"),
+    (lambda p: p.update(description_ids=[True] * len(p["description_ids"])), "'description_ids' must be integers"),
+])
+def test_bad_prediction_entries(gt_and_preds, change, message):
+    gt, preds = gt_and_preds
+    change(preds[3])
+    with pytest.raises(PredictionError, match=message) as err:
+        score(gt, preds)
+    assert "entry 3" in str(err.value)
+
+
+def test_unknown_images_and_outside_labelspace_are_counted_and_warned(gt_and_preds):
+    gt, preds = gt_and_preds
+    preds.append({"image_id": 99999, "bbox": [1, 1, 5, 5], "description_ids": [1], "scores": [0.5]})
+    preds.append({"image_id": preds[0]["image_id"], "bbox": [1, 1, 5, 5], "description_ids": [424242], "scores": [0.5]})
+    result = score(gt, preds)
+    assert result.counts["dropped_unknown_image"] == 1 and result.counts["dropped_outside_labelspace"] == 1
+    assert any("99999" in w for w in result.warnings)
+    assert any("outside the image's label space" in w for w in result.warnings)
+
+
+def test_empty_prediction_list_scores_zero(gt_and_preds):
+    gt, _ = gt_and_preds
+    result = score(gt, [])
+    assert result.metrics["AP_categ"] == 0.0 and result.metrics["AP"] == 0.0
+    assert any("empty" in w for w in result.warnings)
+
+
+def test_reference_errors(omnilabel_sample, tmp_path):
+    data = json.loads((omnilabel_sample / "dataset_val.json").read_text())
+    dup = copy.deepcopy(data)
+    dup["descriptions"][0]["image_ids"].append(dup["descriptions"][0]["image_ids"][0])
+    with pytest.raises(FormatError, match="lists image .* twice"):
+        parse_official(dup)
+    no_crowd = copy.deepcopy(data)
+    del no_crowd["annotations"][0]["iscrowd"]
+    assert any("no 'iscrowd' and were read as 0" in n for n in parse_official(no_crowd).notes)
+    with pytest.raises(FormatError, match="looks like a COCO-style file"):
+        parse_official({"images": [], "annotations": [], "categories": []})
+
+
+def test_wrong_benchmark_prediction_file_is_named(omnilabel_sample):
+    ref_l4_preds = ROOT / "src" / "vlbench" / "samples" / "ref_l4" / "predictions_good.json"
+    proc = run_cli("score", "omnilabel", "--references", str(omnilabel_sample / "dataset_val.json"),
+                   "--predictions", str(ref_l4_preds))
+    assert proc.returncode == 2 and "looks like a ref_l4 prediction file" in proc.stderr
