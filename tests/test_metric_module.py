@@ -65,15 +65,17 @@ def test_bad_prediction_in_the_loop_is_a_clear_error():
                        protocol="corrected")
 
 
-def test_module_docstring_example_runs():
-    spec = importlib.util.spec_from_file_location("ref_l4_metric_module", METRIC_DIR / "ref_l4.py")
+@pytest.mark.parametrize("metric_id", ["ref_l4", "omnilabel"])
+def test_docstring_and_card_examples_run(metric_id):
+    folder = ROOT / "metrics" / metric_id
+    spec = importlib.util.spec_from_file_location(f"{metric_id}_metric_module", folder / f"{metric_id}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     parser = doctest.DocTestParser()
     globs = {"__name__": "doctest"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for text in (module._KWARGS_DESCRIPTION, (METRIC_DIR / "README.md").read_text()):
+        for text in (module._KWARGS_DESCRIPTION, (folder / "README.md").read_text()):
             test = parser.get_doctest(text.replace("```python", "").replace("```", ""), globs, "example", None, 0)
             runner = doctest.DocTestRunner()
             runner.run(test)
