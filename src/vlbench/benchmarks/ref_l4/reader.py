@@ -6,8 +6,6 @@ Hub id) -> :class:`~.scorer.RefL4References` for scoring.
 from __future__ import annotations
 
 import os
-import shutil
-import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ...errors import FormatError, InputError
+from ...images import ImageSource
 from . import schema
 from .scorer import RefL4References
 
@@ -230,28 +229,6 @@ def _find_images(raw: Path, images: Path | None) -> Path:
                       fix="pass --images PATH (a folder or a .tar.gz)")
 
 
-def _extract_needed(archive: Path, needed: set[str], into: Path) -> int:
-    """Stream ``archive`` once, writing only the members whose base name is needed (constant memory)."""
-    found = 0
-    try:
-        with tarfile.open(archive, mode="r|*") as tar:
-            for member in tar:
-                name = os.path.basename(member.name)
-                if not member.isfile() or name not in needed or (into / name).exists():
-                    continue
-                src = tar.extractfile(member)
-                with open(into / name, "wb") as dst:
-                    shutil.copyfileobj(src, dst, length=1 << 20)
-                found += 1
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise FormatError(f"cannot read the image archive ({exc})", file=str(archive)) from None
-    return found
-
-
-def _image_index(folder: Path) -> dict[str, Path]:
-    return {p.name: p for p in folder.rglob("*") if p.is_file()}
-
-
 def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport) -> Iterator[dict[str, Any]]:
     from PIL import Image as PILImage
 
@@ -296,14 +273,10 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
     report = BuildReport()
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".vlbench-images-", dir=out) as tmp:
-        if source.is_dir():
-            index = _image_index(source)
-        else:
-            _extract_needed(source, needed, Path(tmp))
-            index = _image_index(Path(tmp))
-        image_paths = {name: index[name] for name in needed if name in index}
+        images_found = ImageSource(source, needed, Path(tmp))
+        image_paths = images_found.paths
         report.images = len(image_paths)
-        report.missing_images = sorted(needed - set(image_paths))
+        report.missing_images = images_found.missing
         if report.missing_images and not allow_missing_images:
             raise FormatError(
                 f"{len(report.missing_images)} of {len(needed)} images referenced by the rows are not in the "
