@@ -32,7 +32,11 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
     scorer = info.module("scorer")
     refs = references
     if isinstance(references, (str, os.PathLike)):
-        refs = load_references(info.id, references, split=split)
+        refs = load_references(info.id, references, split=None if info.id == "ovdeval" else split)
+    if hasattr(scorer, "score_sources"):  # benchmarks whose predictions may be a folder of files
+        if options:
+            raise InputError(f"option(s) {', '.join(sorted(options))} do not apply to {info.id}")
+        return scorer.score_sources(refs, predictions, protocol=protocol, split=split)
     source = "predictions"
     if isinstance(predictions, (str, os.PathLike)):
         source = str(predictions)

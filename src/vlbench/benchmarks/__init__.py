@@ -59,7 +59,11 @@ BENCHMARKS: dict[str, BenchmarkInfo] = {
         }),
     "ovdeval": BenchmarkInfo(
         id="ovdeval", pretty_name="OVDEval", hub_id="vlbench/ovdeval",
-        task_type="object-detection", task_name="Open-Vocabulary Detection", default_split="test"),
+        task_type="object-detection", task_name="Open-Vocabulary Detection", default_split="test",
+        implemented=True,
+        metric_names={**{f"NMS_{k}": f"NMS-{k}" for k in ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large",
+                                                           "AR1", "AR10", "AR100", "AR_small", "AR_medium", "AR_large")},
+                      "Total_Average": "NMS-AP Total Average"}),
     "nocaps": BenchmarkInfo(
         id="nocaps", pretty_name="nocaps", hub_id="vlbench/nocaps",
         task_type="image-to-text", task_name="Novel Object Captioning", default_split="validation"),

@@ -1,0 +1,62 @@
+"""OVDEval dataset card: YAML metadata and prose."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import schema
+
+CITATION = """@inproceedings{yao2024evaluate,
+  title     = {How to Evaluate the Generalization of Detection? A Benchmark for Comprehensive Open-Vocabulary Detection},
+  author    = {Yao, Yiyang and Liu, Peng and Zhao, Tiancheng and Zhang, Qianqian and Liao, Jiajia and Fang, Chunxin and Lee, Kyusong and Wang, Qing},
+  booktitle = {Proceedings of the AAAI Conference on Artificial Intelligence},
+  year      = {2024}
+}"""
+
+
+def card_metadata() -> dict[str, Any]:
+    return {
+        "license": "openrail",
+        "pretty_name": "OVDEval",
+        "language": ["en"],
+        "task_categories": ["object-detection", "zero-shot-object-detection"],
+        "tags": ["open-vocabulary-detection", "hard-negatives", "vlbench"],
+    }
+
+
+def card_body(report: Any) -> str:
+    fields = "\n".join(f"| `{k}` | {v} |" for k, v in schema.FIELD_DESCRIPTIONS.items())
+    sizes = ", ".join(f"{name} {n:,}" for name, n in report.rows.items())
+    aspects = "; ".join(f"{a}: {', '.join(m)}" for a, m in schema.ASPECTS.items())
+    return f"""
+# OVDEval
+
+OVDEval tests open-vocabulary detectors on nine sub-datasets with **hard negatives**: every image
+lists positive labels (`text`) and labels that are close but wrong (`neg_text`, e.g. "blue car" on
+a red car). One config per sub-dataset, split `test` (images: {sizes}). Aspects: {aspects}.
+
+## Fields
+
+Boxes are in **pixels, `[x, y, w, h]`**.
+
+| field | description |
+|---|---|
+{fields}
+
+## Scoring
+
+NMS-AP (the official `eval.py`): per image, for every ground-truth box, of all predictions of any
+label with IoU > 0.5 only the highest-scoring one survives; then COCO AP. A detector that puts a
+confident hard-negative label on an object loses the correct detection, which plain AP would not
+punish. Use `evaluate.load("metrics/ovdeval")` or
+`vlbench score ovdeval --references <this folder> --predictions preds_dir/`.
+
+## License and citation
+
+The Hub distribution `omlab/OVDEval` states license openrail; images keep the licenses of their
+sources.
+
+```bibtex
+{CITATION}
+```
+"""

@@ -1,0 +1,261 @@
+"""OVDEval readers: sub-dataset JSON (COCO format + per-image ``text`` / ``neg_text``) <-> scoring
+records <-> Hub folder (one config per sub-dataset, split ``test``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...errors import FormatError, InputError
+from ...images import ImageSource
+from . import schema
+
+__all__ = ["OVDEvalGT", "parse_official", "load_references", "find_subsets", "build", "export", "BuildReport"]
+
+_ANN_FIELDS = ("id", "image_id", "category_id", "bbox", "area", "iscrowd")
+
+
+@dataclass(frozen=True)
+class OVDEvalGT:
+    """One sub-dataset's ground truth as arrays, annotations in file order."""
+
+    name: str
+    image_ids: NDArray[np.int64]
+    category_ids: NDArray[np.int64]
+    category_names: dict[int, str]
+    ann_image: NDArray[np.int64]
+    ann_category: NDArray[np.int64]
+    ann_box: NDArray[np.float64]
+    ann_area: NDArray[np.float64]
+    ann_iscrowd: NDArray[np.bool_]
+    ann_id: NDArray[np.int64]
+    notes: list[str] = field(default_factory=list)
+    source: str = "references"
+
+    def gt_dict(self) -> dict[str, NDArray]:
+        return {"image_id": self.ann_image, "category_id": self.ann_category, "bbox": self.ann_box,
+                "area": self.ann_area, "iscrowd": self.ann_iscrowd, "id": self.ann_id}
+
+
+def _fail(message: str, source: str, entry: str | None = None, fix: str | None = None) -> None:
+    raise FormatError(message, file=source, entry=entry, fix=fix)
+
+
+def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalGT:
+    """Sub-dataset JSON -> :class:`OVDEvalGT`, with the fields pycocotools needs checked up front."""
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), list) for k in ("images", "annotations", "categories")):
+        if isinstance(data, dict) and "descriptions" in data:
+            _fail("this is an OmniLabel dataset JSON, not an OVDEval sub-dataset", source,
+                  fix="score it with 'vlbench score omnilabel'")
+        _fail("an OVDEval sub-dataset is a COCO-style object with 'images', 'annotations' and 'categories' lists",
+              source, fix="pass annotations/<sub-dataset>.json of the OVDEval release")
+    notes: list[str] = []
+    for i, c in enumerate(data["categories"]):
+        if not (isinstance(c, dict) and isinstance(c.get("id"), int) and "name" in c):
+            _fail("a category needs an integer 'id' and a 'name'", source, f"categories[{i}]")
+    for i, img in enumerate(data["images"]):
+        if not (isinstance(img, dict) and isinstance(img.get("id"), int) and not isinstance(img.get("id"), bool)):
+            _fail("an image needs an integer 'id'", source, f"images[{i}]")
+    image_ids = np.unique(np.asarray([img["id"] for img in data["images"]], dtype=np.int64))
+    if len(image_ids) != len(data["images"]):
+        _fail("duplicate image ids", source)
+    category_ids = np.unique(np.asarray([c["id"] for c in data["categories"]], dtype=np.int64))
+    anns = data["annotations"]
+    missing_crowd = 0
+    for i, a in enumerate(anns):
+        if not isinstance(a, dict) or any(k not in a for k in ("id", "image_id", "category_id", "bbox", "area")):
+            _fail("an annotation needs 'id', 'image_id', 'category_id', 'bbox' and 'area' (pycocotools reads them "
+                  "all; 'area' decides small/medium/large)", source, f"annotations[{i}]")
+        b = a["bbox"]
+        if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)):
+            _fail(f"'bbox' must be [x, y, w, h], got {b!r}", source, f"annotations[{i}]")
+        missing_crowd += "iscrowd" not in a
+    if missing_crowd:
+        notes.append(f"{missing_crowd} annotation(s) have no 'iscrowd' and were read as 0 "
+                     "(pycocotools raises KeyError there)")
+    ids = [a["id"] for a in anns]
+    if len(set(ids)) != len(ids):
+        notes.append("duplicate annotation ids: pycocotools resolves every duplicate to the last annotation "
+                     "with that id; vlbench keeps them apart")
+    box = np.asarray([a["bbox"] for a in anns], dtype=np.float64).reshape(-1, 4)
+    return OVDEvalGT(
+        name=name, image_ids=image_ids, category_ids=category_ids,
+        category_names={c["id"]: str(c["name"]) for c in data["categories"]},
+        ann_image=np.asarray([a["image_id"] for a in anns], dtype=np.int64),
+        ann_category=np.asarray([a["category_id"] for a in anns], dtype=np.int64),
+        ann_box=box, ann_area=np.asarray([a["area"] for a in anns], dtype=np.float64),
+        ann_iscrowd=np.asarray([bool(a.get("iscrowd", 0)) for a in anns], dtype=bool),
+        ann_id=np.asarray(ids, dtype=np.int64), notes=notes, source=source)
+
+
+def find_subsets(folder: Path) -> dict[str, Path]:
+    """Sub-dataset name -> annotation JSON in a release (``annotations/*.json``) or a plain folder of JSONs."""
+    root = folder / "annotations" if (folder / "annotations").is_dir() else folder
+    files = {p.name.split(".")[0]: p for p in sorted(root.iterdir())
+             if p.is_file() and (p.name.endswith(".json") or p.name.endswith(".json.gz"))}
+    if not files:
+        raise FormatError("no sub-dataset JSON (annotations/<name>.json) found", file=str(folder),
+                          fix="point at the OVDEval release or its annotations/ folder")
+    return files
+
+
+def load_references(ref: str | os.PathLike, split: str | None = None) -> dict[str, OVDEvalGT]:
+    """One sub-dataset JSON, a folder of them (or a release), or a Hub folder -> {name: records}."""
+    from ...io import read_json
+
+    path = Path(ref)
+    if path.is_dir() and (path / "README.md").exists() and (path / "data").is_dir():
+        names = sorted(p.name for p in (path / "data").iterdir() if p.is_dir())
+        return {n: parse_official(export(path, n), n, source=f"{path} [{n}]") for n in names}
+    if path.is_dir():
+        return {n: parse_official(read_json(f, what="OVDEval sub-dataset"), n, source=str(f))
+                for n, f in find_subsets(path).items()}
+    name = path.name.split(".")[0]
+    return {name: parse_official(read_json(path, what="OVDEval sub-dataset"), name, source=str(path))}
+
+
+# --------------------------------------------------------------------------------------------
+# Official release -> Hub folder, and back
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class BuildReport:
+    rows: dict[str, int] = field(default_factory=dict)
+    missing_images: dict[str, list[str]] = field(default_factory=dict)
+    orphan_annotations: dict[str, int] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"{name}: {n} images" for name, n in self.rows.items()]
+        out += [f"{name}: {len(m)} missing images (e.g. {', '.join(m[:3])})" for name, m in self.missing_images.items() if m]
+        out += [f"warning: {name}: {n} annotation(s) of images not in 'images' cannot be carried over"
+                for name, n in self.orphan_annotations.items() if n]
+        return out
+
+
+def _image_source(raw: Path, name: str, images: Path | None) -> Path | None:
+    candidates = ([images / name, images / f"{name}.tar.gz", images / f"{name}.tar", images] if images else []) + \
+        [raw / "images" / name, raw / "images" / f"{name}.tar.gz", raw / f"{name}.tar.gz", raw / "images" / f"{name}.tar",
+         raw / name]
+    return next((c for c in candidates if c.exists() and (c.is_dir() or c.suffix in (".gz", ".tar", ".tgz"))), None)
+
+
+def _extra(d: dict[str, Any], known: tuple[str, ...]) -> str:
+    rest = {k: v for k, v in d.items() if k not in known}
+    return json.dumps(rest, sort_keys=True) if rest else ""
+
+
+def _rows(data: dict[str, Any], found: ImageSource | None, names: dict[int, str]) -> Iterator[dict[str, Any]]:
+    by_image: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+    for pos, a in enumerate(data["annotations"]):
+        by_image.setdefault(a["image_id"], []).append((pos, a))
+    for pos, img in enumerate(data["images"]):
+        path = found.get(img["file_name"]) if found and img.get("file_name") else None
+        yield {
+            "image": {"path": img["file_name"], "bytes": path.read_bytes()} if path else None,
+            "image_id": img["id"], "file_name": img.get("file_name"), "height": img.get("height"),
+            "width": img.get("width"), "text": img.get("text"), "neg_text": img.get("neg_text"),
+            "boxes": [{"id": a["id"], "bbox": a["bbox"], "category_id": a["category_id"],
+                       "label": names.get(a["category_id"]), "area": a.get("area"), "iscrowd": a.get("iscrowd"),
+                       "position": p, "extra": _extra(a, _ANN_FIELDS)} for p, a in by_image.get(img["id"], [])],
+            "position": pos,
+            "extra": _extra(img, ("id", "file_name", "height", "width", "text", "neg_text")),
+        }
+
+
+def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
+          allow_missing_images: bool = False, max_shard_bytes: int | None = None) -> BuildReport:
+    """The release (``annotations/<sub>.json`` + ``<sub>.tar.gz`` or image folders) -> Hub folder, one config each."""
+    from ...hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, card_yaml, write_card
+    from ...io import read_json
+    from .card import card_body, card_metadata
+
+    raw_path, out = Path(raw), Path(out)
+    files = find_subsets(raw_path) if raw_path.is_dir() else {raw_path.name.split(".")[0]: raw_path}
+    image_root = Path(images) if images else None
+    report = BuildReport()
+    configs, headers = [], {}
+    out.mkdir(parents=True, exist_ok=True)
+    for name, path in files.items():
+        data = read_json(path, what="OVDEval sub-dataset")
+        gt = parse_official(data, name, source=str(path))
+        names = gt.category_names
+        source = _image_source(raw_path if raw_path.is_dir() else raw_path.parent, name, image_root)
+        needed = {os.path.basename(img["file_name"]) for img in data["images"] if img.get("file_name")}
+        known = set(gt.image_ids.tolist())
+        report.orphan_annotations[name] = sum(a["image_id"] not in known for a in data["annotations"])
+        with tempfile.TemporaryDirectory(prefix=".vlbench-images-", dir=out) as tmp:
+            found = ImageSource(source, needed, Path(tmp)) if source else None
+            report.missing_images[name] = found.missing if found else sorted(needed)
+            if report.missing_images[name] and not allow_missing_images:
+                raise FormatError(f"{len(report.missing_images[name])} of {len(needed)} images of {name} are missing"
+                                  + (f", e.g. {', '.join(report.missing_images[name][:3])}" if found else
+                                     " (no image folder or archive found)"), file=str(source or raw_path),
+                                  fix=f"provide images/{name}/ or {name}.tar.gz, or pass --allow-missing-images")
+            features = schema.image_features(data["categories"])
+            writer = ShardedParquetWriter(out, "test", features, subdir=f"data/{name}",
+                                          max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
+            writer.write_all(_rows(data, found, names))
+            summary = writer.close()
+        report.rows[name] = summary.num_examples
+        report.files.extend(summary.files)
+        configs.append(ConfigSpec(name, features, [summary], {"test": f"data/{name}/test-*.parquet"}))
+        headers[name] = json.dumps({k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True)
+    meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"ovdeval_headers": headers}})
+    write_card(out, meta, card_body(report))
+    report.files.insert(0, "README.md")
+    return report
+
+
+def _header(folder: Path, name: str) -> dict[str, Any]:
+    import yaml
+
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    meta = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
+    headers = ((meta or {}).get("vlbench") or {}).get("ovdeval_headers") or {}
+    if name not in headers:
+        raise FormatError(f"the card has no header for sub-dataset {name!r}", file=str(folder / "README.md"),
+                          fix="build the folder with 'vlbench build ovdeval'")
+    return json.loads(headers[name])
+
+
+def export(folder: str | os.PathLike, split: str | None = None, *, name: str | None = None) -> dict[str, Any]:
+    """Hub folder -> the official JSON of one sub-dataset (``split`` or ``name`` names it; inverse of build)."""
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    name = name or split
+    if not name or name in ("test",):
+        raise InputError("name the sub-dataset to export", fix="pass --split <sub-dataset>, e.g. --split material")
+    files = sorted((folder / "data" / name).glob("test-*.parquet"))
+    if not files:
+        raise FormatError(f"no sub-dataset {name!r} in this folder", file=str(folder))
+    columns = ["image_id", "file_name", "height", "width", "text", "neg_text", "boxes", "position", "extra"]
+    rows = sorted((r for f in files for r in pq.ParquetFile(f).read(columns=columns).to_pylist()),
+                  key=lambda r: r["position"])
+    out = _header(folder, name)
+    images, boxes = [], []
+    for r in rows:
+        img = {"id": r["image_id"]}
+        for key in ("file_name", "height", "width", "text", "neg_text"):
+            if r[key] is not None:
+                img[key] = r[key]
+        img.update(json.loads(r["extra"]) if r["extra"] else {})
+        images.append(img)
+        for b in r["boxes"]:
+            entry = {"id": b["id"], "bbox": b["bbox"], "category_id": b["category_id"], "image_id": r["image_id"]}
+            for key in ("area", "iscrowd"):
+                if b[key] is not None:
+                    entry[key] = b[key]
+            entry.update(json.loads(b["extra"]) if b["extra"] else {})
+            boxes.append((b["position"], entry))
+    out["images"] = images
+    out["annotations"] = [e for _, e in sorted(boxes, key=lambda t: t[0])]
+    return out

@@ -1,0 +1,84 @@
+"""OVDEval schema: the nine sub-datasets, the paper's aspects, and the Hub dataset's features.
+
+Boxes everywhere: ``bbox`` = ``[x, y, w, h]`` in pixels (COCO).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SUBSETS", "ASPECTS", "aspect_of", "image_features", "METRIC_KEYS", "STAT_KEYS"]
+
+SUBSETS = ("coco", "celebrity", "color", "landmark", "logo", "material", "negation", "position", "relationship")
+
+#: The paper's Table 3 grouping of the sub-datasets.
+ASPECTS = {
+    "Object": ("coco",),
+    "Proper noun": ("logo", "landmark", "celebrity"),
+    "Attribute": ("color", "material"),
+    "Position": ("position",),
+    "Relationship": ("relationship",),
+    "Negation": ("negation",),
+}
+
+
+def aspect_of(subset: str) -> str | None:
+    return next((a for a, members in ASPECTS.items() if subset in members), None)
+
+
+#: The 12 COCOeval stats under the contract's names; NMS_ prefix after the suppression.
+STAT_KEYS = ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large",
+             "AR1", "AR10", "AR100", "AR_small", "AR_medium", "AR_large")
+METRIC_KEYS = tuple(f"NMS_{k}" for k in STAT_KEYS) + STAT_KEYS
+
+
+def category_feature(categories: list[dict[str, Any]]):
+    """``category_id`` as a ClassLabel of the category names when ids are 0..K-1 (the published format)."""
+    from datasets import ClassLabel, Value
+
+    ids = [c["id"] for c in categories]
+    if ids == list(range(len(ids))):
+        return ClassLabel(names=[str(c["name"]) for c in categories])
+    return Value("int64")
+
+
+def image_features(categories: list[dict[str, Any]]):
+    """Features of one sub-dataset's image rows (split ``test``)."""
+    from datasets import Features, Image, List, Value
+
+    return Features({
+        "image": Image(),
+        "image_id": Value("int64"),
+        "file_name": Value("string"),
+        "height": Value("int64"),
+        "width": Value("int64"),
+        "text": List(Value("string")),
+        "neg_text": List(Value("string")),
+        "boxes": List({
+            "id": Value("int64"),
+            "bbox": List(Value("float64"), length=4),
+            "category_id": category_feature(categories),
+            "label": Value("string"),
+            "area": Value("float64"),
+            "iscrowd": Value("int64"),
+            "position": Value("int64"),
+            "extra": Value("string"),
+        }),
+        "position": Value("int64"),
+        "extra": Value("string"),
+    })
+
+
+FIELD_DESCRIPTIONS = {
+    "image": "the image, embedded",
+    "image_id": "official image id",
+    "file_name": "image file name in the sub-dataset's image archive",
+    "height": "image height in pixels", "width": "image width in pixels",
+    "text": "positive labels of the image (what is in it)",
+    "neg_text": "hard-negative labels of the image (close to a positive label, but not in it)",
+    "boxes": "ground-truth boxes: id, bbox [x, y, w, h] in pixels, category_id (a class label: the category "
+             "names), label (the category name), area (the file's value: it decides small/medium/large), "
+             "iscrowd; position = index in the official annotations array, extra = further keys as JSON",
+    "position": "index of the image in the official images array",
+    "extra": "further keys of the official image entry, as JSON",
+}

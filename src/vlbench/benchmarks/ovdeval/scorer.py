@@ -1,0 +1,306 @@
+"""OVDEval scorer: NMS-AP (the official ``eval.py``) and plain COCO AP on the shared engine.
+
+Official behaviour reproduced (OFFICIAL-SCORERS.md, section 2): per image and for every GT box
+(any category, crowd included), the predictions of *any* label with IoU > 0.5 (strict, float64 on
+xywh) are candidates; the highest-scoring one is kept and the others are marked; a prediction is
+removed when marked and never kept ("keep wins"). Then stock pycocotools bbox AP (the file's
+``area`` for the size ranges). Among equal top scores the official order is numpy's unstable sort;
+vlbench uses the order numpy 2.4 showed, the later prediction of the image wins, and counts how
+many decisions such a tie made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ... import cocoeval
+from ...errors import FormatError, InputError, PredictionError
+from ...io import sniff_predictions
+from ...result import Result
+from . import schema
+from .reader import OVDEvalGT
+
+__all__ = ["parse_predictions", "suppress", "score", "score_many", "Predictions"]
+
+PROTOCOLS = ("official", "corrected")
+
+
+class Predictions:
+    """Validated predictions of one sub-dataset, file order, unknown images already dropped."""
+
+    def __init__(self, image_id, category_id, box_xywh, score, counts, warnings):
+        self.image_id, self.category_id, self.box_xywh, self.score = image_id, category_id, box_xywh, score
+        self.counts, self.warnings = counts, warnings
+
+    def as_dict(self, keep: NDArray[np.bool_] | None = None) -> dict[str, NDArray]:
+        sel = slice(None) if keep is None else keep
+        return {"image_id": self.image_id[sel], "category_id": self.category_id[sel],
+                "bbox": self.box_xywh[sel], "score": self.score[sel]}
+
+
+def _fail(message: str, source: str, index: int, fix: str | None = None) -> None:
+    raise PredictionError(message, file=source, entry=f"entry {index}", fix=fix)
+
+
+def _resolve_labels(values: list[Any], gt: OVDEvalGT, source: str) -> NDArray[np.int64]:
+    """Category ids, with labels given as text resolved through the category names when unambiguous."""
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return np.asarray(values, dtype=np.int64)
+    by_name: dict[str, list[int]] = {}
+    for cid, name in gt.category_names.items():
+        by_name.setdefault(name, []).append(cid)
+    out = np.empty(len(values), dtype=np.int64)
+    unknown, ambiguous = set(), set()
+    for i, v in enumerate(values):
+        if isinstance(v, int) and not isinstance(v, bool):
+            out[i] = v
+        elif isinstance(v, str):
+            ids = by_name.get(v) or by_name.get(v.strip())
+            if not ids:
+                unknown.add(v)
+            elif len(ids) > 1:
+                ambiguous.add(v)
+            else:
+                out[i] = ids[0]
+        else:
+            _fail(f"'category_id' must be an integer id (or a category name), got {v!r}", source, i)
+    if unknown or ambiguous:
+        parts = []
+        if unknown:
+            parts.append(f"not a category name of {gt.name}: {sorted(unknown)[:5]}")
+        if ambiguous:
+            parts.append(f"names shared by several category ids: {sorted(ambiguous)[:5]}")
+        raise PredictionError("labels given as text cannot be resolved (" + "; ".join(parts) + ")", file=source,
+                              fix="use the integer category ids of the sub-dataset's 'categories'")
+    return out
+
+
+def parse_predictions(entries: Any, gt: OVDEvalGT, *, source: str = "predictions") -> Predictions:
+    """Official COCO-results predictions -> arrays; unknown images dropped (counted), text labels resolved."""
+    if not isinstance(entries, list):
+        raise FormatError("the predictions must be a JSON list of COCO results {\"image_id\", \"category_id\", "
+                          f"\"bbox\", \"score\"}}, got a JSON {type(entries).__name__}", file=source)
+    other = sniff_predictions(entries)
+    if other not in (None, "ovdeval"):
+        raise FormatError(f"this looks like a {other} prediction file, not OVDEval (COCO results)", file=source,
+                          fix=f"score it with 'vlbench score {other}'")
+    warnings: list[str] = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict) or any(k not in e for k in ("image_id", "category_id", "bbox", "score")):
+            _fail("each entry needs 'image_id', 'category_id', 'bbox' and 'score'", source, i)
+    images = [e["image_id"] for e in entries]
+    for i, v in enumerate(images):
+        if isinstance(v, bool) or not isinstance(v, int):
+            _fail(f"'image_id' must be an integer, got {v!r}", source, i)
+    boxes = [e["bbox"] for e in entries]
+    for i, b in enumerate(boxes):
+        if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in b)):
+            _fail(f"'bbox' must be [x, y, w, h] (four numbers), got {b!r}", source, i)
+    scores = [e["score"] for e in entries]
+    for i, s in enumerate(scores):
+        if isinstance(s, bool) or not isinstance(s, (int, float)):
+            _fail(f"'score' must be a number, got {s!r}", source, i)
+    box = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    score = np.asarray(scores, dtype=np.float64)
+    bad = ~np.isfinite(box).all(axis=1) | ~np.isfinite(score)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        _fail(f"non-finite 'bbox' or 'score' ({boxes[i]!r}, {scores[i]!r}; {int(bad.sum())} such entries)", source, i,
+              "replace NaN / Infinity by real numbers")
+    category = _resolve_labels([e["category_id"] for e in entries], gt, source)
+    image = np.asarray(images, dtype=np.int64)
+    known = np.isin(image, gt.image_ids)
+    counts = {"predictions": len(entries), "dropped_unknown_image": int((~known).sum()),
+              "unknown_category": int((~np.isin(category[known], gt.category_ids)).sum())}
+    if (~known).any():
+        warnings.append(f"{int((~known).sum())} prediction(s) for image ids not in {gt.name} were dropped (the official "
+                        f"script crashes on them), e.g. {np.unique(image[~known])[:5].tolist()}")
+    if counts["unknown_category"]:
+        warnings.append(f"{counts['unknown_category']} prediction(s) have a category id that is not a category of "
+                        f"{gt.name}: they take part in the suppression but not in AP, as in the official script")
+    if not entries:
+        warnings.append("the prediction list is empty: every category with ground truth scores 0 (the official "
+                        "script crashes here)")
+    return Predictions(image[known], category[known], box[known], score[known], counts, warnings)
+
+
+def _iou_official(pred: NDArray[np.float64], gt: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``eval.py``'s ``calculate_iou`` on aligned rows: float64, xywh, 0 where the union is 0."""
+    xmin = np.maximum(gt[:, 0], pred[:, 0])
+    ymin = np.maximum(gt[:, 1], pred[:, 1])
+    xmax = np.minimum(gt[:, 0] + gt[:, 2], pred[:, 0] + pred[:, 2])
+    ymax = np.minimum(gt[:, 1] + gt[:, 3], pred[:, 1] + pred[:, 3])
+    inter = np.maximum(0, xmax - xmin) * np.maximum(0, ymax - ymin)
+    union = gt[:, 2] * gt[:, 3] + pred[:, 2] * pred[:, 3] - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(union == 0, 0.0, inter / union)
+
+
+def suppress(gt: OVDEvalGT, preds: Predictions, iou_threshold: float = 0.5) -> tuple[NDArray[np.bool_], dict[str, Any]]:
+    """The official GT-guided, class-ignored suppression, for all images at once: the boolean keep mask."""
+    n = len(preds.score)
+    # (prediction, GT of the same image) combinations: GT sorted by image, each prediction meets its image's GT.
+    g_order = np.argsort(gt.ann_image, kind="stable")
+    g_image = gt.ann_image[g_order]
+    first = np.searchsorted(g_image, preds.image_id, side="left")
+    count = np.searchsorted(g_image, preds.image_id, side="right") - first
+    c_pred = np.repeat(np.arange(n), count)
+    c_gt = g_order[cocoeval._ranges(first, count)]
+    iou = _iou_official(preds.box_xywh[c_pred], gt.ann_box[c_gt])
+    cand = iou > iou_threshold
+    c_pred, c_gt = c_pred[cand], c_gt[cand]
+    # Per GT: the top candidate by score; ties to the later prediction (what numpy 2.4's sort gave).
+    order = np.lexsort((c_pred, preds.score[c_pred], c_gt))
+    c_pred, c_gt = c_pred[order], c_gt[order]
+    last = np.r_[np.flatnonzero(np.diff(c_gt)), len(c_gt) - 1] if len(c_gt) else np.zeros(0, np.int64)
+    top = c_pred[last]
+    kept_as_top = np.zeros(n, dtype=bool)
+    kept_as_top[top] = True
+    candidate = np.zeros(n, dtype=bool)
+    candidate[c_pred] = True
+    removed = candidate & ~kept_as_top
+    # A decision made by a tie: the runner-up of that GT has the same score as the top.
+    has_second = np.r_[False, c_gt[1:] == c_gt[:-1]][last] if len(c_gt) else np.zeros(0, bool)
+    second = np.where(has_second, c_pred[np.maximum(last - 1, 0)], -1)
+    ties = int((has_second & (preds.score[np.maximum(second, 0)] == preds.score[top])).sum())
+    per_image = np.unique(preds.image_id[removed], return_counts=True)
+    return ~removed, {"before": n, "after": int(n - removed.sum()), "removed": int(removed.sum()),
+                      "tie_decisions": ties,
+                      "removed_per_image": {"image_id": per_image[0], "removed": per_image[1]}}
+
+
+def _stats(gt: OVDEvalGT, dets: dict[str, NDArray], protocol: str) -> cocoeval.CocoEvalResult:
+    return cocoeval.evaluate_bbox(gt.image_ids, gt.category_ids, gt.gt_dict(), dets, id0_quirk=protocol == "official")
+
+
+def _percent(stats: dict[str, float], prefix: str = "") -> dict[str, float | None]:
+    return {prefix + k: (None if v == -1 else float(v) * 100) for k, v in zip(schema.STAT_KEYS, stats.values())}
+
+
+def _per_category(gt: OVDEvalGT, res: cocoeval.CocoEvalResult) -> dict[str, list[Any]]:
+    params = cocoeval.Params()
+    ap = [cocoeval.summary_value(res.precision[:, :, [k]], res.recall[:, [k]], params, ap=True)
+          for k in range(len(res.category_ids))]
+    return {"category_id": res.category_ids, "name": [gt.category_names[int(c)] for c in res.category_ids],
+            "num_gt": res.npig[:, 0], "AP": [None if v == -1 else v * 100 for v in ap]}
+
+
+def score(gt: OVDEvalGT, predictions: Any, *, protocol: str = "official", source: str = "predictions",
+          split: str | None = None) -> Result:
+    """NMS-AP and AP (24 numbers) of one sub-dataset."""
+    if protocol not in PROTOCOLS:
+        raise InputError(f"unknown protocol {protocol!r}", fix="use 'official' or 'corrected'")
+    preds = parse_predictions(predictions, gt, source=source)
+    keep, sup = suppress(gt, preds)
+    nms = _stats(gt, preds.as_dict(keep), protocol)
+    plain = _stats(gt, preds.as_dict(), protocol)
+    metrics = {**_percent(nms.stats, "NMS_"), **_percent(plain.stats)}
+    warnings = list(gt.notes) + preds.warnings
+    if sup["tie_decisions"]:
+        warnings.append(f"{sup['tie_decisions']} suppression decision(s) were between predictions with exactly equal "
+                        "scores: the official order is platform-dependent there; vlbench keeps the later prediction")
+    if protocol == "official" and (nms.matches.id0_matches or plain.matches.id0_matches):
+        fixed_nms, fixed_plain = _stats(gt, preds.as_dict(keep), "corrected"), _stats(gt, preds.as_dict(), "corrected")
+        fixed = {**_percent(fixed_nms.stats, "NMS_"), **_percent(fixed_plain.stats)}
+        changed = [k for k in metrics if metrics[k] != fixed[k]]
+        if changed:
+            warnings.append("official protocol: detections matched to the ground-truth box with annotation id 0 count "
+                            "as false positives (pycocotools quirk); this changed " + ", ".join(changed[:6])
+                            + ("..." if len(changed) > 6 else "")
+                            + f" (NMS_AP would be {fixed['NMS_AP']:.4f}; --protocol corrected)")
+    breakdowns = {
+        "suppression": sup,
+        "inflation": None if metrics["AP"] is None or metrics["NMS_AP"] is None else metrics["AP"] - metrics["NMS_AP"],
+        "per_category": {"NMS": _per_category(gt, nms), "plain": _per_category(gt, plain)},
+        "pr_curve": {"recall": cocoeval.Params().rec_thrs.tolist(),
+                     "NMS_iou50": _mean_curve(nms.precision, 0), "iou50": _mean_curve(plain.precision, 0)},
+    }
+    counts = {"images": len(gt.image_ids), "categories": len(gt.category_ids), "gt_boxes": len(gt.ann_id),
+              **preds.counts, "kept_after_suppression": sup["after"], "skipped_unknown_category": nms.skipped_detections}
+    return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
+                  warnings=warnings, options={"sub_dataset": gt.name, **({"split": split} if split else {})})
+
+
+def _mean_curve(precision: NDArray[np.float64], t: int) -> list[float] | None:
+    """Precision at each recall point (area all, 100 dets), averaged over categories with GT."""
+    p = precision[t, :, :, 0, -1]
+    valid = (p > -1).all(axis=0)
+    return p[:, valid].mean(axis=1).tolist() if valid.any() else None
+
+
+def score_many(results: dict[str, Result], protocol: str = "official") -> Result:
+    """Several sub-datasets at once: the paper's Table 3 (NMS-AP / AP per sub-dataset, aspects, Total Average)."""
+    def mean(values):
+        values = [v for v in values if v is not None]
+        return sum(values) / len(values) if values else None
+
+    order = [s for s in schema.SUBSETS if s in results] + sorted(s for s in results if s not in schema.SUBSETS)
+    table = [{"sub_dataset": s, "aspect": schema.aspect_of(s), "NMS_AP": results[s].metrics["NMS_AP"],
+              "AP": results[s].metrics["AP"],
+              "inflation": results[s].breakdowns["inflation"]} for s in order]
+    aspects = {a: {"NMS_AP": mean(results[s].metrics["NMS_AP"] for s in members if s in results),
+                   "AP": mean(results[s].metrics["AP"] for s in members if s in results),
+                   "sub_datasets": [s for s in members if s in results]}
+               for a, members in schema.ASPECTS.items() if any(s in results for s in members)}
+    total = mean(results[s].metrics["NMS_AP"] for s in order)
+    metrics: dict[str, float | None] = {}
+    for s in order:
+        metrics[f"NMS_AP_{s}"] = results[s].metrics["NMS_AP"]
+        metrics[f"AP_{s}"] = results[s].metrics["AP"]
+    metrics["Total_Average"] = total
+    warnings = [f"{s}: {w}" for s in order for w in results[s].warnings]
+    missing = [s for s in schema.SUBSETS if s not in results]
+    if missing:
+        warnings.append(f"Total Average over {len(order)} sub-dataset(s); not scored: {', '.join(missing)}")
+    breakdowns = {"table": table, "aspects": aspects, "Total_Average": total, "Total_Average_AP": mean(r["AP"] for r in table),
+                  "sub_datasets": {s: {"metrics": results[s].metrics, "counts": results[s].counts} for s in order}}
+    counts = {"sub_datasets": len(order), **{f"predictions_{s}": results[s].counts["predictions"] for s in order}}
+    return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
+                  warnings=warnings, options={"sub_datasets": order})
+
+
+def _prediction_file(folder, name: str):
+    for stem in (name, f"{name}_results", f"{name}_preds", f"{name}_predictions"):
+        for ext in (".json", ".json.gz"):
+            if (folder / f"{stem}{ext}").exists():
+                return folder / f"{stem}{ext}"
+    return None
+
+
+def score_sources(refs: dict[str, OVDEvalGT], predictions: Any, *, protocol: str = "official",
+                  split: str | None = None, source: str = "predictions") -> Result:
+    """Route a call: one sub-dataset and one prediction list, or a folder of prediction files (one per
+    sub-dataset, ``<name>.json`` / ``<name>_results.json``) scored together (Table 3 layout)."""
+    from pathlib import Path
+
+    from ...io import read_json
+
+    if split and split not in ("test", "all"):
+        if split not in refs:
+            raise InputError(f"no sub-dataset {split!r} in the references", fix=f"choose one of {', '.join(refs)}")
+        refs = {split: refs[split]}
+    if isinstance(predictions, (str, Path)) and Path(predictions).is_dir():
+        folder = Path(predictions)
+        found = {name: _prediction_file(folder, name) for name in refs}
+        results = {name: score(refs[name], read_json(path, what="prediction file"), protocol=protocol, source=str(path))
+                   for name, path in found.items() if path is not None}
+        if not results:
+            raise InputError(f"no prediction file for any of {', '.join(refs)}", file=str(folder),
+                             fix="name them <sub-dataset>.json or <sub-dataset>_results.json")
+        missing = [name for name, path in found.items() if path is None]
+        result = score_many(results, protocol)
+        if missing:
+            result.warnings.append(f"no prediction file for {', '.join(missing)} (expected <name>.json or "
+                                   "<name>_results.json): not scored")
+        return result
+    if len(refs) != 1:
+        raise InputError(f"the references hold {len(refs)} sub-datasets but one prediction list was given",
+                         fix="pass a folder of prediction files (<name>.json), or --split <sub-dataset>")
+    if isinstance(predictions, (str, Path)):
+        source = str(predictions)
+        predictions = read_json(predictions, what="prediction file")
+    (gt,) = refs.values()
+    return score(gt, predictions, protocol=protocol, source=source)
