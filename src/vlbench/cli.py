@@ -76,7 +76,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     gc.disable()  # a short-lived process building millions of small objects: the cyclic GC only costs time
     from .api import score
-    from .benchmarks import canonical_id
+    from .benchmarks import canonical_id, get_benchmark
     from .errors import InputError
 
     bench = canonical_id(args.benchmark)
@@ -91,7 +91,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
         options["with_samples"] = False
     result = score(bench, args.references, args.predictions, split=args.split, protocol=args.protocol, **options)
     if not args.quiet:
-        print(result.table())
+        scorer = get_benchmark(bench).module("scorer")
+        print(scorer.table_text(result) if hasattr(scorer, "table_text") else result.table())
     if args.output:
         out = Path(args.output)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -304,3 +304,23 @@ def score_sources(refs: dict[str, OVDEvalGT], predictions: Any, *, protocol: str
         predictions = read_json(predictions, what="prediction file")
     (gt,) = refs.values()
     return score(gt, predictions, protocol=protocol, source=source)
+
+
+def table_text(result: Result) -> str:
+    """The paper's Table 3 layout for a multi-sub-dataset result (NMS-AP / AP, aspects, Total Average)."""
+    table = result.breakdowns.get("table")
+    if not table:
+        return result.table()
+    fmt = lambda v: "   null" if v is None else f"{v:7.2f}"  # noqa: E731
+    lines = [f"ovdeval (protocol={result.protocol}): NMS-AP / AP per sub-dataset (percent)",
+             f"{'aspect':<14}{'sub-dataset':<14}{'NMS-AP':>8}{'AP':>8}{'AP-NMS':>8}"]
+    for row in table:
+        lines.append(f"{row['aspect'] or '-':<14}{row['sub_dataset']:<14}{fmt(row['NMS_AP']):>8}{fmt(row['AP']):>8}"
+                     f"{fmt(row['inflation']):>8}")
+    lines.append("-" * 52)
+    for aspect, values in result.breakdowns["aspects"].items():
+        lines.append(f"{aspect:<28}{fmt(values['NMS_AP']):>8}{fmt(values['AP']):>8}")
+    lines.append(f"{'Total Average':<28}{fmt(result.breakdowns['Total_Average']):>8}"
+                 f"{fmt(result.breakdowns['Total_Average_AP']):>8}")
+    lines += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(lines)
