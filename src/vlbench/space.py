@@ -14,7 +14,8 @@ from .errors import VlbenchError
 __all__ = ["sample_references", "score_upload", "build_metric_app"]
 
 #: The bundled sample references of each benchmark (a path inside the installed package).
-_SAMPLES = {"ref_l4": "samples/ref_l4", "omnilabel": "samples/omnilabel/dataset_val.json"}
+_SAMPLES = {"ref_l4": "samples/ref_l4", "omnilabel": "samples/omnilabel/dataset_val.json",
+            "ovdeval": "samples/ovdeval"}
 
 
 def sample_references(benchmark: str) -> str:

@@ -259,3 +259,23 @@ def export(folder: str | os.PathLike, split: str | None = None, *, name: str | N
     out["images"] = images
     out["annotations"] = [e for _, e in sorted(boxes, key=lambda t: t[0])]
     return out
+
+
+def gt_from_rows(rows: list[dict[str, Any]], name: str = "references", source: str = "references") -> OVDEvalGT:
+    """Rows of an OVDEval Hub config (``image_id`` and ``boxes``) -> records. The categories are those of the
+    boxes: a category without ground truth drops out of COCO AP anyway."""
+    if not rows:
+        raise InputError("no reference rows were given", file=source)
+    data = {"images": [], "annotations": [], "categories": []}
+    cats: dict[int, str] = {}
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or "image_id" not in row or "boxes" not in row:
+            raise FormatError(f"reference {i} needs 'image_id' and 'boxes'", file=source,
+                              fix="pass rows of an OVDEval Hub config")
+        data["images"].append({"id": row["image_id"]})
+        for b in row["boxes"]:
+            data["annotations"].append({**{k: b.get(k) for k in ("id", "bbox", "category_id", "area")},
+                                        "image_id": row["image_id"], "iscrowd": b.get("iscrowd") or 0})
+            cats.setdefault(b["category_id"], str(b.get("label") or b["category_id"]))
+    data["categories"] = [{"id": c, "name": n} for c, n in sorted(cats.items())]
+    return parse_official(data, name, source=source)
