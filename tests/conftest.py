@@ -65,3 +65,10 @@ def _own_datasets_cache(tmp_path, monkeypatch):
     import datasets.config
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets-cache")
+
+
+@pytest.fixture(scope="session")
+def ovdeval_sample() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("vlbench").joinpath("samples/ovdeval")))

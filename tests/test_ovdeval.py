@@ -1,0 +1,205 @@
+"""OVDEval: golden parity (CLI and evaluate), suppression vs the per-image loop, multi-file, round trip, bad input."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from datasets import load_dataset
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, golden_cases, run_cli
+from reference import ovdeval_nms
+from vlbench import api
+from vlbench.benchmarks.ovdeval import synthetic
+from vlbench.benchmarks.ovdeval.reader import build, export, parse_official
+from vlbench.benchmarks.ovdeval.scorer import parse_predictions, score, suppress
+from vlbench.errors import FormatError, PredictionError
+
+CASES = golden_cases("ovdeval")
+TOL = 1e-6
+
+
+def agree(got, expected):
+    return [k for k, v in expected.items()
+            if not ((v is None and got.get(k) is None) or (v is not None and got.get(k) is not None
+                                                             and abs(got[k] - v) <= TOL))]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_cli_matches_official(case, tmp_path):
+    expected = json.loads((case / "expected.json").read_text())
+    out = tmp_path / "r.json"
+    run_cli("score", "ovdeval", "--references", str(case / "references.json"), "--predictions",
+            str(case / "predictions.json"), "--output", str(out), "--quiet", check=True)
+    assert not agree(json.loads(out.read_text())["metrics"], expected["metrics"])
+
+
+@pytest.fixture(scope="module")
+def ovdeval_metric():
+    import evaluate
+
+    return evaluate.load(str(ROOT / "metrics" / "ovdeval"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hub_rows_through_evaluate_match_official(case, ovdeval_metric, tmp_path):
+    expected = json.loads((case / "expected.json").read_text())
+    build(case / "references.json", tmp_path / "hub", allow_missing_images=True)
+    ds = load_dataset(str(tmp_path / "hub"), "references", split="test")
+    by_image: dict[int, list[dict]] = {}
+    for p in json.loads((case / "predictions.json").read_text()):
+        by_image.setdefault(p["image_id"], []).append(p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for row in ds:
+            mine = by_image.get(row["image_id"], [])
+            ovdeval_metric.add(prediction={"boxes": [p["bbox"] for p in mine], "scores": [p["score"] for p in mine],
+                                           "labels": [p["category_id"] for p in mine]}, reference=row)
+        got = ovdeval_metric.compute()
+    assert not agree(got, expected["metrics"])
+
+
+@st.composite
+def scene(draw):
+    n_img = draw(st.integers(1, 4))
+    coord = st.integers(0, 60).map(float)
+    size = st.integers(2, 60).map(float)
+    anns = [{"id": i, "image_id": draw(st.integers(0, n_img - 1)), "category_id": draw(st.integers(0, 3)),
+             "bbox": [draw(coord), draw(coord), draw(size), draw(size)], "area": 100.0, "iscrowd": 0}
+            for i in range(draw(st.integers(0, 8)))]
+    preds = []
+    for _ in range(draw(st.integers(0, 20))):
+        if anns and draw(st.booleans()):
+            b = draw(st.sampled_from(anns))["bbox"]
+            box = [b[0] + draw(st.integers(-3, 3)), b[1], b[2] + draw(st.integers(-3, 3)), b[3]]
+        else:
+            box = [draw(coord), draw(coord), draw(size), draw(size)]
+        preds.append({"image_id": draw(st.integers(0, n_img - 1)), "category_id": draw(st.integers(0, 4)),
+                      "bbox": box, "score": draw(st.sampled_from([0.3, 0.5, 0.5, 0.9]) | st.floats(0, 1))})
+    data = {"images": [{"id": i} for i in range(n_img)], "categories": [{"id": c, "name": f"c{c}"} for c in range(4)],
+            "annotations": anns}
+    return data, preds
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scene())
+def test_suppression_equals_the_per_image_loop(data):
+    gt_json, preds = data
+    gt = parse_official(gt_json, "x")
+    keep, info = suppress(gt, parse_predictions(preds, gt))
+    expected = ovdeval_nms.suppress(gt_json["annotations"], preds)
+    assert [p for p, k in zip(preds, keep) if k] == expected
+    assert info["after"] == len(expected)
+
+
+def test_ties_keep_the_later_prediction_and_are_counted():
+    gt_json = {"images": [{"id": 0}], "categories": [{"id": 0, "name": "a"}, {"id": 1, "name": "b"}],
+               "annotations": [{"id": 1, "image_id": 0, "category_id": 0, "bbox": [0, 0, 10, 10], "area": 100, "iscrowd": 0}]}
+    preds = [{"image_id": 0, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.8},
+             {"image_id": 0, "category_id": 0, "bbox": [0, 0, 10, 10], "score": 0.8}]
+    gt = parse_official(gt_json, "x")
+    keep, info = suppress(gt, parse_predictions(preds, gt))
+    assert keep.tolist() == [False, True] and info["tie_decisions"] == 1
+    result = score(gt, preds)
+    assert result.metrics["NMS_AP"] == pytest.approx(100.0) and any("equal scores" in w for w in result.warnings)
+
+
+def test_many_sub_datasets_give_table_3(tmp_path, ovdeval_sample):
+    out = tmp_path / "r.json"
+    proc = run_cli("score", "ovdeval", "--references", str(ovdeval_sample), "--predictions",
+                   str(ovdeval_sample / "predictions_good"), "--output", str(out), check=True)
+    result = json.loads(out.read_text())
+    single = {n: api.score("ovdeval", ovdeval_sample / "annotations" / f"{n}.json",
+                           ovdeval_sample / "predictions_good" / f"{n}.json") for n in ("color", "material")}
+    assert result["metrics"]["NMS_AP_color"] == single["color"].metrics["NMS_AP"]
+    assert result["metrics"]["Total_Average"] == pytest.approx(
+        (single["color"].metrics["NMS_AP"] + single["material"].metrics["NMS_AP"]) / 2)
+    assert result["breakdowns"]["aspects"]["Attribute"]["sub_datasets"] == ["color", "material"]
+    assert "Total Average" in proc.stdout and "Attribute" in proc.stdout
+    assert any("not scored: coco" in w for w in result["warnings"])
+
+
+def test_round_trip_is_lossless(tmp_path, ovdeval_sample):
+    build(ovdeval_sample, tmp_path / "hub")
+    for name in ("color", "material"):
+        assert export(tmp_path / "hub", name=name) == json.loads((ovdeval_sample / "annotations" / f"{name}.json").read_text())
+        ds = load_dataset(str(tmp_path / "hub"), name, split="test")
+        assert all(r["image"].size == (r["width"], r["height"]) for r in ds)
+    for case in CASES[:2]:
+        build(case / "references.json", tmp_path / case.name, allow_missing_images=True)
+        assert export(tmp_path / case.name, name="references") == json.loads((case / "references.json").read_text())
+    # the Hub folder scores like the release
+    a = api.score("ovdeval", tmp_path / "hub", ovdeval_sample / "predictions_poor")
+    b = api.score("ovdeval", ovdeval_sample, ovdeval_sample / "predictions_poor")
+    assert a.metrics == b.metrics
+
+
+def test_missing_images_are_an_error(tmp_path):
+    data = synthetic.make_subset(3, seed=4, size=(64, 48))
+    root = synthetic.write_release(tmp_path / "raw", {"color": data}, archive=False)
+    (root / "images" / "color" / data["images"][0]["file_name"]).unlink()
+    with pytest.raises(FormatError, match="1 of 3 images of color are missing"):
+        build(root, tmp_path / "hub")
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+@pytest.fixture()
+def color(ovdeval_sample):
+    data = json.loads((ovdeval_sample / "annotations" / "color.json").read_text())
+    preds = json.loads((ovdeval_sample / "predictions_good" / "color.json").read_text())
+    return parse_official(data, "color"), data, preds
+
+
+def test_unknown_categories_and_images_are_counted(color):
+    gt, _, preds = color
+    preds = preds + [{"image_id": 999, "category_id": 0, "bbox": [0, 0, 5, 5], "score": 0.5},
+                     {"image_id": 0, "category_id": 4242, "bbox": [0, 0, 5, 5], "score": 0.5}]
+    result = score(gt, preds)
+    assert result.counts["dropped_unknown_image"] == 1 and result.counts["unknown_category"] == 1
+    assert any("999" in w for w in result.warnings) and any("take part in the suppression" in w for w in result.warnings)
+
+
+def test_labels_as_text_are_resolved_or_rejected(color):
+    gt, data, preds = color
+    by_id = {c["id"]: c["name"] for c in data["categories"]}
+    as_text = [{**p, "category_id": by_id[p["category_id"]]} for p in preds]
+    assert score(gt, as_text).metrics == score(gt, preds).metrics
+    as_text[0]["category_id"] = "purple unicorn"
+    with pytest.raises(PredictionError, match="not a category name of color: \\['purple unicorn'\\]"):
+        score(gt, as_text)
+
+
+def test_empty_predictions_give_zeros_not_a_crash(color):
+    gt, _, _ = color
+    result = score(gt, [])
+    assert result.metrics["NMS_AP"] == 0.0 and result.metrics["AP"] == 0.0
+    assert any("empty" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"bbox": [0, 0, float("nan"), 5]}, "non-finite"),
+    ({"score": float("inf")}, "non-finite"),
+    ({"bbox": [0, 0, 5]}, "must be \\[x, y, w, h\\]"),
+    ({"image_id": "0"}, "'image_id' must be an integer"),
+    ({"score": "high"}, "'score' must be a number"),
+])
+def test_bad_entries(color, bad, message):
+    gt, _, preds = color
+    preds[2] = {**preds[2], **bad}
+    with pytest.raises(PredictionError, match=message) as err:
+        score(gt, preds)
+    assert "entry 2" in str(err.value)
+
+
+def test_wrong_files_are_named(ovdeval_sample, omnilabel_sample):
+    proc = run_cli("score", "ovdeval", "--references", str(omnilabel_sample / "dataset_val.json"),
+                   "--predictions", str(ovdeval_sample / "predictions_good" / "color.json"))
+    assert proc.returncode == 2 and "OmniLabel dataset JSON" in proc.stderr
+    proc = run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"),
+                   "--predictions", str(omnilabel_sample / "predictions_good.json"))
+    assert proc.returncode == 2 and "looks like a omnilabel prediction file" in proc.stderr
