@@ -86,13 +86,18 @@ def _stable_order(*keys: NDArray) -> NDArray[np.int64]:
 
 
 def iou_pairs_xywh(dt: NDArray[np.float64], gt: NDArray[np.float64], crowd: NDArray[np.bool_]) -> NDArray[np.float64]:
-    """IoU of aligned (detection, GT) rows, pycocotools ``bbIou`` semantics (crowd: over the detection's area)."""
-    iw = np.minimum(dt[:, 2] + dt[:, 0], gt[:, 2] + gt[:, 0]) - np.maximum(dt[:, 0], gt[:, 0])
-    ih = np.minimum(dt[:, 3] + dt[:, 1], gt[:, 3] + gt[:, 1]) - np.maximum(dt[:, 1], gt[:, 1])
+    """IoU of aligned (detection, GT) rows, pycocotools ``bbIou`` semantics (crowd: over the detection's area).
+
+    ``dt`` and ``gt`` are (4, N) column arrays (x, y, w, h), contiguous per coordinate for speed.
+    """
+    dx, dy, dw, dh = dt
+    gx, gy, gw, gh = gt
+    iw = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
+    ih = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
     positive = (iw > 0) & (ih > 0)
     inter = np.where(positive, iw * ih, 0.0)
-    area_d = dt[:, 2] * dt[:, 3]
-    union = np.where(crowd, area_d, area_d + gt[:, 2] * gt[:, 3] - inter)
+    area_d = dw * dh
+    union = np.where(crowd, area_d, area_d + gw * gh - inter)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(positive, inter / union, 0.0)
 
@@ -151,7 +156,7 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     n_gt_of_det = g_count[d_pair]
     c_det = np.repeat(np.arange(n_det), n_gt_of_det)
     c_gt = _ranges(g_start[d_pair], n_gt_of_det)
-    c_iou = iou_pairs_xywh(d_box[c_det], g_box[c_gt], g_crowd[c_gt])
+    c_iou = iou_pairs_xywh(np.ascontiguousarray(d_box.T)[:, c_det], np.ascontiguousarray(g_box.T)[:, c_gt], g_crowd[c_gt])
     thr = np.minimum(params.iou_thrs, 1 - 1e-10)
     close = c_iou >= thr.min()
     c_det, c_gt, c_iou = c_det[close], c_gt[close], c_iou[close]
@@ -227,39 +232,44 @@ def _segment_reverse_cummax(values: NDArray[np.float64], segment: NDArray[np.int
 
 
 @dataclass(frozen=True)
-class _Curve:
-    """One (max-det, area, threshold) step of the accumulation, for all groups at once.
+class _Curves:
+    """One (max-det, area) step of the accumulation: all IoU thresholds and all groups at once.
 
     The precision envelope is only needed at true positives: the k-th TP of a group sits where its
     recall first reaches k / npig, and the envelope there is the max precision of its later TPs.
+    TPs are stored flat, grouped by (threshold, group).
     """
 
     valid: NDArray[np.bool_]          # (K,) the group has a result and non-ignored GT
     reach: NDArray[np.int64]          # (K, R) the TP count at which recall reaches r (>= 1)
-    n_tp: NDArray[np.int64]           # (K,)
-    tp_first: NDArray[np.int64]       # (K,) offset of the group's first TP in ``envelope``
+    n_tp: NDArray[np.int64]           # (T, K)
+    tp_first: NDArray[np.int64]       # (T, K) offset of the (threshold, group)'s first TP in ``envelope``
     nd: NDArray[np.int64]             # (K,) detections in the group's ranking
-    envelope: NDArray[np.float64]     # per TP, grouped: the precision envelope at that TP
-    tp_group: NDArray[np.int64]       # per TP: its group
-    recall: NDArray[np.float64]       # (K,) final recall (0 without detections)
+    envelope: NDArray[np.float64]     # per TP: the precision envelope there
+    tp_segment: NDArray[np.int64]     # per TP: threshold * K + group
+    recall: NDArray[np.float64]       # (T, K) final recall (0 without detections)
 
     def q(self) -> NDArray[np.float64]:
-        """(K, R): interpolated precision at every recall threshold (0 past the last TP)."""
-        ok = (self.reach <= self.n_tp[:, None]) & (self.nd[:, None] > 0)
+        """(T, K, R): interpolated precision at every recall threshold (0 past the last TP)."""
+        ok = (self.reach[None] <= self.n_tp[:, :, None]) & (self.nd[None, :, None] > 0)
         if not len(self.envelope):
             return np.zeros(ok.shape)
-        return np.where(ok, self.envelope[np.where(ok, self.tp_first[:, None] + self.reach - 1, 0)], 0.0)
+        return np.where(ok, self.envelope[np.where(ok, self.tp_first[:, :, None] + self.reach[None] - 1, 0)], 0.0)
+
+
+#: Work size per block of IoU thresholds in the accumulation (bounds memory on million-detection rankings).
+_BLOCK_ELEMENTS = 4_000_000
 
 
 def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
                      params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *, need_reach: bool = True):
-    """The core of :func:`accumulate`: yields ``(mi, a, t, curve)`` per (max-det, area, threshold)."""
-    T, A = len(params.iou_thrs), len(params.area_rngs)
-    group_has = np.zeros(n_groups, dtype=bool)
+    """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area)."""
+    T, A, K = len(params.iou_thrs), len(params.area_rngs), n_groups
+    group_has = np.zeros(K, dtype=bool)
     group_has[member_group[m.has_result[member_pair]]] = True
-    npig_group = np.zeros((n_groups, A), dtype=np.int64)
+    npig_group = np.zeros((K, A), dtype=np.int64)
     for a in range(A):
-        npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=n_groups).astype(np.int64)
+        npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=K).astype(np.int64)
 
     # Expand detections to (group, detection) entries, in the global ranking order.
     # Matches are in (pair, rank) order, so a stable sort on the score alone breaks ties by (pair, rank).
@@ -278,7 +288,8 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
     for mi in max_dets:
         keep = m.rank[entry_det] < params.max_dets[mi]
         e_det, e_group = entry_det[keep], entry_group[keep]
-        nd = np.bincount(e_group, minlength=n_groups)
+        n = len(e_det)
+        nd = np.bincount(e_group, minlength=K)
         group_start = np.cumsum(nd) - nd
         for a in areas:
             valid = group_has & (npig_group[:, a] > 0)
@@ -287,23 +298,31 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
                 values, inverse = np.unique(npig_a, return_inverse=True)
                 reach = np.maximum(_k_min(values, params.rec_thrs), 1)[inverse]        # (K, R)
             else:
-                reach = np.zeros((n_groups, 0), np.int64)
-            state_a = m.state[a][:, e_det] if len(e_det) else np.zeros((T, 0), np.uint8)
-            for t in range(T):
-                st = state_a[t]
-                tp_pos = np.flatnonzero(st == TP)
-                fp_cum = np.cumsum(st == FP, dtype=np.int64)
-                tp_group = e_group[tp_pos]
-                n_tp = np.bincount(tp_group, minlength=n_groups)
-                tp_first = np.cumsum(n_tp) - n_tp
-                k = (np.arange(len(tp_pos)) - tp_first[tp_group] + 1).astype(np.float64)   # tp_sum at the TP
-                fp_before = fp_cum[np.maximum(group_start - 1, 0)] if len(fp_cum) else np.zeros(n_groups, np.int64)
-                fp_before = np.where(group_start > 0, fp_before, 0)
-                fp_k = (fp_cum[tp_pos] - fp_before[tp_group]).astype(np.float64)
-                pr = k / (fp_k + k + np.spacing(1))                                     # pycocotools' order
-                envelope = _segment_reverse_cummax(pr, tp_group)
-                rec = np.where(nd > 0, n_tp / npig_a, 0.0)
-                yield mi, a, t, _Curve(valid, reach, n_tp, tp_first, nd, envelope, tp_group, rec)
+                reach = np.zeros((K, 0), np.int64)
+            # Thresholds in blocks (all at once when the ranking is short): TP t of group g is segment t * K + g.
+            block = max(1, min(T, _BLOCK_ELEMENTS // max(n, 1)))
+            segments, prs = [], []
+            n_tp = np.zeros((T, K), dtype=np.int64)
+            for t0 in range(0, T, block):
+                st = m.state[a][t0:t0 + block][:, e_det] if n else np.zeros((min(block, T - t0), 0), np.uint8)
+                fp_cum = np.cumsum(st == FP, axis=1, dtype=np.int32)                     # (b, n)
+                t_idx, pos = np.nonzero(st == TP)                                        # row-major: (t, group) order
+                seg = (t0 + t_idx) * K + e_group[pos]
+                n_tp_b = np.bincount(seg - t0 * K, minlength=len(st) * K).reshape(len(st), K)
+                n_tp[t0:t0 + len(st)] = n_tp_b
+                first_b = (np.cumsum(n_tp_b) - n_tp_b.ravel())
+                k = (np.arange(len(pos)) - first_b[seg - t0 * K] + 1).astype(np.float64)   # tp_sum at the TP
+                before = np.zeros((len(st), K), dtype=np.int64)
+                if n:
+                    before[:, group_start > 0] = fp_cum[:, group_start[group_start > 0] - 1]
+                fp_k = (fp_cum[t_idx, pos] - before[t_idx, e_group[pos]]).astype(np.float64)
+                segments.append(seg)
+                prs.append(k / (fp_k + k + np.spacing(1)))                              # pycocotools' order
+            segment = np.concatenate(segments)
+            envelope = _segment_reverse_cummax(np.concatenate(prs), segment)
+            tp_first = (np.cumsum(n_tp) - n_tp.ravel()).reshape(T, K)
+            recall = np.where(nd[None] > 0, n_tp / npig_a[None], 0.0)
+            yield mi, a, _Curves(valid, reach, n_tp, tp_first, nd, envelope, segment, recall)
 
 
 def _group_npig(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
@@ -335,9 +354,9 @@ def accumulate(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray
     max_dets = tuple(range(M)) if max_dets is None else max_dets
     precision = -np.ones((T, R, n_groups, A, M))
     recall = -np.ones((T, n_groups, A, M))
-    for mi, a, t, c in _accumulate_iter(m, member_pair, member_group, n_groups, params, areas, max_dets):
-        precision[t, :, c.valid, a, mi] = c.q()[c.valid]
-        recall[t, c.valid, a, mi] = c.recall[c.valid]
+    for mi, a, c in _accumulate_iter(m, member_pair, member_group, n_groups, params, areas, max_dets):
+        precision[:, :, c.valid, a, mi] = c.q()[:, c.valid, :].transpose(0, 2, 1)
+        recall[:, c.valid, a, mi] = c.recall[:, c.valid]
     return precision, recall, _group_npig(m, member_pair, member_group, n_groups)
 
 
@@ -348,33 +367,25 @@ def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: 
     is weighted by the number of recall thresholds that land on it. Equal to the pycocotools values up
     to floating-point summation order."""
     mi = max_det % len(params.max_dets)
-    R = len(params.rec_thrs)
+    T, R, K = len(params.iou_thrs), len(params.rec_thrs), n_groups
     t50 = int(np.flatnonzero(params.iou_thrs == 0.5)[0])
-    total, total50 = np.zeros(n_groups), np.zeros(n_groups)
-    count = np.zeros(n_groups)
-    hist_cache: dict[int, NDArray[np.int64]] = {}
-    npig = np.maximum(_group_npig(m, member_pair, member_group, n_groups)[:, area], 1)
-    for _, _, t, c in _accumulate_iter(m, member_pair, member_group, n_groups, params, (area,), (mi,),
-                                       need_reach=False):
-        if len(c.envelope):
-            # weight of the k-th TP of a group = #recall thresholds whose reach is k (reach depends on npig)
-            k = np.arange(len(c.envelope)) - c.tp_first[c.tp_group] + 1
-            n_of_tp = npig[c.tp_group]
-            weights = np.zeros(len(k))
-            for n in np.unique(n_of_tp).tolist():
-                if n not in hist_cache:
-                    reach = np.maximum(_k_min(np.array([n]), params.rec_thrs)[0], 1)
-                    hist_cache[n] = np.bincount(reach, minlength=n + 2)
-                sel = n_of_tp == n
-                weights[sel] = hist_cache[n][k[sel]]
-            step = np.bincount(c.tp_group, weights=weights * c.envelope, minlength=n_groups)
-            total += step
-            if t == t50:
-                total50 += step
-        count[c.valid] += R
-    valid = count > 0
-    ap = np.where(valid, total / np.maximum(count, 1), -1.0)
-    ap50 = np.where(valid, total50 / R, -1.0)
+    npig = np.maximum(_group_npig(m, member_pair, member_group, K)[:, area], 1)
+    (_, _, c), = _accumulate_iter(m, member_pair, member_group, K, params, (area,), (mi,), need_reach=False)
+    per_segment = np.zeros(T * K)
+    if len(c.envelope):
+        # weight of the k-th TP of a group = #recall thresholds whose reach is k (reach depends on npig)
+        group = c.tp_segment % K
+        k = np.arange(len(c.envelope)) - c.tp_first.ravel()[c.tp_segment] + 1
+        n_of_tp = npig[group]
+        weights = np.zeros(len(k))
+        for n in np.unique(n_of_tp).tolist():
+            hist = np.bincount(np.maximum(_k_min(np.array([n]), params.rec_thrs)[0], 1), minlength=n + 2)
+            sel = n_of_tp == n
+            weights[sel] = hist[k[sel]]
+        per_segment = np.bincount(c.tp_segment, weights=weights * c.envelope, minlength=T * K)
+    per_segment = per_segment.reshape(T, K)
+    ap = np.where(c.valid, per_segment.sum(axis=0) / (T * R), -1.0)
+    ap50 = np.where(c.valid, per_segment[t50] / R, -1.0)
     return ap, ap50
 
 
