@@ -65,7 +65,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         gt_path, pred_path = Path(tmp) / "material.json", Path(tmp) / "preds.json"
         data = synthetic.make_subset(args.images, seed=0, boxes_per_image=4.0)
-        preds = synthetic.make_predictions(data, seed=1, hard_negatives=8, duplicates=4, background=40)
+        preds = synthetic.make_predictions(data, seed=1, hard_negatives=8, duplicates=4, background=55)
         gt_path.write_text(json.dumps(data))
         pred_path.write_text(json.dumps(preds))
         print(f"OVDEval synthetic sub-dataset: {args.images:,} images, {len(data['categories'])} categories, "
