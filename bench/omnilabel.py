@@ -29,6 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import best_process_run  # noqa: E402
+
 OFFICIAL_QUOTED = (85.0, 3.2 * 1024**3)
 
 
@@ -113,15 +116,7 @@ def main() -> None:
 
         cmd = [sys.executable, "-m", "vlbench", "score", "omnilabel", "--references", str(gt_path),
                "--predictions", str(pred_path), "--quiet", "--output", str(Path(tmp) / "r.json")]
-        runs = []
-        for _ in range(3):
-            probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-                     "subprocess.run(sys.argv[1:], check=True); "
-                     "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)")
-            out = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True, check=True).stdout
-            seconds, peak = out.split()
-            runs.append((float(seconds), int(peak)))
-        seconds, peak = min(runs)
+        seconds, peak = best_process_run(cmd)
         print(f"  vlbench score (whole process)     {seconds:7.2f} s   peak {peak / 1024**3:5.2f} GB   (best of 3)")
         print(f"  official OmniLabelEval (quoted)   {OFFICIAL_QUOTED[0]:7.2f} s   peak {OFFICIAL_QUOTED[1] / 1024**3:5.2f} GB"
               f"   -> {OFFICIAL_QUOTED[0] / seconds:.0f}x faster, {OFFICIAL_QUOTED[1] / peak:.1f}x less memory")
@@ -134,7 +129,7 @@ def main() -> None:
         precision, recall = engine_single_group(str(gt_path), str(pred_path))
         engine_seconds = time.perf_counter() - t0
         same = np.array_equal(precision, base["precision"]) and np.array_equal(recall, base["recall"])
-        print(f"  pycocotools COCOeval, pairs as images, one pooled ranking (load + evaluate + accumulate):")
+        print("  pycocotools COCOeval, pairs as images, one pooled ranking (load + evaluate + accumulate):")
         print(f"                                    {float(base['seconds']):7.2f} s   peak {int(base['maxrss']) / 1024**3:5.2f} GB")
         print(f"  vlbench engine, same pooling      {engine_seconds:7.2f} s   -> {float(base['seconds']) / engine_seconds:.0f}x"
               f" faster; identical precision and recall arrays: {same}")

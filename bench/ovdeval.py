@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from _timing import best_process_run  # noqa: E402
 OFFICIAL_QUOTED = (12.0, 1.0 * 1024**3)
 
 
@@ -73,13 +75,7 @@ def main() -> None:
         out = Path(tmp) / "r.json"
         cmd = [sys.executable, "-m", "vlbench", "score", "ovdeval", "--references", str(gt_path),
                "--predictions", str(pred_path), "--quiet", "--output", str(out)]
-        probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); subprocess.run(sys.argv[1:], check=True); "
-                 "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)")
-        runs = []
-        for _ in range(3):
-            text = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True, check=True).stdout
-            runs.append(tuple(float(v) for v in text.split()))
-        seconds, peak = min(runs)
+        seconds, peak = best_process_run(cmd)
         ours = json.loads(out.read_text())
         base_out = Path(tmp) / "base.json"
         subprocess.run([sys.executable, __file__, "--child", str(gt_path), str(pred_path), str(base_out)], check=True)

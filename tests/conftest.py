@@ -28,6 +28,20 @@ def golden_cases(benchmark: str) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_dir() and (p / "expected.json").exists())
 
 
+def agree(got: dict, expected: dict, tol: float = 1e-6) -> list[str]:
+    """Keys of ``expected`` that ``got`` misses (golden rule: within ``tol``, null only matches null)."""
+    bad = []
+    for key, want in expected.items():
+        have = got.get(key, "missing")
+        if want is None or have is None:
+            ok = want is None and have is None
+        else:
+            ok = have != "missing" and abs(have - want) <= tol
+        if not ok:
+            bad.append(f"{key}: {have!r} != {want!r}")
+    return bad
+
+
 def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
     proc = subprocess.run([sys.executable, "-m", "vlbench", *args], capture_output=True, text=True, timeout=600)
     if check and proc.returncode != 0:

@@ -9,21 +9,16 @@ import warnings
 import pytest
 from datasets import load_dataset
 
-from conftest import ROOT, SHARED, golden_cases, run_cli
+from conftest import agree, ROOT, SHARED, golden_cases, run_cli
 from vlbench import api
 from vlbench.benchmarks.omnilabel import schema
 from vlbench.benchmarks.omnilabel.reader import build, export, parse_official
 from vlbench.benchmarks.omnilabel.scorer import score
-from vlbench.errors import FormatError, InputError, PredictionError
+from vlbench.errors import FormatError, PredictionError
 
 CASES = golden_cases("omnilabel")
-TOL = 1e-6
 
 
-def agree(got: dict, expected: dict) -> list[str]:
-    return [k for k, v in expected.items()
-            if not ((v is None and got.get(k) is None) or (v is not None and got.get(k) is not None
-                                                             and abs(got[k] - v) <= TOL))]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import warnings
 
-import numpy as np
 import pytest
 from datasets import load_dataset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, golden_cases, run_cli
+from conftest import agree, ROOT, golden_cases, run_cli
 from reference import ovdeval_nms
 from vlbench import api
 from vlbench.benchmarks.ovdeval import synthetic
@@ -20,13 +19,8 @@ from vlbench.benchmarks.ovdeval.scorer import parse_predictions, score, suppress
 from vlbench.errors import FormatError, PredictionError
 
 CASES = golden_cases("ovdeval")
-TOL = 1e-6
 
 
-def agree(got, expected):
-    return [k for k, v in expected.items()
-            if not ((v is None and got.get(k) is None) or (v is not None and got.get(k) is not None
-                                                             and abs(got[k] - v) <= TOL))]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -8,22 +8,11 @@ import warnings
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ROOT, golden_cases, run_cli
+from conftest import agree, ROOT, golden_cases, run_cli
 
 CASES = golden_cases("ref_l4")
-TOL = 1e-6
 
 
-def _agree(got: dict, expected: dict) -> list[str]:
-    bad = []
-    for key, want in expected.items():
-        have = got.get(key, "missing")
-        if want is None or have is None:
-            if want is not have:
-                bad.append(f"{key}: {have!r} != {want!r}")
-        elif have == "missing" or abs(have - want) > TOL:
-            bad.append(f"{key}: {have!r} != {want!r}")
-    return bad
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -35,7 +24,7 @@ def test_cli_matches_official(case, tmp_path):
             "--protocol", expected["protocol"], "--output", str(out), "--quiet", check=True)
     result = json.loads(out.read_text())
     assert result["benchmark"] == "ref_l4" and result["protocol"] == "official"
-    assert not _agree(result["metrics"], expected["metrics"])
+    assert not agree(result["metrics"], expected["metrics"])
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +47,7 @@ def test_evaluate_module_matches_official(case, ref_l4_metric):
             p = by_id[row["id"]]
             ref_l4_metric.add(prediction={"pred_bbox": p["pred_bbox"], "format": p["format"]}, reference=row)
         got = ref_l4_metric.compute()
-    assert not _agree(got, expected["metrics"])
+    assert not agree(got, expected["metrics"])
 
 
 def test_corrected_protocol_changes_only_class_metrics(tmp_path):

@@ -1,10 +1,10 @@
 """OmniLabel metric for 🤗 Evaluate: the 13 numbers of the official OmniLabelEval (omnilabeltools),
 number for number. A thin face over ``vlbench`` (all logic lives in the engine)."""
 
-import warnings
-
 import datasets
 import evaluate
+
+from vlbench.metric_support import batch_rows, compute_output
 
 from vlbench.benchmarks.omnilabel.card import CITATION as _CITATION
 from vlbench.benchmarks.omnilabel.reader import gt_from_rows
@@ -105,8 +105,7 @@ class OmniLabel(evaluate.Metric):
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch of predictions and reference rows (or a Dataset batch)."""
-        if isinstance(references, dict):
-            references = [dict(zip(references, values)) for values in zip(*references.values())]
+        references = batch_rows(references)
         super().add_batch(predictions=[_lists_per_box(p) for p in predictions or []] or predictions,
                           references=[_slim_reference(r) for r in references or []] or references, **kwargs)
 
@@ -117,9 +116,4 @@ class OmniLabel(evaluate.Metric):
             for box, scores, ids in zip(pred["boxes"], pred["scores"], pred["description_ids"]):
                 entries.append({"image_id": ref["image_id"], "bbox": box, "description_ids": ids, "scores": scores})
         result = score(gt, entries, protocol=protocol, with_per_description=return_details)
-        for message in result.warnings:
-            warnings.warn(message, stacklevel=3)
-        out = dict(result.metrics)
-        if return_details:
-            out.update(breakdowns=result.breakdowns, counts=result.counts, warnings=result.warnings)
-        return out
+        return compute_output(result, return_details)

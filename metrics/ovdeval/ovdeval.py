@@ -1,10 +1,10 @@
 """OVDEval metric for 🤗 Evaluate: NMS-AP (the official eval.py) and plain COCO AP, number for number.
 A thin face over ``vlbench`` (all logic lives in the engine)."""
 
-import warnings
-
 import datasets
 import evaluate
+
+from vlbench.metric_support import batch_rows, compute_output
 
 from vlbench.benchmarks.ovdeval.card import CITATION as _CITATION
 from vlbench.benchmarks.ovdeval.reader import gt_from_rows
@@ -81,8 +81,7 @@ class OVDEval(evaluate.Metric):
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch of predictions and reference rows (or a Dataset batch)."""
-        if isinstance(references, dict):
-            references = [dict(zip(references, values)) for values in zip(*references.values())]
+        references = batch_rows(references)
         super().add_batch(predictions=predictions, references=[_slim(r) for r in references or []] or references,
                           **kwargs)
 
@@ -92,9 +91,4 @@ class OVDEval(evaluate.Metric):
                    for ref, pred in zip(references, predictions)
                    for box, s, label in zip(pred["boxes"], pred["scores"], pred["labels"])]
         result = score(gt, entries, protocol=protocol)
-        for message in result.warnings:
-            warnings.warn(message, stacklevel=3)
-        out = dict(result.metrics)
-        if return_details:
-            out.update(breakdowns=result.breakdowns, counts=result.counts, warnings=result.warnings)
-        return out
+        return compute_output(result, return_details)

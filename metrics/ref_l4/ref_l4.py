@@ -1,10 +1,10 @@
 """Ref-L4 metric for 🤗 Evaluate: Acc@0.5/0.75/0.9, mAcc, by size and by class, number for number
 with the official RefL4Evaluator. A thin face over ``vlbench`` (all logic lives in the engine)."""
 
-import warnings
-
 import datasets
 import evaluate
+
+from vlbench.metric_support import batch_rows, compute_output
 
 from vlbench.benchmarks.ref_l4.reader import references_from_rows
 from vlbench.benchmarks.ref_l4.scorer import score
@@ -79,9 +79,7 @@ class RefL4(evaluate.Metric):
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch of predictions and references (Hub rows or a Dataset batch)."""
         if references is not None:
-            if isinstance(references, dict):  # a batch of a Dataset: dict of columns
-                references = [dict(zip(references, values)) for values in zip(*references.values())]
-            references = [_slim(r) for r in references]
+            references = [_slim(r) for r in batch_rows(references)]
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, protocol="official", return_details=False):
@@ -90,9 +88,4 @@ class RefL4(evaluate.Metric):
                    for r, p in zip(refs.ids, predictions)]
         result = score(refs, entries, protocol=protocol, split="given", source="predictions",
                        with_samples=return_details)
-        for message in result.warnings:
-            warnings.warn(message, stacklevel=3)
-        out = dict(result.metrics)
-        if return_details:
-            out.update(breakdowns=result.breakdowns, counts=result.counts, warnings=result.warnings)
-        return out
+        return compute_output(result, return_details)

@@ -115,7 +115,17 @@ def arrow_to_numpy(column: Any, dtype: str) -> Any:
     target = pa.from_numpy_dtype(np.dtype(dtype))
     if array.type != target:
         array = pc.cast(array, target)
-    width = np.dtype(dtype).itemsize
     data = array.buffers()[1]
     return np.frombuffer(data, dtype=dtype, count=len(array) + array.offset)[array.offset:] if data is not None \
         else np.zeros(0, dtype=dtype)
+
+
+def expect_prediction_list(entries: Any, benchmark: str, source: str, entry_form: str) -> None:
+    """Raise a FormatError unless ``entries`` is a JSON list that does not look like another benchmark's file."""
+    if not isinstance(entries, list):
+        raise FormatError(f"the predictions must be a JSON list of {entry_form} objects, "
+                          f"got a JSON {type(entries).__name__}", file=source)
+    other = sniff_predictions(entries)
+    if other not in (None, benchmark):
+        raise FormatError(f"this looks like a {other} prediction file, not {benchmark}", file=source,
+                          fix=f"score it with 'vlbench score {other}'")

@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ... import cocoeval
-from ...errors import FormatError, InputError, PredictionError
-from ...io import sniff_predictions
+from ...errors import InputError, PredictionError
+from ...io import expect_prediction_list
 from ...result import Result
 from . import schema
 from .reader import OmniLabelGT
@@ -63,13 +63,7 @@ def _diagnose(entries: list[Any], source: str) -> None:
 def parse_predictions(entries: Any, gt: OmniLabelGT, *, source: str = "predictions"
                       ) -> tuple[cocoeval.Detections, dict[str, int], list[str]]:
     """Official-format predictions -> one detection per (box, description, score), filed under its pair."""
-    if not isinstance(entries, list):
-        raise FormatError("the predictions must be a JSON list of {\"image_id\", \"bbox\", \"description_ids\", "
-                          f"\"scores\"}} objects, got a JSON {type(entries).__name__}", file=source)
-    other = sniff_predictions(entries)
-    if other not in (None, "omnilabel"):
-        raise FormatError(f"this looks like a {other} prediction file, not OmniLabel", file=source,
-                          fix=f"score it with 'vlbench score {other}'")
+    expect_prediction_list(entries, "omnilabel", source, '{"image_id", "bbox", "description_ids", "scores"}')
     warnings: list[str] = []
     n = len(entries)
     try:

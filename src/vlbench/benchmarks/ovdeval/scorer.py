@@ -18,8 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ... import cocoeval
-from ...errors import FormatError, InputError, PredictionError
-from ...io import sniff_predictions
+from ...errors import InputError, PredictionError
+from ...io import expect_prediction_list
 from ...result import Result
 from . import schema
 from .reader import OVDEvalGT
@@ -96,13 +96,7 @@ def _diagnose(entries: list[Any], source: str) -> None:
 
 def parse_predictions(entries: Any, gt: OVDEvalGT, *, source: str = "predictions") -> Predictions:
     """Official COCO-results predictions -> arrays; unknown images dropped (counted), text labels resolved."""
-    if not isinstance(entries, list):
-        raise FormatError("the predictions must be a JSON list of COCO results {\"image_id\", \"category_id\", "
-                          f"\"bbox\", \"score\"}}, got a JSON {type(entries).__name__}", file=source)
-    other = sniff_predictions(entries)
-    if other not in (None, "ovdeval"):
-        raise FormatError(f"this looks like a {other} prediction file, not OVDEval (COCO results)", file=source,
-                          fix=f"score it with 'vlbench score {other}'")
+    expect_prediction_list(entries, "ovdeval", source, 'COCO results {"image_id", "category_id", "bbox", "score"}')
     warnings: list[str] = []
     try:  # fast path: one pass per field; the slow checks below run only to name a bad entry
         images = [e["image_id"] for e in entries]

@@ -184,7 +184,7 @@ class BuildReport:
     files: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        out = [f"rows: " + ", ".join(f"{k}={v}" for k, v in self.rows.items()), f"images: {self.images}"]
+        out = ["rows: " + ", ".join(f"{k}={v}" for k, v in self.rows.items()), f"images: {self.images}"]
         if self.missing_images:
             out.append(f"missing images: {len(self.missing_images)} (e.g. {', '.join(self.missing_images[:3])})")
         if self.boxes_outside_image:

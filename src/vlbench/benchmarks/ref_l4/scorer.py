@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from ...errors import CoverageError, FormatError, InputError, PredictionError
 from ...geometry import iou_aligned_xyxy, xywh_to_xyxy
-from ...io import sniff_predictions
+from ...io import expect_prediction_list
 from ...result import Result
 from . import schema
 
@@ -148,16 +148,10 @@ def _raise_malformed_entry(entries: list[Any], source: str) -> None:
 def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "official",
                       missing: str = "error", source: str = "predictions") -> Predictions:
     """Validate official-format predictions and align them with ``refs`` (bad input -> InputError)."""
-    if not isinstance(entries, list):
-        raise FormatError(f"the predictions must be a JSON list of {{\"id\", \"pred_bbox\", \"format\"}} objects, "
-                          f"got a JSON {type(entries).__name__}", file=source)
+    expect_prediction_list(entries, "ref_l4", source, '{"id", "pred_bbox", "format"}')
     if not entries:
         raise FormatError("the prediction list is empty (the official scorer returns {} here)", file=source,
                           fix="write one {\"id\", \"pred_bbox\", \"format\"} entry per row of the split")
-    other = sniff_predictions(entries)
-    if other not in (None, "ref_l4"):
-        raise FormatError(f"this looks like a {other} prediction file, not Ref-L4", file=source,
-                          fix=f"score it with 'vlbench score {other}'")
     if not all(isinstance(e, dict) and "id" in e and "pred_bbox" in e and "format" in e for e in entries):
         _raise_malformed_entry(entries, source)
     ids = _prediction_ids(entries, source)

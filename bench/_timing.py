@@ -1,0 +1,19 @@
+"""Timing helpers shared by the bench scripts: run a command in a fresh process, read its wall time and peak memory."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+_PROBE = ("import resource, subprocess, sys, time; t = time.perf_counter(); subprocess.run(sys.argv[1:], check=True); "
+          "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)")
+
+
+def best_process_run(cmd: list[str], runs: int = 3) -> tuple[float, int]:
+    """(seconds, peak bytes) of the fastest of ``runs`` runs of ``cmd``, each in its own process."""
+    results = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=True).stdout
+        seconds, peak = out.split()
+        results.append((float(seconds), int(peak)))
+    return min(results)
