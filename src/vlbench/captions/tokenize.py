@@ -1,0 +1,78 @@
+"""Caption tokenization of the COCO caption toolkit: Stanford PTBTokenizer (``-preserveLines
+-lowerCase``), then the toolkit's punctuation filter.
+
+Two backends behind one switch: ``java`` runs the jar shipped with pycocoevalcap (temp files in a
+temp dir, never in the installed package); ``python`` is a re-implementation of the same rules,
+checked caption by caption against the official output. ``auto`` uses Java when present.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import VlbenchError
+from . import java
+
+__all__ = ["tokenize", "sanitize", "PUNCTUATION", "LINE_BREAKS", "python_tokenize_line"]
+
+#: The 17 tokens the toolkit drops after tokenizing (note: lower-case -lrb- / -rrb- are NOT in it).
+PUNCTUATION = frozenset(["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
+                         ".", "?", "!", ",", ":", "-", "--", "...", ";"])
+
+#: Characters the PTB tokenizer treats as line breaks: in a caption they would shift every later
+#: caption onto the wrong image, so they become spaces first (counted, with a warning).
+LINE_BREAKS = re.compile("[\r\n\u2028\u2029\u000b\u000c\u0085]")
+
+
+def sanitize(captions: Sequence[str]) -> tuple[list[str], int]:
+    """Replace line-break characters by spaces; returns the captions and how many were changed."""
+    out, changed = [], 0
+    for c in captions:
+        clean = LINE_BREAKS.sub(" ", c)
+        changed += clean != c
+        out.append(clean)
+    return out, changed
+
+
+def _filter(line: str) -> str:
+    return " ".join(w for w in line.rstrip().split(" ") if w not in PUNCTUATION)
+
+
+def _java_tokenize(captions: list[str]) -> list[str]:
+    exe, jar = java.java_executable(), java.tokenizer_jar()
+    if exe is None or jar is None:
+        raise VlbenchError("the Java tokenizer needs java on PATH and pycocoevalcap's stanford-corenlp-3.4.1.jar")
+    with tempfile.TemporaryDirectory(prefix="vlbench-ptb-") as tmp:
+        path = Path(tmp) / "captions.txt"
+        path.write_text("\n".join(captions), encoding="utf-8")
+        proc = subprocess.run([exe, "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines",
+                               "-lowerCase", str(path)], capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise VlbenchError(f"the Java PTBTokenizer failed: {proc.stderr.decode(errors='replace')[-500:]}")
+    lines = proc.stdout.decode("utf-8").split("\n")
+    if len(lines) < len(captions):
+        raise VlbenchError(f"the Java PTBTokenizer returned {len(lines)} lines for {len(captions)} captions")
+    return [_filter(line) for line in lines[: len(captions)]]
+
+
+def tokenize(captions: Sequence[str], backend: str = "auto") -> tuple[list[str], str]:
+    """Tokenize captions (already sanitized) as the toolkit does; returns (tokenized, backend used)."""
+    if backend not in ("auto", "java", "python"):
+        raise ValueError(f"unknown tokenizer backend {backend!r}")
+    if backend == "auto":
+        backend = "java" if java.java_executable() and java.tokenizer_jar() else "python"
+    captions, _ = sanitize(captions)  # the toolkit replaces "\n" too; the other line breaks are ours
+    if backend == "java":
+        return _java_tokenize(list(captions)), "java"
+    return [_filter(python_tokenize_line(c)) for c in captions], "python"
+
+
+def python_tokenize_line(text: str) -> str:
+    """PTBTokenizer -preserveLines -lowerCase on one line, in Python (see ptb.py)."""
+    from .ptb import ptb_tokenize
+
+    return " ".join(ptb_tokenize(text)).lower()
