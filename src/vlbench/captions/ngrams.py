@@ -1,0 +1,63 @@
+"""Vectorised n-gram counting shared by BLEU and CIDEr-D.
+
+Every sentence is split on whitespace (as ``precook`` does), words become integer ids, and the
+n-grams of order 1..4 of all sentences are counted at once with numpy: the result is a sparse
+table of (sentence, n-gram id, order, count) rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["NgramTable", "count_ngrams"]
+
+
+@dataclass(frozen=True)
+class NgramTable:
+    """Sparse counts: row i says sentence[i] holds n-gram ngram[i] (of order order[i]) count[i] times."""
+
+    sentence: NDArray[np.int64]
+    ngram: NDArray[np.int64]       # global id, shared by all sentences of the call
+    order: NDArray[np.int64]       # 1..4
+    count: NDArray[np.int64]
+    length: NDArray[np.int64]      # words per sentence
+    n_ngrams: int
+
+
+def count_ngrams(sentences: list[str], max_n: int = 4) -> NgramTable:
+    """Count the n-grams (orders 1..max_n) of whitespace-split sentences, all at once."""
+    vocab: dict[str, int] = {}
+    words = [s.split() for s in sentences]
+    flat = np.fromiter((vocab.setdefault(w, len(vocab)) for ws in words for w in ws), dtype=np.int64)
+    length = np.fromiter((len(ws) for ws in words), dtype=np.int64, count=len(words))
+    sent_of_word = np.repeat(np.arange(len(words)), length)
+    pos_in_sent = np.arange(len(flat)) - np.repeat(np.cumsum(length) - length, length)
+    base = max(len(vocab), 1) + 1
+    rows_s, rows_g, rows_n = [], [], []
+    keys_per_order = []
+    for n in range(1, max_n + 1):
+        valid = pos_in_sent + n <= length[sent_of_word]          # windows that stay inside their sentence
+        start = np.flatnonzero(valid)
+        key = np.zeros(len(start), dtype=object if base ** n >= 2**62 else np.int64)
+        for k in range(n):
+            key = key * base + (flat[start + k] + 1)
+        keys_per_order.append((n, start, key))
+    # one id space over all orders: (order, key) -> id
+    ids_offset = 0
+    for n, start, key in keys_per_order:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        rows_s.append(sent_of_word[start])
+        rows_g.append(inverse.astype(np.int64) + ids_offset)
+        rows_n.append(np.full(len(start), n, dtype=np.int64))
+        ids_offset += len(uniq)
+    s = np.concatenate(rows_s) if rows_s else np.zeros(0, np.int64)
+    g = np.concatenate(rows_g) if rows_g else np.zeros(0, np.int64)
+    o = np.concatenate(rows_n) if rows_n else np.zeros(0, np.int64)
+    # counts per (sentence, n-gram)
+    pair = s * max(ids_offset, 1) + g
+    uniq_pair, first, count = np.unique(pair, return_index=True, return_counts=True)
+    return NgramTable(sentence=s[first], ngram=g[first], order=o[first], count=count.astype(np.int64),
+                      length=length, n_ngrams=ids_offset)
