@@ -41,7 +41,8 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
     if isinstance(predictions, (str, os.PathLike)):
         source = str(predictions)
         predictions = read_json(predictions, what="prediction file")
-    allowed = {"ref_l4": {"missing", "with_samples"}, "omnilabel": {"with_per_description"}}.get(info.id, set())
+    allowed = {"ref_l4": {"missing", "with_samples"}, "omnilabel": {"with_per_description"},
+               "nocaps": {"cider_idf", "tokenizer", "missing", "meteor", "spice"}}.get(info.id, set())
     unknown = set(options) - allowed
     if unknown:
         raise InputError(f"option(s) {', '.join(sorted(unknown))} do not apply to {info.id}",

@@ -29,8 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--split", default=None, help="Ref-L4: val, test or all (default all)")
     s.add_argument("--protocol", default="official", choices=("official", "corrected"))
     s.add_argument("--cider-idf", default=None, choices=("global", "subset"), help="nocaps only")
-    s.add_argument("--missing", default=None, choices=("error", "miss"),
-                   help="Ref-L4: rows without a prediction are an error (default) or count as misses")
+    s.add_argument("--missing", default=None, choices=("error", "miss", "empty"),
+                   help="rows / images without a prediction: an error (default); Ref-L4: 'miss' counts them as "
+                        "misses; nocaps: 'empty' scores them as empty captions")
+    s.add_argument("--tokenizer", default=None, choices=("auto", "java", "python"), help="nocaps only")
     s.add_argument("--output", default=None, help="write the result JSON here")
     s.add_argument("--no-samples", action="store_true", help="leave per-sample scores out of the JSON")
     s.add_argument("--quiet", action="store_true", help="do not print the table")
@@ -81,11 +83,18 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     bench = canonical_id(args.benchmark)
     options = {}
-    if args.cider_idf is not None and bench != "nocaps":
-        raise InputError("--cider-idf applies to nocaps only", fix=f"drop it for {bench}")
+    for flag, value in (("--cider-idf", args.cider_idf), ("--tokenizer", args.tokenizer)):
+        if value is not None and bench != "nocaps":
+            raise InputError(f"{flag} applies to nocaps only", fix=f"drop it for {bench}")
+    if args.cider_idf:
+        options["cider_idf"] = args.cider_idf
+    if args.tokenizer:
+        options["tokenizer"] = args.tokenizer
     if args.missing is not None:
-        if bench != "ref_l4":
-            raise InputError("--missing applies to ref_l4 only", fix=f"drop it for {bench}")
+        allowed = {"ref_l4": ("error", "miss"), "nocaps": ("error", "empty")}.get(bench, ())
+        if args.missing not in allowed:
+            raise InputError(f"--missing {args.missing} does not apply to {bench}",
+                             fix=f"{bench} takes: {', '.join(allowed) or 'no --missing'}")
         options["missing"] = args.missing
     if args.no_samples and bench == "ref_l4":
         options["with_samples"] = False

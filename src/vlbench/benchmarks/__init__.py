@@ -66,7 +66,12 @@ BENCHMARKS: dict[str, BenchmarkInfo] = {
                       "Total_Average": "NMS-AP Total Average"}),
     "nocaps": BenchmarkInfo(
         id="nocaps", pretty_name="nocaps", hub_id="vlbench/nocaps",
-        task_type="image-to-text", task_name="Novel Object Captioning", default_split="validation"),
+        task_type="image-to-text", task_name="Novel Object Captioning", default_split="validation",
+        implemented=True,
+        metric_names={**{f"{m}{suf}": f"{m}{' (' + dom + ')' if dom else ''}"
+                         for m in ("B1", "B2", "B3", "B4", "METEOR", "ROUGE_L", "CIDEr", "SPICE")
+                         for suf, dom in (("", ""), ("_in", "in-domain"), ("_near", "near-domain"),
+                                          ("_out", "out-domain"))}}),
 }
 
 _ALIASES = {"ref-l4": "ref_l4", "refl4": "ref_l4", "ovd-eval": "ovdeval", "omni-label": "omnilabel"}

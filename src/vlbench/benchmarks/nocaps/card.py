@@ -1,0 +1,52 @@
+"""nocaps dataset card."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import schema
+
+CITATION = """@inproceedings{agrawal2019nocaps,
+  title     = {nocaps: novel object captioning at scale},
+  author    = {Agrawal, Harsh and Desai, Karan and Wang, Yufei and Chen, Xinlei and Jain, Rishabh and Johnson, Mark and Batra, Dhruv and Parikh, Devi and Lee, Stefan and Anderson, Peter},
+  booktitle = {Proceedings of the IEEE/CVF International Conference on Computer Vision (ICCV)},
+  year      = {2019}
+}"""
+
+
+def card_metadata() -> dict[str, Any]:
+    return {"license": "cc-by-2.0", "pretty_name": "nocaps", "language": ["en"], "task_categories": ["image-to-text"],
+            "tags": ["image-captioning", "novel-object-captioning", "vlbench"]}
+
+
+def card_body(report: Any) -> str:
+    fields = "\n".join(f"| `{k}` | {v} |" for k, v in schema.FIELD_DESCRIPTIONS.items())
+    sizes = "; ".join(line for line in report.lines() if not line.startswith("missing"))
+    return f"""
+# nocaps
+
+Novel object captioning on Open Images: the validation split has 10 reference captions per image
+and a `domain` label (in-domain: COCO classes only; near-domain: both; out-domain: novel classes
+only), kept here as a class label so the per-domain breakdown is one `filter` away. The test
+split's captions are private: it is there for inference, and scoring it goes through the official
+nocaps evaluation server. Built by `vlbench build nocaps`; {sizes}.
+
+## Fields
+
+| field | description |
+|---|---|
+{fields}
+
+## Scoring
+
+BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE of the COCO caption toolkit, overall and per domain:
+`evaluate.load("metrics/nocaps")` or `vlbench score nocaps --references <this folder> --predictions captions.json`.
+
+## License and citation
+
+Images: Open Images, CC BY 2.0. No separate license is stated for the captions.
+
+```bibtex
+{CITATION}
+```
+"""

@@ -1,0 +1,217 @@
+"""nocaps readers: the official captions JSON (COCO captions format + ``domain``) <-> scoring records
+<-> Hub folder (splits validation and test)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from ...errors import FormatError, InputError
+from ...images import ImageSource
+from . import schema
+
+__all__ = ["NocapsGT", "parse_official", "gt_from_rows", "load_references", "build", "export", "BuildReport"]
+
+_IMAGE_FIELDS = ("id", "open_images_id", "file_name", "height", "width", "domain", "coco_url", "license", "date_captured")
+
+
+@dataclass(frozen=True)
+class NocapsGT:
+    """Images in file order (the toolkit's order) with their domains and reference captions."""
+
+    image_ids: list[int]
+    domains: list[str | None]
+    references: list[list[str]]
+    has_captions: bool
+    source: str = "references"
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_official(data: Any, source: str = "references") -> NocapsGT:
+    if not isinstance(data, dict) or not isinstance(data.get("images"), list):
+        raise FormatError("a nocaps reference file is a COCO-captions object with 'images' (and 'annotations')",
+                          file=source, fix="pass nocaps_val_4500_captions.json")
+    if "descriptions" in data:
+        raise FormatError("this is an OmniLabel dataset JSON, not nocaps captions", file=source,
+                          fix="score it with 'vlbench score omnilabel'")
+    images = data["images"]
+    ids, domains = [], []
+    for i, img in enumerate(images):
+        if not isinstance(img, dict) or isinstance(img.get("id"), bool) or not isinstance(img.get("id"), int):
+            raise FormatError("an image needs an integer 'id'", file=source, entry=f"images[{i}]")
+        d = img.get("domain")
+        if d is not None and d not in schema.DOMAINS:
+            raise FormatError(f"unknown domain {d!r}", file=source, entry=f"images[{i}]",
+                              fix="use in-domain, near-domain or out-domain")
+        ids.append(img["id"])
+        domains.append(d)
+    if len(set(ids)) != len(ids):
+        raise FormatError("duplicate image ids", file=source)
+    has_captions = "annotations" in data
+    refs: dict[int, list[str]] = {i: [] for i in ids}
+    for i, a in enumerate(data.get("annotations") or []):
+        if not isinstance(a, dict) or a.get("image_id") not in refs or not isinstance(a.get("caption"), str):
+            raise FormatError("an annotation needs the 'image_id' of an image and a string 'caption'", file=source,
+                              entry=f"annotations[{i}]")
+        refs[a["image_id"]].append(a["caption"])
+    if has_captions:
+        empty = [i for i in ids if not refs[i]]
+        if empty:
+            raise FormatError(f"{len(empty)} image(s) have no reference caption, e.g. {empty[:5]} (the toolkit "
+                              "asserts here)", file=source)
+    return NocapsGT(image_ids=ids, domains=domains, references=[refs[i] for i in ids], has_captions=has_captions,
+                    source=source)
+
+
+def gt_from_rows(rows: list[dict[str, Any]], source: str = "references") -> NocapsGT:
+    """Hub rows (``image_id``, ``domain`` as label or index, ``captions``) -> records."""
+    if not rows:
+        raise InputError("no reference rows were given", file=source)
+    images, annotations = [], []
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or "image_id" not in r or "captions" not in r:
+            raise FormatError(f"reference {i} needs 'image_id' and 'captions'", file=source)
+        d = r.get("domain")
+        images.append({"id": r["image_id"], "domain": schema.DOMAINS[d] if isinstance(d, int) else d})
+        annotations += [{"image_id": r["image_id"], "caption": c} for c in r["captions"]]
+    return parse_official({"images": images, "annotations": annotations}, source)
+
+
+def load_references(ref: str | os.PathLike, split: str | None = None) -> NocapsGT:
+    from ...io import read_json
+
+    path = Path(ref)
+    if path.is_dir():
+        split = split or "validation"
+        if split not in schema.SPLITS:
+            raise InputError(f"unknown split {split!r}", fix="use validation or test")
+        return parse_official(export(path, split), source=f"{path} [{split}]")
+    return parse_official(read_json(path, what="reference file"), source=str(path))
+
+
+# --------------------------------------------------------------------------------------------
+# Official JSON -> Hub folder, and back
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class BuildReport:
+    rows: dict[str, int] = field(default_factory=dict)
+    by_domain: dict[str, dict[str, int]] = field(default_factory=dict)
+    missing_images: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"{s}: {n} images" + (f" ({', '.join(f'{d} {c}' for d, c in self.by_domain[s].items())})"
+                                      if self.by_domain.get(s) else "") for s, n in self.rows.items()]
+        if self.missing_images:
+            out.append(f"missing images: {len(self.missing_images)} (e.g. {', '.join(self.missing_images[:3])})")
+        return out
+
+
+def _rows(data: dict[str, Any], found: ImageSource | None) -> Iterator[dict[str, Any]]:
+    caps: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+    for pos, a in enumerate(data.get("annotations") or []):
+        caps.setdefault(a["image_id"], []).append((pos, a))
+    for pos, img in enumerate(data["images"]):
+        path = found.get(img.get("file_name", "")) if found else None
+        mine = caps.get(img["id"], [])
+        rest = {k: v for k, v in img.items() if k not in _IMAGE_FIELDS}
+        ann_extra = [{k: v for k, v in a.items() if k not in ("image_id", "id", "caption")} for _, a in mine]
+        if any(ann_extra):
+            rest["__annotation_extra__"] = ann_extra
+        yield {"image": {"path": img["file_name"], "bytes": path.read_bytes()} if path else None,
+               "image_id": img["id"], **{k: img.get(k) for k in _IMAGE_FIELDS if k != "id"},
+               "captions": [a["caption"] for _, a in mine], "caption_ids": [a.get("id") for _, a in mine],
+               "caption_positions": [p for p, _ in mine], "position": pos,
+               "extra": json.dumps(rest, sort_keys=True) if rest else ""}
+
+
+def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
+          allow_missing_images: bool = False, max_shard_bytes: int | None = None) -> BuildReport:
+    """Captions JSON(s) -> Hub folder: with annotations -> validation, without -> test."""
+    from ...hub import MAX_SHARD_BYTES, ShardedParquetWriter, card_yaml, write_card
+    from ...io import read_json
+    from .card import card_body, card_metadata
+
+    raws = [Path(p) for p in (raw if isinstance(raw, (list, tuple)) else [raw])]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    report, summaries, headers = BuildReport(), [], {}
+    features = schema.image_features()
+    by_split: dict[str, dict] = {}
+    for path in raws:
+        data = read_json(path, what="nocaps captions JSON")
+        parse_official(data, source=str(path))
+        by_split["validation" if "annotations" in data else "test"] = data
+    for split in schema.SPLITS:
+        if split not in by_split:
+            continue
+        data = by_split[split]
+        needed = {os.path.basename(i["file_name"]) for i in data["images"] if i.get("file_name")}
+        with tempfile.TemporaryDirectory(prefix=".vlbench-images-", dir=out) as tmp:
+            found = ImageSource(Path(images), needed, Path(tmp)) if images else None
+            if found and found.missing:
+                report.missing_images += found.missing
+                if not allow_missing_images:
+                    raise FormatError(f"{len(found.missing)} of {len(needed)} {split} images are missing, e.g. "
+                                      f"{', '.join(found.missing[:3])}", file=str(images),
+                                      fix="point --images at the folder of the split's images, or pass --allow-missing-images")
+            writer = ShardedParquetWriter(out, split, features, max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
+            writer.write_all(_rows(data, found))
+            summaries.append(writer.close())
+        report.rows[split] = summaries[-1].num_examples
+        counts: dict[str, int] = {}
+        for img in data["images"]:
+            if img.get("domain"):
+                counts[img["domain"]] = counts.get(img["domain"], 0) + 1
+        report.by_domain[split] = counts
+        report.files += summaries[-1].files
+        headers[split] = json.dumps({k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True)
+    meta = card_yaml(features=features, splits=summaries, extra={**card_metadata(), "vlbench": {"nocaps_headers": headers}})
+    write_card(out, meta, card_body(report))
+    report.files.insert(0, "README.md")
+    return report
+
+
+def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, Any]:
+    """Hub folder -> the official captions JSON of ``split`` (inverse of :func:`build`, key order aside)."""
+    import pyarrow.parquet as pq
+    import yaml
+
+    folder = Path(folder)
+    files = sorted((folder / "data").glob(f"{split}-*.parquet"))
+    if not files:
+        raise FormatError(f"no {split} split in this folder", file=str(folder))
+    columns = [c for c in schema.image_features() if c != "image"]
+    rows = sorted((r for f in files for r in pq.ParquetFile(f).read(columns=columns).to_pylist()),
+                  key=lambda r: r["position"])
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    meta = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
+    out = json.loads(((meta or {}).get("vlbench") or {}).get("nocaps_headers", {}).get(split, "{}"))
+    domain_names = list(schema.DOMAINS)
+    images, anns = [], []
+    for r in rows:
+        extra = json.loads(r["extra"]) if r["extra"] else {}
+        ann_extra = extra.pop("__annotation_extra__", None)
+        img = {"id": r["image_id"]}
+        for k in _IMAGE_FIELDS[1:]:
+            v = r[k]
+            if v is not None:
+                img[k] = domain_names[v] if k == "domain" else v
+        img.update(extra)
+        images.append(img)
+        for j, (cap, cid, pos) in enumerate(zip(r["captions"], r["caption_ids"], r["caption_positions"])):
+            a = {"image_id": r["image_id"], "caption": cap}
+            if cid is not None:
+                a["id"] = cid
+            if ann_extra:
+                a.update(ann_extra[j])
+            anns.append((pos, a))
+    out["images"] = images
+    if split == "validation":
+        out["annotations"] = [a for _, a in sorted(anns, key=lambda t: t[0])]
+    return out

@@ -1,0 +1,171 @@
+"""nocaps scorer: the COCO caption toolkit's BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE, for the
+whole split and per domain (OFFICIAL-SCORERS.md 4.3).
+
+Default domain protocol (``cider_idf="global"``): tokenize once, CIDEr-D once over the whole split
+(one document-frequency table) with each domain the mean of its images' scores; BLEU and METEOR are
+corpus scores over the domain's images; ROUGE-L and SPICE means of per-image scores.
+``cider_idf="subset"`` recomputes CIDEr-D per domain on that domain's images only (what a separate
+toolkit run per domain gives); every other number is the same under both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...captions import bleu as bleu_mod
+from ...captions.cider import cider_d
+from ...captions.meteor import Meteor, meteor_available
+from ...captions.ngrams import count_ngrams
+from ...captions.rouge import rouge_l
+from ...captions.spice import spice_available, spice_scores
+from ...captions.tokenize import sanitize, tokenize
+from ...errors import CoverageError, InputError, PredictionError
+from ...io import expect_prediction_list
+from ...result import Result
+from . import schema
+from .reader import NocapsGT
+
+__all__ = ["align_predictions", "score"]
+
+
+def _describe(values: list[Any], limit: int = 5) -> str:
+    return ", ".join(repr(v) for v in values[:limit]) + (f" (and {len(values) - limit} more)" if len(values) > limit else "")
+
+
+def align_predictions(entries: Any, gt: NocapsGT, *, missing: str = "error", source: str = "predictions") -> tuple[list[str], dict[str, int], list[str]]:
+    """One caption per GT image, in GT order; every problem named (the toolkit only asserts)."""
+    expect_prediction_list(entries, "nocaps", source, '{"image_id", "caption"}')
+    warnings: list[str] = []
+    by_id: dict[Any, str] = {}
+    duplicates = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict) or "image_id" not in e or "caption" not in e:
+            raise PredictionError("each entry needs 'image_id' and 'caption'", file=source, entry=f"entry {i}")
+        img, cap = e["image_id"], e["caption"]
+        if isinstance(img, bool) or not isinstance(img, int):
+            hint = (f"the id is the string {img!r} but nocaps image ids are integers; write {img} without quotes"
+                    if isinstance(img, str) and img.strip().isdigit() else "image ids are the integer 'id' of the images")
+            raise PredictionError(f"'image_id' has type {type(img).__name__} ({img!r})", file=source, entry=f"entry {i}",
+                                  fix=hint)
+        if not isinstance(cap, str):
+            raise PredictionError(f"'caption' must be a string, got {type(cap).__name__} ({cap!r})", file=source,
+                                  entry=f"entry {i} (image {img})")
+        if img in by_id:
+            duplicates.append(img)
+        by_id[img] = cap
+    if duplicates:
+        raise PredictionError(f"{len(duplicates)} image id(s) have more than one caption: {_describe(duplicates)}",
+                              file=source, fix="keep exactly one caption per image")
+    known = set(gt.image_ids)
+    unknown = [i for i in by_id if i not in known]
+    if unknown:
+        raise PredictionError(f"{len(unknown)} caption(s) are for image ids that are not in the references: "
+                              f"{_describe(unknown)}", file=source,
+                              fix="score against the split these captions were made for")
+    absent = [i for i in gt.image_ids if i not in by_id]
+    if absent and missing != "empty":
+        raise CoverageError(f"{len(absent)} of the {len(gt.image_ids)} images have no caption, e.g. {_describe(absent)}",
+                            file=source, fix="caption every image of the split, or pass --missing empty to score "
+                                             "them as empty captions")
+    if absent:
+        warnings.append(f"{len(absent)} image(s) without a caption were scored as empty captions")
+    return [by_id.get(i, "") for i in gt.image_ids], {"predictions": len(entries), "missing_scored_empty": len(absent)}, warnings
+
+
+def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
+          tokenizer: str = "auto", missing: str = "error", meteor: bool = True, spice: bool = True,
+          split: str | None = None, source: str = "predictions") -> Result:
+    """Score official-format nocaps captions against ``gt``."""
+    if protocol not in ("official", "corrected"):
+        raise InputError(f"unknown protocol {protocol!r}", fix="use 'official' or 'corrected'")
+    if cider_idf not in ("global", "subset"):
+        raise InputError(f"unknown cider_idf {cider_idf!r}", fix="use 'global' or 'subset'")
+    if not gt.has_captions:
+        raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
+                         file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
+    hyps, counts, warnings = align_predictions(predictions, gt, missing=missing, source=source)
+    n = len(hyps)
+    refs_flat = [c for rs in gt.references for c in rs]
+    hyps, changed_h = sanitize(hyps)
+    refs_flat, changed_r = sanitize(refs_flat)
+    if changed_h or changed_r:
+        warnings.append(f"{changed_h} caption(s) and {changed_r} reference(s) held a line break (CR, U+2028, U+2029, "
+                        "VT, FF, NEL): replaced by spaces, since the toolkit's line-based tokenizer would otherwise "
+                        "shift every later caption onto the wrong image")
+    tok_refs, backend = tokenize(refs_flat, tokenizer)
+    tok_hyps, _ = tokenize(hyps, backend)
+    n_refs = [len(rs) for rs in gt.references]
+    ref_image = np.repeat(np.arange(n), n_refs)
+    refs_per_image, start = [], 0
+    for k in n_refs:
+        refs_per_image.append(tok_refs[start:start + k])
+        start += k
+
+    table = count_ngrams(tok_hyps + tok_refs)
+    hyp_sent, ref_sent = np.arange(n), n + np.arange(len(tok_refs))
+    stats = bleu_mod.bleu_stats(table, hyp_sent, ref_sent, ref_image, n)
+    cider = cider_d(table, hyp_sent, ref_sent, ref_image, n)
+    rouge = rouge_l(tok_hyps, refs_per_image)
+    domains = np.asarray([d or "" for d in gt.domains], dtype=object)
+    masks = {"": np.ones(n, dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
+
+    meteor_scores, meteor_corpus = None, {}
+    ok, why = meteor_available()
+    if meteor and ok:
+        with Meteor() as m:
+            st = m.stats(tok_hyps, refs_per_image)
+            for d, mask in masks.items():
+                if mask.any():
+                    per, corpus = m.evaluate([s for s, keep in zip(st, mask) if keep])
+                    meteor_corpus[d] = corpus
+                    if d == "":
+                        meteor_scores = np.asarray(per)
+    elif meteor:
+        warnings.append(f"METEOR is null: {why}")
+    spice_per = None
+    ok, why = spice_available()
+    if spice and ok:
+        spice_per = np.asarray(spice_scores(tok_hyps, refs_per_image))
+    elif spice:
+        warnings.append(f"SPICE is null: {why}")
+
+    metrics: dict[str, float | None] = {}
+    for d, mask in masks.items():
+        suffix = schema.DOMAIN_SUFFIX.get(d, "")
+        if not mask.any():
+            metrics.update({m + suffix: None for m in schema.METRICS})
+            continue
+        bleus = bleu_mod.corpus_bleu(stats.subset(mask))
+        for k in range(4):
+            metrics[f"B{k + 1}{suffix}"] = bleus[k] * 100
+        metrics["METEOR" + suffix] = meteor_corpus[d] * 100 if d in meteor_corpus else None
+        metrics["ROUGE_L" + suffix] = float(np.mean(rouge[mask])) * 100
+        if cider_idf == "subset" and d != "":
+            sub = np.flatnonzero(mask)
+            sub_refs = [refs_per_image[i] for i in sub]
+            sub_table = count_ngrams([tok_hyps[i] for i in sub] + [r for rs in sub_refs for r in rs])
+            k_refs = [len(r) for r in sub_refs]
+            metrics["CIDEr" + suffix] = float(np.mean(cider_d(
+                sub_table, np.arange(len(sub)), len(sub) + np.arange(sum(k_refs)),
+                np.repeat(np.arange(len(sub)), k_refs), len(sub)))) * 100
+        else:
+            metrics["CIDEr" + suffix] = float(np.mean(cider[mask])) * 100
+        metrics["SPICE" + suffix] = float(np.mean(spice_per[mask])) * 100 if spice_per is not None else None
+    metrics = {k: metrics[k] for k in schema.metric_keys()}
+
+    per_image: dict[str, Any] = {"image_id": gt.image_ids, "domain": [d for d in gt.domains],
+                                 "caption": hyps, "B4": bleu_mod.image_bleu(stats)[:, 3] * 100, "ROUGE_L": rouge * 100,
+                                 "CIDEr": cider * 100}
+    if meteor_scores is not None:
+        per_image["METEOR"] = meteor_scores * 100
+    if spice_per is not None:
+        per_image["SPICE"] = spice_per * 100
+    counts.update({"images": n, "references": len(refs_flat),
+                   **{f"images{schema.DOMAIN_SUFFIX[d]}": int(masks[d].sum()) for d in schema.DOMAINS},
+                   "captions_with_line_breaks": changed_h, "references_with_line_breaks": changed_r})
+    return Result(benchmark="nocaps", protocol=protocol, metrics=metrics,
+                  breakdowns={"per_image": per_image}, counts=counts, warnings=warnings,
+                  options={"split": split or "validation", "cider_idf": cider_idf, "tokenizer": backend,
+                           "meteor": "java" if meteor_corpus else None, "spice": "java" if spice_per is not None else None})
