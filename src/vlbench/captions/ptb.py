@@ -46,13 +46,19 @@ _PATTERNS = [(name, re.compile(p, re.UNICODE)) for name, p in [
     ("word", rf"(?:{_L}{_LD}*(?:\.{_L}{_LD}*)*|{_D}+{_L}{_LD}*)(?:\.(?!{_LD}))?"),
     ("hyphenated", rf"[\w.,]*{_LD}(?:-[\w.]*{_LD})+(?:\.(?!{_LD}))?"),
     ("slashed", r"[A-Za-z0-9]+(?:/[A-Za-z0-9]+)+"),
-    ("amp", r"(?i:at&t|q&a|r&b|a&w|s&p|b&b|p&g|m&m|h&m|a&m|a&p|b&o|j&j|r&d)(?![A-Za-z])"),
+    ("amp", r"[A-Z]+&[A-Z]+"),
     ("plusplus", rf"{_L}\+\+"),
     # 'tis / 'twas split off a lower-case word that does not end in n ("a'tis" -> a 't is), as observed
     ("apos_word", r"(?:[A-Za-z]*[A-Z]|[A-Za-z]*n)['’](?:tis|twas)(?![A-Za-z])"
-                  r"|[A-Za-z]+['’](?!(?:em|cause|tis|twas)(?![A-Za-z]))[A-Za-z]+(?!['’])"),
-    ("apos_lead", rf"['’](?:(?:em|{_D}0s|cause|s|re|ve|ll|d|m)(?![A-Za-z])|n['’]|t(?=(?:is|was)(?![A-Za-z])))"),
+                  r"|[A-Za-z]*[nN]['’][tT][A-Za-z]*(?!['’])"
+                  r"|[A-Za-z]+['’](?!(?:em|cause|tis|twas)(?![A-Za-z]))[A-Za-z]{2,}(?!['’])"
+                  r"|[dD]['’](?![\w'’])"),
+    ("apos_lead", rf"['’](?:(?:em|{_D}0[sS]|cause|s|re|ve|ll|d|m)(?![A-Za-z])|n['’]|t(?=(?:is|was)(?![A-Za-z])))"),
 ]]
+
+_KEEP = "\x00"
+#: Words that, following a single-letter initial at the end of a sentence, make its period sentence-final.
+_SENTENCE_STARTERS = {"A", "An", "The"}
 
 _QUOTES = "\"“”«»‘’‚‹›`'"
 _BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
@@ -117,6 +123,12 @@ def _chunk(text: str) -> tuple[str, ...]:
             if m:
                 tok += m.group(0)
         pos += len(tok)
+        if kind in ("word", "hyphenated", "number", "amp") and text[pos:pos + 1] == "." and text[pos + 1:pos + 2] in (",", ";", ":") \
+                and text[pos + 1:pos + 2]:
+            tok += "."
+            pos += 1
+        if tok.endswith(".") and text[pos:pos + 1] in (",", ";", ":") and text[pos:pos + 1]:
+            tok += _KEEP  # a period before , ; : stays on its word ("street.," -> street. ,)
         if kind == "ellipsis":
             out.append("...")
         elif kind == "dashes":
@@ -130,25 +142,30 @@ def _chunk(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _settle_period(tok: str, next_is_number: bool) -> list[str]:
+def _settle_period(tok: str, next_chunk: str) -> list[str]:
     """A word-final period stays only on abbreviations, acronyms and initials; else it splits off."""
+    if tok.endswith(_KEEP):
+        return [tok[:-1]]
     if not tok.endswith(".") or len(tok) < 2 or set(tok) <= {"."}:
         return [tok]
     stem = tok[:-1]
     low = stem.lower()
-    keep = (low in _ABBREV or (low in _ABBREV_BEFORE_NUMBER and next_is_number)
+    initial = re.fullmatch(r"[^\W\d_]", low) is not None
+    keep = (low in _ABBREV or (low in _ABBREV_BEFORE_NUMBER and next_chunk[:1].isdigit())
             or re.fullmatch(r"(?:[^\W\d_]\.)+[^\W\d_]", low) is not None
-            or re.fullmatch(r"[^\W\d_]", low) is not None)
+            or (initial and next_chunk not in _SENTENCE_STARTERS))
     return [tok] if keep else [stem, "."]
 
 
-def ptb_tokenize(line: str) -> list[str]:
-    """Tokens of one caption line (original case; the caller lower-cases)."""
+def ptb_tokenize(line: str, next_line: str = "") -> list[str]:
+    """Tokens of one caption line (original case; the caller lower-cases). The tokenizer reads the
+    captions as one stream, so the first word of the next line can decide a line-final period."""
     chunks = line.split()
+    following = next_line.split()[:1]
     out: list[str] = []
     for i, chunk in enumerate(chunks):
         toks = _chunk(chunk)
-        next_is_number = i + 1 < len(chunks) and chunks[i + 1][:1].isdigit()
+        next_chunk = chunks[i + 1] if i + 1 < len(chunks) else (following[0] if following else "")
         for j, tok in enumerate(toks):
-            out.extend(_settle_period(tok, next_is_number and j == len(toks) - 1))
+            out.extend(_settle_period(tok, next_chunk if j == len(toks) - 1 else ""))
     return out

@@ -68,11 +68,12 @@ def tokenize(captions: Sequence[str], backend: str = "auto") -> tuple[list[str],
     captions, _ = sanitize(captions)  # the toolkit replaces "\n" too; the other line breaks are ours
     if backend == "java":
         return _java_tokenize(list(captions)), "java"
-    return [_filter(python_tokenize_line(c)) for c in captions], "python"
+    nexts = list(captions[1:]) + [""]
+    return [_filter(python_tokenize_line(c, n)) for c, n in zip(captions, nexts)], "python"
 
 
-def python_tokenize_line(text: str) -> str:
-    """PTBTokenizer -preserveLines -lowerCase on one line, in Python (see ptb.py)."""
+def python_tokenize_line(text: str, next_line: str = "") -> str:
+    """PTBTokenizer -preserveLines -lowerCase on one line (followed by ``next_line``), in Python (see ptb.py)."""
     from .ptb import ptb_tokenize
 
-    return " ".join(ptb_tokenize(text)).lower()
+    return " ".join(ptb_tokenize(text, next_line)).lower()
