@@ -65,7 +65,7 @@ def test_bad_prediction_in_the_loop_is_a_clear_error():
                        protocol="corrected")
 
 
-@pytest.mark.parametrize("metric_id", ["ref_l4", "omnilabel", "ovdeval"])
+@pytest.mark.parametrize("metric_id", ["ref_l4", "omnilabel", "ovdeval", "nocaps"])
 def test_docstring_and_card_examples_run(metric_id):
     folder = ROOT / "metrics" / metric_id
     spec = importlib.util.spec_from_file_location(f"{metric_id}_metric_module", folder / f"{metric_id}.py")

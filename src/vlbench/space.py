@@ -15,7 +15,7 @@ __all__ = ["sample_references", "score_upload", "build_metric_app"]
 
 #: The bundled sample references of each benchmark (a path inside the installed package).
 _SAMPLES = {"ref_l4": "samples/ref_l4", "omnilabel": "samples/omnilabel/dataset_val.json",
-            "ovdeval": "samples/ovdeval"}
+            "ovdeval": "samples/ovdeval", "nocaps": "samples/nocaps/nocaps_val_captions.json"}
 
 
 def sample_references(benchmark: str) -> str:

@@ -169,3 +169,18 @@ def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_i
                   breakdowns={"per_image": per_image}, counts=counts, warnings=warnings,
                   options={"split": split or "validation", "cider_idf": cider_idf, "tokenizer": backend,
                            "meteor": "java" if meteor_corpus else None, "spice": "java" if spice_per is not None else None})
+
+
+def table_text(result: Result) -> str:
+    """Metrics x (overall, in, near, out), as the nocaps leaderboard shows them."""
+    cols = [("overall", ""), ("in", "_in"), ("near", "_near"), ("out", "_out")]
+    fmt = lambda v: "null" if v is None else f"{v:.2f}"  # noqa: E731
+    signature = ", ".join(f"{k}={v}" for k, v in result.options.items())
+    lines = [f"nocaps (protocol={result.protocol}, {signature})",
+             f"{'metric':<9}" + "".join(f"{name:>10}" for name, _ in cols)]
+    for m in schema.METRICS:
+        lines.append(f"{m:<9}" + "".join(f"{fmt(result.metrics[m + suf]):>10}" for _, suf in cols))
+    lines.append("images   " + "".join(f"{result.counts.get('images' + suf, result.counts['images']):>10}"
+                                       for _, suf in cols))
+    lines += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(lines)

@@ -1,0 +1,84 @@
+"""nocaps metric for 🤗 Evaluate: BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE of the COCO caption
+toolkit, overall and per domain. A thin face over ``vlbench`` (all logic lives in the engine)."""
+
+import datasets
+import evaluate
+
+from vlbench.benchmarks.nocaps.card import CITATION as _CITATION
+from vlbench.benchmarks.nocaps.reader import gt_from_rows
+from vlbench.benchmarks.nocaps.scorer import score
+from vlbench.metric_support import batch_rows, compute_output
+
+_DESCRIPTION = """\
+nocaps scores image captions against 10 references per image with the COCO caption toolkit
+(pycocoevalcap), for the whole split and for the in-, near- and out-domain images. Captions are
+tokenized like Stanford's PTBTokenizer (Java when present, else an exact Python port), then:
+BLEU-1..4 (corpus statistics, closest reference length), METEOR 1.5 (Java; corpus score), ROUGE-L
+(beta 1.2, mean over images), CIDEr-D (tf-idf n-grams 1-4, sigma 6, x10; document frequencies over
+the whole split, each domain the mean of its images' scores) and SPICE (optional Java backend).
+Values in percent; METEOR / SPICE are None when their Java backend is missing.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: one caption (str) per image.
+    references: rows of the nocaps Hub dataset (validation split): `image_id`, `domain` and `captions`,
+        or dicts with those keys (`domain` as "in-domain" / "near-domain" / "out-domain" or its index).
+    cider_idf: "global" (default: one CIDEr-D document-frequency table for all images) or "subset"
+        (one per domain, as separate toolkit runs per domain would give).
+    tokenizer: "auto" (Java if present), "java" or "python".
+    return_details: also return "breakdowns" (per-image scores), "counts" and "warnings".
+Returns:
+    B1, B2, B3, B4, METEOR, ROUGE_L, CIDEr, SPICE, and the same with _in, _near, _out.
+Examples:
+    >>> import evaluate
+    >>> metric = evaluate.load("metrics/nocaps")
+    >>> refs = [{"image_id": 0, "domain": "in-domain", "captions": ["A dog on a sofa.", "A brown dog lying on a couch."]},
+    ...         {"image_id": 1, "domain": "out-domain", "captions": ["An accordion on a table.", "A red accordion."]}]
+    >>> result = metric.compute(predictions=["a dog lying on a sofa", "a red accordion on a table"], references=refs)
+    >>> round(result["ROUGE_L"], 2), round(result["ROUGE_L_in"], 2)
+    (87.71, 92.42)
+"""
+
+
+def _slim(ref):
+    if not isinstance(ref, dict):
+        return ref
+    return {"image_id": ref.get("image_id"), "domain": ref.get("domain"), "captions": ref.get("captions")}
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Nocaps(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({
+                "predictions": datasets.Value("string"),
+                "references": {"image_id": datasets.Value("int64"), "domain": datasets.Value("string"),
+                               "captions": datasets.List(datasets.Value("string"))},
+            }),
+            codebase_urls=["https://github.com/tylin/coco-caption", "https://github.com/nocaps-org/updown-baseline"],
+            reference_urls=["https://nocaps.org"],
+        )
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one image's caption and its reference row."""
+        ref = _slim(reference)
+        if isinstance(ref, dict) and isinstance(ref.get("domain"), int):
+            ref["domain"] = ["in-domain", "near-domain", "out-domain"][ref["domain"]]
+        super().add(prediction=prediction, reference=ref, **kwargs)
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of captions and reference rows (or a Dataset batch)."""
+        rows = [_slim(r) for r in batch_rows(references)] if references is not None else None
+        for r in rows or []:
+            if isinstance(r.get("domain"), int):
+                r["domain"] = ["in-domain", "near-domain", "out-domain"][r["domain"]]
+        super().add_batch(predictions=predictions, references=rows, **kwargs)
+
+    def _compute(self, predictions, references, cider_idf="global", tokenizer="auto", return_details=False):
+        gt = gt_from_rows(list(references))
+        entries = [{"image_id": r["image_id"], "caption": p} for r, p in zip(references, predictions)]
+        return compute_output(score(gt, entries, cider_idf=cider_idf, tokenizer=tokenizer), return_details)
