@@ -86,3 +86,10 @@ def ovdeval_sample() -> Path:
     from importlib import resources
 
     return Path(str(resources.files("vlbench").joinpath("samples/ovdeval")))
+
+
+@pytest.fixture(scope="session")
+def nocaps_sample() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("vlbench").joinpath("samples/nocaps")))

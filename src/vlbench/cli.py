@@ -52,7 +52,30 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
     e.add_argument("--out", required=True, help="output JSON file")
     e.add_argument("--split", default=None, help="split to export (OmniLabel: validation or test)")
+    sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
     return p
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from .captions import java
+    from .captions.meteor import meteor_available
+    from .captions.spice import spice_available
+
+    exe = java.java_executable()
+    version = "not found"
+    if exe:
+        proc = subprocess.run([exe, "-version"], capture_output=True, text=True)
+        version = (proc.stderr or proc.stdout).splitlines()[0] if (proc.stderr or proc.stdout) else "unknown"
+    print(f"vlbench {__version__}")
+    print(f"java:              {exe or 'not found'} ({version})")
+    jar = java.tokenizer_jar()
+    print(f"tokenizer java:    {'ready (' + str(jar) + ')' if exe and jar else 'not available'}")
+    print("tokenizer python:  ready (exact re-implementation of PTBTokenizer as the toolkit runs it)")
+    for name, (ok, why) in (("METEOR", meteor_available()), ("SPICE", spice_available())):
+        print(f"{name + ':':<19}{'ready' if ok else 'not available: ' + why}")
+    return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -134,7 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .errors import VlbenchError
 
     try:
-        return {"score": _cmd_score, "build": _cmd_build, "export": _cmd_export}[args.command](args)
+        return {"score": _cmd_score, "build": _cmd_build, "export": _cmd_export,
+                "doctor": _cmd_doctor}[args.command](args)
     except VlbenchError as exc:
         print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
