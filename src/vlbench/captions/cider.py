@@ -27,7 +27,8 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
     G = max(table.n_ngrams, 1)
     # document frequency: images with at least one reference holding the n-gram
     r = is_ref[table.sentence]
-    img_gram = np.unique(image_of[table.sentence[r]] * G + table.ngram[r])
+    img_gram = np.sort(image_of[table.sentence[r]] * G + table.ngram[r])   # sort-based: numpy's hash unique is slow here
+    img_gram = img_gram[np.r_[True, img_gram[1:] != img_gram[:-1]]] if len(img_gram) else img_gram
     df = np.bincount(img_gram % G, minlength=G)
     if not len(img_gram):
         raise ValueError("every reference caption is empty: CIDEr is undefined (pycocoevalcap raises here)")
@@ -53,7 +54,6 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
     val = np.where(both, dot / np.where(both, h_norm * r_norm, 1.0), dot)
     delta = length[hyp_sentence][ref_image] - length[ref_sentence]
     val = val * (np.e ** (-(delta**2) / (2 * sigma**2)))[:, None]
-    per_image = np.zeros((n_images, max_n))
-    np.add.at(per_image, ref_image, val)
+    per_image = np.stack([np.bincount(ref_image, weights=val[:, j], minlength=n_images) for j in range(max_n)], axis=1)
     n_refs = np.bincount(ref_image, minlength=n_images)
     return per_image.mean(axis=1) / n_refs * 10.0

@@ -86,6 +86,20 @@ def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_i
         raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
                          file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
     hyps, counts, warnings = align_predictions(predictions, gt, missing=missing, source=source)
+    ok, why = meteor_available()
+    # start the METEOR JVMs first: they load their paraphrase table while the other metrics run
+    pool = Meteor() if meteor and ok else None
+    try:
+        return _score(gt, hyps, counts, warnings, pool, why if meteor and not ok else None, protocol=protocol,
+                      cider_idf=cider_idf, tokenizer=tokenizer, spice=spice, split=split)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list[str], pool: Meteor | None,
+           meteor_missing: str | None, *, protocol: str, cider_idf: str, tokenizer: str, spice: bool,
+           split: str | None) -> Result:
     n = len(hyps)
     refs_flat = [c for rs in gt.references for c in rs]
     hyps, changed_h = sanitize(hyps)
@@ -112,18 +126,16 @@ def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_i
     masks = {"": np.ones(n, dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
 
     meteor_scores, meteor_corpus = None, {}
-    ok, why = meteor_available()
-    if meteor and ok:
-        with Meteor() as m:
-            st = m.stats(tok_hyps, refs_per_image)
-            for d, mask in masks.items():
-                if mask.any():
-                    per, corpus = m.evaluate([s for s, keep in zip(st, mask) if keep])
-                    meteor_corpus[d] = corpus
-                    if d == "":
-                        meteor_scores = np.asarray(per)
-    elif meteor:
-        warnings.append(f"METEOR is null: {why}")
+    if pool is not None:
+        st = pool.stats(tok_hyps, refs_per_image)
+        for d, mask in masks.items():
+            if mask.any():
+                per, corpus = pool.evaluate([s for s, keep in zip(st, mask) if keep])
+                meteor_corpus[d] = corpus
+                if d == "":
+                    meteor_scores = np.asarray(per)
+    elif meteor_missing:
+        warnings.append(f"METEOR is null: {meteor_missing}")
     spice_per = None
     ok, why = spice_available()
     if spice and ok:
