@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="output JSON file")
     e.add_argument("--split", default=None, help="split to export (OmniLabel: validation or test)")
     sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
+    d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")
+    d.add_argument("--host", default="127.0.0.1")
+    d.add_argument("--port", type=int, default=7860)
     return p
 
 
@@ -75,6 +78,19 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     print("tokenizer python:  ready (exact re-implementation of PTBTokenizer as the toolkit runs it)")
     for name, (ok, why) in (("METEOR", meteor_available()), ("SPICE", spice_available())):
         print(f"{name + ':':<19}{'ready' if ok else 'not available: ' + why}")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .errors import InputError
+
+    try:
+        import gradio  # noqa: F401
+    except ImportError:
+        raise InputError("the Space needs Gradio", fix="pip install -e '.[space]'") from None
+    from .space import launch
+
+    launch(host=args.host, port=args.port)
     return 0
 
 
@@ -158,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return {"score": _cmd_score, "build": _cmd_build, "export": _cmd_export,
-                "doctor": _cmd_doctor}[args.command](args)
+                "doctor": _cmd_doctor, "demo": _cmd_demo}[args.command](args)
     except VlbenchError as exc:
         print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

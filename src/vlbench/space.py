@@ -1,25 +1,60 @@
-"""A small upload-and-score Gradio app for one benchmark (used by each metric Space's ``app.py``).
+"""The upload-and-score Space (Gradio), for all four benchmarks, and the small per-metric apps.
 
-The full multi-benchmark Space with tables, plots and a sample viewer lives in ``spaces/``.
-Gradio is imported only here, so the engine never needs it.
+All logic lives in the engine (``vlbench.api``, ``vlbench.report``); this module only wires Gradio
+components. Uploads are read from Gradio's temporary files only; references are the bundled samples
+(no user-given path is ever opened). Gradio is imported only here.
 """
 
 from __future__ import annotations
 
+import json
+import tempfile
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from .errors import VlbenchError
 
-__all__ = ["sample_references", "score_upload", "build_metric_app"]
+__all__ = ["sample_references", "example_predictions", "score_upload", "build_metric_app", "build_app", "CHOICES"]
 
-#: The bundled sample references of each benchmark (a path inside the installed package).
+#: Maximum decompressed size of an uploaded prediction file.
+MAX_UPLOAD_BYTES = 512 * 1024**2
+
 _SAMPLES = {"ref_l4": "samples/ref_l4", "omnilabel": "samples/omnilabel/dataset_val.json",
             "ovdeval": "samples/ovdeval", "nocaps": "samples/nocaps/nocaps_val_captions.json"}
+#: Per benchmark: the choices of the second dropdown (Ref-L4 split / OVDEval sub-dataset).
+CHOICES = {"ref_l4": ["all", "val", "test"], "omnilabel": ["validation"], "ovdeval": ["color", "material"],
+           "nocaps": ["validation"]}
+LABELS = {"ref_l4": "Ref-L4", "omnilabel": "OmniLabel", "ovdeval": "OVDEval", "nocaps": "nocaps"}
 
 
-def sample_references(benchmark: str) -> str:
-    return str(resources.files("vlbench").joinpath(_SAMPLES[benchmark]))
+def _sample(path: str) -> str:
+    return str(resources.files("vlbench").joinpath(path))
+
+
+def sample_references(benchmark: str, subset: str | None = None) -> str:
+    if benchmark == "ovdeval" and subset:
+        return _sample(f"samples/ovdeval/annotations/{subset}.json")
+    return _sample(_SAMPLES[benchmark])
+
+
+def example_predictions(benchmark: str, quality: str, subset: str | None = None) -> str:
+    """The bundled good / poor example prediction file of a benchmark."""
+    if benchmark == "ovdeval":
+        return _sample(f"samples/ovdeval/predictions_{quality}/{subset or 'color'}.json")
+    return _sample(f"samples/{benchmark}/predictions_{quality}.json")
+
+
+def _score(benchmark: str, subset: str | None, predictions_path: str, references_path: str | None = None,
+           protocol: str = "official"):
+    from .api import score
+    from .io import read_json
+
+    preds = read_json(predictions_path, what="prediction file", max_bytes=MAX_UPLOAD_BYTES)
+    refs = references_path or sample_references(benchmark, subset)
+    split = subset if benchmark == "ref_l4" else None
+    options = {"meteor": True, "spice": True} if benchmark == "nocaps" else {}
+    return score(benchmark, refs, preds, split=split, protocol=protocol, **options), refs, preds
 
 
 def score_upload(benchmark: str, predictions_path: str | None, references_path: str | None = None,
@@ -27,13 +62,10 @@ def score_upload(benchmark: str, predictions_path: str | None, references_path: 
     """Score an uploaded file: (table rows [metric, value], warnings text). Errors become gradio errors."""
     import gradio as gr
 
-    from .api import score
-
     if not predictions_path:
         raise gr.Error("Upload a prediction file first.")
     try:
-        result = score(benchmark, references_path or sample_references(benchmark), predictions_path,
-                       split=split or None, protocol=protocol)
+        result, _, _ = _score(benchmark, split, predictions_path, references_path, protocol)
     except VlbenchError as exc:
         raise gr.Error(str(exc)) from None
     rows = [[k, None if v is None else round(v, 4)] for k, v in result.metrics.items()]
@@ -41,7 +73,7 @@ def score_upload(benchmark: str, predictions_path: str | None, references_path: 
 
 
 def build_metric_app(benchmark: str, *, splits: tuple[str, ...] = (), title: str | None = None):
-    """A Blocks app: upload predictions (and optionally references), pick split and protocol, get the scores."""
+    """A Blocks app for one benchmark: upload predictions (and optionally references), get the scores."""
     import gradio as gr
 
     from .benchmarks import get_benchmark
@@ -54,8 +86,7 @@ def build_metric_app(benchmark: str, *, splits: tuple[str, ...] = (), title: str
             predictions = gr.File(label="predictions (.json / .json.gz)", file_types=[".json", ".gz"])
             references = gr.File(label="references (optional)", file_types=[".json", ".gz", ".parquet"])
         with gr.Row():
-            split = gr.Dropdown(list(splits), value=splits[0], label="split", visible=bool(splits)) if splits \
-                else gr.State(None)
+            split = gr.Dropdown(list(splits), value=splits[0], label="split") if splits else gr.State(None)
             protocol = gr.Dropdown(["official", "corrected"], value="official", label="protocol")
         button = gr.Button("Score", variant="primary")
         table = gr.Dataframe(headers=["metric", "value"], label="scores")
@@ -63,3 +94,93 @@ def build_metric_app(benchmark: str, *, splits: tuple[str, ...] = (), title: str
         button.click(lambda p, r, s, pr: score_upload(benchmark, p, r, s, pr),
                      [predictions, references, split, protocol], [table, notes])
     return demo
+
+
+# -- the full Space ---------------------------------------------------------------------------------------
+
+_N_TABLES, _N_PLOTS = 4, 2
+
+
+def run_space(benchmark: str, subset: str | None, predictions_path: str | None, protocol: str, model_name: str):
+    """Everything the Space shows for one upload; errors become a status message, never a crash."""
+    import gradio as gr
+
+    from . import report
+
+    empty = ([gr.Dataframe(visible=False)] * _N_TABLES + [gr.Plot(visible=False)] * _N_PLOTS
+             + [[], None, []])
+    if not predictions_path:
+        return ["**Error:** upload a prediction file (or click an example) first.", ""] + empty
+    try:
+        result, refs, preds = _score(benchmark, subset, predictions_path, protocol=protocol)
+    except VlbenchError as exc:
+        return [f"**Error:** {exc}", ""] + empty
+    status = "**Scored.**" + ("".join(f"\n\n⚠️ {w}" for w in result.warnings) if result.warnings else " No warnings.")
+    head = "| metric | value |\n|---|---|\n" + "\n".join(
+        f"| {k} | {'null' if v is None else f'{v:.4f}'} |" for k, v in report.headline(result))
+    tables = list(report.tables(result).items())[:_N_TABLES]
+    table_outputs = [gr.Dataframe(value=rows, headers=headers, label=name, visible=True)
+                     for name, (headers, rows) in tables]
+    table_outputs += [gr.Dataframe(visible=False)] * (_N_TABLES - len(table_outputs))
+    figs = list(report.plots(result).items())[:_N_PLOTS]
+    plot_outputs = [gr.Plot(value=fig, label=name, visible=True) for name, fig in figs]
+    plot_outputs += [gr.Plot(visible=False)] * (_N_PLOTS - len(plot_outputs))
+    gallery = report.samples(benchmark, refs, preds, result)
+    out_dir = Path(tempfile.mkdtemp(prefix="vlbench-space-"))
+    (out_dir / "result.json").write_text(result.to_json(indent=1), encoding="utf-8")
+    (out_dir / "model-index.yaml").write_text(result.model_index_yaml(model_name or "my-model"), encoding="utf-8")
+    files = [str(out_dir / "result.json"), str(out_dir / "model-index.yaml")]
+    for name, table in tables:
+        path = out_dir / (name.split(" (")[0].replace(" ", "_") + ".csv")
+        path.write_text(report.to_csv(table), encoding="utf-8")
+        files.append(str(path))
+    metrics_json = json.dumps(result.metrics)
+    return [status, head] + table_outputs + plot_outputs + [gallery, metrics_json, files]
+
+
+def build_app():
+    """The four-benchmark upload-and-score Space."""
+    import gradio as gr
+
+    with gr.Blocks(title="vlbench: score OmniLabel, nocaps, OVDEval and Ref-L4", analytics_enabled=False) as demo:
+        gr.Markdown("# vlbench\nUpload a prediction file in the benchmark's official format (or click an "
+                    "example) and get the official scores, the breakdowns, plots, the worst samples and a "
+                    "ready-to-paste model-card block. References: the bundled sample releases.")
+        with gr.Row():
+            bench = gr.Dropdown([(LABELS[k], k) for k in LABELS], value="ref_l4", label="benchmark", elem_id="bench")
+            subset = gr.Dropdown(CHOICES["ref_l4"], value="all", label="split / sub-dataset", elem_id="subset")
+            protocol = gr.Dropdown(["official", "corrected"], value="official", label="protocol")
+            model_name = gr.Textbox(value="my-model", label="model name (for the model card)")
+        upload = gr.File(label="predictions (.json or .json.gz)", file_types=[".json", ".gz"], elem_id="upload")
+        with gr.Row():
+            good = gr.Button("Example: a good model", elem_id="example-good")
+            poor = gr.Button("Example: a poor model", elem_id="example-poor")
+            run = gr.Button("Score", variant="primary", elem_id="score")
+        status = gr.Markdown(elem_id="status")
+        head = gr.Markdown(elem_id="headline")
+        with gr.Tabs():
+            with gr.Tab("Tables"):
+                table_slots = [gr.Dataframe(visible=False, interactive=False) for _ in range(_N_TABLES)]
+            with gr.Tab("Plots"):
+                plot_slots = [gr.Plot(visible=False) for _ in range(_N_PLOTS)]
+            with gr.Tab("Samples", elem_id="samples-tab"):
+                gallery = gr.Gallery(label="worst samples first", columns=3, elem_id="gallery")
+            with gr.Tab("Downloads", elem_id="downloads-tab"):
+                downloads = gr.File(label="result JSON, model-index YAML, tables as CSV", file_count="multiple",
+                                    elem_id="downloads")
+        metrics_json = gr.Textbox(visible=False, elem_id="metrics-json")
+
+        bench.change(lambda b: gr.Dropdown(choices=CHOICES[b], value=CHOICES[b][0]), bench, subset)
+        good.click(lambda b, s: example_predictions(b, "good", s), [bench, subset], upload)
+        poor.click(lambda b, s: example_predictions(b, "poor", s), [bench, subset], upload)
+        run.click(run_space, [bench, subset, upload, protocol, model_name],
+                  [status, head] + table_slots + plot_slots + [gallery, metrics_json, downloads],
+                  api_name="score")
+    return demo.queue(default_concurrency_limit=2)
+
+
+def launch(host: str = "127.0.0.1", port: int = 7860, **kwargs: Any) -> None:
+    import os
+
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    build_app().launch(server_name=host, server_port=port, max_file_size="100mb", **kwargs)

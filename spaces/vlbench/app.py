@@ -1,0 +1,13 @@
+"""The vlbench Space: upload predictions for OmniLabel, nocaps, OVDEval or Ref-L4 and get the official
+scores, breakdowns, plots, the worst samples and the model-card block. All logic is in vlbench."""
+
+import os
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+from vlbench.space import build_app  # noqa: E402
+
+demo = build_app()
+
+if __name__ == "__main__":
+    demo.launch(max_file_size="100mb")
