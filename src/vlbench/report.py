@@ -69,9 +69,10 @@ def tables(result: Result) -> dict[str, Table]:
                               + [["Total Average", _fmt(b["Total_Average"]), _fmt(b["Total_Average_AP"])]])
         else:
             nms, plain = b["per_category"]["NMS"], b["per_category"]["plain"]
+            rows = [[int(c), n, int(g), _fmt(a), _fmt(p)] for c, n, g, a, p in
+                    zip(nms["category_id"], nms["name"], nms["num_gt"], nms["AP"], plain["AP"])]
             out["per category"] = (["category_id", "name", "num_gt", "NMS-AP", "AP"],
-                                   [[int(c), n, int(g), _fmt(a), _fmt(p)] for c, n, g, a, p in
-                                    zip(nms["category_id"], nms["name"], nms["num_gt"], nms["AP"], plain["AP"])])
+                                   sorted(rows, key=lambda r: (-r[2], r[0])))  # categories with GT first
     elif result.benchmark == "nocaps":
         cols = [("overall", ""), ("in", "_in"), ("near", "_near"), ("out", "_out")]
         out["per domain"] = (["metric"] + [c for c, _ in cols],

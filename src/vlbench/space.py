@@ -111,6 +111,9 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
              + [[], None, []])
     if not predictions_path:
         return ["**Error:** upload a prediction file (or click an example) first.", ""] + empty
+    if benchmark not in CHOICES or subset not in CHOICES[benchmark]:
+        return [f"**Error:** unknown benchmark / subset {benchmark!r} / {subset!r}; choose one of "
+                f"{', '.join(f'{b}: {CHOICES[b]}' for b in CHOICES)}", ""] + empty
     try:
         result, refs, preds = _score(benchmark, subset, predictions_path, protocol=protocol)
     except VlbenchError as exc:
@@ -148,7 +151,9 @@ def build_app():
                     "ready-to-paste model-card block. References: the bundled sample releases.")
         with gr.Row():
             bench = gr.Dropdown([(LABELS[k], k) for k in LABELS], value="ref_l4", label="benchmark", elem_id="bench")
-            subset = gr.Dropdown(CHOICES["ref_l4"], value="all", label="split / sub-dataset", elem_id="subset")
+            # the choices follow the benchmark; custom values let API calls pass any of them (checked in run_space)
+            subset = gr.Dropdown(CHOICES["ref_l4"], value="all", label="split / sub-dataset", elem_id="subset",
+                                 allow_custom_value=True)
             protocol = gr.Dropdown(["official", "corrected"], value="official", label="protocol")
             model_name = gr.Textbox(value="my-model", label="model name (for the model card)")
         upload = gr.File(label="predictions (.json or .json.gz)", file_types=[".json", ".gz"], elem_id="upload")

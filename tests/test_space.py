@@ -1,0 +1,149 @@
+"""The Space end to end: a real Gradio server on 127.0.0.1, driven through gradio_client and through
+a real headless Chromium (Debian's /usr/bin/chromium with Playwright). Screenshots go to
+test-artifacts/ (kept by CI runs as artifacts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from vlbench import api
+from vlbench.space import example_predictions, sample_references
+
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CASES = [("ref_l4", "val", "Ref-L4"), ("omnilabel", "validation", "OmniLabel"), ("ovdeval", "color", "OVDEval"),
+         ("nocaps", "validation", "nocaps")]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    proc = subprocess.Popen([sys.executable, "-m", "vlbench", "demo", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(proc.stdout.read().decode())
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        raise RuntimeError("the Space did not start within 90 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def _cli_metrics(bench: str, subset: str) -> dict:
+    split = subset if bench == "ref_l4" else None
+    return api.score(bench, sample_references(bench, subset), example_predictions(bench, "good", subset),
+                     split=split).metrics
+
+
+@pytest.mark.parametrize("bench, subset, _", CASES, ids=[c[0] for c in CASES])
+def test_api_through_gradio_client(server, bench, subset, _):
+    from gradio_client import Client, handle_file
+
+    client = Client(server, verbose=False)
+    out = client.predict(bench, subset, handle_file(example_predictions(bench, "good", subset)), "official", "m",
+                         api_name="/score")
+    status, metrics_json, files = out[0], out[-2], out[-1]
+    assert status.startswith("**Scored.**")
+    assert json.loads(metrics_json) == pytest.approx(_cli_metrics(bench, subset), nan_ok=True) or \
+        json.loads(metrics_json) == _cli_metrics(bench, subset)
+    assert {Path(f).name for f in files} >= {"result.json", "model-index.yaml"}
+
+
+def test_api_malformed_upload_gives_the_scorer_error(server, tmp_path):
+    from gradio_client import Client, handle_file
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a list"}')
+    out = Client(server, verbose=False).predict("ref_l4", "all", handle_file(str(bad)), "official", "m", api_name="/score")
+    assert out[0].startswith("**Error:**") and "must be a JSON list" in out[0]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+def _choose(page, elem_id: str, option: str) -> None:
+    page.locator(f"#{elem_id} input").click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def _headline(page) -> dict[str, float | None]:
+    rows = [r.split("\t") for r in page.locator("#headline").inner_text().splitlines()[1:]]
+    return {k: (None if v == "null" else float(v)) for k, v in rows}
+
+
+@pytest.mark.parametrize("bench, subset, label", CASES, ids=[c[0] for c in CASES])
+def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, label):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 1800}, accept_downloads=True)
+    page.goto(server, wait_until="networkidle")
+    _choose(page, "bench", label)
+    page.wait_for_timeout(500)
+    _choose(page, "subset", subset)
+    page.locator("#example-good").click()
+    page.locator("#upload").get_by_text(".json").first.wait_for(timeout=20_000)
+    page.locator("#score").click()
+    page.locator("#status").get_by_text("Scored").wait_for(timeout=120_000)
+    shown = _headline(page)
+    cli = _cli_metrics(bench, subset)
+    assert shown and all((v is None and cli[k] is None) or abs(v - cli[k]) < 1e-4 for k, v in shown.items())
+    page.screenshot(path=str(ARTIFACTS / f"space_{bench}_result.png"), full_page=True)
+    page.get_by_role("tab", name="Samples").click()
+    page.locator("#gallery img").first.wait_for(timeout=20_000)
+    assert page.locator("#gallery img").count() >= 1
+    page.screenshot(path=str(ARTIFACTS / f"space_{bench}_samples.png"))
+    page.get_by_role("tab", name="Downloads").click()
+    with page.expect_download() as download:
+        page.locator("#downloads a[href*='model-index.yaml']").first.click()
+    text = Path(download.value.path()).read_text()
+    assert "model-index:" in text and "metrics:" in text
+    page.close()
+
+
+def test_browser_malformed_upload_shows_the_error(server, browser, tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text("[{'id': 0,")
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(server, wait_until="networkidle")
+    page.locator("#upload input[type=file]").set_input_files(str(bad))
+    page.locator("#upload").get_by_text("broken.json").wait_for(timeout=20_000)
+    page.locator("#score").click()
+    page.locator("#status").get_by_text("not valid JSON").wait_for(timeout=60_000)
+    page.screenshot(path=str(ARTIFACTS / "space_malformed_upload.png"))
+    page.close()
