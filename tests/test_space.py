@@ -126,6 +126,10 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     page.screenshot(path=str(ARTIFACTS / f"space_{bench}_result.png"), full_page=True)
     page.get_by_role("tab", name="Samples").click()
     page.locator("#gallery img").first.wait_for(timeout=20_000)
+    # the drawn samples really load in the browser (not just <img> elements)
+    page.wait_for_function("() => [...document.querySelectorAll('#gallery img')].some(i => i.complete && i.naturalWidth > 0)",
+                           timeout=20_000)
+    page.wait_for_timeout(500)
     assert page.locator("#gallery img").count() >= 1
     page.screenshot(path=str(ARTIFACTS / f"space_{bench}_samples.png"))
     page.get_by_role("tab", name="Downloads").click()

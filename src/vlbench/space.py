@@ -101,11 +101,16 @@ def build_metric_app(benchmark: str, *, splits: tuple[str, ...] = (), title: str
 _N_TABLES, _N_PLOTS = 4, 2
 
 
-def run_space(benchmark: str, subset: str | None, predictions_path: str | None, protocol: str, model_name: str):
+def run_space(benchmark: str, subset: str | None, predictions_path: str | None, protocol: str, model_name: str,
+              progress: Any = None):
     """Everything the Space shows for one upload; errors become a status message, never a crash."""
     import gradio as gr
 
     from . import report
+
+    def step(fraction: float, what: str) -> None:
+        if progress is not None:
+            progress(fraction, desc=what)
 
     empty = ([gr.Dataframe(visible=False)] * _N_TABLES + [gr.Plot(visible=False)] * _N_PLOTS
              + [[], None, []])
@@ -114,15 +119,17 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     if benchmark not in CHOICES or subset not in CHOICES[benchmark]:
         return [f"**Error:** unknown benchmark / subset {benchmark!r} / {subset!r}; choose one of "
                 f"{', '.join(f'{b}: {CHOICES[b]}' for b in CHOICES)}", ""] + empty
+    step(0.05, "reading and scoring (nocaps with METEOR: ~15 s)")
     try:
         result, refs, preds = _score(benchmark, subset, predictions_path, protocol=protocol)
     except VlbenchError as exc:
         return [f"**Error:** {exc}", ""] + empty
+    step(0.7, "tables, plots and samples")
     status = "**Scored.**" + ("".join(f"\n\n⚠️ {w}" for w in result.warnings) if result.warnings else " No warnings.")
     head = "| metric | value |\n|---|---|\n" + "\n".join(
         f"| {k} | {'null' if v is None else f'{v:.4f}'} |" for k, v in report.headline(result))
     tables = list(report.tables(result).items())[:_N_TABLES]
-    table_outputs = [gr.Dataframe(value=rows, headers=headers, label=name, visible=True)
+    table_outputs = [gr.Dataframe(value=rows, headers=headers, label=name, visible=True, show_search="search")
                      for name, (headers, rows) in tables]
     table_outputs += [gr.Dataframe(visible=False)] * (_N_TABLES - len(table_outputs))
     figs = list(report.plots(result).items())[:_N_PLOTS]
@@ -178,7 +185,10 @@ def build_app():
         bench.change(lambda b: gr.Dropdown(choices=CHOICES[b], value=CHOICES[b][0]), bench, subset)
         good.click(lambda b, s: example_predictions(b, "good", s), [bench, subset], upload)
         poor.click(lambda b, s: example_predictions(b, "poor", s), [bench, subset], upload)
-        run.click(run_space, [bench, subset, upload, protocol, model_name],
+        def score_with_progress(b, s, f, pr, name, progress=gr.Progress()):
+            return run_space(b, s, f, pr, name, progress)
+
+        run.click(score_with_progress, [bench, subset, upload, protocol, model_name],
                   [status, head] + table_slots + plot_slots + [gallery, metrics_json, downloads],
                   api_name="score")
     return demo.queue(default_concurrency_limit=2)
