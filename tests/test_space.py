@@ -117,9 +117,10 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     page.wait_for_timeout(500)
     _choose(page, "subset", subset)
     page.locator("#example-good").click()
-    page.locator("#upload").get_by_text(".json").first.wait_for(timeout=20_000)
+    # wait for the file itself (the label also mentions ".json")
+    page.locator("#upload").get_by_text(Path(example_predictions(bench, "good", subset)).stem).first.wait_for(timeout=20_000)
     page.locator("#score").click()
-    page.locator("#status").get_by_text("Scored").wait_for(timeout=120_000)
+    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
     shown = _headline(page)
     cli = _cli_metrics(bench, subset)
     assert shown and all((v is None and cli[k] is None) or abs(v - cli[k]) < 1e-4 for k, v in shown.items())
@@ -146,8 +147,29 @@ def test_browser_malformed_upload_shows_the_error(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     page.goto(server, wait_until="networkidle")
     page.locator("#upload input[type=file]").set_input_files(str(bad))
-    page.locator("#upload").get_by_text("broken.json").wait_for(timeout=20_000)
+    page.locator("#upload").get_by_text("broken").first.wait_for(timeout=20_000)
     page.locator("#score").click()
     page.locator("#status").get_by_text("not valid JSON").wait_for(timeout=60_000)
     page.screenshot(path=str(ARTIFACTS / "space_malformed_upload.png"))
+    page.close()
+
+
+def test_browser_ovdeval_all_sub_datasets_table_3_and_radar(server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 1800}, accept_downloads=True)
+    page.goto(server, wait_until="networkidle")
+    _choose(page, "bench", "OVDEval")
+    page.wait_for_timeout(500)
+    _choose(page, "subset", "all (Table 3)")
+    page.locator("#example-good").click()
+    page.locator("#upload").get_by_text("ovdeval_predictions_good").first.wait_for(timeout=20_000)
+    page.locator("#score").click()
+    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+    shown = _headline(page)
+    folder = Path(sample_references("ovdeval", "all (Table 3)"))
+    cli = api.score("ovdeval", folder, folder / "predictions_good").metrics
+    assert abs(shown["Total_Average"] - cli["Total_Average"]) < 1e-4
+    page.get_by_role("tab", name="Plots").click()
+    page.wait_for_timeout(1000)
+    assert page.get_by_text("aspects").count() >= 1  # the radar chart's label
+    page.screenshot(path=str(ARTIFACTS / "space_ovdeval_all_radar.png"), full_page=True)
     page.close()

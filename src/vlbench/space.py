@@ -23,8 +23,9 @@ MAX_UPLOAD_BYTES = 512 * 1024**2
 _SAMPLES = {"ref_l4": "samples/ref_l4", "omnilabel": "samples/omnilabel/dataset_val.json",
             "ovdeval": "samples/ovdeval", "nocaps": "samples/nocaps/nocaps_val_captions.json"}
 #: Per benchmark: the choices of the second dropdown (Ref-L4 split / OVDEval sub-dataset).
-CHOICES = {"ref_l4": ["all", "val", "test"], "omnilabel": ["validation"], "ovdeval": ["color", "material"],
-           "nocaps": ["validation"]}
+CHOICES = {"ref_l4": ["all", "val", "test"], "omnilabel": ["validation"],
+           "ovdeval": ["color", "material", "all (Table 3)"], "nocaps": ["validation"]}
+_OVDEVAL_ALL = "all (Table 3)"
 LABELS = {"ref_l4": "Ref-L4", "omnilabel": "OmniLabel", "ovdeval": "OVDEval", "nocaps": "nocaps"}
 
 
@@ -33,13 +34,24 @@ def _sample(path: str) -> str:
 
 
 def sample_references(benchmark: str, subset: str | None = None) -> str:
+    if benchmark == "ovdeval" and subset == _OVDEVAL_ALL:
+        return _sample("samples/ovdeval")
     if benchmark == "ovdeval" and subset:
         return _sample(f"samples/ovdeval/annotations/{subset}.json")
     return _sample(_SAMPLES[benchmark])
 
 
 def example_predictions(benchmark: str, quality: str, subset: str | None = None) -> str:
-    """The bundled good / poor example prediction file of a benchmark."""
+    """The bundled good / poor example prediction file of a benchmark (OVDEval "all": a zip of the folder)."""
+    if benchmark == "ovdeval" and subset == _OVDEVAL_ALL:
+        import zipfile
+
+        folder = Path(_sample(f"samples/ovdeval/predictions_{quality}"))
+        target = Path(tempfile.mkdtemp(prefix="vlbench-example-")) / f"ovdeval_predictions_{quality}.zip"
+        with zipfile.ZipFile(target, "w") as zf:
+            for f in sorted(folder.glob("*.json")):
+                zf.write(f, f.name)
+        return str(target)
     if benchmark == "ovdeval":
         return _sample(f"samples/ovdeval/predictions_{quality}/{subset or 'color'}.json")
     return _sample(f"samples/{benchmark}/predictions_{quality}.json")
@@ -50,11 +62,37 @@ def _score(benchmark: str, subset: str | None, predictions_path: str, references
     from .api import score
     from .io import read_json
 
-    preds = read_json(predictions_path, what="prediction file", max_bytes=MAX_UPLOAD_BYTES)
     refs = references_path or sample_references(benchmark, subset)
+    if benchmark == "ovdeval" and subset == _OVDEVAL_ALL:
+        folder = _unzip_predictions(predictions_path)
+        return score(benchmark, refs, str(folder), protocol=protocol), refs, None
+    preds = read_json(predictions_path, what="prediction file", max_bytes=MAX_UPLOAD_BYTES)
     split = subset if benchmark == "ref_l4" else None
     options = {"meteor": True, "spice": True} if benchmark == "nocaps" else {}
     return score(benchmark, refs, preds, split=split, protocol=protocol, **options), refs, preds
+
+
+def _unzip_predictions(path: str) -> Path:
+    """A .zip of per-sub-dataset prediction files (<name>.json) -> a temp folder (size-bounded, names flattened)."""
+    import zipfile
+
+    from .errors import FormatError
+
+    if not zipfile.is_zipfile(path):
+        raise FormatError("for all sub-datasets at once, upload a .zip of <sub-dataset>.json prediction files",
+                          file=Path(path).name)
+    folder = Path(tempfile.mkdtemp(prefix="vlbench-upload-"))
+    total = 0
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            name = Path(info.filename).name
+            if info.is_dir() or not (name.endswith(".json") or name.endswith(".json.gz")):
+                continue
+            total += info.file_size
+            if total > MAX_UPLOAD_BYTES:
+                raise FormatError(f"the archive unpacks to more than {MAX_UPLOAD_BYTES:,} bytes", file=Path(path).name)
+            (folder / name).write_bytes(zf.read(info))
+    return folder
 
 
 def score_upload(benchmark: str, predictions_path: str | None, references_path: str | None = None,
@@ -135,7 +173,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     figs = list(report.plots(result).items())[:_N_PLOTS]
     plot_outputs = [gr.Plot(value=fig, label=name, visible=True) for name, fig in figs]
     plot_outputs += [gr.Plot(visible=False)] * (_N_PLOTS - len(plot_outputs))
-    gallery = report.samples(benchmark, refs, preds, result)
+    gallery = report.samples(benchmark, refs, preds, result) if preds is not None else []
     out_dir = Path(tempfile.mkdtemp(prefix="vlbench-space-"))
     (out_dir / "result.json").write_text(result.to_json(indent=1), encoding="utf-8")
     (out_dir / "model-index.yaml").write_text(result.model_index_yaml(model_name or "my-model"), encoding="utf-8")
@@ -163,7 +201,8 @@ def build_app():
                                  allow_custom_value=True)
             protocol = gr.Dropdown(["official", "corrected"], value="official", label="protocol")
             model_name = gr.Textbox(value="my-model", label="model name (for the model card)")
-        upload = gr.File(label="predictions (.json or .json.gz)", file_types=[".json", ".gz"], elem_id="upload")
+        upload = gr.File(label="predictions (.json or .json.gz; OVDEval all: a .zip of <sub-dataset>.json files)",
+                         file_types=[".json", ".gz", ".zip"], elem_id="upload")
         with gr.Row():
             good = gr.Button("Example: a good model", elem_id="example-good")
             poor = gr.Button("Example: a poor model", elem_id="example-poor")
