@@ -127,8 +127,11 @@ def plots(result: Result) -> dict[str, Any]:
         figs["precision-recall"] = fig
     elif result.benchmark == "ovdeval":
         if "aspects" in b:
-            aspects = list(b["aspects"])
-            values = [b["aspects"][a]["NMS_AP"] or 0 for a in aspects]
+            from .benchmarks.ovdeval.schema import ASPECTS
+
+            aspects = list(ASPECTS)  # all six axes always; unscored aspects sit at 0 and say so
+            values = [(b["aspects"].get(a) or {}).get("NMS_AP") or 0 for a in aspects]
+            aspects = [a if a in b["aspects"] else f"{a}\n(not scored)" for a in aspects]
             fig = plt.figure(figsize=(4.5, 4.5))
             ax = fig.add_subplot(projection="polar")
             angles = np.linspace(0, 2 * np.pi, len(aspects), endpoint=False).tolist()
