@@ -33,9 +33,14 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
+    # an operator-provided Hub folder the visitor may pick (VLBENCH_SPACE_DATA/<benchmark>/<name>)
+    data = tmp_path_factory.mktemp("space-data")
+    from vlbench.benchmarks.ref_l4.reader import build
+
+    build(sample_references("ref_l4"), data / "ref_l4" / "ref-l4-hub")
     port = _free_port()
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "VLBENCH_SPACE_DATA": str(data)}
     proc = subprocess.Popen([sys.executable, "-m", "vlbench", "demo", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
@@ -68,7 +73,7 @@ def test_api_through_gradio_client(server, bench, subset, _):
 
     client = Client(server, verbose=False)
     out = client.predict(bench, subset, handle_file(example_predictions(bench, "good", subset)), "official", "m",
-                         api_name="/score")
+                         "bundled sample", api_name="/score")
     status, metrics_json, files = out[0], out[-2], out[-1]
     assert status.startswith("**Scored.**")
     assert json.loads(metrics_json) == pytest.approx(_cli_metrics(bench, subset), nan_ok=True) or \
@@ -81,7 +86,8 @@ def test_api_malformed_upload_gives_the_scorer_error(server, tmp_path):
 
     bad = tmp_path / "bad.json"
     bad.write_text('{"not": "a list"}')
-    out = Client(server, verbose=False).predict("ref_l4", "all", handle_file(str(bad)), "official", "m", api_name="/score")
+    out = Client(server, verbose=False).predict("ref_l4", "all", handle_file(str(bad)), "official", "m",
+                                                "bundled sample", api_name="/score")
     assert out[0].startswith("**Error:**") and "must be a JSON list" in out[0]
 
 
@@ -173,3 +179,19 @@ def test_browser_ovdeval_all_sub_datasets_table_3_and_radar(server, browser):
     assert page.get_by_text("aspects").count() >= 1  # the radar chart's label
     page.screenshot(path=str(ARTIFACTS / "space_ovdeval_all_radar.png"), full_page=True)
     page.close()
+
+
+def test_api_scores_against_an_operator_hub_folder(server):
+    from gradio_client import Client, handle_file
+
+    client = Client(server, verbose=False)
+    pred = example_predictions("ref_l4", "poor", "val")
+    bundled = json.loads(client.predict("ref_l4", "val", handle_file(pred), "official", "m", "bundled sample",
+                                        api_name="/score")[-2])
+    hub = json.loads(client.predict("ref_l4", "val", handle_file(pred), "official", "m", "ref-l4-hub",
+                                    api_name="/score")[-2])
+    assert hub == bundled
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="not in the list of choices"):  # a typed path never reaches the engine
+        client.predict("ref_l4", "val", handle_file(pred), "official", "m", "../../etc", api_name="/score")

@@ -57,6 +57,31 @@ def example_predictions(benchmark: str, quality: str, subset: str | None = None)
     return _sample(f"samples/{benchmark}/predictions_{quality}.json")
 
 
+def local_reference_choices(benchmark: str) -> list[str]:
+    """Hub folders (built by vlbench) the Space operator put under $VLBENCH_SPACE_DATA/<benchmark>/: the only
+    references besides the bundled samples a visitor can pick (from a list, never as a typed path)."""
+    import os
+
+    root = os.environ.get("VLBENCH_SPACE_DATA")
+    folder = Path(root) / benchmark if root else None
+    if not folder or not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if (p / "README.md").exists() and (p / "data").is_dir())
+
+
+def _references(benchmark: str, subset: str | None, choice: str | None) -> str:
+    import os
+
+    if choice and choice != BUNDLED:
+        if choice not in local_reference_choices(benchmark):
+            raise VlbenchError(f"unknown references {choice!r}")
+        return str(Path(os.environ["VLBENCH_SPACE_DATA"]) / benchmark / choice)
+    return sample_references(benchmark, subset)
+
+
+BUNDLED = "bundled sample"
+
+
 def _score(benchmark: str, subset: str | None, predictions_path: str, references_path: str | None = None,
            protocol: str = "official"):
     from .api import score
@@ -140,7 +165,7 @@ _N_TABLES, _N_PLOTS = 4, 2
 
 
 def run_space(benchmark: str, subset: str | None, predictions_path: str | None, protocol: str, model_name: str,
-              progress: Any = None):
+              progress: Any = None, references: str | None = None):
     """Everything the Space shows for one upload; errors become a status message, never a crash."""
     import gradio as gr
 
@@ -159,7 +184,8 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
                 f"{', '.join(f'{b}: {CHOICES[b]}' for b in CHOICES)}", ""] + empty
     step(0.05, "reading and scoring (nocaps with METEOR: ~15 s)")
     try:
-        result, refs, preds = _score(benchmark, subset, predictions_path, protocol=protocol)
+        refs_path = _references(benchmark, subset, references) if references and references != BUNDLED else None
+        result, refs, preds = _score(benchmark, subset, predictions_path, refs_path, protocol=protocol)
     except VlbenchError as exc:
         return [f"**Error:** {exc}", ""] + empty
     step(0.7, "tables, plots and samples")
@@ -201,6 +227,8 @@ def build_app():
                                  allow_custom_value=True)
             protocol = gr.Dropdown(["official", "corrected"], value="official", label="protocol")
             model_name = gr.Textbox(value="my-model", label="model name (for the model card)")
+            references = gr.Dropdown([BUNDLED] + local_reference_choices("ref_l4"), value=BUNDLED,
+                                     label="references", elem_id="references")
         upload = gr.File(label="predictions (.json or .json.gz; OVDEval all: a .zip of <sub-dataset>.json files)",
                          file_types=[".json", ".gz", ".zip"], elem_id="upload")
         with gr.Row():
@@ -221,13 +249,15 @@ def build_app():
                                     elem_id="downloads")
         metrics_json = gr.Textbox(visible=False, elem_id="metrics-json")
 
-        bench.change(lambda b: gr.Dropdown(choices=CHOICES[b], value=CHOICES[b][0]), bench, subset)
+        bench.change(lambda b: (gr.Dropdown(choices=CHOICES[b], value=CHOICES[b][0]),
+                                gr.Dropdown(choices=[BUNDLED] + local_reference_choices(b), value=BUNDLED)),
+                     bench, [subset, references])
         good.click(lambda b, s: example_predictions(b, "good", s), [bench, subset], upload)
         poor.click(lambda b, s: example_predictions(b, "poor", s), [bench, subset], upload)
-        def score_with_progress(b, s, f, pr, name, progress=gr.Progress()):
-            return run_space(b, s, f, pr, name, progress)
+        def score_with_progress(b, s, f, pr, name, refs, progress=gr.Progress()):
+            return run_space(b, s, f, pr, name, progress, refs)
 
-        run.click(score_with_progress, [bench, subset, upload, protocol, model_name],
+        run.click(score_with_progress, [bench, subset, upload, protocol, model_name, references],
                   [status, head] + table_slots + plot_slots + [gallery, metrics_json, downloads],
                   api_name="score")
     return demo.queue(default_concurrency_limit=2)
