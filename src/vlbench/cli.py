@@ -52,11 +52,75 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
     e.add_argument("--out", required=True, help="output JSON file")
     e.add_argument("--split", default=None, help="split to export (OmniLabel: validation or test)")
+    r = sub.add_parser("report", help="render a result JSON: the model-card model-index block, tables as CSV")
+    r.add_argument("result", help="a result JSON written by 'vlbench score --output'")
+    r.add_argument("--model-index", action="store_true", help="print the model-index YAML block")
+    r.add_argument("--model-name", default="my-model")
+    r.add_argument("--dataset-id", default=None, help="Hub id of the dataset (default: the benchmark's)")
+    r.add_argument("--config", default=None)
+    r.add_argument("--split", default=None)
+    r.add_argument("--csv", default=None, help="write the breakdown tables as CSV files into this folder")
+
+    pub = sub.add_parser("publish", help="upload a Hub dataset folder or a metric Space (--dry-run lists the files)")
+    pub.add_argument("kind", choices=("dataset", "metric"))
+    pub.add_argument("benchmark")
+    pub.add_argument("--folder", default=None, help="dataset: the built folder; metric: default metrics/<id>")
+    pub.add_argument("--repo-id", required=True)
+    pub.add_argument("--dry-run", action="store_true")
+    pub.add_argument("--private", action="store_true")
+
     sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
     d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")
     d.add_argument("--host", default="127.0.0.1")
     d.add_argument("--port", type=int, default=7860)
     return p
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from . import report
+    from .errors import FormatError, InputError
+    from .io import read_json
+    from .result import Result
+
+    data = read_json(args.result, what="result JSON")
+    if not isinstance(data, dict) or "benchmark" not in data or "metrics" not in data:
+        raise FormatError("not a vlbench result JSON (no 'benchmark' / 'metrics')", file=args.result,
+                          fix="write one with 'vlbench score ... --output result.json'")
+    result = Result.from_dict(data)
+    if not args.model_index and not args.csv:
+        raise InputError("nothing to do", fix="pass --model-index and/or --csv FOLDER")
+    if args.model_index:
+        print(result.model_index_yaml(args.model_name, dataset_id=args.dataset_id, config=args.config,
+                                      split=args.split), end="")
+    if args.csv:
+        out = Path(args.csv)
+        out.mkdir(parents=True, exist_ok=True)
+        for name, table in report.tables(result).items():
+            (out / (name.split(" (")[0].replace(" ", "_") + ".csv")).write_text(report.to_csv(table), encoding="utf-8")
+    return 0
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from .benchmarks import get_benchmark
+    from .errors import InputError
+    from .publish import publish_folder
+
+    info = get_benchmark(args.benchmark)
+    if args.kind == "dataset":
+        if not args.folder:
+            raise InputError("--folder is required for a dataset", fix="pass the folder 'vlbench build' wrote")
+        folder, repo_type = Path(args.folder), "dataset"
+    else:
+        folder, repo_type = Path(args.folder or Path("metrics") / info.id), "space"
+        if not (folder / f"{info.id}.py").exists():
+            raise InputError(f"no evaluate module {info.id}.py in {folder}", fix="run from the repository root or pass --folder")
+    plan = publish_folder(folder, args.repo_id, repo_type=repo_type, dry_run=args.dry_run, private=args.private)
+    print(("would upload to " if args.dry_run else "uploaded to ") + f"{repo_type} {args.repo_id}:")
+    print("\n".join(plan.lines()))
+    if args.dry_run:
+        print("\n--- README.md ---")
+        print((folder / "README.md").read_text(encoding="utf-8"))
+    return 0
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -174,12 +238,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return {"score": _cmd_score, "build": _cmd_build, "export": _cmd_export,
-                "doctor": _cmd_doctor, "demo": _cmd_demo}[args.command](args)
+                "doctor": _cmd_doctor, "demo": _cmd_demo, "report": _cmd_report,
+                "publish": _cmd_publish}[args.command](args)
     except VlbenchError as exc:
         print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into head & co.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

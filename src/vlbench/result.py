@@ -103,6 +103,7 @@ class Result:
         info = get_benchmark(self.benchmark)
         split = split or self.options.get("split") or info.default_split
         dataset: dict[str, Any] = {"name": info.pretty_name, "type": dataset_id or info.hub_id}
+        config = config or self.options.get("sub_dataset")
         if config:
             dataset["config"] = config
         if split:
