@@ -63,3 +63,35 @@ def test_publish_dataset_dry_run_lists_exactly_the_folder(tmp_path, omnilabel_sa
     assert listed == on_disk
     card = DatasetCard.load(out / "README.md")
     assert [c["config_name"] for c in card.data.to_dict()["configs"]] == ["all", "coco", "objects365", "descriptions"]
+
+
+BUILDS = {
+    "ref_l4": (lambda s: ["--raw", str(s["ref_l4"])], "cc-by-nc-4.0"),
+    "omnilabel": (lambda s: ["--raw", str(s["omnilabel"] / "dataset_val.json"), str(s["omnilabel"] / "dataset_test.json"),
+                             "--images", str(s["omnilabel"] / "images")], "other"),
+    "ovdeval": (lambda s: ["--raw", str(s["ovdeval"])], "openrail"),
+    "nocaps": (lambda s: ["--raw", str(s["nocaps"] / "nocaps_val_captions.json"),
+                          str(s["nocaps"] / "nocaps_test_image_info.json"), "--images", str(s["nocaps"] / "images")],
+               "cc-by-2.0"),
+}
+
+
+@pytest.mark.parametrize("bench", list(BUILDS))
+def test_every_card_parses_and_every_listed_config_split_loads(bench, tmp_path, sample_release, omnilabel_sample,
+                                                               ovdeval_sample, nocaps_sample):
+    from datasets import load_dataset
+    from huggingface_hub import DatasetCard
+
+    samples = {"ref_l4": sample_release, "omnilabel": omnilabel_sample, "ovdeval": ovdeval_sample,
+               "nocaps": nocaps_sample}
+    args, license_id = BUILDS[bench]
+    out = tmp_path / "hub"
+    run_cli("build", bench, *args(samples), "--out", str(out), check=True)
+    card = DatasetCard.load(out / "README.md")
+    data = card.data.to_dict()
+    assert data["license"] == license_id and data["pretty_name"] and data["task_categories"]
+    assert "Known quirks of the official scorer" in card.text and "```bibtex" in card.text
+    for config in data["configs"]:
+        for entry in config["data_files"]:
+            ds = load_dataset(str(out), config["config_name"], split=entry["split"])
+            assert len(ds) > 0, (config["config_name"], entry["split"])

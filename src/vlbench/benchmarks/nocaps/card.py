@@ -14,6 +14,19 @@ CITATION = """@inproceedings{agrawal2019nocaps,
 }"""
 
 
+QUIRKS = (
+    "The PTB tokenizer's lower-cased bracket tokens (-lrb-, -rrb-) are not in the toolkit's punctuation filter and "
+    "stay in the text.",
+    "CIDEr-D's document frequencies come from the images scored together, so per-domain CIDEr depends on the "
+    "protocol (one table for the split, vlbench's default, or one per domain).",
+    "A caption holding a carriage return or U+2028 shifts later captions onto the wrong image in the toolkit; "
+    "vlbench replaces such characters by spaces and warns.",
+    "The tokenizer reads all captions as one stream: a line-final initial (\"letter S.\") loses its period when the "
+    "next caption starts with A, An or The.",
+    "SPICE needs Java and Stanford CoreNLP 3.6.0; the toolkit downloads it at run time, vlbench never does.",
+)
+
+
 def card_metadata() -> dict[str, Any]:
     return {"license": "cc-by-2.0", "pretty_name": "nocaps", "language": ["en"], "task_categories": ["image-to-text"],
             "tags": ["image-captioning", "novel-object-captioning", "vlbench"]}
@@ -22,6 +35,7 @@ def card_metadata() -> dict[str, Any]:
 def card_body(report: Any) -> str:
     fields = "\n".join(f"| `{k}` | {v} |" for k, v in schema.FIELD_DESCRIPTIONS.items())
     sizes = "; ".join(line for line in report.lines() if not line.startswith("missing"))
+    quirks = "\n".join(f"- {q}" for q in QUIRKS)
     return f"""
 # nocaps
 
@@ -41,6 +55,10 @@ nocaps evaluation server. Built by `vlbench build nocaps`; {sizes}.
 
 BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE of the COCO caption toolkit, overall and per domain:
 `evaluate.load("metrics/nocaps")` or `vlbench score nocaps --references <this folder> --predictions captions.json`.
+
+## Known quirks of the official scorer (reproduced by vlbench's default protocol)
+
+{quirks}
 
 ## License and citation
 

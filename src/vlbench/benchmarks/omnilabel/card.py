@@ -14,6 +14,16 @@ CITATION = """@inproceedings{schulter2023omnilabel,
 }"""
 
 
+QUIRKS = (
+    "AP is pooled per description group (one ranking for all (image, description) pairs), not averaged per description.",
+    "A confident detection for a negative description is a false positive that lowers the whole group's precision.",
+    "A detection matched to a ground-truth box whose annotation id is 0 counts as a false positive (pycocotools).",
+    "The harmonic mean carries +1e-5 in its denominator, so perfect predictions give 99.9995, not 100.",
+    "Predictions for unknown images or for descriptions outside the image's label space are dropped silently "
+    "(vlbench counts them and warns).",
+)
+
+
 def card_metadata() -> dict[str, Any]:
     return {
         "license": "other",
@@ -28,6 +38,7 @@ def card_metadata() -> dict[str, Any]:
 def card_body(report: Any) -> str:
     fields = "\n".join(f"| `{k}` | {v} |" for k, v in schema.FIELD_DESCRIPTIONS.items())
     sizes = "; ".join(f"{split}: {n:,} images" for split, n in report.rows.items())
+    quirks = "\n".join(f"- {q}" for q in QUIRKS)
     return f"""
 # OmniLabel
 
@@ -54,6 +65,10 @@ harmonic mean of AP_categ and AP_descr. Use `evaluate.load("metrics/omnilabel")`
 `vlbench score omnilabel --references <this folder> --predictions preds.json`.
 The test split has no public boxes (the OmniLabel test server never launched): it can be used for
 inference, not scored.
+
+## Known quirks of the official scorer (reproduced by vlbench's default protocol)
+
+{quirks}
 
 ## License and citation
 

@@ -14,6 +14,18 @@ CITATION = """@inproceedings{yao2024evaluate,
 }"""
 
 
+QUIRKS = (
+    "The suppression is class-ignored and ground-truth guided: among all predictions of any label with IoU > 0.5 "
+    "(strict) to a GT box only the top-scoring one survives.",
+    "Among equal top scores the official order is numpy's unstable sort (CPU-dependent); vlbench keeps the later "
+    "prediction and counts such decisions.",
+    "Categories without ground truth drop out of the mean, so their false positives cost nothing in plain AP.",
+    "A detection matched to the ground-truth box with annotation id 0 counts as a false positive (pycocotools); the "
+    "published files start ids at 0.",
+    "Small / medium / large use the file's area field, which is not w*h.",
+)
+
+
 def card_metadata() -> dict[str, Any]:
     return {
         "license": "openrail",
@@ -28,6 +40,7 @@ def card_body(report: Any) -> str:
     fields = "\n".join(f"| `{k}` | {v} |" for k, v in schema.FIELD_DESCRIPTIONS.items())
     sizes = ", ".join(f"{name} {n:,}" for name, n in report.rows.items())
     aspects = "; ".join(f"{a}: {', '.join(m)}" for a, m in schema.ASPECTS.items())
+    quirks = "\n".join(f"- {q}" for q in QUIRKS)
     return f"""
 # OVDEval
 
@@ -50,6 +63,10 @@ label with IoU > 0.5 only the highest-scoring one survives; then COCO AP. A dete
 confident hard-negative label on an object loses the correct detection, which plain AP would not
 punish. Use `evaluate.load("metrics/ovdeval")` or
 `vlbench score ovdeval --references <this folder> --predictions preds_dir/`.
+
+## Known quirks of the official scorer (reproduced by vlbench's default protocol)
+
+{quirks}
 
 ## License and citation
 

@@ -14,6 +14,16 @@ CITATION = """@article{chen2024revisiting,
 }"""
 
 
+QUIRKS = (
+    "A hit is IoU strictly greater than the threshold, computed in float32 (an IoU of exactly 0.5 is a miss).",
+    "mAcc averages over IoU 0.50:0.05:0.95 (ten thresholds), as the code and README do; the paper text says 0.9.",
+    "Only the exact string \"xywh\" is read as xywh; any other format string (\"XYWH\" too) is read as xyxy.",
+    "Ten entries of the RefCOCO -> Objects365 class table point one id too low (bird -> Bus, bowl -> Potted Plant, "
+    "dining table -> Cake, ...): only the class-average metrics change; vlbench's protocol=\"corrected\" fixes them.",
+    "A size bucket without ground truth crashes the official scorer; vlbench reports null for it.",
+)
+
+
 def card_metadata() -> dict[str, Any]:
     return {
         "license": "cc-by-nc-4.0",
@@ -27,6 +37,7 @@ def card_metadata() -> dict[str, Any]:
 def card_body(report: Any) -> str:
     fields = "\n".join(f"| `{name}` | {text} |" for name, text in schema.FIELD_DESCRIPTIONS.items())
     sizes = ", ".join(f"{split}: {n:,} rows" for split, n in report.rows.items())
+    quirks = "\n".join(f"- {q}" for q in QUIRKS)
     return f"""
 # Ref-L4
 
@@ -61,6 +72,10 @@ print(metric.compute())
 ```
 
 or `vlbench score ref_l4 --references path/to/folder --predictions preds.json --split val`.
+
+## Known quirks of the official scorer (reproduced by vlbench's default protocol)
+
+{quirks}
 
 ## License and citation
 
