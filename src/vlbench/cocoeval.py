@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from .geometry import iou_matrix_xywh  # noqa: F401  (re-exported for callers that need the matrix form)
+from .geometry import coco_iou_xywh
 
 __all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize",
-           "evaluate_bbox", "CocoEvalResult", "mean_ap_per_group", "STAT_NAMES", "TP", "FP", "IGNORED", "iou_pairs_xywh"]
+           "evaluate_bbox", "CocoEvalResult", "mean_ap_per_group", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges"]
 
 #: Detection states after matching, per (area range, IoU threshold).
 FP, TP, IGNORED = np.uint8(0), np.uint8(1), np.uint8(2)
@@ -85,24 +85,7 @@ def _stable_order(*keys: NDArray) -> NDArray[np.int64]:
     return np.lexsort(keys[::-1])
 
 
-def iou_pairs_xywh(dt: NDArray[np.float64], gt: NDArray[np.float64], crowd: NDArray[np.bool_]) -> NDArray[np.float64]:
-    """IoU of aligned (detection, GT) rows, pycocotools ``bbIou`` semantics (crowd: over the detection's area).
-
-    ``dt`` and ``gt`` are (4, N) column arrays (x, y, w, h), contiguous per coordinate for speed.
-    """
-    dx, dy, dw, dh = dt
-    gx, gy, gw, gh = gt
-    iw = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
-    ih = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
-    positive = (iw > 0) & (ih > 0)
-    inter = np.where(positive, iw * ih, 0.0)
-    area_d = dw * dh
-    union = np.where(crowd, area_d, area_d + gw * gh - inter)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(positive, inter / union, 0.0)
-
-
-def _ranges(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
+def concat_ranges(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
     """Concatenation of ``arange(s, s + c)`` for every (s, c), without a Python loop."""
     total = int(counts.sum())
     if total == 0:
@@ -155,8 +138,8 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     # -- candidate (detection, GT) combinations of the same pair with IoU >= the lowest threshold ---
     n_gt_of_det = g_count[d_pair]
     c_det = np.repeat(np.arange(n_det), n_gt_of_det)
-    c_gt = _ranges(g_start[d_pair], n_gt_of_det)
-    c_iou = iou_pairs_xywh(np.ascontiguousarray(d_box.T)[:, c_det], np.ascontiguousarray(g_box.T)[:, c_gt], g_crowd[c_gt])
+    c_gt = concat_ranges(g_start[d_pair], n_gt_of_det)
+    c_iou = coco_iou_xywh(np.ascontiguousarray(d_box.T)[:, c_det], np.ascontiguousarray(g_box.T)[:, c_gt], g_crowd[c_gt])
     thr = np.minimum(params.iou_thrs, 1 - 1e-10)
     close = c_iou >= thr.min()
     c_det, c_gt, c_iou = c_det[close], c_gt[close], c_iou[close]
@@ -280,7 +263,7 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
     det_pair = m.pair[global_order]
     reps = pair_count[det_pair]
     entry_det = np.repeat(global_order, reps)
-    entry_group = member_group[by_pair[_ranges(pair_start[det_pair], reps)]]
+    entry_group = member_group[by_pair[concat_ranges(pair_start[det_pair], reps)]]
     by_group = np.argsort(entry_group, kind="stable")   # stable: keeps the ranking order inside a group
     entry_det, entry_group = entry_det[by_group], entry_group[by_group]
     del by_group, reps, det_pair

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["xywh_to_xyxy", "xyxy_to_xywh", "box_area", "iou_aligned_xyxy", "iou_matrix_xywh"]
+__all__ = ["xywh_to_xyxy", "xyxy_to_xywh", "box_area", "iou_aligned_xyxy", "coco_iou_xywh", "iou_matrix_xywh"]
 
 
 def xywh_to_xyxy(boxes_xywh: ArrayLike) -> NDArray[np.float64]:
@@ -57,25 +57,29 @@ def iou_aligned_xyxy(boxes_a_xyxy: ArrayLike, boxes_b_xyxy: ArrayLike, *, dtype:
     return overlap / union
 
 
-def iou_matrix_xywh(dt_xywh: ArrayLike, gt_xywh: ArrayLike, gt_iscrowd: ArrayLike | None = None) -> NDArray[np.float64]:
-    """IoU of every detection with every ground-truth box, ``(D, G)`` in float64.
+def coco_iou_xywh(dt_cols: NDArray[np.float64], gt_cols: NDArray[np.float64], gt_iscrowd: ArrayLike) -> NDArray[np.float64]:
+    """pycocotools ``bbIou`` on xywh boxes given as coordinate columns ``(4, ...)`` that broadcast
+    against each other (aligned rows, or ``[:, :, None]`` against ``[:, None, :]`` for a matrix).
 
-    pycocotools ``maskUtils.iou`` semantics for boxes: intersection 0 unless both its width and
-    height are positive; for a crowd ground truth the denominator is the detection's own area.
+    Intersection 0 unless both its width and height are positive; for a crowd ground truth the
+    denominator is the detection's own area. Same operation order as the C code, so bit-identical.
     """
+    dx, dy, dw, dh = dt_cols
+    gx, gy, gw, gh = gt_cols
+    iw = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
+    ih = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
+    positive = (iw > 0) & (ih > 0)
+    inter = np.where(positive, iw * ih, 0.0)
+    area_d = dw * dh
+    union = np.where(gt_iscrowd, area_d, area_d + gw * gh - inter)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(positive, inter / union, 0.0)
+
+
+def iou_matrix_xywh(dt_xywh: ArrayLike, gt_xywh: ArrayLike, gt_iscrowd: ArrayLike | None = None) -> NDArray[np.float64]:
+    """IoU of every detection with every ground-truth box, ``(D, G)`` in float64 (pycocotools ``maskUtils.iou``)."""
     d = np.asarray(dt_xywh, dtype=np.float64).reshape(-1, 4)
     g = np.asarray(gt_xywh, dtype=np.float64).reshape(-1, 4)
     crowd = (np.zeros(len(g), dtype=bool) if gt_iscrowd is None
              else np.asarray(gt_iscrowd, dtype=bool).reshape(-1))
-    iw = (np.minimum(d[:, None, 0] + d[:, None, 2], g[None, :, 0] + g[None, :, 2])
-          - np.maximum(d[:, None, 0], g[None, :, 0]))
-    ih = (np.minimum(d[:, None, 1] + d[:, None, 3], g[None, :, 1] + g[None, :, 3])
-          - np.maximum(d[:, None, 1], g[None, :, 1]))
-    positive = (iw > 0) & (ih > 0)
-    inter = np.where(positive, iw * ih, 0.0)
-    area_d = (d[:, 2] * d[:, 3])[:, None]
-    area_g = (g[:, 2] * g[:, 3])[None, :]
-    union = np.where(crowd[None, :], area_d, area_d + area_g - inter)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        iou = np.where(positive, inter / union, 0.0)
-    return iou
+    return coco_iou_xywh(d.T[:, :, None], g.T[:, None, :], crowd[None, :])

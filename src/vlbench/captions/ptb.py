@@ -123,11 +123,10 @@ def _chunk(text: str) -> tuple[str, ...]:
             if m:
                 tok += m.group(0)
         pos += len(tok)
-        if kind in ("word", "hyphenated", "number", "amp") and text[pos:pos + 1] == "." and text[pos + 1:pos + 2] in (",", ";", ":") \
-                and text[pos + 1:pos + 2]:
+        if kind in ("word", "hyphenated", "number", "amp") and text[pos:pos + 2] in (".,", ".;", ".:"):
             tok += "."
             pos += 1
-        if tok.endswith(".") and text[pos:pos + 1] in (",", ";", ":") and text[pos:pos + 1]:
+        if tok.endswith(".") and text[pos:pos + 1] in (",", ";", ":") and pos < len(text):
             tok += _KEEP  # a period before , ; : stays on its word ("street.," -> street. ,)
         if kind == "ellipsis":
             out.append("...")

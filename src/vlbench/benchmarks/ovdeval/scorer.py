@@ -154,7 +154,7 @@ def suppress(gt: OVDEvalGT, preds: Predictions, iou_threshold: float = 0.5) -> t
     first = np.searchsorted(g_image, preds.image_id, side="left")
     count = np.searchsorted(g_image, preds.image_id, side="right") - first
     c_pred = np.repeat(np.arange(n), count)
-    c_gt = g_order[cocoeval._ranges(first, count)]
+    c_gt = g_order[cocoeval.concat_ranges(first, count)]
     pred_cols, gt_cols = np.ascontiguousarray(preds.box_xywh.T), np.ascontiguousarray(gt.ann_box.T)
     iou = _iou_official(pred_cols[:, c_pred], gt_cols[:, c_gt])
     cand = iou > iou_threshold

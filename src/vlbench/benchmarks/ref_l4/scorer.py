@@ -65,9 +65,7 @@ def _describe(ids: Sequence[Any], limit: int = 5) -> str:
 def _prediction_ids(entries: list[Any], source: str) -> NDArray[np.int64]:
     """Ids as int64, with the official (type-sensitive) equality: 17 and 17.0 match, "17" does not."""
     raw = [e["id"] for e in entries]
-    arr = np.asarray(raw, dtype=object) if raw else np.zeros(0, dtype=object)
-    kinds = {type(v) for v in raw}
-    if kinds <= {int}:
+    if set(map(type, raw)) <= {int}:
         return np.asarray(raw, dtype=np.int64)
     for index, value in enumerate(raw):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -76,7 +74,7 @@ def _prediction_ids(entries: list[Any], source: str) -> NDArray[np.int64]:
                     else "ids are the integer 'id' column of the Ref-L4 rows")
             raise PredictionError(f"'id' has type {type(value).__name__} ({value!r})", file=source,
                                   entry=f"entry {index}", fix=hint)
-    floats = np.asarray(arr, dtype=np.float64)
+    floats = np.asarray(raw, dtype=np.float64)
     integral = np.isfinite(floats) & (np.floor(floats) == floats)
     # Non-integral float ids can match no row; make them impossible ids (counted as unknown below).
     return np.where(integral, floats, -(2**62)).astype(np.int64)
