@@ -27,6 +27,8 @@ Args:
     cider_idf: "global" (default: one CIDEr-D document-frequency table for all images) or "subset"
         (one per domain, as separate toolkit runs per domain would give).
     tokenizer: "auto" (Java if present), "java" or "python".
+    ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
+        over images recomputing each corpus metric per resample; `resamples` (1000) and `seed` (0).
     return_details: also return "breakdowns" (per-image scores), "counts" and "warnings".
 Returns:
     B1, B2, B3, B4, METEOR, ROUGE_L, CIDEr, SPICE, and the same with _in, _near, _out.
@@ -78,7 +80,9 @@ class Nocaps(evaluate.Metric):
                 r["domain"] = ["in-domain", "near-domain", "out-domain"][r["domain"]]
         super().add_batch(predictions=predictions, references=rows, **kwargs)
 
-    def _compute(self, predictions, references, cider_idf="global", tokenizer="auto", return_details=False):
+    def _compute(self, predictions, references, cider_idf="global", tokenizer="auto", return_details=False, ci=None, resamples=1000,
+                 seed=0):
         gt = gt_from_rows(list(references))
         entries = [{"image_id": r["image_id"], "caption": p} for r, p in zip(references, predictions)]
-        return compute_output(score(gt, entries, cider_idf=cider_idf, tokenizer=tokenizer), return_details)
+        return compute_output(score(gt, entries, cider_idf=cider_idf, tokenizer=tokenizer), return_details,
+                              ci, resamples, seed)

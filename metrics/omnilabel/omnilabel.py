@@ -29,6 +29,8 @@ Args:
         (list of `{id, bbox [x, y, w, h], description_ids, iscrowd}`); other keys are ignored.
     protocol: "official" (default; reproduces OmniLabelEval, pycocotools' GT-id-0 quirk included) or
         "corrected" (a match to a GT box with id 0 counts as a match).
+    ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
+        over images recomputing each corpus metric per resample; `resamples` (1000) and `seed` (0).
     return_details: if True, also return "breakdowns" (per source, PR curves, per description),
         "counts" and "warnings".
 Returns:
@@ -109,11 +111,12 @@ class OmniLabel(evaluate.Metric):
         super().add_batch(predictions=[_lists_per_box(p) for p in predictions or []] or predictions,
                           references=[_slim_reference(r) for r in references or []] or references, **kwargs)
 
-    def _compute(self, predictions, references, protocol="official", return_details=False):
+    def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
+                 seed=0):
         gt = gt_from_rows(list(references), source="references")
         entries = []
         for ref, pred in zip(references, predictions):
             for box, scores, ids in zip(pred["boxes"], pred["scores"], pred["description_ids"]):
                 entries.append({"image_id": ref["image_id"], "bbox": box, "description_ids": ids, "scores": scores})
         result = score(gt, entries, protocol=protocol, with_per_description=return_details)
-        return compute_output(result, return_details)
+        return compute_output(result, return_details, ci, resamples, seed)

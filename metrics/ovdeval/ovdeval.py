@@ -27,6 +27,8 @@ Args:
     references: rows of an OVDEval Hub config (split "test"): `image_id` and `boxes`
         (list of `{id, bbox [x, y, w, h], category_id, area, iscrowd}`); other keys are ignored.
     protocol: "official" (default; pycocotools' GT-id-0 quirk included) or "corrected".
+    ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
+        over images recomputing each corpus metric per resample; `resamples` (1000) and `seed` (0).
     return_details: also return "breakdowns" (suppression counts, per-category AP, inflation = AP - NMS_AP),
         "counts" and "warnings".
 Returns:
@@ -85,10 +87,11 @@ class OVDEval(evaluate.Metric):
         super().add_batch(predictions=predictions, references=[_slim(r) for r in references or []] or references,
                           **kwargs)
 
-    def _compute(self, predictions, references, protocol="official", return_details=False):
+    def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
+                 seed=0):
         gt = gt_from_rows(list(references))
         entries = [{"image_id": ref["image_id"], "category_id": label, "bbox": box, "score": s}
                    for ref, pred in zip(references, predictions)
                    for box, s, label in zip(pred["boxes"], pred["scores"], pred["labels"])]
         result = score(gt, entries, protocol=protocol)
-        return compute_output(result, return_details)
+        return compute_output(result, return_details, ci, resamples, seed)

@@ -27,8 +27,11 @@ Args:
         `id` (int), `bbox` ([x, y, w, h] pixels) and `ori_category_id` ("refcoco_N" / "o365_N").
     protocol: "official" (default; reproduces RefL4Evaluator, its class-table bugs included) or
         "corrected" (fixed RefCOCO -> Objects365 table; case-insensitive format).
+        Optional `file_name` (the image) lets `ci` resample the expressions of one image together.
     return_details: if True, also return "breakdowns" (per size, per source, per class, per sample),
         "counts" and "warnings".
+    ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
+        over images (over expressions when no `file_name` is given); `resamples` (1000) and `seed` (0).
 Returns:
     dict with Acc50, Acc75, Acc90, mAcc, small_Acc50, small_mAcc, medium_Acc50, medium_mAcc,
     large_Acc50, large_mAcc, class_Acc50, class_mAcc (percent, or None for an empty size bucket).
@@ -50,7 +53,9 @@ _REFERENCE_KEYS = ("id", "bbox", "ori_category_id")
 def _slim(reference):
     """Keep the keys the metric needs, so whole Hub rows (image, caption, ...) can be passed."""
     if isinstance(reference, dict):
-        return {k: reference.get(k) for k in _REFERENCE_KEYS}
+        slim = {k: reference.get(k) for k in _REFERENCE_KEYS}
+        slim["file_name"] = reference.get("file_name") or ""   # optional: "" when the image is not named
+        return slim
     return reference
 
 
@@ -66,7 +71,8 @@ class RefL4(evaluate.Metric):
                                 "format": datasets.Value("string")},
                 "references": {"id": datasets.Value("int64"),
                                "bbox": datasets.List(datasets.Value("float64")),
-                               "ori_category_id": datasets.Value("string")},
+                               "ori_category_id": datasets.Value("string"),
+                               "file_name": datasets.Value("string")},
             }),
             codebase_urls=["https://github.com/JierunChen/Ref-L4"],
             reference_urls=["https://arxiv.org/abs/2406.16866"],
@@ -82,10 +88,11 @@ class RefL4(evaluate.Metric):
             references = [_slim(r) for r in batch_rows(references)]
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
-    def _compute(self, predictions, references, protocol="official", return_details=False):
+    def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
+                 seed=0):
         refs = references_from_rows(list(references), source="references")
         entries = [{"id": int(r), "pred_bbox": p["pred_bbox"], "format": p["format"]}
                    for r, p in zip(refs.ids, predictions)]
         result = score(refs, entries, protocol=protocol, split="given", source="predictions",
                        with_samples=return_details)
-        return compute_output(result, return_details)
+        return compute_output(result, return_details, ci, resamples, seed)

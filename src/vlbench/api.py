@@ -9,7 +9,7 @@ from .benchmarks import get_benchmark
 from .errors import InputError
 from .result import Result
 
-__all__ = ["score", "load_references"]
+__all__ = ["score", "compare", "load_references"]
 
 
 def load_references(benchmark: str, references: str | os.PathLike, *, split: str | None = None) -> Any:
@@ -20,11 +20,44 @@ def load_references(benchmark: str, references: str | os.PathLike, *, split: str
 
 
 def score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
-          protocol: str = "official", **options: Any) -> Result:
+          protocol: str = "official", ci: float | None = None, resamples: int = 1000, seed: int = 0,
+          **options: Any) -> Result:
     """Score ``predictions`` (a path or the parsed official JSON) against ``references`` (a path or records).
 
     ``options`` are benchmark-specific (Ref-L4: ``missing="error"|"miss"``); an unknown one is an error.
+    With ``ci`` (e.g. 0.95), ``breakdowns["confidence_intervals"]`` holds a percentile bootstrap interval
+    over images for every metric (``resamples`` draws from ``seed``); the metrics themselves are unchanged.
     """
+    result = _score(benchmark, references, predictions, split=split, protocol=protocol, **options)
+    if ci is not None:
+        from .uncertainty import add_intervals
+
+        add_intervals(result, ci, resamples=resamples, seed=seed)
+    return result
+
+
+def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: Any, *, split: str | None = None,
+            protocol: str = "official", ci: float = 0.95, resamples: int = 1000, seed: int = 0,
+            names: tuple[str, str] | None = None, **options: Any):
+    """Paired bootstrap of two prediction files on the same references (see :func:`vlbench.uncertainty.compare`).
+    Returns ``(comparison, result_a, result_b)``."""
+    from .benchmarks import get_benchmark
+    from .uncertainty import compare as paired
+
+    info = get_benchmark(benchmark)
+    refs = references
+    if isinstance(references, (str, os.PathLike)):
+        refs = load_references(info.id, references, split=None if info.id == "ovdeval" else (split or info.default_split))
+    a = _score(info.id, refs, predictions_a, split=split, protocol=protocol, **options)
+    b = _score(info.id, refs, predictions_b, split=split, protocol=protocol, **options)
+    if names is None:
+        names = tuple(str(p) if isinstance(p, (str, os.PathLike)) else label
+                      for p, label in ((predictions_a, "A"), (predictions_b, "B")))
+    return paired(a, b, ci, resamples=resamples, seed=seed, names=names), a, b
+
+
+def _score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
+           protocol: str = "official", **options: Any) -> Result:
     from .io import read_json
 
     info = get_benchmark(benchmark)

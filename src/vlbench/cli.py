@@ -1,4 +1,4 @@
-"""The ``vlbench`` command line: ``build``, ``score``, ``--version``.
+"""The ``vlbench`` command line: ``score``, ``compare``, ``build``, ``export``, ``report``, ``publish``, ``doctor``, ``demo``.
 
 Bad input exits with status 2 and a one-paragraph error (file, entry, fix); heavy libraries are
 imported only by the sub-command that needs them, so start-up stays light.
@@ -36,6 +36,19 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--output", default=None, help="write the result JSON here")
     s.add_argument("--no-samples", action="store_true", help="leave per-sample scores out of the JSON")
     s.add_argument("--quiet", action="store_true", help="do not print the table")
+    _uncertainty_args(s, ci_default=None)
+
+    c = sub.add_parser("compare", help="paired bootstrap of two prediction files: is A really better than B?")
+    c.add_argument("benchmark", help="omnilabel | nocaps | ovdeval | ref_l4 (alias ref-l4)")
+    c.add_argument("--references", required=True, help="official annotation file, Hub folder or Hub dataset id")
+    c.add_argument("--predictions", required=True, nargs=2, metavar=("A", "B"), help="the two prediction files")
+    c.add_argument("--split", default=None, help="Ref-L4: val, test or all (default all)")
+    c.add_argument("--protocol", default="official", choices=("official", "corrected"))
+    c.add_argument("--cider-idf", default=None, choices=("global", "subset"), help="nocaps only")
+    c.add_argument("--missing", default=None, choices=("error", "miss", "empty"))
+    c.add_argument("--tokenizer", default=None, choices=("auto", "java", "python"), help="nocaps only")
+    c.add_argument("--output", default=None, help="write the comparison JSON here")
+    _uncertainty_args(c, ci_default=0.95)
 
     b = sub.add_parser("build", help="build the Hub dataset folder from the official raw release")
     b.add_argument("benchmark")
@@ -74,6 +87,54 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--host", default="127.0.0.1")
     d.add_argument("--port", type=int, default=7860)
     return p
+
+
+def _uncertainty_args(p: argparse.ArgumentParser, ci_default: float | None) -> None:
+    p.add_argument("--ci", type=float, default=ci_default, metavar="LEVEL",
+                   help="add percentile bootstrap intervals over images at this level, e.g. 0.95"
+                   + ("" if ci_default is None else f" (default {ci_default})"))
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+
+def _score_options(args: argparse.Namespace, bench: str) -> dict:
+    """Benchmark-specific options of ``score`` / ``compare`` from the flags, with clear errors."""
+    from .errors import InputError
+
+    options: dict = {}
+    for flag, value in (("--cider-idf", args.cider_idf), ("--tokenizer", args.tokenizer)):
+        if value is not None and bench != "nocaps":
+            raise InputError(f"{flag} applies to nocaps only", fix=f"drop it for {bench}")
+    if args.cider_idf:
+        options["cider_idf"] = args.cider_idf
+    if args.tokenizer:
+        options["tokenizer"] = args.tokenizer
+    if args.missing is not None:
+        allowed = {"ref_l4": ("error", "miss"), "nocaps": ("error", "empty")}.get(bench, ())
+        if args.missing not in allowed:
+            raise InputError(f"--missing {args.missing} does not apply to {bench}",
+                             fix=f"{bench} takes: {', '.join(allowed) or 'no --missing'}")
+        options["missing"] = args.missing
+    return options
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    import gc
+    import json
+
+    gc.disable()
+    from .api import compare
+    from .benchmarks import canonical_id
+
+    bench = canonical_id(args.benchmark)
+    comparison, _, _ = compare(bench, args.references, *args.predictions, split=args.split, protocol=args.protocol,
+                               ci=args.ci, resamples=args.resamples, seed=args.seed, **_score_options(args, bench))
+    print(comparison.table())
+    if args.output:
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(comparison.to_dict(), indent=1), encoding="utf-8")
+    return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -182,29 +243,20 @@ def _cmd_score(args: argparse.Namespace) -> int:
     gc.disable()  # a short-lived process building millions of small objects: the cyclic GC only costs time
     from .api import score
     from .benchmarks import canonical_id, get_benchmark
-    from .errors import InputError
 
     bench = canonical_id(args.benchmark)
-    options = {}
-    for flag, value in (("--cider-idf", args.cider_idf), ("--tokenizer", args.tokenizer)):
-        if value is not None and bench != "nocaps":
-            raise InputError(f"{flag} applies to nocaps only", fix=f"drop it for {bench}")
-    if args.cider_idf:
-        options["cider_idf"] = args.cider_idf
-    if args.tokenizer:
-        options["tokenizer"] = args.tokenizer
-    if args.missing is not None:
-        allowed = {"ref_l4": ("error", "miss"), "nocaps": ("error", "empty")}.get(bench, ())
-        if args.missing not in allowed:
-            raise InputError(f"--missing {args.missing} does not apply to {bench}",
-                             fix=f"{bench} takes: {', '.join(allowed) or 'no --missing'}")
-        options["missing"] = args.missing
+    options = _score_options(args, bench)
     if args.no_samples and bench == "ref_l4":
         options["with_samples"] = False
-    result = score(bench, args.references, args.predictions, split=args.split, protocol=args.protocol, **options)
+    result = score(bench, args.references, args.predictions, split=args.split, protocol=args.protocol,
+                   ci=args.ci, resamples=args.resamples, seed=args.seed, **options)
     if not args.quiet:
         scorer = get_benchmark(bench).module("scorer")
         print(scorer.table_text(result) if hasattr(scorer, "table_text") else result.table())
+        if "confidence_intervals" in result.breakdowns:
+            from .uncertainty import interval_table
+
+            print(interval_table(result))
     if args.output:
         out = Path(args.output)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -237,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .errors import VlbenchError
 
     try:
-        return {"score": _cmd_score, "build": _cmd_build, "export": _cmd_export,
+        return {"score": _cmd_score, "compare": _cmd_compare, "build": _cmd_build, "export": _cmd_export,
                 "doctor": _cmd_doctor, "demo": _cmd_demo, "report": _cmd_report,
                 "publish": _cmd_publish}[args.command](args)
     except VlbenchError as exc:

@@ -244,17 +244,9 @@ class _Curves:
 _BLOCK_ELEMENTS = 4_000_000
 
 
-def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
-                     params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *, need_reach: bool = True):
-    """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area)."""
-    T, A, K = len(params.iou_thrs), len(params.area_rngs), n_groups
-    group_has = np.zeros(K, dtype=bool)
-    group_has[member_group[m.has_result[member_pair]]] = True
-    npig_group = np.zeros((K, A), dtype=np.int64)
-    for a in range(A):
-        npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=K).astype(np.int64)
-
-    # Expand detections to (group, detection) entries, in the global ranking order.
+def _group_entries(m: Matches, member_pair: NDArray[np.int64],
+                   member_group: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Detections expanded to (detection, group) entries: grouped by group, each group in ranking order."""
     # Matches are in (pair, rank) order, so a stable sort on the score alone breaks ties by (pair, rank).
     global_order = np.argsort(-m.score, kind="stable")
     pair_count = np.bincount(member_pair, minlength=len(m.has_result))
@@ -265,8 +257,20 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
     entry_det = np.repeat(global_order, reps)
     entry_group = member_group[by_pair[concat_ranges(pair_start[det_pair], reps)]]
     by_group = np.argsort(entry_group, kind="stable")   # stable: keeps the ranking order inside a group
-    entry_det, entry_group = entry_det[by_group], entry_group[by_group]
-    del by_group, reps, det_pair
+    return entry_det[by_group], entry_group[by_group]
+
+
+def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
+                     params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *, need_reach: bool = True):
+    """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area)."""
+    T, A, K = len(params.iou_thrs), len(params.area_rngs), n_groups
+    group_has = np.zeros(K, dtype=bool)
+    group_has[member_group[m.has_result[member_pair]]] = True
+    npig_group = np.zeros((K, A), dtype=np.int64)
+    for a in range(A):
+        npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=K).astype(np.int64)
+
+    entry_det, entry_group = _group_entries(m, member_pair, member_group)
 
     for mi in max_dets:
         keep = m.rank[entry_det] < params.max_dets[mi]
@@ -459,3 +463,161 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
     return CocoEvalResult(stats=summarize(precision, recall, params), precision=precision, recall=recall,
                           npig=npig, matches=matches, category_ids=cats,
                           skipped_detections=int((~d_known).sum()))
+
+
+# -- bootstrap: the accumulation under image weights --------------------------------------------------
+
+def _segment_cumsum(x: NDArray[np.float64], starts: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Cumulative sums down axis 0 restarting at each row in ``starts`` (sorted, starts[0] == 0)."""
+    cs = np.cumsum(x, axis=0)
+    if len(starts) > 1:
+        before = np.zeros((len(starts),) + x.shape[1:])
+        before[1:] = cs[starts[1:] - 1]
+        cs -= np.repeat(before, np.diff(np.r_[starts, len(x)]), axis=0)
+    return cs
+
+
+def _thresholds_reached(rec_thrs: NDArray[np.float64], x: NDArray[np.float64]) -> NDArray[np.int64]:
+    """``searchsorted(rec_thrs, x, side="right")`` for evenly spaced thresholds from 0 (exact, no log-time search)."""
+    step = rec_thrs[1] - rec_thrs[0] if len(rec_thrs) > 1 else 1.0
+    k = np.clip(np.floor(x / step), 0, len(rec_thrs) - 1).astype(np.int64)
+    k -= rec_thrs[k] > x                     # the float guess may be one too high ...
+    up = np.minimum(k + 1, len(rec_thrs) - 1)
+    k += (k + 1 < len(rec_thrs)) & (rec_thrs[up] <= x)   # ... or one too low
+    return k + 1
+
+
+def _segment_reverse_cummax_rows(x: NDArray[np.float64], segment: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``max(x[i:end_of_segment])`` down axis 0 for values in [0, 1]; offsets keep segments apart."""
+    if not len(x):
+        return x
+    off = (2.0 * (segment.max() - segment[::-1]))[:, None]      # grows along the reversed walk
+    return (np.maximum.accumulate(x[::-1] + off, axis=0) - off)[::-1]
+
+
+@dataclass(frozen=True)
+class WeightedRanking:
+    """One (area range, max-dets) step of :func:`accumulate`, reduced to what image weights change.
+
+    A resample duplicates or drops whole images; in a group's pooled ranking every detection then
+    counts with its image's weight, and so does every non-ignored GT. Precision only matters at true
+    positives, so the ranking is cut into blocks ending at the rows where some threshold has a TP;
+    the weighted number of detections up to such a row is a cumulative sum of (block x image) counts
+    times the weights, i.e. one sparse product per batch of resamples. With all weights 1 this is
+    ``accumulate`` (tested); ties of equal scores across copies of an image keep the copies together.
+    """
+
+    rec_thrs: NDArray[np.float64]
+    n_groups: int
+    blocks: object                      # scipy CSR (rows, units): detections ranked after the previous row, up to it
+    ignored: tuple[object | None, ...]  # per threshold: those of them ignored at that threshold (or None)
+    row_unit: NDArray[np.int64]         # (rows,) unit of the detection at the row
+    row_tp: NDArray[np.bool_]           # (T, rows) the row's detection is a TP at threshold t
+    row_group: NDArray[np.int64]        # (rows,) sorted
+    npig: object                        # scipy CSR (groups, units): non-ignored GT
+
+    @classmethod
+    def build(cls, m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
+              unit_of_pair: NDArray[np.int64], n_units: int, params: Params = Params(), *, area: int = 0,
+              max_det: int = -1) -> "WeightedRanking":
+        from scipy import sparse
+
+        mi = max_det % len(params.max_dets)
+        entry_det, entry_group = _group_entries(m, member_pair, member_group)
+        keep = m.rank[entry_det] < params.max_dets[mi]
+        e_det, e_group = entry_det[keep], entry_group[keep]
+        state = m.state[area][:, e_det]                                   # (T, n)
+        e_unit = unit_of_pair[m.pair[e_det]]
+        rows = np.flatnonzero((state == TP).any(axis=0))
+        counted = np.flatnonzero((state != IGNORED).any(axis=0))
+        block = np.searchsorted(rows, counted, side="left")
+        inside = block < len(rows)
+        inside[inside] = e_group[rows[block[inside]]] == e_group[counted[inside]]   # after a group's last TP: irrelevant
+        counted, block = counted[inside], block[inside]
+        shape = (len(rows), n_units)
+        blocks = sparse.csr_matrix((np.ones(len(counted)), (block, e_unit[counted])), shape=shape)
+        ignored = []
+        for t in range(state.shape[0]):
+            sel = state[t, counted] == IGNORED
+            ignored.append(sparse.csr_matrix((np.ones(int(sel.sum())), (block[sel], e_unit[counted[sel]])), shape=shape)
+                           if sel.any() else None)
+        npig = sparse.csr_matrix((m.npig[area][member_pair].astype(np.float64), (member_group, unit_of_pair[member_pair])),
+                                 shape=(n_groups, n_units))
+        return cls(params.rec_thrs, n_groups, blocks, tuple(ignored), e_unit[rows], state[:, rows] == TP,
+                   e_group[rows], npig)
+
+    def __call__(self, weights: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray]:
+        """``weights`` (R, units) -> (ap, recall, valid): ap and recall (R, T, K), valid (R, K) npig > 0."""
+        R, T, K = len(weights), self.row_tp.shape[0], self.n_groups
+        wt = np.ascontiguousarray(weights.T)                               # (units, R)
+        npig = np.asarray(self.npig @ wt).T                                # (R, K)
+        valid = npig > 0
+        ap = np.zeros((R, T, K))
+        recall = np.zeros((R, T, K))
+        n = len(self.row_unit)
+        if n:
+            starts = np.flatnonzero(np.r_[True, self.row_group[1:] != self.row_group[:-1]])
+            counted = _segment_cumsum(np.asarray(self.blocks @ wt), starts)   # (rows, R) detections up to the row
+            row_w = wt[self.row_unit]                                          # (rows, R)
+            for t in range(T):
+                idx = np.flatnonzero(self.row_tp[t])                           # only TPs of t move recall
+                if not len(idx):
+                    continue
+                total = counted[idx]
+                if self.ignored[t] is not None:
+                    total = total - _segment_cumsum(np.asarray(self.ignored[t] @ wt), starts)[idx]
+                group = self.row_group[idx]
+                first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+                seg = np.cumsum(np.r_[True, group[1:] != group[:-1]]) - 1
+                tp = _segment_cumsum(row_w[idx], first)
+                env = _segment_reverse_cummax_rows(tp / (total + np.spacing(1)), seg)   # pycocotools' precision
+                rc = tp / np.maximum(npig.T[group], 1e-300)
+                reached = _thresholds_reached(self.rec_thrs, rc)               # recall thresholds <= rc
+                hits = reached.copy()
+                hits[1:] -= reached[:-1]
+                hits[first] = reached[first]                                   # threshold 0 lands on the first TP
+                ap[:, t, group[first]] = (np.add.reduceat(env * hits, first, axis=0) / len(self.rec_thrs)).T
+                recall[:, t, group[first]] = rc[np.r_[first[1:], len(idx)] - 1].T
+        nan = np.where(valid, 0.0, np.nan)[:, None, :]
+        return ap + nan, recall + nan, valid
+
+
+def summary_replicates(rankings: dict[tuple[int, int], WeightedRanking], weights: NDArray[np.float64],
+                       params: Params = Params()) -> dict[str, NDArray[np.float64]]:
+    """The 12 ``summarize()`` stats (fractions, NaN undefined) per resample, one group per category;
+    ``rankings`` keyed by (area index, max-det index) for the steps the stats use."""
+    t50, t75 = (int(np.flatnonzero(params.iou_thrs == v)[0]) for v in (0.5, 0.75))
+    cache: dict[tuple[int, int], tuple] = {}
+
+    def get(a: int, mi: int):
+        if (a, mi) not in cache:
+            cache[(a, mi)] = rankings[(a, mi)](weights)
+        return cache[(a, mi)]
+
+    def mean(x: NDArray) -> NDArray:   # mean over every axis but the first, of the defined entries
+        flat = x.reshape(len(x), -1)
+        with np.errstate(invalid="ignore"):
+            return np.nanmean(np.where(np.isfinite(flat), flat, np.nan), axis=1) if flat.shape[1] else np.full(len(x), np.nan)
+
+    import warnings as _w
+    with _w.catch_warnings():
+        _w.simplefilter("ignore", RuntimeWarning)   # all-NaN rows: the stat is undefined (-1 in pycocotools)
+        M = len(params.max_dets) - 1
+        out = {"AP": mean(get(0, M)[0]), "AP50": mean(get(0, M)[0][:, t50]), "AP75": mean(get(0, M)[0][:, t75]),
+               "AP_small": mean(get(1, M)[0]), "AP_medium": mean(get(2, M)[0]), "AP_large": mean(get(3, M)[0]),
+               "AR1": mean(get(0, 0)[1]), "AR10": mean(get(0, 1)[1]), "AR100": mean(get(0, M)[1]),
+               "AR_small": mean(get(1, M)[1]), "AR_medium": mean(get(2, M)[1]), "AR_large": mean(get(3, M)[1])}
+    return out
+
+
+def summary_rankings(res: "CocoEvalResult", params: Params = Params()) -> dict[tuple[int, int], WeightedRanking]:
+    """The (area, max-det) weighted rankings of a stock ``evaluate_bbox`` run (one group per category,
+    pairs ``image * K + category``, the image the resampling unit)."""
+    K = len(res.category_ids)
+    n_pairs = len(res.matches.has_result)
+    pairs = np.arange(n_pairs)
+    n_images = n_pairs // max(K, 1)
+    M = len(params.max_dets) - 1
+    steps = [(a, M) for a in range(len(params.area_rngs))] + [(0, mi) for mi in range(M)]
+    return {(a, mi): WeightedRanking.build(res.matches, pairs, pairs % max(K, 1), K, pairs // max(K, 1), n_images,
+                                           params, area=a, max_det=mi) for a, mi in steps}

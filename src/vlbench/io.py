@@ -129,3 +129,12 @@ def expect_prediction_list(entries: Any, benchmark: str, source: str, entry_form
     if other not in (None, benchmark):
         raise FormatError(f"this looks like a {other} prediction file, not {benchmark}", file=source,
                           fix=f"score it with 'vlbench score {other}'")
+
+
+def arrow_codes(column: Any) -> Any:
+    """Integer codes (first-appearance order) of an Arrow column's values (no nulls)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return arrow_to_numpy(pc.dictionary_encode(array).indices, "int64")

@@ -17,11 +17,20 @@ def batch_rows(references: Any) -> Any:
     return references
 
 
-def compute_output(result: Result, return_details: bool) -> dict[str, Any]:
-    """The metrics dict of a Result; its warnings as Python warnings; details on request."""
+def compute_output(result: Result, return_details: bool, ci: float | None = None, resamples: int = 1000,
+                   seed: int = 0) -> dict[str, Any]:
+    """The metrics dict of a Result; its warnings as Python warnings; details on request. With ``ci``,
+    also ``confidence_intervals``: metric -> (low, high), a percentile bootstrap over images."""
+    if ci is not None:
+        from .uncertainty import add_intervals
+
+        add_intervals(result, ci, resamples=resamples, seed=seed)
     for message in result.warnings:
         warnings.warn(message, stacklevel=4)
     out: dict[str, Any] = dict(result.metrics)
+    if ci is not None:
+        out["confidence_intervals"] = {k: (v["low"], v["high"])
+                                       for k, v in result.breakdowns["confidence_intervals"]["metrics"].items()}
     if return_details:
         out.update(breakdowns=result.breakdowns, counts=result.counts, warnings=result.warnings)
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -51,6 +51,8 @@ class Result:
     warnings: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     version: str = __version__
+    #: builds the benchmark's bootstrap replicator (see :mod:`vlbench.uncertainty`); not serialised
+    resampler: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
     # -- renderings ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -3,7 +3,6 @@ length (ties to the shorter reference), clipped n-gram counts, and its epsilons 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,7 +10,7 @@ from numpy.typing import NDArray
 
 from .ngrams import NgramTable
 
-__all__ = ["BleuStats", "bleu_stats", "corpus_bleu", "image_bleu"]
+__all__ = ["BleuStats", "bleu_stats", "corpus_bleu", "bleu_from_totals", "image_bleu"]
 
 _TINY, _SMALL = 1e-15, 1e-9
 
@@ -68,17 +67,21 @@ def bleu_stats(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence:
 
 def corpus_bleu(stats: BleuStats, max_n: int = 4) -> list[float]:
     """BLEU-1..max_n of the summed statistics, with pycocoevalcap's operation order."""
-    C = stats.correct.sum(axis=0).tolist()
-    G = stats.guess.sum(axis=0).tolist()
-    T, R = int(stats.testlen.sum()), int(stats.reflen.sum())
-    bleus, bleu = [], 1.0
-    for k in range(max_n):
-        bleu *= float(C[k] + _TINY) / (G[k] + _SMALL)
-        bleus.append(bleu ** (1.0 / (k + 1)))
-    ratio = (T + _TINY) / (R + _SMALL)
-    if ratio < 1:
-        bleus = [b * math.exp(1 - 1 / ratio) for b in bleus]
-    return bleus
+    out = bleu_from_totals(stats.correct.sum(axis=0).astype(np.float64), stats.guess.sum(axis=0).astype(np.float64),
+                           np.float64(stats.testlen.sum()), np.float64(stats.reflen.sum()), max_n)
+    return [float(v) for v in out]
+
+
+def bleu_from_totals(correct: NDArray[np.float64], guess: NDArray[np.float64], testlen: NDArray[np.float64],
+                     reflen: NDArray[np.float64], max_n: int = 4) -> NDArray[np.float64]:
+    """Corpus BLEU-1..max_n from summed counts, for any leading shape: ``correct``/``guess`` (..., max_n),
+    lengths (...) -> (..., max_n). Same operations as pycocoevalcap's ``compute_score``."""
+    precision = (correct[..., :max_n] + _TINY) / (guess[..., :max_n] + _SMALL)
+    bleus = np.cumprod(precision, axis=-1) ** (1.0 / np.arange(1, max_n + 1))
+    ratio = (testlen + _TINY) / (reflen + _SMALL)
+    with np.errstate(divide="ignore", over="ignore"):
+        brevity = np.where(ratio < 1, np.exp(1 - 1 / np.where(ratio < 1, ratio, 1.0)), 1.0)
+    return bleus * np.asarray(brevity)[..., None]
 
 
 def image_bleu(stats: BleuStats, max_n: int = 4) -> NDArray[np.float64]:

@@ -13,10 +13,13 @@ import subprocess
 import threading
 from typing import Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ..errors import VlbenchError
 from . import java
 
-__all__ = ["meteor_available", "Meteor"]
+__all__ = ["Meteor", "meteor_available", "meteor_from_stats", "parse_stats", "summable_stats"]
 
 
 def meteor_available() -> tuple[bool, str]:
@@ -109,3 +112,56 @@ class Meteor:
         jvm.write(["EVAL ||| " + " ||| ".join(stats) + "\n"])
         per_image = [float(jvm.readline()) for _ in stats]
         return per_image, float(jvm.readline())
+
+
+# -- METEOR from its sufficient statistics -------------------------------------------------------------
+#: METEOR 1.5 parameters for English under the default task ("rank"), which pycocoevalcap uses:
+#: alpha, beta, gamma, delta and the module weights (exact, stem, synonym, paraphrase).
+ALPHA, BETA, GAMMA, DELTA = 0.85, 0.20, 0.60, 0.75
+MODULE_WEIGHTS = (1.0, 0.6, 0.8, 0.6)
+#: Fields of a statistics line: lengths, function words, 4 modules x (test/ref x content/function), chunks, word matches.
+N_STATS = 23
+
+
+def parse_stats(lines: Sequence[str]) -> NDArray[np.float64]:
+    """Statistics lines (``Meteor.stats``) -> float array (n, 23)."""
+    values = np.asarray([line.split() for line in lines], dtype=np.float64).reshape(len(lines), -1)
+    if values.shape[1] != N_STATS:
+        raise VlbenchError(f"unexpected METEOR statistics line with {values.shape[1]} fields (expected {N_STATS})")
+    return values
+
+
+def summable_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per-segment statistics ready to be summed into a corpus aggregate: METEOR's ``EVAL`` does not add
+    the chunk of a segment that matches its reference exactly (one chunk, every word matched); found by
+    comparing with the jar's aggregates, which this then reproduces (to the last bit or two)."""
+    s = np.array(stats, dtype=np.float64)
+    module = s[:, 4:20].reshape(len(s), 4, 4)
+    perfect = ((module[:, :, 0].sum(1) + module[:, :, 2].sum(1) == s[:, 0])
+               & (module[:, :, 1].sum(1) + module[:, :, 3].sum(1) == s[:, 1]) & (s[:, 20] == 1))
+    s[perfect, 20] = 0.0
+    return s
+
+
+def meteor_from_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
+    """METEOR score of summed statistics (..., 23), as ``MeteorScorer.computeMetrics`` does for an ``EVAL``
+    aggregate: weighted precision and recall over content/function words, Fmean, fragmentation penalty."""
+    s = np.asarray(stats, dtype=np.float64)
+    test_len, ref_len, test_fn, ref_fn = s[..., 0], s[..., 1], s[..., 2], s[..., 3]
+    module = s[..., 4:20].reshape(s.shape[:-1] + (4, 4))    # per module: test content, ref content, test fn, ref fn
+    chunks, test_words, ref_words = s[..., 20], s[..., 21], s[..., 22]
+    test_weighted, ref_weighted = np.zeros(s.shape[:-1]), np.zeros(s.shape[:-1])
+    for part, factor in ((0, DELTA), (2, 1.0 - DELTA)):      # Java's accumulation order: content, then function
+        for i, w in enumerate(MODULE_WEIGHTS):
+            test_weighted = test_weighted + module[..., i, part] * w * factor
+            ref_weighted = ref_weighted + module[..., i, part + 1] * w * factor
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = test_weighted / (DELTA * (test_len - test_fn) + (1 - DELTA) * test_fn)
+        recall = ref_weighted / (DELTA * (ref_len - ref_fn) + (1 - DELTA) * ref_fn)
+        fmean = 1.0 / ((1 - ALPHA) / precision + ALPHA / recall)
+        test_total = module[..., 0].sum(-1) + module[..., 2].sum(-1)
+        ref_total = module[..., 1].sum(-1) + module[..., 3].sum(-1)
+        exact = (test_total == test_len) & (ref_total == ref_len) & (chunks == 1)
+        frag = np.where(exact, 0.0, chunks / ((test_words + ref_words) / 2))
+        score = fmean * (1.0 - GAMMA * frag**BETA)
+    return np.where(np.isnan(score), 0.0, np.maximum(score, 0.0))

@@ -13,10 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...captions import bleu as bleu_mod
-from ...captions.cider import cider_d
-from ...captions.meteor import Meteor, meteor_available
+from ...captions.cider import CiderDResampler, cider_d
+from ...captions.meteor import (
+    Meteor,
+    meteor_available,
+    meteor_from_stats,
+    parse_stats,
+    summable_stats,
+)
 from ...captions.ngrams import count_ngrams
 from ...captions.rouge import rouge_l
 from ...captions.spice import spice_available, spice_scores
@@ -125,15 +132,14 @@ def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list
     domains = np.asarray([d or "" for d in gt.domains], dtype=object)
     masks = {"": np.ones(n, dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
 
-    meteor_scores, meteor_corpus = None, {}
+    meteor_scores, meteor_corpus, meteor_sums = None, {}, None
     if pool is not None:
-        st = pool.stats(tok_hyps, refs_per_image)
-        for d, mask in masks.items():
-            if mask.any():
-                per, corpus = pool.evaluate([s for s, keep in zip(st, mask) if keep])
-                meteor_corpus[d] = corpus
-                if d == "":
-                    meteor_scores = np.asarray(per)
+        # per-image statistics from the jar; the corpus scores from their sums, as its EVAL does (equal to
+        # the jar's own aggregates on every golden case, tested) without one more round trip per domain
+        raw = parse_stats(pool.stats(tok_hyps, refs_per_image))
+        meteor_scores, meteor_sums = meteor_from_stats(raw), summable_stats(raw)
+        meteor_corpus = {d: float(meteor_from_stats(meteor_sums[mask].sum(axis=0))) for d, mask in masks.items()
+                         if mask.any()}
     elif meteor_missing:
         warnings.append(f"METEOR is null: {meteor_missing}")
     spice_per = None
@@ -177,16 +183,72 @@ def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list
     counts.update({"images": n, "references": len(refs_flat),
                    **{f"images{schema.DOMAIN_SUFFIX[d]}": int(masks[d].sum()) for d in schema.DOMAINS},
                    "captions_with_line_breaks": changed_h, "references_with_line_breaks": changed_r})
-    return Result(benchmark="nocaps", protocol=protocol, metrics=metrics,
+    bleu_feats = np.column_stack([stats.correct, stats.guess, stats.testlen, stats.reflen]).astype(np.float64)
+    domain_masks = np.stack([masks[d] for d in ("",) + schema.DOMAINS]).astype(np.float64)
+
+    def resampler() -> NocapsReplicator:
+        if cider_idf == "subset":
+            parts = {}
+            for d in schema.DOMAINS:
+                sub = np.flatnonzero(masks[d])
+                if len(sub):
+                    sub_refs = [refs_per_image[i] for i in sub]
+                    k_refs = [len(r) for r in sub_refs]
+                    sub_table = count_ngrams([tok_hyps[i] for i in sub] + [r for rs in sub_refs for r in rs])
+                    parts[d] = (sub, CiderDResampler(sub_table, np.arange(len(sub)), len(sub) + np.arange(sum(k_refs)),
+                                                     np.repeat(np.arange(len(sub)), k_refs), len(sub)))
+        else:
+            parts = None
+        return NocapsReplicator(bleu_feats, meteor_sums, rouge, spice_per, domain_masks,
+                                CiderDResampler(table, hyp_sent, ref_sent, ref_image, n), parts)
+
+    return Result(benchmark="nocaps", protocol=protocol, metrics=metrics, resampler=resampler,
                   breakdowns={"per_image": per_image}, counts=counts, warnings=warnings,
                   options={"split": split or "validation", "cider_idf": cider_idf, "tokenizer": backend,
                            "meteor": "java" if meteor_corpus else None, "spice": "java" if spice_per is not None else None})
 
 
+class NocapsReplicator:
+    """Every nocaps metric under image weights (:mod:`vlbench.uncertainty`): corpus BLEU and METEOR from
+    weighted sums of per-image statistics, CIDEr-D with reweighted document frequencies (per domain
+    under ``cider_idf="subset"``), ROUGE-L and SPICE as weighted means of per-image scores."""
+
+    unit = "image"
+
+    def __init__(self, bleu_feats, meteor_sums, rouge, spice, domain_masks, cider, cider_subsets) -> None:
+        self.bleu_feats, self.meteor_sums, self.rouge, self.spice = bleu_feats, meteor_sums, rouge, spice
+        self.domain_masks, self.cider, self.cider_subsets = domain_masks, cider, cider_subsets
+        self.strata = (len(rouge),)
+
+    def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        cider = self.cider(weights)                                            # (R, images)
+        out: dict[str, NDArray[np.float64]] = {}
+        for d, mask in zip(("",) + schema.DOMAINS, self.domain_masks):
+            suffix = schema.DOMAIN_SUFFIX.get(d, "")
+            w = weights * mask
+            n = w.sum(axis=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sums = w @ self.bleu_feats
+                bleus = bleu_mod.bleu_from_totals(sums[:, :4], sums[:, 4:8], sums[:, 8], sums[:, 9])
+                for k in range(4):
+                    out[f"B{k + 1}{suffix}"] = np.where(n > 0, bleus[:, k] * 100, np.nan)
+                if self.meteor_sums is not None:
+                    out["METEOR" + suffix] = np.where(n > 0, meteor_from_stats(w @ self.meteor_sums) * 100, np.nan)
+                out["ROUGE_L" + suffix] = w @ self.rouge / n * 100
+                if self.cider_subsets is not None and d in self.cider_subsets:
+                    sub, res = self.cider_subsets[d]
+                    out["CIDEr" + suffix] = (res(weights[:, sub]) * weights[:, sub]).sum(axis=1) / n * 100
+                else:
+                    out["CIDEr" + suffix] = (cider * w).sum(axis=1) / n * 100
+                if self.spice is not None:
+                    out["SPICE" + suffix] = w @ self.spice / n * 100
+        return out
+
+
 def table_text(result: Result) -> str:
     """Metrics x (overall, in, near, out), as the nocaps leaderboard shows them."""
     cols = [("overall", ""), ("in", "_in"), ("near", "_near"), ("out", "_out")]
-    fmt = lambda v: "null" if v is None else f"{v:.2f}"  # noqa: E731
+    fmt = lambda v: "null" if v is None else f"{v:.2f}"
     signature = ", ".join(f"{k}={v}" for k, v in result.options.items())
     lines = [f"nocaps (protocol={result.protocol}, {signature})",
              f"{'metric':<9}" + "".join(f"{name:>10}" for name, _ in cols)]

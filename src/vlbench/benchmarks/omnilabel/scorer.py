@@ -196,7 +196,7 @@ def _evaluate(gt: OmniLabelGT, dets: cocoeval.Detections, protocol: str):
     member_pair, member_group, names = _groups(gt)
     precision, recall, npig = cocoeval.accumulate(matches, member_pair, member_group, len(names), PARAMS,
                                                   areas=(0,), max_dets=(_MAX_DET_100,))
-    return matches, names, precision, recall, npig
+    return matches, names, precision, recall, npig, member_pair, member_group
 
 
 def score(gt: OmniLabelGT, predictions: Any, *, protocol: str = "official", split: str | None = None,
@@ -210,7 +210,7 @@ def score(gt: OmniLabelGT, predictions: Any, *, protocol: str = "official", spli
                                              "launched, so test predictions cannot be scored anywhere")
     dets, counts, warnings = parse_predictions(predictions, gt, source=source)
     warnings = list(gt.notes) + warnings
-    matches, names, precision, recall, npig = _evaluate(gt, dets, protocol)
+    matches, names, precision, recall, npig, member_pair, member_group = _evaluate(gt, dets, protocol)
     index = {name: i for i, name in enumerate(names)}
     summaries = {scope: {g.key: _summary(precision, recall, npig, index[(scope, g.key)]) for g in schema.GROUPS}
                  for scope in ["all"] + [s for s in schema.SOURCES if (s, "categ") in index]}
@@ -218,7 +218,7 @@ def score(gt: OmniLabelGT, predictions: Any, *, protocol: str = "official", spli
     metrics = _percent(official)
 
     if protocol == "official" and matches.id0_matches:
-        _, names_fixed, p_fixed, r_fixed, n_fixed = _evaluate(gt, dets, "corrected")
+        _, names_fixed, p_fixed, r_fixed, n_fixed, _, _ = _evaluate(gt, dets, "corrected")
         index_fixed = {name: i for i, name in enumerate(names_fixed)}
         fixed = _thirteen({g.key: _summary(p_fixed, r_fixed, n_fixed, index_fixed[("all", g.key)]) for g in schema.GROUPS})
         changed = [k for k in official if official[k] != fixed[k]]
@@ -241,5 +241,34 @@ def score(gt: OmniLabelGT, predictions: Any, *, protocol: str = "official", spli
     if with_per_description:
         breakdowns["per_description"] = _per_description(gt, matches)
     counts = {**gt.counts, **counts}
+    overall = np.isin(member_group, [index[("all", g.key)] for g in schema.GROUPS])
     return Result(benchmark="omnilabel", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
-                  warnings=warnings, options={"split": split or "validation"})
+                  warnings=warnings, options={"split": split or "validation"},
+                  resampler=lambda: OmniLabelReplicator(cocoeval.WeightedRanking.build(
+                      matches, member_pair[overall], member_group[overall], len(names), gt.pair_image,
+                      len(gt.image_ids), PARAMS, area=0, max_det=_MAX_DET_100),
+                      {g.key: index[("all", g.key)] for g in schema.GROUPS}, (len(gt.image_ids),)))
+
+
+class OmniLabelReplicator:
+    """The 13 official numbers under image weights (:mod:`vlbench.uncertainty`): each group's pooled
+    ranking re-accumulated with every detection and GT box counted with its image's weight."""
+
+    unit = "image"
+
+    def __init__(self, ranking: cocoeval.WeightedRanking, group_index: dict[str, int], strata: tuple[int, ...]):
+        self.ranking, self.group_index, self.strata = ranking, group_index, strata
+
+    def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        ap, recall, _ = self.ranking(weights)                                   # (R, T, K), NaN where undefined
+        t50, t75 = (int(np.flatnonzero(PARAMS.iou_thrs == v)[0]) for v in (0.5, 0.75))
+        summ = {key: {"AP": ap[:, :, k].mean(axis=1), "AP50": ap[:, t50, k], "AP75": ap[:, t75, k],
+                      "AR": recall[:, :, k].mean(axis=1)} for key, k in self.group_index.items()}
+        categ, descr = summ["categ"], summ["descr"]
+        values = {"AP": 2 * categ["AP"] * descr["AP"] / (categ["AP"] + descr["AP"] + 1e-5),
+                  "AP_categ": categ["AP"], "AP_descr": descr["AP"], "AP_descr_pos": summ["descr_pos"]["AP"],
+                  "AP_descr_S": summ["descr_S"]["AP"], "AP_descr_M": summ["descr_M"]["AP"],
+                  "AP_descr_L": summ["descr_L"]["AP"], "AP50_descr": descr["AP50"], "AP75_descr": descr["AP75"],
+                  "AP50_categ": categ["AP50"], "AP75_categ": categ["AP75"], "AR_descr": descr["AR"],
+                  "AR_categ": categ["AR"]}
+        return {k: v * 100 for k, v in values.items()}

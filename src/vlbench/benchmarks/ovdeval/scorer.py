@@ -224,7 +224,40 @@ def score(gt: OVDEvalGT, predictions: Any, *, protocol: str = "official", source
     counts = {"images": len(gt.image_ids), "categories": len(gt.category_ids), "gt_boxes": len(gt.ann_id),
               **preds.counts, "kept_after_suppression": sup["after"], "skipped_unknown_category": nms.skipped_detections}
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
-                  warnings=warnings, options={"sub_dataset": gt.name, **({"split": split} if split else {})})
+                  warnings=warnings, options={"sub_dataset": gt.name, **({"split": split} if split else {})},
+                  resampler=lambda: OVDEvalReplicator(nms, plain))
+
+
+class OVDEvalReplicator:
+    """The 24 numbers of one sub-dataset under image weights (:mod:`vlbench.uncertainty`): the GT-guided
+    suppression is per image, so it is done once; both COCO accumulations are re-run weighted."""
+
+    unit = "image"
+
+    def __init__(self, nms: cocoeval.CocoEvalResult, plain: cocoeval.CocoEvalResult):
+        self.nms, self.plain = cocoeval.summary_rankings(nms), cocoeval.summary_rankings(plain)
+        self.strata = (len(nms.matches.has_result) // max(len(nms.category_ids), 1),)
+
+    def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        out = {}
+        for prefix, rankings in (("NMS_", self.nms), ("", self.plain)):
+            stats = cocoeval.summary_replicates(rankings, weights)
+            out.update({prefix + key: stats[name] * 100 for key, name in zip(schema.STAT_KEYS, cocoeval.STAT_NAMES)})
+        return out
+
+
+def _combine_sub_datasets(names: list[str]):
+    """Per resample: NMS_AP / AP per sub-dataset and their Total Average (mean over the defined ones)."""
+    def combine(parts: list[dict[str, NDArray[np.float64]]]) -> dict[str, NDArray[np.float64]]:
+        out = {}
+        for name, part in zip(names, parts):
+            out[f"NMS_AP_{name}"], out[f"AP_{name}"] = part["NMS_AP"], part["AP"]
+        stacked = np.stack([p["NMS_AP"] for p in parts])
+        with np.errstate(invalid="ignore"):
+            defined = np.isfinite(stacked)
+            out["Total_Average"] = np.where(defined, stacked, 0).sum(axis=0) / defined.sum(axis=0)
+        return out
+    return combine
 
 
 def _mean_curve(precision: NDArray[np.float64], t: int) -> list[float] | None:
@@ -261,8 +294,11 @@ def score_many(results: dict[str, Result], protocol: str = "official") -> Result
     breakdowns = {"table": table, "aspects": aspects, "Total_Average": total, "Total_Average_AP": mean(r["AP"] for r in table),
                   "sub_datasets": {s: {"metrics": results[s].metrics, "counts": results[s].counts} for s in order}}
     counts = {"sub_datasets": len(order), **{f"predictions_{s}": results[s].counts["predictions"] for s in order}}
+    from ...uncertainty import stack
+
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
-                  warnings=warnings, options={"sub_datasets": order})
+                  warnings=warnings, options={"sub_datasets": order},
+                  resampler=lambda: stack([results[s].resampler() for s in order], _combine_sub_datasets(order)))
 
 
 def _prediction_file(folder, name: str):

@@ -15,12 +15,15 @@ import numpy as np
 
 from ...errors import FormatError, InputError
 from ...images import ImageSource
+from ...io import arrow_codes
 from . import schema
 from .scorer import RefL4References
 
 __all__ = ["load_references", "references_from_rows", "build", "BuildReport", "release_tables"]
 
 SCORING_COLUMNS = ("id", "bbox", "ori_category_id")
+#: image key columns, the first present one is used to resample expressions by image
+IMAGE_COLUMNS = ("file_name", "image_id")
 
 
 # --------------------------------------------------------------------------------------------
@@ -80,7 +83,18 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
         raise FormatError(f"duplicate ids in the references: {uniq[counts > 1][:5].tolist()}", file=source)
     cats = [str(c) for c in table["ori_category_id"].to_pylist()]
     return RefL4References(ids=ids, bbox_xywh=bbox, ori_category_id=cats, source=source,
-                           other_split_ids=other_split_ids)
+                           other_split_ids=other_split_ids, image=_image_codes(table))
+
+
+def _image_codes(table: Any) -> Any:
+    """One integer per row naming its image (file_name, else image_id), for resampling by image; None if absent."""
+    for column in IMAGE_COLUMNS:
+        if column in table.column_names and table[column].null_count == 0:
+            import pyarrow.compute as pc
+
+            keys = pc.cast(table[column], "string") if column == "image_id" else table[column]
+            return arrow_codes(keys)
+    return None
 
 
 def _read_parquet(path: Path, columns: tuple[str, ...]) -> Any:
@@ -115,7 +129,7 @@ def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4Referenc
 
     from ...io import read_json
 
-    columns = SCORING_COLUMNS + ("split",)
+    columns = SCORING_COLUMNS + ("split",) + IMAGE_COLUMNS
     path = Path(ref)
     chosen = schema.SPLITS if split == "all" else (split,)
     if split not in schema.SPLITS + ("all",):
@@ -310,7 +324,7 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
         if not isinstance(row, dict) or any(k not in row for k in SCORING_COLUMNS):
             raise FormatError(f"reference {index} needs the keys {', '.join(SCORING_COLUMNS)}", file=source,
                               fix="pass rows of the Ref-L4 Hub dataset (or dicts with those keys)")
-        slim.append({k: row[k] for k in SCORING_COLUMNS})
+        slim.append({k: row[k] for k in SCORING_COLUMNS + IMAGE_COLUMNS if row.get(k) not in (None, "")})
     try:
         table = pa.Table.from_pylist(slim)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:

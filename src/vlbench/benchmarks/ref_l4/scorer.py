@@ -42,6 +42,8 @@ class RefL4References:
     source: str = "references"
     #: ids of the source's rows in the splits not scored: predictions for them are ignored quietly
     other_split_ids: NDArray[np.int64] | None = None
+    #: per row, an integer naming its image (bootstrap unit); None when the source has no image column
+    image: NDArray[np.int64] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -312,8 +314,66 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
     if with_samples:
         breakdowns["samples"] = {"id": refs.ids, "iou": iou.astype(np.float64)}  # arrays: serialised fast
     counts = {"rows": len(refs), "classes": len(classes), **preds.counts}
+    unit_of_row = refs.image if refs.image is not None else np.arange(len(refs))
+    class_of_row = class_of_category[category_inverse]
+    size_of_row = np.select([size_masks["small"], size_masks["medium"]], [0, 1], 2)
     return Result(benchmark="ref_l4", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
-                  counts=counts, warnings=warnings, options={"split": split, "missing": missing})
+                  counts=counts, warnings=warnings, options={"split": split, "missing": missing},
+                  resampler=lambda: RefL4Replicator.build(hits_acc, hits_macc, size_of_row, class_of_row, len(classes),
+                                                          unit_of_row, "image" if refs.image is not None else "expression"))
+
+
+_SIZE_COLS = 1 + len(ACC_THRESHOLDS) + len(MACC_THRESHOLDS)   # n, hits at Acc thresholds, hits at mAcc thresholds
+_CLASS_COLS = 1 + len(MACC_THRESHOLDS)
+
+
+@dataclass(frozen=True)
+class RefL4Replicator:
+    """Every Ref-L4 metric under image weights, from per-image hit counts per size bucket and class
+    (:mod:`vlbench.uncertainty`); the expressions of one image move together."""
+
+    features: Any            # scipy CSR (units, 3 * _SIZE_COLS + classes * _CLASS_COLS): counts per unit
+    n_classes: int
+    strata: tuple[int, ...]
+    unit: str
+
+    @classmethod
+    def build(cls, hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_], size_of_row: NDArray[np.intp],
+              class_of_row: NDArray[np.intp], n_classes: int, unit_of_row: NDArray[np.int64], unit: str) -> "RefL4Replicator":
+        from scipy import sparse
+
+        n = len(unit_of_row)
+        ones = np.ones((n, 1))
+        size_vals = np.hstack([ones, hits_acc, hits_macc])                      # (n, _SIZE_COLS)
+        class_vals = np.hstack([ones, hits_macc])                               # (n, _CLASS_COLS)
+        size_cols = size_of_row[:, None] * _SIZE_COLS + np.arange(_SIZE_COLS)[None, :]
+        class_cols = 3 * _SIZE_COLS + class_of_row[:, None] * _CLASS_COLS + np.arange(_CLASS_COLS)[None, :]
+        _, units = np.unique(unit_of_row, return_inverse=True)
+        n_units = int(units.max()) + 1 if n else 0
+        rows = np.repeat(units, _SIZE_COLS + _CLASS_COLS)
+        cols = np.hstack([size_cols, class_cols]).ravel()
+        vals = np.hstack([size_vals, class_vals]).ravel().astype(np.float64)
+        features = sparse.csr_matrix((vals, (rows, cols)), shape=(n_units, 3 * _SIZE_COLS + n_classes * _CLASS_COLS))
+        return cls(features, n_classes, (n_units,), unit)
+
+    def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        sums = np.asarray((self.features.T @ weights.T).T)                    # (R, F) weighted counts
+        size = sums[:, :3 * _SIZE_COLS].reshape(len(weights), 3, _SIZE_COLS)
+        k = len(ACC_THRESHOLDS)
+        total = size.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            n = total[:, 0]
+            out = {name: total[:, 1 + j] / n * 100 for j, name in enumerate(("Acc50", "Acc75", "Acc90"))}
+            out["mAcc"] = (total[:, 1 + k:] / n[:, None]).mean(axis=1) * 100
+            for s, name in enumerate(("small", "medium", "large")):
+                per_t = size[:, s, 1 + k:] / size[:, s, :1] * 100
+                out[f"{name}_Acc50"], out[f"{name}_mAcc"] = per_t[:, 0], per_t.mean(axis=1)
+            cls_ = sums[:, 3 * _SIZE_COLS:].reshape(len(weights), self.n_classes, _CLASS_COLS)
+            present = cls_[:, :, 0] > 0
+            acc_c = np.where(present[:, :, None], cls_[:, :, 1:] / cls_[:, :, :1] * 100, 0.0)   # (R, C, T)
+            per_t = acc_c.sum(axis=1) / present.sum(axis=1)[:, None]
+            out["class_Acc50"], out["class_mAcc"] = per_t[:, 0], per_t.mean(axis=1)
+        return out
 
 
 def _mapping_warning(categories: list[str], category_inverse: NDArray[np.intp], hits_macc: NDArray[np.bool_],
