@@ -95,3 +95,72 @@ def test_every_card_parses_and_every_listed_config_split_loads(bench, tmp_path, 
         for entry in config["data_files"]:
             ds = load_dataset(str(out), config["config_name"], split=entry["split"])
             assert len(ds) > 0, (config["config_name"], entry["split"])
+
+
+SCORE_FOR_LEADERBOARD = {
+    "ref_l4": lambda s: ["--references", str(s["ref_l4"]), "--predictions", str(s["ref_l4"] / "predictions_good.json"),
+                         "--split", "test"],
+    "omnilabel": lambda s: ["--references", str(s["omnilabel"] / "dataset_val.json"),
+                            "--predictions", str(s["omnilabel"] / "predictions_good.json")],
+    "ovdeval": lambda s: ["--references", str(s["ovdeval"] / "annotations"),
+                          "--predictions", str(s["ovdeval"] / "predictions_good")],
+    "nocaps": lambda s: ["--references", str(s["nocaps"] / "nocaps_val_captions.json"),
+                         "--predictions", str(s["nocaps"] / "predictions_good.json")],
+}
+
+
+@pytest.mark.parametrize("bench", list(BUILDS))
+def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_folder(
+        bench, tmp_path, sample_release, omnilabel_sample, ovdeval_sample, nocaps_sample):
+    from vlbench.registration import TASKS
+
+    samples = {"ref_l4": sample_release, "omnilabel": omnilabel_sample, "ovdeval": ovdeval_sample,
+               "nocaps": nocaps_sample}
+    args, _ = BUILDS[bench]
+    out = tmp_path / "hub"
+    run_cli("build", bench, *args(samples), "--out", str(out), check=True)
+    # the dry run lists exactly the files of the folder, eval.yaml included
+    proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}", "--dry-run", check=True)
+    listed = sorted(line.split()[-1] for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
+                    if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)"))
+    assert listed == sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert "eval.yaml" in listed
+
+    # eval.yaml: the registration fields; every task points at a config/split the card lists
+    spec = yaml.safe_load((out / "eval.yaml").read_text())
+    assert spec["name"] and spec["description"] and spec["evaluation_framework"] == "vlbench"
+    card = yaml.safe_load((out / "README.md").read_text().split("---")[1])
+    splits = {c["config_name"]: [f["split"] for f in c["data_files"]] for c in card["configs"]}
+    assert spec["tasks"]
+    for task in spec["tasks"]:
+        assert task["split"] in (splits[task["config"]] if "config" in task else sum(splits.values(), [])), task
+
+    # .eval_results from a scored result: every task_id is a task of eval.yaml, values are the result's
+    result_path = tmp_path / "result.json"
+    run_cli("score", bench, *SCORE_FOR_LEADERBOARD[bench](samples), "--output", str(result_path), "--quiet",
+            check=True)
+    proc = run_cli("report", str(result_path), "--eval-results", str(tmp_path / "model"), "--dataset-id",
+                   f"me/{bench}", "--date", "2026-11-22", check=True)
+    entries = yaml.safe_load((tmp_path / "model" / ".eval_results" / f"{bench}.yaml").read_text())
+    metrics = json.loads(result_path.read_text())["metrics"]
+    by_id = {t.id: t for t in TASKS[bench]}
+    task_ids = {t["id"] for t in spec["tasks"]}
+    assert entries and len(entries) == len({e["dataset"]["task_id"] for e in entries})
+    for e in entries:
+        assert e["dataset"]["id"] == f"me/{bench}" and e["dataset"]["task_id"] in task_ids and e["date"] == "2026-11-22"
+        task = by_id[e["dataset"]["task_id"]]
+        key = f"NMS_AP_{task.config}" if bench == "ovdeval" and task.config else task.metric
+        assert e["value"] == round(metrics[key], 4)
+
+
+def test_metric_cards_are_generated_from_the_dataset_card_sources():
+    """The metric cards' generated blocks (outputs, quirks, data, citation) equal what the sources give now."""
+    from vlbench.benchmarks import get_benchmark
+    from vlbench.metric_card import REGIONS, render
+
+    for bench in ("ref_l4", "omnilabel", "ovdeval", "nocaps"):
+        text = (ROOT / "metrics" / bench / "README.md").read_text()
+        assert render(text, bench) == text, f"metrics/{bench}/README.md is stale: run python -m vlbench.metric_card"
+        assert all(f"vlbench.metric_card: {name} " in text for name in REGIONS), bench
+        card = get_benchmark(bench).module("card")
+        assert all(q in text for q in card.QUIRKS) and card.CITATION in text

@@ -195,3 +195,36 @@ def test_api_scores_against_an_operator_hub_folder(server):
 
     with pytest.raises(AppError, match="not in the list of choices"):  # a typed path never reaches the engine
         client.predict("ref_l4", "val", handle_file(pred), "official", "m", "../../etc", api_name="/score")
+
+
+def test_api_compare_two_uploads_is_the_paired_bootstrap(server):
+    from gradio_client import Client, handle_file
+
+    from vlbench.uncertainty import compare
+
+    good, poor = (example_predictions("ref_l4", q, "val") for q in ("good", "poor"))
+    table, files = Client(server, verbose=False).predict("ref_l4", "val", handle_file(good), handle_file(poor), "official",
+                                                         "bundled sample", api_name="/compare")
+    refs = sample_references("ref_l4", "val")
+    want = compare(api.score("ref_l4", refs, good, split="val"), api.score("ref_l4", refs, poor, split="val"))
+    row = next(r for r in want.rows if r["metric"] == "mAcc")
+    shown = next(line for line in table.splitlines() if line.startswith("| mAcc |"))
+    assert f"| {row['diff']:.2f} | [{row['low']:.2f}, {row['high']:.2f}] |" in shown and "A better" in shown
+    saved = json.loads(Path(files[0]).read_text())
+    assert saved["metrics"] == json.loads(json.dumps(want.to_dict()["metrics"]))
+
+
+def test_browser_compare_tab(server, browser):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 1600})
+    page.goto(server, wait_until="networkidle")
+    page.locator("#example-good").click()
+    page.locator("#upload").get_by_text("predictions_good").first.wait_for(timeout=20_000)
+    page.get_by_role("tab", name="Compare with another model").click()
+    page.locator("#upload-b input[type=file]").set_input_files(example_predictions("ref_l4", "poor", "all"))
+    page.locator("#upload-b").get_by_text("predictions_poor").first.wait_for(timeout=20_000)
+    page.locator("#compare").click()
+    page.locator("#comparison").get_by_text("A better").first.wait_for(timeout=120_000)
+    assert "Paired bootstrap over images (1000 resamples" in page.locator("#comparison").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "space_compare.png"), full_page=True)
+    page.close()

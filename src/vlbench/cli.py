@@ -73,6 +73,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--config", default=None)
     r.add_argument("--split", default=None)
     r.add_argument("--csv", default=None, help="write the breakdown tables as CSV files into this folder")
+    r.add_argument("--eval-results", default=None, metavar="FOLDER",
+                   help="write FOLDER/.eval_results/<benchmark>.yaml, the Hub's evaluation-results format")
+    r.add_argument("--revision", default=None, help="dataset revision (commit) the result was computed on")
+    r.add_argument("--date", default=None, help="evaluation date for --eval-results (ISO 8601; default today)")
+    r.add_argument("--source-url", default=None, help="--eval-results: a link to the evaluation (traces, paper)")
 
     pub = sub.add_parser("publish", help="upload a Hub dataset folder or a metric Space (--dry-run lists the files)")
     pub.add_argument("kind", choices=("dataset", "metric"))
@@ -148,11 +153,22 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise FormatError("not a vlbench result JSON (no 'benchmark' / 'metrics')", file=args.result,
                           fix="write one with 'vlbench score ... --output result.json'")
     result = Result.from_dict(data)
-    if not args.model_index and not args.csv:
-        raise InputError("nothing to do", fix="pass --model-index and/or --csv FOLDER")
+    if not args.model_index and not args.csv and not args.eval_results:
+        raise InputError("nothing to do", fix="pass --model-index, --eval-results FOLDER and/or --csv FOLDER")
+    if args.eval_results:
+        import yaml
+
+        folder = Path(args.eval_results)
+        folder = folder if folder.name == ".eval_results" else folder / ".eval_results"
+        folder.mkdir(parents=True, exist_ok=True)
+        entries = result.eval_results(dataset_id=args.dataset_id, revision=args.revision, date=args.date,
+                                      source_url=args.source_url)
+        path = folder / f"{result.benchmark}.yaml"
+        path.write_text(yaml.safe_dump(entries, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        print(f"wrote {path} ({len(entries)} result(s): {', '.join(e['dataset']['task_id'] for e in entries)})")
     if args.model_index:
         print(result.model_index_yaml(args.model_name, dataset_id=args.dataset_id, config=args.config,
-                                      split=args.split), end="")
+                                      split=args.split, revision=args.revision), end="")
     if args.csv:
         out = Path(args.csv)
         out.mkdir(parents=True, exist_ok=True)

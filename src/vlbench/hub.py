@@ -147,11 +147,16 @@ def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None,
     return meta
 
 
-def write_card(out_dir: str | os.PathLike, meta: dict[str, Any], body: str) -> Path:
-    """Write ``README.md``: ``---`` YAML ``---`` then the prose body."""
+def write_card(out_dir: str | os.PathLike, meta: dict[str, Any], body: str, *, benchmark: str | None = None) -> Path:
+    """Write ``README.md``: ``---`` YAML ``---`` then the prose body; with ``benchmark``, also the
+    benchmark registration ``eval.yaml`` for the configs and splits the card lists."""
     import yaml
 
     path = Path(out_dir) / "README.md"
     header = yaml.safe_dump(json.loads(json.dumps(meta)), sort_keys=False, allow_unicode=True)
     path.write_text(f"---\n{header}---\n\n{body.strip()}\n", encoding="utf-8")
+    if benchmark:
+        from .registration import write_eval_yaml
+
+        write_eval_yaml(out_dir, benchmark, meta)
     return path

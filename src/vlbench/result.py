@@ -122,6 +122,12 @@ class Result:
             "metrics": metrics,
         }]}]}
 
+    def eval_results(self, **kwargs: Any) -> list[dict[str, Any]]:
+        """Entries for a model repo's ``.eval_results/<benchmark>.yaml`` (see :mod:`vlbench.registration`)."""
+        from .registration import eval_results
+
+        return eval_results(self, **kwargs)
+
     def model_index_yaml(self, model_name: str, **kwargs: Any) -> str:
         import yaml
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from .errors import VlbenchError
 
-__all__ = ["sample_references", "example_predictions", "score_upload", "build_metric_app", "build_app", "CHOICES"]
+__all__ = ["sample_references", "example_predictions", "score_upload", "build_metric_app", "build_app", "run_compare",
+           "CHOICES"]
 
 #: Maximum decompressed size of an uploaded prediction file.
 MAX_UPLOAD_BYTES = 512 * 1024**2
@@ -212,6 +213,31 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     return [status, head] + table_outputs + plot_outputs + [gallery, metrics_json, files]
 
 
+def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: str | None, protocol: str,
+                references: str | None = None, progress: Any = None) -> tuple[str, list[str]]:
+    """Paired bootstrap of two uploads on the same references: (verdict table as Markdown, [comparison JSON])."""
+    from .uncertainty import compare
+
+    if not a_path or not b_path:
+        return "**Error:** upload two prediction files (A above, B here) to compare them.", []
+    if benchmark not in CHOICES or subset not in CHOICES[benchmark]:
+        return f"**Error:** unknown benchmark / subset {benchmark!r} / {subset!r}", []
+    try:
+        if progress is not None:
+            progress(0.05, desc="scoring A and B")
+        refs_path = _references(benchmark, subset, references) if references and references != BUNDLED else None
+        a, _, _ = _score(benchmark, subset, a_path, refs_path, protocol=protocol)
+        b, _, _ = _score(benchmark, subset, b_path, refs_path, protocol=protocol)
+        if progress is not None:
+            progress(0.6, desc="paired bootstrap (1,000 resamples of images)")
+        result = compare(a, b, 0.95, names=(Path(a_path).name, Path(b_path).name))
+    except VlbenchError as exc:
+        return f"**Error:** {exc}", []
+    out = Path(tempfile.mkdtemp(prefix="vlbench-compare-")) / "comparison.json"
+    out.write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
+    return result.markdown(), [str(out)]
+
+
 def build_app():
     """The four-benchmark upload-and-score Space."""
     import gradio as gr
@@ -247,6 +273,14 @@ def build_app():
             with gr.Tab("Downloads", elem_id="downloads-tab"):
                 downloads = gr.File(label="result JSON, model-index YAML, tables as CSV", file_count="multiple",
                                     elem_id="downloads")
+            with gr.Tab("Compare with another model", elem_id="compare-tab"):
+                gr.Markdown("Upload a second prediction file B for the same benchmark and split: a paired bootstrap "
+                            "over images (the same resampled images for both) says per metric whether A really "
+                            "beats B, with the 95% interval of the difference.")
+                upload_b = gr.File(label="predictions B", file_types=[".json", ".gz", ".zip"], elem_id="upload-b")
+                compare_button = gr.Button("Compare A and B", elem_id="compare")
+                comparison = gr.Markdown(elem_id="comparison")
+                comparison_file = gr.File(label="comparison JSON", file_count="multiple", elem_id="comparison-file")
         metrics_json = gr.Textbox(visible=False, elem_id="metrics-json")
 
         bench.change(lambda b: (gr.Dropdown(choices=CHOICES[b], value=CHOICES[b][0]),
@@ -260,6 +294,12 @@ def build_app():
         run.click(score_with_progress, [bench, subset, upload, protocol, model_name, references],
                   [status, head] + table_slots + plot_slots + [gallery, metrics_json, downloads],
                   api_name="score")
+
+        def compare_with_progress(b, s, fa, fb, pr, refs, progress=gr.Progress()):
+            return run_compare(b, s, fa, fb, pr, refs, progress)
+
+        compare_button.click(compare_with_progress, [bench, subset, upload, upload_b, protocol, references],
+                             [comparison, comparison_file], api_name="compare")
     return demo.queue(default_concurrency_limit=2)
 
 

@@ -160,6 +160,20 @@ class Comparison:
                 "unit": self.unit, "method": "paired percentile bootstrap", "a": self.names[0], "b": self.names[1],
                 "metrics": self.rows}
 
+    def markdown(self, digits: int = 2) -> str:
+        """The verdict table as Markdown (the Space)."""
+        fmt = lambda v: "null" if v is None else f"{v:.{digits}f}"  # noqa: E731
+        pct = f"{self.level * 100:g}%"
+        lines = [f"Paired bootstrap over {self.unit}s ({self.resamples} resamples, seed {self.seed}): "
+                 f"A = `{self.names[0]}`, B = `{self.names[1]}`", "",
+                 f"| metric | A | B | A - B | {pct} interval of A - B | A wins | verdict |", "|---|---|---|---|---|---|---|"]
+        for r in self.rows:
+            ci = f"[{fmt(r['low'])}, {fmt(r['high'])}]" if r["low"] is not None else "null"
+            wins = "null" if r["a_wins"] is None else f"{r['a_wins'] * 100:.1f}%"
+            verdict = f"**{r['verdict']}**" if r["verdict"] in ("A better", "B better") else r["verdict"]
+            lines.append(f"| {r['metric']} | {fmt(r['a'])} | {fmt(r['b'])} | {fmt(r['diff'])} | {ci} | {wins} | {verdict} |")
+        return "\n".join(lines)
+
     def table(self, digits: int = 2) -> str:
         """Verdict table: A, B, A - B with its interval, share of resamples A wins, verdict."""
         a, b = self.names

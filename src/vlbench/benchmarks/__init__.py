@@ -33,6 +33,9 @@ class BenchmarkInfo:
         return importlib.import_module(f"{__name__}.{self.id}.{part}")
 
 
+_COCO_STATS = ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large", "AR1", "AR10", "AR100", "AR_small",
+               "AR_medium", "AR_large")
+
 BENCHMARKS: dict[str, BenchmarkInfo] = {
     "ref_l4": BenchmarkInfo(
         id="ref_l4", pretty_name="Ref-L4", hub_id="vlbench/ref-l4",
@@ -61,8 +64,8 @@ BENCHMARKS: dict[str, BenchmarkInfo] = {
         id="ovdeval", pretty_name="OVDEval", hub_id="vlbench/ovdeval",
         task_type="object-detection", task_name="Open-Vocabulary Detection", default_split="test",
         implemented=True,
-        metric_names={**{f"NMS_{k}": f"NMS-{k}" for k in ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large",
-                                                           "AR1", "AR10", "AR100", "AR_small", "AR_medium", "AR_large")},
+        metric_names={**{f"NMS_{k}": f"NMS-{k}" for k in _COCO_STATS},
+                      **{k: f"{k} (without the suppression)" for k in _COCO_STATS},
                       "Total_Average": "NMS-AP Total Average"}),
     "nocaps": BenchmarkInfo(
         id="nocaps", pretty_name="nocaps", hub_id="vlbench/nocaps",

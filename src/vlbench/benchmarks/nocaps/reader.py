@@ -172,8 +172,8 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
         report.files += summaries[-1].files
         headers[split] = json.dumps({k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True)
     meta = card_yaml(features=features, splits=summaries, extra={**card_metadata(), "vlbench": {"nocaps_headers": headers}})
-    write_card(out, meta, card_body(report))
-    report.files.insert(0, "README.md")
+    write_card(out, meta, card_body(report), benchmark="nocaps")
+    report.files[:0] = ["README.md", "eval.yaml"]
     return report
 
 

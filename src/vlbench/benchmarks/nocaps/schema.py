@@ -15,6 +15,9 @@ def metric_keys() -> list[str]:
     return list(METRICS) + [m + DOMAIN_SUFFIX[d] for d in DOMAINS for m in METRICS]
 
 
+METRIC_KEYS = tuple(metric_keys())
+
+
 def image_features():
     from datasets import ClassLabel, Features, Image, List, Value
 

@@ -418,8 +418,8 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
     configs.append(ConfigSpec("descriptions", descr_feat, descr_summaries,
                               {s.name: f"descriptions/{s.name}-*.parquet" for s in descr_summaries}))
     meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"omnilabel_headers": headers}})
-    write_card(out, meta, card_body(report))
-    report.files.insert(0, "README.md")
+    write_card(out, meta, card_body(report), benchmark="omnilabel")
+    report.files[:0] = ["README.md", "eval.yaml"]
     return report
 
 

@@ -209,8 +209,8 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
         configs.append(ConfigSpec(name, features, [summary], {"test": f"data/{name}/test-*.parquet"}))
         headers[name] = json.dumps({k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True)
     meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"ovdeval_headers": headers}})
-    write_card(out, meta, card_body(report))
-    report.files.insert(0, "README.md")
+    write_card(out, meta, card_body(report), benchmark="ovdeval")
+    report.files[:0] = ["README.md", "eval.yaml"]
     return report
 
 

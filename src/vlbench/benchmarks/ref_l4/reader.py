@@ -308,8 +308,8 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
             summaries.append(writer.close())
             report.rows[split] = summaries[-1].num_examples
             report.files.extend(summaries[-1].files)
-    write_card(out, card_yaml(features=features, splits=summaries, extra=card_metadata()), card_body(report))
-    report.files.insert(0, "README.md")
+    write_card(out, card_yaml(features=features, splits=summaries, extra=card_metadata()), card_body(report), benchmark="ref_l4")
+    report.files[:0] = ["README.md", "eval.yaml"]
     return report
 
 

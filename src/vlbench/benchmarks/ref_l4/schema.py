@@ -11,6 +11,7 @@ from functools import lru_cache
 from importlib import resources
 
 __all__ = [
+    "METRIC_KEYS",
     "OFFICIAL_COLUMNS", "SPLITS", "SIZE_NAMES", "SOURCE_NAMES", "FIELD_DESCRIPTIONS",
     "features", "size_bucket", "source_of", "class_key", "category_name",
     "COCO_NAMES", "OFFICIAL_REFCOCO_TO_O365", "OFF_BY_ONE_COCO_IDS", "refcoco_to_o365",
@@ -25,6 +26,9 @@ SIZE_NAMES = ("small", "medium", "large")
 SOURCE_NAMES = ("coco", "objects365")
 
 #: Size rule of the official scorer: s = sqrt(w*h) of the GT box; small < 128 <= medium <= 256 < large.
+#: The contract's metric keys, in order.
+METRIC_KEYS = ("Acc50", "Acc75", "Acc90", "mAcc", "small_Acc50", "small_mAcc", "medium_Acc50", "medium_mAcc",
+               "large_Acc50", "large_mAcc", "class_Acc50", "class_mAcc")
 SMALL_MAX = 128.0
 LARGE_MIN = 256.0
 
