@@ -228,3 +228,33 @@ def test_browser_compare_tab(server, browser):
     assert "Paired bootstrap over images (1000 resamples" in page.locator("#comparison").inner_text()
     page.screenshot(path=str(ARTIFACTS / "space_compare.png"), full_page=True)
     page.close()
+
+
+@pytest.mark.parametrize("bench, subset", [("ovdeval", "material"), ("nocaps", "validation")])
+def test_metric_space_app_is_the_space_restricted_to_its_benchmark(bench, subset):
+    """metrics/<id>/app.py, started as a Space starts it (python app.py), scores like the CLI and offers one benchmark."""
+    from gradio_client import Client, handle_file
+
+    port = _free_port()
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "GRADIO_SERVER_PORT": str(port)}
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT / "metrics" / bench, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                urllib.request.urlopen(url, timeout=2)
+                break
+            except OSError:
+                assert proc.poll() is None and time.time() < deadline, proc.stdout.read().decode() if proc.poll() else "timeout"
+                time.sleep(0.5)
+        config = json.loads(urllib.request.urlopen(url + "config", timeout=10).read())
+        choices = next(c["props"]["choices"] for c in config["components"] if c["props"].get("elem_id") == "bench")
+        assert [value for _, value in choices] == [bench]
+        out = Client(url, verbose=False).predict(bench, subset, handle_file(example_predictions(bench, "good", subset)),
+                                                 "official", "m", "bundled sample", api_name="/score")
+        assert json.loads(out[-2]) == pytest.approx(_cli_metrics(bench, subset), nan_ok=True)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -1,8 +1,13 @@
-"""The nocaps metric Space: upload captions, get the toolkit's scores per domain (see vlbench.space)."""
+"""The nocaps metric Space: the vlbench Space restricted to nocaps (upload predictions or click an
+example; scores, breakdown tables, plots, worst samples, model-card block, paired comparison). See vlbench.space."""
 
-from vlbench.space import build_metric_app
+import os
 
-demo = build_metric_app("nocaps")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+from vlbench.space import build_app  # noqa: E402
+
+demo = build_app(only="nocaps")
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch(max_file_size="100mb")

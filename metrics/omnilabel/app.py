@@ -1,8 +1,13 @@
-"""The OmniLabel metric Space: upload predictions, get the official scores (see vlbench.space)."""
+"""The OmniLabel metric Space: the vlbench Space restricted to OmniLabel (upload predictions or click an
+example; scores, breakdown tables, plots, worst samples, model-card block, paired comparison). See vlbench.space."""
 
-from vlbench.space import build_metric_app
+import os
 
-demo = build_metric_app("omnilabel")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+from vlbench.space import build_app  # noqa: E402
+
+demo = build_app(only="omnilabel")
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch(max_file_size="100mb")

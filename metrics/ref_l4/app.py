@@ -1,8 +1,13 @@
-"""The Ref-L4 metric Space: upload predictions, get the official scores (see vlbench.space)."""
+"""The Ref-L4 metric Space: the vlbench Space restricted to Ref-L4 (upload predictions or click an
+example; scores, breakdown tables, plots, worst samples, model-card block, paired comparison). See vlbench.space."""
 
-from vlbench.space import build_metric_app
+import os
 
-demo = build_metric_app("ref_l4", splits=("all", "val", "test"))
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+from vlbench.space import build_app  # noqa: E402
+
+demo = build_app(only="ref_l4")
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch(max_file_size="100mb")

@@ -15,8 +15,7 @@ from typing import Any
 
 from .errors import VlbenchError
 
-__all__ = ["sample_references", "example_predictions", "score_upload", "build_metric_app", "build_app", "run_compare",
-           "CHOICES"]
+__all__ = ["sample_references", "example_predictions", "build_app", "run_space", "run_compare", "CHOICES"]
 
 #: Maximum decompressed size of an uploaded prediction file.
 MAX_UPLOAD_BYTES = 512 * 1024**2
@@ -121,45 +120,6 @@ def _unzip_predictions(path: str) -> Path:
     return folder
 
 
-def score_upload(benchmark: str, predictions_path: str | None, references_path: str | None = None,
-                 split: str | None = None, protocol: str = "official") -> tuple[list[list[Any]], str]:
-    """Score an uploaded file: (table rows [metric, value], warnings text). Errors become gradio errors."""
-    import gradio as gr
-
-    if not predictions_path:
-        raise gr.Error("Upload a prediction file first.")
-    try:
-        result, _, _ = _score(benchmark, split, predictions_path, references_path, protocol)
-    except VlbenchError as exc:
-        raise gr.Error(str(exc)) from None
-    rows = [[k, None if v is None else round(v, 4)] for k, v in result.metrics.items()]
-    return rows, "\n".join(result.warnings) or "no warnings"
-
-
-def build_metric_app(benchmark: str, *, splits: tuple[str, ...] = (), title: str | None = None):
-    """A Blocks app for one benchmark: upload predictions (and optionally references), get the scores."""
-    import gradio as gr
-
-    from .benchmarks import get_benchmark
-
-    info = get_benchmark(benchmark)
-    with gr.Blocks(title=title or f"{info.pretty_name} metric", analytics_enabled=False) as demo:
-        gr.Markdown(f"# {info.pretty_name}\nUpload predictions in the official format; they are scored against "
-                    "the bundled sample references unless you upload references too.")
-        with gr.Row():
-            predictions = gr.File(label="predictions (.json / .json.gz)", file_types=[".json", ".gz"])
-            references = gr.File(label="references (optional)", file_types=[".json", ".gz", ".parquet"])
-        with gr.Row():
-            split = gr.Dropdown(list(splits), value=splits[0], label="split") if splits else gr.State(None)
-            protocol = gr.Dropdown(["official", "corrected"], value="official", label="protocol")
-        button = gr.Button("Score", variant="primary")
-        table = gr.Dataframe(headers=["metric", "value"], label="scores")
-        notes = gr.Textbox(label="warnings")
-        button.click(lambda p, r, s, pr: score_upload(benchmark, p, r, s, pr),
-                     [predictions, references, split, protocol], [table, notes])
-    return demo
-
-
 # -- the full Space ---------------------------------------------------------------------------------------
 
 _N_TABLES, _N_PLOTS = 4, 2
@@ -238,22 +198,28 @@ def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: 
     return result.markdown(), [str(out)]
 
 
-def build_app():
-    """The four-benchmark upload-and-score Space."""
+def build_app(only: str | None = None):
+    """The upload-and-score Space: all four benchmarks, or ``only`` one (the app of its evaluate metric Space)."""
     import gradio as gr
 
-    with gr.Blocks(title="vlbench: score OmniLabel, nocaps, OVDEval and Ref-L4", analytics_enabled=False) as demo:
-        gr.Markdown("# vlbench\nUpload a prediction file in the benchmark's official format (or click an "
-                    "example) and get the official scores, the breakdowns, plots, the worst samples and a "
-                    "ready-to-paste model-card block. References: the bundled sample releases.")
+    shown = [only] if only else list(LABELS)
+    if only and only not in LABELS:
+        raise VlbenchError(f"unknown benchmark {only!r}; choose one of {', '.join(LABELS)}")
+    names = ", ".join(LABELS[k] for k in shown)
+    with gr.Blocks(title=f"vlbench: score {names}", analytics_enabled=False) as demo:
+        gr.Markdown(f"# {'vlbench' if not only else LABELS[only] + ' metric (vlbench)'}\nUpload a prediction file in "
+                    "the benchmark's official format (or click an example) and get the official scores, the "
+                    "breakdowns, plots, the worst samples and a ready-to-paste model-card block. References: the "
+                    "bundled sample releases.")
         with gr.Row():
-            bench = gr.Dropdown([(LABELS[k], k) for k in LABELS], value="ref_l4", label="benchmark", elem_id="bench")
+            bench = gr.Dropdown([(LABELS[k], k) for k in shown], value=shown[0], label="benchmark", elem_id="bench",
+                                interactive=not only)
             # the choices follow the benchmark; custom values let API calls pass any of them (checked in run_space)
-            subset = gr.Dropdown(CHOICES["ref_l4"], value="all", label="split / sub-dataset", elem_id="subset",
-                                 allow_custom_value=True)
+            subset = gr.Dropdown(CHOICES[shown[0]], value=CHOICES[shown[0]][0], label="split / sub-dataset",
+                                 elem_id="subset", allow_custom_value=True)
             protocol = gr.Dropdown(["official", "corrected"], value="official", label="protocol")
             model_name = gr.Textbox(value="my-model", label="model name (for the model card)")
-            references = gr.Dropdown([BUNDLED] + local_reference_choices("ref_l4"), value=BUNDLED,
+            references = gr.Dropdown([BUNDLED] + local_reference_choices(shown[0]), value=BUNDLED,
                                      label="references", elem_id="references")
         upload = gr.File(label="predictions (.json or .json.gz; OVDEval all: a .zip of <sub-dataset>.json files)",
                          file_types=[".json", ".gz", ".zip"], elem_id="upload")
