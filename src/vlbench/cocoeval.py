@@ -594,19 +594,17 @@ def summary_replicates(rankings: dict[tuple[int, int], WeightedRanking], weights
             cache[(a, mi)] = rankings[(a, mi)](weights)
         return cache[(a, mi)]
 
-    def mean(x: NDArray) -> NDArray:   # mean over every axis but the first, of the defined entries
+    def mean(x: NDArray) -> NDArray:   # mean over every axis but the first, of the defined entries (NaN if none)
         flat = x.reshape(len(x), -1)
-        with np.errstate(invalid="ignore"):
-            return np.nanmean(np.where(np.isfinite(flat), flat, np.nan), axis=1) if flat.shape[1] else np.full(len(x), np.nan)
+        defined = np.isfinite(flat)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(defined, flat, 0.0).sum(axis=1) / defined.sum(axis=1)
 
-    import warnings as _w
-    with _w.catch_warnings():
-        _w.simplefilter("ignore", RuntimeWarning)   # all-NaN rows: the stat is undefined (-1 in pycocotools)
-        M = len(params.max_dets) - 1
-        out = {"AP": mean(get(0, M)[0]), "AP50": mean(get(0, M)[0][:, t50]), "AP75": mean(get(0, M)[0][:, t75]),
-               "AP_small": mean(get(1, M)[0]), "AP_medium": mean(get(2, M)[0]), "AP_large": mean(get(3, M)[0]),
-               "AR1": mean(get(0, 0)[1]), "AR10": mean(get(0, 1)[1]), "AR100": mean(get(0, M)[1]),
-               "AR_small": mean(get(1, M)[1]), "AR_medium": mean(get(2, M)[1]), "AR_large": mean(get(3, M)[1])}
+    M = len(params.max_dets) - 1
+    out = {"AP": mean(get(0, M)[0]), "AP50": mean(get(0, M)[0][:, t50]), "AP75": mean(get(0, M)[0][:, t75]),
+           "AP_small": mean(get(1, M)[0]), "AP_medium": mean(get(2, M)[0]), "AP_large": mean(get(3, M)[0]),
+           "AR1": mean(get(0, 0)[1]), "AR10": mean(get(0, 1)[1]), "AR100": mean(get(0, M)[1]),
+           "AR_small": mean(get(1, M)[1]), "AR_medium": mean(get(2, M)[1]), "AR_large": mean(get(3, M)[1])}
     return out
 
 

@@ -14,6 +14,7 @@ Several strata (OVDEval sub-datasets) are resampled independently, each with its
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
@@ -85,10 +86,10 @@ def percentile_interval(samples: NDArray[np.float64], level: float) -> tuple[flo
 
 
 def _check(level: float, resamples: int) -> None:
-    if not (isinstance(level, (int, float)) and 0 < level < 1):
+    if not (isinstance(level, numbers.Real) and 0 < level < 1):
         raise InputError(f"the confidence level must be between 0 and 1 (exclusive), got {level!r}",
                          fix="use e.g. --ci 0.95")
-    if not isinstance(resamples, int) or resamples < 10:
+    if not isinstance(resamples, numbers.Integral) or isinstance(resamples, bool) or resamples < 10:
         raise InputError(f"the number of resamples must be an integer >= 10, got {resamples!r}",
                          fix="use e.g. --resamples 1000")
 
