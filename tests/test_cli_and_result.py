@@ -93,10 +93,10 @@ def test_publish_dry_run_lists_exactly_the_folder_files(sample_release, tmp_path
     run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out), check=True)
     plan = plan_upload(out)
     assert [p for p, _ in plan.files] == ["README.md", "data/test-00000-of-00001.parquet",
-                                          "data/val-00000-of-00001.parquet"]
+                                          "data/val-00000-of-00001.parquet", "eval.yaml"]
     proc = subprocess.run([sys.executable, str(ROOT / "dataset_scripts" / "ref_l4.py"), "--raw", str(sample_release),
                            "--out", str(out), "--dry-run"], capture_output=True, text=True, check=True)
-    assert "would upload" in proc.stdout and "3 file(s)" in proc.stdout
+    assert "would upload" in proc.stdout and "4 file(s)" in proc.stdout
 
 
 def test_publish_without_token_is_a_clear_error(tmp_path, sample_release, monkeypatch):
