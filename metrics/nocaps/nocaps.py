@@ -7,7 +7,7 @@ import evaluate
 from vlbench.benchmarks.nocaps.card import CITATION as _CITATION
 from vlbench.benchmarks.nocaps.reader import gt_from_rows
 from vlbench.benchmarks.nocaps.scorer import score
-from vlbench.metric_support import batch_rows, compute_output
+from vlbench.metric_support import RowInputs, compute_output
 
 _DESCRIPTION = """\
 nocaps scores image captions against 10 references per image with the COCO caption toolkit
@@ -43,14 +43,22 @@ Examples:
 """
 
 
+_DOMAIN_NAMES = ["in-domain", "near-domain", "out-domain"]
+
+
 def _slim(ref):
+    """The fields the metric needs; a Hub row's ClassLabel domain (an int) becomes its name."""
     if not isinstance(ref, dict):
         return ref
-    return {"image_id": ref.get("image_id"), "domain": ref.get("domain"), "captions": ref.get("captions")}
+    domain = ref.get("domain")
+    return {"image_id": ref.get("image_id"), "captions": ref.get("captions"),
+            "domain": _DOMAIN_NAMES[domain] if isinstance(domain, int) else domain}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Nocaps(evaluate.Metric):
+class Nocaps(RowInputs, evaluate.Metric):
+    slim_reference = staticmethod(_slim)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -64,21 +72,6 @@ class Nocaps(evaluate.Metric):
             codebase_urls=["https://github.com/tylin/coco-caption", "https://github.com/nocaps-org/updown-baseline"],
             reference_urls=["https://nocaps.org"],
         )
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one image's caption and its reference row."""
-        ref = _slim(reference)
-        if isinstance(ref, dict) and isinstance(ref.get("domain"), int):
-            ref["domain"] = ["in-domain", "near-domain", "out-domain"][ref["domain"]]
-        super().add(prediction=prediction, reference=ref, **kwargs)
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of captions and reference rows (or a Dataset batch)."""
-        rows = [_slim(r) for r in batch_rows(references)] if references is not None else None
-        for r in rows or []:
-            if isinstance(r.get("domain"), int):
-                r["domain"] = ["in-domain", "near-domain", "out-domain"][r["domain"]]
-        super().add_batch(predictions=predictions, references=rows, **kwargs)
 
     def _compute(self, predictions, references, cider_idf="global", tokenizer="auto", return_details=False, ci=None, resamples=1000,
                  seed=0):

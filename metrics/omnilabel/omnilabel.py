@@ -4,7 +4,7 @@ number for number. A thin face over ``vlbench`` (all logic lives in the engine).
 import datasets
 import evaluate
 
-from vlbench.metric_support import batch_rows, compute_output
+from vlbench.metric_support import RowInputs, compute_output
 
 from vlbench.benchmarks.omnilabel.card import CITATION as _CITATION
 from vlbench.benchmarks.omnilabel.reader import gt_from_rows
@@ -75,7 +75,10 @@ def _lists_per_box(prediction):
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class OmniLabel(evaluate.Metric):
+class OmniLabel(RowInputs, evaluate.Metric):
+    slim_prediction = staticmethod(_lists_per_box)
+    slim_reference = staticmethod(_slim_reference)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -100,16 +103,6 @@ class OmniLabel(evaluate.Metric):
             codebase_urls=["https://github.com/samschulter/omnilabeltools"],
             reference_urls=["https://www.omnilabel.org"],
         )
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one image's prediction and its reference row."""
-        super().add(prediction=_lists_per_box(prediction), reference=_slim_reference(reference), **kwargs)
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of predictions and reference rows (or a Dataset batch)."""
-        references = batch_rows(references)
-        super().add_batch(predictions=[_lists_per_box(p) for p in predictions or []] or predictions,
-                          references=[_slim_reference(r) for r in references or []] or references, **kwargs)
 
     def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
                  seed=0):

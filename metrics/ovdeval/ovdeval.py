@@ -4,7 +4,7 @@ A thin face over ``vlbench`` (all logic lives in the engine)."""
 import datasets
 import evaluate
 
-from vlbench.metric_support import batch_rows, compute_output
+from vlbench.metric_support import RowInputs, compute_output
 
 from vlbench.benchmarks.ovdeval.card import CITATION as _CITATION
 from vlbench.benchmarks.ovdeval.reader import gt_from_rows
@@ -56,7 +56,9 @@ def _slim(ref):
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class OVDEval(evaluate.Metric):
+class OVDEval(RowInputs, evaluate.Metric):
+    slim_reference = staticmethod(_slim)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -76,16 +78,6 @@ class OVDEval(evaluate.Metric):
             codebase_urls=["https://github.com/om-ai-lab/OVDEval"],
             reference_urls=["https://arxiv.org/abs/2308.13177"],
         )
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one image's prediction and its reference row."""
-        super().add(prediction=prediction, reference=_slim(reference), **kwargs)
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of predictions and reference rows (or a Dataset batch)."""
-        references = batch_rows(references)
-        super().add_batch(predictions=predictions, references=[_slim(r) for r in references or []] or references,
-                          **kwargs)
 
     def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
                  seed=0):

@@ -4,7 +4,7 @@ with the official RefL4Evaluator. A thin face over ``vlbench`` (all logic lives 
 import datasets
 import evaluate
 
-from vlbench.metric_support import batch_rows, compute_output
+from vlbench.metric_support import RowInputs, compute_output
 
 from vlbench.benchmarks.ref_l4.reader import references_from_rows
 from vlbench.benchmarks.ref_l4.scorer import score
@@ -60,7 +60,9 @@ def _slim(reference):
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RefL4(evaluate.Metric):
+class RefL4(RowInputs, evaluate.Metric):
+    slim_reference = staticmethod(_slim)
+
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -77,16 +79,6 @@ class RefL4(evaluate.Metric):
             codebase_urls=["https://github.com/JierunChen/Ref-L4"],
             reference_urls=["https://arxiv.org/abs/2406.16866"],
         )
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one prediction and its reference (a whole Hub row is fine: extra keys are dropped)."""
-        super().add(prediction=prediction, reference=_slim(reference), **kwargs)
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of predictions and references (Hub rows or a Dataset batch)."""
-        if references is not None:
-            references = [_slim(r) for r in batch_rows(references)]
-        super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
                  seed=0):

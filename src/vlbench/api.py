@@ -45,15 +45,20 @@ def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: 
     from .uncertainty import compare as paired
 
     info = get_benchmark(benchmark)
-    refs = references
-    if isinstance(references, (str, os.PathLike)):
-        refs = load_references(info.id, references, split=None if info.id == "ovdeval" else (split or info.default_split))
+    refs = _read_references(info, references, split or info.default_split)   # read once, scored twice
     a = _score(info.id, refs, predictions_a, split=split, protocol=protocol, **options)
     b = _score(info.id, refs, predictions_b, split=split, protocol=protocol, **options)
     if names is None:
         names = tuple(str(p) if isinstance(p, (str, os.PathLike)) else label
                       for p, label in ((predictions_a, "A"), (predictions_b, "B")))
     return paired(a, b, ci, resamples=resamples, seed=seed, names=names), a, b
+
+
+def _read_references(info: Any, references: Any, split: str | None) -> Any:
+    """References given as a path are read (OVDEval: every sub-dataset, the split picks one later)."""
+    if not isinstance(references, (str, os.PathLike)):
+        return references
+    return load_references(info.id, references, split=None if info.id == "ovdeval" else split)
 
 
 def _score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
@@ -63,9 +68,7 @@ def _score(benchmark: str, references: Any, predictions: Any, *, split: str | No
     info = get_benchmark(benchmark)
     split = split or info.default_split
     scorer = info.module("scorer")
-    refs = references
-    if isinstance(references, (str, os.PathLike)):
-        refs = load_references(info.id, references, split=None if info.id == "ovdeval" else split)
+    refs = _read_references(info, references, split)
     if hasattr(scorer, "score_sources"):  # benchmarks whose predictions may be a folder of files
         if options:
             raise InputError(f"option(s) {', '.join(sorted(options))} do not apply to {info.id}")

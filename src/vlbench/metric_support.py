@@ -7,7 +7,7 @@ from typing import Any
 
 from .result import Result
 
-__all__ = ["batch_rows", "compute_output"]
+__all__ = ["RowInputs", "batch_rows", "compute_output"]
 
 
 def batch_rows(references: Any) -> Any:
@@ -15,6 +15,31 @@ def batch_rows(references: Any) -> Any:
     if isinstance(references, dict):
         return [dict(zip(references, values)) for values in zip(*references.values())]
     return references
+
+
+class RowInputs:
+    """Mixin for the ``evaluate`` modules (before ``evaluate.Metric`` in the bases): whole Hub rows or a
+    ``Dataset`` batch in, only the fields the module declares kept. Modules override the two hooks."""
+
+    @staticmethod
+    def slim_prediction(prediction: Any) -> Any:
+        return prediction
+
+    @staticmethod
+    def slim_reference(reference: Any) -> Any:
+        return reference
+
+    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
+        """Add one prediction and its reference (a whole Hub row is fine: extra keys are dropped)."""
+        super().add(prediction=self.slim_prediction(prediction), reference=self.slim_reference(reference), **kwargs)
+
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
+        """Add a batch of predictions and references (Hub rows or a Dataset batch)."""
+        if predictions is not None:
+            predictions = [self.slim_prediction(p) for p in predictions]
+        if references is not None:
+            references = [self.slim_reference(r) for r in batch_rows(references)]
+        super().add_batch(predictions=predictions, references=references, **kwargs)
 
 
 def compute_output(result: Result, return_details: bool, ci: float | None = None, resamples: int = 1000,

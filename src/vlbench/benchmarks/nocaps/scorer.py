@@ -104,6 +104,15 @@ def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_i
             pool.close()
 
 
+def _toolkit_call(hyps: list[str], refs_per_image: list[list[str]]) -> tuple:
+    """The n-gram layout of one toolkit call over these images: (table, hypothesis sentences, reference
+    sentences, image of each reference, images), the arguments of BLEU's and CIDEr-D's statistics."""
+    n = len(hyps)
+    k = [len(rs) for rs in refs_per_image]
+    table = count_ngrams(list(hyps) + [r for rs in refs_per_image for r in rs])
+    return table, np.arange(n), n + np.arange(sum(k)), np.repeat(np.arange(n), k), n
+
+
 def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list[str], pool: Meteor | None,
            meteor_missing: str | None, *, protocol: str, cider_idf: str, tokenizer: str, spice: bool,
            split: str | None) -> Result:
@@ -117,17 +126,14 @@ def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list
                         "shift every later caption onto the wrong image")
     tok_refs, backend = tokenize(refs_flat, tokenizer)
     tok_hyps, _ = tokenize(hyps, backend)
-    n_refs = [len(rs) for rs in gt.references]
-    ref_image = np.repeat(np.arange(n), n_refs)
     refs_per_image, start = [], 0
-    for k in n_refs:
+    for k in (len(rs) for rs in gt.references):
         refs_per_image.append(tok_refs[start:start + k])
         start += k
 
-    table = count_ngrams(tok_hyps + tok_refs)
-    hyp_sent, ref_sent = np.arange(n), n + np.arange(len(tok_refs))
-    stats = bleu_mod.bleu_stats(table, hyp_sent, ref_sent, ref_image, n)
-    cider = cider_d(table, hyp_sent, ref_sent, ref_image, n)
+    call = _toolkit_call(tok_hyps, refs_per_image)
+    stats = bleu_mod.bleu_stats(*call)
+    cider = cider_d(*call)
     rouge = rouge_l(tok_hyps, refs_per_image)
     domains = np.asarray([d or "" for d in gt.domains], dtype=object)
     masks = {"": np.ones(n, dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
@@ -162,12 +168,8 @@ def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list
         metrics["ROUGE_L" + suffix] = float(np.mean(rouge[mask])) * 100
         if cider_idf == "subset" and d != "":
             sub = np.flatnonzero(mask)
-            sub_refs = [refs_per_image[i] for i in sub]
-            sub_table = count_ngrams([tok_hyps[i] for i in sub] + [r for rs in sub_refs for r in rs])
-            k_refs = [len(r) for r in sub_refs]
-            metrics["CIDEr" + suffix] = float(np.mean(cider_d(
-                sub_table, np.arange(len(sub)), len(sub) + np.arange(sum(k_refs)),
-                np.repeat(np.arange(len(sub)), k_refs), len(sub)))) * 100
+            metrics["CIDEr" + suffix] = float(np.mean(cider_d(*_toolkit_call(
+                [tok_hyps[i] for i in sub], [refs_per_image[i] for i in sub])))) * 100
         else:
             metrics["CIDEr" + suffix] = float(np.mean(cider[mask])) * 100
         metrics["SPICE" + suffix] = float(np.mean(spice_per[mask])) * 100 if spice_per is not None else None
@@ -188,19 +190,12 @@ def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list
 
     def resampler() -> NocapsReplicator:
         if cider_idf == "subset":
-            parts = {}
-            for d in schema.DOMAINS:
-                sub = np.flatnonzero(masks[d])
-                if len(sub):
-                    sub_refs = [refs_per_image[i] for i in sub]
-                    k_refs = [len(r) for r in sub_refs]
-                    sub_table = count_ngrams([tok_hyps[i] for i in sub] + [r for rs in sub_refs for r in rs])
-                    parts[d] = (sub, CiderDResampler(sub_table, np.arange(len(sub)), len(sub) + np.arange(sum(k_refs)),
-                                                     np.repeat(np.arange(len(sub)), k_refs), len(sub)))
+            parts = {d: (sub, CiderDResampler(*_toolkit_call([tok_hyps[i] for i in sub],
+                                                              [refs_per_image[i] for i in sub])))
+                     for d in schema.DOMAINS if len(sub := np.flatnonzero(masks[d]))}
         else:
             parts = None
-        return NocapsReplicator(bleu_feats, meteor_sums, rouge, spice_per, domain_masks,
-                                CiderDResampler(table, hyp_sent, ref_sent, ref_image, n), parts)
+        return NocapsReplicator(bleu_feats, meteor_sums, rouge, spice_per, domain_masks, CiderDResampler(*call), parts)
 
     return Result(benchmark="nocaps", protocol=protocol, metrics=metrics, resampler=resampler,
                   breakdowns={"per_image": per_image}, counts=counts, warnings=warnings,
