@@ -189,3 +189,5 @@ def test_test_split_and_wrong_files_are_refused(nocaps_sample, omnilabel_sample)
 def test_doctor_reports_backends():
     proc = run_cli("doctor", check=True)
     assert "tokenizer python:  ready" in proc.stdout and "SPICE:" in proc.stdout
+    if HAVE_JAVA:
+        assert "METEOR paraphrase index: " in proc.stdout

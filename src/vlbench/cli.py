@@ -87,7 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     pub.add_argument("--dry-run", action="store_true")
     pub.add_argument("--private", action="store_true")
 
-    sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
+    doctor = sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
+    doctor.add_argument("--prepare", action="store_true",
+                        help="build METEOR's paraphrase index now (otherwise built on first use, ~20 s, once)")
     d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")
     d.add_argument("--host", default="127.0.0.1")
     d.add_argument("--port", type=int, default=7860)
@@ -219,6 +221,16 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     print("tokenizer python:  ready (exact re-implementation of PTBTokenizer as the toolkit runs it)")
     for name, (ok, why) in (("METEOR", meteor_available()), ("SPICE", spice_available())):
         print(f"{name + ':':<19}{'ready' if ok else 'not available: ' + why}")
+    if meteor_available()[0]:
+        from .captions.paraphrase import ParaphraseIndex
+
+        table = java.meteor_jar().parent / "data" / "paraphrase-en.gz"
+        if args.prepare:
+            ParaphraseIndex.load(table)
+        cached = ParaphraseIndex.cache_path(table)
+        print("METEOR paraphrase index: " + (f"cached ({cached})" if cached.exists() else
+                                              "not built yet (built on first METEOR use, ~20 s, once; "
+                                              "'vlbench doctor --prepare' builds it now)"))
     return 0
 
 

@@ -10,6 +10,7 @@ toolkit run per domain gives); every other number is the same under both.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -17,13 +18,7 @@ from numpy.typing import NDArray
 
 from ...captions import bleu as bleu_mod
 from ...captions.cider import CiderDResampler, cider_d
-from ...captions.meteor import (
-    Meteor,
-    meteor_available,
-    meteor_from_stats,
-    parse_stats,
-    summable_stats,
-)
+from ...captions.meteor import meteor_available, meteor_from_stats, meteor_stats, parse_stats, summable_stats
 from ...captions.ngrams import count_ngrams
 from ...captions.rouge import rouge_l
 from ...captions.spice import spice_available, spice_scores
@@ -93,15 +88,8 @@ def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_i
         raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
                          file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
     hyps, counts, warnings = align_predictions(predictions, gt, missing=missing, source=source)
-    ok, why = meteor_available()
-    # start the METEOR JVMs first: they load their paraphrase table while the other metrics run
-    pool = Meteor() if meteor and ok else None
-    try:
-        return _score(gt, hyps, counts, warnings, pool, why if meteor and not ok else None, protocol=protocol,
-                      cider_idf=cider_idf, tokenizer=tokenizer, spice=spice, split=split)
-    finally:
-        if pool is not None:
-            pool.close()
+    return _score(gt, hyps, counts, warnings, meteor, protocol=protocol, cider_idf=cider_idf, tokenizer=tokenizer,
+                  spice=spice, split=split)
 
 
 def _toolkit_call(hyps: list[str], refs_per_image: list[list[str]]) -> tuple:
@@ -113,9 +101,8 @@ def _toolkit_call(hyps: list[str], refs_per_image: list[list[str]]) -> tuple:
     return table, np.arange(n), n + np.arange(sum(k)), np.repeat(np.arange(n), k), n
 
 
-def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list[str], pool: Meteor | None,
-           meteor_missing: str | None, *, protocol: str, cider_idf: str, tokenizer: str, spice: bool,
-           split: str | None) -> Result:
+def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list[str], meteor: bool, *,
+           protocol: str, cider_idf: str, tokenizer: str, spice: bool, split: str | None) -> Result:
     n = len(hyps)
     refs_flat = [c for rs in gt.references for c in rs]
     hyps, changed_h = sanitize(hyps)
@@ -131,23 +118,28 @@ def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list
         refs_per_image.append(tok_refs[start:start + k])
         start += k
 
-    call = _toolkit_call(tok_hyps, refs_per_image)
-    stats = bleu_mod.bleu_stats(*call)
-    cider = cider_d(*call)
-    rouge = rouge_l(tok_hyps, refs_per_image)
+    ok, why = meteor_available()
+    with ThreadPoolExecutor(max_workers=1) as jvm:
+        # METEOR runs in Java processes while the other metrics are computed here
+        jar = jvm.submit(meteor_stats, tok_hyps, refs_per_image) if meteor and ok else None
+        call = _toolkit_call(tok_hyps, refs_per_image)
+        stats = bleu_mod.bleu_stats(*call)
+        cider = cider_d(*call)
+        rouge = rouge_l(tok_hyps, refs_per_image)
+        meteor_lines, meteor_how = jar.result() if jar is not None else (None, None)
     domains = np.asarray([d or "" for d in gt.domains], dtype=object)
     masks = {"": np.ones(n, dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
 
     meteor_scores, meteor_corpus, meteor_sums = None, {}, None
-    if pool is not None:
+    if meteor_lines is not None:
         # per-image statistics from the jar; the corpus scores from their sums, as its EVAL does (equal to
         # the jar's own aggregates on every golden case, tested) without one more round trip per domain
-        raw = parse_stats(pool.stats(tok_hyps, refs_per_image))
+        raw = parse_stats(meteor_lines)
         meteor_scores, meteor_sums = meteor_from_stats(raw), summable_stats(raw)
         meteor_corpus = {d: float(meteor_from_stats(meteor_sums[mask].sum(axis=0))) for d, mask in masks.items()
                          if mask.any()}
-    elif meteor_missing:
-        warnings.append(f"METEOR is null: {meteor_missing}")
+    elif meteor:
+        warnings.append(f"METEOR is null: {why}")
     spice_per = None
     ok, why = spice_available()
     if spice and ok:
@@ -200,7 +192,7 @@ def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list
     return Result(benchmark="nocaps", protocol=protocol, metrics=metrics, resampler=resampler,
                   breakdowns={"per_image": per_image}, counts=counts, warnings=warnings,
                   options={"split": split or "validation", "cider_idf": cider_idf, "tokenizer": backend,
-                           "meteor": "java" if meteor_corpus else None, "spice": "java" if spice_per is not None else None})
+                           "meteor": f"java, {meteor_how}" if meteor_corpus else None, "spice": "java" if spice_per is not None else None})
 
 
 class NocapsReplicator:

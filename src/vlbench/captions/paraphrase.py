@@ -1,0 +1,196 @@
+"""METEOR's English paraphrase table, reduced to the entries a given corpus can use.
+
+``meteor-1.5.jar`` loads ``data/paraphrase-en.gz`` (5.3 M entries, ~6 s of every run) into a transducer
+and, for a hypothesis/reference pair, matches an entry when its first phrase occurs (as consecutive
+tokens) in one sentence and its second phrase in the other (``ParaphraseMatcher``). An entry whose
+phrases do not both occur somewhere in the normalised, lowercased corpus can therefore never match;
+dropping it, and keeping the others in file order (the order in which the jar lists candidate
+matches), leaves every statistic unchanged. What is kept here is a superset of those entries:
+
+- a phrase counts as present when its word sequence occurs in a corpus line (64-bit hashes of
+  word-id sequences; a hash collision can only keep an entry too many, never drop one);
+- a phrase with non-ASCII bytes always counts as present: the jar lowercases with Java's ``toLowerCase``,
+  which Python's ``str.lower`` equals on everything that lowercases to ASCII, but not necessarily
+  beyond (locale and Unicode-version differences); ``U+0130`` in the corpus disables the reduction.
+
+The table is parsed once into an index in the user cache directory (~20 s, ~150 MB); every call
+then takes a fraction of a second to write the reduced table (tens of thousands of entries).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["ParaphraseIndex", "default_cache_dir", "phrase_hashes"]
+
+#: Bump when the index layout changes: older files are then rebuilt.
+FORMAT = 3
+#: Multiplier of the polynomial hash over word ids (odd, so every power is invertible mod 2**64).
+_P = np.uint64(0x9E3779B97F4A7C15)
+#: Java's StringTokenizer delimiters, which the jar uses to split phrases and sentences into words.
+_JAVA_SPACE = re.compile(r"[ \t\n\r\f]+")
+
+
+def default_cache_dir() -> Path:
+    """``$VLBENCH_CACHE_DIR`` or ``$XDG_CACHE_HOME/vlbench`` (``~/.cache/vlbench``)."""
+    if os.environ.get("VLBENCH_CACHE_DIR"):
+        return Path(os.environ["VLBENCH_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vlbench"
+
+
+def phrase_hashes(ids: NDArray[np.int64], ptr: NDArray[np.int64]) -> NDArray[np.uint64]:
+    """Hash of every word-id sequence ``ids[ptr[i]:ptr[i+1]]``: sum of (id+1) * P**(n-1-k), mod 2**64."""
+    lengths = np.diff(ptr)
+    out = np.zeros(len(lengths), dtype=np.uint64)
+    codes = ids.astype(np.uint64) + np.uint64(1)
+    for k in range(int(lengths.max(initial=0))):
+        has = lengths > k
+        out[has] = out[has] * _P + codes[ptr[:-1][has] + k]
+    return out
+
+
+def _ngram_hashes(lines: Sequence[Sequence[int]], max_n: int) -> NDArray[np.uint64]:
+    """Sorted hashes of every n-gram (n <= max_n) of every line, in the hash of ``phrase_hashes``;
+    words outside the table's vocabulary (id -1) end every n-gram that would contain them."""
+    # one separator (-1) after each line, so windows never cross lines
+    ids = np.fromiter(chain.from_iterable(chain(line, (-1,)) for line in lines), dtype=np.int64)
+    valid = ids >= 0
+    codes = ids.astype(np.uint64) + np.uint64(1)
+    found, h, ok = [], np.zeros(len(ids), dtype=np.uint64), np.ones(len(ids), dtype=bool)
+    for n in range(1, max_n + 1):
+        m = len(ids) - n + 1
+        if m <= 0:
+            break
+        h = h[:m] * _P + codes[n - 1:]
+        ok = ok[:m] & valid[n - 1:]
+        found.append(h[ok])
+    return np.sort(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
+
+
+@dataclass(frozen=True)
+class ParaphraseIndex:
+    """The paraphrase table as arrays: words, distinct phrases (text, hash, always-kept flag) and the
+    entries as (first phrase, second phrase) in file order."""
+
+    words: dict[str, int]
+    phrase_text: NDArray[np.uint8]        # distinct phrases, concatenated
+    phrase_start: NDArray[np.int32]       # (phrases,) where each phrase's text starts and ends
+    phrase_end: NDArray[np.int32]
+    phrase_hash: NDArray[np.uint64]       # (phrases,) ascending: phrases are numbered in hash order
+    phrase_always: NDArray[np.bool_]      # (phrases,) non-ASCII: never dropped
+    entry_first: NDArray[np.int32]        # (entries,)
+    entry_second: NDArray[np.int32]       # (entries,)
+    max_words: int
+
+    # -- building and caching ------------------------------------------------------------------------
+    @classmethod
+    def parse(cls, table: Path) -> "ParaphraseIndex":
+        """Parse ``paraphrase-en.gz``: blocks of three lines (probability, which the jar ignores; phrase;
+        paraphrase). Raises ValueError on anything the jar would read differently from this parser."""
+        raw = gzip.decompress(Path(table).read_bytes())
+        if b"\r" in raw:
+            raise ValueError("carriage return in the paraphrase table (Java would split lines there)")
+        lines = raw.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        if len(lines) % 3:
+            raise ValueError("the paraphrase table is not made of three-line entries")
+        if any(sep in raw for sep in (b"\t", b"\f", b"  ", b"\n ", b" \n")):
+            def canonical(s: bytes) -> bytes:  # words as Java's StringTokenizer splits them, one space apart
+                return b" ".join(w for w in re.split(rb"[ \t\f]+", s) if w)
+        else:
+            def canonical(s: bytes) -> bytes:
+                return s
+        distinct: dict[bytes, int] = {}
+        first = np.fromiter((distinct.setdefault(canonical(s), len(distinct)) for s in lines[1::3]), dtype=np.int32)
+        second = np.fromiter((distinct.setdefault(canonical(s), len(distinct)) for s in lines[2::3]), dtype=np.int32)
+        phrases = list(distinct)
+        words: dict[bytes, int] = {}
+        ids = [words.setdefault(w, len(words)) for p in phrases for w in (p.split(b" ") if p else ())]
+        counts = np.fromiter((p.count(b" ") + 1 if p else 0 for p in phrases), dtype=np.int64, count=len(phrases))
+        ptr = np.concatenate([[0], np.cumsum(counts)])
+        offsets = np.concatenate([[0], np.cumsum([len(p) for p in phrases])]).astype(np.int64)
+        always = np.fromiter((not p.isascii() or not p for p in phrases), dtype=bool, count=len(phrases))
+        hashes = phrase_hashes(np.asarray(ids, dtype=np.int64), ptr)
+        order = np.argsort(hashes, kind="stable")  # renumber phrases in hash order (a fast sorted lookup)
+        renumber = np.empty_like(order)
+        renumber[order] = np.arange(len(order))
+        return cls({w.decode("utf-8"): i for w, i in words.items()},
+                   np.frombuffer(b"".join(phrases), dtype=np.uint8), offsets[:-1][order].astype(np.int32), offsets[1:][order].astype(np.int32),
+                   hashes[order], always[order], renumber[first].astype(np.int32), renumber[second].astype(np.int32),
+                   int(counts.max(initial=0)))
+
+    @staticmethod
+    def cache_path(table: Path, cache_dir: Path | None = None) -> Path:
+        """Where the index of ``table`` is cached (keyed by the table's size and modification time)."""
+        stat = Path(table).stat()
+        return (cache_dir or default_cache_dir()) / "meteor" / f"paraphrase-v{FORMAT}-{stat.st_size}-{stat.st_mtime_ns}.npz"
+
+    @classmethod
+    def load(cls, table: Path, cache_dir: Path | None = None) -> "ParaphraseIndex":
+        """The cached index of ``table``, built and cached on first use (an unwritable cache directory
+        only costs the rebuild)."""
+        path = cls.cache_path(table, cache_dir)
+        if path.exists():
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    words = bytes(z["words"]).decode("utf-8").split("\n")
+                    return cls({w: i for i, w in enumerate(words)}, z["phrase_text"], z["phrase_start"],
+                               z["phrase_end"], z["phrase_hash"], z["phrase_always"], z["entry_first"], z["entry_second"],
+                               int(z["max_words"]))
+            except (OSError, ValueError, KeyError):
+                pass                                  # damaged or foreign file: rebuild it
+        index = cls.parse(table)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, words=np.frombuffer("\n".join(index.words).encode("utf-8"), dtype=np.uint8),
+                         phrase_text=index.phrase_text, phrase_start=index.phrase_start, phrase_end=index.phrase_end,
+                         phrase_hash=index.phrase_hash, phrase_always=index.phrase_always,
+                         entry_first=index.entry_first, entry_second=index.entry_second,
+                         max_words=np.int64(index.max_words))
+            os.replace(tmp, path)                     # atomic: concurrent builders do not clash
+            for stale in path.parent.glob("paraphrase-v*.npz"):  # older formats or tables: 100+ MB each
+                if stale != path:
+                    stale.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return index
+
+    # -- reducing --------------------------------------------------------------------------------------
+    def kept_entries(self, corpus: Sequence[str]) -> NDArray[np.int64] | None:
+        """Entries (in file order) whose two phrases both occur in ``corpus`` (normalised lines as the
+        jar sees them before lowercasing), or None when the reduction cannot be trusted for it."""
+        if any("\u0130" in line for line in corpus):
+            return None                               # Java may lowercase it to ASCII 'i', Python does not
+        lookup = self.words.get
+        lines = [[lookup(w, -1) for w in _JAVA_SPACE.split(line.lower()) if w] for line in corpus]
+        grams = _ngram_hashes(lines, self.max_words)
+        present = self.phrase_always.copy()
+        if len(grams):  # both sides sorted: one cache-friendly merge
+            at = np.minimum(np.searchsorted(grams, self.phrase_hash), len(grams) - 1)
+            present |= grams[at] == self.phrase_hash
+        return np.flatnonzero(present[self.entry_first] & present[self.entry_second])
+
+    def write(self, entries: NDArray[np.int64], path: Path) -> None:
+        """A paraphrase file for ``-a`` holding these entries in order (probability line "1")."""
+        text, start, end = self.phrase_text, self.phrase_start, self.phrase_end
+
+        def phrase(i: int) -> bytes:
+            return text[start[i]:end[i]].tobytes()
+
+        body = b"".join(b"1\n" + phrase(a) + b"\n" + phrase(b) + b"\n"
+                        for a, b in zip(self.entry_first[entries].tolist(), self.entry_second[entries].tolist()))
+        Path(path).write_bytes(gzip.compress(body, compresslevel=1))
+

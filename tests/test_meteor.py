@@ -1,0 +1,119 @@
+"""METEOR in two steps (the jar's normaliser, then the scorer on a reduced paraphrase table) against
+pycocoevalcap's one-step invocation of the same jar, and the paraphrase-table reduction itself."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vlbench.captions.meteor import Meteor, meteor_available, meteor_stats, normalize
+from vlbench.captions.paraphrase import ParaphraseIndex
+from vlbench.captions.tokenize import tokenize
+
+GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "golden" / "nocaps"
+needs_java = pytest.mark.skipif(not meteor_available()[0], reason="METEOR needs Java and pycocoevalcap's jar")
+
+#: Texts the normaliser changes in every way it can: curly quotes, dashes, dotted abbreviations,
+#: numbers with commas and dots, contractions, non-ASCII letters, "|||" inside a reference, empty
+#: strings, stray whitespace, capitals (the jar lowercases), symbols.
+EDGE_PAIRS = [
+    ("A man\u2019s U.S.-based dog \u2014 \u201cbig\u201d", ["a man 's us based dog -- \" big \"", "The U.S. dog."]),
+    ("", ["an empty hypothesis is scored", "against two references"]),
+    ("a cat on a mat", ["", "a cat sits on the mat"]),
+    ("1,000 people ... e.g. in Z\u00fcrich", ["a thousand people in zurich", "1,000 persons ... for example"]),
+    ("I'm here, aren't I?", ["i am here ||| a reference holding the separator", "isn't it"]),
+    ("\u0441\u043e\u0431\u0430\u043a\u0430 and a caf\u00e9", ["a dog and a coffee shop", "Caf\u00e9 with a dog"]),
+    ("  spaced\tout  text  ", ["spaced out text", "text"]),
+    ("a big dog", ["a large dog", "a huge hound", "the big dog"]),
+    ("emoji \U0001f600 and #hashtag @user 50% $5", ["emoji and hashtag", "five dollars"]),
+]
+
+
+def _golden_pairs() -> tuple[list[str], list[list[str]]]:
+    hyps, refs = [], []
+    for case in ("random_medium", "random_small", "edge_handmade", "copies_and_empties", "single_image_out"):
+        data = json.loads((GOLDEN / case / "references.json").read_text())
+        preds = {p["image_id"]: p["caption"] for p in json.loads((GOLDEN / case / "predictions.json").read_text())}
+        by_image: dict[int, list[str]] = {im["id"]: [] for im in data["images"]}
+        for a in data["annotations"]:
+            by_image[a["image_id"]].append(a["caption"])
+        ids = list(by_image)
+        th, _ = tokenize([preds.get(i, "") for i in ids], "python")
+        tr, _ = tokenize([c for i in ids for c in by_image[i]], "python")
+        start = 0
+        for i, h in zip(ids, th):
+            k = len(by_image[i])
+            hyps.append(h)
+            refs.append(tr[start:start + k])
+            start += k
+    return hyps, refs
+
+
+@needs_java
+def test_two_step_statistics_equal_the_one_step_jar_run():
+    hyps, refs = _golden_pairs()
+    hyps += [h for h, _ in EDGE_PAIRS]
+    refs += [r for _, r in EDGE_PAIRS]
+    got, how = meteor_stats(hyps, refs)  # the default cache: the index is built once per machine
+    assert how.startswith("reduced paraphrase table")
+    with Meteor() as jar:
+        want = jar.stats(hyps, refs)
+    assert got == want
+    assert any(line != want[0] for line in want)  # the corpus is not degenerate
+
+
+@needs_java
+def test_dotted_capital_i_uses_the_full_table():
+    hyps, refs = ["\u0130stanbul at night"], [["istanbul by night", "a city at night"]]
+    got, how = meteor_stats(hyps, refs)  # the default cache: the index is built once per machine
+    assert how == "full paraphrase table: U+0130 in the texts"
+    with Meteor() as jar:
+        assert got == jar.stats(hyps, refs)
+
+
+@needs_java
+def test_normaliser_is_the_jars_and_refuses_line_breaks():
+    assert normalize(["A man's U.S.-based dog", "x ||| y", ""]) == ["A man 's US based dog", "x | | | y", ""]
+    assert normalize(["two\nlines"]) is None
+
+
+def _tiny_table(path: Path, entries: list[tuple[str, str]]) -> Path:
+    path.write_bytes(gzip.compress("".join(f"0.5\n{a}\n{b}\n" for a, b in entries).encode("utf-8")))
+    return path
+
+
+TINY = [("big dog", "large dog"), ("dog", "hound"), ("car", "automobile"), ("caf\u00e9", "big"),
+        ("red car", "crimson auto"), ("big", "large"), ("large dog", "big dog"), ("dog big", "hound"), ("na\u00efve", "car")]
+
+
+def test_reduction_keeps_entries_whose_two_phrases_occur_as_consecutive_words(tmp_path):
+    index = ParaphraseIndex.parse(_tiny_table(tmp_path / "p.gz", TINY))
+    kept = index.kept_entries(["A Big dog", "large DOG here", "the hound", "big", "dog"])
+    # "big dog", "large dog", "dog", "hound", "big", "large" occur ("dog big" does not: words of one line,
+    # in order); "car" and "automobile" do not; a non-ASCII phrase always counts as present (so
+    # "café" -> "big" is kept, "naïve" -> "car" is not)
+    assert kept.tolist() == [0, 1, 3, 5, 6]
+    index.write(kept, tmp_path / "out.gz")
+    lines = gzip.decompress((tmp_path / "out.gz").read_bytes()).decode("utf-8").split("\n")
+    assert lines[1::3][:5] == ["big dog", "dog", "caf\u00e9", "big", "large dog"]
+    assert lines[2::3][:5] == ["large dog", "hound", "big", "large", "big dog"]
+    assert index.kept_entries(["\u0130zmir"]) is None
+
+
+def test_index_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path):
+    table = _tiny_table(tmp_path / "p.gz", TINY)
+    built = ParaphraseIndex.load(table, tmp_path / "cache")
+    files = list((tmp_path / "cache" / "meteor").glob("*.npz"))
+    assert len(files) == 1
+    loaded = ParaphraseIndex.load(table, tmp_path / "cache")
+    assert loaded.words == built.words and loaded.max_words == built.max_words == 2
+    for field in ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first",
+                  "entry_second"):
+        np.testing.assert_array_equal(getattr(loaded, field), getattr(built, field))
+    files[0].write_bytes(b"not an npz")
+    again = ParaphraseIndex.load(table, tmp_path / "cache")
+    assert again.kept_entries(["a big dog"]).tolist() == [3]
