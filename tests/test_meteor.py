@@ -107,13 +107,16 @@ def test_reduction_keeps_entries_whose_two_phrases_occur_as_consecutive_words(tm
 def test_index_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path):
     table = _tiny_table(tmp_path / "p.gz", TINY)
     built = ParaphraseIndex.load(table, tmp_path / "cache")
-    files = list((tmp_path / "cache" / "meteor").glob("*.npz"))
-    assert len(files) == 1
+    folders = list((tmp_path / "cache" / "meteor").iterdir())
+    assert folders == [ParaphraseIndex.cache_path(table, tmp_path / "cache")]
     loaded = ParaphraseIndex.load(table, tmp_path / "cache")
+    assert isinstance(loaded.phrase_hash, np.memmap)  # read from the cache, not parsed again
     assert loaded.words == built.words and loaded.max_words == built.max_words == 2
     for field in ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first",
                   "entry_second"):
         np.testing.assert_array_equal(getattr(loaded, field), getattr(built, field))
-    files[0].write_bytes(b"not an npz")
+    (folders[0] / "phrase_hash.npy").write_bytes(b"not an array")
     again = ParaphraseIndex.load(table, tmp_path / "cache")
+    assert not isinstance(again.phrase_hash, np.memmap)
     assert again.kept_entries(["a big dog"]).tolist() == [3]
+    assert isinstance(ParaphraseIndex.load(table, tmp_path / "cache").phrase_hash, np.memmap)  # rebuilt on disk

@@ -22,6 +22,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
@@ -124,19 +125,34 @@ class Meteor:
         return per_image, float(self._readline())
 
 
+def _run_jar(args: Sequence[str], lines: Sequence[str], workdir: Path) -> list[str] | None:
+    """One batch run of a class of the METEOR jar: ``lines`` on stdin, its output lines (None when it
+    fails). Files, not pipes, on both ends: the jar flushes stdout after every line, which through a
+    pipe costs about a second per 50,000 lines."""
+    jar = java.meteor_jar()
+    src, dst = workdir / "in.txt", workdir / "out.txt"
+    src.write_bytes("".join(line + "\n" for line in lines).encode("utf-8"))
+    with src.open("rb") as stdin, dst.open("wb") as stdout:
+        # the serial collector: one thread, which on two cores leaves the other to the caller
+        code = subprocess.run([java.java_executable(), "-Xmx2G", "-XX:+UseSerialGC", *_UTF8, *args],
+                              cwd=str(jar.parent), stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL).returncode
+    out = dst.read_bytes().decode("utf-8", errors="replace").split("\n")
+    if code != 0 or len(out) != len(lines) + 1:
+        return None
+    return out[:-1]
+
+
 def normalize(texts: Sequence[str]) -> list[str] | None:
     """``Normalizer.normalizeLine(text, English, keep punctuation)`` of every text, by the jar's own class;
     None when a line break in a text or the platform's charset would garble the round trip."""
     if any("\n" in t or "\r" in t for t in texts):
         return None
-    jar = java.meteor_jar()
-    proc = subprocess.run([java.java_executable(), *_UTF8, "-cp", jar.name, "edu.cmu.meteor.util.Normalizer", "en",
-                           "true"], cwd=str(jar.parent), input="\n".join((_PROBE[0], *texts, "")).encode("utf-8"),
-                          capture_output=True, check=False)
-    out = proc.stdout.decode("utf-8", errors="replace").split("\n")
-    if proc.returncode != 0 or len(out) != len(texts) + 2 or out[0] != _PROBE[1]:
+    with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
+        out = _run_jar(("-cp", java.meteor_jar().name, "edu.cmu.meteor.util.Normalizer", "en", "true"),
+                       (_PROBE[0], *texts), Path(tmp))
+    if out is None or out[0] != _PROBE[1]:
         return None
-    return out[1:-1]
+    return out[1:]
 
 
 def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
@@ -148,10 +164,12 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
     if any(len(p) < 2 for p in pieces):
         return _stock(lines, "a line without a reference")
     distinct = list(dict.fromkeys(t for p in pieces for t in p))
-    normal = normalize(distinct)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the index loads while Java normalises
+        loading = pool.submit(ParaphraseIndex.load, java.meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
+        normal = normalize(distinct)
+        index = loading.result()
     if normal is None:
         return _stock(lines, "the normaliser did not round-trip these texts")
-    index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
     entries = index.kept_entries(normal)
     if entries is None:
         return _stock(lines, "U+0130 in the texts")
@@ -162,8 +180,11 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
     with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
         table = Path(tmp) / "paraphrase.gz"
         index.write(entries, table)
-        with Meteor(("-", "-", "-stdio", "-l", "en", "-lower", "-a", str(table))) as jar:
-            return jar.run(lowered), f"reduced paraphrase table ({len(entries):,} of {len(index.entry_first):,} entries)"
+        out = _run_jar(("-jar", java.meteor_jar().name, "-", "-", "-stdio", "-l", "en", "-lower", "-a", str(table)),
+                       lowered, Path(tmp))
+    if out is None:
+        raise VlbenchError("the METEOR process failed (run 'vlbench doctor')")
+    return out, f"reduced paraphrase table ({len(entries):,} of {len(index.entry_first):,} entries)"
 
 
 def _stock(lines: list[str], why: str) -> tuple[list[str], str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 from itertools import chain
@@ -34,11 +35,13 @@ from numpy.typing import NDArray
 __all__ = ["ParaphraseIndex", "default_cache_dir", "phrase_hashes"]
 
 #: Bump when the index layout changes: older files are then rebuilt.
-FORMAT = 3
+FORMAT = 4
 #: Multiplier of the polynomial hash over word ids (odd, so every power is invertible mod 2**64).
 _P = np.uint64(0x9E3779B97F4A7C15)
 #: Java's StringTokenizer delimiters, which the jar uses to split phrases and sentences into words.
 _JAVA_SPACE = re.compile(r"[ \t\n\r\f]+")
+#: The index's arrays, one ``.npy`` file each in its cache folder.
+_ARRAYS = ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first", "entry_second")
 
 
 def default_cache_dir() -> Path:
@@ -132,41 +135,56 @@ class ParaphraseIndex:
 
     @staticmethod
     def cache_path(table: Path, cache_dir: Path | None = None) -> Path:
-        """Where the index of ``table`` is cached (keyed by the table's size and modification time)."""
+        """The folder holding the index of ``table`` (keyed by the table's size and modification time)."""
         stat = Path(table).stat()
-        return (cache_dir or default_cache_dir()) / "meteor" / f"paraphrase-v{FORMAT}-{stat.st_size}-{stat.st_mtime_ns}.npz"
+        return (cache_dir or default_cache_dir()) / "meteor" / f"paraphrase-v{FORMAT}-{stat.st_size}-{stat.st_mtime_ns}"
 
     @classmethod
     def load(cls, table: Path, cache_dir: Path | None = None) -> "ParaphraseIndex":
-        """The cached index of ``table``, built and cached on first use (an unwritable cache directory
-        only costs the rebuild)."""
+        """The cached index of ``table`` (memory-mapped ``.npy`` files), built and cached on first use; an
+        unwritable cache directory only costs the rebuild."""
         path = cls.cache_path(table, cache_dir)
-        if path.exists():
+        if path.is_dir():
             try:
-                with np.load(path, allow_pickle=False) as z:
-                    words = bytes(z["words"]).decode("utf-8").split("\n")
-                    return cls({w: i for i, w in enumerate(words)}, z["phrase_text"], z["phrase_start"],
-                               z["phrase_end"], z["phrase_hash"], z["phrase_always"], z["entry_first"], z["entry_second"],
-                               int(z["max_words"]))
+                return cls._read(path)
             except (OSError, ValueError, KeyError):
-                pass                                  # damaged or foreign file: rebuild it
+                shutil.rmtree(path, ignore_errors=True)   # damaged: rebuild it
         index = cls.parse(table)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, words=np.frombuffer("\n".join(index.words).encode("utf-8"), dtype=np.uint8),
-                         phrase_text=index.phrase_text, phrase_start=index.phrase_start, phrase_end=index.phrase_end,
-                         phrase_hash=index.phrase_hash, phrase_always=index.phrase_always,
-                         entry_first=index.entry_first, entry_second=index.entry_second,
-                         max_words=np.int64(index.max_words))
-            os.replace(tmp, path)                     # atomic: concurrent builders do not clash
-            for stale in path.parent.glob("paraphrase-v*.npz"):  # older formats or tables: 100+ MB each
-                if stale != path:
-                    stale.unlink(missing_ok=True)
+            index._save(path)
         except OSError:
             pass
         return index
+
+    @classmethod
+    def _read(cls, path: Path) -> "ParaphraseIndex":
+        arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
+        if not (len(arrays["entry_first"]) == len(arrays["entry_second"])
+                and len(arrays["phrase_hash"]) == len(arrays["phrase_start"]) == len(arrays["phrase_end"])
+                == len(arrays["phrase_always"])):
+            raise ValueError(f"inconsistent paraphrase index in {path}")
+        words = bytes(np.load(path / "words.npy", allow_pickle=False)).decode("utf-8").split("\n")
+        return cls({w: i for i, w in enumerate(words)}, **arrays,
+                   max_words=int(np.load(path / "max_words.npy", allow_pickle=False)))
+
+    def _save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=".building-"))
+        try:
+            for name in _ARRAYS:
+                np.save(tmp / f"{name}.npy", getattr(self, name))
+            np.save(tmp / "words.npy", np.frombuffer("\n".join(self.words).encode("utf-8"), dtype=np.uint8))
+            np.save(tmp / "max_words.npy", np.int64(self.max_words))
+            os.rename(tmp, path)                          # atomic; a concurrent builder that won keeps its copy
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        for stale in path.parent.glob("paraphrase-v*"):   # older formats or tables: ~150 MB each
+            if stale == path:
+                continue
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
 
     # -- reducing --------------------------------------------------------------------------------------
     def kept_entries(self, corpus: Sequence[str]) -> NDArray[np.int64] | None:
