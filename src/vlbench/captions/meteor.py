@@ -38,7 +38,8 @@ __all__ = ["Meteor", "meteor_available", "meteor_from_stats", "meteor_stats", "p
 
 #: pycocoevalcap's arguments, after ``-jar meteor-1.5.jar``.
 STOCK_ARGS = ("-", "-", "-stdio", "-l", "en", "-norm")
-#: Java reads and writes the normaliser's stdin/stdout in the platform charset unless told otherwise.
+#: The normaliser's main reads and writes stdin/stdout in the platform charset unless told otherwise (the
+#: scorer reads stdin as UTF-8 itself and keeps the platform defaults, as in pycocoevalcap's run).
 _UTF8 = ("-Dfile.encoding=UTF-8", "-Dsun.stdout.encoding=UTF-8")
 #: A line whose normal form shows that non-ASCII text survived the round trip through the normaliser.
 _PROBE = ("Caf\u00e9 \u2019s \u201cNa\u00efve\u201d", "Caf\u00e9 ' s \" Na\u00efve \"")
@@ -134,7 +135,7 @@ def _run_jar(args: Sequence[str], lines: Sequence[str], workdir: Path) -> list[s
     src.write_bytes("".join(line + "\n" for line in lines).encode("utf-8"))
     with src.open("rb") as stdin, dst.open("wb") as stdout:
         # the serial collector: one thread, which on two cores leaves the other to the caller
-        code = subprocess.run([java.java_executable(), "-Xmx2G", "-XX:+UseSerialGC", *_UTF8, *args],
+        code = subprocess.run([java.java_executable(), "-Xmx2G", "-XX:+UseSerialGC", *args],
                               cwd=str(jar.parent), stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL).returncode
     out = dst.read_bytes().decode("utf-8", errors="replace").split("\n")
     if code != 0 or len(out) != len(lines) + 1:
@@ -148,7 +149,7 @@ def normalize(texts: Sequence[str]) -> list[str] | None:
     if any("\n" in t or "\r" in t for t in texts):
         return None
     with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
-        out = _run_jar(("-cp", java.meteor_jar().name, "edu.cmu.meteor.util.Normalizer", "en", "true"),
+        out = _run_jar((*_UTF8, "-cp", java.meteor_jar().name, "edu.cmu.meteor.util.Normalizer", "en", "true"),
                        (_PROBE[0], *texts), Path(tmp))
     if out is None or out[0] != _PROBE[1]:
         return None
