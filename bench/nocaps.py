@@ -46,8 +46,8 @@ def main() -> None:
     from vlbench.captions import java
     from vlbench.captions.cider import cider_d
     from vlbench.captions.meteor import meteor_stats
-    from vlbench.captions.paraphrase import ParaphraseIndex, default_cache_dir
     from vlbench.captions.ngrams import count_ngrams
+    from vlbench.captions.paraphrase import ParaphraseIndex
     from vlbench.captions.rouge import rouge_l
     from vlbench.captions.tokenize import tokenize
 
@@ -83,7 +83,7 @@ def main() -> None:
     ours["CIDEr-D"], _ = timed(lambda: cider_d(table, hyp_s, ref_s, ref_image, n))
     t_index, _ = timed(lambda: ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz"))
     ours["METEOR"], (lines, how) = timed(lambda: meteor_stats(hyps, refs))
-    print(f"  METEOR paraphrase index ({default_cache_dir()}): {t_index:.2f} s (a one-time build when > 1 s)")
+    print(f"  METEOR paraphrase index ({java.cache_dir()}): {t_index:.2f} s (a one-time build when > 1 s)")
     print(f"  METEOR: {how}")
     print("  per metric, same tokens:          pycocoevalcap   vlbench")
     for name in ("BLEU", "ROUGE-L", "CIDEr-D", "METEOR"):

@@ -7,7 +7,7 @@ import shutil
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["java_executable", "pycocoevalcap_dir", "tokenizer_jar", "meteor_jar"]
+__all__ = ["cache_dir", "java_executable", "pycocoevalcap_dir", "tokenizer_jar", "meteor_jar"]
 
 
 def java_executable() -> str | None:
@@ -41,3 +41,11 @@ def meteor_jar() -> Path | None:
     root = pycocoevalcap_dir()
     jar = root / "meteor" / "meteor-1.5.jar" if root else None
     return jar if jar and jar.exists() and (jar.parent / "data" / "paraphrase-en.gz").exists() else None
+
+
+def cache_dir() -> Path:
+    """Where the Java backends keep their caches (METEOR's paraphrase index, SPICE's parses):
+    ``$VLBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/vlbench`` (``~/.cache/vlbench``)."""
+    if os.environ.get("VLBENCH_CACHE_DIR"):
+        return Path(os.environ["VLBENCH_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vlbench"

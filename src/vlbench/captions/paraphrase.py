@@ -32,7 +32,9 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ParaphraseIndex", "default_cache_dir", "phrase_hashes"]
+from . import java
+
+__all__ = ["ParaphraseIndex", "phrase_hashes"]
 
 #: Bump when the index layout changes: older files are then rebuilt.
 FORMAT = 4
@@ -42,13 +44,6 @@ _P = np.uint64(0x9E3779B97F4A7C15)
 _JAVA_SPACE = re.compile(r"[ \t\n\r\f]+")
 #: The index's arrays, one ``.npy`` file each in its cache folder.
 _ARRAYS = ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first", "entry_second")
-
-
-def default_cache_dir() -> Path:
-    """``$VLBENCH_CACHE_DIR`` or ``$XDG_CACHE_HOME/vlbench`` (``~/.cache/vlbench``)."""
-    if os.environ.get("VLBENCH_CACHE_DIR"):
-        return Path(os.environ["VLBENCH_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vlbench"
 
 
 def phrase_hashes(ids: NDArray[np.int64], ptr: NDArray[np.int64]) -> NDArray[np.uint64]:
@@ -137,7 +132,7 @@ class ParaphraseIndex:
     def cache_path(table: Path, cache_dir: Path | None = None) -> Path:
         """The folder holding the index of ``table`` (keyed by the table's size and modification time)."""
         stat = Path(table).stat()
-        return (cache_dir or default_cache_dir()) / "meteor" / f"paraphrase-v{FORMAT}-{stat.st_size}-{stat.st_mtime_ns}"
+        return (cache_dir or java.cache_dir()) / "meteor" / f"paraphrase-v{FORMAT}-{stat.st_size}-{stat.st_mtime_ns}"
 
     @classmethod
     def load(cls, table: Path, cache_dir: Path | None = None) -> "ParaphraseIndex":

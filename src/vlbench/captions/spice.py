@@ -62,7 +62,7 @@ def spice_scores(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_di
     if not ok:
         raise VlbenchError(f"SPICE is not available: {why}")
     jar = _spice_jar()
-    cache = Path(cache_dir or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "vlbench" / "spice")
+    cache = Path(cache_dir) if cache_dir else java.cache_dir() / "spice"
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="vlbench-spice-") as tmp:
         inp, out = Path(tmp) / "in.json", Path(tmp) / "out.json"
