@@ -87,7 +87,8 @@ def _tiny_table(path: Path, entries: list[tuple[str, str]]) -> Path:
 
 
 TINY = [("big dog", "large dog"), ("dog", "hound"), ("car", "automobile"), ("caf\u00e9", "big"),
-        ("red car", "crimson auto"), ("big", "large"), ("large dog", "big dog"), ("dog big", "hound"), ("na\u00efve", "car")]
+        ("red car", "crimson auto"), ("big", "large"), ("large dog", "big dog"), ("dog big", "hound"),
+        ("na\u00efve", "car")]
 
 
 def test_reduction_keeps_entries_whose_two_phrases_occur_as_consecutive_words(tmp_path):

@@ -73,15 +73,17 @@ def _split_like_jar(line: str) -> list[str]:
 
 
 class Meteor:
-    """One METEOR process speaking the -stdio protocol; ``Meteor()`` is pycocoevalcap's invocation."""
+    """One METEOR process speaking the -stdio protocol line by line, started as pycocoevalcap starts it
+    (the reference the tests compare ``meteor_stats`` with, and the jar's own ``EVAL``)."""
 
-    def __init__(self, args: Sequence[str] = STOCK_ARGS) -> None:
+    def __init__(self) -> None:
         ok, why = meteor_available()
         if not ok:
             raise VlbenchError(f"METEOR is not available: {why}")
         jar = java.meteor_jar()
-        self.proc = subprocess.Popen([java.java_executable(), "-jar", "-Xmx2G", jar.name, *args], cwd=str(jar.parent),
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen([java.java_executable(), "-jar", "-Xmx2G", jar.name, *STOCK_ARGS],
+                                     cwd=str(jar.parent), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
 
     def __enter__(self) -> "Meteor":
         return self
@@ -189,8 +191,12 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
 
 
 def _stock(lines: list[str], why: str) -> tuple[list[str], str]:
-    with Meteor() as jar:
-        return jar.run(lines), f"full paraphrase table: {why}"
+    """pycocoevalcap's one-step run (``-norm``, the whole paraphrase table) on these ``SCORE`` lines."""
+    with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
+        out = _run_jar(("-jar", java.meteor_jar().name, *STOCK_ARGS), lines, Path(tmp))
+    if out is None:
+        raise VlbenchError("the METEOR process failed (run 'vlbench doctor')")
+    return out, f"full paraphrase table: {why}"
 
 
 # -- METEOR from its sufficient statistics -------------------------------------------------------------
@@ -198,7 +204,8 @@ def _stock(lines: list[str], why: str) -> tuple[list[str], str]:
 #: alpha, beta, gamma, delta and the module weights (exact, stem, synonym, paraphrase).
 ALPHA, BETA, GAMMA, DELTA = 0.85, 0.20, 0.60, 0.75
 MODULE_WEIGHTS = (1.0, 0.6, 0.8, 0.6)
-#: Fields of a statistics line: lengths, function words, 4 modules x (test/ref x content/function), chunks, word matches.
+#: Fields of a statistics line: lengths, function words, 4 modules x (test/ref x content/function),
+#: chunks, word matches.
 N_STATS = 23
 
 

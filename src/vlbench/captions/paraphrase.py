@@ -123,10 +123,10 @@ class ParaphraseIndex:
         order = np.argsort(hashes, kind="stable")  # renumber phrases in hash order (a fast sorted lookup)
         renumber = np.empty_like(order)
         renumber[order] = np.arange(len(order))
-        return cls({w.decode("utf-8"): i for w, i in words.items()},
-                   np.frombuffer(b"".join(phrases), dtype=np.uint8), offsets[:-1][order].astype(np.int32), offsets[1:][order].astype(np.int32),
-                   hashes[order], always[order], renumber[first].astype(np.int32), renumber[second].astype(np.int32),
-                   int(counts.max(initial=0)))
+        starts, ends = offsets[:-1][order].astype(np.int32), offsets[1:][order].astype(np.int32)
+        return cls({w.decode("utf-8"): i for w, i in words.items()}, np.frombuffer(b"".join(phrases), dtype=np.uint8),
+                   starts, ends, hashes[order], always[order], renumber[first].astype(np.int32),
+                   renumber[second].astype(np.int32), int(counts.max(initial=0)))
 
     @staticmethod
     def cache_path(table: Path, cache_dir: Path | None = None) -> Path:

@@ -76,6 +76,15 @@ def align_predictions(entries: Any, gt: NocapsGT, *, missing: str = "error", sou
     return [by_id.get(i, "") for i in gt.image_ids], {"predictions": len(entries), "missing_scored_empty": len(absent)}, warnings
 
 
+def _toolkit_call(hyps: list[str], refs_per_image: list[list[str]]) -> tuple:
+    """The n-gram layout of one toolkit call over these images: (table, hypothesis sentences, reference
+    sentences, image of each reference, images), the arguments of BLEU's and CIDEr-D's statistics."""
+    n = len(hyps)
+    k = [len(rs) for rs in refs_per_image]
+    table = count_ngrams(list(hyps) + [r for rs in refs_per_image for r in rs])
+    return table, np.arange(n), n + np.arange(sum(k)), np.repeat(np.arange(n), k), n
+
+
 def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
           tokenizer: str = "auto", missing: str = "error", meteor: bool = True, spice: bool = True,
           split: str | None = None, source: str = "predictions") -> Result:
@@ -88,21 +97,6 @@ def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_i
         raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
                          file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
     hyps, counts, warnings = align_predictions(predictions, gt, missing=missing, source=source)
-    return _score(gt, hyps, counts, warnings, meteor, protocol=protocol, cider_idf=cider_idf, tokenizer=tokenizer,
-                  spice=spice, split=split)
-
-
-def _toolkit_call(hyps: list[str], refs_per_image: list[list[str]]) -> tuple:
-    """The n-gram layout of one toolkit call over these images: (table, hypothesis sentences, reference
-    sentences, image of each reference, images), the arguments of BLEU's and CIDEr-D's statistics."""
-    n = len(hyps)
-    k = [len(rs) for rs in refs_per_image]
-    table = count_ngrams(list(hyps) + [r for rs in refs_per_image for r in rs])
-    return table, np.arange(n), n + np.arange(sum(k)), np.repeat(np.arange(n), k), n
-
-
-def _score(gt: NocapsGT, hyps: list[str], counts: dict[str, int], warnings: list[str], meteor: bool, *,
-           protocol: str, cider_idf: str, tokenizer: str, spice: bool, split: str | None) -> Result:
     n = len(hyps)
     refs_flat = [c for rs in gt.references for c in rs]
     hyps, changed_h = sanitize(hyps)
