@@ -80,7 +80,7 @@ def _omnilabel(resamples: int, naive: int) -> None:
     data = synthetic.make_dataset(12000, seed=0, boxes_per_image=2.1)
     preds = synthetic.make_predictions(data, seed=1, extra_per_box=25, background_per_image=20)
     gt = parse_official(data)
-    _, fast = _timed(lambda: vlbench.score("omnilabel", gt, preds, with_per_description=False), resamples, "AP",
+    _, fast = _timed(lambda: vlbench.score("omnilabel", gt, preds, details=False), resamples, "AP",
                      "OmniLabel: 12,000 images, ~1,000,000 detections")
     weights = U.draw_weights((len(gt.image_ids),), naive, seed=0)
     boxes = {}

@@ -93,3 +93,28 @@ def nocaps_sample() -> Path:
     from importlib import resources
 
     return Path(str(resources.files("vlbench").joinpath("samples/nocaps")))
+
+
+def start_space(env: dict, timeout: float = 90) -> tuple[subprocess.Popen, str]:
+    """``vlbench demo`` on a free loopback port with ``env``; returns (process, url) once it answers."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "vlbench", "demo", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return proc, url
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(proc.stdout.read().decode())
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError(f"the Space did not start within {timeout:.0f} s")

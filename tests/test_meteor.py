@@ -14,7 +14,9 @@ from vlbench.captions.meteor import Meteor, meteor_available, meteor_stats, norm
 from vlbench.captions.paraphrase import ParaphraseIndex
 from vlbench.captions.tokenize import tokenize
 
-GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "golden" / "nocaps"
+from conftest import SHARED  # noqa: E402
+
+GOLDEN = SHARED / "golden" / "nocaps"
 needs_java = pytest.mark.skipif(not meteor_available()[0], reason="METEOR needs Java and pycocoevalcap's jar")
 
 #: Texts the normaliser changes in every way it can: curly quotes, dashes, dotted abbreviations,

@@ -147,7 +147,6 @@ def gt_and_preds(omnilabel_sample):
 @pytest.mark.parametrize("change, message", [
     (lambda p: p.update(scores=p["scores"][:-1]), r"'description_ids' has \d+ entries but 'scores' has \d+"),
     (lambda p: p.update(scores=[float("nan")] * len(p["scores"])), "non-finite value"),
-    (lambda p: p.update(bbox=[1, 2, 0, 5]), "positive width and height"),
     (lambda p: p.update(bbox=[1, 2, float("inf"), 5]), "finite coordinates"),
     (lambda p: p.update(bbox=[1, 2, 3]), r"'bbox' must be \[x, y, w, h\]"),
     (lambda p: p.pop("scores"), "missing key 'scores'"),
@@ -160,6 +159,25 @@ def test_bad_prediction_entries(gt_and_preds, change, message):
     with pytest.raises(PredictionError, match=message) as err:
         score(gt, preds)
     assert "entry 3" in str(err.value)
+
+
+@pytest.mark.parametrize("degenerate", [[10, 10, 0, 20], [10, 10, 20, 0], [10, 10, -5, 20]])
+def test_zero_or_negative_size_predictions_are_false_positives(degenerate):
+    """Official (OFFICIAL-SCORERS.md section 5): such a box is scored, IoU 0 with every GT box, so a false
+    positive. By hand: one category with one GT box; the degenerate box scores 0.95, a perfect box 0.9. The
+    ranking is FP, TP: precision 0 then 1/2 at recall 1, so the interpolated precision is 1/2 at every recall
+    point and every IoU threshold: AP_categ = AP50_categ = 50. Without the degenerate box it would be 100."""
+    data = {"images": [{"id": 1, "file_name": "coco/val2017/1.jpg"}],
+            "descriptions": [{"id": 7, "text": "Cup", "anno_info": {"type": "object_category"}, "image_ids": [1]}],
+            "annotations": [{"id": 1, "image_id": 1, "bbox": [10, 10, 20, 20], "area": 400, "iscrowd": 0,
+                             "description_ids": [7]}]}
+    preds = [{"image_id": 1, "bbox": degenerate, "description_ids": [7], "scores": [0.95]},
+             {"image_id": 1, "bbox": [10, 10, 20, 20], "description_ids": [7], "scores": [0.9]}]
+    result = score(parse_official(data), preds)
+    assert result.metrics["AP_categ"] == pytest.approx(50.0, abs=1e-9)
+    assert result.metrics["AP50_categ"] == pytest.approx(50.0, abs=1e-9)
+    assert any("zero or negative width or height" in w for w in result.warnings)
+    assert score(parse_official(data), preds[1:]).metrics["AP_categ"] == pytest.approx(100.0, abs=1e-9)
 
 
 def test_unknown_images_and_outside_labelspace_are_counted_and_warned(gt_and_preds):

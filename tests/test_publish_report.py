@@ -112,7 +112,7 @@ SCORE_FOR_LEADERBOARD = {
 @pytest.mark.parametrize("bench", list(BUILDS))
 def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_folder(
         bench, tmp_path, sample_release, omnilabel_sample, ovdeval_sample, nocaps_sample):
-    from vlbench.registration import TASKS
+    from vlbench.benchmarks import get_benchmark
 
     samples = {"ref_l4": sample_release, "omnilabel": omnilabel_sample, "ovdeval": ovdeval_sample,
                "nocaps": nocaps_sample}
@@ -143,7 +143,7 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
                    f"me/{bench}", "--date", "2026-11-22", check=True)
     entries = yaml.safe_load((tmp_path / "model" / ".eval_results" / f"{bench}.yaml").read_text())
     metrics = json.loads(result_path.read_text())["metrics"]
-    by_id = {t.id: t for t in TASKS[bench]}
+    by_id = {t.id: t for t in get_benchmark(bench).eval_tasks()}
     task_ids = {t["id"] for t in spec["tasks"]}
     assert entries and len(entries) == len({e["dataset"]["task_id"] for e in entries})
     for e in entries:
@@ -162,5 +162,5 @@ def test_metric_cards_are_generated_from_the_dataset_card_sources():
         text = (ROOT / "metrics" / bench / "README.md").read_text()
         assert render(text, bench) == text, f"metrics/{bench}/README.md is stale: run python -m vlbench.metric_card"
         assert all(f"vlbench.metric_card: {name} " in text for name in REGIONS), bench
-        card = get_benchmark(bench).module("card")
-        assert all(q in text for q in card.QUIRKS) and card.CITATION in text
+        info = get_benchmark(bench)
+        assert info.quirks and all(q in text for q in info.quirks) and info.citation in text

@@ -114,7 +114,7 @@ def test_boxes_outside_the_image_are_counted(tmp_path):
     rows[0]["bbox"] = [300.0, 200.0, 50.0, 60.0]
     raw = synthetic.make_release(tmp_path / "raw", rows, archive=False)
     report = build(raw, tmp_path / "hub")
-    assert report.boxes_outside_image == 1
+    assert report.counts["boxes_outside_image"] == 1
     assert any("1 box(es) extend beyond" in line for line in report.lines())
 
 

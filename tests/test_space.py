@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, start_space
 from vlbench import api
 from vlbench.space import example_predictions, sample_references
 
@@ -39,23 +39,8 @@ def server(tmp_path_factory):
     from vlbench.benchmarks.ref_l4.reader import build
 
     build(sample_references("ref_l4"), data / "ref_l4" / "ref-l4-hub")
-    port = _free_port()
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "VLBENCH_SPACE_DATA": str(data)}
-    proc = subprocess.Popen([sys.executable, "-m", "vlbench", "demo", "--port", str(port)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError(proc.stdout.read().decode())
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError("the Space did not start within 90 s")
+    proc, url = start_space(env)
     yield url
     proc.terminate()
     proc.wait(timeout=20)

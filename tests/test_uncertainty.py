@@ -268,15 +268,16 @@ def _omnilabel_sample(n_images: int, seed: int):
 
     data = synthetic.make_dataset(n_images, seed=seed)
     return vlbench.score("omnilabel", parse_official(data), synthetic.make_predictions(data, seed=seed + 1),
-                         with_per_description=False)
+                         details=False)
 
 
 def _ovdeval_sample(n_images: int, seed: int):
     from vlbench.benchmarks.ovdeval import synthetic
     from vlbench.benchmarks.ovdeval.reader import parse_official
+    from vlbench.benchmarks.ovdeval.records import OVDEvalReferences
 
     data = synthetic.make_subset(n_images, seed=seed)
-    return vlbench.score("ovdeval", {"color": parse_official(data, "color")},
+    return vlbench.score("ovdeval", OVDEvalReferences({"color": parse_official(data, "color")}),
                          synthetic.make_predictions(data, seed=seed + 1, quality="poor"))
 
 

@@ -4,10 +4,10 @@ toolkit, overall and per domain. A thin face over ``vlbench`` (all logic lives i
 import datasets
 import evaluate
 
-from vlbench.benchmarks.nocaps.card import CITATION as _CITATION
-from vlbench.benchmarks.nocaps.reader import gt_from_rows
-from vlbench.benchmarks.nocaps.scorer import score
-from vlbench.metric_support import RowInputs, compute_output
+from vlbench.benchmarks import get_benchmark
+from vlbench.metric_support import RowInputs, compute
+
+_CITATION = get_benchmark("nocaps").citation
 
 _DESCRIPTION = """\
 nocaps scores image captions against 10 references per image with the COCO caption toolkit
@@ -75,7 +75,5 @@ class Nocaps(RowInputs, evaluate.Metric):
 
     def _compute(self, predictions, references, cider_idf="global", tokenizer="auto", return_details=False, ci=None, resamples=1000,
                  seed=0):
-        gt = gt_from_rows(list(references))
-        entries = [{"image_id": r["image_id"], "caption": p} for r, p in zip(references, predictions)]
-        return compute_output(score(gt, entries, cider_idf=cider_idf, tokenizer=tokenizer), return_details,
-                              ci, resamples, seed)
+        return compute("nocaps", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
+                       seed=seed, cider_idf=cider_idf, tokenizer=tokenizer)

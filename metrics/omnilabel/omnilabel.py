@@ -4,11 +4,11 @@ number for number. A thin face over ``vlbench`` (all logic lives in the engine).
 import datasets
 import evaluate
 
-from vlbench.metric_support import RowInputs, compute_output
+from vlbench.benchmarks import get_benchmark
+from vlbench.metric_support import RowInputs, compute
 
-from vlbench.benchmarks.omnilabel.card import CITATION as _CITATION
-from vlbench.benchmarks.omnilabel.reader import gt_from_rows
-from vlbench.benchmarks.omnilabel.scorer import score
+_CITATION = get_benchmark("omnilabel").citation
+
 
 _DESCRIPTION = """\
 OmniLabel scores language-based object detection. Each image has its own label space of plain
@@ -106,10 +106,5 @@ class OmniLabel(RowInputs, evaluate.Metric):
 
     def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
                  seed=0):
-        gt = gt_from_rows(list(references), source="references")
-        entries = []
-        for ref, pred in zip(references, predictions):
-            for box, scores, ids in zip(pred["boxes"], pred["scores"], pred["description_ids"]):
-                entries.append({"image_id": ref["image_id"], "bbox": box, "description_ids": ids, "scores": scores})
-        result = score(gt, entries, protocol=protocol, with_per_description=return_details)
-        return compute_output(result, return_details, ci, resamples, seed)
+        return compute("omnilabel", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
+                       seed=seed, protocol=protocol)

@@ -4,11 +4,11 @@ A thin face over ``vlbench`` (all logic lives in the engine)."""
 import datasets
 import evaluate
 
-from vlbench.metric_support import RowInputs, compute_output
+from vlbench.benchmarks import get_benchmark
+from vlbench.metric_support import RowInputs, compute
 
-from vlbench.benchmarks.ovdeval.card import CITATION as _CITATION
-from vlbench.benchmarks.ovdeval.reader import gt_from_rows
-from vlbench.benchmarks.ovdeval.scorer import score
+_CITATION = get_benchmark("ovdeval").citation
+
 
 _DESCRIPTION = """\
 OVDEval measures open-vocabulary detection with hard negatives. NMS-AP first runs the official
@@ -81,9 +81,5 @@ class OVDEval(RowInputs, evaluate.Metric):
 
     def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
                  seed=0):
-        gt = gt_from_rows(list(references))
-        entries = [{"image_id": ref["image_id"], "category_id": label, "bbox": box, "score": s}
-                   for ref, pred in zip(references, predictions)
-                   for box, s, label in zip(pred["boxes"], pred["scores"], pred["labels"])]
-        result = score(gt, entries, protocol=protocol)
-        return compute_output(result, return_details, ci, resamples, seed)
+        return compute("ovdeval", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
+                       seed=seed, protocol=protocol)

@@ -4,11 +4,11 @@ with the official RefL4Evaluator. A thin face over ``vlbench`` (all logic lives 
 import datasets
 import evaluate
 
-from vlbench.metric_support import RowInputs, compute_output
+from vlbench.benchmarks import get_benchmark
+from vlbench.metric_support import RowInputs, compute
 
-from vlbench.benchmarks.ref_l4.reader import references_from_rows
-from vlbench.benchmarks.ref_l4.scorer import score
-from vlbench.benchmarks.ref_l4.card import CITATION as _CITATION
+_CITATION = get_benchmark("ref_l4").citation
+
 
 _DESCRIPTION = """\
 Ref-L4 scores referring expression comprehension: one predicted box per referring expression.
@@ -82,9 +82,5 @@ class RefL4(RowInputs, evaluate.Metric):
 
     def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
                  seed=0):
-        refs = references_from_rows(list(references), source="references")
-        entries = [{"id": int(r), "pred_bbox": p["pred_bbox"], "format": p["format"]}
-                   for r, p in zip(refs.ids, predictions)]
-        result = score(refs, entries, protocol=protocol, split="given", source="predictions",
-                       with_samples=return_details)
-        return compute_output(result, return_details, ci, resamples, seed)
+        return compute("ref_l4", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
+                       seed=seed, protocol=protocol, split="given")

@@ -1,4 +1,5 @@
-"""vlbench: OmniLabel, nocaps, OVDEval and Ref-L4 as Hugging Face datasets, metrics and Spaces.
+"""vlbench: hard vision-language benchmarks as Hugging Face datasets, metrics and Spaces, scored like the
+official scorers.
 
 The public API is imported lazily so that ``vlbench --version`` and the CLI start fast.
 """
@@ -7,20 +8,21 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "score", "Result", "BENCHMARKS", "VlbenchError", "InputError"]
+#: public name -> the module that defines it
+_PUBLIC = {
+    "score": "api", "compare": "api", "load_references": "api", "build": "api", "export": "api",
+    "Result": "result", "Benchmark": "benchmark", "Options": "benchmark",
+    "BENCHMARKS": "benchmarks", "register": "benchmarks", "get_benchmark": "benchmarks",
+    "VlbenchError": "errors", "InputError": "errors",
+}
+
+__all__ = ["__version__", *_PUBLIC]
 
 
 def __getattr__(name: str):
-    if name == "score":
-        from .api import score
-        return score
-    if name == "Result":
-        from .result import Result
-        return Result
-    if name == "BENCHMARKS":
-        from .benchmarks import BENCHMARKS
-        return BENCHMARKS
-    if name in ("VlbenchError", "InputError"):
-        from . import errors
-        return getattr(errors, name)
-    raise AttributeError(f"module 'vlbench' has no attribute {name!r}")
+    """Import a public name from its module on first use."""
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'vlbench' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)

@@ -1,34 +1,60 @@
-"""The library entry point: ``vlbench.score(benchmark, references, predictions, ...)``."""
+"""The library entry points: ``vlbench.score``, ``compare``, ``load_references``, ``build``, ``export``.
+
+Each works for every registered benchmark through the :class:`~vlbench.benchmark.Benchmark` protocol:
+options are validated once, paths are read here (the scorers never touch files), and predictions are
+checked not to be another benchmark's file.
+"""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
-from .benchmarks import get_benchmark
-from .errors import InputError
+from .benchmarks import expect_prediction_list, get_benchmark
 from .result import Result
 
-__all__ = ["score", "compare", "load_references"]
+__all__ = ["score", "compare", "load_references", "build", "export"]
+
+
+def _is_path(value: Any) -> bool:
+    return isinstance(value, (str, os.PathLike))
 
 
 def load_references(benchmark: str, references: str | os.PathLike, *, split: str | None = None) -> Any:
-    """Read a benchmark's references (official file, Hub folder or Hub id) into its record type."""
-    info = get_benchmark(benchmark)
-    reader = info.module("reader")
-    return reader.load_references(references, split or info.default_split)
+    """Read a benchmark's references (official file, Hub folder or Hub id) into its records type."""
+    bench = get_benchmark(benchmark)
+    return bench.load_references(references, split or bench.default_split)
+
+
+def _prepare(benchmark: str, references: Any, split: str | None, protocol: str, options: dict[str, Any]):
+    bench = get_benchmark(benchmark)
+    opts = bench.options(protocol=protocol, split=split, **options)
+    refs = bench.load_references(references, opts.split) if _is_path(references) else references
+    return bench, opts, refs
+
+
+def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | None = None) -> Result:
+    source = "predictions"
+    if _is_path(predictions):
+        source = str(predictions)
+        predictions = bench.read_predictions(predictions, max_bytes=max_bytes)
+    if isinstance(predictions, list):
+        expect_prediction_list(predictions, bench.id, source, bench.prediction_form)
+    return bench.score(refs, predictions, opts, source=source)
 
 
 def score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
           protocol: str = "official", ci: float | None = None, resamples: int = 1000, seed: int = 0,
-          **options: Any) -> Result:
+          max_bytes: int | None = None, **options: Any) -> Result:
     """Score ``predictions`` (a path or the parsed official JSON) against ``references`` (a path or records).
 
-    ``options`` are benchmark-specific (Ref-L4: ``missing="error"|"miss"``); an unknown one is an error.
-    With ``ci`` (e.g. 0.95), ``breakdowns["confidence_intervals"]`` holds a percentile bootstrap interval
-    over images for every metric (``resamples`` draws from ``seed``); the metrics themselves are unchanged.
+    ``options`` are the benchmark's own (see its ``options_type``); an unknown one is an error. With
+    ``ci`` (e.g. 0.95), ``breakdowns["confidence_intervals"]`` holds a percentile bootstrap interval over
+    images for every metric (``resamples`` draws from ``seed``); the metrics themselves are unchanged.
     """
-    result = _score(benchmark, references, predictions, split=split, protocol=protocol, **options)
+    bench, opts, refs = _prepare(benchmark, references, split, protocol, options)
+    result = _score(bench, opts, refs, predictions, max_bytes)
     if ci is not None:
         from .uncertainty import add_intervals
 
@@ -38,49 +64,36 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
 
 def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: Any, *, split: str | None = None,
             protocol: str = "official", ci: float = 0.95, resamples: int = 1000, seed: int = 0,
-            names: tuple[str, str] | None = None, **options: Any):
+            names: tuple[str, str] | None = None, max_bytes: int | None = None, **options: Any):
     """Paired bootstrap of two prediction files on the same references (see :func:`vlbench.uncertainty.compare`).
     Returns ``(comparison, result_a, result_b)``."""
-    from .benchmarks import get_benchmark
     from .uncertainty import compare as paired
 
-    info = get_benchmark(benchmark)
-    refs = _read_references(info, references, split or info.default_split)   # read once, scored twice
-    a = _score(info.id, refs, predictions_a, split=split, protocol=protocol, **options)
-    b = _score(info.id, refs, predictions_b, split=split, protocol=protocol, **options)
+    bench, opts, refs = _prepare(benchmark, references, split, protocol, options)   # read once, scored twice
+    a = _score(bench, opts, refs, predictions_a, max_bytes)
+    b = _score(bench, opts, refs, predictions_b, max_bytes)
     if names is None:
-        names = tuple(str(p) if isinstance(p, (str, os.PathLike)) else label
-                      for p, label in ((predictions_a, "A"), (predictions_b, "B")))
+        names = tuple(str(p) if _is_path(p) else label for p, label in ((predictions_a, "A"), (predictions_b, "B")))
     return paired(a, b, ci, resamples=resamples, seed=seed, names=names), a, b
 
 
-def _read_references(info: Any, references: Any, split: str | None) -> Any:
-    """References given as a path are read (OVDEval: every sub-dataset, the split picks one later)."""
-    if not isinstance(references, (str, os.PathLike)):
-        return references
-    return load_references(info.id, references, split=None if info.id == "ovdeval" else split)
+def build(benchmark: str, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
+    """Official release -> Hub folder (the benchmark's builder), then the folder's ``eval.yaml``."""
+    from .registration import write_eval_yaml
+    from .validation import read_card_metadata
+
+    bench = get_benchmark(benchmark)
+    report = bench.build(raw, out, **kwargs)
+    write_eval_yaml(out, bench.id, read_card_metadata(out))
+    report.files.insert(1, "eval.yaml")
+    return report
 
 
-def _score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
-           protocol: str = "official", **options: Any) -> Result:
-    from .io import read_json
+def export(benchmark: str, folder: str | os.PathLike, *, split: str | None = None) -> Any:
+    """Hub folder -> the benchmark's official annotation data (JSON-serialisable)."""
+    bench = get_benchmark(benchmark)
+    if not Path(folder).is_dir():
+        from .errors import FormatError
 
-    info = get_benchmark(benchmark)
-    split = split or info.default_split
-    scorer = info.module("scorer")
-    refs = _read_references(info, references, split)
-    if hasattr(scorer, "score_sources"):  # benchmarks whose predictions may be a folder of files
-        if options:
-            raise InputError(f"option(s) {', '.join(sorted(options))} do not apply to {info.id}")
-        return scorer.score_sources(refs, predictions, protocol=protocol, split=split)
-    source = "predictions"
-    if isinstance(predictions, (str, os.PathLike)):
-        source = str(predictions)
-        predictions = read_json(predictions, what="prediction file")
-    allowed = {"ref_l4": {"missing", "with_samples"}, "omnilabel": {"with_per_description"},
-               "nocaps": {"cider_idf", "tokenizer", "missing", "meteor", "spice"}}.get(info.id, set())
-    unknown = set(options) - allowed
-    if unknown:
-        raise InputError(f"option(s) {', '.join(sorted(unknown))} do not apply to {info.id}",
-                         fix=f"{info.id} takes: {', '.join(sorted(allowed)) or 'no extra option'}")
-    return scorer.score(refs, predictions, protocol=protocol, split=split, source=source, **options)
+        raise FormatError("the folder does not exist", file=str(folder), fix="pass the folder 'vlbench build' wrote")
+    return bench.export(folder, split)

@@ -12,51 +12,44 @@ from pathlib import Path
 from typing import Sequence
 
 from . import __version__
+from .benchmark import PROTOCOLS
+from .benchmarks import all_benchmarks, get_benchmark
 
 EXIT_BAD_INPUT = 2
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="vlbench", description="Score and publish OmniLabel, nocaps, OVDEval "
-                                "and Ref-L4 exactly as their official scorers do.")
+    names = ", ".join(b.display_name for b in all_benchmarks())
+    p = argparse.ArgumentParser(prog="vlbench", description=f"Score and publish {names} exactly as their official "
+                                "scorers do.")
     p.add_argument("--version", action="version", version=f"vlbench {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
+    ids = " | ".join(b.id for b in all_benchmarks())
     s = sub.add_parser("score", help="score a prediction file against a benchmark's references")
-    s.add_argument("benchmark", help="omnilabel | nocaps | ovdeval | ref_l4 (alias ref-l4)")
+    s.add_argument("benchmark", help=ids)
     s.add_argument("--references", required=True, help="official annotation file, Hub folder or Hub dataset id")
     s.add_argument("--predictions", required=True, help="prediction file in the official format (.json, .json.gz)")
-    s.add_argument("--split", default=None, help="Ref-L4: val, test or all (default all)")
-    s.add_argument("--protocol", default="official", choices=("official", "corrected"))
-    s.add_argument("--cider-idf", default=None, choices=("global", "subset"), help="nocaps only")
-    s.add_argument("--missing", default=None, choices=("error", "miss", "empty"),
-                   help="rows / images without a prediction: an error (default); Ref-L4: 'miss' counts them as "
-                        "misses; nocaps: 'empty' scores them as empty captions")
-    s.add_argument("--tokenizer", default=None, choices=("auto", "java", "python"), help="nocaps only")
+    _scoring_args(s)
     s.add_argument("--output", default=None, help="write the result JSON here")
-    s.add_argument("--no-samples", action="store_true", help="leave per-sample scores out of the JSON")
+    s.add_argument("--no-samples", action="store_true", help="leave per-sample breakdowns out of the JSON")
     s.add_argument("--quiet", action="store_true", help="do not print the table")
     _uncertainty_args(s, ci_default=None)
 
     c = sub.add_parser("compare", help="paired bootstrap of two prediction files: is A really better than B?")
-    c.add_argument("benchmark", help="omnilabel | nocaps | ovdeval | ref_l4 (alias ref-l4)")
+    c.add_argument("benchmark", help=ids)
     c.add_argument("--references", required=True, help="official annotation file, Hub folder or Hub dataset id")
     c.add_argument("--predictions", required=True, nargs=2, metavar=("A", "B"), help="the two prediction files")
-    c.add_argument("--split", default=None, help="Ref-L4: val, test or all (default all)")
-    c.add_argument("--protocol", default="official", choices=("official", "corrected"))
-    c.add_argument("--cider-idf", default=None, choices=("global", "subset"), help="nocaps only")
-    c.add_argument("--missing", default=None, choices=("error", "miss", "empty"))
-    c.add_argument("--tokenizer", default=None, choices=("auto", "java", "python"), help="nocaps only")
+    _scoring_args(c)
     c.add_argument("--output", default=None, help="write the comparison JSON here")
     _uncertainty_args(c, ci_default=0.95)
 
     b = sub.add_parser("build", help="build the Hub dataset folder from the official raw release")
     b.add_argument("benchmark")
-    b.add_argument("--raw", required=True, nargs="+",
-                   help="the official release: Ref-L4 folder; OmniLabel dataset JSON(s) (val and/or test)")
+    b.add_argument("--raw", required=True, nargs="+", help="the official release (a folder, or annotation file(s))")
     b.add_argument("--out", required=True, help="output folder (Hub repo layout)")
     b.add_argument("--images", "--images-root", dest="images", default=None,
-                   help="image folder or archive (Ref-L4: if not inside --raw; OmniLabel: the root of the file_name paths)")
+                   help="image folder or archive, or the root of the images' file_name paths")
     b.add_argument("--allow-missing-images", action="store_true",
                    help="write rows whose image is missing without image instead of failing")
     b.add_argument("--max-shard-mb", type=int, default=None, help="Parquet shard size (default 300)")
@@ -64,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("benchmark")
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
     e.add_argument("--out", required=True, help="output JSON file")
-    e.add_argument("--split", default=None, help="split to export (OmniLabel: validation or test)")
+    e.add_argument("--split", default=None, help="split (or sub-dataset) to export")
     r = sub.add_parser("report", help="render a result JSON: the model-card model-index block, tables as CSV")
     r.add_argument("result", help="a result JSON written by 'vlbench score --output'")
     r.add_argument("--model-index", action="store_true", help="print the model-index YAML block")
@@ -96,6 +89,24 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _scoring_args(p: argparse.ArgumentParser) -> None:
+    """``--split``, ``--protocol`` and one flag per benchmark option (from the registry), for score / compare."""
+    benches = all_benchmarks()
+    p.add_argument("--split", default=None,
+                   help="; ".join(f"{b.display_name}: {b.split_help}" for b in benches if b.split_help))
+    p.add_argument("--protocol", default="official", choices=PROTOCOLS)
+    flags: dict[str, list] = {}
+    for b in benches:
+        for f in b.options_type.own_fields():
+            if f.metadata.get("cli"):
+                flags.setdefault(f.name, []).append((b, f))
+    for name, owners in flags.items():
+        choices = sorted({c for _, f in owners for c in f.metadata.get("choices") or ()}) or None
+        helps = "; ".join(f"{b.display_name}: {f.metadata['help']} (default {f.default})" for b, f in owners)
+        p.add_argument("--" + name.replace("_", "-"), dest=name, default=None, choices=choices, help=helps)
+    p.set_defaults(_option_owners={name: [b.id for b, _ in owners] for name, owners in flags.items()})
+
+
 def _uncertainty_args(p: argparse.ArgumentParser, ci_default: float | None) -> None:
     p.add_argument("--ci", type=float, default=ci_default, metavar="LEVEL",
                    help="add percentile bootstrap intervals over images at this level, e.g. 0.95"
@@ -104,24 +115,18 @@ def _uncertainty_args(p: argparse.ArgumentParser, ci_default: float | None) -> N
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 
-def _score_options(args: argparse.Namespace, bench: str) -> dict:
-    """Benchmark-specific options of ``score`` / ``compare`` from the flags, with clear errors."""
+def _score_options(args: argparse.Namespace) -> dict:
+    """The benchmark options given on the command line (their values are validated by the benchmark)."""
     from .errors import InputError
 
-    options: dict = {}
-    for flag, value in (("--cider-idf", args.cider_idf), ("--tokenizer", args.tokenizer)):
-        if value is not None and bench != "nocaps":
-            raise InputError(f"{flag} applies to nocaps only", fix=f"drop it for {bench}")
-    if args.cider_idf:
-        options["cider_idf"] = args.cider_idf
-    if args.tokenizer:
-        options["tokenizer"] = args.tokenizer
-    if args.missing is not None:
-        allowed = {"ref_l4": ("error", "miss"), "nocaps": ("error", "empty")}.get(bench, ())
-        if args.missing not in allowed:
-            raise InputError(f"--missing {args.missing} does not apply to {bench}",
-                             fix=f"{bench} takes: {', '.join(allowed) or 'no --missing'}")
-        options["missing"] = args.missing
+    bench = get_benchmark(args.benchmark)
+    options = {name: getattr(args, name) for name in args._option_owners if getattr(args, name) is not None}
+    for name in options:
+        if bench.id not in args._option_owners[name]:
+            flag = "--" + name.replace("_", "-")
+            raise InputError(f"{flag} applies to {', '.join(args._option_owners[name])} only", fix=f"drop it for {bench.id}")
+    if getattr(args, "no_samples", False):
+        options["details"] = False
     return options
 
 
@@ -131,11 +136,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     gc.disable()
     from .api import compare
-    from .benchmarks import canonical_id
 
-    bench = canonical_id(args.benchmark)
-    comparison, _, _ = compare(bench, args.references, *args.predictions, split=args.split, protocol=args.protocol,
-                               ci=args.ci, resamples=args.resamples, seed=args.seed, **_score_options(args, bench))
+    comparison, _, _ = compare(args.benchmark, args.references, *args.predictions, split=args.split,
+                               protocol=args.protocol, ci=args.ci, resamples=args.resamples, seed=args.seed,
+                               **_score_options(args))
     print(comparison.table())
     if args.output:
         out = Path(args.output)
@@ -163,13 +167,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
         folder = Path(args.eval_results)
         folder = folder if folder.name == ".eval_results" else folder / ".eval_results"
         folder.mkdir(parents=True, exist_ok=True)
-        entries = result.eval_results(dataset_id=args.dataset_id, revision=args.revision, date=args.date,
+        entries = report.eval_results(result, dataset_id=args.dataset_id, revision=args.revision, date=args.date,
                                       source_url=args.source_url)
         path = folder / f"{result.benchmark}.yaml"
         path.write_text(yaml.safe_dump(entries, sort_keys=False, allow_unicode=True), encoding="utf-8")
         print(f"wrote {path} ({len(entries)} result(s): {', '.join(e['dataset']['task_id'] for e in entries)})")
     if args.model_index:
-        print(result.model_index_yaml(args.model_name, dataset_id=args.dataset_id, config=args.config,
+        print(report.model_index_yaml(result, args.model_name, dataset_id=args.dataset_id, config=args.config,
                                       split=args.split, revision=args.revision), end="")
     if args.csv:
         out = Path(args.csv)
@@ -180,7 +184,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
-    from .benchmarks import get_benchmark
     from .errors import InputError
     from .publish import publish_folder
 
@@ -250,14 +253,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     import json
 
-    from .benchmarks import get_benchmark
-    from .errors import InputError
+    from .api import export
 
-    info = get_benchmark(args.benchmark)
-    reader = info.module("reader")
-    if not hasattr(reader, "export"):
-        raise InputError(f"{info.id} has no export", fix="export exists for omnilabel, ovdeval and nocaps")
-    data = reader.export(args.folder, split=args.split or info.default_split)
+    data = export(args.benchmark, args.folder, split=args.split)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data), encoding="utf-8")
@@ -269,18 +267,13 @@ def _cmd_score(args: argparse.Namespace) -> int:
     import gc
 
     gc.disable()  # a short-lived process building millions of small objects: the cyclic GC only costs time
+    from . import report
     from .api import score
-    from .benchmarks import canonical_id, get_benchmark
 
-    bench = canonical_id(args.benchmark)
-    options = _score_options(args, bench)
-    if args.no_samples and bench == "ref_l4":
-        options["with_samples"] = False
-    result = score(bench, args.references, args.predictions, split=args.split, protocol=args.protocol,
-                   ci=args.ci, resamples=args.resamples, seed=args.seed, **options)
+    result = score(args.benchmark, args.references, args.predictions, split=args.split, protocol=args.protocol,
+                   ci=args.ci, resamples=args.resamples, seed=args.seed, **_score_options(args))
     if not args.quiet:
-        scorer = get_benchmark(bench).module("scorer")
-        print(scorer.table_text(result) if hasattr(scorer, "table_text") else result.table())
+        print(report.text(result))
         if "confidence_intervals" in result.breakdowns:
             from .uncertainty import interval_table
 
@@ -293,22 +286,22 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from .benchmarks import get_benchmark
+    from .api import build
 
     info = get_benchmark(args.benchmark)
-    reader = info.module("reader")
     kwargs = {"images": args.images, "allow_missing_images": args.allow_missing_images}
     if args.max_shard_mb:
         kwargs["max_shard_bytes"] = args.max_shard_mb * 1024**2
     raw = args.raw[0] if len(args.raw) == 1 else args.raw
-    report = reader.build(raw, args.out, **kwargs)
-    print(f"built {info.pretty_name} into {args.out}")
+    report = build(info.id, raw, args.out, **kwargs)
+    print(f"built {info.display_name} into {args.out}")
     for line in report.lines():
         print("  " + line)
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (2 for bad input)."""
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:

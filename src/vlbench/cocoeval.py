@@ -3,9 +3,9 @@
 Reproduces pycocotools 2.0.11 exactly (OFFICIAL-SCORERS.md, section 5) for any grouping of
 (image, category) *pairs* into ranking groups:
 
-- COCO / OVDEval: one group per category, holding that category's pairs on every image;
-- OmniLabel: a few pooled groups (``categ``, ``descr``, ...), each holding many (image, description)
-  pairs that share one score ranking.
+- plain COCO: one group per category, holding that category's pairs on every image;
+- pooled evaluation: a few groups (e.g. all categories, all free-form descriptions), each holding many
+  (image, label) pairs that share one score ranking.
 
 The three steps mirror ``COCOeval``: :func:`match` (``evaluate``: per pair, greedy matching in score
 order at every IoU threshold and area range), :func:`accumulate` (per group: pooled ranking,
@@ -63,7 +63,7 @@ class Detections:
     pair: NDArray[np.int64]
     box_xywh: NDArray[np.float64]
     score: NDArray[np.float64]
-    area: NDArray[np.float64]          # COCO loadRes: w*h (may be negative); OmniLabel: max(0, w*h)
+    area: NDArray[np.float64]          # COCO loadRes: w*h (may be negative); some scorers clip it: max(0, w*h)
 
 
 @dataclass(frozen=True)
@@ -312,7 +312,7 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
             yield mi, a, _Curves(valid, reach, n_tp, tp_first, nd, envelope, segment, recall)
 
 
-def _group_npig(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
+def group_npig(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
                 n_groups: int) -> NDArray[np.int64]:
     """num-gt per (group, area): non-ignored GT, or -1 for a group without any result."""
     A = m.npig.shape[0]
@@ -344,7 +344,7 @@ def accumulate(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray
     for mi, a, c in _accumulate_iter(m, member_pair, member_group, n_groups, params, areas, max_dets):
         precision[:, :, c.valid, a, mi] = c.q()[:, c.valid, :].transpose(0, 2, 1)
         recall[:, c.valid, a, mi] = c.recall[:, c.valid]
-    return precision, recall, _group_npig(m, member_pair, member_group, n_groups)
+    return precision, recall, group_npig(m, member_pair, member_group, n_groups)
 
 
 def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
@@ -356,7 +356,7 @@ def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: 
     mi = max_det % len(params.max_dets)
     T, R, K = len(params.iou_thrs), len(params.rec_thrs), n_groups
     t50 = int(np.flatnonzero(params.iou_thrs == 0.5)[0])
-    npig = np.maximum(_group_npig(m, member_pair, member_group, K)[:, area], 1)
+    npig = np.maximum(group_npig(m, member_pair, member_group, K)[:, area], 1)
     (_, _, c), = _accumulate_iter(m, member_pair, member_group, K, params, (area,), (mi,), need_reach=False)
     per_segment = np.zeros(T * K)
     if len(c.envelope):
@@ -376,7 +376,7 @@ def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: 
     return ap, ap50
 
 
-def _mean_of_valid(s: NDArray[np.float64]) -> float:
+def mean_of_valid(s: NDArray[np.float64]) -> float:
     """pycocotools ``_summarize``: mean of the entries > -1, or -1 when there are none."""
     valid = s[s > -1]
     return -1.0 if len(valid) == 0 else float(np.mean(valid))
@@ -391,7 +391,7 @@ def summary_value(precision: NDArray, recall: NDArray, params: Params, *, ap: bo
     if iou_thr is not None:
         s = s[np.where(iou_thr == params.iou_thrs)[0]]
     s = s[:, :, :, aind, mind] if ap else s[:, :, aind, mind]
-    return _mean_of_valid(s)
+    return mean_of_valid(s)
 
 
 def summarize(precision: NDArray, recall: NDArray, params: Params = Params()) -> dict[str, float]:
@@ -425,6 +425,7 @@ class CocoEvalResult:
     matches: Matches
     category_ids: NDArray[np.int64]
     skipped_detections: int  # detections whose category is not a GT category (pycocotools skips them)
+    skipped_gt: int = 0      # GT annotations of images not in ``image_ids`` (pycocotools never looks them up)
 
 
 def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64], gt: dict[str, NDArray],
@@ -440,12 +441,16 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
     K = len(cats)
 
     def pair_of(image_id, category_id):
+        # searchsorted gives the insertion point: an id that is not there must be recognised, not filed
+        # under its neighbour (pycocotools only looks up annotations of the evaluated image ids)
         i = np.searchsorted(imgs, image_id)
         k = np.searchsorted(cats, category_id)
         known = (k < K) & (cats[np.minimum(k, K - 1)] == category_id) if K else np.zeros(len(k), bool)
-        return i * K + k, known
+        known &= (i < len(imgs)) & (imgs[np.minimum(i, len(imgs) - 1)] == image_id) if len(imgs) else False
+        return np.where(known, i * K + k, 0), known
 
     g_pair, g_known = pair_of(np.asarray(gt["image_id"]), np.asarray(gt["category_id"]))
+    g_orphan = ~np.isin(np.asarray(gt["image_id"]), imgs)
     d_pair, d_known = pair_of(np.asarray(dt["image_id"]), np.asarray(dt["category_id"]))
     g_box = np.asarray(gt["bbox"], dtype=np.float64).reshape(-1, 4)
     d_box = np.asarray(dt["bbox"], dtype=np.float64).reshape(-1, 4)
@@ -462,7 +467,7 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
     precision, recall, npig = accumulate(matches, pairs, pairs % max(K, 1), K, params)
     return CocoEvalResult(stats=summarize(precision, recall, params), precision=precision, recall=recall,
                           npig=npig, matches=matches, category_ids=cats,
-                          skipped_detections=int((~d_known).sum()))
+                          skipped_detections=int((~d_known).sum()), skipped_gt=int(g_orphan.sum()))
 
 
 # -- bootstrap: the accumulation under image weights --------------------------------------------------
@@ -520,6 +525,7 @@ class WeightedRanking:
     def build(cls, m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
               unit_of_pair: NDArray[np.int64], n_units: int, params: Params = Params(), *, area: int = 0,
               max_det: int = -1) -> "WeightedRanking":
+        """The pooled ranking of every group, with detection and GT weights indexed by image."""
         from scipy import sparse
 
         mi = max_det % len(params.max_dets)

@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Sequence
 
+from .api import build
 from .benchmarks import get_benchmark
 from .errors import VlbenchError
 from .publish import publish_folder
@@ -15,9 +16,10 @@ __all__ = ["main"]
 
 
 def main(benchmark: str, argv: Sequence[str] | None = None, *, raw_help: str = "the official release") -> int:
+    """Build one benchmark's Hub folder from its release (and publish it with ``--repo-id``); returns the exit status."""
     info = get_benchmark(benchmark)
     ap = argparse.ArgumentParser(prog=f"dataset_scripts/{info.id}.py",
-                                 description=f"Build the {info.pretty_name} Hub dataset and optionally publish it.")
+                                 description=f"Build the {info.display_name} Hub dataset and optionally publish it.")
     ap.add_argument("--raw", required=True, nargs="+", help=raw_help)
     ap.add_argument("--out", required=True, help="output folder in the Hub repo layout")
     ap.add_argument("--images", default=None, help="image folder or archive")
@@ -27,8 +29,7 @@ def main(benchmark: str, argv: Sequence[str] | None = None, *, raw_help: str = "
     args = ap.parse_args(argv)
     try:
         raw = args.raw[0] if len(args.raw) == 1 else args.raw
-        report = info.module("reader").build(raw, args.out, images=args.images,
-                                             allow_missing_images=args.allow_missing_images)
+        report = build(info.id, raw, args.out, images=args.images, allow_missing_images=args.allow_missing_images)
         print("\n".join(report.lines()))
         if args.repo_id or args.dry_run:
             plan = publish_folder(args.out, args.repo_id or f"ORG/{info.id}", dry_run=args.dry_run)

@@ -39,8 +39,8 @@ def iou_aligned_xyxy(boxes_a_xyxy: ArrayLike, boxes_b_xyxy: ArrayLike, *, dtype:
                      eps: float = 1e-6) -> NDArray:
     """IoU of row i of ``a`` with row i of ``b``, every operation rounded to ``dtype``.
 
-    Reproduces mmdetection's ``bbox_overlaps(mode="iou", is_aligned=True)`` (used by the Ref-L4
-    scorer on float32 tensors): ``union = max(area_a + area_b - overlap, eps)``, so an inverted or
+    Reproduces mmdetection's ``bbox_overlaps(mode="iou", is_aligned=True)`` (as used on float32
+    tensors by scorers built on mmdetection): ``union = max(area_a + area_b - overlap, eps)``, so an inverted or
     empty box gets IoU 0 rather than a division by zero.
     """
     a = np.asarray(boxes_a_xyxy).astype(dtype, copy=False)

@@ -22,6 +22,8 @@ MAX_SHARD_BYTES = 300 * 1024**2
 
 @dataclass
 class SplitSummary:
+    """One split's shards: rows, bytes and repo-relative file paths."""
+
     name: str
     num_examples: int = 0
     num_bytes: int = 0
@@ -50,11 +52,13 @@ class ShardedParquetWriter:
         self.summary = SplitSummary(split)
 
     def write(self, row: dict[str, Any]) -> None:
+        """Encode one row and buffer it; a full row group is written out."""
         self._buffer.append(self.features.encode_example(row))
         if len(self._buffer) >= self.rows_per_group:
             self._flush()
 
     def write_all(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Write every row of an iterable."""
         for row in rows:
             self.write(row)
 
@@ -147,16 +151,12 @@ def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None,
     return meta
 
 
-def write_card(out_dir: str | os.PathLike, meta: dict[str, Any], body: str, *, benchmark: str | None = None) -> Path:
-    """Write ``README.md``: ``---`` YAML ``---`` then the prose body; with ``benchmark``, also the
-    benchmark registration ``eval.yaml`` for the configs and splits the card lists."""
+def write_card(out_dir: str | os.PathLike, meta: dict[str, Any], body: str) -> Path:
+    """Write ``README.md`` through ``huggingface_hub``'s card API: the YAML ``meta``, then the prose ``body``."""
     import yaml
+    from huggingface_hub import DatasetCard
 
     path = Path(out_dir) / "README.md"
     header = yaml.safe_dump(json.loads(json.dumps(meta)), sort_keys=False, allow_unicode=True)
-    path.write_text(f"---\n{header}---\n\n{body.strip()}\n", encoding="utf-8")
-    if benchmark:
-        from .registration import write_eval_yaml
-
-        write_eval_yaml(out_dir, benchmark, meta)
+    DatasetCard(f"---\n{header}---\n\n{body.strip()}\n").save(path)
     return path

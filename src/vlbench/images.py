@@ -48,4 +48,5 @@ class ImageSource:
         self.missing = sorted(needed - set(self.paths))
 
     def get(self, file_name: str) -> Path | None:
+        """The file of an image (by base name), or None when missing."""
         return self.paths.get(os.path.basename(file_name))

@@ -1,5 +1,4 @@
-"""Reading user files: JSON / JSON.gz with a size bound, Parquet, and recognising which benchmark a
-prediction file belongs to (so a wrong file gets a helpful error instead of a confusing one)."""
+"""Reading user files: JSON / JSON.gz with a size bound, and Arrow columns as numpy arrays."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from typing import Any
 
 from .errors import FormatError
 
-__all__ = ["read_json", "sniff_predictions", "MAX_JSON_BYTES"]
+__all__ = ["read_json", "arrow_to_numpy", "arrow_codes", "MAX_JSON_BYTES"]
 
 #: Upper bound on the (decompressed) size of a JSON file we agree to parse.
 MAX_JSON_BYTES = 2 * 1024**3
@@ -76,25 +75,6 @@ def _stdlib_loads(data: bytes, p: Path, what: str) -> Any:
                           file=str(p), fix="write it with json.dump") from None
 
 
-_SIGNATURES = (
-    ("ref_l4", {"pred_bbox"}),
-    ("omnilabel", {"description_ids", "scores"}),
-    ("nocaps", {"caption"}),
-    ("ovdeval", {"category_id", "score", "bbox"}),
-)
-
-
-def sniff_predictions(entries: Any) -> str | None:
-    """Which benchmark's prediction format the first entry of a list looks like, or None."""
-    if not isinstance(entries, list) or not entries or not isinstance(entries[0], dict):
-        return None
-    keys = set(entries[0])
-    for bench, needed in _SIGNATURES:
-        if needed <= keys:
-            return bench
-    return None
-
-
 def arrow_to_numpy(column: Any, dtype: str) -> Any:
     """A numeric Arrow column (or the values of a list column, flattened) as a numpy array.
 
@@ -118,17 +98,6 @@ def arrow_to_numpy(column: Any, dtype: str) -> Any:
     data = array.buffers()[1]
     return np.frombuffer(data, dtype=dtype, count=len(array) + array.offset)[array.offset:] if data is not None \
         else np.zeros(0, dtype=dtype)
-
-
-def expect_prediction_list(entries: Any, benchmark: str, source: str, entry_form: str) -> None:
-    """Raise a FormatError unless ``entries`` is a JSON list that does not look like another benchmark's file."""
-    if not isinstance(entries, list):
-        raise FormatError(f"the predictions must be a JSON list of {entry_form} objects, "
-                          f"got a JSON {type(entries).__name__}", file=source)
-    other = sniff_predictions(entries)
-    if other not in (None, benchmark):
-        raise FormatError(f"this looks like a {other} prediction file, not {benchmark}", file=source,
-                          fix=f"score it with 'vlbench score {other}'")
 
 
 def arrow_codes(column: Any) -> Any:

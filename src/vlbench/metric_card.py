@@ -13,6 +13,8 @@ import re
 import sys
 from pathlib import Path
 
+from .benchmarks import get_benchmark
+
 __all__ = ["sections", "render", "REGIONS"]
 
 REGIONS = ("outputs", "intervals", "quirks", "data", "citation")
@@ -22,31 +24,24 @@ _END = "<!-- end of generated block -->"
 
 def sections(benchmark: str) -> dict[str, str]:
     """Markdown of every generated region of ``benchmark``'s metric card."""
-    from .benchmarks import get_benchmark
-    from .registration import TASKS
-
     info = get_benchmark(benchmark)
-    card, schema = info.module("card"), info.module("schema")
-    rows = "\n".join(f"| `{k}` | {info.metric_names.get(k, k)} |" for k in schema.METRIC_KEYS)
+    rows = "\n".join(f"| `{k}` | {info.metric_names.get(k, k)} |" for k in info.metric_keys)
     outputs = ("Every value is in percent points (0-100), or `None` where the official scorer has no value (its -1, "
                "or a crash on an empty subset).\n\n| key | metric |\n|---|---|\n" + rows)
-    if info.id == "ovdeval":
-        outputs += ("\n\nScoring several sub-datasets at once (CLI: a folder of prediction files) gives "
-                    "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the paper's Table 3).")
+    if info.outputs_note:
+        outputs += "\n\n" + info.outputs_note
     intervals = ("`ci=0.95` (CLI `--ci 0.95`) adds `confidence_intervals`: per metric a percentile bootstrap interval "
-                 "over images" + (" (the expressions of one image move together; pass `file_name` in the references)"
-                                  if info.id == "ref_l4" else "")
+                 "over images" + info.interval_note
                  + ", 1,000 resamples (`resamples=`) from seed 0 (`seed=`). Each resample recomputes the metric's own "
                    "definition from per-image statistics, so the point values are unchanged and 1,000 resamples take "
                    "seconds. `vlbench compare` runs the paired version for two prediction files.")
-    quirks = "\n".join(f"- {q}" for q in card.QUIRKS)
-    license_id = card.card_metadata()["license"]
-    boards = ", ".join(f"`{t.id}`" for t in TASKS[info.id])
-    data = (f"The references are the {info.pretty_name} Hub dataset built by `vlbench build {info.id}` "
-            f"(annotations license: `{license_id}`; see its dataset card for the image licenses). Its `eval.yaml` "
+    quirks = "\n".join(f"- {q}" for q in info.quirks)
+    boards = ", ".join(f"`{t.id}`" for t in info.eval_tasks())
+    data = (f"The references are the {info.display_name} Hub dataset built by `vlbench build {info.id}` "
+            f"(annotations license: `{info.license}`; see its dataset card for the image licenses). Its `eval.yaml` "
             f"registers the leaderboards {boards}; `vlbench report result.json --eval-results out/` writes a "
             "model's `.eval_results` file for them.")
-    citation = f"```bibtex\n{card.CITATION}\n```"
+    citation = f"```bibtex\n{info.citation}\n```"
     return {"outputs": outputs, "intervals": intervals, "quirks": quirks, "data": data, "citation": citation}
 
 

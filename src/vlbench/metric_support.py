@@ -7,7 +7,7 @@ from typing import Any
 
 from .result import Result
 
-__all__ = ["RowInputs", "batch_rows", "compute_output"]
+__all__ = ["RowInputs", "batch_rows", "compute_output", "compute"]
 
 
 def batch_rows(references: Any) -> Any:
@@ -23,10 +23,12 @@ class RowInputs:
 
     @staticmethod
     def slim_prediction(prediction: Any) -> Any:
+        """Keep the fields of a prediction the module declares."""
         return prediction
 
     @staticmethod
     def slim_reference(reference: Any) -> Any:
+        """Keep the fields of a reference the module declares."""
         return reference
 
     def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
@@ -59,3 +61,18 @@ def compute_output(result: Result, return_details: bool, ci: float | None = None
     if return_details:
         out.update(breakdowns=result.breakdowns, counts=result.counts, warnings=result.warnings)
     return out
+
+
+def compute(benchmark: str, predictions: list[Any], references: list[Any], *, return_details: bool = False,
+            ci: float | None = None, resamples: int = 1000, seed: int = 0, split: str | None = None,
+            **options: Any) -> dict[str, Any]:
+    """What every evaluate module's ``_compute`` does: rows -> records, examples -> official entries, score
+    through the benchmark protocol, then :func:`compute_output`."""
+    from .benchmarks import get_benchmark
+
+    bench = get_benchmark(benchmark)
+    references = list(references)
+    refs = bench.references_from_rows(references)
+    entries = bench.entries_from_examples(references, list(predictions))
+    result = bench.score(refs, entries, bench.options(split=split, details=return_details, **options))
+    return compute_output(result, return_details, ci, resamples, seed)

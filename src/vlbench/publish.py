@@ -22,9 +22,11 @@ class UploadPlan:
 
     @property
     def total_bytes(self) -> int:
+        """Bytes the upload sends."""
         return sum(size for _, size in self.files)
 
     def lines(self) -> list[str]:
+        """The plan as terminal lines, one per file and a total."""
         out = [f"{size:>14,}  {path}" for path, size in self.files]
         out.append(f"{self.total_bytes:>14,}  total, {len(self.files)} file(s)")
         return out

@@ -1,4 +1,4 @@
-"""The result of scoring one benchmark, and its renderings (JSON, terminal table, model-card YAML).
+"""The result of scoring one benchmark: plain data, its JSON form and a generic terminal table.
 
 Every number in ``metrics`` is in percent points (0-100) or ``None`` where the official scorer has
 no value (its -1, or a crash on an empty subset), as ``CONTRACT.md`` fixes.
@@ -28,7 +28,7 @@ def _clean(value: Any) -> Any:
         return np.where(np.isfinite(value), value, None).tolist() if not np.isfinite(value).all() else value.tolist()
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+    if isinstance(value, (np.generic, np.ndarray)):
         return _clean(value.tolist())
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -54,8 +54,8 @@ class Result:
     #: builds the benchmark's bootstrap replicator (see :mod:`vlbench.uncertainty`); not serialised
     resampler: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
-    # -- renderings ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The result JSON (CONTRACT.md): JSON-safe, NaN as null."""
         return _clean({
             "benchmark": self.benchmark,
             "protocol": self.protocol,
@@ -68,10 +68,12 @@ class Result:
         })
 
     def to_json(self, indent: int | None = None) -> str:
+        """:meth:`to_dict` as a JSON string."""
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Result":
+        """A result read back from its JSON (no resampler: intervals need the original run)."""
         return cls(benchmark=data["benchmark"], protocol=data.get("protocol", "official"),
                    metrics=dict(data["metrics"]), breakdowns=data.get("breakdowns", {}),
                    counts=data.get("counts", {}), warnings=list(data.get("warnings", [])),
@@ -96,39 +98,3 @@ class Result:
 
     def __str__(self) -> str:
         return self.table()
-
-    def model_index(self, model_name: str, *, dataset_id: str | None = None, config: str | None = None,
-                    split: str | None = None, revision: str | None = None) -> dict[str, Any]:
-        """The ``model-index`` entry for a model card (values in percent), as the Hub parses it."""
-        from .benchmarks import get_benchmark
-
-        info = get_benchmark(self.benchmark)
-        split = split or self.options.get("split") or info.default_split
-        dataset: dict[str, Any] = {"name": info.pretty_name, "type": dataset_id or info.hub_id}
-        config = config or self.options.get("sub_dataset")
-        if config:
-            dataset["config"] = config
-        if split:
-            dataset["split"] = split
-        if revision:
-            dataset["revision"] = revision
-        metrics = [
-            {"type": key, "name": info.metric_names.get(key, key), "value": round(float(value), 4)}
-            for key, value in self.metrics.items() if value is not None
-        ]
-        return {"model-index": [{"name": model_name, "results": [{
-            "task": {"type": info.task_type, "name": info.task_name},
-            "dataset": dataset,
-            "metrics": metrics,
-        }]}]}
-
-    def eval_results(self, **kwargs: Any) -> list[dict[str, Any]]:
-        """Entries for a model repo's ``.eval_results/<benchmark>.yaml`` (see :mod:`vlbench.registration`)."""
-        from .registration import eval_results
-
-        return eval_results(self, **kwargs)
-
-    def model_index_yaml(self, model_name: str, **kwargs: Any) -> str:
-        import yaml
-
-        return yaml.safe_dump(self.model_index(model_name, **kwargs), sort_keys=False, allow_unicode=True)

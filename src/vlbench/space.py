@@ -1,4 +1,4 @@
-"""The upload-and-score Space (Gradio), for all four benchmarks, and the small per-metric apps.
+"""The upload-and-score Space (Gradio), for every registered benchmark, and the small per-metric apps.
 
 All logic lives in the engine (``vlbench.api``, ``vlbench.report``); this module only wires Gradio
 components. Uploads are read from Gradio's temporary files only; references are the bundled samples
@@ -9,52 +9,48 @@ from __future__ import annotations
 
 import json
 import tempfile
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .benchmarks import all_benchmarks, get_benchmark
 from .errors import VlbenchError
 
-__all__ = ["sample_references", "example_predictions", "build_app", "run_space", "run_compare", "CHOICES"]
+__all__ = ["sample_references", "example_predictions", "build_app", "run_space", "run_compare", "choices",
+           "labels"]
 
 #: Maximum decompressed size of an uploaded prediction file.
 MAX_UPLOAD_BYTES = 512 * 1024**2
 
-_SAMPLES = {"ref_l4": "samples/ref_l4", "omnilabel": "samples/omnilabel/dataset_val.json",
-            "ovdeval": "samples/ovdeval", "nocaps": "samples/nocaps/nocaps_val_captions.json"}
-#: Per benchmark: the choices of the second dropdown (Ref-L4 split / OVDEval sub-dataset).
-CHOICES = {"ref_l4": ["all", "val", "test"], "omnilabel": ["validation"],
-           "ovdeval": ["color", "material", "all (Table 3)"], "nocaps": ["validation"]}
-_OVDEVAL_ALL = "all (Table 3)"
-LABELS = {"ref_l4": "Ref-L4", "omnilabel": "OmniLabel", "ovdeval": "OVDEval", "nocaps": "nocaps"}
+
+def labels() -> dict[str, str]:
+    """id -> display name of every registered benchmark."""
+    return {b.id: b.display_name for b in all_benchmarks()}
 
 
-def _sample(path: str) -> str:
-    return str(resources.files("vlbench").joinpath(path))
+def choices(benchmark: str) -> list[str]:
+    """The choices of the "split / sub-dataset" dropdown of a benchmark."""
+    return list(get_benchmark(benchmark).space_subsets)
 
 
 def sample_references(benchmark: str, subset: str | None = None) -> str:
-    if benchmark == "ovdeval" and subset == _OVDEVAL_ALL:
-        return _sample("samples/ovdeval")
-    if benchmark == "ovdeval" and subset:
-        return _sample(f"samples/ovdeval/annotations/{subset}.json")
-    return _sample(_SAMPLES[benchmark])
+    """The bundled sample references for a choice (the first choice by default)."""
+    bench = get_benchmark(benchmark)
+    return bench.sample_references(subset or bench.space_subsets[0])
 
 
 def example_predictions(benchmark: str, quality: str, subset: str | None = None) -> str:
-    """The bundled good / poor example prediction file of a benchmark (OVDEval "all": a zip of the folder)."""
-    if benchmark == "ovdeval" and subset == _OVDEVAL_ALL:
-        import zipfile
+    """The bundled good / poor example prediction file of a choice (a folder of files is zipped, as uploaded)."""
+    import zipfile
 
-        folder = Path(_sample(f"samples/ovdeval/predictions_{quality}"))
-        target = Path(tempfile.mkdtemp(prefix="vlbench-example-")) / f"ovdeval_predictions_{quality}.zip"
-        with zipfile.ZipFile(target, "w") as zf:
-            for f in sorted(folder.glob("*.json")):
-                zf.write(f, f.name)
-        return str(target)
-    if benchmark == "ovdeval":
-        return _sample(f"samples/ovdeval/predictions_{quality}/{subset or 'color'}.json")
-    return _sample(f"samples/{benchmark}/predictions_{quality}.json")
+    bench = get_benchmark(benchmark)
+    path = Path(bench.example_predictions(quality, subset or bench.space_subsets[0]))
+    if not path.is_dir():
+        return str(path)
+    target = Path(tempfile.mkdtemp(prefix="vlbench-example-")) / f"{bench.id}_{path.name}.zip"
+    with zipfile.ZipFile(target, "w") as zf:
+        for f in sorted(path.glob("*.json")):
+            zf.write(f, f.name)
+    return str(target)
 
 
 def local_reference_choices(benchmark: str) -> list[str]:
@@ -84,17 +80,18 @@ BUNDLED = "bundled sample"
 
 def _score(benchmark: str, subset: str | None, predictions_path: str, references_path: str | None = None,
            protocol: str = "official"):
-    from .api import score
-    from .io import read_json
+    """(result, records, parsed predictions) of one upload; a .zip is unpacked into a folder of prediction files."""
+    import zipfile
 
-    refs = references_path or sample_references(benchmark, subset)
-    if benchmark == "ovdeval" and subset == _OVDEVAL_ALL:
-        folder = _unzip_predictions(predictions_path)
-        return score(benchmark, refs, str(folder), protocol=protocol), refs, None
-    preds = read_json(predictions_path, what="prediction file", max_bytes=MAX_UPLOAD_BYTES)
-    split = subset if benchmark == "ref_l4" else None
-    options = {"meteor": True, "spice": True} if benchmark == "nocaps" else {}
-    return score(benchmark, refs, preds, split=split, protocol=protocol, **options), refs, preds
+    from .api import load_references, score
+
+    bench = get_benchmark(benchmark)
+    options = bench.space_options(subset)
+    refs_path = references_path or bench.sample_references(subset)
+    source = str(_unzip_predictions(predictions_path)) if zipfile.is_zipfile(predictions_path) else predictions_path
+    preds = bench.read_predictions(source, max_bytes=MAX_UPLOAD_BYTES)
+    refs = load_references(bench.id, refs_path, split=options.get("split"))
+    return score(bench.id, refs, preds, protocol=protocol, **options), refs, preds, refs_path
 
 
 def _unzip_predictions(path: str) -> Path:
@@ -103,9 +100,6 @@ def _unzip_predictions(path: str) -> Path:
 
     from .errors import FormatError
 
-    if not zipfile.is_zipfile(path):
-        raise FormatError("for all sub-datasets at once, upload a .zip of <sub-dataset>.json prediction files",
-                          file=Path(path).name)
     folder = Path(tempfile.mkdtemp(prefix="vlbench-upload-"))
     total = 0
     with zipfile.ZipFile(path) as zf:
@@ -140,13 +134,14 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
              + [[], None, []])
     if not predictions_path:
         return ["**Error:** upload a prediction file (or click an example) first.", ""] + empty
-    if benchmark not in CHOICES or subset not in CHOICES[benchmark]:
+    if benchmark not in labels() or subset not in choices(benchmark):
         return [f"**Error:** unknown benchmark / subset {benchmark!r} / {subset!r}; choose one of "
-                f"{', '.join(f'{b}: {CHOICES[b]}' for b in CHOICES)}", ""] + empty
-    step(0.05, "reading and scoring (nocaps with METEOR: ~15 s)")
+                f"{', '.join(f'{b}: {choices(b)}' for b in labels())}", ""] + empty
+    step(0.05, "reading and scoring (caption metrics with Java: ~15 s)")
     try:
         refs_path = _references(benchmark, subset, references) if references and references != BUNDLED else None
-        result, refs, preds = _score(benchmark, subset, predictions_path, refs_path, protocol=protocol)
+        result, refs, preds, refs_path = _score(benchmark, subset, predictions_path, refs_path, protocol=protocol)
+        gallery = report.samples(benchmark, refs, preds, result, images=report.image_reader(refs_path))
     except VlbenchError as exc:
         return [f"**Error:** {exc}", ""] + empty
     step(0.7, "tables, plots and samples")
@@ -160,10 +155,10 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     figs = list(report.plots(result).items())[:_N_PLOTS]
     plot_outputs = [gr.Plot(value=fig, label=name, visible=True) for name, fig in figs]
     plot_outputs += [gr.Plot(visible=False)] * (_N_PLOTS - len(plot_outputs))
-    gallery = report.samples(benchmark, refs, preds, result) if preds is not None else []
     out_dir = Path(tempfile.mkdtemp(prefix="vlbench-space-"))
     (out_dir / "result.json").write_text(result.to_json(indent=1), encoding="utf-8")
-    (out_dir / "model-index.yaml").write_text(result.model_index_yaml(model_name or "my-model"), encoding="utf-8")
+    (out_dir / "model-index.yaml").write_text(report.model_index_yaml(result, model_name or "my-model"),
+                                              encoding="utf-8")
     files = [str(out_dir / "result.json"), str(out_dir / "model-index.yaml")]
     for name, table in tables:
         path = out_dir / (name.split(" (")[0].replace(" ", "_") + ".csv")
@@ -180,14 +175,14 @@ def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: 
 
     if not a_path or not b_path:
         return "**Error:** upload two prediction files (A above, B here) to compare them.", []
-    if benchmark not in CHOICES or subset not in CHOICES[benchmark]:
+    if benchmark not in labels() or subset not in choices(benchmark):
         return f"**Error:** unknown benchmark / subset {benchmark!r} / {subset!r}", []
     try:
         if progress is not None:
             progress(0.05, desc="scoring A and B")
         refs_path = _references(benchmark, subset, references) if references and references != BUNDLED else None
-        a, _, _ = _score(benchmark, subset, a_path, refs_path, protocol=protocol)
-        b, _, _ = _score(benchmark, subset, b_path, refs_path, protocol=protocol)
+        a = _score(benchmark, subset, a_path, refs_path, protocol=protocol)[0]
+        b = _score(benchmark, subset, b_path, refs_path, protocol=protocol)[0]
         if progress is not None:
             progress(0.6, desc="paired bootstrap (1,000 resamples of images)")
         result = compare(a, b, 0.95, names=(Path(a_path).name, Path(b_path).name))
@@ -202,26 +197,27 @@ def build_app(only: str | None = None):
     """The upload-and-score Space: all four benchmarks, or ``only`` one (the app of its evaluate metric Space)."""
     import gradio as gr
 
-    shown = [only] if only else list(LABELS)
-    if only and only not in LABELS:
-        raise VlbenchError(f"unknown benchmark {only!r}; choose one of {', '.join(LABELS)}")
-    names = ", ".join(LABELS[k] for k in shown)
+    names_of = labels()
+    shown = [only] if only else list(names_of)
+    if only and only not in names_of:
+        raise VlbenchError(f"unknown benchmark {only!r}; choose one of {', '.join(names_of)}")
+    names = ", ".join(names_of[k] for k in shown)
     with gr.Blocks(title=f"vlbench: score {names}", analytics_enabled=False) as demo:
-        gr.Markdown(f"# {'vlbench' if not only else LABELS[only] + ' metric (vlbench)'}\nUpload a prediction file in "
+        gr.Markdown(f"# {'vlbench' if not only else names_of[only] + ' metric (vlbench)'}\nUpload a prediction file in "
                     "the benchmark's official format (or click an example) and get the official scores, the "
                     "breakdowns, plots, the worst samples and a ready-to-paste model-card block. References: the "
                     "bundled sample releases.")
         with gr.Row():
-            bench = gr.Dropdown([(LABELS[k], k) for k in shown], value=shown[0], label="benchmark", elem_id="bench",
+            bench = gr.Dropdown([(names_of[k], k) for k in shown], value=shown[0], label="benchmark", elem_id="bench",
                                 interactive=not only)
             # the choices follow the benchmark; custom values let API calls pass any of them (checked in run_space)
-            subset = gr.Dropdown(CHOICES[shown[0]], value=CHOICES[shown[0]][0], label="split / sub-dataset",
+            subset = gr.Dropdown(choices(shown[0]), value=choices(shown[0])[0], label="split / sub-dataset",
                                  elem_id="subset", allow_custom_value=True)
             protocol = gr.Dropdown(["official", "corrected"], value="official", label="protocol")
             model_name = gr.Textbox(value="my-model", label="model name (for the model card)")
             references = gr.Dropdown([BUNDLED] + local_reference_choices(shown[0]), value=BUNDLED,
                                      label="references", elem_id="references")
-        upload = gr.File(label="predictions (.json or .json.gz; OVDEval all: a .zip of <sub-dataset>.json files)",
+        upload = gr.File(label="predictions (.json or .json.gz; for several parts at once: a .zip of <part>.json files)",
                          file_types=[".json", ".gz", ".zip"], elem_id="upload")
         with gr.Row():
             good = gr.Button("Example: a good model", elem_id="example-good")
@@ -249,7 +245,7 @@ def build_app(only: str | None = None):
                 comparison_file = gr.File(label="comparison JSON", file_count="multiple", elem_id="comparison-file")
         metrics_json = gr.Textbox(visible=False, elem_id="metrics-json")
 
-        bench.change(lambda b: (gr.Dropdown(choices=CHOICES[b], value=CHOICES[b][0]),
+        bench.change(lambda b: (gr.Dropdown(choices=choices(b), value=choices(b)[0]),
                                 gr.Dropdown(choices=[BUNDLED] + local_reference_choices(b), value=BUNDLED)),
                      bench, [subset, references])
         good.click(lambda b, s: example_predictions(b, "good", s), [bench, subset], upload)
@@ -270,6 +266,7 @@ def build_app(only: str | None = None):
 
 
 def launch(host: str = "127.0.0.1", port: int = 7860, **kwargs: Any) -> None:
+    """Start the Space on ``host:port`` (uploads up to 100 MB)."""
     import os
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")

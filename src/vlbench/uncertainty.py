@@ -1,15 +1,15 @@
 """How sure is a score: percentile bootstrap intervals and paired model comparison.
 
 None of the official scorers reports uncertainty; this module adds it on top of any benchmark
-without touching the point estimates. The resampling unit is the image (Ref-L4: the referring
-expressions of one image move together). A resample is a vector of integer *weights*, one per
+without touching the point estimates. The resampling unit is the image (where a benchmark scores
+several items per image, such as referring expressions, they move together). A resample is a vector of integer *weights*, one per
 image (how often the image was drawn); each benchmark's :class:`Replicator` recomputes every metric
 from its per-image sufficient statistics under such weights, with the metric's own definition
 (corpus BLEU / METEOR from summed counts, CIDEr-D with reweighted document frequencies, AP from a
 pooled weighted ranking), so 1,000 resamples cost seconds, not 1,000 evaluations.
 
 With all weights 1 a replicator gives back the point estimate (tested for every benchmark).
-Several strata (OVDEval sub-datasets) are resampled independently, each with its own image count.
+Several strata (e.g. sub-datasets scored together) are resampled independently, each with its own image count.
 """
 
 from __future__ import annotations
@@ -157,6 +157,7 @@ class Comparison:
     names: tuple[str, str] = ("A", "B")
 
     def to_dict(self) -> dict[str, Any]:
+        """The comparison as JSON-safe data."""
         return {"benchmark": self.benchmark, "level": self.level, "resamples": self.resamples, "seed": self.seed,
                 "unit": self.unit, "method": "paired percentile bootstrap", "a": self.names[0], "b": self.names[1],
                 "metrics": self.rows}
@@ -234,7 +235,7 @@ def compare(result_a: Any, result_b: Any, level: float = 0.95, *, resamples: int
 
 def stack(replicators: Sequence[Replicator], combine: Callable[[list[dict[str, NDArray]]], dict[str, NDArray]]
           ) -> Replicator:
-    """Strata side by side (OVDEval sub-datasets): each gets its slice of the weights; ``combine`` merges."""
+    """Strata side by side (e.g. sub-datasets): each gets its slice of the weights; ``combine`` merges."""
     return _Stacked(tuple(replicators), combine)
 
 
@@ -245,10 +246,12 @@ class _Stacked:
 
     @property
     def strata(self) -> tuple[int, ...]:
+        """The image counts of the stacked strata, in order."""
         return tuple(n for p in self.parts for n in p.strata)
 
     @property
     def unit(self) -> str:
+        """The resampling unit of the stacked replicators."""
         return self.parts[0].unit if self.parts else "image"
 
     def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:

@@ -1,93 +1,129 @@
-"""The registry of benchmarks: ids, aliases, display names and where each one's code lives."""
+"""The registry of benchmarks.
+
+Every sub-package of this package that defines ``BENCHMARK`` (a :class:`~vlbench.benchmark.Benchmark`)
+is registered on first use, then every object an installed distribution names under the entry-point
+group ``vlbench.benchmarks``; :func:`register` adds one at run time (a notebook, a test). This module
+knows no benchmark by name: they are discovered.
+"""
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
-from types import ModuleType
+import importlib.metadata
+import pkgutil
+import warnings
+from typing import Iterator, Mapping
 
+from ..benchmark import Benchmark
 from ..errors import InputError
 
-__all__ = ["BenchmarkInfo", "BENCHMARKS", "get_benchmark", "canonical_id"]
+__all__ = ["register", "unregister", "get_benchmark", "canonical_id", "all_benchmarks", "sniff_predictions",
+           "expect_prediction_list", "BENCHMARKS"]
+
+#: entry-point group of benchmark plug-ins: ``name = "package.module:BENCHMARK"``
+ENTRY_POINT_GROUP = "vlbench.benchmarks"
+
+_registry: dict[str, Benchmark] = {}
+_discovered = False
 
 
-@dataclass(frozen=True)
-class BenchmarkInfo:
-    """Facts about one benchmark that every face needs (CLI, metric, Space, model card)."""
+def _discover() -> None:
+    """Import every sub-package once and register its ``BENCHMARK``."""
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    found = [getattr(importlib.import_module(f"{__name__}.{m.name}"), "BENCHMARK", None)
+             for m in pkgutil.iter_modules(__path__) if m.ispkg]
+    for benchmark in sorted((b for b in found if isinstance(b, Benchmark)), key=lambda b: (b.listing_order, b.id)):
+        _registry.setdefault(benchmark.id, benchmark)
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            benchmark = entry.load()
+            if not isinstance(benchmark, Benchmark):
+                raise TypeError(f"{entry.value} is a {type(benchmark).__name__}, not a vlbench Benchmark")
+            register(benchmark)
+        except Exception as exc:  # a broken plug-in must not take the built-in benchmarks down with it
+            warnings.warn(f"vlbench: benchmark plug-in {entry.name!r} ({entry.value}) was not loaded: {exc}",
+                          stacklevel=2)
 
-    id: str
-    pretty_name: str
-    hub_id: str
-    task_type: str
-    task_name: str
-    default_split: str | None
-    metric_names: dict[str, str] = field(default_factory=dict)
-    implemented: bool = False
 
-    def module(self, part: str) -> ModuleType:
-        """Import ``vlbench.benchmarks.<id>.<part>`` (schema, reader, scorer, card) on demand."""
-        if not self.implemented:
-            raise InputError(f"benchmark {self.id!r} is not implemented in this version of vlbench yet",
-                             fix="see the project's issue tracker; implemented now: "
-                                 + ", ".join(b.id for b in BENCHMARKS.values() if b.implemented))
-        return importlib.import_module(f"{__name__}.{self.id}.{part}")
+def register(benchmark: Benchmark) -> Benchmark:
+    """Add ``benchmark`` to the registry (its id and aliases must be new); returns it."""
+    _discover()
+    taken = {name for b in _registry.values() for name in (b.id, *b.aliases)}
+    clash = {benchmark.id, *benchmark.aliases} & taken
+    if clash:
+        raise ValueError(f"benchmark name(s) already registered: {', '.join(sorted(clash))}")
+    _registry[benchmark.id] = benchmark
+    return benchmark
 
 
-_COCO_STATS = ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large", "AR1", "AR10", "AR100", "AR_small",
-               "AR_medium", "AR_large")
+def unregister(benchmark_id: str) -> None:
+    """Remove a benchmark registered with :func:`register` (tests use it to clean up)."""
+    _registry.pop(benchmark_id, None)
 
-BENCHMARKS: dict[str, BenchmarkInfo] = {
-    "ref_l4": BenchmarkInfo(
-        id="ref_l4", pretty_name="Ref-L4", hub_id="vlbench/ref-l4",
-        task_type="object-detection", task_name="Referring Expression Comprehension",
-        default_split="all", implemented=True,
-        metric_names={
-            "Acc50": "Acc@0.5", "Acc75": "Acc@0.75", "Acc90": "Acc@0.9", "mAcc": "mAcc@0.5:0.95",
-            "small_Acc50": "Acc@0.5 (small)", "small_mAcc": "mAcc (small)",
-            "medium_Acc50": "Acc@0.5 (medium)", "medium_mAcc": "mAcc (medium)",
-            "large_Acc50": "Acc@0.5 (large)", "large_mAcc": "mAcc (large)",
-            "class_Acc50": "Acc@0.5 (class average)", "class_mAcc": "mAcc (class average)",
-        }),
-    "omnilabel": BenchmarkInfo(
-        id="omnilabel", pretty_name="OmniLabel", hub_id="vlbench/omnilabel",
-        task_type="object-detection", task_name="Language-based Object Detection", default_split="validation",
-        implemented=True,
-        metric_names={
-            "AP": "AP (harmonic mean of AP_categ and AP_descr)", "AP_categ": "AP categories",
-            "AP_descr": "AP descriptions", "AP_descr_pos": "AP positive descriptions",
-            "AP_descr_S": "AP short descriptions (<=3 words)", "AP_descr_M": "AP medium descriptions (4-8 words)",
-            "AP_descr_L": "AP long descriptions (>=9 words)", "AP50_descr": "AP@0.5 descriptions",
-            "AP75_descr": "AP@0.75 descriptions", "AP50_categ": "AP@0.5 categories", "AP75_categ": "AP@0.75 categories",
-            "AR_descr": "AR descriptions", "AR_categ": "AR categories",
-        }),
-    "ovdeval": BenchmarkInfo(
-        id="ovdeval", pretty_name="OVDEval", hub_id="vlbench/ovdeval",
-        task_type="object-detection", task_name="Open-Vocabulary Detection", default_split="test",
-        implemented=True,
-        metric_names={**{f"NMS_{k}": f"NMS-{k}" for k in _COCO_STATS},
-                      **{k: f"{k} (without the suppression)" for k in _COCO_STATS},
-                      "Total_Average": "NMS-AP Total Average"}),
-    "nocaps": BenchmarkInfo(
-        id="nocaps", pretty_name="nocaps", hub_id="vlbench/nocaps",
-        task_type="image-to-text", task_name="Novel Object Captioning", default_split="validation",
-        implemented=True,
-        metric_names={**{f"{m}{suf}": f"{m}{' (' + dom + ')' if dom else ''}"
-                         for m in ("B1", "B2", "B3", "B4", "METEOR", "ROUGE_L", "CIDEr", "SPICE")
-                         for suf, dom in (("", ""), ("_in", "in-domain"), ("_near", "near-domain"),
-                                          ("_out", "out-domain"))}}),
-}
 
-_ALIASES = {"ref-l4": "ref_l4", "refl4": "ref_l4", "ovd-eval": "ovdeval", "omni-label": "omnilabel"}
+def all_benchmarks() -> list[Benchmark]:
+    """Every registered benchmark: the discovered ones in listing order, then the added ones."""
+    _discover()
+    return list(_registry.values())
 
 
 def canonical_id(name: str) -> str:
-    """``ref-l4`` -> ``ref_l4``; raises :class:`InputError` for an unknown benchmark."""
+    """An id or alias (any case, ``-`` or ``_``) -> the canonical id; :class:`InputError` if unknown."""
     key = name.strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in BENCHMARKS:
-        raise InputError(f"unknown benchmark {name!r}", fix="use one of " + ", ".join(BENCHMARKS))
-    return key
+    for b in all_benchmarks():
+        if key == b.id or key in b.aliases:
+            return b.id
+    raise InputError(f"unknown benchmark {name!r}", fix="use one of " + ", ".join(b.id for b in all_benchmarks()))
 
 
-def get_benchmark(name: str) -> BenchmarkInfo:
-    return BENCHMARKS[canonical_id(name)]
+def get_benchmark(name: str) -> Benchmark:
+    """The registered benchmark of an id or alias."""
+    return _registry[canonical_id(name)]
+
+
+def sniff_predictions(entries: object) -> str | None:
+    """Which benchmark's prediction format the first entry of a list has, or None."""
+    if not isinstance(entries, list) or not entries or not isinstance(entries[0], dict):
+        return None
+    keys = set(entries[0])
+    for b in all_benchmarks():
+        if b.prediction_keys and b.prediction_keys <= keys:
+            return b.id
+    return None
+
+
+def expect_prediction_list(entries: object, benchmark: str, source: str, entry_form: str) -> None:
+    """Raise a FormatError unless ``entries`` is a JSON list that does not look like another benchmark's file."""
+    from ..errors import FormatError
+
+    if not isinstance(entries, list):
+        raise FormatError(f"the predictions must be a JSON list of {entry_form} objects, "
+                          f"got a JSON {type(entries).__name__}", file=source)
+    _discover()
+    mine = _registry.get(benchmark)
+    if mine is not None and entries and isinstance(entries[0], dict) and mine.prediction_keys <= set(entries[0]):
+        return
+    other = sniff_predictions(entries)
+    if other not in (None, benchmark):
+        raise FormatError(f"this looks like a {other} prediction file, not {benchmark}", file=source,
+                          fix=f"score it with 'vlbench score {other}'")
+
+
+class _Registry(Mapping[str, Benchmark]):
+    """Read-only id -> benchmark view of the registry (``vlbench.BENCHMARKS``)."""
+
+    def __getitem__(self, key: str) -> Benchmark:
+        _discover()
+        return _registry[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([b.id for b in all_benchmarks()])
+
+    def __len__(self) -> int:
+        return len(all_benchmarks())
+
+
+BENCHMARKS: Mapping[str, Benchmark] = _Registry()

@@ -25,6 +25,7 @@ class BleuStats:
     reflen: NDArray[np.int64]    # (I,)
 
     def subset(self, mask: NDArray[np.bool_]) -> "BleuStats":
+        """The statistics of the images in ``mask``."""
         return BleuStats(self.correct[mask], self.guess[mask], self.testlen[mask], self.reflen[mask])
 
 

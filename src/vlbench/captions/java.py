@@ -32,12 +32,14 @@ def pycocoevalcap_dir() -> Path | None:
 
 
 def tokenizer_jar() -> Path | None:
+    """pycocoevalcap's Stanford CoreNLP jar (the PTB tokenizer), if installed."""
     root = pycocoevalcap_dir()
     jar = root / "tokenizer" / "stanford-corenlp-3.4.1.jar" if root else None
     return jar if jar and jar.exists() else None
 
 
 def meteor_jar() -> Path | None:
+    """pycocoevalcap's METEOR 1.5 jar, if installed."""
     root = pycocoevalcap_dir()
     jar = root / "meteor" / "meteor-1.5.jar" if root else None
     return jar if jar and jar.exists() and (jar.parent / "data" / "paraphrase-en.gz").exists() else None

@@ -46,6 +46,7 @@ _PROBE = ("Caf\u00e9 \u2019s \u201cNa\u00efve\u201d", "Caf\u00e9 ' s \" Na\u00ef
 
 
 def meteor_available() -> tuple[bool, str]:
+    """(True, "") when Java and the jar are present, else (False, why)."""
     if java.java_executable() is None:
         return False, "Java is not on PATH (install a JRE, e.g. 'apt-get install default-jre-headless')"
     if java.meteor_jar() is None:
@@ -92,6 +93,7 @@ class Meteor:
         self.close()
 
     def close(self) -> None:
+        """End the jar process."""
         if self.proc.poll() is None:
             self.proc.stdin.close()
             self.proc.kill()

@@ -23,9 +23,11 @@ __all__ = ["tokenize", "sanitize", "PUNCTUATION", "LINE_BREAKS", "python_tokeniz
 PUNCTUATION = frozenset(["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
                          ".", "?", "!", ",", ":", "-", "--", "...", ";"])
 
-#: Characters the PTB tokenizer treats as line breaks: in a caption they would shift every later
-#: caption onto the wrong image, so they become spaces first (counted, with a warning).
+#: Characters replaced by spaces under the corrected protocol (counted, with a warning): every line break
+#: of the PTB tokenizer, and NEL for safety.
 LINE_BREAKS = re.compile("[\r\n\u2028\u2029\u000b\u000c\u0085]")
+#: The PTB tokenizer's own line breaks (CoreNLP 3.4.1 with -preserveLines; NEL and U+FEFF are not among them).
+TOKENIZER_LINE_BREAK = re.compile("\r\n|[\r\n\u2028\u2029\u000b\u000c]")
 
 
 def sanitize(captions: Sequence[str]) -> tuple[list[str], int]:
@@ -59,17 +61,26 @@ def _java_tokenize(captions: list[str]) -> list[str]:
     return [_filter(line) for line in lines[: len(captions)]]
 
 
-def tokenize(captions: Sequence[str], backend: str = "auto") -> tuple[list[str], str]:
-    """Tokenize captions (already sanitized) as the toolkit does; returns (tokenized, backend used)."""
+def tokenize(captions: Sequence[str], backend: str = "auto", *, shift_lines: bool = False) -> tuple[list[str], str]:
+    """Tokenize captions as the toolkit does; returns (tokenized, backend used).
+
+    By default every line break becomes a space first. With ``shift_lines`` only ``\\n`` does (as the
+    toolkit's wrapper does): the tokenizer's other line breaks (CR, U+2028, U+2029, VT, FF) then start
+    new output lines, and output line k goes to caption k, so later captions shift, as officially.
+    """
     if backend not in ("auto", "java", "python"):
         raise ValueError(f"unknown tokenizer backend {backend!r}")
     if backend == "auto":
         backend = "java" if java.java_executable() and java.tokenizer_jar() else "python"
-    captions, _ = sanitize(captions)  # the toolkit replaces "\n" too; the other line breaks are ours
+    if shift_lines:
+        # the lines the tokenizer sees: the captions joined by "\n", split at its own line breaks
+        lines = TOKENIZER_LINE_BREAK.split("\n".join(c.replace("\n", " ") for c in captions))
+    else:
+        lines, _ = sanitize(captions)
     if backend == "java":
-        return _java_tokenize(list(captions)), "java"
-    nexts = list(captions[1:]) + [""]
-    return [_filter(python_tokenize_line(c, n)) for c, n in zip(captions, nexts)], "python"
+        return _java_tokenize(list(lines))[: len(captions)], "java"
+    nexts = list(lines[1:]) + [""]
+    return [_filter(python_tokenize_line(c, n)) for c, n in zip(lines[: len(captions)], nexts)], "python"
 
 
 def python_tokenize_line(text: str, next_line: str = "") -> str:

@@ -1,5 +1,112 @@
-"""nocaps (Agrawal et al., ICCV 2019): novel object captioning, scored by domain.
+"""nocaps (Agrawal et al., ICCV 2019): novel object captioning.
 
-Read top to bottom: :mod:`.schema` (domains, features), :mod:`.reader` (captions JSON <-> records
-<-> Hub folder), :mod:`.scorer` (the COCO caption toolkit's metrics, overall and per domain).
+Read top to bottom: :mod:`.schema` (domains, metric keys, features), :mod:`.records` (images with
+domains and references), :mod:`.reader` (captions JSON / Hub folder -> records; JSON -> Hub folder
+and back), :mod:`.scorer` (the toolkit's metrics overall and per domain), :mod:`.views`,
+:mod:`.card`. :data:`BENCHMARK` puts them behind the protocol.
 """
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from ...benchmark import Benchmark, EvalTask, Options, option
+from . import card, schema
+
+__all__ = ["Nocaps", "NocapsOptions", "BENCHMARK"]
+
+
+@dataclass(frozen=True)
+class NocapsOptions(Options):
+    """nocaps options: the domain protocol, the tokenizer backend, missing images, the Java metrics."""
+
+    cider_idf: str = option("global", "CIDEr-D document frequencies over the whole split (global) or per domain "
+                            "(subset)", ("global", "subset"))
+    tokenizer: str = option("auto", "PTB tokenizer backend: the Stanford jar (java), the exact Python "
+                            "re-implementation (python), or java when present (auto)", ("auto", "java", "python"))
+    missing: str = option("error", "images without a caption: 'error', or 'empty' to score them as empty captions",
+                          ("error", "empty"))
+    meteor: bool = option(True, "compute METEOR (needs Java)", cli=False)
+    spice: bool = option(True, "compute SPICE (needs Java and Stanford CoreNLP 3.6.0)", cli=False)
+
+
+class Nocaps(Benchmark):
+    """nocaps behind the benchmark protocol."""
+
+    id = "nocaps"
+    listing_order = 3
+    display_name = "nocaps"
+    task_type = "image-to-text"
+    task_name = "Novel Object Captioning"
+    hub_id = "vlbench/nocaps"
+    default_split = "validation"
+    split_help = "validation (the test split has no public captions)"
+    metric_keys = schema.METRIC_KEYS
+    metric_names = {f"{m}{suf}": f"{m}{' (' + dom + ')' if dom else ''}"
+                    for m in schema.METRICS
+                    for suf, dom in (("", ""), ("_in", "in-domain"), ("_near", "near-domain"), ("_out", "out-domain"))}
+    headline = ("CIDEr", "SPICE", "B4", "METEOR", "ROUGE_L", "CIDEr_in", "CIDEr_near", "CIDEr_out")
+    prediction_keys = frozenset({"caption"})
+    prediction_form = '{"image_id", "caption"}'
+    options_type = NocapsOptions
+    quirks = card.QUIRKS
+    citation = card.CITATION
+    license = card.card_metadata()["license"]
+    views_module = f"{__name__}.views"
+    space_subsets = ("validation",)
+
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """Official captions JSON or a Hub folder -> records."""
+        from .reader import load_references
+
+        return load_references(source, split)
+
+    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
+        """Hub rows (``image_id``, ``domain``, ``captions``) -> records."""
+        from .reader import references_from_rows
+
+        return references_from_rows(rows, source="references")
+
+    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
+        """One caption string per row -> official entries."""
+        return [{"image_id": r["image_id"], "caption": p} for r, p in zip(references, predictions)]
+
+    def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
+        """BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE overall and per domain (see :mod:`.scorer`)."""
+        from .scorer import score
+
+        return score(references, predictions, protocol=options.protocol, cider_idf=options.cider_idf,
+                     tokenizer=options.tokenizer, missing=options.missing, meteor=options.meteor,
+                     spice=options.spice, split=options.split, source=source)
+
+    def build(self, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
+        """Official captions JSON(s) + images -> Hub folder."""
+        from .reader import build
+
+        return build(raw, out, **kwargs)
+
+    def export(self, folder: str | os.PathLike, split: str | None) -> Any:
+        """Hub folder -> the official captions JSON of ``split``."""
+        from .reader import export
+
+        return export(folder, split=split or self.default_split)
+
+    def eval_tasks(self) -> list[EvalTask]:
+        """CIDEr and SPICE overall and per domain, on validation."""
+        domains = (("", "overall"), ("_in", "in-domain"), ("_near", "near-domain"), ("_out", "out-domain"))
+        return [EvalTask(f"{m.lower()}{suffix or '_overall'}", f"{m}{suffix}", "default", "validation", f"{m}, {name}")
+                for m in ("CIDEr", "SPICE") for suffix, name in domains]
+
+    def sample_references(self, subset: str) -> str:
+        """The bundled validation captions."""
+        return str(resources.files("vlbench").joinpath("samples/nocaps/nocaps_val_captions.json"))
+
+    def example_predictions(self, quality: str, subset: str) -> str:
+        """The bundled good / poor captions."""
+        return str(resources.files("vlbench").joinpath(f"samples/nocaps/predictions_{quality}.json"))
+
+
+BENCHMARK = Nocaps()

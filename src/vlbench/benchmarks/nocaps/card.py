@@ -28,11 +28,13 @@ QUIRKS = (
 
 
 def card_metadata() -> dict[str, Any]:
+    """The dataset card's YAML metadata (license, names, task)."""
     return {"license": "cc-by-2.0", "pretty_name": "nocaps", "language": ["en"], "task_categories": ["image-to-text"],
             "tags": ["image-captioning", "novel-object-captioning", "vlbench"]}
 
 
 def card_body(report: Any) -> str:
+    """The dataset card's prose for a build (sizes from its report)."""
     fields = "\n".join(f"| `{k}` | {v} |" for k, v in schema.FIELD_DESCRIPTIONS.items())
     sizes = "; ".join(line for line in report.lines() if not line.startswith("missing"))
     quirks = "\n".join(f"- {q}" for q in QUIRKS)

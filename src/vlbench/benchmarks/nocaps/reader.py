@@ -6,32 +6,23 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
+
 from pathlib import Path
 from typing import Any, Iterator
 
 from ...errors import FormatError, InputError
 from ...images import ImageSource
+from ...validation import BuildReport, read_card_metadata
 from . import schema
+from .records import NocapsReferences
 
-__all__ = ["NocapsGT", "parse_official", "gt_from_rows", "load_references", "build", "export", "BuildReport"]
+__all__ = ["NocapsReferences", "parse_official", "gt_from_rows", "load_references", "build", "export", "BuildReport"]
 
 _IMAGE_FIELDS = ("id", "open_images_id", "file_name", "height", "width", "domain", "coco_url", "license", "date_captured")
 
 
-@dataclass(frozen=True)
-class NocapsGT:
-    """Images in file order (the toolkit's order) with their domains and reference captions."""
-
-    image_ids: list[int]
-    domains: list[str | None]
-    references: list[list[str]]
-    has_captions: bool
-    source: str = "references"
-    notes: list[str] = field(default_factory=list)
-
-
-def parse_official(data: Any, source: str = "references") -> NocapsGT:
+def parse_official(data: Any, source: str = "references") -> NocapsReferences:
+    """Official captions JSON -> records, with the toolkit's rules and clear errors."""
     if not isinstance(data, dict) or not isinstance(data.get("images"), list):
         raise FormatError("a nocaps reference file is a COCO-captions object with 'images' (and 'annotations')",
                           file=source, fix="pass nocaps_val_4500_captions.json")
@@ -39,7 +30,7 @@ def parse_official(data: Any, source: str = "references") -> NocapsGT:
         raise FormatError("this is an OmniLabel dataset JSON, not nocaps captions", file=source,
                           fix="score it with 'vlbench score omnilabel'")
     images = data["images"]
-    ids, domains = [], []
+    ids, domains, files = [], [], []
     for i, img in enumerate(images):
         if not isinstance(img, dict) or isinstance(img.get("id"), bool) or not isinstance(img.get("id"), int):
             raise FormatError("an image needs an integer 'id'", file=source, entry=f"images[{i}]")
@@ -49,6 +40,7 @@ def parse_official(data: Any, source: str = "references") -> NocapsGT:
                               fix="use in-domain, near-domain or out-domain")
         ids.append(img["id"])
         domains.append(d)
+        files.append(str(img.get("file_name") or ""))
     if len(set(ids)) != len(ids):
         raise FormatError("duplicate image ids", file=source)
     has_captions = "annotations" in data
@@ -63,11 +55,11 @@ def parse_official(data: Any, source: str = "references") -> NocapsGT:
         if empty:
             raise FormatError(f"{len(empty)} image(s) have no reference caption, e.g. {empty[:5]} (the toolkit "
                               "asserts here)", file=source)
-    return NocapsGT(image_ids=ids, domains=domains, references=[refs[i] for i in ids], has_captions=has_captions,
-                    source=source)
+    return NocapsReferences(image_ids=ids, domains=domains, references=[refs[i] for i in ids], has_captions=has_captions,
+                            source=source, file_names=files)
 
 
-def gt_from_rows(rows: list[dict[str, Any]], source: str = "references") -> NocapsGT:
+def references_from_rows(rows: list[dict[str, Any]], source: str = "references") -> NocapsReferences:
     """Hub rows (``image_id``, ``domain`` as label or index, ``captions``) -> records."""
     if not rows:
         raise InputError("no reference rows were given", file=source)
@@ -81,7 +73,8 @@ def gt_from_rows(rows: list[dict[str, Any]], source: str = "references") -> Noca
     return parse_official({"images": images, "annotations": annotations}, source)
 
 
-def load_references(ref: str | os.PathLike, split: str | None = None) -> NocapsGT:
+def load_references(ref: str | os.PathLike, split: str | None = None) -> NocapsReferences:
+    """Official captions JSON or a Hub folder (``split``) -> records."""
     from ...io import read_json
 
     path = Path(ref)
@@ -96,21 +89,6 @@ def load_references(ref: str | os.PathLike, split: str | None = None) -> NocapsG
 # --------------------------------------------------------------------------------------------
 # Official JSON -> Hub folder, and back
 # --------------------------------------------------------------------------------------------
-
-@dataclass
-class BuildReport:
-    rows: dict[str, int] = field(default_factory=dict)
-    by_domain: dict[str, dict[str, int]] = field(default_factory=dict)
-    missing_images: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        out = [f"{s}: {n} images" + (f" ({', '.join(f'{d} {c}' for d, c in self.by_domain[s].items())})"
-                                      if self.by_domain.get(s) else "") for s, n in self.rows.items()]
-        if self.missing_images:
-            out.append(f"missing images: {len(self.missing_images)} (e.g. {', '.join(self.missing_images[:3])})")
-        return out
-
 
 def _rows(data: dict[str, Any], found: ImageSource | None) -> Iterator[dict[str, Any]]:
     caps: dict[int, list[tuple[int, dict[str, Any]]]] = {}
@@ -168,19 +146,18 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
         for img in data["images"]:
             if img.get("domain"):
                 counts[img["domain"]] = counts.get(img["domain"], 0) + 1
-        report.by_domain[split] = counts
+        report.parts[split] = counts
         report.files += summaries[-1].files
         headers[split] = json.dumps({k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True)
     meta = card_yaml(features=features, splits=summaries, extra={**card_metadata(), "vlbench": {"nocaps_headers": headers}})
-    write_card(out, meta, card_body(report), benchmark="nocaps")
-    report.files[:0] = ["README.md", "eval.yaml"]
+    write_card(out, meta, card_body(report))
+    report.files[:0] = ["README.md"]
     return report
 
 
 def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, Any]:
     """Hub folder -> the official captions JSON of ``split`` (inverse of :func:`build`, key order aside)."""
     import pyarrow.parquet as pq
-    import yaml
 
     folder = Path(folder)
     files = sorted((folder / "data").glob(f"{split}-*.parquet"))
@@ -189,9 +166,7 @@ def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, An
     columns = [c for c in schema.image_features() if c != "image"]
     rows = sorted((r for f in files for r in pq.ParquetFile(f).read(columns=columns).to_pylist()),
                   key=lambda r: r["position"])
-    text = (folder / "README.md").read_text(encoding="utf-8")
-    meta = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
-    out = json.loads(((meta or {}).get("vlbench") or {}).get("nocaps_headers", {}).get(split, "{}"))
+    out = json.loads((read_card_metadata(folder).get("vlbench") or {}).get("nocaps_headers", {}).get(split, "{}"))
     domain_names = list(schema.DOMAINS)
     images, anns = [], []
     for r in rows:

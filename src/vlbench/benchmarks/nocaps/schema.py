@@ -19,6 +19,7 @@ METRIC_KEYS = tuple(metric_keys())
 
 
 def image_features():
+    """The Hub dataset's :class:`datasets.Features` (one row per image)."""
     from datasets import ClassLabel, Features, Image, List, Value
 
     return Features({

@@ -22,21 +22,18 @@ from ...captions.meteor import meteor_available, meteor_from_stats, meteor_stats
 from ...captions.ngrams import count_ngrams
 from ...captions.rouge import rouge_l
 from ...captions.spice import spice_available, spice_scores
-from ...captions.tokenize import sanitize, tokenize
+from ...captions.tokenize import LINE_BREAKS, sanitize, tokenize
 from ...errors import CoverageError, InputError, PredictionError
-from ...io import expect_prediction_list
+from .. import expect_prediction_list
 from ...result import Result
+from ...validation import describe as _describe
 from . import schema
-from .reader import NocapsGT
+from .records import NocapsReferences
 
-__all__ = ["align_predictions", "score"]
-
-
-def _describe(values: list[Any], limit: int = 5) -> str:
-    return ", ".join(repr(v) for v in values[:limit]) + (f" (and {len(values) - limit} more)" if len(values) > limit else "")
+__all__ = ["parse_predictions", "score"]
 
 
-def align_predictions(entries: Any, gt: NocapsGT, *, missing: str = "error", source: str = "predictions") -> tuple[list[str], dict[str, int], list[str]]:
+def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "error", source: str = "predictions") -> tuple[list[str], dict[str, int], list[str]]:
     """One caption per GT image, in GT order; every problem named (the toolkit only asserts)."""
     expect_prediction_list(entries, "nocaps", source, '{"image_id", "caption"}')
     warnings: list[str] = []
@@ -85,7 +82,75 @@ def _toolkit_call(hyps: list[str], refs_per_image: list[list[str]]) -> tuple:
     return table, np.arange(n), n + np.arange(sum(k)), np.repeat(np.arange(n), k), n
 
 
-def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
+def _domain_metrics(masks: dict[str, NDArray[np.bool_]], stats: Any, meteor_corpus: dict[str, float],
+                    rouge: NDArray[np.float64], cider: NDArray[np.float64],
+                    spice_per: NDArray[np.float64] | None) -> dict[str, float | None]:
+    """Every metric overall and per domain (percent) from one tokenization and one CIDEr-D run: corpus BLEU /
+    METEOR over the domain's images, means of per-image ROUGE-L / CIDEr-D / SPICE."""
+    metrics: dict[str, float | None] = {}
+    for d, mask in masks.items():
+        suffix = schema.DOMAIN_SUFFIX.get(d, "")
+        if not mask.any():
+            metrics.update({m + suffix: None for m in schema.METRICS})
+            continue
+        bleus = bleu_mod.corpus_bleu(stats.subset(mask))
+        for k in range(4):
+            metrics[f"B{k + 1}{suffix}"] = bleus[k] * 100
+        metrics["METEOR" + suffix] = meteor_corpus[d] * 100 if d in meteor_corpus else None
+        metrics["ROUGE_L" + suffix] = float(np.mean(rouge[mask])) * 100
+        metrics["CIDEr" + suffix] = float(np.mean(cider[mask])) * 100
+        metrics["SPICE" + suffix] = float(np.mean(spice_per[mask])) * 100 if spice_per is not None else None
+    metrics = {k: metrics[k] for k in schema.metric_keys()}
+    return metrics
+
+
+def _meteor_summaries(lines: list[str] | None, masks: dict[str, NDArray[np.bool_]]) -> tuple[Any, dict[str, float], Any]:
+    """Per-image METEOR, the corpus METEOR of every domain and the summable statistics, from the jar's lines.
+
+    The corpus scores come from summed per-image statistics, as the jar's EVAL computes them (equal to the
+    jar's own aggregates on every golden case, tested), without one more round trip per domain."""
+    if lines is None:
+        return None, {}, None
+    raw = parse_stats(lines)
+    sums = summable_stats(raw)
+    corpus = {d: float(meteor_from_stats(sums[mask].sum(axis=0))) for d, mask in masks.items() if mask.any()}
+    return meteor_from_stats(raw), corpus, sums
+
+
+def _per_domain_runs(gt: NocapsReferences, predictions: Any, masks: dict[str, NDArray[np.bool_]],
+                     **kwargs: Any) -> dict[str, float | None]:
+    """The subset protocol's per-domain keys: each domain scored alone, as a separate ``COCOEvalCap`` run
+    (own tokenization, whose line-final periods and line breaks depend on the domain's captions only)."""
+    out: dict[str, float | None] = {}
+    for d in schema.DOMAINS:
+        keep = np.flatnonzero(masks[d])
+        if not len(keep):
+            continue
+        ids = {gt.image_ids[i] for i in keep}
+        sub = NocapsReferences(image_ids=[gt.image_ids[i] for i in keep], domains=[gt.domains[i] for i in keep],
+                               references=[gt.references[i] for i in keep], has_captions=True, source=gt.source,
+                               file_names=[gt.file_names[i] for i in keep] if gt.file_names else [])
+        entries = [e for e in predictions if isinstance(e, dict) and e.get("image_id") in ids]
+        part = score(sub, entries, cider_idf="global", **kwargs).metrics
+        out.update({m + schema.DOMAIN_SUFFIX[d]: part[m] for m in schema.METRICS})
+    return out
+
+
+def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int], n_refs: int, shifted: bool,
+                        cider_idf: str, backend: str, source: str) -> str:
+    """Name the captions holding the tokenizer's line breaks; under official, give the corrected CIDEr / B4 beside."""
+    what = (f"{len(broken)} caption(s) (image ids {_describe(broken)}) and {n_refs} reference(s) hold a line break "
+            "(CR, U+2028, U+2029, VT, FF)")
+    if not shifted:
+        return what + ": replaced by spaces (corrected protocol)"
+    fixed = score(gt, predictions, protocol="corrected", cider_idf=cider_idf, tokenizer=backend, meteor=False,
+                  spice=False, source=source).metrics
+    return (f"official protocol: {what}; the official tokenizer starts a new line there, so every later caption is "
+            f"scored against the wrong image's references. These numbers are the official ones; with the breaks "
+            f"replaced by spaces (--protocol corrected) CIDEr would be {fixed['CIDEr']:.4f} and B4 {fixed['B4']:.4f}")
+
+
+def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
           tokenizer: str = "auto", missing: str = "error", meteor: bool = True, spice: bool = True,
           split: str | None = None, source: str = "predictions") -> Result:
     """Score official-format nocaps captions against ``gt``."""
@@ -96,21 +161,21 @@ def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_i
     if not gt.has_captions:
         raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
                          file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
-    hyps, counts, warnings = align_predictions(predictions, gt, missing=missing, source=source)
+    hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
     n = len(hyps)
     refs_flat = [c for rs in gt.references for c in rs]
-    hyps, changed_h = sanitize(hyps)
-    refs_flat, changed_r = sanitize(refs_flat)
-    if changed_h or changed_r:
-        warnings.append(f"{changed_h} caption(s) and {changed_r} reference(s) held a line break (CR, U+2028, U+2029, "
-                        "VT, FF, NEL): replaced by spaces, since the toolkit's line-based tokenizer would otherwise "
-                        "shift every later caption onto the wrong image")
-    tok_refs, backend = tokenize(refs_flat, tokenizer)
-    tok_hyps, _ = tokenize(hyps, backend)
-    refs_per_image, start = [], 0
-    for k in (len(rs) for rs in gt.references):
-        refs_per_image.append(tok_refs[start:start + k])
-        start += k
+    broken_h = [gt.image_ids[i] for i, h in enumerate(hyps) if LINE_BREAKS.search(h)]
+    changed_r = sum(bool(LINE_BREAKS.search(r)) for r in refs_flat)
+    shift = protocol == "official" and bool(broken_h or changed_r)
+    if not shift:
+        hyps, _ = sanitize(hyps)
+        refs_flat, _ = sanitize(refs_flat)
+    tok_refs, backend = tokenize(refs_flat, tokenizer, shift_lines=shift)
+    tok_hyps, _ = tokenize(hyps, backend, shift_lines=shift)
+    bounds = np.cumsum([0] + [len(rs) for rs in gt.references])   # the flat references back per image
+    refs_per_image = [tok_refs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    if broken_h or changed_r:
+        warnings.append(_line_break_warning(gt, predictions, broken_h, changed_r, shift, cider_idf, backend, source))
 
     ok, why = meteor_available()
     with ThreadPoolExecutor(max_workers=1) as jvm:
@@ -124,15 +189,8 @@ def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_i
     domains = np.asarray([d or "" for d in gt.domains], dtype=object)
     masks = {"": np.ones(n, dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
 
-    meteor_scores, meteor_corpus, meteor_sums = None, {}, None
-    if meteor_lines is not None:
-        # per-image statistics from the jar; the corpus scores from their sums, as its EVAL does (equal to
-        # the jar's own aggregates on every golden case, tested) without one more round trip per domain
-        raw = parse_stats(meteor_lines)
-        meteor_scores, meteor_sums = meteor_from_stats(raw), summable_stats(raw)
-        meteor_corpus = {d: float(meteor_from_stats(meteor_sums[mask].sum(axis=0))) for d, mask in masks.items()
-                         if mask.any()}
-    elif meteor:
+    meteor_scores, meteor_corpus, meteor_sums = _meteor_summaries(meteor_lines, masks)
+    if meteor and meteor_lines is None:
         warnings.append(f"METEOR is null: {why}")
     spice_per = None
     ok, why = spice_available()
@@ -140,26 +198,10 @@ def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_i
         spice_per = np.asarray(spice_scores(tok_hyps, refs_per_image))
     elif spice:
         warnings.append(f"SPICE is null: {why}")
-
-    metrics: dict[str, float | None] = {}
-    for d, mask in masks.items():
-        suffix = schema.DOMAIN_SUFFIX.get(d, "")
-        if not mask.any():
-            metrics.update({m + suffix: None for m in schema.METRICS})
-            continue
-        bleus = bleu_mod.corpus_bleu(stats.subset(mask))
-        for k in range(4):
-            metrics[f"B{k + 1}{suffix}"] = bleus[k] * 100
-        metrics["METEOR" + suffix] = meteor_corpus[d] * 100 if d in meteor_corpus else None
-        metrics["ROUGE_L" + suffix] = float(np.mean(rouge[mask])) * 100
-        if cider_idf == "subset" and d != "":
-            sub = np.flatnonzero(mask)
-            metrics["CIDEr" + suffix] = float(np.mean(cider_d(*_toolkit_call(
-                [tok_hyps[i] for i in sub], [refs_per_image[i] for i in sub])))) * 100
-        else:
-            metrics["CIDEr" + suffix] = float(np.mean(cider[mask])) * 100
-        metrics["SPICE" + suffix] = float(np.mean(spice_per[mask])) * 100 if spice_per is not None else None
-    metrics = {k: metrics[k] for k in schema.metric_keys()}
+    metrics = _domain_metrics(masks, stats, meteor_corpus, rouge, cider, spice_per)
+    if cider_idf == "subset":   # one independent toolkit run per domain, its own tokenization included
+        metrics.update(_per_domain_runs(gt, predictions, masks, protocol=protocol, tokenizer=backend,
+                                        missing=missing, meteor=meteor, spice=spice, source=source))
 
     per_image: dict[str, Any] = {"image_id": gt.image_ids, "domain": [d for d in gt.domains],
                                  "caption": hyps, "B4": bleu_mod.image_bleu(stats)[:, 3] * 100, "ROUGE_L": rouge * 100,
@@ -170,7 +212,7 @@ def score(gt: NocapsGT, predictions: Any, *, protocol: str = "official", cider_i
         per_image["SPICE"] = spice_per * 100
     counts.update({"images": n, "references": len(refs_flat),
                    **{f"images{schema.DOMAIN_SUFFIX[d]}": int(masks[d].sum()) for d in schema.DOMAINS},
-                   "captions_with_line_breaks": changed_h, "references_with_line_breaks": changed_r})
+                   "captions_with_line_breaks": len(broken_h), "references_with_line_breaks": changed_r})
     bleu_feats = np.column_stack([stats.correct, stats.guess, stats.testlen, stats.reflen]).astype(np.float64)
     domain_masks = np.stack([masks[d] for d in ("",) + schema.DOMAINS]).astype(np.float64)
 
@@ -224,18 +266,3 @@ class NocapsReplicator:
                 if self.spice is not None:
                     out["SPICE" + suffix] = w @ self.spice / n * 100
         return out
-
-
-def table_text(result: Result) -> str:
-    """Metrics x (overall, in, near, out), as the nocaps leaderboard shows them."""
-    cols = [("overall", ""), ("in", "_in"), ("near", "_near"), ("out", "_out")]
-    fmt = lambda v: "null" if v is None else f"{v:.2f}"
-    signature = ", ".join(f"{k}={v}" for k, v in result.options.items())
-    lines = [f"nocaps (protocol={result.protocol}, {signature})",
-             f"{'metric':<9}" + "".join(f"{name:>10}" for name, _ in cols)]
-    for m in schema.METRICS:
-        lines.append(f"{m:<9}" + "".join(f"{fmt(result.metrics[m + suf]):>10}" for _, suf in cols))
-    lines.append("images   " + "".join(f"{result.counts.get('images' + suf, result.counts['images']):>10}"
-                                       for _, suf in cols))
-    lines += [f"warning: {w}" for w in result.warnings]
-    return "\n".join(lines)

@@ -67,6 +67,7 @@ def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "goo
 
 
 def write_images(data: dict[str, Any], folder: str | Path) -> Path:
+    """Write a small JPEG for every image of ``data`` into ``folder``."""
     from PIL import Image
 
     folder = Path(folder)

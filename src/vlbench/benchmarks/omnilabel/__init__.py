@@ -1,5 +1,104 @@
 """OmniLabel (Schulter et al., CVPR 2023): language-based object detection.
 
-Read top to bottom: :mod:`.schema` (features, groups), :mod:`.reader` (official JSON <-> records <->
-Hub folder), :mod:`.scorer` (records + predictions -> :class:`~vlbench.result.Result`).
+Read top to bottom: :mod:`.schema` (groups, features), :mod:`.records` (pairs of image and
+description as arrays), :mod:`.reader` (official JSON / Hub folder -> records; JSON -> Hub folder
+and back), :mod:`.scorer` (the 13 official numbers), :mod:`.views` (tables, plots, samples),
+:mod:`.card`. :data:`BENCHMARK` puts them behind the protocol.
 """
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from typing import Any
+
+from ...benchmark import Benchmark, EvalTask, Options
+from . import card, schema
+
+__all__ = ["OmniLabel", "BENCHMARK"]
+
+
+
+class OmniLabel(Benchmark):
+    """OmniLabel behind the benchmark protocol."""
+
+    id = "omnilabel"
+    listing_order = 1
+    aliases = ("omni-label",)
+    display_name = "OmniLabel"
+    task_type = "object-detection"
+    task_name = "Language-based Object Detection"
+    hub_id = "vlbench/omnilabel"
+    default_split = "validation"
+    split_help = "validation (the test split has no public boxes)"
+    metric_keys = schema.METRIC_KEYS
+    metric_names = {
+        "AP": "AP (harmonic mean of AP_categ and AP_descr)", "AP_categ": "AP categories",
+        "AP_descr": "AP descriptions", "AP_descr_pos": "AP positive descriptions",
+        "AP_descr_S": "AP short descriptions (<=3 words)", "AP_descr_M": "AP medium descriptions (4-8 words)",
+        "AP_descr_L": "AP long descriptions (>=9 words)", "AP50_descr": "AP@0.5 descriptions",
+        "AP75_descr": "AP@0.75 descriptions", "AP50_categ": "AP@0.5 categories", "AP75_categ": "AP@0.75 categories",
+        "AR_descr": "AR descriptions", "AR_categ": "AR categories",
+    }
+    headline = ("AP", "AP_categ", "AP_descr", "AP_descr_pos", "AR_descr", "AR_categ")
+    prediction_keys = frozenset({"description_ids", "scores"})
+    prediction_form = '{"image_id", "bbox", "description_ids", "scores"}'
+    quirks = card.QUIRKS
+    citation = card.CITATION
+    license = card.card_metadata()["license"]
+    views_module = f"{__name__}.views"
+    space_subsets = ("validation",)
+
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """Official dataset JSON or a Hub folder -> records."""
+        from .reader import load_references
+
+        return load_references(source, split)
+
+    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
+        """Hub rows (``image_id``, ``labelspace``, ``boxes``) -> records."""
+        from .reader import references_from_rows
+
+        return references_from_rows(rows, source="references")
+
+    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
+        """``{"boxes", "scores", "description_ids"}`` per image -> one official entry per box."""
+        return [{"image_id": ref["image_id"], "bbox": box, "description_ids": ids, "scores": scores}
+                for ref, pred in zip(references, predictions)
+                for box, scores, ids in zip(pred["boxes"], pred["scores"], pred["description_ids"])]
+
+    def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
+        """The 13 official numbers (see :mod:`.scorer`)."""
+        from .scorer import score
+
+        return score(references, predictions, protocol=options.protocol, split=options.split, source=source,
+                     with_per_description=options.details)
+
+    def build(self, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
+        """Official dataset JSON(s) + images root -> Hub folder."""
+        from .reader import build
+
+        return build(raw, out, **kwargs)
+
+    def export(self, folder: str | os.PathLike, split: str | None) -> Any:
+        """Hub folder -> the official dataset JSON of ``split``."""
+        from .reader import export
+
+        return export(folder, split=split or self.default_split)
+
+    def eval_tasks(self) -> list[EvalTask]:
+        """AP, AP_categ and AP_descr on the validation split."""
+        return [EvalTask("ap", "AP", "all", "validation", "AP (harmonic mean of AP_categ and AP_descr)"),
+                EvalTask("ap_categ", "AP_categ", "all", "validation", "AP on plain categories"),
+                EvalTask("ap_descr", "AP_descr", "all", "validation", "AP on free-form descriptions")]
+
+    def sample_references(self, subset: str) -> str:
+        """The bundled validation JSON."""
+        return str(resources.files("vlbench").joinpath("samples/omnilabel/dataset_val.json"))
+
+    def example_predictions(self, quality: str, subset: str) -> str:
+        """The bundled good / poor prediction file."""
+        return str(resources.files("vlbench").joinpath(f"samples/omnilabel/predictions_{quality}.json"))
+
+
+BENCHMARK = OmniLabel()

@@ -25,6 +25,7 @@ QUIRKS = (
 
 
 def card_metadata() -> dict[str, Any]:
+    """The dataset card's YAML metadata (license, names, task)."""
     return {
         "license": "other",
         "license_name": "omnilabel-annotations-unspecified",
@@ -36,6 +37,7 @@ def card_metadata() -> dict[str, Any]:
 
 
 def card_body(report: Any) -> str:
+    """The dataset card's prose for a build (sizes from its report)."""
     fields = "\n".join(f"| `{k}` | {v} |" for k, v in schema.FIELD_DESCRIPTIONS.items())
     sizes = "; ".join(f"{split}: {n:,} images" for split, n in report.rows.items())
     quirks = "\n".join(f"- {q}" for q in QUIRKS)

@@ -1,7 +1,7 @@
 """OmniLabel readers: the official dataset JSON <-> scoring records <-> Hub folder.
 
 - :func:`parse_official` turns the official JSON (``images``, ``descriptions``, ``annotations``) into
-  :class:`OmniLabelGT`, the arrays the scorer needs, with the official loader's rules.
+  :class:`OmniLabelReferences`, the arrays the scorer needs, with the official loader's rules.
 - :func:`build` writes the Hub folder (image rows by source, plus a ``descriptions`` config);
   :func:`export` writes the official JSON back from it, losslessly.
 """
@@ -18,60 +18,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import FormatError, InputError
+from ...validation import BuildReport, extra_fields, read_card_metadata, require as _require
 from . import schema
+from .records import OmniLabelReferences
 
-__all__ = ["OmniLabelGT", "parse_official", "gt_from_rows", "load_references", "build", "export", "BuildReport"]
+__all__ = ["parse_official", "references_from_rows", "load_references", "build", "export"]
 
 _BOX_FIELDS = ("id", "image_id", "bbox", "description_ids", "iscrowd", "area", "category_id", "isfake",
                "isreflected")
-
-
-@dataclass(frozen=True)
-class OmniLabelGT:
-    """Ground truth arranged as (image, description) *pairs*, in the official evaluation order.
-
-    Pairs are ordered by image id, then by the image's label-space order (the order of the
-    ``descriptions`` array), which is the concatenation order of the official pooled ranking.
-    """
-
-    image_ids: NDArray[np.int64]              # sorted
-    image_source: list[str]                   # per image
-    descr_ids: NDArray[np.int64]              # sorted unique description ids
-    descr_text: dict[int, str]
-    pair_image: NDArray[np.int64]             # index into image_ids
-    pair_descr: NDArray[np.int64]             # description id
-    pair_type: NDArray[np.int8]               # TYPE_C / TYPE_DP / TYPE_DN
-    pair_words: NDArray[np.int64]             # words of the description (str.split)
-    gt_pair: NDArray[np.int64]                # one row per (box, description in its label space)
-    gt_box: NDArray[np.float64]
-    gt_iscrowd: NDArray[np.bool_]
-    gt_id: NDArray[np.int64]
-    has_annotations: bool
-    counts: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    source: str = "references"
-
-    def pair_of(self, image_index: NDArray[np.int64], descr_id: NDArray[np.int64]) -> NDArray[np.int64]:
-        """Pair index of (image index, description id), or -1 where the description is not in that label space."""
-        keys = self._pair_keys()
-        d = np.searchsorted(self.descr_ids, descr_id)
-        known = (d < len(self.descr_ids)) & (self.descr_ids[np.minimum(d, len(self.descr_ids) - 1)] == descr_id)
-        q = image_index * len(self.descr_ids) + d
-        pos = np.searchsorted(keys[0], q)
-        pos_c = np.minimum(pos, len(keys[0]) - 1)
-        hit = known & (len(keys[0]) > 0) & (keys[0][pos_c] == q)
-        return np.where(hit, keys[1][pos_c], -1)
-
-    def _pair_keys(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        d = np.searchsorted(self.descr_ids, self.pair_descr)
-        q = self.pair_image * len(self.descr_ids) + d
-        order = np.argsort(q, kind="stable")
-        return q[order], order
-
-
-def _require(cond: bool, message: str, source: str, entry: str | None = None, fix: str | None = None) -> None:
-    if not cond:
-        raise FormatError(message, file=source, entry=entry, fix=fix)
 
 
 @dataclass
@@ -155,7 +109,7 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
     return parts
 
 
-def _assemble(parts: _Parts, source: str) -> OmniLabelGT:
+def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     """Pairs in the official order (image id, then label-space rank), GT copies per pair, pair types."""
     image_ids = np.unique(np.asarray(parts.image_ids, dtype=np.int64))
     _require(len(image_ids) == len(parts.image_ids), "duplicate image ids", source)
@@ -191,7 +145,8 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelGT:
         notes.append(f"{parts.missing_iscrowd} ground-truth box(es) have no 'iscrowd' and were read as 0 "
                      "(the official evaluator raises KeyError there)")
     n_pairs = len(pair_image)
-    skeleton = OmniLabelGT(image_ids=image_ids, image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
+    skeleton = OmniLabelReferences(image_ids=image_ids, image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
+                           image_file=[file_of[i] for i in image_ids.tolist()],
                            descr_ids=descr_ids, descr_text=descr_text, pair_image=pair_image, pair_descr=pair_descr,
                            pair_type=np.zeros(n_pairs, np.int8), pair_words=pair_words,
                            gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool),
@@ -215,18 +170,18 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelGT:
               "labelspace_entries": n_pairs, "gt_copies": int(inside.sum()),
               "gt_copies_outside_labelspace": int((~inside).sum())}
     kept = rows[inside]
-    return OmniLabelGT(**{**skeleton.__dict__, "pair_type": pair_type, "gt_pair": pair[inside],
+    return OmniLabelReferences(**{**skeleton.__dict__, "pair_type": pair_type, "gt_pair": pair[inside],
                           "gt_box": box_arr[kept], "gt_iscrowd": np.asarray(parts.box_crowd, dtype=bool).reshape(-1)[kept],
                           "gt_id": np.asarray(parts.box_id, dtype=np.int64).reshape(-1)[kept],
                           "counts": counts, "notes": notes})
 
 
-def parse_official(data: Any, source: str = "references") -> OmniLabelGT:
-    """Official dataset JSON -> :class:`OmniLabelGT` (the ``OmniLabel`` loader's rules, with clear errors)."""
+def parse_official(data: Any, source: str = "references") -> OmniLabelReferences:
+    """Official dataset JSON -> :class:`OmniLabelReferences` (the ``OmniLabel`` loader's rules, with clear errors)."""
     return _assemble(_parts_from_official(data, source), source)
 
 
-def gt_from_rows(rows: list[dict[str, Any]], source: str = "references") -> OmniLabelGT:
+def references_from_rows(rows: list[dict[str, Any]], source: str = "references") -> OmniLabelReferences:
     """Rows of the Hub dataset (``image_id``, ``labelspace``, ``boxes``; ``file_name`` optional) -> records.
 
     The label-space order inside each row is the official one, which is all the pooled ranking needs.
@@ -268,7 +223,7 @@ def gt_from_rows(rows: list[dict[str, Any]], source: str = "references") -> Omni
     return _assemble(parts, source)
 
 
-def load_references(ref: str | os.PathLike, split: str | None = None) -> OmniLabelGT:
+def load_references(ref: str | os.PathLike, split: str | None = None) -> OmniLabelReferences:
     """Official dataset JSON (``.json`` / ``.json.gz``) or a Hub folder built by vlbench -> records."""
     from ...io import read_json
 
@@ -284,26 +239,6 @@ def load_references(ref: str | os.PathLike, split: str | None = None) -> OmniLab
 # --------------------------------------------------------------------------------------------
 # Official JSON -> Hub folder, and back
 # --------------------------------------------------------------------------------------------
-
-@dataclass
-class BuildReport:
-    rows: dict[str, int] = field(default_factory=dict)
-    by_source: dict[str, dict[str, int]] = field(default_factory=dict)
-    missing_images: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        out = [f"{split}: {n} images ({', '.join(f'{k} {v}' for k, v in self.by_source[split].items())})"
-               for split, n in self.rows.items()]
-        if self.missing_images:
-            out.append(f"missing images: {len(self.missing_images)} (e.g. {', '.join(self.missing_images[:3])})")
-        return out
-
-
-def _extra(d: dict[str, Any], known: tuple[str, ...]) -> str:
-    rest = {k: v for k, v in d.items() if k not in known}
-    return json.dumps(rest, sort_keys=True) if rest else ""
-
 
 def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildReport,
                 split: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -334,8 +269,8 @@ def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildRep
                            for d in labelspace.get(img["id"], [])],
             "boxes": [{**{k: a.get(k) for k in ("id", "bbox", "description_ids", "iscrowd", "area", "category_id",
                                                 "isfake", "isreflected")},
-                       "position": p, "extra": _extra(a, _BOX_FIELDS)} for p, a in own],
-            "position": pos, "extra": _extra(img, ("id", "file_name")),
+                       "position": p, "extra": extra_fields(a, _BOX_FIELDS)} for p, a in own],
+            "position": pos, "extra": extra_fields(img, ("id", "file_name")),
         }
 
 
@@ -388,13 +323,13 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
                                                        max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
             writers[source].write(row)
         total = SplitSummary(split)
-        report.by_source[split] = {}
+        report.parts[split] = {}
         for source, writer in writers.items():
             summary = writer.close()
             source_summaries[source][split] = summary
             total.num_examples += summary.num_examples
             total.num_bytes += summary.num_bytes
-            report.by_source[split][source] = summary.num_examples
+            report.parts[split][source] = summary.num_examples
             report.files.extend(summary.files)
         all_summaries.append(total)
         report.rows[split] = total.num_examples
@@ -418,8 +353,8 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
     configs.append(ConfigSpec("descriptions", descr_feat, descr_summaries,
                               {s.name: f"descriptions/{s.name}-*.parquet" for s in descr_summaries}))
     meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"omnilabel_headers": headers}})
-    write_card(out, meta, card_body(report), benchmark="omnilabel")
-    report.files[:0] = ["README.md", "eval.yaml"]
+    write_card(out, meta, card_body(report))
+    report.files[:0] = ["README.md"]
     return report
 
 
@@ -435,13 +370,8 @@ def _read_rows(files: list[Path], columns: list[str] | None = None) -> list[dict
 
 
 def _card_headers(folder: Path) -> dict[str, str]:
-    import yaml
-
-    text = (folder / "README.md").read_text(encoding="utf-8")
-    if not text.startswith("---"):
-        return {}
-    meta = yaml.safe_load(text.split("---", 2)[1]) or {}
-    return (meta.get("vlbench") or {}).get("omnilabel_headers") or {}
+    """The official JSON headers (everything but images, descriptions, annotations) kept in the card, per split."""
+    return (read_card_metadata(folder).get("vlbench") or {}).get("omnilabel_headers") or {}
 
 
 def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, Any]:

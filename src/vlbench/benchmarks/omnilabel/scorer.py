@@ -17,10 +17,10 @@ from numpy.typing import NDArray
 
 from ... import cocoeval
 from ...errors import InputError, PredictionError
-from ...io import expect_prediction_list
+from .. import expect_prediction_list
 from ...result import Result
 from . import schema
-from .reader import OmniLabelGT
+from .records import OmniLabelReferences
 
 __all__ = ["parse_predictions", "score", "PARAMS"]
 
@@ -60,7 +60,7 @@ def _diagnose(entries: list[Any], source: str) -> None:
     raise PredictionError("malformed prediction file", file=source)  # pragma: no cover
 
 
-def parse_predictions(entries: Any, gt: OmniLabelGT, *, source: str = "predictions"
+def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "predictions"
                       ) -> tuple[cocoeval.Detections, dict[str, int], list[str]]:
     """Official-format predictions -> one detection per (box, description, score), filed under its pair."""
     expect_prediction_list(entries, "omnilabel", source, '{"image_id", "bbox", "description_ids", "scores"}')
@@ -91,11 +91,18 @@ def parse_predictions(entries: Any, gt: OmniLabelGT, *, source: str = "predictio
     s_flat = s_flat.astype(np.float64)
     d_flat = d_flat.astype(np.int64)
     entry_of = np.repeat(np.arange(n), lens)
-    bad = ~np.isfinite(boxes).all(axis=1) | (boxes[:, 2] <= 0) | (boxes[:, 3] <= 0)
+    bad = ~np.isfinite(boxes).all(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        _fail(f"'bbox' {entries[i]['bbox']!r} is not a box with finite coordinates and positive width and height "
-              f"({int(bad.sum())} such boxes)", source, i, "boxes are [x, y, w, h] in pixels with w > 0 and h > 0")
+        _fail(f"'bbox' {entries[i]['bbox']!r} is not a box with finite coordinates ({int(bad.sum())} such boxes)",
+              source, i, "boxes are [x, y, w, h] in pixels")
+    # Official: a box with zero or negative width or height is scored, with IoU 0 against every GT box
+    # and area max(0, w*h), so each of its detections is a false positive.
+    degenerate = (boxes[:, 2] <= 0) | (boxes[:, 3] <= 0)
+    if degenerate.any():
+        warnings.append(f"{int(degenerate.sum())} predicted box(es) have zero or negative width or height, e.g. entry "
+                        f"{int(np.flatnonzero(degenerate)[0])}: scored as the official evaluator does (IoU 0, so false "
+                        "positives)")
     if not np.isfinite(s_flat).all():
         i = int(entry_of[np.flatnonzero(~np.isfinite(s_flat))[0]])
         _fail(f"'scores' {entries[i]['scores']!r} holds a non-finite value", source, i, "scores are finite numbers")
@@ -125,7 +132,7 @@ def parse_predictions(entries: Any, gt: OmniLabelGT, *, source: str = "predictio
     return dets, counts, warnings
 
 
-def _groups(gt: OmniLabelGT) -> tuple[NDArray[np.int64], NDArray[np.int64], list[tuple[str, str]]]:
+def _groups(gt: OmniLabelReferences) -> tuple[NDArray[np.int64], NDArray[np.int64], list[tuple[str, str]]]:
     """Memberships (pair, group) for the six official groups, overall and per image source."""
     pairs, groups, names = [], [], []
     pair_source = np.asarray(gt.image_source, dtype=object)[gt.pair_image] if len(gt.pair_image) else np.zeros(0, object)
@@ -141,13 +148,13 @@ def _groups(gt: OmniLabelGT) -> tuple[NDArray[np.int64], NDArray[np.int64], list
     return np.concatenate(pairs), np.concatenate(groups), names
 
 
-def _per_description(gt: OmniLabelGT, matches: cocoeval.Matches) -> dict[str, list[Any]]:
+def _per_description(gt: OmniLabelReferences, matches: cocoeval.Matches) -> dict[str, list[Any]]:
     """AP and AP50 of each description pooled over its images, worst first, as columns (diagnosis; the
     summation order may differ from a pycocotools run restricted to that description by ~1e-16)."""
     uniq, group = np.unique(gt.pair_descr, return_inverse=True)
     pairs = np.arange(len(gt.pair_descr))
     ap, ap50 = cocoeval.mean_ap_per_group(matches, pairs, group, len(uniq), PARAMS, max_det=_MAX_DET_100)
-    npig = cocoeval._group_npig(matches, pairs, group, len(uniq))[:, 0]
+    npig = cocoeval.group_npig(matches, pairs, group, len(uniq))[:, 0]
     is_category = np.zeros(len(uniq), dtype=bool)
     is_category[group[gt.pair_type == schema.TYPE_C]] = True
     order = np.lexsort((uniq, np.where(ap < 0, np.inf, ap)))
@@ -165,8 +172,8 @@ def _summary(precision: NDArray, recall: NDArray, npig: NDArray, g: int) -> dict
         s = precision[:, :, sl]
         if iou is not None:
             s = s[np.where(iou == PARAMS.iou_thrs)[0]]
-        return cocoeval._mean_of_valid(s[:, :, :, [0], [_MAX_DET_100]])
-    ar = cocoeval._mean_of_valid(recall[:, sl][:, :, [0], [_MAX_DET_100]])
+        return cocoeval.mean_of_valid(s[:, :, :, [0], [_MAX_DET_100]])
+    ar = cocoeval.mean_of_valid(recall[:, sl][:, :, [0], [_MAX_DET_100]])
     return {"AP": ap(), "AP50": ap(0.5), "AP75": ap(0.75), "AR": ar, "num_gt": int(npig[g, 0])}
 
 
@@ -188,7 +195,7 @@ def _percent(values: dict[str, float]) -> dict[str, float | None]:
     return {k: (None if v == -1 else float(v) * 100) for k, v in values.items()}
 
 
-def _evaluate(gt: OmniLabelGT, dets: cocoeval.Detections, protocol: str):
+def _evaluate(gt: OmniLabelReferences, dets: cocoeval.Detections, protocol: str):
     truth = cocoeval.GroundTruth(pair=gt.gt_pair, box_xywh=gt.gt_box,
                                  area=np.maximum(0.0, gt.gt_box[:, 2] * gt.gt_box[:, 3]),
                                  iscrowd=gt.gt_iscrowd, ann_id=gt.gt_id)
@@ -199,7 +206,7 @@ def _evaluate(gt: OmniLabelGT, dets: cocoeval.Detections, protocol: str):
     return matches, names, precision, recall, npig, member_pair, member_group
 
 
-def score(gt: OmniLabelGT, predictions: Any, *, protocol: str = "official", split: str | None = None,
+def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "official", split: str | None = None,
           source: str = "predictions", with_per_description: bool = True) -> Result:
     """Score official-format OmniLabel predictions against ``gt``."""
     if protocol not in PROTOCOLS:

@@ -1,5 +1,146 @@
 """OVDEval (Yao et al., AAAI 2024): open-vocabulary detection with hard negatives, nine sub-datasets.
 
-Read top to bottom: :mod:`.schema` (sub-datasets, aspects, features), :mod:`.reader` (official
-COCO-style JSON <-> records <-> Hub folder), :mod:`.scorer` (NMS-AP and AP on the shared engine).
+Read top to bottom: :mod:`.schema` (sub-datasets, aspects, features), :mod:`.records` (a sub-dataset's
+ground truth as arrays; a folder of prediction files), :mod:`.reader` (sub-dataset JSON / release /
+Hub folder -> records; release -> Hub folder and back), :mod:`.scorer` (NMS-AP and AP; Table 3),
+:mod:`.views`, :mod:`.card`. :data:`BENCHMARK` puts them behind the protocol.
 """
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from ...benchmark import Benchmark, EvalTask, Options, option
+from . import card, schema
+
+__all__ = ["OVDEval", "OVDEvalOptions", "BENCHMARK"]
+
+_ALL = "all (Table 3)"
+
+
+@dataclass(frozen=True)
+class OVDEvalOptions(Options):
+    """OVDEval options: which sub-dataset of a multi-sub-dataset reference source to score."""
+
+    sub_dataset: str | None = option(None, "score only this sub-dataset of a release or Hub folder")
+
+
+class OVDEval(Benchmark):
+    """OVDEval behind the benchmark protocol."""
+
+    id = "ovdeval"
+    listing_order = 2
+    aliases = ("ovd-eval",)
+    display_name = "OVDEval"
+    task_type = "object-detection"
+    task_name = "Open-Vocabulary Detection"
+    hub_id = "vlbench/ovdeval"
+    default_split = "test"
+    split_help = "test (the only split; a sub-dataset name here means --sub-dataset)"
+    metric_keys = schema.METRIC_KEYS
+    metric_names = {**{f"NMS_{k}": f"NMS-{k}" for k in schema.STAT_KEYS},
+                    **{k: f"{k} (without the suppression)" for k in schema.STAT_KEYS},
+                    "Total_Average": "NMS-AP Total Average"}
+    headline = ("NMS_AP", "AP", "NMS_AP50", "AP50", "NMS_AR100", "AR100")
+    prediction_keys = frozenset({"category_id", "score", "bbox"})
+    prediction_form = 'COCO results {"image_id", "category_id", "bbox", "score"}'
+    options_type = OVDEvalOptions
+    quirks = card.QUIRKS
+    citation = card.CITATION
+    license = card.card_metadata()["license"]
+    outputs_note = ("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
+                    "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the paper's Table 3).")
+    views_module = f"{__name__}.views"
+    space_subsets = ("color", "material", _ALL)
+
+    def options(self, **kwargs: Any) -> Options:
+        """As the base, and a sub-dataset name given as ``split`` means ``sub_dataset`` (the Hub split is test)."""
+        split = kwargs.get("split")
+        if split not in (None, "test", "all") and kwargs.get("sub_dataset") is None:
+            kwargs = {**kwargs, "split": "test", "sub_dataset": split}
+        return super().options(**kwargs)
+
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """A sub-dataset JSON, a release / folder of them, or a Hub folder -> every sub-dataset's records."""
+        from .reader import load_references
+
+        return load_references(source, split)
+
+    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
+        """Rows of one Hub config (``image_id``, ``boxes``) -> records of one sub-dataset."""
+        from .reader import references_from_rows
+        from .records import OVDEvalReferences
+
+        subset = references_from_rows(rows, source="references")
+        return OVDEvalReferences(subsets={subset.name: subset}, source="references")
+
+    def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
+        """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together."""
+        from .reader import read_predictions
+
+        return read_predictions(source, max_bytes=max_bytes)
+
+    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
+        """``{"boxes", "scores", "labels"}`` per image -> COCO results."""
+        return [{"image_id": ref["image_id"], "category_id": label, "bbox": box, "score": s}
+                for ref, pred in zip(references, predictions)
+                for box, s, label in zip(pred["boxes"], pred["scores"], pred["labels"])]
+
+    def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
+        """NMS-AP and AP of one sub-dataset, or Table 3 of several (see :mod:`.scorer`)."""
+        from .scorer import score_references
+
+        return score_references(references, predictions, protocol=options.protocol, sub_dataset=options.sub_dataset,
+                                source=source)
+
+    def build(self, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
+        """Release folder (``annotations/<sub>.json`` + images) -> Hub folder, one config per sub-dataset."""
+        from ...errors import InputError
+        from .reader import build
+
+        if isinstance(raw, (list, tuple)):
+            raise InputError("OVDEval is built from one release folder (or one sub-dataset JSON)", fix="pass one --raw")
+        return build(raw, out, **kwargs)
+
+    def export(self, folder: str | os.PathLike, split: str | None) -> Any:
+        """Hub folder -> the official JSON of one sub-dataset (``split`` names it)."""
+        from .reader import export
+
+        return export(folder, split)
+
+    def eval_tasks(self) -> list[EvalTask]:
+        """NMS-AP per sub-dataset, and the Total Average over all nine."""
+        tasks = [EvalTask(f"nms_ap_{s}", "NMS_AP", s, "test", f"NMS-AP, {s}") for s in schema.SUBSETS]
+        return tasks + [EvalTask("nms_ap_total_average", "Total_Average", None, "test",
+                                 "NMS-AP Total Average over the nine sub-datasets (paper Table 3)",
+                                 tuple(schema.SUBSETS))]
+
+    def result_scope(self, result: Any) -> tuple[str | None, str | None]:
+        """One sub-dataset's config, or None for several; the split is always test."""
+        return result.options.get("sub_dataset"), "test"
+
+    def task_value(self, task: EvalTask, result: Any) -> float | None:
+        """Several sub-datasets hold ``NMS_AP_<name>``; the Total Average needs all nine scored."""
+        config = result.options.get("sub_dataset")
+        if task.requires:
+            scored = set(result.options.get("sub_datasets", []))
+            return result.metrics.get(task.metric) if config is None and set(task.requires) <= scored else None
+        if config is None:
+            return result.metrics.get(f"NMS_AP_{task.config}")
+        return result.metrics.get(task.metric) if task.config == config else None
+
+    def sample_references(self, subset: str) -> str:
+        """The bundled release (all), or one sub-dataset's annotation JSON."""
+        root = resources.files("vlbench").joinpath("samples/ovdeval")
+        return str(root if subset == _ALL else root.joinpath(f"annotations/{subset}.json"))
+
+    def example_predictions(self, quality: str, subset: str) -> str:
+        """The bundled good / poor prediction folder (all) or file (one sub-dataset)."""
+        root = resources.files("vlbench").joinpath(f"samples/ovdeval/predictions_{quality}")
+        return str(root if subset == _ALL else root.joinpath(f"{subset}.json"))
+
+
+BENCHMARK = OVDEval()

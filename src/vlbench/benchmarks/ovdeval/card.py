@@ -27,6 +27,7 @@ QUIRKS = (
 
 
 def card_metadata() -> dict[str, Any]:
+    """The dataset card's YAML metadata (license, names, task)."""
     return {
         "license": "openrail",
         "pretty_name": "OVDEval",
@@ -37,6 +38,7 @@ def card_metadata() -> dict[str, Any]:
 
 
 def card_body(report: Any) -> str:
+    """The dataset card's prose for a build (sizes from its report)."""
     fields = "\n".join(f"| `{k}` | {v} |" for k, v in schema.FIELD_DESCRIPTIONS.items())
     sizes = ", ".join(f"{name} {n:,}" for name, n in report.rows.items())
     aspects = "; ".join(f"{a}: {', '.join(m)}" for a, m in schema.ASPECTS.items())

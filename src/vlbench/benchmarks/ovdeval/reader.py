@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -15,41 +14,17 @@ from numpy.typing import NDArray
 
 from ...errors import FormatError, InputError
 from ...images import ImageSource
+from ...validation import BuildReport, extra_fields, fail as _fail, read_card_metadata
 from . import schema
+from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
-__all__ = ["OVDEvalGT", "parse_official", "load_references", "find_subsets", "build", "export", "BuildReport"]
+__all__ = ["parse_official", "references_from_rows", "load_references", "find_subsets", "build", "export"]
 
 _ANN_FIELDS = ("id", "image_id", "category_id", "bbox", "area", "iscrowd")
 
 
-@dataclass(frozen=True)
-class OVDEvalGT:
-    """One sub-dataset's ground truth as arrays, annotations in file order."""
-
-    name: str
-    image_ids: NDArray[np.int64]
-    category_ids: NDArray[np.int64]
-    category_names: dict[int, str]
-    ann_image: NDArray[np.int64]
-    ann_category: NDArray[np.int64]
-    ann_box: NDArray[np.float64]
-    ann_area: NDArray[np.float64]
-    ann_iscrowd: NDArray[np.bool_]
-    ann_id: NDArray[np.int64]
-    notes: list[str] = field(default_factory=list)
-    source: str = "references"
-
-    def gt_dict(self) -> dict[str, NDArray]:
-        return {"image_id": self.ann_image, "category_id": self.ann_category, "bbox": self.ann_box,
-                "area": self.ann_area, "iscrowd": self.ann_iscrowd, "id": self.ann_id}
-
-
-def _fail(message: str, source: str, entry: str | None = None, fix: str | None = None) -> None:
-    raise FormatError(message, file=source, entry=entry, fix=fix)
-
-
-def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalGT:
-    """Sub-dataset JSON -> :class:`OVDEvalGT`, with the fields pycocotools needs checked up front."""
+def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalSubset:
+    """Sub-dataset JSON -> :class:`OVDEvalSubset`, with the fields pycocotools needs checked up front."""
     if not isinstance(data, dict) or not all(isinstance(data.get(k), list) for k in ("images", "annotations", "categories")):
         if isinstance(data, dict) and "descriptions" in data:
             _fail("this is an OmniLabel dataset JSON, not an OVDEval sub-dataset", source,
@@ -85,14 +60,43 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalG
         notes.append("duplicate annotation ids: pycocotools resolves every duplicate to the last annotation "
                      "with that id; vlbench keeps them apart")
     box = np.asarray([a["bbox"] for a in anns], dtype=np.float64).reshape(-1, 4)
-    return OVDEvalGT(
+    return OVDEvalSubset(
         name=name, image_ids=image_ids, category_ids=category_ids,
         category_names={c["id"]: str(c["name"]) for c in data["categories"]},
         ann_image=np.asarray([a["image_id"] for a in anns], dtype=np.int64),
         ann_category=np.asarray([a["category_id"] for a in anns], dtype=np.int64),
         ann_box=box, ann_area=np.asarray([a["area"] for a in anns], dtype=np.float64),
         ann_iscrowd=np.asarray([bool(a.get("iscrowd", 0)) for a in anns], dtype=bool),
-        ann_id=np.asarray(ids, dtype=np.int64), notes=notes, source=source)
+        ann_id=np.asarray(ids, dtype=np.int64), notes=notes, source=source,
+        image_file={int(img["id"]): str(img.get("file_name") or "") for img in data["images"]})
+
+
+#: file names a sub-dataset's prediction file may have, ``{}`` the sub-dataset's name
+PREDICTION_STEMS = ("{}", "{}_results", "{}_preds", "{}_predictions")
+
+
+def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
+    """A prediction file -> its entries; a folder -> a :class:`PredictionFolder` of its ``<name>.json`` /
+    ``<name>_results.json`` files (``.json.gz`` too), one per sub-dataset."""
+    from ...io import MAX_JSON_BYTES, read_json
+
+    limit = max_bytes or MAX_JSON_BYTES
+    path = Path(source)
+    if not path.is_dir():
+        return read_json(path, what="prediction file", max_bytes=limit)
+    found: dict[str, Path] = {}
+    for f in sorted(path.iterdir()):
+        if not f.is_file() or not f.name.endswith((".json", ".json.gz")):
+            continue
+        stem = f.name.removesuffix(".gz").removesuffix(".json")
+        name = next((stem[: len(stem) - len(s) + 2] for s in sorted(PREDICTION_STEMS, key=len, reverse=True)
+                     if stem.endswith(s[2:])), stem)
+        if name in found:
+            raise FormatError(f"two prediction files for sub-dataset {name!r}: {found[name].name} and {f.name}",
+                              file=str(path), fix="keep one file per sub-dataset")
+        found[name] = f
+    return PredictionFolder(entries={n: read_json(f, what="prediction file", max_bytes=limit) for n, f in found.items()},
+                            files={n: str(f) for n, f in found.items()}, folder=str(path))
 
 
 def find_subsets(folder: Path) -> dict[str, Path]:
@@ -106,50 +110,35 @@ def find_subsets(folder: Path) -> dict[str, Path]:
     return files
 
 
-def load_references(ref: str | os.PathLike, split: str | None = None) -> dict[str, OVDEvalGT]:
-    """One sub-dataset JSON, a folder of them (or a release), or a Hub folder -> {name: records}."""
+def load_references(ref: str | os.PathLike, split: str | None = None) -> OVDEvalReferences:
+    """One sub-dataset JSON, a folder of them (or a release), or a Hub folder -> every sub-dataset's records.
+
+    ``split`` is the Hub split (``test``); the sub-dataset is chosen when scoring.
+    """
     from ...io import read_json
 
     path = Path(ref)
     if path.is_dir() and (path / "README.md").exists() and (path / "data").is_dir():
         names = sorted(p.name for p in (path / "data").iterdir() if p.is_dir())
-        return {n: parse_official(export(path, n), n, source=f"{path} [{n}]") for n in names}
-    if path.is_dir():
-        return {n: parse_official(read_json(f, what="OVDEval sub-dataset"), n, source=str(f))
-                for n, f in find_subsets(path).items()}
-    name = path.name.split(".")[0]
-    return {name: parse_official(read_json(path, what="OVDEval sub-dataset"), name, source=str(path))}
+        subsets = {n: parse_official(export(path, n), n, source=f"{path} [{n}]") for n in names}
+    elif path.is_dir():
+        subsets = {n: parse_official(read_json(f, what="OVDEval sub-dataset"), n, source=str(f))
+                   for n, f in find_subsets(path).items()}
+    else:
+        name = path.name.split(".")[0]
+        subsets = {name: parse_official(read_json(path, what="OVDEval sub-dataset"), name, source=str(path))}
+    return OVDEvalReferences(subsets=subsets, source=str(path))
 
 
 # --------------------------------------------------------------------------------------------
 # Official release -> Hub folder, and back
 # --------------------------------------------------------------------------------------------
 
-@dataclass
-class BuildReport:
-    rows: dict[str, int] = field(default_factory=dict)
-    missing_images: dict[str, list[str]] = field(default_factory=dict)
-    orphan_annotations: dict[str, int] = field(default_factory=dict)
-    files: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        out = [f"{name}: {n} images" for name, n in self.rows.items()]
-        out += [f"{name}: {len(m)} missing images (e.g. {', '.join(m[:3])})" for name, m in self.missing_images.items() if m]
-        out += [f"warning: {name}: {n} annotation(s) of images not in 'images' cannot be carried over"
-                for name, n in self.orphan_annotations.items() if n]
-        return out
-
-
 def _image_source(raw: Path, name: str, images: Path | None) -> Path | None:
     candidates = ([images / name, images / f"{name}.tar.gz", images / f"{name}.tar", images] if images else []) + \
         [raw / "images" / name, raw / "images" / f"{name}.tar.gz", raw / f"{name}.tar.gz", raw / "images" / f"{name}.tar",
          raw / name]
     return next((c for c in candidates if c.exists() and (c.is_dir() or c.suffix in (".gz", ".tar", ".tgz"))), None)
-
-
-def _extra(d: dict[str, Any], known: tuple[str, ...]) -> str:
-    rest = {k: v for k, v in d.items() if k not in known}
-    return json.dumps(rest, sort_keys=True) if rest else ""
 
 
 def _rows(data: dict[str, Any], found: ImageSource | None, names: dict[int, str]) -> Iterator[dict[str, Any]]:
@@ -164,9 +153,9 @@ def _rows(data: dict[str, Any], found: ImageSource | None, names: dict[int, str]
             "width": img.get("width"), "text": img.get("text"), "neg_text": img.get("neg_text"),
             "boxes": [{"id": a["id"], "bbox": a["bbox"], "category_id": a["category_id"],
                        "label": names.get(a["category_id"]), "area": a.get("area"), "iscrowd": a.get("iscrowd"),
-                       "position": p, "extra": _extra(a, _ANN_FIELDS)} for p, a in by_image.get(img["id"], [])],
+                       "position": p, "extra": extra_fields(a, _ANN_FIELDS)} for p, a in by_image.get(img["id"], [])],
             "position": pos,
-            "extra": _extra(img, ("id", "file_name", "height", "width", "text", "neg_text")),
+            "extra": extra_fields(img, ("id", "file_name", "height", "width", "text", "neg_text")),
         }
 
 
@@ -190,13 +179,17 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
         source = _image_source(raw_path if raw_path.is_dir() else raw_path.parent, name, image_root)
         needed = {os.path.basename(img["file_name"]) for img in data["images"] if img.get("file_name")}
         known = set(gt.image_ids.tolist())
-        report.orphan_annotations[name] = sum(a["image_id"] not in known for a in data["annotations"])
+        orphans = sum(a["image_id"] not in known for a in data["annotations"])
+        if orphans:
+            report.count(f"orphans_{name}", f"annotation(s) of {name} belong to images not in 'images' and cannot be "
+                                            "carried over", orphans)
         with tempfile.TemporaryDirectory(prefix=".vlbench-images-", dir=out) as tmp:
             found = ImageSource(source, needed, Path(tmp)) if source else None
-            report.missing_images[name] = found.missing if found else sorted(needed)
-            if report.missing_images[name] and not allow_missing_images:
-                raise FormatError(f"{len(report.missing_images[name])} of {len(needed)} images of {name} are missing"
-                                  + (f", e.g. {', '.join(report.missing_images[name][:3])}" if found else
+            missing = found.missing if found else sorted(needed)
+            report.missing_images += [f"{name}/{m}" for m in missing]
+            if missing and not allow_missing_images:
+                raise FormatError(f"{len(missing)} of {len(needed)} images of {name} are missing"
+                                  + (f", e.g. {', '.join(missing[:3])}" if found else
                                      " (no image folder or archive found)"), file=str(source or raw_path),
                                   fix=f"provide images/{name}/ or {name}.tar.gz, or pass --allow-missing-images")
             features = schema.image_features(data["categories"])
@@ -209,17 +202,14 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
         configs.append(ConfigSpec(name, features, [summary], {"test": f"data/{name}/test-*.parquet"}))
         headers[name] = json.dumps({k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True)
     meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"ovdeval_headers": headers}})
-    write_card(out, meta, card_body(report), benchmark="ovdeval")
-    report.files[:0] = ["README.md", "eval.yaml"]
+    write_card(out, meta, card_body(report))
+    report.files[:0] = ["README.md"]
     return report
 
 
 def _header(folder: Path, name: str) -> dict[str, Any]:
-    import yaml
-
-    text = (folder / "README.md").read_text(encoding="utf-8")
-    meta = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
-    headers = ((meta or {}).get("vlbench") or {}).get("ovdeval_headers") or {}
+    """The official JSON header of sub-dataset ``name`` (everything but images and annotations), kept in the card."""
+    headers = (read_card_metadata(folder).get("vlbench") or {}).get("ovdeval_headers") or {}
     if name not in headers:
         raise FormatError(f"the card has no header for sub-dataset {name!r}", file=str(folder / "README.md"),
                           fix="build the folder with 'vlbench build ovdeval'")
@@ -261,7 +251,7 @@ def export(folder: str | os.PathLike, split: str | None = None, *, name: str | N
     return out
 
 
-def gt_from_rows(rows: list[dict[str, Any]], name: str = "references", source: str = "references") -> OVDEvalGT:
+def references_from_rows(rows: list[dict[str, Any]], name: str = "references", source: str = "references") -> OVDEvalSubset:
     """Rows of an OVDEval Hub config (``image_id`` and ``boxes``) -> records. The categories are those of the
     boxes: a category without ground truth drops out of COCO AP anyway."""
     if not rows:

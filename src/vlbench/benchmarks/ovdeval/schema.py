@@ -23,6 +23,7 @@ ASPECTS = {
 
 
 def aspect_of(subset: str) -> str | None:
+    """The paper's aspect of a sub-dataset, or None for an unknown one."""
     return next((a for a, members in ASPECTS.items() if subset in members), None)
 
 

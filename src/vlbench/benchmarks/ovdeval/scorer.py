@@ -19,12 +19,12 @@ from numpy.typing import NDArray
 
 from ... import cocoeval
 from ...errors import InputError, PredictionError
-from ...io import expect_prediction_list
+from .. import expect_prediction_list
 from ...result import Result
 from . import schema
-from .reader import OVDEvalGT
+from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
-__all__ = ["parse_predictions", "suppress", "score", "score_many", "Predictions"]
+__all__ = ["parse_predictions", "suppress", "score", "score_many", "score_references", "Predictions"]
 
 PROTOCOLS = ("official", "corrected")
 
@@ -37,6 +37,7 @@ class Predictions:
         self.counts, self.warnings = counts, warnings
 
     def as_dict(self, keep: NDArray[np.bool_] | None = None) -> dict[str, NDArray]:
+        """The predictions (those in ``keep``) as the COCO engine's column dict."""
         sel = slice(None) if keep is None else keep
         return {"image_id": self.image_id[sel], "category_id": self.category_id[sel],
                 "bbox": self.box_xywh[sel], "score": self.score[sel]}
@@ -46,7 +47,7 @@ def _fail(message: str, source: str, index: int, fix: str | None = None) -> None
     raise PredictionError(message, file=source, entry=f"entry {index}", fix=fix)
 
 
-def _resolve_labels(values: list[Any], gt: OVDEvalGT, source: str) -> NDArray[np.int64]:
+def _resolve_labels(values: list[Any], gt: OVDEvalSubset, source: str) -> NDArray[np.int64]:
     """Category ids, with labels given as text resolved through the category names when unambiguous."""
     if set(map(type, values)) <= {int}:
         return np.asarray(values, dtype=np.int64)
@@ -94,7 +95,7 @@ def _diagnose(entries: list[Any], source: str) -> None:
     raise PredictionError("malformed prediction file", file=source)  # pragma: no cover
 
 
-def parse_predictions(entries: Any, gt: OVDEvalGT, *, source: str = "predictions") -> Predictions:
+def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predictions") -> Predictions:
     """Official COCO-results predictions -> arrays; unknown images dropped (counted), text labels resolved."""
     expect_prediction_list(entries, "ovdeval", source, 'COCO results {"image_id", "category_id", "bbox", "score"}')
     warnings: list[str] = []
@@ -145,7 +146,7 @@ def _iou_official(pred: NDArray[np.float64], gt: NDArray[np.float64]) -> NDArray
         return np.where(union == 0, 0.0, inter / union)
 
 
-def suppress(gt: OVDEvalGT, preds: Predictions, iou_threshold: float = 0.5) -> tuple[NDArray[np.bool_], dict[str, Any]]:
+def suppress(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float = 0.5) -> tuple[NDArray[np.bool_], dict[str, Any]]:
     """The official GT-guided, class-ignored suppression, for all images at once: the boolean keep mask."""
     n = len(preds.score)
     # (prediction, GT of the same image) combinations: GT sorted by image, each prediction meets its image's GT.
@@ -179,7 +180,7 @@ def suppress(gt: OVDEvalGT, preds: Predictions, iou_threshold: float = 0.5) -> t
                       "removed_per_image": {"image_id": per_image[0], "removed": per_image[1]}}
 
 
-def _stats(gt: OVDEvalGT, dets: dict[str, NDArray], protocol: str) -> cocoeval.CocoEvalResult:
+def _stats(gt: OVDEvalSubset, dets: dict[str, NDArray], protocol: str) -> cocoeval.CocoEvalResult:
     return cocoeval.evaluate_bbox(gt.image_ids, gt.category_ids, gt.gt_dict(), dets, id0_quirk=protocol == "official")
 
 
@@ -187,7 +188,7 @@ def _percent(stats: dict[str, float], prefix: str = "") -> dict[str, float | Non
     return {prefix + k: (None if v == -1 else float(v) * 100) for k, v in zip(schema.STAT_KEYS, stats.values())}
 
 
-def _per_category(gt: OVDEvalGT, res: cocoeval.CocoEvalResult) -> dict[str, list[Any]]:
+def _per_category(gt: OVDEvalSubset, res: cocoeval.CocoEvalResult) -> dict[str, list[Any]]:
     params = cocoeval.Params()
     ap = [cocoeval.summary_value(res.precision[:, :, [k]], res.recall[:, [k]], params, ap=True)
           for k in range(len(res.category_ids))]
@@ -195,7 +196,7 @@ def _per_category(gt: OVDEvalGT, res: cocoeval.CocoEvalResult) -> dict[str, list
             "num_gt": res.npig[:, 0], "AP": [None if v == -1 else v * 100 for v in ap]}
 
 
-def score(gt: OVDEvalGT, predictions: Any, *, protocol: str = "official", source: str = "predictions",
+def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", source: str = "predictions",
           split: str | None = None) -> Result:
     """NMS-AP and AP (24 numbers) of one sub-dataset."""
     if protocol not in PROTOCOLS:
@@ -206,6 +207,9 @@ def score(gt: OVDEvalGT, predictions: Any, *, protocol: str = "official", source
     plain = _stats(gt, preds.as_dict(), protocol)
     metrics = {**_percent(nms.stats, "NMS_"), **_percent(plain.stats)}
     warnings = list(gt.notes) + preds.warnings
+    if nms.skipped_gt:
+        warnings.append(f"{nms.skipped_gt} ground-truth annotation(s) belong to images that are not in 'images' and "
+                        "were ignored, as pycocotools does")
     if sup["tie_decisions"]:
         warnings.append(f"{sup['tie_decisions']} suppression decision(s) were between predictions with exactly equal "
                         "scores: the official order is platform-dependent there; vlbench keeps the later prediction")
@@ -301,65 +305,38 @@ def score_many(results: dict[str, Result], protocol: str = "official") -> Result
                   resampler=lambda: stack([results[s].resampler() for s in order], _combine_sub_datasets(order)))
 
 
-def _prediction_file(folder, name: str):
-    for stem in (name, f"{name}_results", f"{name}_preds", f"{name}_predictions"):
-        for ext in (".json", ".json.gz"):
-            if (folder / f"{stem}{ext}").exists():
-                return folder / f"{stem}{ext}"
-    return None
-
-
-def score_sources(refs: dict[str, OVDEvalGT], predictions: Any, *, protocol: str = "official",
-                  split: str | None = None, source: str = "predictions") -> Result:
-    """Route a call: one sub-dataset and one prediction list, or a folder of prediction files (one per
-    sub-dataset, ``<name>.json`` / ``<name>_results.json``) scored together (Table 3 layout)."""
-    from pathlib import Path
-
-    from ...io import read_json
-
-    if split and split not in ("test", "all"):
-        if split not in refs:
-            raise InputError(f"no sub-dataset {split!r} in the references", fix=f"choose one of {', '.join(refs)}")
-        refs = {split: refs[split]}
-    if isinstance(predictions, (str, Path)) and Path(predictions).is_dir():
-        folder = Path(predictions)
-        found = {name: _prediction_file(folder, name) for name in refs}
-        results = {name: score(refs[name], read_json(path, what="prediction file"), protocol=protocol, source=str(path))
-                   for name, path in found.items() if path is not None}
-        if not results:
-            raise InputError(f"no prediction file for any of {', '.join(refs)}", file=str(folder),
-                             fix="name them <sub-dataset>.json or <sub-dataset>_results.json")
-        missing = [name for name, path in found.items() if path is None]
-        result = score_many(results, protocol)
-        if missing:
-            result.warnings.append(f"no prediction file for {', '.join(missing)} (expected <name>.json or "
-                                   "<name>_results.json): not scored")
-        return result
-    if len(refs) != 1:
-        raise InputError(f"the references hold {len(refs)} sub-datasets but one prediction list was given",
-                         fix="pass a folder of prediction files (<name>.json), or --split <sub-dataset>")
-    if isinstance(predictions, (str, Path)):
-        source = str(predictions)
-        predictions = read_json(predictions, what="prediction file")
-    (gt,) = refs.values()
-    return score(gt, predictions, protocol=protocol, source=source)
-
-
-def table_text(result: Result) -> str:
-    """The paper's Table 3 layout for a multi-sub-dataset result (NMS-AP / AP, aspects, Total Average)."""
-    table = result.breakdowns.get("table")
-    if not table:
-        return result.table()
-    fmt = lambda v: "   null" if v is None else f"{v:7.2f}"  # noqa: E731
-    lines = [f"ovdeval (protocol={result.protocol}): NMS-AP / AP per sub-dataset (percent)",
-             f"{'aspect':<14}{'sub-dataset':<14}{'NMS-AP':>8}{'AP':>8}{'AP-NMS':>8}"]
-    for row in table:
-        lines.append(f"{row['aspect'] or '-':<14}{row['sub_dataset']:<14}{fmt(row['NMS_AP']):>8}{fmt(row['AP']):>8}"
-                     f"{fmt(row['inflation']):>8}")
-    lines.append("-" * 52)
-    for aspect, values in result.breakdowns["aspects"].items():
-        lines.append(f"{aspect:<28}{fmt(values['NMS_AP']):>8}{fmt(values['AP']):>8}")
-    lines.append(f"{'Total Average':<28}{fmt(result.breakdowns['Total_Average']):>8}"
-                 f"{fmt(result.breakdowns['Total_Average_AP']):>8}")
-    lines += [f"warning: {w}" for w in result.warnings]
-    return "\n".join(lines)
+def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str = "official",
+                     sub_dataset: str | None = None, source: str = "predictions") -> Result:
+    """One sub-dataset and one prediction list, or several sub-datasets and a :class:`PredictionFolder` (or a
+    dict name -> entries) scored together in the Table 3 layout. ``sub_dataset`` picks one of ``refs``."""
+    subsets = refs.subsets
+    if sub_dataset is not None:
+        if sub_dataset not in subsets:
+            raise InputError(f"no sub-dataset {sub_dataset!r} in the references", file=refs.source,
+                             fix=f"choose one of {', '.join(subsets)}")
+        subsets = {sub_dataset: subsets[sub_dataset]}
+    if isinstance(predictions, PredictionFolder):
+        entries, files, where = predictions.entries, predictions.files, predictions.folder
+    elif isinstance(predictions, dict):
+        entries, files, where = predictions, {n: f"{source} [{n}]" for n in predictions}, source
+    else:
+        if len(subsets) != 1:
+            raise InputError(f"the references hold {len(subsets)} sub-datasets but one prediction list was given",
+                             file=source, fix="pass a folder of prediction files (<name>.json), or --sub-dataset NAME")
+        (gt,) = subsets.values()
+        return score(gt, predictions, protocol=protocol, source=source)
+    results = {name: score(subsets[name], entries[name], protocol=protocol, source=files[name])
+               for name in subsets if name in entries}
+    if not results:
+        raise InputError(f"no prediction file for any of {', '.join(subsets)}", file=where,
+                         fix="name them <sub-dataset>.json or <sub-dataset>_results.json")
+    result = score_many(results, protocol)
+    missing = [name for name in subsets if name not in entries]
+    unknown = [name for name in entries if name not in refs.subsets]
+    if unknown:
+        result.warnings.append(f"{len(unknown)} prediction file(s) name no sub-dataset of the references and were "
+                               f"ignored: {', '.join(unknown)}")
+    if missing:
+        result.warnings.append(f"no prediction file for {', '.join(missing)} (expected <name>.json or "
+                               "<name>_results.json): not scored")
+    return result

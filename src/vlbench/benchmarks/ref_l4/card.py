@@ -25,6 +25,7 @@ QUIRKS = (
 
 
 def card_metadata() -> dict[str, Any]:
+    """The dataset card's YAML metadata (license, names, task)."""
     return {
         "license": "cc-by-nc-4.0",
         "pretty_name": "Ref-L4",
@@ -35,6 +36,7 @@ def card_metadata() -> dict[str, Any]:
 
 
 def card_body(report: Any) -> str:
+    """The dataset card's prose for a build (sizes from its report)."""
     fields = "\n".join(f"| `{name}` | {text} |" for name, text in schema.FIELD_DESCRIPTIONS.items())
     sizes = ", ".join(f"{split}: {n:,} rows" for split, n in report.rows.items())
     quirks = "\n".join(f"- {q}" for q in QUIRKS)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -15,11 +14,12 @@ import numpy as np
 
 from ...errors import FormatError, InputError
 from ...images import ImageSource
+from ...validation import BuildReport
 from ...io import arrow_codes
 from . import schema
-from .scorer import RefL4References
+from .records import RefL4References
 
-__all__ = ["load_references", "references_from_rows", "build", "BuildReport", "release_tables"]
+__all__ = ["load_references", "references_from_rows", "build", "export", "release_tables"]
 
 SCORING_COLUMNS = ("id", "bbox", "ori_category_id")
 #: image key columns, the first present one is used to resample expressions by image
@@ -82,19 +82,23 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
     if (counts > 1).any():
         raise FormatError(f"duplicate ids in the references: {uniq[counts > 1][:5].tolist()}", file=source)
     cats = [str(c) for c in table["ori_category_id"].to_pylist()]
+    image, image_names = _image_codes(table)
     return RefL4References(ids=ids, bbox_xywh=bbox, ori_category_id=cats, source=source,
-                           other_split_ids=other_split_ids, image=_image_codes(table))
+                           other_split_ids=other_split_ids, image=image, image_names=image_names)
 
 
-def _image_codes(table: Any) -> Any:
-    """One integer per row naming its image (file_name, else image_id), for resampling by image; None if absent."""
+def _image_codes(table: Any) -> tuple[Any, list[str] | None]:
+    """Per row an integer naming its image (file_name, else image_id) and the names it indexes; (None, None) if absent."""
     for column in IMAGE_COLUMNS:
         if column in table.column_names and table[column].null_count == 0:
+            import pyarrow as pa
             import pyarrow.compute as pc
 
             keys = pc.cast(table[column], "string") if column == "image_id" else table[column]
-            return arrow_codes(keys)
-    return None
+            keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+            encoded = pc.dictionary_encode(keys)
+            return arrow_codes(encoded.indices), encoded.dictionary.to_pylist()
+    return None, None
 
 
 def _read_parquet(path: Path, columns: tuple[str, ...]) -> Any:
@@ -185,32 +189,6 @@ def _load_from_hub(repo_id: str, split: str) -> RefL4References:
 # Official release -> Hub folder
 # --------------------------------------------------------------------------------------------
 
-@dataclass
-class BuildReport:
-    """What a build read, wrote and found wrong (nothing is dropped silently)."""
-
-    rows: dict[str, int] = field(default_factory=dict)
-    images: int = 0
-    missing_images: list[str] = field(default_factory=list)
-    boxes_outside_image: int = 0
-    size_mismatch: int = 0
-    unknown_categories: set[str] = field(default_factory=set)
-    files: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        out = ["rows: " + ", ".join(f"{k}={v}" for k, v in self.rows.items()), f"images: {self.images}"]
-        if self.missing_images:
-            out.append(f"missing images: {len(self.missing_images)} (e.g. {', '.join(self.missing_images[:3])})")
-        if self.boxes_outside_image:
-            out.append(f"warning: {self.boxes_outside_image} box(es) extend beyond their image (kept as released)")
-        if self.size_mismatch:
-            out.append(f"warning: {self.size_mismatch} row(s) whose height/width differ from the image file")
-        if self.unknown_categories:
-            out.append(f"warning: {len(self.unknown_categories)} ori_category_id(s) without a known name: "
-                       + ", ".join(sorted(self.unknown_categories)[:5]))
-        return out
-
-
 def release_tables(raw: Path) -> dict[str, Any]:
     """The official annotation parquets of a release folder, by split (val first)."""
     import pyarrow.parquet as pq
@@ -254,14 +232,14 @@ def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport) -> Iter
                 with PILImage.open(path) as im:
                     width, height = im.size
                 if (width, height) != (row["width"], row["height"]):
-                    report.size_mismatch += 1
+                    report.count("size_mismatch", "row(s) whose height/width differ from the image file")
             else:
                 width, height = row["width"], row["height"]
             if x < 0 or y < 0 or x + w > width + 1e-6 or y + h > height + 1e-6:
-                report.boxes_outside_image += 1
+                report.count("boxes_outside_image", "box(es) extend beyond their image (kept as released)")
             name = schema.category_name(row["ori_category_id"])
             if name == row["ori_category_id"]:
-                report.unknown_categories.add(name)
+                report.count("unknown_categories", "row(s) whose ori_category_id has no known name", example=name)
             yield {
                 **row,
                 "image": None if path is None else {"path": row["file_name"], "bytes": path.read_bytes()},
@@ -308,8 +286,8 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
             summaries.append(writer.close())
             report.rows[split] = summaries[-1].num_examples
             report.files.extend(summaries[-1].files)
-    write_card(out, card_yaml(features=features, splits=summaries, extra=card_metadata()), card_body(report), benchmark="ref_l4")
-    report.files[:0] = ["README.md", "eval.yaml"]
+    write_card(out, card_yaml(features=features, splits=summaries, extra=card_metadata()), card_body(report))
+    report.files[:0] = ["README.md"]
     return report
 
 
@@ -330,3 +308,14 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise FormatError(f"the reference rows do not have consistent types ({exc})", file=source) from None
     return _references_from_table(table, source)
+
+
+def export(folder: str | os.PathLike, split: str = "all") -> list[dict[str, Any]]:
+    """Hub folder -> the official rows of ``split`` (the columns of ``ref-l4-<split>.parquet``, val before test)."""
+    folder = Path(folder)
+    if split not in schema.SPLITS + ("all",):
+        raise InputError(f"unknown split {split!r}", fix="use val, test or all")
+    rows: list[dict[str, Any]] = []
+    for f in _hub_folder_files(folder, split):
+        rows.extend(_read_parquet(f, schema.OFFICIAL_COLUMNS).to_pylist())
+    return rows

@@ -135,11 +135,11 @@ def refcoco_to_o365(protocol: str) -> dict[int, int]:
 
 
 def class_key(ori_category_id: str, table: dict[int, int]) -> str:
-    """The official class bucket: ``refcoco_N`` -> ``o365_<table[N]>`` if N is in the table, else unchanged."""
-    if ori_category_id.startswith("refcoco_"):
-        tail = ori_category_id[len("refcoco_"):]
-        if tail.isdigit() and int(tail) in table:
-            return f"o365_{table[int(tail)]}"
+    """The official class bucket: an exact look-up of the string ``refcoco_<N>`` in the table (so ``refcoco_016``
+    or non-ASCII digits are classes of their own, as in the official dict), else the id unchanged."""
+    for n, o365 in table.items():   # 80 entries; called once per distinct id
+        if ori_category_id == f"refcoco_{n}":
+            return f"o365_{o365}"
     return ori_category_id
 
 

@@ -20,9 +20,11 @@ from numpy.typing import NDArray
 
 from ...errors import CoverageError, FormatError, InputError, PredictionError
 from ...geometry import iou_aligned_xyxy, xywh_to_xyxy
-from ...io import expect_prediction_list
+from .. import expect_prediction_list
 from ...result import Result
+from ...validation import describe as _describe
 from . import schema
+from .records import RefL4References
 
 __all__ = ["RefL4References", "Predictions", "parse_predictions", "score", "ACC_THRESHOLDS", "MACC_THRESHOLDS"]
 
@@ -33,23 +35,6 @@ PROTOCOLS = ("official", "corrected")
 
 
 @dataclass(frozen=True)
-class RefL4References:
-    """The GT rows of one split, in dataset order (val before test for ``all``)."""
-
-    ids: NDArray[np.int64]
-    bbox_xywh: NDArray[np.float64]
-    ori_category_id: list[str]
-    source: str = "references"
-    #: ids of the source's rows in the splits not scored: predictions for them are ignored quietly
-    other_split_ids: NDArray[np.int64] | None = None
-    #: per row, an integer naming its image (bootstrap unit); None when the source has no image column
-    image: NDArray[np.int64] | None = None
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-
-@dataclass(frozen=True)
 class Predictions:
     """Predictions aligned with the references: one xyxy float64 box per row, ``present`` False where missing."""
 
@@ -57,11 +42,6 @@ class Predictions:
     present: NDArray[np.bool_]
     counts: dict[str, Any]
     warnings: list[str]
-
-
-def _describe(ids: Sequence[Any], limit: int = 5) -> str:
-    shown = ", ".join(repr(i) for i in list(ids)[:limit])
-    return shown + (f" (and {len(ids) - limit} more)" if len(ids) > limit else "")
 
 
 def _prediction_ids(entries: list[Any], source: str) -> NDArray[np.int64]:
@@ -340,6 +320,7 @@ class RefL4Replicator:
     @classmethod
     def build(cls, hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_], size_of_row: NDArray[np.intp],
               class_of_row: NDArray[np.intp], n_classes: int, unit_of_row: NDArray[np.int64], unit: str) -> "RefL4Replicator":
+        """Per-unit sparse counts of hits per size bucket and class."""
         from scipy import sparse
 
         n = len(unit_of_row)
@@ -383,8 +364,7 @@ def _mapping_warning(categories: list[str], category_inverse: NDArray[np.intp], 
     acc50_fixed, macc_fixed = _class_metrics(_class_table(hits_macc, len(classes), class_of_category[category_inverse])[1])
     if acc50_fixed == metrics["class_Acc50"] and macc_fixed == metrics["class_mAcc"]:
         return []
-    present = sorted({int(c[len("refcoco_"):]) for c in categories
-                      if c.startswith("refcoco_") and c[len("refcoco_"):].isdigit()} & schema.OFF_BY_ONE_COCO_IDS)
+    present = sorted(c for c in schema.OFF_BY_ONE_COCO_IDS if f"refcoco_{c}" in set(categories))
     named = "; ".join(
         f"{schema.COCO_NAMES[c]} (refcoco_{c}) -> o365_{schema.OFFICIAL_REFCOCO_TO_O365[c]} "
         f"{schema.category_name('o365_%d' % schema.OFFICIAL_REFCOCO_TO_O365[c])}" for c in present)

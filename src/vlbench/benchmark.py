@@ -1,0 +1,254 @@
+"""The ``Benchmark`` protocol: everything that makes one benchmark different from another, behind one interface.
+
+Every package ``vlbench.benchmarks.<id>`` defines one subclass of :class:`Benchmark` and exposes an
+instance as ``BENCHMARK``; the registry (:mod:`vlbench.benchmarks`) finds it. The fronts (CLI,
+library API, report, registration, metric cards, the Space, the ``evaluate`` modules) only loop
+over the registry and call these methods, so adding a benchmark changes no generic module.
+
+Data flows one way::
+
+    raw release --build--> Hub folder
+    reference source --load_references--> records --+
+    prediction source --read_predictions--> entries -+--score(options)--> Result --> renderings
+
+``score`` is pure: no file I/O and no rendering. The rendering hooks (``tables``, ``plots``,
+``samples``, ``text``) read only the ``Result`` and the records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+from .errors import InputError, UnsupportedError
+
+__all__ = ["Benchmark", "Options", "EvalTask", "Sample", "Table", "PROTOCOLS", "option", "mark_boxes"]
+
+#: ``official`` reproduces the official scorer, quirks included; ``corrected`` fixes its known bugs.
+PROTOCOLS = ("official", "corrected")
+
+#: A breakdown table: column headers and rows.
+Table = tuple[list[str], list[list[Any]]]
+
+
+def option(default: Any, help: str, choices: tuple[Any, ...] | None = None, cli: bool = True) -> Any:
+    """A benchmark option field: ``help`` and ``choices`` feed the CLI flag and the validation."""
+    return field(default=default, metadata={"help": help, "choices": choices, "cli": cli})
+
+
+@dataclass(frozen=True)
+class Options:
+    """Options every benchmark takes; a benchmark subclasses this to add its own (declared with :func:`option`)."""
+
+    protocol: str = option("official", "official (the official number) or corrected (known bugs fixed)", PROTOCOLS,
+                           cli=False)
+    split: str | None = option(None, "which split of the references to score", cli=False)
+    details: bool = option(True, "per-sample / per-description breakdowns in the result", cli=False)
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The option names this benchmark takes."""
+        return [f.name for f in dataclasses.fields(cls)]
+
+    @classmethod
+    def own_fields(cls) -> list[dataclasses.Field]:
+        """The fields a benchmark adds to the common ones."""
+        common = {f.name for f in dataclasses.fields(Options)}
+        return [f for f in dataclasses.fields(cls) if f.name not in common]
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            choices = f.metadata.get("choices")
+            value = getattr(self, f.name)
+            if choices and value is not None and value not in choices:
+                raise InputError(f"unknown {f.name} {value!r}", fix="use " + " or ".join(map(repr, choices)))
+
+
+@dataclass(frozen=True)
+class EvalTask:
+    """One leaderboard: the ``metric`` key of a result on (``config``, ``split``) of the Hub dataset."""
+
+    id: str
+    metric: str
+    config: str | None
+    split: str
+    title: str
+    #: configs that must all have been scored (a mean over configs)
+    requires: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One sample to show: an image (by file name), boxes as (xywh in pixels, label, kind) and a caption.
+
+    ``kind`` is ``"gt"``, ``"match"``, ``"miss"`` or ``"fp"``; a benchmark without boxes leaves them empty.
+    """
+
+    image: str | None
+    caption: str
+    boxes: list[tuple[list[float], str, str]] = field(default_factory=list)
+    size: tuple[int, int] | None = None
+
+
+def mark_boxes(gt: list[tuple[list[float], str]], predicted: list[tuple[list[float], str]],
+               iou_threshold: float = 0.5) -> tuple[list[tuple[list[float], str, str]], int]:
+    """Boxes (xywh) of one image for display: GT found / missed, predictions matched / false positive, by best
+    IoU >= ``iou_threshold`` (a picture, not the metric); and the number of misses plus false positives."""
+    import numpy as np
+
+    from .geometry import iou_matrix_xywh
+
+    iou = (iou_matrix_xywh([b for b, _ in predicted], [b for b, _ in gt]) if gt and predicted
+           else np.zeros((len(predicted), len(gt))))
+    found = iou.max(axis=0) >= iou_threshold if predicted else np.zeros(len(gt), bool)
+    hit = iou.max(axis=1) >= iou_threshold if gt else np.zeros(len(predicted), bool)
+    boxes = [(b, label, "gt" if ok else "miss") for (b, label), ok in zip(gt, found)]
+    boxes += [(b, label, "match" if ok else "fp") for (b, label), ok in zip(predicted, hit)]
+    return boxes, int((~found).sum() + (~hit).sum())
+
+
+class Benchmark:
+    """One benchmark behind one interface. Subclasses set the class attributes and implement the hooks.
+
+    Required: ``id``, ``display_name``, ``load_references`` and ``score``. Everything else has a
+    default that says plainly what the benchmark does not offer.
+    """
+
+    #: canonical id (``vlbench score <id>``), other accepted names, and the name shown to people
+    id: ClassVar[str]
+    #: where the benchmark is listed (CLI help, the Space's dropdown): lower first, then by id
+    listing_order: ClassVar[int] = 100
+    aliases: ClassVar[tuple[str, ...]] = ()
+    display_name: ClassVar[str]
+    #: Hub task type and name for the model card, and the default dataset id
+    task_type: ClassVar[str] = "other"
+    task_name: ClassVar[str] = ""
+    hub_id: ClassVar[str | None] = None
+    #: the split scored when none is given, and a one-line help for ``--split``
+    default_split: ClassVar[str | None] = None
+    split_help: ClassVar[str] = ""
+    #: the metric keys of one scoring call (CONTRACT.md), key -> readable name (model card), headline keys
+    metric_keys: ClassVar[tuple[str, ...]] = ()
+    metric_names: ClassVar[dict[str, str]] = {}
+    headline: ClassVar[tuple[str, ...]] = ()
+    #: keys every prediction entry has (to recognise this benchmark's files) and its shape for messages
+    prediction_keys: ClassVar[frozenset[str]] = frozenset()
+    prediction_form: ClassVar[str] = "{...}"
+    options_type: ClassVar[type[Options]] = Options
+    #: the official scorer's known quirks (dataset and metric cards), its citation and the data license
+    quirks: ClassVar[tuple[str, ...]] = ()
+    citation: ClassVar[str] = ""
+    license: ClassVar[str] = "other"
+    #: extra sentences of the metric card: under the output keys, and about the bootstrap unit
+    outputs_note: ClassVar[str] = ""
+    interval_note: ClassVar[str] = ""
+    #: the Space: choices of its "split / sub-dataset" dropdown
+    space_subsets: ClassVar[tuple[str, ...]] = ("default",)
+    #: a module defining ``text``, ``tables``, ``plots`` and ``samples`` (the hooks below, as functions)
+    views_module: ClassVar[str | None] = None
+
+    # -- options -------------------------------------------------------------------------------
+    def options(self, **kwargs: Any) -> Options:
+        """Validate options once: unknown names and values are an :class:`InputError` saying what is taken."""
+        names = self.options_type.names()
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            own = [f.name for f in self.options_type.own_fields()]
+            raise InputError(f"option(s) {', '.join(unknown)} do not apply to {self.id}",
+                             fix=f"{self.id} takes: {', '.join(own) or 'no extra option'}")
+        given = {k: v for k, v in kwargs.items() if v is not None or k == "split"}
+        if given.get("split") is None:
+            given["split"] = self.default_split
+        return self.options_type(**given)
+
+    # -- reading -------------------------------------------------------------------------------
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """Official annotation file, Hub folder or Hub id -> this benchmark's records."""
+        raise NotImplementedError
+
+    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
+        """Rows of the Hub dataset (the ``evaluate`` module's references) -> records."""
+        raise UnsupportedError(f"{self.id} takes no Hub rows as references")
+
+    def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
+        """A prediction file (official format) -> its parsed entries."""
+        from .io import MAX_JSON_BYTES, read_json
+
+        return read_json(source, what="prediction file", max_bytes=max_bytes or MAX_JSON_BYTES)
+
+    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
+        """Per-example predictions of the ``evaluate`` module (aligned with ``references``) -> official entries."""
+        raise UnsupportedError(f"{self.id} has no evaluate module")
+
+    # -- scoring -------------------------------------------------------------------------------
+    def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
+        """Records + parsed predictions -> :class:`~vlbench.result.Result` (pure: no I/O, no rendering)."""
+        raise NotImplementedError
+
+    # -- building and exporting the Hub dataset --------------------------------------------------
+    def build(self, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
+        """Official release -> Hub folder; returns a :class:`~vlbench.validation.BuildReport`."""
+        raise UnsupportedError(f"{self.id} has no dataset builder")
+
+    def export(self, folder: str | os.PathLike, split: str | None) -> Any:
+        """Hub folder -> the official annotation data of ``split`` (JSON-serialisable)."""
+        raise UnsupportedError(f"{self.id} has no export")
+
+    # -- registration (eval.yaml, .eval_results) --------------------------------------------------
+    def eval_tasks(self) -> list[EvalTask]:
+        """The leaderboards of the Hub dataset, one per headline number."""
+        return []
+
+    def result_scope(self, result: Any) -> tuple[str | None, str | None]:
+        """(config, split) of the Hub dataset a result was computed on."""
+        return None, result.options.get("split")
+
+    def check_leaderboard(self, result: Any) -> None:
+        """Raise an :class:`InputError` with the fix when no leaderboard can take ``result`` (e.g. a merged split)."""
+
+    def task_value(self, task: EvalTask, result: Any) -> float | None:
+        """The number of ``task`` that ``result`` holds, or None."""
+        config, split = self.result_scope(result)
+        if task.split != split or task.requires or (config is not None and task.config not in (config, None)):
+            return None
+        return result.metrics.get(task.metric)
+
+    # -- renderings (from ``views_module`` when set) ------------------------------------------------
+    def _views(self) -> Any:
+        import importlib
+
+        return importlib.import_module(self.views_module) if self.views_module else None
+
+    def text(self, result: Any) -> str | None:
+        """A terminal layout of its own (e.g. a paper's table), or None for the generic one."""
+        return self._views().text(result) if self.views_module else None
+
+    def tables(self, result: Any) -> dict[str, Table]:
+        """Breakdown tables beyond "all metrics", as (headers, rows)."""
+        return self._views().tables(result) if self.views_module else {}
+
+    def plots(self, result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
+        """matplotlib figures; ``figure(**kwargs)`` makes a new one (object API, thread-safe)."""
+        return self._views().plots(result, figure) if self.views_module else {}
+
+    def samples(self, references: Any, predictions: Any, result: Any, k: int) -> list[Sample]:
+        """The ``k`` samples most worth looking at (worst first), from records and parsed predictions."""
+        return self._views().samples(references, predictions, result, k) if self.views_module else []
+
+    # -- the Space ---------------------------------------------------------------------------------
+    def sample_references(self, subset: str) -> str:
+        """Path of the bundled sample references for a Space choice."""
+        raise UnsupportedError(f"{self.id} ships no sample")
+
+    def example_predictions(self, quality: str, subset: str) -> str:
+        """Path of a bundled example prediction file (or folder) for a Space choice."""
+        raise UnsupportedError(f"{self.id} ships no example predictions")
+
+    def space_options(self, subset: str) -> dict[str, Any]:
+        """Options that a Space choice stands for (e.g. the split)."""
+        return {}
+
+    def __repr__(self) -> str:
+        return f"<Benchmark {self.id}>"

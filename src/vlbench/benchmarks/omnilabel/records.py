@@ -1,0 +1,54 @@
+"""OmniLabel records: ground truth as (image, description) pairs in the official evaluation order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["OmniLabelReferences"]
+
+
+@dataclass(frozen=True)
+class OmniLabelReferences:
+    """Ground truth arranged as (image, description) *pairs*, in the official evaluation order.
+
+    Pairs are ordered by image id, then by the image's label-space order (the order of the
+    ``descriptions`` array), which is the concatenation order of the official pooled ranking.
+    """
+
+    image_ids: NDArray[np.int64]              # sorted
+    image_source: list[str]                   # per image
+    image_file: list[str]                     # per image: file_name
+    descr_ids: NDArray[np.int64]              # sorted unique description ids
+    descr_text: dict[int, str]
+    pair_image: NDArray[np.int64]             # index into image_ids
+    pair_descr: NDArray[np.int64]             # description id
+    pair_type: NDArray[np.int8]               # TYPE_C / TYPE_DP / TYPE_DN
+    pair_words: NDArray[np.int64]             # words of the description (str.split)
+    gt_pair: NDArray[np.int64]                # one row per (box, description in its label space)
+    gt_box: NDArray[np.float64]
+    gt_iscrowd: NDArray[np.bool_]
+    gt_id: NDArray[np.int64]
+    has_annotations: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    source: str = "references"
+
+    def pair_of(self, image_index: NDArray[np.int64], descr_id: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Pair index of (image index, description id), or -1 where the description is not in that label space."""
+        keys = self._pair_keys()
+        d = np.searchsorted(self.descr_ids, descr_id)
+        known = (d < len(self.descr_ids)) & (self.descr_ids[np.minimum(d, len(self.descr_ids) - 1)] == descr_id)
+        q = image_index * len(self.descr_ids) + d
+        pos = np.searchsorted(keys[0], q)
+        pos_c = np.minimum(pos, len(keys[0]) - 1)
+        hit = known & (len(keys[0]) > 0) & (keys[0][pos_c] == q)
+        return np.where(hit, keys[1][pos_c], -1)
+
+    def _pair_keys(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        d = np.searchsorted(self.descr_ids, self.pair_descr)
+        q = self.pair_image * len(self.descr_ids) + d
+        order = np.argsort(q, kind="stable")
+        return q[order], order

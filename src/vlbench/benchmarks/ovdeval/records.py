@@ -1,0 +1,52 @@
+"""OVDEval records: each sub-dataset's ground truth as arrays, and the set of sub-datasets scored together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["OVDEvalSubset", "OVDEvalReferences", "PredictionFolder"]
+
+
+@dataclass(frozen=True)
+class OVDEvalSubset:
+    """One sub-dataset's ground truth as arrays, annotations in file order."""
+
+    name: str
+    image_ids: NDArray[np.int64]
+    category_ids: NDArray[np.int64]
+    category_names: dict[int, str]
+    ann_image: NDArray[np.int64]
+    ann_category: NDArray[np.int64]
+    ann_box: NDArray[np.float64]
+    ann_area: NDArray[np.float64]
+    ann_iscrowd: NDArray[np.bool_]
+    ann_id: NDArray[np.int64]
+    notes: list[str] = field(default_factory=list)
+    source: str = "references"
+    #: image id -> file name (for drawing samples)
+    image_file: dict[int, str] = field(default_factory=dict)
+
+    def gt_dict(self) -> dict[str, NDArray]:
+        """The annotations as the COCO engine's column dict."""
+        return {"image_id": self.ann_image, "category_id": self.ann_category, "bbox": self.ann_box,
+                "area": self.ann_area, "iscrowd": self.ann_iscrowd, "id": self.ann_id}
+
+
+@dataclass(frozen=True)
+class OVDEvalReferences:
+    """The sub-datasets read from one reference source, by name (one for a sub-dataset JSON)."""
+
+    subsets: dict[str, OVDEvalSubset]
+    source: str = "references"
+
+
+@dataclass(frozen=True)
+class PredictionFolder:
+    """A folder of prediction files, one per sub-dataset: entries and file path by sub-dataset name."""
+
+    entries: dict[str, list]
+    files: dict[str, str]
+    folder: str

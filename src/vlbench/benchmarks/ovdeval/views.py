@@ -1,0 +1,107 @@
+"""OVDEval renderings: the paper's Table 3 (several sub-datasets) or the per-category table (one), the
+aspect radar or the precision-recall curve, and the images with most errors, from the Result and the records."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ...benchmark import Sample, Table, mark_boxes
+from . import schema
+from .records import OVDEvalReferences
+
+#: predictions below this score are not drawn
+SHOW_SCORE = 0.3
+
+
+def _r(v: Any) -> Any:
+    return round(v, 2) if isinstance(v, float) else v
+
+
+def text(result: Any) -> str | None:
+    """The paper's Table 3 layout for a multi-sub-dataset result (NMS-AP / AP, aspects, Total Average)."""
+    table = result.breakdowns.get("table")
+    if not table:
+        return None
+    fmt = lambda v: "   null" if v is None else f"{v:7.2f}"  # noqa: E731
+    lines = [f"ovdeval (protocol={result.protocol}): NMS-AP / AP per sub-dataset (percent)",
+             f"{'aspect':<14}{'sub-dataset':<14}{'NMS-AP':>8}{'AP':>8}{'AP-NMS':>8}"]
+    for row in table:
+        lines.append(f"{row['aspect'] or '-':<14}{row['sub_dataset']:<14}{fmt(row['NMS_AP']):>8}{fmt(row['AP']):>8}"
+                     f"{fmt(row['inflation']):>8}")
+    lines.append("-" * 52)
+    for aspect, values in result.breakdowns["aspects"].items():
+        lines.append(f"{aspect:<28}{fmt(values['NMS_AP']):>8}{fmt(values['AP']):>8}")
+    lines.append(f"{'Total Average':<28}{fmt(result.breakdowns['Total_Average']):>8}"
+                 f"{fmt(result.breakdowns['Total_Average_AP']):>8}")
+    lines += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(lines)
+
+
+def tables(result: Any) -> dict[str, Table]:
+    """Table 3 and the aspects (several sub-datasets), or NMS-AP / AP per category (one)."""
+    b = result.breakdowns
+    if "table" in b:
+        return {"Table 3": (["aspect", "sub-dataset", "NMS-AP", "AP", "AP - NMS-AP"],
+                            [[r["aspect"], r["sub_dataset"], _r(r["NMS_AP"]), _r(r["AP"]), _r(r["inflation"])]
+                             for r in b["table"]]),
+                "aspects": (["aspect", "NMS-AP", "AP"],
+                            [[a, _r(v["NMS_AP"]), _r(v["AP"])] for a, v in b["aspects"].items()]
+                            + [["Total Average", _r(b["Total_Average"]), _r(b["Total_Average_AP"])]])}
+    nms, plain = b["per_category"]["NMS"], b["per_category"]["plain"]
+    rows = [[int(c), n, int(g), _r(a), _r(p)] for c, n, g, a, p in
+            zip(nms["category_id"], nms["name"], nms["num_gt"], nms["AP"], plain["AP"])]
+    return {"per category": (["category_id", "name", "num_gt", "NMS-AP", "AP"],
+                             sorted(rows, key=lambda r: (-r[2], r[0])))}  # categories with GT first
+
+
+def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
+    """The six-aspect radar (several sub-datasets) or the mean precision-recall curve (one)."""
+    b = result.breakdowns
+    if "aspects" in b:
+        aspects = list(schema.ASPECTS)  # all six axes always; unscored aspects sit at 0 and say so
+        values = [(b["aspects"].get(a) or {}).get("NMS_AP") or 0 for a in aspects]
+        labels = [a if a in b["aspects"] else f"{a}\n(not scored)" for a in aspects]
+        fig = figure(figsize=(4.5, 4.5))
+        ax = fig.add_subplot(projection="polar")
+        angles = np.linspace(0, 2 * np.pi, len(aspects), endpoint=False).tolist()
+        ax.plot(angles + angles[:1], values + values[:1], marker="o")
+        ax.fill(angles + angles[:1], values + values[:1], alpha=0.25)
+        ax.set_xticks(angles, labels)
+        ax.set_title("NMS-AP per aspect")
+        fig.tight_layout()
+        return {"aspects": fig}
+    fig = figure(figsize=(5, 3.6))
+    ax = fig.subplots()
+    pr = b["pr_curve"]
+    for key, label in (("NMS_iou50", "NMS-AP @0.5"), ("iou50", "AP @0.5")):
+        if pr[key] is not None:
+            ax.plot(pr["recall"], pr[key], label=label)
+    ax.set(xlabel="recall", ylabel="precision", title="precision-recall (mean over categories)", ylim=(0, 1.02))
+    ax.legend()
+    fig.tight_layout()
+    return {"precision-recall": fig}
+
+
+def samples(refs: OVDEvalReferences, predictions: Any, result: Any, k: int) -> list[Sample]:
+    """One sub-dataset: the ``k`` images with most missed or spurious boxes (predictions scoring >= 0.3, IoU 0.5)."""
+    name = result.options.get("sub_dataset")
+    if name not in refs.subsets or not isinstance(predictions, list):
+        return []
+    gt = refs.subsets[name]
+    gt_by: dict[int, list[tuple[list[float], str]]] = {}
+    for img, cat, box in zip(gt.ann_image.tolist(), gt.ann_category.tolist(), gt.ann_box.tolist()):
+        gt_by.setdefault(img, []).append((box, gt.category_names.get(cat, str(cat))))
+    pred_by: dict[int, list[tuple[list[float], str]]] = {}
+    for p in predictions:
+        if isinstance(p, dict) and isinstance(p.get("score"), (int, float)) and p["score"] >= SHOW_SCORE:
+            label = gt.category_names.get(p.get("category_id"), str(p.get("category_id")))
+            pred_by.setdefault(p.get("image_id"), []).append((p["bbox"], f"{label} {p['score']:.2f}"))
+    ranked = []
+    for img in gt.image_ids.tolist():
+        boxes, errors = mark_boxes(gt_by.get(img, []), pred_by.get(img, []))
+        ranked.append((-errors, img, boxes, errors))
+    return [Sample(image=gt.image_file.get(img) or None, boxes=boxes,
+                   caption=f"image {img}: {errors} missed or spurious boxes")
+            for _, img, boxes, errors in sorted(ranked)[:k]]

@@ -1,0 +1,29 @@
+"""Ref-L4 records: the ground-truth rows of the scored split as arrays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["RefL4References"]
+
+
+@dataclass(frozen=True)
+class RefL4References:
+    """The GT rows of one split, in dataset order (val before test for ``all``)."""
+
+    ids: NDArray[np.int64]
+    bbox_xywh: NDArray[np.float64]
+    ori_category_id: list[str]
+    source: str = "references"
+    #: ids of the source's rows in the splits not scored: predictions for them are ignored quietly
+    other_split_ids: NDArray[np.int64] | None = None
+    #: per row, an integer naming its image (bootstrap unit); None when the source has no image column
+    image: NDArray[np.int64] | None = None
+    #: the distinct image keys (file names, else image ids as text) that ``image`` indexes
+    image_names: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)

@@ -1,0 +1,102 @@
+"""One validation kit for readers and builders: raising clear errors, describing offending values,
+keeping unknown fields for lossless round trips, percent conversion, the build report, and the
+dataset card's metadata read through ``huggingface_hub``'s card API."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, NoReturn
+
+from .errors import FormatError, InputError
+
+__all__ = ["fail", "require", "describe", "extra_fields", "percent", "BuildReport", "read_card_metadata"]
+
+
+def fail(message: str, source: str, entry: str | None = None, fix: str | None = None,
+         error: type[InputError] = FormatError) -> NoReturn:
+    """Raise ``error`` naming the file (``source``), the entry and the fix."""
+    raise error(message, file=source, entry=entry, fix=fix)
+
+
+def require(condition: bool, message: str, source: str, entry: str | None = None, fix: str | None = None,
+            error: type[InputError] = FormatError) -> None:
+    """:func:`fail` unless ``condition`` holds."""
+    if not condition:
+        fail(message, source, entry, fix, error)
+
+
+def describe(values: Iterable[Any], limit: int = 5) -> str:
+    """``1, 2, 3 (and 7 more)``: the first ``limit`` values of a list, for messages."""
+    values = list(values)
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return shown + (f" (and {len(values) - limit} more)" if len(values) > limit else "")
+
+
+def extra_fields(entry: dict[str, Any], known: Iterable[str]) -> str:
+    """The fields of ``entry`` outside ``known`` as sorted JSON ("" when none): kept so export is lossless."""
+    known = set(known)
+    rest = {k: v for k, v in entry.items() if k not in known}
+    return json.dumps(rest, sort_keys=True) if rest else ""
+
+
+def percent(values: dict[str, float], prefix: str = "") -> dict[str, float | None]:
+    """Official fractions -> percent points, the very last step; the official ``-1`` (undefined) -> None."""
+    return {prefix + k: (None if v == -1 else float(v) * 100) for k, v in values.items()}
+
+
+@dataclass
+class BuildReport:
+    """What a build read, wrote and found wrong: nothing is dropped silently.
+
+    ``rows``: rows per split (or config); ``parts``: rows per split and source / domain; ``counts``:
+    named counts of things kept as released but worth a warning, with their ``messages``.
+    """
+
+    rows: dict[str, int] = field(default_factory=dict)
+    parts: dict[str, dict[str, int]] = field(default_factory=dict)
+    images: int = 0
+    missing_images: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    messages: dict[str, str] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def count(self, key: str, message: str, n: int = 1, example: str | None = None) -> None:
+        """Add ``n`` to the count ``key``, shown as ``warning: <n> <message>``."""
+        self.counts[key] = self.counts.get(key, 0) + n
+        self.messages[key] = message
+        if example is not None and example not in self.examples.setdefault(key, []):
+            self.examples[key].append(example)
+
+    def lines(self) -> list[str]:
+        """The report as lines for the terminal."""
+        out = []
+        for split, n in self.rows.items():
+            parts = self.parts.get(split)
+            out.append(f"{split}: {n} rows" + (f" ({', '.join(f'{k} {v}' for k, v in parts.items())})" if parts else ""))
+        if self.images:
+            out.append(f"images: {self.images}")
+        if self.missing_images:
+            out.append(f"missing images: {len(self.missing_images)} (e.g. {', '.join(self.missing_images[:3])})")
+        for key, n in self.counts.items():
+            if n:
+                examples = self.examples.get(key)
+                out.append(f"warning: {n} {self.messages[key]}" + (f": {', '.join(examples[:5])}" if examples else ""))
+        return out
+
+
+def read_card_metadata(folder: str | os.PathLike) -> dict[str, Any]:
+    """The YAML metadata of a Hub folder's ``README.md``, parsed by ``huggingface_hub``'s card API."""
+    from huggingface_hub import DatasetCard
+
+    path = Path(folder) / "README.md"
+    if not path.is_file():
+        raise FormatError("the folder has no README.md (dataset card)", file=str(folder),
+                          fix="build it with 'vlbench build'")
+    try:
+        return DatasetCard.load(path).data.to_dict()
+    except Exception as exc:  # the card API raises several types for a broken header
+        raise FormatError(f"the dataset card's metadata cannot be read ({exc})", file=str(path)) from None

@@ -1,0 +1,93 @@
+"""A toy fifth benchmark, written only against the public protocol (ARCHITECTURE.md, "How to add a
+benchmark"): count the objects in an image. References ``{"images": [{"id", "count", "file_name"}]}``,
+predictions ``[{"image_id", "count"}]``; ``accuracy`` = 100 * share of exact counts, ``MAE`` = mean
+absolute error (in objects, not percent: a toy)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from vlbench import Benchmark, Result
+from vlbench.benchmark import EvalTask, Sample
+from vlbench.errors import FormatError, PredictionError
+
+HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class CountRecords:
+    """Step 2: the records: image ids, true counts and file names."""
+
+    image_ids: np.ndarray
+    counts: np.ndarray
+    file_names: list[str]
+
+
+class ToyCount(Benchmark):
+    """Step 1: one class with the benchmark's facts."""
+
+    id = "toy_count"
+    aliases = ("toy-count",)
+    display_name = "ToyCount"
+    task_type = "object-counting"
+    task_name = "Object counting"
+    hub_id = "me/toy-count"
+    default_split = "test"
+    metric_keys = ("accuracy", "MAE")
+    metric_names = {"accuracy": "exact-count accuracy", "MAE": "mean absolute error"}
+    headline = ("accuracy", "MAE")
+    prediction_keys = frozenset({"count"})
+    prediction_form = '{"image_id", "count"}'
+
+    def load_references(self, source, split):
+        """Step 3: read the references."""
+        data = json.loads(Path(source).read_text())
+        if not isinstance(data, dict) or "images" not in data:
+            raise FormatError("references need 'images'", file=str(source))
+        images = data["images"]
+        return CountRecords(np.array([i["id"] for i in images]), np.array([i["count"] for i in images]),
+                            [i.get("file_name", "") for i in images])
+
+    def score(self, references, predictions, options, source="predictions"):
+        """Step 4: a pure scorer."""
+        by_id = {}
+        for n, p in enumerate(predictions):
+            if not isinstance(p, dict) or "image_id" not in p or "count" not in p:
+                raise PredictionError("needs 'image_id' and 'count'", file=source, entry=f"entry {n}")
+            by_id[p["image_id"]] = p["count"]
+        pred = np.array([by_id.get(int(i), -1) for i in references.image_ids])
+        error = np.abs(pred - references.counts)
+        return Result(self.id, options.protocol, {"accuracy": float(np.mean(error == 0) * 100),
+                                                  "MAE": float(np.mean(error))},
+                      breakdowns={"per_image": {"image_id": references.image_ids.tolist(), "error": error.tolist()}},
+                      counts={"images": len(pred)}, options={"split": options.split})
+
+    def tables(self, result):
+        """Step 5: one table."""
+        b = result.breakdowns["per_image"]
+        return {"per image": (["image_id", "error"], [list(r) for r in zip(b["image_id"], b["error"])])}
+
+    def samples(self, references, predictions, result, k):
+        """The worst-counted images."""
+        errors = result.breakdowns["per_image"]["error"]
+        return [Sample(image=references.file_names[i] or None, caption=f"error {errors[i]}")
+                for i in np.argsort(errors)[::-1][:k]]
+
+    def eval_tasks(self):
+        """Step 6: the leaderboard."""
+        return [EvalTask("accuracy", "accuracy", "default", "test", "exact-count accuracy")]
+
+    def sample_references(self, subset):
+        """Step 7: a sample for the Space."""
+        return str(HERE / "toy_count" / "references.json")
+
+    def example_predictions(self, quality, subset):
+        """And its example predictions."""
+        return str(HERE / "toy_count" / f"predictions_{quality}.json")
+
+
+BENCHMARK = ToyCount()

@@ -1,0 +1,190 @@
+"""The shape of the code (ARCHITECTURE.md): generic modules name no benchmark, imports run one way, every
+public definition is documented and short, and a fifth benchmark defined only in tests/ works through
+every front (CLI, library, model card, Space) without a generic module changing."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, start_space
+
+SRC = ROOT / "src" / "vlbench"
+PLUGINS = Path(__file__).parent / "plugins"
+#: modules of the engine: they know nothing of benchmarks, reports, the Space or the CLI
+ENGINE = ["geometry.py", "cocoeval.py", "uncertainty.py", "io.py", "errors.py", "result.py", "hub.py"] + \
+    [f"captions/{p.name}" for p in sorted((SRC / "captions").glob("*.py"))]
+FRONT = ("benchmark", "benchmarks", "report", "registration", "metric_card", "metric_support", "space", "cli", "api",
+         "dataset_script", "publish")
+
+
+def _generic_modules() -> list[Path]:
+    """Every module of src/vlbench outside the benchmark packages benchmarks/<id>/."""
+    return [p for p in sorted(SRC.rglob("*.py")) if len(_relative_to_benchmarks(p).parts) < 2]
+
+
+def _relative_to_benchmarks(p: Path) -> Path:
+    """``p`` below src/vlbench/benchmarks/, or ``.`` for a module elsewhere."""
+    return p.relative_to(SRC / "benchmarks") if (SRC / "benchmarks") in p.parents else Path(".")
+
+
+def _names() -> list[str]:
+    from vlbench.benchmarks import all_benchmarks
+
+    return sorted({n for b in all_benchmarks() for n in (b.id, b.display_name, *b.aliases)})
+
+
+def test_generic_modules_name_no_benchmark_and_probe_none():
+    """No id, alias or display name of a registered benchmark (any case) and no ``hasattr`` outside benchmarks/<id>/."""
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(re.escape(n) for n in _names()) + r")(?![\w-])", re.I)
+    found = []
+    for path in _generic_modules():
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if pattern.search(line) or "hasattr(" in line:
+                found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert len(_names()) >= 8 and not found, "\n".join(found)
+
+
+def _imports(path: Path) -> list[str]:
+    """Absolute names of every vlbench module ``path`` imports (top level and inside functions)."""
+    package = ["vlbench", *path.relative_to(SRC).parent.parts]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            out += [module] + [f"{module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+    return [m for m in out if m.startswith("vlbench")]
+
+
+@pytest.mark.parametrize("module", ENGINE)
+def test_engine_imports_nothing_from_benchmarks_reports_space_or_cli(module):
+    bad = [m for m in _imports(SRC / module) if m.split(".")[1:2] and m.split(".")[1] in FRONT]
+    assert not bad, f"{module} imports {bad}"
+
+
+def test_import_checker_sees_function_level_imports(tmp_path):
+    """The checker itself: a lazy import inside a function is found."""
+    (SRC / "captions" / "_probe_tmp.py").write_text("def f():\n    from ..report import text\n")
+    try:
+        assert "vlbench.report" in _imports(SRC / "captions" / "_probe_tmp.py")
+    finally:
+        (SRC / "captions" / "_probe_tmp.py").unlink()
+
+
+def _definitions(nested: bool):
+    """(path, node) of module-level functions and classes and of class members (``nested``: every function)."""
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        if nested:
+            yield from ((path, n) for n in ast.walk(tree) if isinstance(n, defs))
+            continue
+        for node in tree.body:
+            if isinstance(node, defs):
+                yield path, node
+            if isinstance(node, ast.ClassDef):
+                yield from ((path, n) for n in node.body if isinstance(n, defs))
+
+
+def test_every_public_definition_has_a_docstring():
+    missing = [f"{p.relative_to(ROOT)}:{n.lineno} {n.name}" for p, n in _definitions(nested=False)
+               if not n.name.startswith("_") and ast.get_docstring(n) is None]
+    assert not missing, "\n".join(missing)
+
+
+def test_no_function_is_longer_than_80_lines():
+    long = [f"{p.relative_to(ROOT)}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)"
+            for p, n in _definitions(nested=True)
+            if not isinstance(n, ast.ClassDef) and n.end_lineno - n.lineno + 1 > 80]
+    assert not long, "\n".join(long)
+
+
+# -- the toy fifth benchmark (tests/plugins/toy_benchmark.py) ----------------------------------------------
+
+#: hand-derived from tests/plugins/toy_count: counts [3, 1, 4, 1, 5], good predictions [3, 1, 4, 2, 9]:
+#: 3 of 5 exact -> accuracy 60; errors 0, 0, 0, 1, 4 -> MAE 1.0
+TOY_GOOD = {"accuracy": 60.0, "MAE": 1.0}
+
+
+@pytest.fixture()
+def plugin_env(tmp_path):
+    """An installed-distribution stand-in: a dist-info with the ``vlbench.benchmarks`` entry point, on PYTHONPATH."""
+    info = tmp_path / "toy_count_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-count-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[vlbench.benchmarks]\ntoy_count = toy_benchmark:BENCHMARK\n")
+    path = os.pathsep.join([str(tmp_path), str(PLUGINS), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, "GRADIO_ANALYTICS_ENABLED": "False"}
+
+
+def _cli(env, *args):
+    return subprocess.run([sys.executable, "-m", "vlbench", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_toy_benchmark_through_the_library():
+    sys.path.insert(0, str(PLUGINS))
+    try:
+        import toy_benchmark
+
+        import vlbench
+        from vlbench.benchmarks import unregister
+
+        vlbench.register(toy_benchmark.BENCHMARK)
+        try:
+            result = vlbench.score("toy-count", toy_benchmark.BENCHMARK.sample_references("default"),
+                                   toy_benchmark.BENCHMARK.example_predictions("good", "default"))
+            assert result.metrics == TOY_GOOD
+            with pytest.raises(vlbench.InputError, match="option\\(s\\) cider_idf do not apply to toy_count"):
+                vlbench.score("toy_count", toy_benchmark.BENCHMARK.sample_references("default"), [], cider_idf="global")
+        finally:
+            unregister("toy_count")
+    finally:
+        sys.path.remove(str(PLUGINS))
+
+
+def test_toy_benchmark_through_the_cli_and_the_model_card(plugin_env, tmp_path):
+    from huggingface_hub import ModelCard
+
+    refs, preds = PLUGINS / "toy_count" / "references.json", PLUGINS / "toy_count" / "predictions_good.json"
+    out = tmp_path / "result.json"
+    proc = _cli(plugin_env, "score", "toy_count", "--references", str(refs), "--predictions", str(preds),
+                "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["metrics"] == TOY_GOOD and "accuracy" in proc.stdout
+    assert "toy_count" in _cli(plugin_env, "score", "--help").stdout
+    bad = _cli(plugin_env, "score", "toy_count", "--references", str(refs), "--predictions", str(preds),
+               "--cider-idf", "subset")
+    assert bad.returncode == 2 and "--cider-idf applies to nocaps only" in bad.stderr
+
+    block = _cli(plugin_env, "report", str(out), "--model-index", "--model-name", "counter")
+    assert block.returncode == 0, block.stderr
+    card = ModelCard(f"---\n{block.stdout}---\n# counter\n")
+    result = card.data.to_dict()["model-index"][0]["results"][0]
+    assert result["dataset"] == {"name": "ToyCount", "type": "me/toy-count", "split": "test"}
+    assert {m["type"]: m["value"] for m in result["metrics"]} == TOY_GOOD
+
+
+def test_toy_benchmark_through_the_space(plugin_env):
+    from gradio_client import Client, handle_file
+
+    proc, url = start_space(plugin_env)
+    try:
+        out = Client(url, verbose=False).predict(
+            "toy_count", "default", handle_file(str(PLUGINS / "toy_count" / "predictions_good.json")), "official",
+            "counter", "bundled sample", api_name="/score")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert out[0].startswith("**Scored.**"), out[0]
+    assert json.loads(out[-2]) == TOY_GOOD
