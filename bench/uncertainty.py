@@ -103,7 +103,7 @@ def _omnilabel(resamples: int, naive: int) -> None:
                         for d in data["descriptions"]]
         copy = {**data, "images": images, "annotations": anns,
                 "descriptions": [d for d in descriptions if d["image_ids"]]}
-        vlbench.score("omnilabel", parse_official(copy), ps, with_per_description=False)
+        vlbench.score("omnilabel", parse_official(copy), ps, details=False)
     _naive_report(time.perf_counter() - t0, naive, resamples, fast)
 
 

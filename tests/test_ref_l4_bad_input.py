@@ -39,10 +39,22 @@ def test_unknown_ids_are_counted_ignored_and_warned():
     assert result.metrics["Acc50"] == 100.0
 
 
-def test_string_id_is_named_as_a_type_error():
-    with pytest.raises(PredictionError) as err:
+def test_string_id_matches_no_row_and_the_error_says_so():
+    """Officially a string id is a dict key no row id equals: row 11 then has no prediction (the official scorer
+    raises "Id 11 not found"); the error names the string id and the fix."""
+    with pytest.raises(CoverageError) as err:
         score(REFS, [good(i) for i in range(11)] + [good("11")])
-    assert "entry 11" in str(err.value) and "string '11'" in str(err.value) and "without quotes" in str(err.value)
+    assert "ids 11" in str(err.value) and "'11'" in str(err.value) and "without quotes" in str(err.value)
+
+
+def test_unusable_ids_are_ignored_counted_and_never_collide():
+    """Non-integral floats, strings and ids beyond int64 equal no row id: ignored and counted; two different
+    ones never collide (the official dict keeps them apart), equal ones are duplicates (the official raises)."""
+    extra = [good(0.5), good(0.7), good("x"), good(2**70)]
+    result = score(REFS, [good(i) for i in range(12)] + extra)
+    assert result.counts["unusable_ids_ignored"] == 4 and result.metrics["Acc50"] == 100.0
+    with pytest.raises(PredictionError, match="occur more than once"):
+        score(REFS, [good(i) for i in range(12)] + [good(0.5), good(0.5)])
 
 
 @pytest.mark.parametrize("box", [[1, 2, 3], [1, 2, 3, "4"], None, [1, 2, 3, float("nan")], [1, 2, float("inf"), 4],

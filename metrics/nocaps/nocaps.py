@@ -27,6 +27,8 @@ Args:
     cider_idf: "global" (default: one CIDEr-D document-frequency table for all images) or "subset"
         (one per domain, as separate toolkit runs per domain would give).
     tokenizer: "auto" (Java if present), "java" or "python".
+    protocol: "official" (default: line breaks inside captions shift later captions, as in the toolkit) or
+        "corrected" (such line breaks become spaces first).
     ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
         over images recomputing each corpus metric per resample; `resamples` (1000) and `seed` (0).
     return_details: also return "breakdowns" (per-image scores), "counts" and "warnings".
@@ -73,7 +75,7 @@ class Nocaps(RowInputs, evaluate.Metric):
             reference_urls=["https://nocaps.org"],
         )
 
-    def _compute(self, predictions, references, cider_idf="global", tokenizer="auto", return_details=False, ci=None, resamples=1000,
-                 seed=0):
+    def _compute(self, predictions, references, cider_idf="global", tokenizer="auto", protocol="official",
+                 return_details=False, ci=None, resamples=1000, seed=0):
         return compute("nocaps", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
-                       seed=seed, cider_idf=cider_idf, tokenizer=tokenizer)
+                       seed=seed, cider_idf=cider_idf, tokenizer=tokenizer, protocol=protocol)

@@ -52,8 +52,11 @@ class GroundTruth:
     pair: NDArray[np.int64]
     box_xywh: NDArray[np.float64]
     area: NDArray[np.float64]          # the area used for the ranges (COCO: the file's ``area`` field)
-    iscrowd: NDArray[np.bool_]         # crowd boxes are ignored and absorb any number of detections
+    iscrowd: NDArray[np.bool_]         # crowd boxes: crowd IoU, and they absorb any number of detections
     ann_id: NDArray[np.int64]          # annotation id (id 0 triggers the pycocotools quirk)
+    #: ignored boxes (pycocotools' ``ignore``); None: the crowd boxes. They differ where ``iscrowd`` is a
+    #: string: ``ignore`` takes its truthiness ("0" is truthy), IoU and matching ``int(iscrowd)``.
+    ignore: NDArray[np.bool_] | None = None
 
 
 @dataclass(frozen=True)
@@ -123,12 +126,13 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     g_pair = gt.pair[g_order]
     g_box, g_area = gt.box_xywh[g_order], gt.area[g_order]
     g_crowd, g_id = gt.iscrowd[g_order], gt.ann_id[g_order]
+    g_ignore = (gt.iscrowd if gt.ignore is None else gt.ignore)[g_order]
     g_count = np.bincount(g_pair, minlength=n_pairs)
     g_start = np.cumsum(g_count) - g_count
-    # ignored per area range: crowd, or area outside the (inclusive) range
+    # ignored per area range: ignored (crowd) boxes, or area outside the (inclusive) range
     lo = np.array([r[0] for r in params.area_rngs])[:, None]
     hi = np.array([r[1] for r in params.area_rngs])[:, None]
-    g_ignored = g_crowd[None, :] | (g_area[None, :] < lo) | (g_area[None, :] > hi)       # (A, G)
+    g_ignored = g_ignore[None, :] | (g_area[None, :] < lo) | (g_area[None, :] > hi)      # (A, G)
     npig = np.zeros((A, n_pairs), dtype=np.int64)
     for a in range(A):
         npig[a] = np.bincount(g_pair[~g_ignored[a]], minlength=n_pairs)
@@ -428,6 +432,30 @@ class CocoEvalResult:
     skipped_gt: int = 0      # GT annotations of images not in ``image_ids`` (pycocotools never looks them up)
 
 
+def resolve_by_id(gt: dict[str, NDArray], image_ids: NDArray[np.int64],
+                  category_ids: NDArray[np.int64]) -> tuple[dict[str, NDArray], NDArray[np.bool_]]:
+    """The GT annotations ``COCOeval`` evaluates, as pycocotools' ``COCO`` index gives them, and the orphan mask.
+
+    ``_prepare`` loads ``loadAnns(getAnnIds(imgIds, catIds))``: the annotations of the evaluated images and
+    categories, in image-id then file order, each looked up again *by its id* in ``anns``, where the last
+    annotation with an id wins. With unique ids that is the annotations themselves; with a repeated id every
+    annotation carrying it becomes the last one (which is then evaluated once per copy, under its own image and
+    category). Annotations of images not in ``image_ids`` are never looked up (orphans).
+    """
+    image, category = np.asarray(gt["image_id"]), np.asarray(gt["category_id"])
+    orphan = ~np.isin(image, image_ids)
+    ids = np.asarray(gt["id"])
+    if len(np.unique(ids)) == len(ids):
+        return gt, orphan
+    wanted = np.flatnonzero(~orphan & np.isin(category, category_ids))
+    wanted = wanted[np.argsort(image[wanted], kind="stable")]            # getAnnIds: by image id, then file order
+    uniq, inverse = np.unique(ids, return_inverse=True)
+    last = np.full(len(uniq), -1)
+    np.maximum.at(last, inverse, np.arange(len(ids)))                       # anns[id]: the last one wins
+    rows = last[inverse[wanted]]
+    return {key: np.asarray(value)[rows] for key, value in gt.items()}, orphan
+
+
 def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64], gt: dict[str, NDArray],
                   dt: dict[str, NDArray], params: Params = Params(), *, id0_quirk: bool = True) -> CocoEvalResult:
     """Stock ``COCOeval(gt, dt, "bbox")`` evaluate + accumulate + summarize, one group per category.
@@ -449,8 +477,8 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
         known &= (i < len(imgs)) & (imgs[np.minimum(i, len(imgs) - 1)] == image_id) if len(imgs) else False
         return np.where(known, i * K + k, 0), known
 
+    gt, g_orphan = resolve_by_id(gt, imgs, cats)
     g_pair, g_known = pair_of(np.asarray(gt["image_id"]), np.asarray(gt["category_id"]))
-    g_orphan = ~np.isin(np.asarray(gt["image_id"]), imgs)
     d_pair, d_known = pair_of(np.asarray(dt["image_id"]), np.asarray(dt["category_id"]))
     g_box = np.asarray(gt["bbox"], dtype=np.float64).reshape(-1, 4)
     d_box = np.asarray(dt["bbox"], dtype=np.float64).reshape(-1, 4)

@@ -36,19 +36,21 @@ def box_area(boxes_xyxy: NDArray) -> NDArray:
 
 
 def iou_aligned_xyxy(boxes_a_xyxy: ArrayLike, boxes_b_xyxy: ArrayLike, *, dtype: type = np.float32,
-                     eps: float = 1e-6) -> NDArray:
+                     eps: float = 1e-6, exact_area_b: bool = False) -> NDArray:
     """IoU of row i of ``a`` with row i of ``b``, every operation rounded to ``dtype``.
 
     Reproduces mmdetection's ``bbox_overlaps(mode="iou", is_aligned=True)`` (as used on float32
     tensors by scorers built on mmdetection): ``union = max(area_a + area_b - overlap, eps)``, so an inverted or
-    empty box gets IoU 0 rather than a division by zero.
+    empty box gets IoU 0 rather than a division by zero. ``exact_area_b``: ``b`` holds integers and was an int64
+    tensor, so its area is the exact integer product, rounded to ``dtype`` only where it is added.
     """
     a = np.asarray(boxes_a_xyxy).astype(dtype, copy=False)
-    b = np.asarray(boxes_b_xyxy).astype(dtype, copy=False)
+    b_exact = np.asarray(boxes_b_xyxy)
+    b = b_exact.astype(dtype, copy=False)
     if a.shape != b.shape or a.shape[-1:] != (4,):
         raise ValueError(f"aligned IoU needs two (N, 4) arrays of equal shape, got {a.shape} and {b.shape}")
     area_a = box_area(a)
-    area_b = box_area(b)
+    area_b = box_area(b_exact.astype(np.int64)).astype(dtype) if exact_area_b else box_area(b)
     lt = np.maximum(a[..., :2], b[..., :2])
     rb = np.minimum(a[..., 2:], b[..., 2:])
     wh = np.maximum(rb - lt, dtype(0))

@@ -12,7 +12,7 @@ from typing import Any, Iterable, NoReturn
 
 from .errors import FormatError, InputError
 
-__all__ = ["fail", "require", "describe", "extra_fields", "percent", "BuildReport", "read_card_metadata"]
+__all__ = ["fail", "require", "describe", "integral_ids", "extra_fields", "percent", "BuildReport", "read_card_metadata"]
 
 
 def fail(message: str, source: str, entry: str | None = None, fix: str | None = None,
@@ -33,6 +33,28 @@ def describe(values: Iterable[Any], limit: int = 5) -> str:
     values = list(values)
     shown = ", ".join(repr(v) for v in values[:limit])
     return shown + (f" (and {len(values) - limit} more)" if len(values) > limit else "")
+
+
+def integral_ids(values: list[Any], source: str, key: str, start: int = 0) -> "np.ndarray":
+    """Ids as int64. An integral float (``3.0``) is the integer, as in the official loaders' dict look-ups
+    (equal hashes); booleans, strings, ``3.5`` and ids outside int64 are a :class:`PredictionError` naming the entry
+    (``values[i]`` is entry ``start + i``)."""
+    import numpy as np
+
+    from .errors import PredictionError
+
+    kinds = set(map(type, values))
+    if kinds <= {int}:
+        try:
+            return np.asarray(values, dtype=np.int64)
+        except OverflowError:
+            pass
+    for i, v in enumerate(values):
+        ok = (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+        if not ok or not -2**63 <= v < 2**63:
+            raise PredictionError(f"{key!r} must be an integer id, got {v!r}", file=source, entry=f"entry {start + i}",
+                                  fix=f"write the {key} of the references as a plain integer")
+    return np.asarray([int(v) for v in values], dtype=np.int64)
 
 
 def extra_fields(entry: dict[str, Any], known: Iterable[str]) -> str:

@@ -17,7 +17,7 @@ from typing import Sequence
 from ..errors import VlbenchError
 from . import java
 
-__all__ = ["tokenize", "sanitize", "PUNCTUATION", "LINE_BREAKS", "python_tokenize_line"]
+__all__ = ["tokenize", "sanitize", "PUNCTUATION", "LINE_BREAKS", "SHIFTING_LINE_BREAK", "python_tokenize_line"]
 
 #: The 17 tokens the toolkit drops after tokenizing (note: lower-case -lrb- / -rrb- are NOT in it).
 PUNCTUATION = frozenset(["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
@@ -28,6 +28,8 @@ PUNCTUATION = frozenset(["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-
 LINE_BREAKS = re.compile("[\r\n\u2028\u2029\u000b\u000c\u0085]")
 #: The PTB tokenizer's own line breaks (CoreNLP 3.4.1 with -preserveLines; NEL and U+FEFF are not among them).
 TOKENIZER_LINE_BREAK = re.compile("\r\n|[\r\n\u2028\u2029\u000b\u000c]")
+#: Those of them that survive the toolkit's own ``\n`` -> space, and so shift later captions.
+SHIFTING_LINE_BREAK = re.compile("[\r\u2028\u2029\u000b\u000c]")
 
 
 def sanitize(captions: Sequence[str]) -> tuple[list[str], int]:

@@ -19,8 +19,13 @@ QUIRKS = (
     "stay in the text.",
     "CIDEr-D's document frequencies come from the images scored together, so per-domain CIDEr depends on the "
     "protocol (one table for the split, vlbench's default, or one per domain).",
-    "A caption holding a carriage return or U+2028 shifts later captions onto the wrong image in the toolkit; "
-    "vlbench replaces such characters by spaces and warns.",
+    "A caption or reference holding a carriage return, U+2028, U+2029, VT or FF shifts every later caption onto the "
+    "wrong image in the toolkit's tokenizer; vlbench reproduces the shifted numbers under protocol=\"official\" "
+    "(with a warning naming the captions and the corrected CIDEr beside) and replaces them by spaces under "
+    "\"corrected\".",
+    "With one toolkit run per domain (cider_idf=\"subset\"), each domain is tokenized on its own, which can change "
+    "its tokens (a line-final initial depends on the next caption).",
+    "Image ids given as integral floats (7.0) act as the integers.",
     "The tokenizer reads all captions as one stream: a line-final initial (\"letter S.\") loses its period when the "
     "next caption starts with A, An or The.",
     "SPICE needs Java and Stanford CoreNLP 3.6.0; the toolkit downloads it at run time, vlbench never does.",

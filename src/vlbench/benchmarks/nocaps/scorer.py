@@ -22,7 +22,7 @@ from ...captions.meteor import meteor_available, meteor_from_stats, meteor_stats
 from ...captions.ngrams import count_ngrams
 from ...captions.rouge import rouge_l
 from ...captions.spice import spice_available, spice_scores
-from ...captions.tokenize import LINE_BREAKS, sanitize, tokenize
+from ...captions.tokenize import SHIFTING_LINE_BREAK, sanitize, tokenize
 from ...errors import CoverageError, InputError, PredictionError
 from .. import expect_prediction_list
 from ...result import Result
@@ -43,6 +43,8 @@ def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "err
         if not isinstance(e, dict) or "image_id" not in e or "caption" not in e:
             raise PredictionError("each entry needs 'image_id' and 'caption'", file=source, entry=f"entry {i}")
         img, cap = e["image_id"], e["caption"]
+        if isinstance(img, float) and img.is_integer():
+            img = int(img)  # loadRes accepts 7.0: the dict look-up finds image 7
         if isinstance(img, bool) or not isinstance(img, int):
             hint = (f"the id is the string {img!r} but nocaps image ids are integers; write {img} without quotes"
                     if isinstance(img, str) and img.strip().isdigit() else "image ids are the integer 'id' of the images")
@@ -137,17 +139,19 @@ def _per_domain_runs(gt: NocapsReferences, predictions: Any, masks: dict[str, ND
 
 
 def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int], n_refs: int, shifted: bool,
-                        cider_idf: str, backend: str, source: str) -> str:
-    """Name the captions holding the tokenizer's line breaks; under official, give the corrected CIDEr / B4 beside."""
+                        official: dict[str, float | None], source: str, **options: Any) -> list[str]:
+    """Name the captions holding the tokenizer's line breaks; under official, give the corrected CIDEr / B4 beside
+    (no warning when the shift changes no number, e.g. a break at the very end of the last caption)."""
     what = (f"{len(broken)} caption(s) (image ids {_describe(broken)}) and {n_refs} reference(s) hold a line break "
-            "(CR, U+2028, U+2029, VT, FF)")
+            "of the PTB tokenizer (CR, U+2028, U+2029, VT, FF)")
     if not shifted:
-        return what + ": replaced by spaces (corrected protocol)"
-    fixed = score(gt, predictions, protocol="corrected", cider_idf=cider_idf, tokenizer=backend, meteor=False,
-                  spice=False, source=source).metrics
-    return (f"official protocol: {what}; the official tokenizer starts a new line there, so every later caption is "
-            f"scored against the wrong image's references. These numbers are the official ones; with the breaks "
-            f"replaced by spaces (--protocol corrected) CIDEr would be {fixed['CIDEr']:.4f} and B4 {fixed['B4']:.4f}")
+        return [what + ": replaced by spaces (corrected protocol)"]
+    fixed = score(gt, predictions, protocol="corrected", meteor=False, spice=False, source=source, **options).metrics
+    if all(fixed[k] == official[k] for k in fixed if not k.startswith(("METEOR", "SPICE"))):
+        return []
+    return [f"official protocol: {what}; the official tokenizer starts a new line there, so every later caption "
+            f"is scored against the wrong image's references. These numbers are the official ones; with the breaks "
+            f"replaced by spaces (--protocol corrected) CIDEr would be {fixed['CIDEr']:.4f} and B4 {fixed['B4']:.4f}"]
 
 
 def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
@@ -164,8 +168,8 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
     hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
     n = len(hyps)
     refs_flat = [c for rs in gt.references for c in rs]
-    broken_h = [gt.image_ids[i] for i, h in enumerate(hyps) if LINE_BREAKS.search(h)]
-    changed_r = sum(bool(LINE_BREAKS.search(r)) for r in refs_flat)
+    broken_h = [gt.image_ids[i] for i, h in enumerate(hyps) if SHIFTING_LINE_BREAK.search(h)]
+    changed_r = sum(bool(SHIFTING_LINE_BREAK.search(r)) for r in refs_flat)
     shift = protocol == "official" and bool(broken_h or changed_r)
     if not shift:
         hyps, _ = sanitize(hyps)
@@ -174,8 +178,6 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
     tok_hyps, _ = tokenize(hyps, backend, shift_lines=shift)
     bounds = np.cumsum([0] + [len(rs) for rs in gt.references])   # the flat references back per image
     refs_per_image = [tok_refs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-    if broken_h or changed_r:
-        warnings.append(_line_break_warning(gt, predictions, broken_h, changed_r, shift, cider_idf, backend, source))
 
     ok, why = meteor_available()
     with ThreadPoolExecutor(max_workers=1) as jvm:
@@ -199,6 +201,9 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
     elif spice:
         warnings.append(f"SPICE is null: {why}")
     metrics = _domain_metrics(masks, stats, meteor_corpus, rouge, cider, spice_per)
+    if broken_h or changed_r:
+        warnings.extend(_line_break_warning(gt, predictions, broken_h, changed_r, shift, metrics, source,
+                                            cider_idf=cider_idf, tokenizer=backend))
     if cider_idf == "subset":   # one independent toolkit run per domain, its own tokenization included
         metrics.update(_per_domain_runs(gt, predictions, masks, protocol=protocol, tokenizer=backend,
                                         missing=missing, meteor=meteor, spice=spice, source=source))

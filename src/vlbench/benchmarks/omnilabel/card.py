@@ -21,6 +21,12 @@ QUIRKS = (
     "The harmonic mean carries +1e-5 in its denominator, so perfect predictions give 99.9995, not 100.",
     "Predictions for unknown images or for descriptions outside the image's label space are dropped silently "
     "(vlbench counts them and warns).",
+    "Predicted boxes with zero or negative width or height are scored: IoU 0 with every ground-truth box, so false "
+    "positives (vlbench counts them and warns).",
+    "Ids given as integral floats (1.0) act as the integers; an iscrowd given as a string marks the box ignored by its "
+    "truthiness (\"0\" is truthy) but is read with int() for IoU and matching.",
+    "A description referred to by more than 100,000 ground-truth boxes drops out of every group (the groups' "
+    "\"boxes\": [0, 1e5] filter).",
 )
 
 

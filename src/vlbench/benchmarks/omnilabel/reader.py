@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -42,11 +43,24 @@ class _Parts:
     box_image: list[int] = field(default_factory=list)
     box_id: list[int] = field(default_factory=list)
     box_xywh: list[list[float]] = field(default_factory=list)
-    box_crowd: list[bool] = field(default_factory=list)
+    box_crowd: list[bool] = field(default_factory=list)    # int(iscrowd): crowd IoU and matching
+    box_ignore: list[bool] = field(default_factory=list)   # truthiness of iscrowd: the box is ignored
     box_refs: list[list[int]] = field(default_factory=list)
     has_annotations: bool = True
     missing_iscrowd: int = 0
     notes: list[str] = field(default_factory=list)
+
+
+def _add_crowd(parts: _Parts, value: Any, source: str, entry: str) -> None:
+    """``iscrowd`` as the official evaluator reads it: ``ignore`` from its truthiness (the string "0" is truthy),
+    crowd IoU and matching from ``int(iscrowd)`` (which must work: the official evaluator crashes otherwise)."""
+    try:
+        crowd = bool(int(value))
+    except (TypeError, ValueError):
+        raise FormatError(f"'iscrowd' is {value!r}, not an integer", file=source, entry=entry,
+                          fix="write iscrowd as 0 or 1") from None
+    parts.box_crowd.append(crowd)
+    parts.box_ignore.append(bool(value))
 
 
 def _parts_from_official(data: Any, source: str) -> _Parts:
@@ -104,7 +118,7 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
         if "iscrowd" not in a:
             parts.missing_iscrowd += 1
         parts.box_xywh.append(b)
-        parts.box_crowd.append(bool(a.get("iscrowd", 0)))
+        _add_crowd(parts, a.get("iscrowd", 0), source, f"annotations[{i}]")
         parts.box_refs.append(refs)
     return parts
 
@@ -133,6 +147,11 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
     words = np.asarray([len(descr_text[d].split()) for d in descr_ids.tolist()], dtype=np.int64)
     pair_words = words[np.searchsorted(descr_ids, pair_descr)] if len(pair_descr) else np.zeros(0, np.int64)
+    # descrIdToNumRefBoxes: every description_ids entry of every box of an evaluated image counts (repeats too)
+    known_image = set(image_ids.tolist())
+    ref_count = Counter(d for img, refs in zip(parts.box_image, parts.box_refs) if img in known_image for d in refs)
+    descr_ref_boxes = np.asarray([ref_count.get(d, 0) for d in descr_ids.tolist()], dtype=np.int64)
+    pair_ref_boxes = descr_ref_boxes[np.searchsorted(descr_ids, pair_descr)] if len(pair_descr) else np.zeros(0, np.int64)
     try:
         box_arr = np.asarray(parts.box_xywh, dtype=np.float64).reshape(-1, 4)
     except (TypeError, ValueError):
@@ -149,7 +168,8 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
                            image_file=[file_of[i] for i in image_ids.tolist()],
                            descr_ids=descr_ids, descr_text=descr_text, pair_image=pair_image, pair_descr=pair_descr,
                            pair_type=np.zeros(n_pairs, np.int8), pair_words=pair_words,
-                           gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool),
+                           pair_ref_boxes=np.asarray(pair_ref_boxes, dtype=np.int64),
+                           gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool), gt_ignore=np.zeros(0, bool),
                            gt_id=np.zeros(0, np.int64), has_annotations=parts.has_annotations, source=source)
     if len(rows):
         bp_img = np.asarray(parts.box_image, dtype=np.int64)[rows]
@@ -172,6 +192,7 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     kept = rows[inside]
     return OmniLabelReferences(**{**skeleton.__dict__, "pair_type": pair_type, "gt_pair": pair[inside],
                           "gt_box": box_arr[kept], "gt_iscrowd": np.asarray(parts.box_crowd, dtype=bool).reshape(-1)[kept],
+                          "gt_ignore": np.asarray(parts.box_ignore, dtype=bool).reshape(-1)[kept],
                           "gt_id": np.asarray(parts.box_id, dtype=np.int64).reshape(-1)[kept],
                           "counts": counts, "notes": notes})
 
@@ -216,7 +237,7 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
             parts.box_xywh.append(box["bbox"])
             if box.get("iscrowd") is None:
                 parts.missing_iscrowd += 1
-            parts.box_crowd.append(bool(box.get("iscrowd") or 0))
+            _add_crowd(parts, box.get("iscrowd") or 0, source, f"reference {i}")
             parts.box_refs.append(list(box["description_ids"]))
     parts.ls_descr = np.asarray(ls_descr, dtype=np.int64)
     parts.ls_rank = np.asarray(ls_rank, dtype=np.int64)

@@ -27,9 +27,11 @@ class OmniLabelReferences:
     pair_descr: NDArray[np.int64]             # description id
     pair_type: NDArray[np.int8]               # TYPE_C / TYPE_DP / TYPE_DN
     pair_words: NDArray[np.int64]             # words of the description (str.split)
+    pair_ref_boxes: NDArray[np.int64]         # GT boxes (of known images) whose description_ids list it
     gt_pair: NDArray[np.int64]                # one row per (box, description in its label space)
     gt_box: NDArray[np.float64]
-    gt_iscrowd: NDArray[np.bool_]
+    gt_iscrowd: NDArray[np.bool_]             # int(iscrowd): crowd IoU and matching
+    gt_ignore: NDArray[np.bool_]              # truthiness of iscrowd: ignored (differs for strings such as "0")
     gt_id: NDArray[np.int64]
     has_annotations: bool
     counts: dict[str, int] = field(default_factory=dict)
@@ -39,12 +41,14 @@ class OmniLabelReferences:
     def pair_of(self, image_index: NDArray[np.int64], descr_id: NDArray[np.int64]) -> NDArray[np.int64]:
         """Pair index of (image index, description id), or -1 where the description is not in that label space."""
         keys = self._pair_keys()
+        if not len(self.descr_ids) or not len(keys[0]):
+            return np.full(len(descr_id), -1, dtype=np.int64)
         d = np.searchsorted(self.descr_ids, descr_id)
         known = (d < len(self.descr_ids)) & (self.descr_ids[np.minimum(d, len(self.descr_ids) - 1)] == descr_id)
         q = image_index * len(self.descr_ids) + d
         pos = np.searchsorted(keys[0], q)
         pos_c = np.minimum(pos, len(keys[0]) - 1)
-        hit = known & (len(keys[0]) > 0) & (keys[0][pos_c] == q)
+        hit = known & (keys[0][pos_c] == q)
         return np.where(hit, keys[1][pos_c], -1)
 
     def _pair_keys(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

@@ -27,21 +27,27 @@ def source_of(file_name: str) -> str:
     return "other"
 
 
-class Group:
-    """One official description group: which pair types and which word counts (inclusive) it holds."""
+#: ``max_len`` of the official ``Params.descrGroups``: the upper bound of every word-count and box-count range
+MAX_LEN = 1e5
 
-    def __init__(self, name: str, key: str, types: tuple[int, ...], words: tuple[int, float]) -> None:
-        self.name, self.key, self.types, self.words = name, key, types, words
+
+class Group:
+    """One official description group: its pair types, and the inclusive ranges of the description's word count
+    and of its number of referring GT boxes (``descrIdToNumRefBoxes``) it holds."""
+
+    def __init__(self, name: str, key: str, types: tuple[int, ...], words: tuple[float, float],
+                 boxes: tuple[float, float] = (0, MAX_LEN)) -> None:
+        self.name, self.key, self.types, self.words, self.boxes = name, key, types, words, boxes
 
 
 #: The groups of ``omnilabeltools`` ``Params.descrGroups`` (current version), with the project's metric keys.
 GROUPS = (
-    Group("categ", "categ", (TYPE_C,), (0, float("inf"))),
-    Group("descr", "descr", (TYPE_DP, TYPE_DN), (0, float("inf"))),
-    Group("descr-pos", "descr_pos", (TYPE_DP,), (0, float("inf"))),
+    Group("categ", "categ", (TYPE_C,), (0, MAX_LEN)),
+    Group("descr", "descr", (TYPE_DP, TYPE_DN), (0, MAX_LEN)),
+    Group("descr-pos", "descr_pos", (TYPE_DP,), (0, MAX_LEN)),
     Group("descr-s", "descr_S", (TYPE_DP, TYPE_DN), (0, 3)),
     Group("descr-m", "descr_M", (TYPE_DP, TYPE_DN), (4, 8)),
-    Group("descr-l", "descr_L", (TYPE_DP, TYPE_DN), (9, float("inf"))),
+    Group("descr-l", "descr_L", (TYPE_DP, TYPE_DN), (9, MAX_LEN)),
 )
 
 #: The 13 official summary values, in their order, under the contract's keys.

@@ -19,6 +19,7 @@ from ... import cocoeval
 from ...errors import InputError, PredictionError
 from .. import expect_prediction_list
 from ...result import Result
+from ...validation import integral_ids
 from . import schema
 from .records import OmniLabelReferences
 
@@ -51,9 +52,9 @@ def _diagnose(entries: list[Any], source: str) -> None:
         b = e["bbox"]
         if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in b)):
             _fail(f"'bbox' must be [x, y, w, h] (four numbers), got {b!r}", source, i)
-        if isinstance(e["image_id"], bool) or not isinstance(e["image_id"], int):
-            _fail(f"'image_id' must be an integer, got {e['image_id']!r}", source, i)
-        if not all(isinstance(d, int) and not isinstance(d, bool) for d in e["description_ids"]):
+        integral_ids([e["image_id"]], source, "image_id", start=i)
+        if not all(isinstance(d, (int, float)) and not isinstance(d, bool) and float(d).is_integer()
+                   for d in e["description_ids"]):
             _fail(f"'description_ids' must be integers, got {e['description_ids']!r}", source, i)
         if not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in e["scores"]):
             _fail(f"'scores' must be numbers, got {e['scores']!r}", source, i)
@@ -68,21 +69,24 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     n = len(entries)
     try:
         img_list = [e["image_id"] for e in entries]
-        img = np.asarray(img_list)
+        # integral floats (1.0) are the integer: the official dict look-ups hash them alike
+        img = integral_ids(img_list, source, "image_id") if set(map(type, img_list)) <= {int, float} else None
         box_lists = [e["bbox"] for e in entries]
         boxes = np.asarray(box_lists, dtype=None)
         dids = [e["description_ids"] for e in entries]
         scs = [e["scores"] for e in entries]
         lens = np.fromiter(map(len, dids), dtype=np.int64, count=n)
         ok = (np.array_equal(lens, np.fromiter(map(len, scs), dtype=np.int64, count=n))
-              and (n == 0 or (img.dtype.kind == "i" and boxes.ndim == 2 and boxes.shape[1] == 4
+              and (n == 0 or (img is not None and boxes.ndim == 2 and boxes.shape[1] == 4
                               and boxes.dtype.kind in "if")))
-        d_flat = np.asarray(list(itertools.chain.from_iterable(dids)))
+        d_list = list(itertools.chain.from_iterable(dids))
+        d_flat = (integral_ids(d_list, source, "description_ids") if set(map(type, d_list)) <= {int, float}
+                  else np.asarray(d_list))
         s_flat = np.asarray(list(itertools.chain.from_iterable(scs)))
         ok = ok and (len(d_flat) == 0 or (d_flat.dtype.kind == "i" and s_flat.dtype.kind in "if"))
         # numpy turns a stray true/false into 1/0 silently; JSON booleans are not coordinates or ids.
         ok = ok and bool not in set(map(type, itertools.chain.from_iterable(box_lists)))
-        ok = ok and bool not in set(map(type, itertools.chain.from_iterable(dids))) and bool not in set(map(type, img_list))
+        ok = ok and bool not in set(map(type, d_list))
     except (KeyError, TypeError, ValueError):
         ok = False
     if not ok:
@@ -140,7 +144,8 @@ def _groups(gt: OmniLabelReferences) -> tuple[NDArray[np.int64], NDArray[np.int6
     scopes += [(s, pair_source == s) for s in schema.SOURCES if s in set(gt.image_source)]
     for scope, in_scope in scopes:
         for g in schema.GROUPS:
-            mask = in_scope & np.isin(gt.pair_type, g.types) & (gt.pair_words >= g.words[0]) & (gt.pair_words <= g.words[1])
+            mask = (in_scope & np.isin(gt.pair_type, g.types) & (gt.pair_words >= g.words[0])
+                    & (gt.pair_words <= g.words[1]) & (gt.pair_ref_boxes >= g.boxes[0]) & (gt.pair_ref_boxes <= g.boxes[1]))
             idx = np.flatnonzero(mask)
             pairs.append(idx)
             groups.append(np.full(len(idx), len(names)))
@@ -198,7 +203,7 @@ def _percent(values: dict[str, float]) -> dict[str, float | None]:
 def _evaluate(gt: OmniLabelReferences, dets: cocoeval.Detections, protocol: str):
     truth = cocoeval.GroundTruth(pair=gt.gt_pair, box_xywh=gt.gt_box,
                                  area=np.maximum(0.0, gt.gt_box[:, 2] * gt.gt_box[:, 3]),
-                                 iscrowd=gt.gt_iscrowd, ann_id=gt.gt_id)
+                                 iscrowd=gt.gt_iscrowd, ann_id=gt.gt_id, ignore=gt.gt_ignore)
     matches = cocoeval.match(truth, dets, len(gt.pair_image), PARAMS, id0_quirk=protocol == "official")
     member_pair, member_group, names = _groups(gt)
     precision, recall, npig = cocoeval.accumulate(matches, member_pair, member_group, len(names), PARAMS,

@@ -23,6 +23,10 @@ QUIRKS = (
     "A detection matched to the ground-truth box with annotation id 0 counts as a false positive (pycocotools); the "
     "published files start ids at 0.",
     "Small / medium / large use the file's area field, which is not w*h.",
+    "Ground-truth annotations of images not listed in 'images' are ignored (pycocotools never looks them up).",
+    "Annotations sharing an id are all evaluated as the last annotation with that id (pycocotools' id index); the "
+    "suppression uses them as written.",
+    "Ids given as integral floats (3.0) act as the integers.",
 )
 
 

@@ -57,8 +57,10 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
                      "(pycocotools raises KeyError there)")
     ids = [a["id"] for a in anns]
     if len(set(ids)) != len(ids):
-        notes.append("duplicate annotation ids: pycocotools resolves every duplicate to the last annotation "
-                     "with that id; vlbench keeps them apart")
+        repeated = len(ids) - len(set(ids))
+        notes.append(f"{repeated} annotation(s) repeat the id of another annotation: as in pycocotools, the COCO "
+                     "evaluation uses the last annotation with each id wherever that id occurs (the GT-guided "
+                     "suppression uses the annotations as written, as the official script does)")
     box = np.asarray([a["bbox"] for a in anns], dtype=np.float64).reshape(-1, 4)
     return OVDEvalSubset(
         name=name, image_ids=image_ids, category_ids=category_ids,

@@ -21,6 +21,7 @@ from ... import cocoeval
 from ...errors import InputError, PredictionError
 from .. import expect_prediction_list
 from ...result import Result
+from ...validation import integral_ids
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
@@ -49,16 +50,16 @@ def _fail(message: str, source: str, index: int, fix: str | None = None) -> None
 
 def _resolve_labels(values: list[Any], gt: OVDEvalSubset, source: str) -> NDArray[np.int64]:
     """Category ids, with labels given as text resolved through the category names when unambiguous."""
-    if set(map(type, values)) <= {int}:
-        return np.asarray(values, dtype=np.int64)
+    if set(map(type, values)) <= {int, float}:   # loadRes accepts 3.0 as category 3
+        return integral_ids(values, source, "category_id")
     by_name: dict[str, list[int]] = {}
     for cid, name in gt.category_names.items():
         by_name.setdefault(name, []).append(cid)
     out = np.empty(len(values), dtype=np.int64)
     unknown, ambiguous = set(), set()
     for i, v in enumerate(values):
-        if isinstance(v, int) and not isinstance(v, bool):
-            out[i] = v
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[i] = integral_ids([v], source, "category_id", start=i)[0]
         elif isinstance(v, str):
             ids = by_name.get(v) or by_name.get(v.strip())
             if not ids:
@@ -85,8 +86,7 @@ def _diagnose(entries: list[Any], source: str) -> None:
     for i, e in enumerate(entries):
         if not isinstance(e, dict) or any(k not in e for k in ("image_id", "category_id", "bbox", "score")):
             _fail("each entry needs 'image_id', 'category_id', 'bbox' and 'score'", source, i)
-        if isinstance(e["image_id"], bool) or not isinstance(e["image_id"], int):
-            _fail(f"'image_id' must be an integer, got {e['image_id']!r}", source, i)
+        integral_ids([e["image_id"]], source, "image_id", start=i)
         b = e["bbox"]
         if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in b)):
             _fail(f"'bbox' must be [x, y, w, h] (four numbers), got {b!r}", source, i)
@@ -106,9 +106,9 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
         labels = [e["category_id"] for e in entries]
         box = np.asarray(boxes, dtype=np.float64).reshape(len(entries), 4)
         score = np.asarray(scores, dtype=np.float64)
-        image = np.asarray(images, dtype=np.int64)
-        ok = (bool not in set(map(type, itertools.chain(images, scores, itertools.chain.from_iterable(boxes))))
-              and set(map(type, images)) <= {int} and all(len(b) == 4 for b in boxes)
+        image = integral_ids(images, source, "image_id") if set(map(type, images)) <= {int, float} else None
+        ok = (image is not None and bool not in set(map(type, itertools.chain(scores, itertools.chain.from_iterable(boxes))))
+              and all(len(b) == 4 for b in boxes)
               and str not in set(map(type, itertools.chain(scores, itertools.chain.from_iterable(boxes)))))
     except (KeyError, TypeError, ValueError):
         ok = False

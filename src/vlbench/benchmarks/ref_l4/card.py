@@ -21,6 +21,10 @@ QUIRKS = (
     "Ten entries of the RefCOCO -> Objects365 class table point one id too low (bird -> Bus, bowl -> Potted Plant, "
     "dining table -> Cake, ...): only the class-average metrics change; vlbench's protocol=\"corrected\" fixes them.",
     "A size bucket without ground truth crashes the official scorer; vlbench reports null for it.",
+    "The class key is an exact look-up in the official table: \"refcoco_016\" or ids with non-ASCII digits are "
+    "classes of their own.",
+    "Prediction ids no row id can equal (strings, non-integral numbers) are ignored (vlbench counts them); reference "
+    "rows sharing an id are each scored against that id's prediction.",
 )
 
 

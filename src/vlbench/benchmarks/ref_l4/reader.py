@@ -79,12 +79,15 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
         bad = int(np.flatnonzero(~np.isfinite(bbox).all(axis=1))[0])
         raise FormatError(f"'bbox' of row {bad} (id {ids[bad]}) is not finite", file=source)
     uniq, counts = np.unique(ids, return_counts=True)
-    if (counts > 1).any():
-        raise FormatError(f"duplicate ids in the references: {uniq[counts > 1][:5].tolist()}", file=source)
+    notes = []
+    if (counts > 1).any():   # the official scorer scores each such row against the one prediction of its id
+        notes.append(f"{int((counts - 1).sum())} reference row(s) repeat the id of another row (e.g. "
+                     f"{uniq[counts > 1][:5].tolist()}): each is scored against the prediction of its id, as the "
+                     "official scorer does")
     cats = [str(c) for c in table["ori_category_id"].to_pylist()]
     image, image_names = _image_codes(table)
     return RefL4References(ids=ids, bbox_xywh=bbox, ori_category_id=cats, source=source,
-                           other_split_ids=other_split_ids, image=image, image_names=image_names)
+                           other_split_ids=other_split_ids, image=image, image_names=image_names, notes=notes)
 
 
 def _image_codes(table: Any) -> tuple[Any, list[str] | None]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +24,8 @@ class RefL4References:
     image: NDArray[np.int64] | None = None
     #: the distinct image keys (file names, else image ids as text) that ``image`` indexes
     image_names: list[str] | None = None
+    #: what reading found worth a warning (kept as the official scorer would take it)
+    notes: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ids)

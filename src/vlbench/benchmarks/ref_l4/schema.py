@@ -152,7 +152,7 @@ def _o365_names() -> dict[int, str]:
 def category_name(key: str) -> str:
     """Human name of ``refcoco_N`` / ``o365_N`` (the id itself when the number is unknown)."""
     prefix, _, tail = key.rpartition("_")
-    if tail.isdigit():
+    if tail.isascii() and tail.isdigit():   # "refcoco_\u00b9" is no number: int() would raise
         if prefix == "refcoco" and int(tail) in COCO_NAMES:
             return COCO_NAMES[int(tail)]
         if prefix == "o365" and int(tail) in _o365_names():

@@ -42,27 +42,36 @@ class Predictions:
     present: NDArray[np.bool_]
     counts: dict[str, Any]
     warnings: list[str]
+    #: every box was a list of JSON integers: officially an int64 tensor, whose areas are exact
+    integer_boxes: bool = False
 
 
-def _prediction_ids(entries: list[Any], source: str) -> NDArray[np.int64]:
-    """Ids as int64, with the official (type-sensitive) equality: 17 and 17.0 match, "17" does not."""
+def _prediction_ids(entries: list[Any], source: str) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Ids as int64 and which entries can name a row, with the official dict semantics: 17, 17.0 and True == 1
+    name rows; strings, non-integral floats and ints beyond int64 are keys no row id equals (ignored, counted);
+    an unhashable id crashes the official scorer (an error here)."""
     raw = [e["id"] for e in entries]
     if set(map(type, raw)) <= {int}:
-        return np.asarray(raw, dtype=np.int64)
+        try:
+            return np.asarray(raw, dtype=np.int64), np.ones(len(raw), dtype=bool)
+        except OverflowError:
+            pass
+    ids = np.zeros(len(raw), dtype=np.int64)
+    usable = np.zeros(len(raw), dtype=bool)
     for index, value in enumerate(raw):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            hint = (f"the id is the string {value!r} but Ref-L4 ids are integers; write {value} without quotes"
-                    if isinstance(value, str) and value.strip().lstrip("-").isdigit()
-                    else "ids are the integer 'id' column of the Ref-L4 rows")
-            raise PredictionError(f"'id' has type {type(value).__name__} ({value!r})", file=source,
-                                  entry=f"entry {index}", fix=hint)
-    floats = np.asarray(raw, dtype=np.float64)
-    integral = np.isfinite(floats) & (np.floor(floats) == floats)
-    # Non-integral float ids can match no row; make them impossible ids (counted as unknown below).
-    return np.where(integral, floats, -(2**62)).astype(np.int64)
+        try:
+            hash(value)
+        except TypeError:
+            raise PredictionError(f"'id' is a {type(value).__name__} ({value!r}), which cannot be an id", file=source,
+                                  entry=f"entry {index}", fix="ids are the integer 'id' column of the Ref-L4 rows") from None
+        number = isinstance(value, (int, float)) and (not isinstance(value, float) or value.is_integer())
+        if number and -2**63 <= value < 2**63:
+            ids[index], usable[index] = int(value), True
+    return ids, usable
 
 
-def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str) -> NDArray[np.float64]:
+def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str) -> tuple[NDArray[np.float64], bool]:
+    """Boxes as float64, and whether every coordinate was a JSON integer (the official int64 tensor)."""
     boxes = [e["pred_bbox"] for e in entries]
     try:
         arr = np.asarray(boxes)
@@ -79,6 +88,7 @@ def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str) -
                                       entry=f"entry {index} (id {ids[index]})",
                                       fix="write [x1, y1, x2, y2] with \"format\": \"xyxy\" or [x, y, w, h] with \"format\": \"xywh\"")
         raise PredictionError("'pred_bbox' values are not all numbers", file=source)  # pragma: no cover
+    integer = arr.dtype.kind in "iu"
     arr = arr.astype(np.float64)
     bad = ~np.isfinite(arr).all(axis=1)
     if bad.any():
@@ -86,7 +96,7 @@ def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str) -
         raise PredictionError(f"'pred_bbox' {boxes[index]!r} is not four finite numbers ({int(bad.sum())} such boxes)",
                               file=source, entry=f"entry {index} (id {ids[index]})",
                               fix="replace NaN/inf coordinates by a real box")
-    return arr
+    return arr, integer
 
 
 def _formats_as_xywh(entries: list[Any], protocol: str, source: str) -> tuple[NDArray[np.bool_], dict[str, int], list[str]]:
@@ -134,31 +144,38 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
                           fix="write one {\"id\", \"pred_bbox\", \"format\"} entry per row of the split")
     if not all(isinstance(e, dict) and "id" in e and "pred_bbox" in e and "format" in e for e in entries):
         _raise_malformed_entry(entries, source)
-    ids = _prediction_ids(entries, source)
-    boxes = _prediction_boxes(entries, ids, source)
+    ids, usable = _prediction_ids(entries, source)
+    boxes, integer_boxes = _prediction_boxes(entries, ids, source)
     is_xywh, format_tally, warnings = _formats_as_xywh(entries, protocol, source)
 
-    uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
-    if (counts > 1).any():
-        dup = uniq[counts > 1]
-        raise PredictionError(f"{len(dup)} id(s) occur more than once: {_describe(dup.tolist())}", file=source,
+    other = [entries[i]["id"] for i in np.flatnonzero(~usable)]
+    uniq, first, counts = np.unique(ids[usable], return_index=True, return_counts=True)
+    first = np.flatnonzero(usable)[first]
+    if (counts > 1).any() or len(set(other)) != len(other):   # the official scorer raises on duplicate ids
+        dup = uniq[counts > 1].tolist() + [v for v in set(other) if other.count(v) > 1]
+        raise PredictionError(f"{len(dup)} id(s) occur more than once: {_describe(dup)}", file=source,
                               fix="keep exactly one prediction per id")
+    if other:
+        warnings.append(f"{len(other)} prediction(s) have ids that no row id can equal (strings, non-integral "
+                        f"numbers) and were ignored, as the official scorer never looks them up: {_describe(other)}")
 
     boxes_xyxy = np.where(is_xywh[:, None], xywh_to_xyxy(boxes), boxes)
     # Align: for each reference row, the index of its prediction (or -1).
-    pos = np.searchsorted(uniq, refs.ids)
-    pos_clipped = np.minimum(pos, len(uniq) - 1)
-    present = uniq[pos_clipped] == refs.ids
-    pred_index = np.where(present, first[pos_clipped], -1)
+    pos_clipped = np.minimum(np.searchsorted(uniq, refs.ids), max(len(uniq) - 1, 0))
+    present = uniq[pos_clipped] == refs.ids if len(uniq) else np.zeros(len(refs), dtype=bool)
+    pred_index = np.where(present, first[pos_clipped] if len(uniq) else -1, -1)
     n_missing = int((~present).sum())
     if n_missing and missing != "miss":
+        strings = [v for v in other if isinstance(v, str)]
+        hint = (f"; {len(strings)} prediction id(s) are strings, e.g. {strings[0]!r}, which equal no row id: write "
+                "them without quotes" if strings else "")
         raise CoverageError(
-            f"{n_missing} of the {len(refs)} rows have no prediction, e.g. ids {_describe(refs.ids[~present].tolist())}",
-            file=source, fix="predict every row of the split, choose the right --split, or pass --missing miss "
-                             "(missing_as_miss=True) to count them as misses")
+            f"{n_missing} of the {len(refs)} rows have no prediction, e.g. ids {_describe(refs.ids[~present].tolist())}"
+            + hint, file=source, fix="predict every row of the split, choose the right --split, or pass --missing miss "
+                                     "(missing_as_miss=True) to count them as misses")
     ref_sorted = np.sort(refs.ids)
-    p2 = np.minimum(np.searchsorted(ref_sorted, ids), len(ref_sorted) - 1)
-    extra = ids[ref_sorted[p2] != ids]
+    p2 = np.minimum(np.searchsorted(ref_sorted, ids[usable]), len(ref_sorted) - 1)
+    extra = ids[usable][ref_sorted[p2] != ids[usable]]
     other_split = np.isin(extra, refs.other_split_ids) if refs.other_split_ids is not None \
         else np.zeros(len(extra), dtype=bool)
     unknown = extra[~other_split]
@@ -171,14 +188,19 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
         warnings.append(f"{n_missing} row(s) without a prediction were counted as misses (IoU 0)")
     counts_out = {"predictions": len(entries), "predictions_used": int(present.sum()),
                   "other_split_ids_ignored": int(other_split.sum()), "unknown_ids_ignored": int(len(unknown)),
+                  "unusable_ids_ignored": len(other),
                   "missing_counted_as_miss": n_missing,
                   "formats": format_tally}
-    return Predictions(aligned, present, counts_out, warnings)
+    # the official tensor holds only the boxes of the scored rows: int64 when all of those are JSON integers
+    used = pred_index[present]
+    integer_boxes = integer_boxes or all(all(type(v) is int for v in entries[i]["pred_bbox"]) for i in used.tolist())
+    return Predictions(aligned, present, counts_out, warnings, integer_boxes)
 
 
 def iou_official(refs: RefL4References, preds: Predictions) -> NDArray[np.float32]:
     """Per-row IoU in float32 as the official scorer computes it (GT ``x + w`` summed in float64 first)."""
-    iou = iou_aligned_xyxy(xywh_to_xyxy(refs.bbox_xywh), preds.boxes_xyxy, dtype=np.float32)
+    iou = iou_aligned_xyxy(xywh_to_xyxy(refs.bbox_xywh), preds.boxes_xyxy, dtype=np.float32,
+                           exact_area_b=preds.integer_boxes)
     return np.where(preds.present, iou, np.float32(0.0))
 
 
@@ -259,7 +281,7 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
     size_masks = {"small": side < schema.SMALL_MAX,
                   "medium": (side >= schema.SMALL_MAX) & (side <= schema.LARGE_MIN),
                   "large": side > schema.LARGE_MIN}
-    warnings = list(preds.warnings)
+    warnings = list(refs.notes) + list(preds.warnings)
     per_size = {}
     for name, mask in size_masks.items():
         acc50, macc = _bucket_block(hits_macc[mask])
