@@ -97,7 +97,7 @@ def test_publish_dry_run_lists_exactly_the_folder_files(sample_release, tmp_path
     assert [p for p, _ in plan.files] == ["README.md", "data/test-00000-of-00001.parquet",
                                           "data/val-00000-of-00001.parquet", "eval.yaml"]
     proc = subprocess.run([sys.executable, str(ROOT / "dataset_scripts" / "ref_l4.py"), "--raw", str(sample_release),
-                           "--out", str(out), "--dry-run"], capture_output=True, text=True, check=True)
+                           "--out", str(out), "--dry-run", "--overwrite"], capture_output=True, text=True, check=True)
     assert "would upload" in proc.stdout and "4 file(s)" in proc.stdout
 
 

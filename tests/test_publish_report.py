@@ -59,7 +59,8 @@ def test_publish_dataset_dry_run_lists_exactly_the_folder(tmp_path, omnilabel_sa
                    check=True)
     listed = sorted(line.split()[-1] for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
                     if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)"))
-    on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
+                     if p.is_file() and not p.name.startswith("."))  # not the local build manifest
     assert listed == on_disk
     card = DatasetCard.load(out / "README.md")
     assert [c["config_name"] for c in card.data.to_dict()["configs"]] == ["all", "coco", "objects365", "descriptions"]
@@ -123,7 +124,8 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
     proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}", "--dry-run", check=True)
     listed = sorted(line.split()[-1] for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
                     if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)"))
-    assert listed == sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert listed == sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
+                     if p.is_file() and not p.name.startswith("."))  # not the local build manifest
     assert "eval.yaml" in listed
 
     # eval.yaml: the registration fields; every task points at a config/split the card lists

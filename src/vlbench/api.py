@@ -77,16 +77,105 @@ def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: 
     return paired(a, b, ci, resamples=resamples, seed=seed, names=names), a, b
 
 
-def build(benchmark: str, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
-    """Official release -> Hub folder (the benchmark's builder), then the folder's ``eval.yaml``."""
+#: written into every built folder: the files of that build (the only ones a later build may replace)
+MANIFEST = ".vlbench-build.json"
+
+
+def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool = False, **kwargs: Any) -> Any:
+    """Official release -> Hub folder (the benchmark's builder), then the folder's ``eval.yaml``.
+
+    The build happens in a staging folder next to ``out`` and is moved in at the end, so an error or Ctrl-C
+    leaves ``out`` as it was. ``out`` must be new or empty; with ``overwrite``, a folder an earlier vlbench build
+    wrote is updated, and only the files that build wrote are replaced or removed (never a file of yours).
+    """
+    import shutil
+    import tempfile
+
+    from .io import check_output
     from .registration import write_eval_yaml
     from .validation import read_card_metadata
 
     bench = get_benchmark(benchmark)
-    report = bench.build(raw, out, **kwargs)
-    write_eval_yaml(out, bench.id, read_card_metadata(out))
-    report.files.insert(1, "eval.yaml")
+    out = check_output(out, "output folder", folder=True)
+    previous = _check_build_target(out, overwrite)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".vlbench-staging-{out.name}-", dir=out.parent))
+    try:
+        report = bench.build(raw, staging, **kwargs)
+        write_eval_yaml(staging, bench.id, read_card_metadata(staging))
+        report.files.insert(1, "eval.yaml")
+        _verify_embedded_images(staging)
+        _move_build(staging, out, previous)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+def _check_build_target(out: Path, overwrite: bool) -> list[str]:
+    """The files an earlier build wrote into ``out`` (its manifest); refuses a folder holding anything else
+    unless ``overwrite``, and then only where the new build would replace a file vlbench did not write."""
+    import json
+
+    from .errors import InputError
+
+    if not out.exists() or not any(out.iterdir()):
+        return []
+    manifest = out / MANIFEST
+    previous: list[str] = []
+    if manifest.is_file():
+        try:
+            previous = [str(p) for p in json.loads(manifest.read_text(encoding="utf-8"))["files"]]
+        except (ValueError, KeyError, TypeError, OSError):
+            previous = []
+    if not overwrite:
+        what = "an earlier vlbench build" if previous else "files vlbench did not write"
+        raise InputError(f"the output folder is not empty: it holds {what}", file=str(out),
+                         fix="choose a new or empty folder, or pass --overwrite (only files of an earlier vlbench "
+                             "build are replaced; your own files are never touched)")
+    return previous
+
+
+def _verify_embedded_images(folder: Path) -> None:
+    """Every image cell of every shard carries its bytes (a path alone would not load from anywhere else)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from .errors import FormatError
+
+    for shard in sorted(folder.rglob("*.parquet")):
+        table = pq.ParquetFile(shard).read()
+        for name in table.column_names:
+            column = table[name]
+            if pa.types.is_struct(column.type) and {"bytes", "path"} <= {f.name for f in column.type}:
+                without = pc.sum(pc.and_(pc.is_valid(column), pc.is_null(pc.struct_field(column, "bytes")))).as_py()
+                if without:
+                    raise FormatError(f"{without} image(s) in {shard.name} were written without their bytes",
+                                      file=str(folder), fix="report this: the build must embed every image")
+
+
+def _move_build(staging: Path, out: Path, previous: list[str]) -> None:
+    """Replace the files of the previous build by the staged ones; refuse to replace a file vlbench did not write."""
+    import json
+
+    from .errors import InputError
+
+    new = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
+    clash = [f for f in new if (out / f).exists() and f not in previous]
+    if clash:
+        raise InputError(f"the output folder holds file(s) the build would replace that vlbench did not write: "
+                         f"{', '.join(clash[:5])}", file=str(out), fix="move them away, or choose another folder")
+    for rel in previous:
+        target = out / rel
+        if target.is_file() and not Path(rel).is_absolute() and ".." not in Path(rel).parts:   # only inside out
+            target.unlink()
+    for rel in new:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (staging / rel).replace(out / rel)
+    (out / MANIFEST).write_text(json.dumps({"files": new}, indent=1), encoding="utf-8")
+    for folder in sorted({(out / rel).parent for rel in previous}, key=lambda p: -len(p.parts)):
+        if folder != out and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def export(benchmark: str, folder: str | os.PathLike, *, split: str | None = None) -> Any:

@@ -53,6 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--allow-missing-images", action="store_true",
                    help="write rows whose image is missing without image instead of failing")
     b.add_argument("--max-shard-mb", type=int, default=None, help="Parquet shard size (default 300)")
+    b.add_argument("--skip-bad-images", action="store_true",
+                   help="leave out (and count) image files that are not readable images instead of failing")
+    b.add_argument("--overwrite", action="store_true",
+                   help="update a folder an earlier build wrote (only its files are replaced; yours are never touched)")
     e = sub.add_parser("export", help="write the official annotation file back from a Hub folder")
     e.add_argument("benchmark")
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
@@ -137,49 +141,56 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     gc.disable()
     from .api import compare
 
+    from .io import check_output, write_text_atomic
+
+    if args.output:
+        check_output(args.output, "comparison JSON")
     comparison, _, _ = compare(args.benchmark, args.references, *args.predictions, split=args.split,
                                protocol=args.protocol, ci=args.ci, resamples=args.resamples, seed=args.seed,
                                **_score_options(args))
     print(comparison.table())
     if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(comparison.to_dict(), indent=1), encoding="utf-8")
+        write_text_atomic(args.output, json.dumps(comparison.to_dict(), indent=1), "comparison JSON")
     return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from . import report
     from .errors import FormatError, InputError
-    from .io import read_json
+    from .io import check_output, read_json, write_text_atomic
     from .result import Result
 
-    data = read_json(args.result, what="result JSON")
-    if not isinstance(data, dict) or "benchmark" not in data or "metrics" not in data:
-        raise FormatError("not a vlbench result JSON (no 'benchmark' / 'metrics')", file=args.result,
-                          fix="write one with 'vlbench score ... --output result.json'")
-    result = Result.from_dict(data)
+    result = Result.from_dict(read_json(args.result, what="result JSON"), source=args.result)
     if not args.model_index and not args.csv and not args.eval_results:
         raise InputError("nothing to do", fix="pass --model-index, --eval-results FOLDER and/or --csv FOLDER")
+    get_benchmark(result.benchmark)    # a result of an unknown benchmark: a clear error first
+    folder = None
     if args.eval_results:
-        import yaml
-
         folder = Path(args.eval_results)
         folder = folder if folder.name == ".eval_results" else folder / ".eval_results"
-        folder.mkdir(parents=True, exist_ok=True)
+        check_output(folder, "evaluation results folder", folder=True)
+    if args.csv:
+        check_output(args.csv, "CSV folder", folder=True)
+    if folder is not None:
+        import yaml
+
         entries = report.eval_results(result, dataset_id=args.dataset_id, revision=args.revision, date=args.date,
                                       source_url=args.source_url)
-        path = folder / f"{result.benchmark}.yaml"
-        path.write_text(yaml.safe_dump(entries, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        path = write_text_atomic(folder / f"{result.benchmark}.yaml",
+                                 yaml.safe_dump(entries, sort_keys=False, allow_unicode=True), "evaluation results")
         print(f"wrote {path} ({len(entries)} result(s): {', '.join(e['dataset']['task_id'] for e in entries)})")
     if args.model_index:
         print(report.model_index_yaml(result, args.model_name, dataset_id=args.dataset_id, config=args.config,
                                       split=args.split, revision=args.revision), end="")
     if args.csv:
-        out = Path(args.csv)
-        out.mkdir(parents=True, exist_ok=True)
-        for name, table in report.tables(result).items():
-            (out / (name.split(" (")[0].replace(" ", "_") + ".csv")).write_text(report.to_csv(table), encoding="utf-8")
+        try:
+            tables = report.tables(result)
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError):
+            raise FormatError("the result JSON lacks the breakdowns its tables are made from (was it edited?)",
+                              file=args.result, fix="write it again with 'vlbench score ... --output result.json'") from None
+        for name, table in tables.items():
+            write_text_atomic(Path(args.csv) / (name.split(" (")[0].replace(" ", "_") + ".csv"), report.to_csv(table),
+                              "CSV table")
     return 0
 
 
@@ -254,11 +265,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
     import json
 
     from .api import export
+    from .io import check_output, write_text_atomic
 
+    check_output(args.out, "exported file")
     data = export(args.benchmark, args.folder, split=args.split)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data), encoding="utf-8")
+    out = write_text_atomic(args.out, json.dumps(data), "exported file")
     print(f"wrote {out}")
     return 0
 
@@ -269,7 +280,10 @@ def _cmd_score(args: argparse.Namespace) -> int:
     gc.disable()  # a short-lived process building millions of small objects: the cyclic GC only costs time
     from . import report
     from .api import score
+    from .io import check_output, write_text_atomic
 
+    if args.output:
+        check_output(args.output, "result JSON")   # before the work: a bad destination must not cost the run
     result = score(args.benchmark, args.references, args.predictions, split=args.split, protocol=args.protocol,
                    ci=args.ci, resamples=args.resamples, seed=args.seed, **_score_options(args))
     if not args.quiet:
@@ -279,9 +293,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
             print(interval_table(result))
     if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(result.to_json(), encoding="utf-8")
+        write_text_atomic(args.output, result.to_json(), "result JSON")
     return 0
 
 
@@ -289,11 +301,12 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from .api import build
 
     info = get_benchmark(args.benchmark)
-    kwargs = {"images": args.images, "allow_missing_images": args.allow_missing_images}
+    kwargs = {"images": args.images, "allow_missing_images": args.allow_missing_images,
+              "skip_bad_images": args.skip_bad_images}
     if args.max_shard_mb:
         kwargs["max_shard_bytes"] = args.max_shard_mb * 1024**2
     raw = args.raw[0] if len(args.raw) == 1 else args.raw
-    report = build(info.id, raw, args.out, **kwargs)
+    report = build(info.id, raw, args.out, overwrite=args.overwrite, **kwargs)
     print(f"built {info.display_name} into {args.out}")
     for line in report.lines():
         print("  " + line)

@@ -24,12 +24,14 @@ def main(benchmark: str, argv: Sequence[str] | None = None, *, raw_help: str = "
     ap.add_argument("--out", required=True, help="output folder in the Hub repo layout")
     ap.add_argument("--images", default=None, help="image folder or archive")
     ap.add_argument("--allow-missing-images", action="store_true")
+    ap.add_argument("--overwrite", action="store_true", help="update a folder an earlier build wrote")
     ap.add_argument("--repo-id", default=None, help="publish to this Hub dataset repo after building")
     ap.add_argument("--dry-run", action="store_true", help="list what would be uploaded, upload nothing")
     args = ap.parse_args(argv)
     try:
         raw = args.raw[0] if len(args.raw) == 1 else args.raw
-        report = build(info.id, raw, args.out, images=args.images, allow_missing_images=args.allow_missing_images)
+        report = build(info.id, raw, args.out, images=args.images, allow_missing_images=args.allow_missing_images,
+                       overwrite=args.overwrite)
         print("\n".join(report.lines()))
         if args.repo_id or args.dry_run:
             plan = publish_folder(args.out, args.repo_id or f"ORG/{info.id}", dry_run=args.dry_run)

@@ -53,7 +53,13 @@ class ShardedParquetWriter:
 
     def write(self, row: dict[str, Any]) -> None:
         """Encode one row and buffer it; a full row group is written out."""
-        self._buffer.append(self.features.encode_example(row))
+        encoded = self.features.encode_example(row)
+        for key, value in row.items():
+            # datasets' Image feature keeps only the path when that path exists relative to the working
+            # directory (e.g. a build run inside the image folder); the bytes are what the Hub needs
+            if isinstance(value, dict) and value.get("bytes") is not None and isinstance(encoded.get(key), dict):
+                encoded[key] = {"bytes": value["bytes"], "path": value.get("path")}
+        self._buffer.append(encoded)
         if len(self._buffer) >= self.rows_per_group:
             self._flush()
 

@@ -6,33 +6,46 @@ import os
 import shutil
 import tarfile
 from pathlib import Path
+from typing import Any
 
 from .errors import FormatError
 
-__all__ = ["extract_needed", "index_folder", "ImageSource"]
+__all__ = ["extract_needed", "index_folder", "ImageSource", "image_cell"]
 
 
 def extract_needed(archive: Path, needed: set[str], into: Path) -> int:
-    """Stream ``archive`` once, writing only the members whose base name is needed (constant memory)."""
-    found = 0
+    """Stream ``archive`` once, writing only the members whose base name is needed (constant memory). Two members
+    with a needed base name are an error: which of them is the image is not knowable."""
+    found: dict[str, str] = {}
     try:
         with tarfile.open(archive, mode="r|*") as tar:
             for member in tar:
                 name = os.path.basename(member.name)
-                if not member.isfile() or name not in needed or (into / name).exists():
+                if not member.isfile() or name not in needed:
                     continue
+                if name in found:
+                    raise FormatError(f"two members are named {name!r}: {found[name]} and {member.name}",
+                                      file=str(archive), fix="keep one file per image name in the archive")
+                found[name] = member.name
                 src = tar.extractfile(member)
                 with open(into / name, "wb") as dst:
                     shutil.copyfileobj(src, dst, length=1 << 20)
-                found += 1
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise FormatError(f"cannot read the image archive ({exc})", file=str(archive)) from None
-    return found
+    return len(found)
 
 
-def index_folder(folder: Path) -> dict[str, Path]:
-    """Base name -> path of every file below ``folder``."""
-    return {p.name: p for p in folder.rglob("*") if p.is_file()}
+def index_folder(folder: Path, needed: set[str] | None = None) -> dict[str, Path]:
+    """Base name -> path of every file below ``folder``; two files of a ``needed`` base name are an error."""
+    index: dict[str, Path] = {}
+    for p in folder.rglob("*"):
+        if not p.is_file():
+            continue
+        if p.name in index and (needed is None or p.name in needed):
+            raise FormatError(f"two files are named {p.name!r}: {index[p.name]} and {p}", file=str(folder),
+                              fix="keep one file per image name below the image folder")
+        index[p.name] = p
+    return index
 
 
 class ImageSource:
@@ -40,7 +53,7 @@ class ImageSource:
 
     def __init__(self, source: Path, needed: set[str], scratch: Path) -> None:
         if source.is_dir():
-            index = index_folder(source)
+            index = index_folder(source, needed)
         else:
             extract_needed(source, needed, scratch)
             index = index_folder(scratch)
@@ -50,3 +63,27 @@ class ImageSource:
     def get(self, file_name: str) -> Path | None:
         """The file of an image (by base name), or None when missing."""
         return self.paths.get(os.path.basename(file_name))
+
+
+def image_cell(path: Path, name: str, *, skip_bad: bool = False, report: Any = None) -> tuple[dict | None, Any]:
+    """The Hub ``Image`` cell of one file, ``{"path": name, "bytes": ...}``, and its (width, height), after a cheap
+    check that it is an image (PIL reads its header and size). A file that is not (empty, truncated header,
+    another kind of file, a link to one) is a :class:`FormatError` naming it, or with ``skip_bad`` no cell,
+    counted in ``report`` (a :class:`~vlbench.validation.BuildReport`)."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    data = path.read_bytes()
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            size = im.size
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        if not skip_bad:
+            raise FormatError(f"not a readable image ({type(exc).__name__}: {str(exc)[:80]})", file=str(path),
+                              fix="replace the file, or pass --skip-bad-images to build without it (counted)") from None
+        if report is not None:
+            report.count("bad_images", "file(s) that are not readable images were left out (--skip-bad-images)",
+                          example=name)
+        return None, None
+    return {"path": name, "bytes": data}, size

@@ -1,4 +1,5 @@
-"""Reading user files: JSON / JSON.gz with a size bound, and Arrow columns as numpy arrays."""
+"""Reading and writing user files: JSON / JSON.gz with a size bound, regular files only, destinations checked
+before the work and written atomically; Arrow columns as numpy arrays."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any
 
 from .errors import FormatError
 
-__all__ = ["read_json", "arrow_to_numpy", "arrow_codes", "MAX_JSON_BYTES"]
+__all__ = ["read_json", "require_file", "check_output", "write_text_atomic", "arrow_to_numpy", "arrow_codes",
+           "MAX_JSON_BYTES"]
 
 #: Upper bound on the (decompressed) size of a JSON file we agree to parse.
 MAX_JSON_BYTES = 2 * 1024**3
@@ -31,13 +33,63 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
     return data
 
 
-def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, what: str = "file") -> Any:
-    """Parse a ``.json`` or ``.json.gz`` file; any failure is a :class:`FormatError` naming the file."""
+def require_file(path: str | os.PathLike, what: str = "file") -> Path:
+    """``path`` as a Path if it is an existing regular file (a FIFO or device would hang or never end)."""
     p = Path(path)
     if not p.exists():
         raise FormatError(f"the {what} does not exist", file=str(p), fix="check the path")
     if p.is_dir():
-        raise FormatError(f"expected a {what} but found a folder", file=str(p), fix="pass the JSON file inside it")
+        raise FormatError(f"expected a {what} but found a folder", file=str(p), fix="pass the file inside it")
+    if not p.is_file():
+        raise FormatError(f"the {what} is not a regular file (a pipe, socket or device)", file=str(p),
+                          fix="save the data to a file and pass that")
+    return p
+
+
+def check_output(path: str | os.PathLike, what: str = "output", *, folder: bool = False) -> Path:
+    """Check before the work that ``path`` (a file, or a folder with ``folder``) can be written: no regular file
+    on its way, not a folder where a file is meant, a writable existing ancestor. Creates nothing."""
+    p = Path(path)
+    if not folder and p.is_dir():
+        raise FormatError(f"the {what} path is a folder", file=str(p), fix="name a file, e.g. result.json")
+    if folder and p.exists() and not p.is_dir():
+        raise FormatError(f"the {what} folder is a file", file=str(p), fix="name a folder")
+    ancestor = p.parent if not folder or not p.exists() else p
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise FormatError(f"cannot write the {what}: {ancestor} is a file, not a folder", file=str(p),
+                          fix="choose a path whose folders are folders")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise FormatError(f"cannot write the {what}: no write permission in {ancestor}", file=str(p),
+                          fix="choose a writable folder")
+    return p
+
+
+def write_text_atomic(path: str | os.PathLike, text: str, what: str = "output") -> Path:
+    """Write ``text`` to a temporary file next to ``path``, then rename it over ``path`` (never half a file)."""
+    import tempfile
+
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, p)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise FormatError(f"cannot write the {what} ({exc.strerror or exc})", file=str(p),
+                          fix="free disk space or choose another path") from None
+    return p
+
+
+def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, what: str = "file") -> Any:
+    """Parse a ``.json`` or ``.json.gz`` file; any failure is a :class:`FormatError` naming the file."""
+    p = require_file(path, what)
     try:
         data = _read_bytes(p, max_bytes)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
@@ -68,6 +120,9 @@ def _gc_paused():
 def _stdlib_loads(data: bytes, p: Path, what: str) -> Any:
     try:
         return json.loads(data)
+    except RecursionError:
+        raise FormatError(f"the {what} nests arrays or objects too deeply to be read", file=str(p),
+                          fix="no benchmark file nests more than a few levels: check how it was written") from None
     except UnicodeDecodeError:
         raise FormatError(f"the {what} is not UTF-8 text", file=str(p), fix="save it as UTF-8 JSON") from None
     except json.JSONDecodeError as exc:

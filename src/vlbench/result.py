@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import __version__
+from .errors import FormatError
 
 __all__ = ["Result"]
 
@@ -72,12 +73,25 @@ class Result:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Result":
-        """A result read back from its JSON (no resampler: intervals need the original run)."""
-        return cls(benchmark=data["benchmark"], protocol=data.get("protocol", "official"),
-                   metrics=dict(data["metrics"]), breakdowns=data.get("breakdowns", {}),
-                   counts=data.get("counts", {}), warnings=list(data.get("warnings", [])),
-                   options=data.get("options", {}), version=data.get("version", __version__))
+    def from_dict(cls, data: Any, source: str = "result JSON") -> "Result":
+        """A result read back from its JSON (no resampler: intervals need the original run); a malformed one
+        (not an object, no benchmark, metrics that are not numbers or null) is a :class:`FormatError`."""
+        fix = "write it with 'vlbench score ... --output result.json'"
+        if not isinstance(data, dict) or not isinstance(data.get("benchmark"), str) \
+                or not isinstance(data.get("metrics"), dict):
+            raise FormatError("not a vlbench result JSON (no 'benchmark' name and 'metrics' object)", file=source,
+                              fix=fix)
+        for key, value in data["metrics"].items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise FormatError(f"metric {key!r} is {value!r}, not a number or null", file=source, fix=fix)
+        for key, kind in (("breakdowns", dict), ("counts", dict), ("options", dict), ("warnings", list)):
+            if not isinstance(data.get(key, kind()), kind):
+                raise FormatError(f"'{key}' must be a JSON {'object' if kind is dict else 'list'}", file=source, fix=fix)
+        return cls(benchmark=data["benchmark"], protocol=str(data.get("protocol", "official")),
+                   metrics={str(k): (None if v is None else float(v)) for k, v in data["metrics"].items()},
+                   breakdowns=data.get("breakdowns", {}), counts=data.get("counts", {}),
+                   warnings=[str(w) for w in data.get("warnings", [])], options=data.get("options", {}),
+                   version=str(data.get("version", __version__)))
 
     def table(self, digits: int = 2) -> str:
         """The metrics as a plain two-column terminal table, then counts and warnings."""

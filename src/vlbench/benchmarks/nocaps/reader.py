@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ...errors import FormatError, InputError
-from ...images import ImageSource
+from ...images import ImageSource, image_cell
 from ...validation import BuildReport, read_card_metadata
 from . import schema
 from .records import NocapsReferences
@@ -90,7 +90,8 @@ def load_references(ref: str | os.PathLike, split: str | None = None) -> NocapsR
 # Official JSON -> Hub folder, and back
 # --------------------------------------------------------------------------------------------
 
-def _rows(data: dict[str, Any], found: ImageSource | None) -> Iterator[dict[str, Any]]:
+def _rows(data: dict[str, Any], found: ImageSource | None, report: BuildReport,
+          skip_bad_images: bool = False) -> Iterator[dict[str, Any]]:
     caps: dict[int, list[tuple[int, dict[str, Any]]]] = {}
     for pos, a in enumerate(data.get("annotations") or []):
         caps.setdefault(a["image_id"], []).append((pos, a))
@@ -101,7 +102,8 @@ def _rows(data: dict[str, Any], found: ImageSource | None) -> Iterator[dict[str,
         ann_extra = [{k: v for k, v in a.items() if k not in ("image_id", "id", "caption")} for _, a in mine]
         if any(ann_extra):
             rest["__annotation_extra__"] = ann_extra
-        yield {"image": {"path": img["file_name"], "bytes": path.read_bytes()} if path else None,
+        cell = image_cell(path, img["file_name"], skip_bad=skip_bad_images, report=report)[0] if path else None
+        yield {"image": cell,
                "image_id": img["id"], **{k: img.get(k) for k in _IMAGE_FIELDS if k != "id"},
                "captions": [a["caption"] for _, a in mine], "caption_ids": [a.get("id") for _, a in mine],
                "caption_positions": [p for p, _ in mine], "position": pos,
@@ -109,7 +111,8 @@ def _rows(data: dict[str, Any], found: ImageSource | None) -> Iterator[dict[str,
 
 
 def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
-          allow_missing_images: bool = False, max_shard_bytes: int | None = None) -> BuildReport:
+          allow_missing_images: bool = False, skip_bad_images: bool = False,
+          max_shard_bytes: int | None = None) -> BuildReport:
     """Captions JSON(s) -> Hub folder: with annotations -> validation, without -> test."""
     from ...hub import MAX_SHARD_BYTES, ShardedParquetWriter, card_yaml, write_card
     from ...io import read_json
@@ -124,7 +127,11 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
     for path in raws:
         data = read_json(path, what="nocaps captions JSON")
         parse_official(data, source=str(path))
-        by_split["validation" if "annotations" in data else "test"] = data
+        split = "validation" if "annotations" in data else "test"
+        if split in by_split:
+            raise InputError(f"two {split} files were given (the second is {path})", file=str(path),
+                             fix="pass one captions JSON per split")
+        by_split[split] = data
     for split in schema.SPLITS:
         if split not in by_split:
             continue
@@ -139,7 +146,7 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
                                       f"{', '.join(found.missing[:3])}", file=str(images),
                                       fix="point --images at the folder of the split's images, or pass --allow-missing-images")
             writer = ShardedParquetWriter(out, split, features, max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
-            writer.write_all(_rows(data, found))
+            writer.write_all(_rows(data, found, report, skip_bad_images))
             summaries.append(writer.close())
         report.rows[split] = summaries[-1].num_examples
         counts: dict[str, int] = {}

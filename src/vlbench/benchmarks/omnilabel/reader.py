@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import FormatError, InputError
+from ...images import image_cell
 from ...validation import BuildReport, extra_fields, read_card_metadata, require as _require
 from . import schema
 from .records import OmniLabelReferences
@@ -262,7 +263,7 @@ def load_references(ref: str | os.PathLike, split: str | None = None) -> OmniLab
 # --------------------------------------------------------------------------------------------
 
 def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildReport,
-                split: str) -> Iterator[tuple[str, dict[str, Any]]]:
+                split: str, skip_bad_images: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
     """One Hub row per image (in file order) with its label space and boxes; yields (source, row)."""
     labelspace: dict[int, list[dict[str, Any]]] = {}
     for d in data["descriptions"]:
@@ -274,10 +275,14 @@ def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildRep
     for pos, img in enumerate(data["images"]):
         own = boxes.get(img["id"], [])
         listed = {d for _, a in own for d in a["description_ids"]}
-        path = images_root / img["file_name"] if images_root else None
+        name = str(img.get("file_name") or "")
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise FormatError(f"file_name {name!r} points outside the images root", file=str(images_root),
+                              entry=f"image {img['id']}", fix="file names are relative, as in the official release")
+        path = images_root / name if images_root else None
         image = None
         if path is not None and path.is_file():
-            image = {"path": img["file_name"], "bytes": path.read_bytes()}
+            image = image_cell(path, name, skip_bad=skip_bad_images, report=report)[0]
         elif images_root is not None:
             report.missing_images.append(img["file_name"])
         source = schema.source_of(img.get("file_name", ""))
@@ -310,7 +315,8 @@ def _description_rows(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
-          allow_missing_images: bool = False, max_shard_bytes: int | None = None) -> BuildReport:
+          allow_missing_images: bool = False, skip_bad_images: bool = False,
+          max_shard_bytes: int | None = None) -> BuildReport:
     """Official dataset JSON(s) -> Hub folder. A JSON with ``annotations`` is the validation split, one without the test split."""
     from ...hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
     from ...io import read_json
@@ -338,7 +344,7 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
             continue
         path, data = by_split[split]
         writers: dict[str, ShardedParquetWriter] = {}
-        for source, row in _image_rows(data, images_root, report, split):
+        for source, row in _image_rows(data, images_root, report, split, skip_bad_images):
             if source not in writers:
                 writers[source] = ShardedParquetWriter(out, split, img_feat, subdir=f"data/{split}", prefix=source,
                                                        max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)

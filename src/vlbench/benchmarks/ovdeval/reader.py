@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import FormatError, InputError
-from ...images import ImageSource
+from ...images import ImageSource, image_cell
 from ...validation import BuildReport, extra_fields, fail as _fail, read_card_metadata
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
@@ -143,14 +143,15 @@ def _image_source(raw: Path, name: str, images: Path | None) -> Path | None:
     return next((c for c in candidates if c.exists() and (c.is_dir() or c.suffix in (".gz", ".tar", ".tgz"))), None)
 
 
-def _rows(data: dict[str, Any], found: ImageSource | None, names: dict[int, str]) -> Iterator[dict[str, Any]]:
+def _rows(data: dict[str, Any], found: ImageSource | None, names: dict[int, str], report: BuildReport,
+          skip_bad_images: bool = False) -> Iterator[dict[str, Any]]:
     by_image: dict[int, list[tuple[int, dict[str, Any]]]] = {}
     for pos, a in enumerate(data["annotations"]):
         by_image.setdefault(a["image_id"], []).append((pos, a))
     for pos, img in enumerate(data["images"]):
         path = found.get(img["file_name"]) if found and img.get("file_name") else None
         yield {
-            "image": {"path": img["file_name"], "bytes": path.read_bytes()} if path else None,
+            "image": image_cell(path, img["file_name"], skip_bad=skip_bad_images, report=report)[0] if path else None,
             "image_id": img["id"], "file_name": img.get("file_name"), "height": img.get("height"),
             "width": img.get("width"), "text": img.get("text"), "neg_text": img.get("neg_text"),
             "boxes": [{"id": a["id"], "bbox": a["bbox"], "category_id": a["category_id"],
@@ -162,7 +163,8 @@ def _rows(data: dict[str, Any], found: ImageSource | None, names: dict[int, str]
 
 
 def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
-          allow_missing_images: bool = False, max_shard_bytes: int | None = None) -> BuildReport:
+          allow_missing_images: bool = False, skip_bad_images: bool = False,
+          max_shard_bytes: int | None = None) -> BuildReport:
     """The release (``annotations/<sub>.json`` + ``<sub>.tar.gz`` or image folders) -> Hub folder, one config each."""
     from ...hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, card_yaml, write_card
     from ...io import read_json
@@ -197,7 +199,7 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
             features = schema.image_features(data["categories"])
             writer = ShardedParquetWriter(out, "test", features, subdir=f"data/{name}",
                                           max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
-            writer.write_all(_rows(data, found, names))
+            writer.write_all(_rows(data, found, names, report, skip_bad_images))
             summary = writer.close()
         report.rows[name] = summary.num_examples
         report.files.extend(summary.files)

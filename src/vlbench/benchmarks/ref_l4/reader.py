@@ -13,7 +13,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ...errors import FormatError, InputError
-from ...images import ImageSource
+from ...images import ImageSource, image_cell
 from ...validation import BuildReport
 from ...io import arrow_codes
 from . import schema
@@ -104,13 +104,18 @@ def _image_codes(table: Any) -> tuple[Any, list[str] | None]:
     return None, None
 
 
-def _read_parquet(path: Path, columns: tuple[str, ...]) -> Any:
+def _read_parquet(path: Path, columns: tuple[str, ...] | None) -> Any:
+    """The ``columns`` (all with None) of a Parquet file that exist; any failure is a FormatError naming it."""
     import pyarrow.parquet as pq
 
+    from ...io import require_file
+
+    require_file(path, "Parquet file")
     try:
         # ParquetFile.read, not pq.read_table: the latter imports pyarrow.dataset and pandas (0.3 s).
         parquet = pq.ParquetFile(path)
-        return parquet.read(columns=[c for c in columns if c in parquet.schema_arrow.names])
+        names = parquet.schema_arrow.names
+        return parquet.read(columns=[c for c in columns if c in names] if columns is not None else None)
     except Exception as exc:  # pyarrow raises several types for a broken file
         raise FormatError(f"cannot read Parquet ({exc})", file=str(path)) from None
 
@@ -193,18 +198,26 @@ def _load_from_hub(repo_id: str, split: str) -> RefL4References:
 # --------------------------------------------------------------------------------------------
 
 def release_tables(raw: Path) -> dict[str, Any]:
-    """The official annotation parquets of a release folder, by split (val first)."""
-    import pyarrow.parquet as pq
+    """The official annotation parquets of a release folder, by split (val first), checked: the official columns,
+    four finite numbers per bbox."""
+    import pyarrow.compute as pc
 
     tables = {}
     for split in schema.SPLITS:
         f = raw / f"ref-l4-{split}.parquet"
         if f.exists():
-            table = pq.read_table(f)
+            table = _read_parquet(f, None)
             missing = [c for c in schema.OFFICIAL_COLUMNS if c not in table.column_names]
             if missing:
                 raise FormatError(f"missing official column(s) {', '.join(missing)}", file=str(f))
-            tables[split] = table.select(list(schema.OFFICIAL_COLUMNS))
+            table = table.select(list(schema.OFFICIAL_COLUMNS))
+            lengths = pc.fill_null(pc.list_value_length(table["bbox"]), 0).to_pylist()
+            bad = next((i for i, n in enumerate(lengths) if n != 4), None)
+            if bad is not None:
+                raise FormatError(f"'bbox' of row {bad} (id {table['id'][bad].as_py()}) is "
+                                  f"{table['bbox'][bad].as_py()!r}, not [x, y, w, h]", file=str(f),
+                                  fix="repair the row, or use the official release file")
+            tables[split] = table
     if not tables:
         raise FormatError("no ref-l4-val.parquet or ref-l4-test.parquet in the release folder", file=str(raw),
                           fix="point --raw at the folder of the official Ref-L4 release")
@@ -224,16 +237,15 @@ def _find_images(raw: Path, images: Path | None) -> Path:
                       fix="pass --images PATH (a folder or a .tar.gz)")
 
 
-def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport) -> Iterator[dict[str, Any]]:
-    from PIL import Image as PILImage
-
+def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport,
+          skip_bad_images: bool = False) -> Iterator[dict[str, Any]]:
     for batch in table.to_batches(max_chunksize=256):
         for row in batch.to_pylist():
             x, y, w, h = row["bbox"]
             path = image_paths.get(row["file_name"])
-            if path is not None:
-                with PILImage.open(path) as im:
-                    width, height = im.size
+            cell, size = image_cell(path, row["file_name"], skip_bad=skip_bad_images, report=report) if path else (None, None)
+            if size is not None:
+                width, height = size
                 if (width, height) != (row["width"], row["height"]):
                     report.count("size_mismatch", "row(s) whose height/width differ from the image file")
             else:
@@ -245,7 +257,7 @@ def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport) -> Iter
                 report.count("unknown_categories", "row(s) whose ori_category_id has no known name", example=name)
             yield {
                 **row,
-                "image": None if path is None else {"path": row["file_name"], "bytes": path.read_bytes()},
+                "image": cell,
                 "category": name,
                 "source": schema.source_of(row["ori_category_id"]),
                 "size": schema.size_bucket(w, h),
@@ -253,7 +265,7 @@ def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport) -> Iter
 
 
 def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
-          allow_missing_images: bool = False, max_shard_bytes: int | None = None,
+          allow_missing_images: bool = False, skip_bad_images: bool = False, max_shard_bytes: int | None = None,
           rows_per_group: int = 100) -> BuildReport:
     """Official release -> Hub folder (``README.md`` + ``data/{val,test}-*.parquet``)."""
     from ...hub import MAX_SHARD_BYTES, ShardedParquetWriter, card_yaml, write_card
@@ -285,7 +297,7 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
                 continue
             writer = ShardedParquetWriter(out, split, features, rows_per_group=rows_per_group,
                                           max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
-            writer.write_all(_rows(table, image_paths, report))
+            writer.write_all(_rows(table, image_paths, report, skip_bad_images))
             summaries.append(writer.close())
             report.rows[split] = summaries[-1].num_examples
             report.files.extend(summaries[-1].files)

@@ -1,0 +1,185 @@
+"""Building never loses a file vlbench did not write, never leaves a half-built folder, and always embeds the
+image bytes (issue #15). Real builds through the CLI, real Parquet, the real ``datasets`` loader."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import run_cli
+
+
+def _build(sample_release, out, *extra, cwd=None):
+    return subprocess.run([sys.executable, "-m", "vlbench", "build", "ref_l4", "--raw", str(sample_release), "--out",
+                           str(out), *extra], capture_output=True, text=True, timeout=600, cwd=cwd)
+
+
+def test_a_folder_with_user_files_is_refused_and_left_as_it_was(sample_release, tmp_path):
+    out = tmp_path / "mine"
+    (out / "data").mkdir(parents=True)
+    (out / "README.md").write_text("my notes")
+    (out / "data" / "val-00000-of-00001.parquet").write_bytes(b"my own file")
+    proc = _build(sample_release, out)
+    assert proc.returncode == 2 and "not empty" in proc.stderr and "Traceback" not in proc.stderr
+    assert (out / "README.md").read_text() == "my notes"
+    assert (out / "data" / "val-00000-of-00001.parquet").read_bytes() == b"my own file"
+    # --overwrite still never replaces a file vlbench did not write
+    proc = _build(sample_release, out, "--overwrite")
+    assert proc.returncode == 2 and "vlbench did not write" in proc.stderr and "README.md" in proc.stderr
+    assert (out / "README.md").read_text() == "my notes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]        # no staging folder left behind
+
+
+def test_overwrite_replaces_only_the_earlier_build(sample_release, tmp_path):
+    out = tmp_path / "hub"
+    assert _build(sample_release, out).returncode == 0
+    (out / "notes.txt").write_text("keep me")
+    (out / "data" / "mine.csv").write_text("keep me too")
+    stale = out / "data" / "val-00000-of-00001.parquet"
+    stale.write_bytes(b"stale")                                          # a file of the earlier build
+    assert _build(sample_release, out).returncode == 2                   # not without --overwrite
+    assert _build(sample_release, out, "--overwrite").returncode == 0
+    assert (out / "notes.txt").read_text() == "keep me" and (out / "data" / "mine.csv").read_text() == "keep me too"
+    assert stale.read_bytes()[:4] == b"PAR1"                              # rebuilt
+    from datasets import load_dataset
+
+    assert len(load_dataset(str(out), split="val")) > 0
+
+
+def _release_with(sample_release, raw, replace: dict[str, bytes], extra: dict[str, bytes] | None = None):
+    """A copy of the bundled release whose archive has some members' bytes replaced (and extra members)."""
+    import io
+    import tarfile
+
+    raw.mkdir()
+    for f in sample_release.glob("*.parquet"):
+        (raw / f.name).write_bytes(f.read_bytes())
+    with tarfile.open(sample_release / "images.tar.gz") as src, tarfile.open(raw / "images.tar.gz", "w:gz") as dst:
+        members = [(m, src.extractfile(m).read() if m.isfile() else None) for m in src.getmembers()]
+        for member, data in members + [(tarfile.TarInfo(n), b) for n, b in (extra or {}).items()]:
+            if data is not None:
+                data = replace.get(member.name.rsplit("/", 1)[-1], data)
+                member.size = len(data)
+                dst.addfile(member, io.BytesIO(data))
+    return [m.name.rsplit("/", 1)[-1] for m, d in members if d is not None]
+
+
+def test_a_failing_build_leaves_the_folder_untouched(sample_release, tmp_path):
+    """The last image of the archive is not an image: the build fails while writing shards, in its staging
+    folder; the earlier build stays byte for byte and no staging folder is left."""
+    out = tmp_path / "hub"
+    assert _build(sample_release, out).returncode == 0
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    probe = tmp_path / "probe"
+    names = _release_with(sample_release, probe, {})
+    raw = tmp_path / "raw"
+    _release_with(sample_release, raw, {names[-1]: b"root:x:0:0:root:/root:/bin/bash\n"})
+    proc = _build(raw, out, "--overwrite")
+    assert proc.returncode == 2 and "not a readable image" in proc.stderr and names[-1] in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hub", "probe", "raw"]
+
+
+@pytest.mark.parametrize("bad", [b"", b"\xff\xd8\xff", b"GIF89a-not-really"])
+def test_unreadable_images_are_refused_or_skipped_and_counted(sample_release, tmp_path, bad):
+    probe = tmp_path / "probe"
+    victim = _release_with(sample_release, probe, {})[0]
+    raw = tmp_path / "raw"
+    _release_with(sample_release, raw, {victim: bad})
+    proc = _build(raw, tmp_path / "hub")
+    assert proc.returncode == 2 and victim in proc.stderr and "--skip-bad-images" in proc.stderr
+    proc = _build(raw, tmp_path / "hub2", "--skip-bad-images")
+    assert proc.returncode == 0 and "not readable images" in proc.stdout, proc.stderr
+
+
+def test_two_archive_members_with_one_name_are_an_error(sample_release, tmp_path):
+    probe = tmp_path / "probe"
+    victim = _release_with(sample_release, probe, {})[0]
+    raw = tmp_path / "raw"
+    _release_with(sample_release, raw, {}, extra={f"other/{victim}": b"second copy"})
+    proc = _build(raw, tmp_path / "hub")
+    assert proc.returncode == 2 and "two members are named" in proc.stderr and victim in proc.stderr
+
+
+@pytest.mark.parametrize("bbox", [None, [1.0, 2.0, 3.0]])
+def test_a_broken_bbox_in_the_release_is_named(sample_release, tmp_path, bbox):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    raw = tmp_path / "raw"
+    _release_with(sample_release, raw, {})
+    table = pq.read_table(raw / "ref-l4-val.parquet")
+    boxes = table["bbox"].to_pylist()
+    boxes[1] = bbox
+    table = table.set_column(table.column_names.index("bbox"), "bbox", pa.array(boxes, table.schema.field("bbox").type))
+    pq.write_table(table, raw / "ref-l4-val.parquet")
+    proc = _build(raw, tmp_path / "hub")
+    assert proc.returncode == 2 and "'bbox' of row 1" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_corrupt_parquet_is_named(sample_release, tmp_path):
+    raw = tmp_path / "raw"
+    _release_with(sample_release, raw, {})
+    (raw / "ref-l4-val.parquet").write_bytes(b"PAR1 truncated")
+    proc = _build(raw, tmp_path / "hub")
+    assert proc.returncode == 2 and "ref-l4-val.parquet" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_second_nocaps_validation_file_is_refused(nocaps_sample, tmp_path):
+    captions = nocaps_sample / "nocaps_val_captions.json"
+    proc = run_cli("build", "nocaps", "--raw", str(captions), str(captions), "--images", str(nocaps_sample / "images"),
+                   "--out", str(tmp_path / "hub"))
+    assert proc.returncode == 2 and "two validation files" in proc.stderr
+
+
+def test_built_inside_the_image_folder_the_bytes_are_embedded(sample_release, tmp_path):
+    """Run from the folder holding the images (their paths exist relative to the working directory): the
+    shards must still carry every image's bytes, and load from any other directory."""
+    import tarfile
+
+    images = tmp_path / "imgs"
+    images.mkdir()
+    with tarfile.open(sample_release / "images.tar.gz") as tar:
+        tar.extractall(images, filter="data")
+    folder = next(p.parent for p in images.rglob("*.jpg"))
+    out = tmp_path / "hub"
+    proc = _build(sample_release, out, "--images", ".", cwd=folder)
+    assert proc.returncode == 0, proc.stderr
+    from datasets import load_dataset
+
+    os.chdir(tmp_path)
+    try:
+        ds = load_dataset(str(out), split="val")
+        assert all(row["image"] is not None and row["image"].size[0] > 0 for row in ds)
+    finally:
+        os.chdir(os.path.dirname(__file__))
+
+
+def test_output_destinations_are_checked_before_the_work(sample_release, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    for args in (["score", "ref_l4", "--references", str(sample_release), "--predictions",
+                  str(sample_release / "predictions_good.json"), "--output", str(blocker / "r.json")],
+                 ["build", "ref_l4", "--raw", str(sample_release), "--out", str(blocker / "hub")],
+                 ["export", "omnilabel", "--folder", str(tmp_path), "--out", str(blocker / "x.json")]):
+        proc = run_cli(*args)
+        assert proc.returncode == 2 and "is a file, not a folder" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_pipe_is_refused_not_read(sample_release, tmp_path):
+    fifo = tmp_path / "preds.json"
+    os.mkfifo(fifo)
+    proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions", str(fifo))
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr
+
+
+def test_deeply_nested_json_is_a_clear_error(sample_release, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions", str(deep))
+    assert proc.returncode == 2 and "nests" in proc.stderr and "Traceback" not in proc.stderr
