@@ -137,7 +137,7 @@ def test_a_second_nocaps_validation_file_is_refused(nocaps_sample, tmp_path):
     assert proc.returncode == 2 and "two validation files" in proc.stderr
 
 
-def test_built_inside_the_image_folder_the_bytes_are_embedded(sample_release, tmp_path):
+def test_built_inside_the_image_folder_the_bytes_are_embedded(sample_release, tmp_path, monkeypatch):
     """Run from the folder holding the images (their paths exist relative to the working directory): the
     shards must still carry every image's bytes, and load from any other directory."""
     import tarfile
@@ -152,12 +152,9 @@ def test_built_inside_the_image_folder_the_bytes_are_embedded(sample_release, tm
     assert proc.returncode == 0, proc.stderr
     from datasets import load_dataset
 
-    os.chdir(tmp_path)
-    try:
-        ds = load_dataset(str(out), split="val")
-        assert all(row["image"] is not None and row["image"].size[0] > 0 for row in ds)
-    finally:
-        os.chdir(os.path.dirname(__file__))
+    monkeypatch.chdir(tmp_path)                                          # load from elsewhere
+    ds = load_dataset(str(out), split="val")
+    assert all(row["image"] is not None and row["image"].size[0] > 0 for row in ds)
 
 
 def test_output_destinations_are_checked_before_the_work(sample_release, tmp_path):

@@ -80,3 +80,69 @@ def test_docstring_and_card_examples_run(metric_id):
             runner = doctest.DocTestRunner()
             runner.run(test)
             assert runner.failures == 0 and runner.tries > 0
+
+
+# -- malformed inputs through the real evaluate modules (issue #15) --------------------------------------------
+
+_OMNI_REF = {"image_id": 1, "labelspace": [{"id": 7, "text": "Cup", "type": "category"}],
+             "boxes": [{"id": 1, "bbox": [0, 0, 10, 10], "description_ids": [7], "iscrowd": 0}]}
+_OVD_REF = {"image_id": 1, "boxes": [{"id": 1, "bbox": [0, 0, 10, 10], "category_id": 7, "area": 100, "iscrowd": 0,
+                                      "label": "cup"}]}
+
+
+@pytest.mark.parametrize("module, prediction, reference", [
+    ("omnilabel", {"boxes": [[5, 5, 1, 1], [0, 0, 10, 10]], "scores": [0.9], "description_ids": [7, 7]}, _OMNI_REF),
+    ("ovdeval", {"boxes": [[5, 5, 1, 1], [0, 0, 10, 10]], "scores": [0.9, 0.8], "labels": [7]}, _OVD_REF),
+])
+def test_unequal_per_box_lists_are_an_error_not_dropped_boxes(module, prediction, reference):
+    """zip() would drop the second (correct) box and score AP 0 instead of 100."""
+    from vlbench.errors import PredictionError
+
+    metric = evaluate.load(str(ROOT / "metrics" / module))
+    with pytest.raises(PredictionError, match=r"example 0: the per-box lists differ in length"):
+        metric.compute(predictions=[prediction], references=[reference])
+
+
+def test_no_predictions_is_a_clear_error():
+    from vlbench.errors import PredictionError
+
+    metric = evaluate.load(str(ROOT / "metrics" / "omnilabel"))
+    with pytest.raises(PredictionError, match="no predictions were given"):
+        metric.compute(predictions=None, references=[_OMNI_REF])
+
+
+def test_ovdeval_module_counts_like_the_cli(ovdeval_sample):
+    """Hub rows list only the categories of their boxes: the module must not call a hard-negative label
+    'not a category' (the CLI, reading the file's category list, says 0)."""
+    from datasets import load_dataset
+
+    out = ROOT / "test-artifacts" / "ovd-hub-module"
+    run_cli("build", "ovdeval", "--raw", str(ovdeval_sample), "--out", str(out), "--overwrite", check=True)
+    ds = load_dataset(str(out), "color", split="test")
+    preds = json.loads((ovdeval_sample / "predictions_good" / "color.json").read_text())
+    by_image: dict = {}
+    for p in preds:
+        e = by_image.setdefault(p["image_id"], {"boxes": [], "scores": [], "labels": []})
+        e["boxes"].append(p["bbox"]), e["scores"].append(p["score"]), e["labels"].append(p["category_id"])
+    metric = evaluate.load(str(ROOT / "metrics" / "ovdeval"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = metric.compute(predictions=[by_image.get(r["image_id"], {"boxes": [], "scores": [], "labels": []})
+                                          for r in ds], references=list(ds), return_details=True)
+    assert not [w for w in caught if "not a category" in str(w.message)]
+    cli = json.loads(run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"),
+                             "--predictions", str(ovdeval_sample / "predictions_good" / "color.json"), "--output",
+                             str(out / "r.json"), "--quiet", check=True).stdout or (out / "r.json").read_text())
+    assert got["counts"]["category_without_gt"] == cli["counts"]["category_without_gt"]
+    assert got["NMS_AP"] == pytest.approx(cli["metrics"]["NMS_AP"], abs=1e-9)
+
+
+def test_nocaps_domain_minus_one_is_no_domain_not_out_domain():
+    """ClassLabel's -1 ("no label") is no domain: the image counts overall only (out-domain keys stay null)."""
+    metric = evaluate.load(str(ROOT / "metrics" / "nocaps"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = metric.compute(predictions=["a red cup"], references=[{"image_id": 1, "domain": -1,
+                                                                     "captions": ["a red cup on a table"]}],
+                             tokenizer="python")
+    assert got["B1"] is not None and got["B1_out"] is None and got["CIDEr_out"] is None

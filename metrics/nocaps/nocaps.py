@@ -49,12 +49,13 @@ _DOMAIN_NAMES = ["in-domain", "near-domain", "out-domain"]
 
 
 def _slim(ref):
-    """The fields the metric needs; a Hub row's ClassLabel domain (an int) becomes its name."""
+    """The fields the metric needs; a Hub row's ClassLabel domain (an int) becomes its name (-1: none)."""
     if not isinstance(ref, dict):
         return ref
     domain = ref.get("domain")
-    return {"image_id": ref.get("image_id"), "captions": ref.get("captions"),
-            "domain": _DOMAIN_NAMES[domain] if isinstance(domain, int) else domain}
+    if isinstance(domain, int):   # ClassLabel: -1 is "no label" (no domain); an unknown index stays visible as text
+        domain = "" if domain == -1 else _DOMAIN_NAMES[domain] if 0 <= domain < 3 else str(domain)
+    return {"image_id": ref.get("image_id"), "captions": ref.get("captions"), "domain": domain}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -56,9 +56,11 @@ def _slim_reference(ref):
     """Keep what the metric needs, so whole Hub rows (image, file names, ...) can be passed."""
     if not isinstance(ref, dict):
         return ref
-    labelspace = [{k: (("description" if e.get(k) == 1 else "category") if k == "type" and isinstance(e.get(k), int)
-                       else e.get(k)) for k in _LS_KEYS} for e in ref.get("labelspace") or []]
-    boxes = [{k: b.get(k) for k in _BOX_KEYS} for b in ref.get("boxes") or []]
+    # a missing label space or box list stays missing (None): the engine names the reference, never scores it empty
+    labelspace = None if ref.get("labelspace") is None else [
+        {k: (("description" if e.get(k) == 1 else "category") if k == "type" and isinstance(e.get(k), int)
+             else e.get(k)) for k in _LS_KEYS} for e in ref["labelspace"]]
+    boxes = None if ref.get("boxes") is None else [{k: b.get(k) for k in _BOX_KEYS} for b in ref["boxes"]]
     return {"image_id": ref.get("image_id"), "labelspace": labelspace, "boxes": boxes}
 
 

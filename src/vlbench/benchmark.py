@@ -24,7 +24,7 @@ from typing import Any, Callable, ClassVar
 
 from .errors import InputError, UnsupportedError
 
-__all__ = ["Benchmark", "Options", "EvalTask", "Sample", "Table", "PROTOCOLS", "option", "mark_boxes"]
+__all__ = ["Benchmark", "Options", "EvalTask", "Sample", "Table", "PROTOCOLS", "option", "mark_boxes", "check_examples"]
 
 #: ``official`` reproduces the official scorer, quirks included; ``corrected`` fixes its known bugs.
 PROTOCOLS = ("official", "corrected")
@@ -107,6 +107,19 @@ def mark_boxes(gt: list[tuple[list[float], str]], predicted: list[tuple[list[flo
     boxes = [(b, label, "gt" if ok else "miss") for (b, label), ok in zip(gt, found)]
     boxes += [(b, label, "match" if ok else "fp") for (b, label), ok in zip(predicted, hit)]
     return boxes, int((~found).sum() + (~hit).sum())
+
+
+def check_examples(references: Any, predictions: Any) -> None:
+    """An ``evaluate`` module's inputs: two lists of one length (``None`` or a mismatch is a clear error)."""
+    from .errors import PredictionError
+
+    for name, value in (("predictions", predictions), ("references", references)):
+        if not isinstance(value, (list, tuple)):
+            raise PredictionError(f"the {name} must be a list (one entry per example), got {type(value).__name__}",
+                                  file=name, fix="pass predictions=[...] and references=[...] of equal length")
+    if len(references) != len(predictions):
+        raise PredictionError(f"{len(predictions)} predictions but {len(references)} references", file="predictions",
+                              fix="give exactly one prediction per reference row")
 
 
 class Benchmark:

@@ -37,6 +37,12 @@ class RowInputs:
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Add a batch of predictions and references (Hub rows or a Dataset batch)."""
+        from .errors import PredictionError
+
+        if predictions is None or references is None:
+            missing = "predictions" if predictions is None else "references"
+            raise PredictionError(f"no {missing} were given", file=missing,
+                                  fix="pass predictions=[...] and references=[...], one entry per example")
         if predictions is not None:
             predictions = [self.slim_prediction(p) for p in predictions]
         if references is not None:

@@ -12,7 +12,7 @@ from typing import Any, Iterable, NoReturn
 
 from .errors import FormatError, InputError
 
-__all__ = ["fail", "require", "describe", "integral_ids", "extra_fields", "percent", "BuildReport", "read_card_metadata"]
+__all__ = ["fail", "require", "describe", "integral_ids", "require_utf8", "aligned_lists", "extra_fields", "percent", "BuildReport", "read_card_metadata"]
 
 
 def fail(message: str, source: str, entry: str | None = None, fix: str | None = None,
@@ -51,10 +51,55 @@ def integral_ids(values: list[Any], source: str, key: str, start: int = 0) -> "n
             pass
     for i, v in enumerate(values):
         ok = (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
-        if not ok or not -2**63 <= v < 2**63:
+        if not ok:
             raise PredictionError(f"{key!r} must be an integer id, got {v!r}", file=source, entry=f"entry {start + i}",
                                   fix=f"write the {key} of the references as a plain integer")
+        if not -2**63 <= v < 2**63:
+            raise PredictionError(f"{key!r} {v!r} is beyond the 64-bit integer range, so no reference has it",
+                                  file=source, entry=f"entry {start + i}", fix=f"write the {key} of the references")
     return np.asarray([int(v) for v in values], dtype=np.int64)
+
+
+def require_utf8(texts: list[str], source: str, what: str, entry: Any = None) -> None:
+    """Every text encodes as UTF-8 (a lone surrogate such as ``\\ud800``, legal in JSON, does not: the official
+    toolkit crashes writing it for Java); ``entry(i)`` names entry i in the error."""
+    from .errors import PredictionError
+
+    try:
+        "\n".join(texts).encode("utf-8")
+        return
+    except UnicodeEncodeError:
+        pass
+    for i, text in enumerate(texts):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise PredictionError(f"the {what} holds a character that is not valid Unicode text "
+                                  f"({text[exc.start:exc.end]!r} at position {exc.start})", file=source,
+                                  entry=entry(i) if entry else f"entry {i}",
+                                  fix="remove it (a lone surrogate is half of an emoji or a broken escape)") from None
+
+
+def aligned_lists(prediction: Any, keys: tuple[str, ...], index: int, source: str = "predictions") -> list[tuple]:
+    """The per-box lists ``keys`` of one ``evaluate`` example zipped, after checking they are lists of equal length
+    (``zip`` would silently drop the boxes of the longer ones)."""
+    from .errors import PredictionError
+
+    form = "{" + ", ".join(f'"{k}": [...]' for k in keys) + "}"
+    if not isinstance(prediction, dict):
+        raise PredictionError(f"expected {form}, got {type(prediction).__name__}", file=source, entry=f"example {index}")
+    lists = []
+    for key in keys:
+        value = prediction.get(key)
+        if not isinstance(value, (list, tuple)):
+            raise PredictionError(f"{key!r} is {'missing' if value is None else type(value).__name__}, not a list",
+                                  file=source, entry=f"example {index}", fix=f"each prediction is {form}")
+        lists.append(value)
+    lengths = {k: len(v) for k, v in zip(keys, lists)}
+    if len(set(lengths.values())) > 1:
+        raise PredictionError("the per-box lists differ in length (" + ", ".join(f"{k}: {n}" for k, n in lengths.items())
+                              + ")", file=source, entry=f"example {index}", fix="give one entry per box in each list")
+    return list(zip(*lists))
 
 
 def extra_fields(entry: dict[str, Any], known: Iterable[str]) -> str:

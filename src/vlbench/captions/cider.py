@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import InputError
 from .ngrams import NgramTable
 
 __all__ = ["cider_d"]
@@ -31,7 +32,8 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
     img_gram = img_gram[np.r_[True, img_gram[1:] != img_gram[:-1]]] if len(img_gram) else img_gram
     df = np.bincount(img_gram % G, minlength=G)
     if not len(img_gram):
-        raise ValueError("every reference caption is empty: CIDEr is undefined (pycocoevalcap raises here)")
+        raise InputError("every reference caption is empty after tokenization: CIDEr is undefined (pycocoevalcap "
+                         "raises here)", file="references", fix="score against references with words in them")
     weight = np.log(float(n_images)) - np.log(np.maximum(1.0, df))
     value = table.count * weight[table.ngram]                        # tf-idf of every (sentence, n-gram)
     so = table.sentence * max_n + (table.order - 1)

@@ -130,20 +130,28 @@ class Meteor:
         return per_image, float(self._readline())
 
 
-def _run_jar(args: Sequence[str], lines: Sequence[str], workdir: Path) -> list[str] | None:
-    """One batch run of a class of the METEOR jar: ``lines`` on stdin, its output lines (None when it
-    fails). Files, not pipes, on both ends: the jar flushes stdout after every line, which through a
-    pipe costs about a second per 50,000 lines."""
+def _run_jar(args: Sequence[str], lines: Sequence[str], workdir: Path) -> list[str]:
+    """One batch run of a class of the METEOR jar: ``lines`` on stdin, exactly one output line per input line.
+    Files, not pipes, on both ends: the jar flushes stdout after every line, which through a pipe costs about a
+    second per 50,000 lines. A failure, a time-out or another number of lines is a :class:`VlbenchError` with
+    the jar's own message (its standard error)."""
     jar = java.meteor_jar()
-    src, dst = workdir / "in.txt", workdir / "out.txt"
+    src, dst, err = workdir / "in.txt", workdir / "out.txt", workdir / "err.txt"
     src.write_bytes("".join(line + "\n" for line in lines).encode("utf-8"))
-    with src.open("rb") as stdin, dst.open("wb") as stdout:
-        # the serial collector: one thread, which on two cores leaves the other to the caller
-        code = subprocess.run([java.java_executable(), "-Xmx2G", "-XX:+UseSerialGC", *args],
-                              cwd=str(jar.parent), stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL).returncode
+    timeout = 300 + len(lines) / 100          # ~20x the observed rate: only a hung JVM reaches it
+    with src.open("rb") as stdin, dst.open("wb") as stdout, err.open("wb") as stderr:
+        try:
+            # the serial collector: one thread, which on two cores leaves the other to the caller
+            code = subprocess.run([java.java_executable(), "-Xmx2G", "-XX:+UseSerialGC", *args], cwd=str(jar.parent),
+                                  stdin=stdin, stdout=stdout, stderr=stderr, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            raise VlbenchError(f"the METEOR jar did not finish within {timeout:.0f} s on {len(lines):,} lines "
+                               "(run 'vlbench doctor')") from None
     out = dst.read_bytes().decode("utf-8", errors="replace").split("\n")
     if code != 0 or len(out) != len(lines) + 1:
-        return None
+        message = err.read_bytes().decode("utf-8", errors="replace").strip()[-500:]
+        raise VlbenchError(f"the METEOR jar failed (exit {code}, {len(out) - 1:,} output lines for {len(lines):,} "
+                           f"input lines){': ' + message if message else ''} (run 'vlbench doctor')")
     return out[:-1]
 
 
@@ -153,9 +161,12 @@ def normalize(texts: Sequence[str]) -> list[str] | None:
     if any("\n" in t or "\r" in t for t in texts):
         return None
     with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
-        out = _run_jar((*_UTF8, "-cp", java.meteor_jar().name, "edu.cmu.meteor.util.Normalizer", "en", "true"),
-                       (_PROBE[0], *texts), Path(tmp))
-    if out is None or out[0] != _PROBE[1]:
+        try:
+            out = _run_jar((*_UTF8, "-cp", java.meteor_jar().name, "edu.cmu.meteor.util.Normalizer", "en", "true"),
+                           (_PROBE[0], *texts), Path(tmp))
+        except VlbenchError:
+            return None     # the caller falls back to the one-step stock run, which reports its own failure
+    if out[0] != _PROBE[1]:
         return None
     return out[1:]
 
@@ -187,8 +198,6 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
         index.write(entries, table)
         out = _run_jar(("-jar", java.meteor_jar().name, "-", "-", "-stdio", "-l", "en", "-lower", "-a", str(table)),
                        lowered, Path(tmp))
-    if out is None:
-        raise VlbenchError("the METEOR process failed (run 'vlbench doctor')")
     return out, f"reduced paraphrase table ({len(entries):,} of {len(index.entry_first):,} entries)"
 
 
@@ -196,8 +205,6 @@ def _stock(lines: list[str], why: str) -> tuple[list[str], str]:
     """pycocoevalcap's one-step run (``-norm``, the whole paraphrase table) on these ``SCORE`` lines."""
     with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
         out = _run_jar(("-jar", java.meteor_jar().name, *STOCK_ARGS), lines, Path(tmp))
-    if out is None:
-        raise VlbenchError("the METEOR process failed (run 'vlbench doctor')")
     return out, f"full paraphrase table: {why}"
 
 

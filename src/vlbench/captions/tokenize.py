@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import VlbenchError
+from ..errors import InputError, VlbenchError
 from . import java
 
 __all__ = ["tokenize", "sanitize", "PUNCTUATION", "LINE_BREAKS", "SHIFTING_LINE_BREAK", "python_tokenize_line"]
@@ -53,13 +53,19 @@ def _java_tokenize(captions: list[str]) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="vlbench-ptb-") as tmp:
         path = Path(tmp) / "captions.txt"
         path.write_text("\n".join(captions), encoding="utf-8")
-        proc = subprocess.run([exe, "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines",
-                               "-lowerCase", str(path)], capture_output=True, check=False)
+        timeout = 120 + len(captions) / 1000     # ~50x the observed rate: only a hung JVM reaches it
+        try:
+            proc = subprocess.run([exe, "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines",
+                                   "-lowerCase", str(path)], capture_output=True, check=False, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise VlbenchError(f"the Java PTBTokenizer did not finish within {timeout:.0f} s") from None
     if proc.returncode != 0:
         raise VlbenchError(f"the Java PTBTokenizer failed: {proc.stderr.decode(errors='replace')[-500:]}")
     lines = proc.stdout.decode("utf-8").split("\n")
-    if len(lines) < len(captions):
-        raise VlbenchError(f"the Java PTBTokenizer returned {len(lines)} lines for {len(captions)} captions")
+    # one line per caption, and a final newline; any other count would pair captions with the wrong images
+    if len(lines) not in (len(captions), len(captions) + 1) or (len(lines) > len(captions) and lines[-1]):
+        raise VlbenchError(f"the Java PTBTokenizer returned {len(lines)} lines for {len(captions)} captions: "
+                           f"{proc.stderr.decode(errors='replace')[-300:]}")
     return [_filter(line) for line in lines[: len(captions)]]
 
 
@@ -71,7 +77,7 @@ def tokenize(captions: Sequence[str], backend: str = "auto", *, shift_lines: boo
     new output lines, and output line k goes to caption k, so later captions shift, as officially.
     """
     if backend not in ("auto", "java", "python"):
-        raise ValueError(f"unknown tokenizer backend {backend!r}")
+        raise InputError(f"unknown tokenizer backend {backend!r}", fix="use auto, java or python")
     if backend == "auto":
         backend = "java" if java.java_executable() and java.tokenizer_jar() else "python"
     if shift_lines:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ...benchmark import Benchmark, EvalTask, Options, option
+from ...benchmark import Benchmark, EvalTask, Options, check_examples as _check_examples, option
 from . import card, schema
 
 __all__ = ["Nocaps", "NocapsOptions", "BENCHMARK"]
@@ -72,6 +72,7 @@ class Nocaps(Benchmark):
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """One caption string per row -> official entries."""
+        _check_examples(references, predictions)
         return [{"image_id": r["image_id"], "caption": p} for r, p in zip(references, predictions)]
 
     def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:

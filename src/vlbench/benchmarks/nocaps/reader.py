@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 from ...errors import FormatError, InputError
 from ...images import ImageSource, image_cell
-from ...validation import BuildReport, read_card_metadata
+from ...validation import BuildReport, read_card_metadata, require_utf8
 from . import schema
 from .records import NocapsReferences
 
@@ -30,6 +30,8 @@ def parse_official(data: Any, source: str = "references") -> NocapsReferences:
         raise FormatError("this is an OmniLabel dataset JSON, not nocaps captions", file=source,
                           fix="score it with 'vlbench score omnilabel'")
     images = data["images"]
+    if not images:
+        raise FormatError("the references hold no image", file=source, fix="pass the captions JSON of a split")
     ids, domains, files = [], [], []
     for i, img in enumerate(images):
         if not isinstance(img, dict) or isinstance(img.get("id"), bool) or not isinstance(img.get("id"), int):
@@ -50,6 +52,8 @@ def parse_official(data: Any, source: str = "references") -> NocapsReferences:
             raise FormatError("an annotation needs the 'image_id' of an image and a string 'caption'", file=source,
                               entry=f"annotations[{i}]")
         refs[a["image_id"]].append(a["caption"])
+    require_utf8([a["caption"] for a in data.get("annotations") or []], source, "reference caption",
+                 entry=lambda i: f"annotations[{i}]")
     if has_captions:
         empty = [i for i in ids if not refs[i]]
         if empty:
@@ -68,7 +72,12 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
         if not isinstance(r, dict) or "image_id" not in r or "captions" not in r:
             raise FormatError(f"reference {i} needs 'image_id' and 'captions'", file=source)
         d = r.get("domain")
-        images.append({"id": r["image_id"], "domain": schema.DOMAINS[d] if isinstance(d, int) else d})
+        if isinstance(d, int) and not isinstance(d, bool):   # a ClassLabel index; -1 is its "no label"
+            if not -1 <= d < len(schema.DOMAINS):
+                raise FormatError(f"domain index {d} is not a domain (0, 1, 2, or -1 for none)", file=source,
+                                  entry=f"reference {i}", fix="use in-domain, near-domain or out-domain")
+            d = schema.DOMAINS[d] if d >= 0 else None
+        images.append({"id": r["image_id"], "domain": d or None})   # "" (no label) is no domain
         annotations += [{"image_id": r["image_id"], "caption": c} for c in r["captions"]]
     return parse_official({"images": images, "annotations": annotations}, source)
 

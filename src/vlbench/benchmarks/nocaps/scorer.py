@@ -26,7 +26,7 @@ from ...captions.tokenize import SHIFTING_LINE_BREAK, sanitize, tokenize
 from ...errors import CoverageError, InputError, PredictionError
 from .. import expect_prediction_list
 from ...result import Result
-from ...validation import describe as _describe
+from ...validation import describe as _describe, require_utf8
 from . import schema
 from .records import NocapsReferences
 
@@ -72,6 +72,7 @@ def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "err
                                              "them as empty captions")
     if absent:
         warnings.append(f"{len(absent)} image(s) without a caption were scored as empty captions")
+    require_utf8(list(by_id.values()), source, "caption", entry=lambda i: f"the caption of image {list(by_id)[i]}")
     return [by_id.get(i, "") for i in gt.image_ids], {"predictions": len(entries), "missing_scored_empty": len(absent)}, warnings
 
 

@@ -12,7 +12,7 @@ import os
 from importlib import resources
 from typing import Any
 
-from ...benchmark import Benchmark, EvalTask, Options
+from ...benchmark import Benchmark, EvalTask, Options, check_examples as _check_examples
 from . import card, schema
 
 __all__ = ["OmniLabel", "BENCHMARK"]
@@ -63,9 +63,12 @@ class OmniLabel(Benchmark):
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"boxes", "scores", "description_ids"}`` per image -> one official entry per box."""
+        from ...validation import aligned_lists
+
+        _check_examples(references, predictions)
         return [{"image_id": ref["image_id"], "bbox": box, "description_ids": ids, "scores": scores}
-                for ref, pred in zip(references, predictions)
-                for box, scores, ids in zip(pred["boxes"], pred["scores"], pred["description_ids"])]
+                for n, (ref, pred) in enumerate(zip(references, predictions))
+                for box, scores, ids in aligned_lists(pred, ("boxes", "scores", "description_ids"), n)]
 
     def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
         """The 13 official numbers (see :mod:`.scorer`)."""

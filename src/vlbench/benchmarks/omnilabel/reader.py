@@ -156,7 +156,8 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     try:
         box_arr = np.asarray(parts.box_xywh, dtype=np.float64).reshape(-1, 4)
     except (TypeError, ValueError):
-        bad = next(i for i, b in enumerate(parts.box_xywh) if not all(isinstance(v, (int, float)) for v in b))
+        bad = next(i for i, b in enumerate(parts.box_xywh)
+                   if not (isinstance(b, (list, tuple)) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)))
         raise FormatError(f"'bbox' must be four numbers, got {parts.box_xywh[bad]!r}", file=source,
                           entry=f"annotations[{bad}]") from None
     rows = np.repeat(np.arange(len(parts.box_xywh)), [len(r) for r in parts.box_refs]).astype(np.int64)
@@ -216,7 +217,7 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
     parts = _Parts(image_ids=[], file_names=[], descr_text=descr_text, descr_type=descr_type, ls_image=ls_image,
                    ls_descr=np.zeros(0, np.int64), ls_rank=np.zeros(0, np.int64))
     for i, row in enumerate(rows):
-        if not isinstance(row, dict) or any(k not in row for k in ("image_id", "labelspace", "boxes")):
+        if not isinstance(row, dict) or any(row.get(k) is None for k in ("image_id", "labelspace", "boxes")):
             raise FormatError(f"reference {i} needs 'image_id', 'labelspace' and 'boxes'", file=source,
                               fix="pass rows of the OmniLabel Hub dataset (validation split)")
         parts.image_ids.append(row["image_id"])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ...benchmark import Benchmark, EvalTask, Options, option
+from ...benchmark import Benchmark, EvalTask, Options, check_examples as _check_examples, option
 from . import card, schema
 
 __all__ = ["OVDEval", "OVDEvalOptions", "BENCHMARK"]
@@ -85,9 +85,12 @@ class OVDEval(Benchmark):
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"boxes", "scores", "labels"}`` per image -> COCO results."""
+        from ...validation import aligned_lists
+
+        _check_examples(references, predictions)
         return [{"image_id": ref["image_id"], "category_id": label, "bbox": box, "score": s}
-                for ref, pred in zip(references, predictions)
-                for box, s, label in zip(pred["boxes"], pred["scores"], pred["labels"])]
+                for n, (ref, pred) in enumerate(zip(references, predictions))
+                for box, s, label in aligned_lists(pred, ("boxes", "scores", "labels"), n)]
 
     def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
         """NMS-AP and AP of one sub-dataset, or Table 3 of several (see :mod:`.scorer`)."""

@@ -3,6 +3,7 @@ records <-> Hub folder (one config per sub-dataset, split ``test``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -272,4 +273,4 @@ def references_from_rows(rows: list[dict[str, Any]], name: str = "references", s
                                         "image_id": row["image_id"], "iscrowd": b.get("iscrowd") or 0})
             cats.setdefault(b["category_id"], str(b.get("label") or b["category_id"]))
     data["categories"] = [{"id": c, "name": n} for c, n in sorted(cats.items())]
-    return parse_official(data, name, source=source)
+    return dataclasses.replace(parse_official(data, name, source=source), categories_listed=False)

@@ -28,6 +28,8 @@ class OVDEvalSubset:
     source: str = "references"
     #: image id -> file name (for drawing samples)
     image_file: dict[int, str] = field(default_factory=dict)
+    #: the source lists every category (a sub-dataset JSON); Hub rows name only the categories of their boxes
+    categories_listed: bool = True
 
     def gt_dict(self) -> dict[str, NDArray]:
         """The annotations as the COCO engine's column dict."""

@@ -121,8 +121,13 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
               "replace NaN / Infinity by real numbers")
     category = _resolve_labels(labels, gt, source)
     known = np.isin(image, gt.image_ids)
+    # predictions of a category without ground truth (hard negatives, mostly) affect the suppression, not AP; the
+    # same count whatever the references are. Ids outside the category list are only knowable from a file that
+    # lists the categories (Hub rows carry only the categories of their boxes): None otherwise.
     counts = {"predictions": len(entries), "dropped_unknown_image": int((~known).sum()),
-              "unknown_category": int((~np.isin(category[known], gt.category_ids)).sum())}
+              "category_without_gt": int((~np.isin(category[known], gt.ann_category)).sum()),
+              "unknown_category": int((~np.isin(category[known], gt.category_ids)).sum()) if gt.categories_listed
+              else None}
     if (~known).any():
         warnings.append(f"{int((~known).sum())} prediction(s) for image ids not in {gt.name} were dropped (the official "
                         f"script crashes on them), e.g. {np.unique(image[~known])[:5].tolist()}")

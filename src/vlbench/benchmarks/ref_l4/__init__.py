@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ...benchmark import Benchmark, EvalTask, Options, option
+from ...benchmark import Benchmark, EvalTask, Options, check_examples as _check_examples, option
 from . import card, schema
 
 __all__ = ["RefL4", "RefL4Options", "BENCHMARK"]
@@ -74,6 +74,13 @@ class RefL4(Benchmark):
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"pred_bbox", "format"}`` per row -> official entries carrying the row's ``id``."""
+        from ...errors import PredictionError
+
+        _check_examples(references, predictions)
+        for n, p in enumerate(predictions):
+            if not isinstance(p, dict) or "pred_bbox" not in p or "format" not in p:
+                raise PredictionError("each prediction is {\"pred_bbox\": [4 numbers], \"format\": \"xyxy\" | \"xywh\"}",
+                                      file="predictions", entry=f"example {n}")
         return [{"id": int(r["id"]), "pred_bbox": p["pred_bbox"], "format": p["format"]}
                 for r, p in zip(references, predictions)]
 

@@ -278,6 +278,11 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
     source = _find_images(raw, Path(images) if images else None)
     needed = {name for t in tables.values() for name in t["file_name"].to_pylist()}
     report = BuildReport()
+    ids = _ids_of(list(tables.values()))
+    repeated = len(ids) - len(np.unique(ids))
+    if repeated:
+        report.count("duplicate_ids", "row(s) repeat the id of another row (kept as released; each is scored against "
+                                      "the prediction of its id)", repeated)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".vlbench-images-", dir=out) as tmp:
         images_found = ImageSource(source, needed, Path(tmp))
