@@ -110,8 +110,9 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     page.locator("#example-good").click()
     # wait for the file itself (the label also mentions ".json")
     page.locator("#upload").get_by_text(Path(example_predictions(bench, "good", subset)).stem).first.wait_for(timeout=20_000)
-    page.locator("#score").click()
+    # an example click scores at once (no Score click)
     page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+    page.locator("#headline").get_by_text("metric").first.wait_for(timeout=20_000)
     shown = _headline(page)
     cli = _cli_metrics(bench, subset)
     assert shown and all((v is None and cli[k] is None) or abs(v - cli[k]) < 1e-4 for k, v in shown.items())
@@ -153,8 +154,8 @@ def test_browser_ovdeval_all_sub_datasets_table_3_and_radar(server, browser):
     _choose(page, "subset", "all (Table 3)")
     page.locator("#example-good").click()
     page.locator("#upload").get_by_text("ovdeval_predictions_good").first.wait_for(timeout=20_000)
-    page.locator("#score").click()
-    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)   # the click scores
+    page.locator("#headline").get_by_text("Total_Average").first.wait_for(timeout=20_000)
     shown = _headline(page)
     folder = Path(sample_references("ovdeval", "all (Table 3)"))
     cli = api.score("ovdeval", folder, folder / "predictions_good").metrics

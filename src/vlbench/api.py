@@ -34,8 +34,8 @@ def _prepare(benchmark: str, references: Any, split: str | None, protocol: str, 
     return bench, opts, refs
 
 
-def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | None = None) -> Result:
-    source = "predictions"
+def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | None = None,
+           source: str = "predictions") -> Result:
     if _is_path(predictions):
         source = str(predictions)
         predictions = bench.read_predictions(predictions, max_bytes=max_bytes)
@@ -46,15 +46,16 @@ def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | 
 
 def score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
           protocol: str = "official", ci: float | None = None, resamples: int = 1000, seed: int = 0,
-          max_bytes: int | None = None, **options: Any) -> Result:
+          max_bytes: int | None = None, source: str = "predictions", **options: Any) -> Result:
     """Score ``predictions`` (a path or the parsed official JSON) against ``references`` (a path or records).
 
-    ``options`` are the benchmark's own (see its ``options_type``); an unknown one is an error. With
+    ``options`` are the benchmark's own (see its ``options_type``); an unknown one is an error. ``source`` names
+    parsed predictions in messages (a path names itself). With
     ``ci`` (e.g. 0.95), ``breakdowns["confidence_intervals"]`` holds a percentile bootstrap interval over
     images for every metric (``resamples`` draws from ``seed``); the metrics themselves are unchanged.
     """
     bench, opts, refs = _prepare(benchmark, references, split, protocol, options)
-    result = _score(bench, opts, refs, predictions, max_bytes)
+    result = _score(bench, opts, refs, predictions, max_bytes, source)
     if ci is not None:
         from .uncertainty import add_intervals
 

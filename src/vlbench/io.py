@@ -108,6 +108,13 @@ def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, what:
 
 @contextlib.contextmanager
 def _gc_paused():
+    """Pause the cyclic GC while parsing, in the main thread only: the switch is process-wide, and worker threads
+    (a Space serving two requests) would turn it on and off under each other."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -8,6 +8,9 @@ components. Uploads are read from Gradio's temporary files only; references are 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,8 +21,14 @@ from .errors import VlbenchError
 __all__ = ["sample_references", "example_predictions", "build_app", "run_space", "run_compare", "choices",
            "labels"]
 
-#: Maximum decompressed size of an uploaded prediction file.
-MAX_UPLOAD_BYTES = 512 * 1024**2
+#: Maximum decompressed bytes of one upload (a .json, .json.gz or all the members of a .zip), checked while
+#: reading. Parsing JSON costs ~30 bytes of memory per byte, so 64 MiB bounds a request near 2 GB; the real
+#: prediction files of the bundled-sample scale are far below it. ``VLBENCH_SPACE_MAX_MB`` overrides it.
+MAX_UPLOAD_BYTES = int(float(os.environ.get("VLBENCH_SPACE_MAX_MB", "64")) * 1024**2)
+#: Members of an uploaded .zip read at most (one per sub-dataset, with room to spare).
+MAX_ZIP_MEMBERS = 64
+#: Requests scored at once; the others wait in the queue (each is bounded by MAX_UPLOAD_BYTES).
+CONCURRENCY = 2
 
 
 def labels() -> dict[str, str]:
@@ -32,25 +41,47 @@ def choices(benchmark: str) -> list[str]:
     return list(get_benchmark(benchmark).space_subsets)
 
 
+def _allowed(benchmark: Any, subset: Any, quality: Any = "good") -> tuple[Any, str]:
+    """The benchmark and choice of a request, only from the enumerated lists (a request is untrusted text)."""
+    if not isinstance(benchmark, str) or benchmark not in labels():
+        raise VlbenchError(f"unknown benchmark {benchmark!r}; choose one of {', '.join(labels())}")
+    bench = get_benchmark(benchmark)
+    subset = bench.space_subsets[0] if subset is None else subset
+    if subset not in bench.space_subsets or quality not in ("good", "poor"):
+        raise VlbenchError(f"unknown choice {subset!r} / {quality!r} for {bench.display_name}; choose one of "
+                           f"{', '.join(bench.space_subsets)}")
+    return bench, subset
+
+
 def sample_references(benchmark: str, subset: str | None = None) -> str:
     """The bundled sample references for a choice (the first choice by default)."""
-    bench = get_benchmark(benchmark)
-    return bench.sample_references(subset or bench.space_subsets[0])
+    bench, subset = _allowed(benchmark, subset)
+    return bench.sample_references(subset)
 
 
 def example_predictions(benchmark: str, quality: str, subset: str | None = None) -> str:
-    """The bundled good / poor example prediction file of a choice (a folder of files is zipped, as uploaded)."""
+    """The bundled good / poor example prediction file of a choice; a folder of files is served as a .zip (made
+    once per process in one folder: repeated clicks write nothing new)."""
     import zipfile
 
-    bench = get_benchmark(benchmark)
-    path = Path(bench.example_predictions(quality, subset or bench.space_subsets[0]))
+    bench, subset = _allowed(benchmark, subset, quality)
+    path = Path(bench.example_predictions(quality, subset))
     if not path.is_dir():
         return str(path)
-    target = Path(tempfile.mkdtemp(prefix="vlbench-example-")) / f"{bench.id}_{path.name}.zip"
-    with zipfile.ZipFile(target, "w") as zf:
-        for f in sorted(path.glob("*.json")):
-            zf.write(f, f.name)
+    target = Path(tempfile.gettempdir()) / f"vlbench-examples-{os.getpid()}" / f"{bench.id}_{path.name}.zip"
+    if not target.exists():
+        target.parent.mkdir(exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        with zipfile.ZipFile(tmp, "w") as zf:
+            for f in sorted(path.glob("*.json")):
+                zf.write(f, f.name)
+        tmp.replace(target)
     return str(target)
+
+
+def _public(message: str) -> str:
+    """An error message without server paths: every absolute path becomes its last part."""
+    return re.sub(r"(?:/[^/\s:'\"()]+)+/([^/\s:'\"()]+)", r"\1", message)
 
 
 def local_reference_choices(benchmark: str) -> list[str]:
@@ -85,38 +116,73 @@ def _score(benchmark: str, subset: str | None, predictions_path: str, references
 
     from .api import load_references, score
 
-    bench = get_benchmark(benchmark)
+    bench, subset = _allowed(benchmark, subset)
     options = bench.space_options(subset)
     refs_path = references_path or bench.sample_references(subset)
-    source = str(_unzip_predictions(predictions_path)) if zipfile.is_zipfile(predictions_path) else predictions_path
-    preds = bench.read_predictions(source, max_bytes=MAX_UPLOAD_BYTES)
+    unpacked = _unzip_predictions(predictions_path) if zipfile.is_zipfile(predictions_path) else None
+    try:
+        preds = bench.read_predictions(str(unpacked or predictions_path), max_bytes=MAX_UPLOAD_BYTES)
+    finally:
+        if unpacked is not None:
+            shutil.rmtree(unpacked, ignore_errors=True)
     refs = load_references(bench.id, refs_path, split=options.get("split"))
-    return score(bench.id, refs, preds, protocol=protocol, **options), refs, preds, refs_path
+    result = score(bench.id, refs, preds, protocol=protocol, source=Path(predictions_path).name, **options)
+    return result, refs, preds, refs_path
 
 
 def _unzip_predictions(path: str) -> Path:
-    """A .zip of per-sub-dataset prediction files (<name>.json) -> a temp folder (size-bounded, names flattened)."""
+    """A .zip of per-sub-dataset prediction files (<name>.json) -> a temp folder: names flattened, at most
+    MAX_ZIP_MEMBERS files and MAX_UPLOAD_BYTES in all (counted while decompressing), one file per name."""
     import zipfile
 
     from .errors import FormatError
 
+    name_of_upload = Path(path).name
     folder = Path(tempfile.mkdtemp(prefix="vlbench-upload-"))
-    total = 0
-    with zipfile.ZipFile(path) as zf:
-        for info in zf.infolist():
-            name = Path(info.filename).name
-            if info.is_dir() or not (name.endswith(".json") or name.endswith(".json.gz")):
-                continue
-            total += info.file_size
-            if total > MAX_UPLOAD_BYTES:
-                raise FormatError(f"the archive unpacks to more than {MAX_UPLOAD_BYTES:,} bytes", file=Path(path).name)
-            (folder / name).write_bytes(zf.read(info))
+    try:
+        total, seen = 0, {}
+        with zipfile.ZipFile(path) as zf:
+            members = [i for i in zf.infolist() if not i.is_dir() and i.filename.endswith((".json", ".json.gz"))]
+            if len(members) > MAX_ZIP_MEMBERS:
+                raise FormatError(f"the archive holds {len(members)} prediction files; at most {MAX_ZIP_MEMBERS} are "
+                                  "read", file=name_of_upload, fix="zip one <sub-dataset>.json per sub-dataset")
+            for info in members:
+                name = Path(info.filename).name
+                if name in seen:
+                    raise FormatError(f"two members are named {name}: {seen[name]} and {info.filename}",
+                                      file=name_of_upload, fix="keep one prediction file per sub-dataset")
+                seen[name] = info.filename
+                with zf.open(info) as src, open(folder / name, "wb") as dst:
+                    while chunk := src.read(1 << 20):
+                        total += len(chunk)
+                        if total > MAX_UPLOAD_BYTES:
+                            raise FormatError(f"the archive unpacks to more than {MAX_UPLOAD_BYTES:,} bytes",
+                                              file=name_of_upload, fix="upload fewer or smaller files")
+                        dst.write(chunk)
+    except zipfile.BadZipFile as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise FormatError(f"not a readable .zip ({exc})", file=name_of_upload) from None
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     return folder
 
 
 # -- the full Space ---------------------------------------------------------------------------------------
 
 _N_TABLES, _N_PLOTS = 4, 2
+#: Gradio deletes the files of its cache older than an hour, looking every 15 minutes (``Blocks(delete_cache=)``)
+CACHE_LIFETIME = (900, 3600)
+
+
+def _output_dir() -> Path:
+    """A folder for one request's downloads, inside Gradio's own cache: Gradio serves the files from there without
+    copying them and deletes them after CACHE_LIFETIME, so nothing of vlbench's accumulates in the temp folder."""
+    from gradio.utils import get_upload_folder
+
+    folder = Path(get_upload_folder())
+    folder.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="vlbench-out-", dir=folder))
 
 
 def run_space(benchmark: str, subset: str | None, predictions_path: str | None, protocol: str, model_name: str,
@@ -143,7 +209,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
         result, refs, preds, refs_path = _score(benchmark, subset, predictions_path, refs_path, protocol=protocol)
         gallery = report.samples(benchmark, refs, preds, result, images=report.image_reader(refs_path))
     except VlbenchError as exc:
-        return [f"**Error:** {exc}", ""] + empty
+        return [f"**Error:** {_public(str(exc))}", ""] + empty
     step(0.7, "tables, plots and samples")
     status = "**Scored.**" + ("".join(f"\n\n⚠️ {w}" for w in result.warnings) if result.warnings else " No warnings.")
     head = "| metric | value |\n|---|---|\n" + "\n".join(
@@ -155,7 +221,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     figs = list(report.plots(result).items())[:_N_PLOTS]
     plot_outputs = [gr.Plot(value=fig, label=name, visible=True) for name, fig in figs]
     plot_outputs += [gr.Plot(visible=False)] * (_N_PLOTS - len(plot_outputs))
-    out_dir = Path(tempfile.mkdtemp(prefix="vlbench-space-"))
+    out_dir = _output_dir()
     (out_dir / "result.json").write_text(result.to_json(indent=1), encoding="utf-8")
     (out_dir / "model-index.yaml").write_text(report.model_index_yaml(result, model_name or "my-model"),
                                               encoding="utf-8")
@@ -187,8 +253,8 @@ def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: 
             progress(0.6, desc="paired bootstrap (1,000 resamples of images)")
         result = compare(a, b, 0.95, names=(Path(a_path).name, Path(b_path).name))
     except VlbenchError as exc:
-        return f"**Error:** {exc}", []
-    out = Path(tempfile.mkdtemp(prefix="vlbench-compare-")) / "comparison.json"
+        return f"**Error:** {_public(str(exc))}", []
+    out = _output_dir() / "comparison.json"
     out.write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
     return result.markdown(), [str(out)]
 
@@ -202,7 +268,7 @@ def build_app(only: str | None = None):
     if only and only not in names_of:
         raise VlbenchError(f"unknown benchmark {only!r}; choose one of {', '.join(names_of)}")
     names = ", ".join(names_of[k] for k in shown)
-    with gr.Blocks(title=f"vlbench: score {names}", analytics_enabled=False) as demo:
+    with gr.Blocks(title=f"vlbench: score {names}", analytics_enabled=False, delete_cache=CACHE_LIFETIME) as demo:
         gr.Markdown(f"# {'vlbench' if not only else names_of[only] + ' metric (vlbench)'}\nUpload a prediction file in "
                     "the benchmark's official format (or click an example) and get the official scores, the "
                     "breakdowns, plots, the worst samples and a ready-to-paste model-card block. References: the "
@@ -248,21 +314,33 @@ def build_app(only: str | None = None):
         bench.change(lambda b: (gr.Dropdown(choices=choices(b), value=choices(b)[0]),
                                 gr.Dropdown(choices=[BUNDLED] + local_reference_choices(b), value=BUNDLED)),
                      bench, [subset, references])
-        good.click(lambda b, s: example_predictions(b, "good", s), [bench, subset], upload)
-        poor.click(lambda b, s: example_predictions(b, "poor", s), [bench, subset], upload)
+        def example(quality: str):
+            def load(b, s):
+                try:
+                    return example_predictions(b, quality, s)
+                except VlbenchError as exc:   # only enumerated choices reach the file system
+                    raise gr.Error(_public(str(exc))) from None
+            return load
+
+        good_click = good.click(example("good"), [bench, subset], upload, api_visibility="private")
+        poor_click = poor.click(example("poor"), [bench, subset], upload, api_visibility="private")
         def score_with_progress(b, s, f, pr, name, refs, progress=gr.Progress()):
             return run_space(b, s, f, pr, name, progress, refs)
 
         run.click(score_with_progress, [bench, subset, upload, protocol, model_name, references],
                   [status, head] + table_slots + plot_slots + [gallery, metrics_json, downloads],
                   api_name="score")
+        for clicked in (good_click, poor_click):   # an example click scores at once, as a visitor expects
+            clicked.then(score_with_progress, [bench, subset, upload, protocol, model_name, references],
+                         [status, head] + table_slots + plot_slots + [gallery, metrics_json, downloads],
+                         api_visibility="private")
 
         def compare_with_progress(b, s, fa, fb, pr, refs, progress=gr.Progress()):
             return run_compare(b, s, fa, fb, pr, refs, progress)
 
         compare_button.click(compare_with_progress, [bench, subset, upload, upload_b, protocol, references],
                              [comparison, comparison_file], api_name="compare")
-    return demo.queue(default_concurrency_limit=2)
+    return demo.queue(default_concurrency_limit=CONCURRENCY)
 
 
 def launch(host: str = "127.0.0.1", port: int = 7860, **kwargs: Any) -> None:

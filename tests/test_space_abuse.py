@@ -1,0 +1,103 @@
+"""The Space as an adversary would use it (issue #16): a real server on 127.0.0.1 with its own TMPDIR, driven
+through gradio_client; memory read from the server process itself (VmHWM, its peak resident size)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import start_space
+from vlbench.errors import VlbenchError
+from vlbench.space import example_predictions, sample_references
+
+
+@pytest.fixture(scope="module")
+def space(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("server-tmp")
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "TMPDIR": str(tmp), "GRADIO_TEMP_DIR": str(tmp / "g")}
+    proc, url = start_space(env)
+    yield proc, url, tmp
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def _score(url: str, bench: str, subset: str, path: Path):
+    from gradio_client import Client, handle_file
+
+    return Client(url, verbose=False).predict(bench, subset, handle_file(str(path)), "official", "m", "bundled sample",
+                                              api_name="/score")
+
+
+def _peak_rss(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) * 1024
+
+
+@pytest.mark.parametrize("subset", ["../annotations/color", "../../../../etc/hostname", "color/../material"])
+def test_choices_are_enumerated_never_joined_into_paths(space, subset):
+    _, url, _ = space
+    out = _score(url, "ovdeval", subset, Path(example_predictions("ovdeval", "good", "color")))
+    assert out[0].startswith("**Error:**") and "unknown" in out[0]
+    with pytest.raises(VlbenchError, match="unknown choice"):
+        example_predictions("ovdeval", "good", subset)
+    with pytest.raises(VlbenchError, match="unknown choice"):
+        example_predictions("ref_l4", "../../x", "val")
+    with pytest.raises(VlbenchError, match="unknown choice"):
+        sample_references("ovdeval", subset)
+
+
+def test_a_decompression_bomb_is_refused_within_a_memory_bound(space, tmp_path):
+    """256 MiB of JSON in a ~0.3 MB gzip: refused while reading (the cap is 64 MiB), the server's peak RSS stays
+    under 1.5 GB (unbounded parsing of 256 MiB took ~8 GB)."""
+    proc, url, _ = space
+    bomb = tmp_path / "preds.json.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as fh:
+        fh.write(b"[" + b"0," * (128 * 1024**2) + b"0]")
+    assert bomb.stat().st_size < 2 * 1024**2
+    out = _score(url, "ref_l4", "val", bomb)
+    assert out[0].startswith("**Error:**") and "larger than" in out[0]
+    assert _peak_rss(proc.pid) < 1.5 * 1024**3
+
+
+def test_zip_members_with_one_name_are_reported(space, tmp_path):
+    _, url, _ = space
+    color = Path(example_predictions("ovdeval", "good", "color")).read_bytes()
+    upload = tmp_path / "preds.zip"
+    with zipfile.ZipFile(upload, "w") as zf:
+        zf.writestr("a/color.json", color)
+        zf.writestr("b/color.json", b"[]")
+    out = _score(url, "ovdeval", "all (Table 3)", upload)
+    assert out[0].startswith("**Error:**") and "two members are named color.json" in out[0]
+
+
+def test_errors_show_no_server_path(space, tmp_path):
+    _, url, _ = space
+    bad = tmp_path / "preds.json"
+    bad.write_text('{"not": "a list"}')
+    out = _score(url, "ref_l4", "val", bad)
+    assert out[0].startswith("**Error:**") and "preds.json" in out[0]
+    assert "/tmp" not in out[0] and "site-packages" not in out[0] and str(tmp_path) not in out[0]
+
+
+def test_temp_folders_are_gone_after_each_request(space, tmp_path):
+    """Uploads unpacked, downloads written: after the request only Gradio's own cache and the one folder of
+    example archives remain (no vlbench-upload-*, vlbench-space-*)."""
+    _, url, tmp = space
+    zipped = Path(example_predictions("ovdeval", "good", "all (Table 3)"))
+    for _ in range(3):
+        out = _score(url, "ovdeval", "all (Table 3)", zipped)
+        assert out[0].startswith("**Scored.**")
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        left = sorted(p.name for p in tmp.iterdir() if p.name.startswith("vlbench-") and "examples" not in p.name)
+        if not left:
+            break
+        time.sleep(0.5)
+    assert not left, left
