@@ -259,6 +259,18 @@ def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: 
     return result.markdown(), [str(out)]
 
 
+def _example_loader(quality: str):
+    """The handler of an "Example" button: the bundled file for the chosen benchmark and choice."""
+    def load(benchmark: str, subset: str) -> str:
+        import gradio as gr
+
+        try:
+            return example_predictions(benchmark, quality, subset)
+        except VlbenchError as exc:   # only enumerated choices reach the file system
+            raise gr.Error(_public(str(exc))) from None
+    return load
+
+
 def build_app(only: str | None = None):
     """The upload-and-score Space: all four benchmarks, or ``only`` one (the app of its evaluate metric Space)."""
     import gradio as gr
@@ -314,16 +326,8 @@ def build_app(only: str | None = None):
         bench.change(lambda b: (gr.Dropdown(choices=choices(b), value=choices(b)[0]),
                                 gr.Dropdown(choices=[BUNDLED] + local_reference_choices(b), value=BUNDLED)),
                      bench, [subset, references])
-        def example(quality: str):
-            def load(b, s):
-                try:
-                    return example_predictions(b, quality, s)
-                except VlbenchError as exc:   # only enumerated choices reach the file system
-                    raise gr.Error(_public(str(exc))) from None
-            return load
-
-        good_click = good.click(example("good"), [bench, subset], upload, api_visibility="private")
-        poor_click = poor.click(example("poor"), [bench, subset], upload, api_visibility="private")
+        good_click = good.click(_example_loader("good"), [bench, subset], upload, api_visibility="private")
+        poor_click = poor.click(_example_loader("poor"), [bench, subset], upload, api_visibility="private")
         def score_with_progress(b, s, f, pr, name, refs, progress=gr.Progress()):
             return run_space(b, s, f, pr, name, progress, refs)
 
