@@ -211,3 +211,19 @@ def test_ref_l4_integer_boxes_have_exact_areas(as_int, want):
     box = [16777217, 0, 16777219, 10] if as_int else [16777217.0, 0.0, 16777219.0, 10.0]
     result = api.score("ref_l4", refs, [{"id": 0, "pred_bbox": box, "format": "xyxy"}])
     assert result.metrics["Acc50"] == want and result.metrics["Acc75"] == 0.0
+
+
+@pytest.mark.parametrize("gt_id, want, warned", [(0, 0.0, True), (1, 100.0, False)])
+def test_ovdeval_id0_warning_only_when_it_changes_nms_ap(gt_id, want, warned):
+    """By hand: one image, one category, one GT box and a perfect prediction. With annotation id 0 pycocotools
+    counts the match as a false positive: NMS-AP 0 (100 corrected), and the warning gives both numbers; with id 1
+    the match counts, NMS-AP 100, and there is nothing to warn about."""
+    from vlbench.benchmarks.ovdeval.reader import parse_official
+    from vlbench.benchmarks.ovdeval.scorer import score
+
+    data = {"images": [{"id": 1, "file_name": "1.jpg"}], "categories": [{"id": 0, "name": "cup"}],
+            "annotations": [{"id": gt_id, "image_id": 1, "category_id": 0, "bbox": [10, 10, 50, 50], "area": 2500,
+                             "iscrowd": 0}]}
+    result = score(parse_official(data, "x"), [{"image_id": 1, "category_id": 0, "bbox": [10, 10, 50, 50], "score": 0.9}])
+    assert result.metrics["NMS_AP"] == pytest.approx(want, abs=1e-9)
+    assert any("to 0.00 from 100.00" in w for w in result.warnings) == warned
