@@ -90,8 +90,13 @@ def image_reader(references: str | os.PathLike) -> Callable[[str], bytes | None]
 COLOURS = {"gt": (20, 170, 60), "miss": (240, 150, 0), "match": (40, 110, 230), "fp": (220, 40, 40)}
 
 
+#: the shorter side of a drawn sample, in pixels: small images are enlarged so that boxes and labels are readable
+MIN_SIDE = 640
+
+
 def draw(sample: Sample, image_bytes: bytes | None) -> Any:
-    """The sample's boxes (xywh pixels) on its image, or on a grey canvas large enough for them."""
+    """The sample's boxes (xywh pixels) on its whole image (or a grey canvas holding every box), enlarged to a
+    readable size, each label on a filled band of its box's colour."""
     from PIL import Image, ImageDraw
 
     if image_bytes is None:
@@ -100,12 +105,22 @@ def draw(sample: Sample, image_bytes: bytes | None) -> Any:
         img = Image.new("RGB", (w, h), (200, 200, 200))
     else:
         img = Image.open(io.BytesIO(image_bytes)).convert("RGB")
+    scale = max(1.0, MIN_SIDE / max(1, min(img.size)))
+    if scale > 1:
+        img = img.resize((round(img.width * scale), round(img.height * scale)))
     canvas = ImageDraw.Draw(img)
+    width = max(2, round(min(img.size) / 200))
     for (x, y, w, h), label, kind in sample.boxes:
         colour = COLOURS.get(kind, COLOURS["fp"])
-        canvas.rectangle([x, y, x + max(w, 0), y + max(h, 0)], outline=colour, width=3)
+        x0, y0 = x * scale, y * scale
+        canvas.rectangle([x0, y0, x0 + max(w, 0) * scale, y0 + max(h, 0) * scale], outline=colour, width=width)
         if label:
-            canvas.text((x + 3, max(0, y - 12)), label[:40], fill=colour)
+            text = label[:40]
+            left, top, right, bottom = canvas.textbbox((0, 0), text)
+            ty = y0 - (bottom - top) - 4 if y0 >= (bottom - top) + 4 else y0 + width
+            tx = max(0, min(x0, img.width - (right - left) - 4))      # a label never leaves the image
+            canvas.rectangle([tx, ty, tx + right - left + 4, ty + bottom - top + 4], fill=colour)
+            canvas.text((tx + 2, ty + 2 - top), text, fill=(255, 255, 255))
     return img
 
 

@@ -212,6 +212,8 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
         return [f"**Error:** {_public(str(exc))}", ""] + empty
     step(0.7, "tables, plots and samples")
     status = "**Scored.**" + ("".join(f"\n\n⚠️ {w}" for w in result.warnings) if result.warnings else " No warnings.")
+    if not gallery:
+        status += "\n\nNo samples to show for this choice (several parts at once: pick one to see its images)."
     head = "| metric | value |\n|---|---|\n" + "\n".join(
         f"| {k} | {'null' if v is None else f'{v:.4f}'} |" for k, v in report.headline(result))
     tables = list(report.tables(result).items())[:_N_TABLES]
@@ -309,7 +311,11 @@ def build_app(only: str | None = None):
             with gr.Tab("Plots"):
                 plot_slots = [gr.Plot(visible=False) for _ in range(_N_PLOTS)]
             with gr.Tab("Samples", elem_id="samples-tab"):
-                gallery = gr.Gallery(label="worst samples first", columns=3, elem_id="gallery")
+                gr.Markdown("Worst samples first, each whole image letterboxed. Green: ground truth found; orange: "
+                            "ground truth missed; blue: matched prediction; red: false positive (predictions "
+                            "scoring 0.3 or more).")
+                gallery = gr.Gallery(label="worst samples first", columns=3, elem_id="gallery", object_fit="contain",
+                                     height="auto")
             with gr.Tab("Downloads", elem_id="downloads-tab"):
                 downloads = gr.File(label="result JSON, model-index YAML, tables as CSV", file_count="multiple",
                                     elem_id="downloads")
