@@ -161,6 +161,9 @@ class Benchmark:
     space_subsets: ClassVar[tuple[str, ...]] = ("default",)
     #: a module defining ``text``, ``tables``, ``plots`` and ``samples`` (the hooks below, as functions)
     views_module: ClassVar[str | None] = None
+    #: a module defining ``load_references(source, split)``, ``references_from_rows(rows, source=)``,
+    #: ``build(raw, out, **options)`` and ``export(folder, split)``, which the default hooks call
+    reader_module: ClassVar[str | None] = None
 
     # -- options -------------------------------------------------------------------------------
     def options(self, **kwargs: Any) -> Options:
@@ -177,13 +180,20 @@ class Benchmark:
         return self.options_type(**given)
 
     # -- reading -------------------------------------------------------------------------------
+    def _reader(self) -> Any:
+        import importlib
+
+        if not self.reader_module:
+            raise UnsupportedError(f"{self.id} has no reader")
+        return importlib.import_module(self.reader_module)
+
     def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
         """Official annotation file, Hub folder or Hub id -> this benchmark's records."""
-        raise NotImplementedError
+        return self._reader().load_references(source, split or self.default_split)
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of the Hub dataset (the ``evaluate`` module's references) -> records."""
-        raise UnsupportedError(f"{self.id} takes no Hub rows as references")
+        return self._reader().references_from_rows(rows, source="references")
 
     def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
         """A prediction file (official format) -> its parsed entries."""
@@ -203,11 +213,11 @@ class Benchmark:
     # -- building and exporting the Hub dataset --------------------------------------------------
     def build(self, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
         """Official release -> Hub folder; returns a :class:`~vlbench.validation.BuildReport`."""
-        raise UnsupportedError(f"{self.id} has no dataset builder")
+        return self._reader().build(raw, out, **kwargs)
 
     def export(self, folder: str | os.PathLike, split: str | None) -> Any:
         """Hub folder -> the official annotation data of ``split`` (JSON-serialisable)."""
-        raise UnsupportedError(f"{self.id} has no export")
+        return self._reader().export(folder, split or self.default_split)
 
     # -- registration (eval.yaml, .eval_results) --------------------------------------------------
     def eval_tasks(self) -> list[EvalTask]:

@@ -56,19 +56,8 @@ class Nocaps(Benchmark):
     citation = card.CITATION
     license = card.card_metadata()["license"]
     views_module = f"{__name__}.views"
+    reader_module = f"{__name__}.reader"
     space_subsets = ("validation",)
-
-    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
-        """Official captions JSON or a Hub folder -> records."""
-        from .reader import load_references
-
-        return load_references(source, split)
-
-    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
-        """Hub rows (``image_id``, ``domain``, ``captions``) -> records."""
-        from .reader import references_from_rows
-
-        return references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """One caption string per row -> official entries."""
@@ -82,18 +71,6 @@ class Nocaps(Benchmark):
         return score(references, predictions, protocol=options.protocol, cider_idf=options.cider_idf,
                      tokenizer=options.tokenizer, missing=options.missing, meteor=options.meteor,
                      spice=options.spice, split=options.split, source=source)
-
-    def build(self, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
-        """Official captions JSON(s) + images -> Hub folder."""
-        from .reader import build
-
-        return build(raw, out, **kwargs)
-
-    def export(self, folder: str | os.PathLike, split: str | None) -> Any:
-        """Hub folder -> the official captions JSON of ``split``."""
-        from .reader import export
-
-        return export(folder, split=split or self.default_split)
 
     def eval_tasks(self) -> list[EvalTask]:
         """CIDEr and SPICE overall and per domain, on validation."""

@@ -47,19 +47,8 @@ class OmniLabel(Benchmark):
     citation = card.CITATION
     license = card.card_metadata()["license"]
     views_module = f"{__name__}.views"
+    reader_module = f"{__name__}.reader"
     space_subsets = ("validation",)
-
-    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
-        """Official dataset JSON or a Hub folder -> records."""
-        from .reader import load_references
-
-        return load_references(source, split)
-
-    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
-        """Hub rows (``image_id``, ``labelspace``, ``boxes``) -> records."""
-        from .reader import references_from_rows
-
-        return references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"boxes", "scores", "description_ids"}`` per image -> one official entry per box."""
@@ -76,18 +65,6 @@ class OmniLabel(Benchmark):
 
         return score(references, predictions, protocol=options.protocol, split=options.split, source=source,
                      with_per_description=options.details)
-
-    def build(self, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
-        """Official dataset JSON(s) + images root -> Hub folder."""
-        from .reader import build
-
-        return build(raw, out, **kwargs)
-
-    def export(self, folder: str | os.PathLike, split: str | None) -> Any:
-        """Hub folder -> the official dataset JSON of ``split``."""
-        from .reader import export
-
-        return export(folder, split=split or self.default_split)
 
     def eval_tasks(self) -> list[EvalTask]:
         """AP, AP_categ and AP_descr on the validation split."""

@@ -54,6 +54,7 @@ class OVDEval(Benchmark):
     outputs_note = ("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
                     "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the paper's Table 3).")
     views_module = f"{__name__}.views"
+    reader_module = f"{__name__}.reader"
     space_subsets = ("color", "material", _ALL)
 
     def options(self, **kwargs: Any) -> Options:
@@ -62,12 +63,6 @@ class OVDEval(Benchmark):
         if split not in (None, "test", "all") and kwargs.get("sub_dataset") is None:
             kwargs = {**kwargs, "split": "test", "sub_dataset": split}
         return super().options(**kwargs)
-
-    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
-        """A sub-dataset JSON, a release / folder of them, or a Hub folder -> every sub-dataset's records."""
-        from .reader import load_references
-
-        return load_references(source, split)
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of one Hub config (``image_id``, ``boxes``) -> records of one sub-dataset."""

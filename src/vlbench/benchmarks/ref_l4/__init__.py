@@ -58,19 +58,8 @@ class RefL4(Benchmark):
     license = card.card_metadata()["license"]
     interval_note = " (the expressions of one image move together; pass `file_name` in the references)"
     views_module = f"{__name__}.views"
+    reader_module = f"{__name__}.reader"
     space_subsets = ("all", "val", "test")
-
-    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
-        """Official parquet / JSON rows, the release folder, a Hub folder or a Hub id -> records of ``split``."""
-        from .reader import load_references
-
-        return load_references(source, split or self.default_split)
-
-    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
-        """Hub rows (or dicts with ``id``, ``bbox``, ``ori_category_id``, optional ``file_name``) -> records."""
-        from .reader import references_from_rows
-
-        return references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"pred_bbox", "format"}`` per row -> official entries carrying the row's ``id``."""
@@ -90,18 +79,6 @@ class RefL4(Benchmark):
 
         return score(references, predictions, protocol=options.protocol, missing=options.missing,
                      split=options.split or "given", source=source, with_samples=options.details)
-
-    def build(self, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
-        """Release folder (``ref-l4-{val,test}.parquet`` + images) -> Hub folder."""
-        from .reader import build
-
-        return build(raw, out, **kwargs)
-
-    def export(self, folder: str | os.PathLike, split: str | None) -> Any:
-        """Hub folder -> the official rows of ``split`` (JSON rows, readable as references)."""
-        from .reader import export
-
-        return export(folder, split or self.default_split)
 
     def eval_tasks(self) -> list[EvalTask]:
         """Acc50 and mAcc on test and on val."""
