@@ -115,7 +115,8 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     page.locator("#headline").get_by_text("metric").first.wait_for(timeout=20_000)
     shown = _headline(page)
     cli = _cli_metrics(bench, subset)
-    assert shown and all((v is None and cli[k] is None) or abs(v - cli[k]) < 1e-4 for k, v in shown.items())
+    # the page shows two decimals, as the papers and leaderboards do
+    assert shown and all((v is None and cli[k] is None) or abs(v - cli[k]) <= 0.005 for k, v in shown.items())
     page.screenshot(path=str(ARTIFACTS / f"space_{bench}_result.png"), full_page=True)
     page.get_by_role("tab", name="Samples").click()
     page.locator("#gallery img").first.wait_for(timeout=20_000)
@@ -159,7 +160,7 @@ def test_browser_ovdeval_all_sub_datasets_table_3_and_radar(server, browser):
     shown = _headline(page)
     folder = Path(sample_references("ovdeval", "all (Table 3)"))
     cli = api.score("ovdeval", folder, folder / "predictions_good").metrics
-    assert abs(shown["Total_Average"] - cli["Total_Average"]) < 1e-4
+    assert abs(shown["Total_Average"] - cli["Total_Average"]) <= 0.005
     page.get_by_role("tab", name="Plots").click()
     page.wait_for_timeout(1000)
     assert page.get_by_text("aspects").count() >= 1  # the radar chart's label

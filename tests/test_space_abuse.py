@@ -101,3 +101,11 @@ def test_temp_folders_are_gone_after_each_request(space, tmp_path):
             break
         time.sleep(0.5)
     assert not left, left
+
+
+def test_messages_speak_the_page_s_language(space, tmp_path):
+    """Another benchmark's file: the page says which benchmark to choose, not which command to type."""
+    _, url, _ = space
+    out = _score(url, "ref_l4", "val", Path(example_predictions("omnilabel", "good")))
+    assert out[0].startswith("**Error:**") and "choose OmniLabel as the benchmark" in out[0]
+    assert "vlbench score" not in out[0]

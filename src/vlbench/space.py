@@ -80,8 +80,11 @@ def example_predictions(benchmark: str, quality: str, subset: str | None = None)
 
 
 def _public(message: str) -> str:
-    """An error message without server paths: every absolute path becomes its last part."""
-    return re.sub(r"(?:/[^/\s:'\"()]+)+/([^/\s:'\"()]+)", r"\1", message)
+    """An error message for the web page: every absolute path becomes its last part, and the advice to score with
+    another benchmark's command is said in the page's terms."""
+    message = re.sub(r"(?:/[^/\s:'\"()]+)+/([^/\s:'\"()]+)", r"\1", message)
+    return re.sub(r"score it with 'vlbench score (\w+)'",
+                  lambda m: f"choose {labels().get(m.group(1), m.group(1))} as the benchmark", message)
 
 
 def local_reference_choices(benchmark: str) -> list[str]:
@@ -168,6 +171,11 @@ def _unzip_predictions(path: str) -> Path:
     return folder
 
 
+def _shown(value: Any) -> Any:
+    """One way to show a number on the page: two decimals (as the papers and leaderboards), ``null`` for none."""
+    return "null" if value is None else f"{value:.2f}" if isinstance(value, float) else value
+
+
 # -- the full Space ---------------------------------------------------------------------------------------
 
 _N_TABLES, _N_PLOTS = 4, 2
@@ -215,9 +223,11 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     if not gallery:
         status += "\n\nNo samples to show for this choice (several parts at once: pick one to see its images)."
     head = "| metric | value |\n|---|---|\n" + "\n".join(
-        f"| {k} | {'null' if v is None else f'{v:.4f}'} |" for k, v in report.headline(result))
+        f"| {k} | {_shown(v)} |" for k, v in report.headline(result))
     tables = list(report.tables(result).items())[:_N_TABLES]
-    table_outputs = [gr.Dataframe(value=rows, headers=headers, label=name, visible=True, show_search="search")
+    table_outputs = [gr.Dataframe(value=[[_shown(v) if v is None or isinstance(v, float) else v for v in row]
+                                         for row in rows], headers=headers, label=name, visible=True,
+                                  show_search="search")
                      for name, (headers, rows) in tables]
     table_outputs += [gr.Dataframe(visible=False)] * (_N_TABLES - len(table_outputs))
     figs = list(report.plots(result).items())[:_N_PLOTS]
@@ -253,7 +263,7 @@ def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: 
         b = _score(benchmark, subset, b_path, refs_path, protocol=protocol)[0]
         if progress is not None:
             progress(0.6, desc="paired bootstrap (1,000 resamples of images)")
-        result = compare(a, b, 0.95, names=(Path(a_path).name, Path(b_path).name))
+        result = compare(a, b, 0.95, names=(f"A ({Path(a_path).name})", f"B ({Path(b_path).name})"))
     except VlbenchError as exc:
         return f"**Error:** {_public(str(exc))}", []
     out = _output_dir() / "comparison.json"
