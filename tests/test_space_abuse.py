@@ -109,3 +109,25 @@ def test_messages_speak_the_page_s_language(space, tmp_path):
     out = _score(url, "ref_l4", "val", Path(example_predictions("omnilabel", "good")))
     assert out[0].startswith("**Error:**") and "choose OmniLabel as the benchmark" in out[0]
     assert "vlbench score" not in out[0]
+
+
+def test_a_drawn_sample_holds_every_box_whole():
+    """A box reaching beyond the image (a wild prediction) is drawn whole on a grown canvas: its outline colour
+    appears at all four of its corners. By hand: image 100x80, box [80, 60, 50, 40] ends at (130, 100), outside."""
+    import numpy as np
+    from PIL import Image
+
+    from vlbench.benchmark import Sample
+    from vlbench.report import COLOURS, draw
+
+    buf = io.BytesIO()
+    Image.new("RGB", (100, 80), (255, 255, 255)).save(buf, format="PNG")
+    box = [80.0, 60.0, 50.0, 40.0]
+    img = np.asarray(draw(Sample(image="x.png", caption="", boxes=[(box, "", "fp")]), buf.getvalue()))
+    red = np.all(img == COLOURS["fp"], axis=-1)
+    ys, xs = np.nonzero(red)
+    # the outline is closed: its right and bottom edges are drawn in full (clipped at the image border they
+    # would be missing, leaving only the ends of the top and left edges in the last column and row)
+    assert red[:, xs.max()].sum() >= 0.8 * (ys.max() - ys.min())
+    assert red[ys.max(), :].sum() >= 0.8 * (xs.max() - xs.min())
+    assert (xs.max() - xs.min()) / (ys.max() - ys.min()) == pytest.approx(50 / 40, rel=0.05)

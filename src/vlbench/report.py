@@ -95,32 +95,38 @@ MIN_SIDE = 640
 
 
 def draw(sample: Sample, image_bytes: bytes | None) -> Any:
-    """The sample's boxes (xywh pixels) on its whole image (or a grey canvas holding every box), enlarged to a
-    readable size, each label on a filled band of its box's colour."""
+    """The sample's boxes (xywh pixels) on its whole image, on a canvas grown (grey) wherever a box reaches beyond
+    the image so that no box is cut; enlarged to a readable size; each label on a filled band of its colour."""
     from PIL import Image, ImageDraw
 
-    if image_bytes is None:
-        w = int(max([b[0] + b[2] for b, _, _ in sample.boxes] + [320]))
-        h = int(max([b[1] + b[3] for b, _, _ in sample.boxes] + [240]))
-        img = Image.new("RGB", (w, h), (200, 200, 200))
-    else:
-        img = Image.open(io.BytesIO(image_bytes)).convert("RGB")
-    scale = max(1.0, MIN_SIDE / max(1, min(img.size)))
-    if scale > 1:
-        img = img.resize((round(img.width * scale), round(img.height * scale)))
+    image = Image.open(io.BytesIO(image_bytes)).convert("RGB") if image_bytes is not None else None
+    w0, h0 = image.size if image is not None else (0, 0)
+    boxes = [(b, label, kind) for b, label, kind in sample.boxes if all(v == v for v in b)]
+    left = min([0.0] + [b[0] for b, _, _ in boxes])
+    top = min([0.0] + [b[1] for b, _, _ in boxes])
+    right = max([float(w0 or 320)] + [b[0] + max(b[2], 0) for b, _, _ in boxes])
+    bottom = max([float(h0 or 240)] + [b[1] + max(b[3], 0) for b, _, _ in boxes])
+    pad = 4                                                    # room for the outline itself
+    scale = max(1.0, MIN_SIDE / max(1.0, min(right - left, bottom - top)))
+    scale = min(scale, 4096 / max(right - left, bottom - top, 1.0))     # a huge stray box must not blow memory up
+    size = (round((right - left) * scale) + 2 * pad, round((bottom - top) * scale) + 2 * pad)
+    img = Image.new("RGB", size, (200, 200, 200))
+    if image is not None:
+        img.paste(image.resize((max(1, round(w0 * scale)), max(1, round(h0 * scale)))),
+                  (round(-left * scale) + pad, round(-top * scale) + pad))
     canvas = ImageDraw.Draw(img)
     width = max(2, round(min(img.size) / 200))
-    for (x, y, w, h), label, kind in sample.boxes:
+    for (x, y, w, h), label, kind in boxes:
         colour = COLOURS.get(kind, COLOURS["fp"])
-        x0, y0 = x * scale, y * scale
+        x0, y0 = (x - left) * scale + pad, (y - top) * scale + pad
         canvas.rectangle([x0, y0, x0 + max(w, 0) * scale, y0 + max(h, 0) * scale], outline=colour, width=width)
         if label:
             text = label[:40]
-            left, top, right, bottom = canvas.textbbox((0, 0), text)
-            ty = y0 - (bottom - top) - 4 if y0 >= (bottom - top) + 4 else y0 + width
-            tx = max(0, min(x0, img.width - (right - left) - 4))      # a label never leaves the image
-            canvas.rectangle([tx, ty, tx + right - left + 4, ty + bottom - top + 4], fill=colour)
-            canvas.text((tx + 2, ty + 2 - top), text, fill=(255, 255, 255))
+            t_left, t_top, t_right, t_bottom = canvas.textbbox((0, 0), text)
+            ty = y0 - (t_bottom - t_top) - 4 if y0 >= (t_bottom - t_top) + 4 else y0 + width
+            tx = max(0, min(x0, img.width - (t_right - t_left) - 4))      # a label never leaves the canvas
+            canvas.rectangle([tx, ty, tx + t_right - t_left + 4, ty + t_bottom - t_top + 4], fill=colour)
+            canvas.text((tx + 2, ty + 2 - t_top), text, fill=(255, 255, 255))
     return img
 
 
