@@ -90,8 +90,6 @@ def _public(message: str) -> str:
 def local_reference_choices(benchmark: str) -> list[str]:
     """Hub folders (built by vlbench) the Space operator put under $VLBENCH_SPACE_DATA/<benchmark>/: the only
     references besides the bundled samples a visitor can pick (from a list, never as a typed path)."""
-    import os
-
     root = os.environ.get("VLBENCH_SPACE_DATA")
     folder = Path(root) / benchmark if root else None
     if not folder or not folder.is_dir():
@@ -100,8 +98,6 @@ def local_reference_choices(benchmark: str) -> list[str]:
 
 
 def _references(benchmark: str, subset: str | None, choice: str | None) -> str:
-    import os
-
     if choice and choice != BUNDLED:
         if choice not in local_reference_choices(benchmark):
             raise VlbenchError(f"unknown references {choice!r}")
@@ -365,7 +361,5 @@ def build_app(only: str | None = None):
 
 def launch(host: str = "127.0.0.1", port: int = 7860, **kwargs: Any) -> None:
     """Start the Space on ``host:port`` (uploads up to 100 MB)."""
-    import os
-
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     build_app().launch(server_name=host, server_port=port, max_file_size="100mb", **kwargs)
