@@ -76,6 +76,7 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
 
 #: file names a sub-dataset's prediction file may have, ``{}`` the sub-dataset's name
 PREDICTION_STEMS = ("{}", "{}_results", "{}_preds", "{}_predictions")
+_PREDICTION_SUFFIXES = tuple(s.removeprefix("{}") for s in PREDICTION_STEMS if s != "{}")
 
 
 def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
@@ -92,8 +93,7 @@ def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None)
         if not f.is_file() or not f.name.endswith((".json", ".json.gz")):
             continue
         stem = f.name.removesuffix(".gz").removesuffix(".json")
-        name = next((stem[: len(stem) - len(s) + 2] for s in sorted(PREDICTION_STEMS, key=len, reverse=True)
-                     if stem.endswith(s[2:])), stem)
+        name = next((stem.removesuffix(suffix) for suffix in _PREDICTION_SUFFIXES if stem.endswith(suffix)), stem)
         if name in found:
             raise FormatError(f"two prediction files for sub-dataset {name!r}: {found[name].name} and {f.name}",
                               file=str(path), fix="keep one file per sub-dataset")
