@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -89,6 +90,12 @@ def browser():
         b.close()
 
 
+def _open(page, url: str) -> None:
+    """Load the app; not "networkidle": the viewer's per-session state keeps a heartbeat stream open."""
+    page.goto(url, wait_until="load")
+    page.locator("#score").wait_for(timeout=30_000)
+
+
 def _choose(page, elem_id: str, option: str) -> None:
     page.locator(f"#{elem_id} input").click()
     page.get_by_role("option", name=option, exact=True).click()
@@ -99,11 +106,54 @@ def _headline(page) -> dict[str, float | None]:
     return {k: (None if v == "null" else float(v)) for k, v in rows}
 
 
+def _wait_for_view(page) -> None:
+    page.wait_for_function("() => { const i = document.querySelector('#view img'); "
+                           "return i && i.complete && i.naturalWidth > 0 }", timeout=30_000)
+    page.wait_for_timeout(300)
+
+
+def _shown_boxes(page) -> tuple[dict, dict]:
+    """(the drawn image as the browser shows it, the drawn boxes the page lists in the image's pixels)."""
+    shown = page.evaluate("""() => { const i = document.querySelector('#view img'); const r = i.getBoundingClientRect();
+        return {natural: [i.naturalWidth, i.naturalHeight], rect: [r.x, r.y, r.width, r.height],
+                fit: getComputedStyle(i).objectFit} }""")
+    accordion = page.get_by_text("the drawn boxes, in pixels")
+    if not page.locator("#view-boxes").is_visible():
+        accordion.click()
+    page.locator("#view-boxes .cm-content").wait_for(timeout=10_000)
+    listed = json.loads(page.locator("#view-boxes .cm-content").inner_text())
+    return shown, listed
+
+
+def _content_box(shown: dict) -> tuple[float, float, float]:
+    """(scale, left, top) of the image inside its <img> element as CSS lays it out: "contain" fits it whole,
+    "scale-down" also never enlarges it; both centre it (the other fits crop or stretch, and are refused)."""
+    assert shown["fit"] in ("contain", "scale-down"), shown["fit"]
+    (nw, nh), (_, _, w, h) = shown["natural"], shown["rect"]
+    scale = min(w / nw, h / nh, *([1.0] if shown["fit"] == "scale-down" else []))
+    return scale, (w - nw * scale) / 2, (h - nh * scale) / 2
+
+
+def _outline_seen(pixels, box, colour, placement) -> int:
+    """How many of the four edges of ``box`` (xyxy, image pixels) show ``colour`` at their middle in the screenshot
+    of the <img> element (``pixels``; ``placement`` from :func:`_content_box`), looking 3 pixels around."""
+    import numpy as np
+
+    scale, left, top = placement
+    x0, x1 = (left + v * scale for v in box[0::2])
+    y0, y1 = (top + v * scale for v in box[1::2])
+    seen = 0
+    for x, y in (((x0 + x1) / 2, y0), ((x0 + x1) / 2, y1), (x0, (y0 + y1) / 2), (x1, (y0 + y1) / 2)):
+        patch = pixels[max(0, round(y) - 3):round(y) + 4, max(0, round(x) - 3):round(x) + 4, :3].astype(int)
+        seen += bool(patch.size and (np.abs(patch - np.asarray(colour)).sum(axis=-1) < 60).any())
+    return seen
+
+
 @pytest.mark.parametrize("bench, subset, label", CASES, ids=[c[0] for c in CASES])
 def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, label):
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 1800}, accept_downloads=True)
-    page.goto(server, wait_until="networkidle")
+    _open(page, server)
     _choose(page, "bench", label)
     page.wait_for_timeout(500)
     _choose(page, "subset", subset)
@@ -119,13 +169,9 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     assert shown and all((v is None and cli[k] is None) or abs(v - cli[k]) <= 0.005 for k, v in shown.items())
     page.screenshot(path=str(ARTIFACTS / f"space_{bench}_result.png"), full_page=True)
     page.get_by_role("tab", name="Samples").click()
-    page.locator("#gallery img").first.wait_for(timeout=20_000)
-    # the drawn samples really load in the browser (not just <img> elements)
-    page.wait_for_function("() => [...document.querySelectorAll('#gallery img')].some(i => i.complete && i.naturalWidth > 0)",
-                           timeout=20_000)
-    page.wait_for_timeout(500)
-    assert page.locator("#gallery img").count() >= 1
-    page.screenshot(path=str(ARTIFACTS / f"space_{bench}_samples.png"))
+    _wait_for_view(page)
+    assert page.locator("#image-pick input").input_value().startswith("#1 ")     # the worst image first
+    page.screenshot(path=str(ARTIFACTS / f"space_{bench}_samples.png"), full_page=True)
     page.get_by_role("tab", name="Downloads").click()
     with page.expect_download() as download:
         page.locator("#downloads a[href*='model-index.yaml']").first.click()
@@ -134,22 +180,27 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     page.close()
 
 
-def test_browser_malformed_upload_shows_the_error(server, browser, tmp_path):
-    bad = tmp_path / "broken.json"
-    bad.write_text("[{'id': 0,")
+@pytest.mark.parametrize("name, content, expected", [("broken.json", "[{'id': 0,", "not valid JSON"),
+                                                     ("not-a-list.json", '{"id": 1}', "must be a JSON list")])
+def test_browser_malformed_upload_shows_the_error(server, browser, tmp_path, name, content, expected):
+    """The page names the file as uploaded and says what is wrong, never a path of the server."""
+    bad = tmp_path / name
+    bad.write_text(content)
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    page.goto(server, wait_until="networkidle")
+    _open(page, server)
     page.locator("#upload input[type=file]").set_input_files(str(bad))
-    page.locator("#upload").get_by_text("broken").first.wait_for(timeout=20_000)
+    page.locator("#upload").get_by_text(bad.stem).first.wait_for(timeout=20_000)
     page.locator("#score").click()
-    page.locator("#status").get_by_text("not valid JSON").wait_for(timeout=60_000)
-    page.screenshot(path=str(ARTIFACTS / "space_malformed_upload.png"))
+    page.locator("#status").get_by_text(expected).wait_for(timeout=60_000)
+    text = page.locator("#status").inner_text()
+    assert name in text and "/tmp" not in text and "site-packages" not in text and "/root" not in text
+    page.screenshot(path=str(ARTIFACTS / f"space_malformed_upload_{bad.stem}.png"))
     page.close()
 
 
 def test_browser_ovdeval_all_sub_datasets_table_3_and_radar(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 1800}, accept_downloads=True)
-    page.goto(server, wait_until="networkidle")
+    _open(page, server)
     _choose(page, "bench", "OVDEval")
     page.wait_for_timeout(500)
     _choose(page, "subset", "all (Table 3)")
@@ -204,7 +255,7 @@ def test_api_compare_two_uploads_is_the_paired_bootstrap(server):
 def test_browser_compare_tab(server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 1600})
-    page.goto(server, wait_until="networkidle")
+    _open(page, server)
     page.locator("#example-good").click()
     page.locator("#upload").get_by_text("predictions_good").first.wait_for(timeout=20_000)
     page.get_by_role("tab", name="Compare with another model").click()
@@ -245,3 +296,62 @@ def test_metric_space_app_is_the_space_restricted_to_its_benchmark(bench, subset
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_browser_viewer_draws_every_box_inside_the_shown_image(server, browser, tmp_path):
+    """A Ref-L4 upload whose first prediction reaches far beyond its image (xyxy [-150, -80, 60, 40]): in the real
+    browser, the drawn image is shown whole (not cropped: its shown aspect is its own), every box the page lists lies
+    inside it, and each listed box shows its colour on its four edges in a screenshot of the shown image; picking
+    that expression and raising the threshold redraw it."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from vlbench.report import COLOURS
+
+    preds = json.loads(Path(example_predictions("ref_l4", "good", "val")).read_text())
+    preds[0]["pred_bbox"], preds[0]["format"] = [-150, -80, 60, 40], "xyxy"
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(Path(sample_references("ref_l4", "val")) / "ref-l4-val.parquet").to_pylist()
+    image = next(r["file_name"] for r in rows if r["id"] == preds[0]["id"])
+    upload = tmp_path / "wild.json"
+    upload.write_text(json.dumps(preds))
+    page = browser.new_page(viewport={"width": 1280, "height": 2200})
+    _open(page, server)
+    page.locator("#upload input[type=file]").set_input_files(str(upload))
+    page.locator("#upload").get_by_text("wild").first.wait_for(timeout=20_000)
+    page.locator("#score").click()
+    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+    page.get_by_role("tab", name="Samples").click()
+    _wait_for_view(page)
+    # the expression of the wild box, then every query of its image, each checked
+    page.locator("#image-pick input").click()
+    page.get_by_role("option", name=re.compile(re.escape(image))).click()
+    page.wait_for_timeout(1500)
+    page.locator("#query-pick input").click()
+    page.get_by_role("option", name=re.compile(rf"^{preds[0]['id']}: ")).click()
+    page.wait_for_timeout(1500)
+    _wait_for_view(page)
+    shown, listed = _shown_boxes(page)
+    assert shown["natural"] == listed["size"]
+    width, height = listed["size"]
+    placement = _content_box(shown)          # shown whole: contained in its element, never cropped
+    assert placement[1] >= -0.5 and placement[2] >= -0.5 and placement[0] * min(width, height) > 200   # readable
+    assert listed["boxes"], "no box listed"
+    for b in listed["boxes"]:
+        x0, y0, x1, y1 = b["xyxy"]
+        assert 0 <= x0 <= x1 <= width and 0 <= y0 <= y1 <= height, b
+    assert any(b["kind"] == "fp" for b in listed["boxes"])       # the wild box is there, whole
+    shot = tmp_path / "view.png"
+    page.locator("#view img").screenshot(path=str(shot))
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copy(shot, ARTIFACTS / "space_viewer_wild_box.png")
+    pixels = np.asarray(Image.open(io.BytesIO(shot.read_bytes())))
+    assert abs(pixels.shape[1] - shown["rect"][2]) <= 1
+    for b in listed["boxes"]:
+        assert _outline_seen(pixels, b["xyxy"], COLOURS[b["kind"]], placement) == 4, b
+    message = page.locator("#status").inner_text()
+    assert "/tmp" not in message and "site-packages" not in message
+    page.close()

@@ -15,6 +15,7 @@ import pytest
 
 from conftest import start_space
 from vlbench.errors import VlbenchError
+from vlbench.io import json_values_bound
 from vlbench.space import example_predictions, sample_references
 
 
@@ -62,8 +63,53 @@ def test_a_decompression_bomb_is_refused_within_a_memory_bound(space, tmp_path):
         fh.write(b"[" + b"0," * (128 * 1024**2) + b"0]")
     assert bomb.stat().st_size < 2 * 1024**2
     out = _score(url, "ref_l4", "val", bomb)
-    assert out[0].startswith("**Error:**") and "larger than" in out[0]
+    assert out[0].startswith("**Error:**") and "more than 500,000 JSON values" in out[0]   # Ref-L4's whole split
     assert _peak_rss(proc.pid) < 1.5 * 1024**3
+
+
+def test_a_bomb_of_empty_lists_is_refused_by_its_count_of_values(space, tmp_path):
+    """20 MiB of ``[],`` (under the byte cap) would be 7 million lists, ~450 MB parsed: refused while reading by
+    OVDEval's value bound (the per-request budget: 1024 MiB / 400 bytes = 2,684,354 values)."""
+    proc, url, _ = space
+    bomb = tmp_path / "color.json.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as fh:
+        fh.write(b"[" + b"[]," * (7 * 1024**2) + b"[]]")
+    out = _score(url, "ovdeval", "color", bomb)
+    assert out[0].startswith("**Error:**") and "more than 2,684,354 JSON values" in out[0], out[0]
+    assert _peak_rss(proc.pid) < 1.5 * 1024**3
+
+
+def test_requests_at_once_stay_within_the_memory_budget(tmp_path):
+    """A Space with a 200 MiB budget per request (524,288 values: 200 MiB / 400 bytes): four uploads of ~240,000 values each at once
+    (two run, two queue); the server's peak resident size grows by less than two budgets over its size after a
+    warm-up request (measured from /proc, VmHWM reset through clear_refs)."""
+    import concurrent.futures
+
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "TMPDIR": str(tmp_path), "VLBENCH_SPACE_MEMORY_MB": "200"}
+    proc, url = start_space(env)
+    try:
+        gt = json.loads(Path(sample_references("omnilabel")).read_text())
+        images, descr = [im["id"] for im in gt["images"]], [d["id"] for d in gt["descriptions"]][:3]
+        entries = [{"image_id": images[i % len(images)], "bbox": [i % 50, 3, 40, 30], "description_ids": descr,
+                    "scores": [0.9, 0.5, 0.1]} for i in range(16_000)]
+        upload = tmp_path / "preds.json"
+        upload.write_text(json.dumps(entries))
+        assert 230_000 < json_values_bound(upload.read_bytes()) < 250_000      # 15 per entry
+        assert _score(url, "omnilabel", "validation", upload)[0].startswith("**Scored.**")   # warm-up
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        base = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) * 1024
+        Path(f"/proc/{proc.pid}/clear_refs").write_text("5")    # VmHWM := VmRSS
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            outs = list(pool.map(lambda _: _score(url, "omnilabel", "validation", upload), range(4)))
+        assert all(out[0].startswith("**Scored.**") for out in outs)
+        assert _peak_rss(proc.pid) - base < 2 * 200 * 1024**2      # measured here: ~45 MiB
+        too_many = tmp_path / "more.json"
+        too_many.write_text(json.dumps(entries * 3))
+        out = _score(url, "omnilabel", "validation", too_many)
+        assert out[0].startswith("**Error:**") and "more than 524,288 JSON values" in out[0], out[0]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
 
 
 def test_zip_members_with_one_name_are_reported(space, tmp_path):

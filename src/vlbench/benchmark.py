@@ -109,6 +109,66 @@ def mark_boxes(gt: list[tuple[list[float], str]], predicted: list[tuple[list[flo
     return boxes, int((~found).sum() + (~hit).sum())
 
 
+#: the default score threshold of a drawn sample (the viewer's slider starts there)
+SHOW_SCORE = 0.3
+#: the "query" choice that shows every box of an image
+ALL_QUERIES = "all"
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One image of the sample viewer: each GT and predicted box (xywh pixels) with its query (the description,
+    category or expression it answers), and the text to show beside it (e.g. a caption and its references).
+
+    ``badness`` orders the viewer (worst first); a predicted box's score is None for formats without scores.
+    """
+
+    image: str | None
+    title: str
+    badness: float
+    gt: list[tuple[list[float], str]] = field(default_factory=list)
+    predicted: list[tuple[list[float], str, float | None]] = field(default_factory=list)
+    text: str = ""
+
+    def queries(self) -> list[str]:
+        """The queries of this image, in first-seen order."""
+        return list(dict.fromkeys([q for _, q in self.gt] + [q for _, q, _ in self.predicted]))
+
+    def boxes(self, query: str = ALL_QUERIES,
+              threshold: float = SHOW_SCORE) -> tuple[list[tuple[list[float], str, str]], int]:
+        """The boxes to draw for one query (or all), predictions scoring below ``threshold`` left out, marked as
+        :func:`mark_boxes` does; with all queries a box is drawn once (GT: its first two queries; prediction: the
+        query it scores highest for)."""
+        every = query == ALL_QUERIES
+        gt: dict[tuple[float, ...], list[str]] = {}
+        for box, q in self.gt:
+            if every or q == query:
+                gt.setdefault(tuple(box), []).append(q)
+        best: dict[tuple[float, ...], tuple[float, str]] = {}
+        for box, q, score in self.predicted:
+            value = 1.0 if score is None else score
+            if (every or q == query) and value >= threshold and value > best.get(tuple(box), (-1.0, ""))[0]:
+                best[tuple(box)] = (value, q)
+        gt_boxes = [(list(b), " / ".join(q[:2]) if every else "GT") for b, q in gt.items()]
+        scored = any(score is not None for _, _, score in self.predicted)
+        shown = [(list(b), " ".join(([q] if every else []) + ([f"{s:.2f}"] if scored else [] if every else
+                                                                ["prediction"])))
+                 for b, (s, q) in best.items()]
+        return mark_boxes(gt_boxes, shown)
+
+    def sample(self, query: str = ALL_QUERIES, threshold: float = SHOW_SCORE) -> Sample:
+        """This scene as one drawable :class:`Sample`."""
+        caption = self.title + (f" | {self.text}" if self.text else "")
+        return Sample(image=self.image, caption=caption, boxes=self.boxes(query, threshold)[0])
+
+
+def detection_badness(gt: list[tuple[list[float], str]], predicted: list[tuple[list[float], str, float | None]],
+                      threshold: float = SHOW_SCORE) -> int:
+    """Missed plus spurious boxes of one image, query by query, predictions at or above ``threshold``."""
+    scene = Scene(image=None, title="", badness=0.0, gt=gt, predicted=predicted)
+    return sum(scene.boxes(q, threshold)[1] for q in scene.queries())
+
+
 def check_examples(references: Any, predictions: Any) -> None:
     """An ``evaluate`` module's inputs: two lists of one length (``None`` or a mismatch is a clear error)."""
     from .errors import PredictionError
@@ -161,6 +221,9 @@ class Benchmark:
     space_subsets: ClassVar[tuple[str, ...]] = ("default",)
     #: a module defining ``text``, ``tables``, ``plots`` and ``samples`` (the hooks below, as functions)
     views_module: ClassVar[str | None] = None
+    #: JSON values a prediction file for the largest real split holds at most (sized from the release's counts of
+    #: entries and boxes); the Space refuses bigger uploads (None: no bound of its own)
+    max_prediction_values: ClassVar[int | None] = None
     #: a module defining ``load_references(source, split)``, ``references_from_rows(rows, source=)``,
     #: ``build(raw, out, **options)`` and ``export(folder, split)``, which the default hooks call
     reader_module: ClassVar[str | None] = None
@@ -195,11 +258,12 @@ class Benchmark:
         """Rows of the Hub dataset (the ``evaluate`` module's references) -> records."""
         return self._reader().references_from_rows(rows, source="references")
 
-    def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
-        """A prediction file (official format) -> its parsed entries."""
+    def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
+                         max_values: int | None = None) -> Any:
+        """A prediction file (official format) -> its parsed entries; the limits as :func:`vlbench.io.read_json`."""
         from .io import MAX_JSON_BYTES, read_json
 
-        return read_json(source, what="prediction file", max_bytes=max_bytes or MAX_JSON_BYTES)
+        return read_json(source, what="prediction file", max_bytes=max_bytes or MAX_JSON_BYTES, max_values=max_values)
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """Per-example predictions of the ``evaluate`` module (aligned with ``references``) -> official entries."""
@@ -256,9 +320,14 @@ class Benchmark:
         """matplotlib figures; ``figure(**kwargs)`` makes a new one (object API, thread-safe)."""
         return self._views().plots(result, figure) if self.views_module else {}
 
+    def scenes(self, references: Any, predictions: Any, result: Any) -> list[Scene]:
+        """Every image of the sample viewer with its boxes per query (any order: callers sort by badness)."""
+        return self._views().scenes(references, predictions, result) if self.views_module else []
+
     def samples(self, references: Any, predictions: Any, result: Any, k: int) -> list[Sample]:
         """The ``k`` samples most worth looking at (worst first), from records and parsed predictions."""
-        return self._views().samples(references, predictions, result, k) if self.views_module else []
+        ranked = sorted(self.scenes(references, predictions, result), key=lambda s: -s.badness)
+        return [scene.sample() for scene in ranked[:k]]
 
     # -- the Space ---------------------------------------------------------------------------------
     def sample_references(self, subset: str) -> str:

@@ -13,24 +13,36 @@ from typing import Any
 
 from .errors import FormatError
 
-__all__ = ["read_json", "require_file", "check_output", "write_text_atomic", "arrow_to_numpy", "arrow_codes",
+__all__ = ["read_json", "json_values_bound", "require_file", "check_output", "write_text_atomic", "arrow_to_numpy", "arrow_codes",
            "MAX_JSON_BYTES"]
 
 #: Upper bound on the (decompressed) size of a JSON file we agree to parse.
 MAX_JSON_BYTES = 2 * 1024**3
 
 
-def _read_bytes(path: Path, max_bytes: int) -> bytes:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    else:
-        with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise FormatError(f"the file is larger than {max_bytes:,} bytes (decompressed)",
-                          file=str(path), fix="split it, or raise the limit with max_bytes=")
-    return data
+def json_values_bound(chunk: bytes) -> int:
+    """An upper bound on the JSON values (numbers, strings, literals, arrays, objects) that start in ``chunk``: each
+    one but the first follows a ',', '[' or '{' (counting those inside strings too only raises the bound)."""
+    return chunk.count(b",") + chunk.count(b"[") + chunk.count(b"{")
+
+
+def _read_bytes(path: Path, max_bytes: int, max_values: int | None = None) -> bytes:
+    """The file's (decompressed) bytes, read in chunks so that a limit stops the reading, not the parsing."""
+    parts, size, values = [], 0, 1
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
+        while chunk := fh.read(min(1 << 22, max_bytes + 1 - size)):
+            parts.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise FormatError(f"the file is larger than {max_bytes:,} bytes (decompressed)", file=str(path),
+                                  fix="split it, or raise the limit with max_bytes=")
+            values += json_values_bound(chunk)
+            if max_values is not None and values > max_values:
+                raise FormatError(f"the file holds more than {max_values:,} JSON values (numbers, strings, lists, "
+                                  "objects)", file=str(path),
+                                  fix="keep fewer predictions (e.g. the best 100 boxes per image), or score it with "
+                                      "vlbench on your own machine")
+    return b"".join(parts)
 
 
 def require_file(path: str | os.PathLike, what: str = "file") -> Path:
@@ -87,11 +99,13 @@ def write_text_atomic(path: str | os.PathLike, text: str, what: str = "output") 
     return p
 
 
-def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, what: str = "file") -> Any:
-    """Parse a ``.json`` or ``.json.gz`` file; any failure is a :class:`FormatError` naming the file."""
+def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, max_values: int | None = None,
+              what: str = "file") -> Any:
+    """Parse a ``.json`` or ``.json.gz`` file; any failure is a :class:`FormatError` naming the file. The limits
+    (decompressed bytes, JSON values as bounded by :func:`json_values_bound`) are checked while reading."""
     p = require_file(path, what)
     try:
-        data = _read_bytes(p, max_bytes)
+        data = _read_bytes(p, max_bytes, max_values)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise FormatError(f"cannot read the {what} ({exc})", file=str(p)) from None
     with _gc_paused():  # the cyclic GC rescans the growing object graph: 3x slower on big files

@@ -94,14 +94,13 @@ COLOURS = {"gt": (20, 170, 60), "miss": (240, 150, 0), "match": (40, 110, 230), 
 MIN_SIDE = 640
 
 
-def draw(sample: Sample, image_bytes: bytes | None) -> Any:
-    """The sample's boxes (xywh pixels) on its whole image, on a canvas grown (grey) wherever a box reaches beyond
-    the image so that no box is cut; enlarged to a readable size; each label on a filled band of its colour."""
-    from PIL import Image, ImageDraw
-
-    image = Image.open(io.BytesIO(image_bytes)).convert("RGB") if image_bytes is not None else None
-    w0, h0 = image.size if image is not None else (0, 0)
-    boxes = [(b, label, kind) for b, label, kind in sample.boxes if all(v == v for v in b)]
+def layout(sample: Sample, image_size: tuple[int, int] | None) -> tuple[tuple[int, int], float, tuple[float, float],
+                                                                       list[tuple[list[float], str, str]]]:
+    """Where :func:`draw` puts things: the canvas size, the image's scale and top-left corner on it, and each drawable
+    box as (xyxy canvas pixels, label, kind). The canvas holds the whole image and every box whole (grown, grey,
+    where a box reaches beyond the image), enlarged to a readable size and capped at 4096 pixels a side."""
+    w0, h0 = image_size or (0, 0)
+    boxes = [(b, label, kind) for b, label, kind in sample.boxes if all(v == v for v in b)]   # NaN boxes: nothing
     left = min([0.0] + [b[0] for b, _, _ in boxes])
     top = min([0.0] + [b[1] for b, _, _ in boxes])
     right = max([float(w0 or 320)] + [b[0] + max(b[2], 0) for b, _, _ in boxes])
@@ -110,16 +109,28 @@ def draw(sample: Sample, image_bytes: bytes | None) -> Any:
     scale = max(1.0, MIN_SIDE / max(1.0, min(right - left, bottom - top)))
     scale = min(scale, 4096 / max(right - left, bottom - top, 1.0))     # a huge stray box must not blow memory up
     size = (round((right - left) * scale) + 2 * pad, round((bottom - top) * scale) + 2 * pad)
+    corner = (-left * scale + pad, -top * scale + pad)
+    placed = [([(x - left) * scale + pad, (y - top) * scale + pad, (x - left + max(w, 0)) * scale + pad,
+                (y - top + max(h, 0)) * scale + pad], label, kind) for (x, y, w, h), label, kind in boxes]
+    return size, scale, corner, placed
+
+
+def draw(sample: Sample, image_bytes: bytes | None) -> Any:
+    """The sample's boxes (xywh pixels) on its whole image, placed by :func:`layout`; each label on a filled band of
+    its colour, kept on the canvas."""
+    from PIL import Image, ImageDraw
+
+    image = Image.open(io.BytesIO(image_bytes)).convert("RGB") if image_bytes is not None else None
+    size, scale, corner, placed = layout(sample, image.size if image is not None else None)
     img = Image.new("RGB", size, (200, 200, 200))
     if image is not None:
-        img.paste(image.resize((max(1, round(w0 * scale)), max(1, round(h0 * scale)))),
-                  (round(-left * scale) + pad, round(-top * scale) + pad))
+        img.paste(image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale)))),
+                  (round(corner[0]), round(corner[1])))
     canvas = ImageDraw.Draw(img)
     width = max(2, round(min(img.size) / 200))
-    for (x, y, w, h), label, kind in boxes:
+    for (x0, y0, x1, y1), label, kind in placed:
         colour = COLOURS.get(kind, COLOURS["fp"])
-        x0, y0 = (x - left) * scale + pad, (y - top) * scale + pad
-        canvas.rectangle([x0, y0, x0 + max(w, 0) * scale, y0 + max(h, 0) * scale], outline=colour, width=width)
+        canvas.rectangle([x0, y0, x1, y1], outline=colour, width=width)
         if label:
             text = label[:40]
             t_left, t_top, t_right, t_bottom = canvas.textbbox((0, 0), text)

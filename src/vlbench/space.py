@@ -12,9 +12,11 @@ import os
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .benchmark import ALL_QUERIES, SHOW_SCORE
 from .benchmarks import all_benchmarks, get_benchmark
 from .errors import VlbenchError
 
@@ -22,13 +24,29 @@ __all__ = ["sample_references", "example_predictions", "build_app", "run_space",
            "labels"]
 
 #: Maximum decompressed bytes of one upload (a .json, .json.gz or all the members of a .zip), checked while
-#: reading. Parsing JSON costs ~30 bytes of memory per byte, so 64 MiB bounds a request near 2 GB; the real
-#: prediction files of the bundled-sample scale are far below it. ``VLBENCH_SPACE_MAX_MB`` overrides it.
+#: reading; ``VLBENCH_SPACE_MAX_MB`` overrides it. The real prediction files of the bundled samples are far below it.
 MAX_UPLOAD_BYTES = int(float(os.environ.get("VLBENCH_SPACE_MAX_MB", "64")) * 1024**2)
+#: Memory one request may spend on its upload (parsed entries and the scorer's working set), beyond the app's own;
+#: ``VLBENCH_SPACE_MEMORY_MB`` overrides it. CONCURRENCY requests run at once, the rest wait in the queue, so the
+#: Space needs its base plus CONCURRENCY times this.
+MEMORY_BUDGET = int(float(os.environ.get("VLBENCH_SPACE_MEMORY_MB", "1024")) * 1024**2)
+#: Memory one JSON value of an upload costs at most once parsed and scored (~70 bytes as a Python object, as much
+#: again for the scorer's arrays and the viewer; bench/space_memory.py measures it per benchmark)
+BYTES_PER_VALUE = 200
 #: Members of an uploaded .zip read at most (one per sub-dataset, with room to spare).
 MAX_ZIP_MEMBERS = 64
-#: Requests scored at once; the others wait in the queue (each is bounded by MAX_UPLOAD_BYTES).
+#: Requests scored at once, all scoring events together; the others wait in the queue.
 CONCURRENCY = 2
+
+
+def upload_limits(bench: Any) -> tuple[int, int]:
+    """(decompressed bytes, JSON values) one upload for ``bench`` may hold: what its largest real split needs, and
+    what MEMORY_BUDGET affords: half of it for the values, half for the text (kept while parsing, and the strings
+    parsed from it: twice its size at most)."""
+    values = MEMORY_BUDGET // (2 * BYTES_PER_VALUE)
+    if bench.max_prediction_values:
+        values = min(values, bench.max_prediction_values)
+    return min(MAX_UPLOAD_BYTES, MEMORY_BUDGET // 4), values
 
 
 def labels() -> dict[str, str]:
@@ -60,21 +78,24 @@ def sample_references(benchmark: str, subset: str | None = None) -> str:
 
 
 def example_predictions(benchmark: str, quality: str, subset: str | None = None) -> str:
-    """The bundled good / poor example prediction file of a choice; a folder of files is served as a .zip (made
-    once per process in one folder: repeated clicks write nothing new)."""
+    """The bundled good / poor example prediction file of a choice, as a copy in one temp folder per process (Gradio
+    serves files from the temp folder or the working directory only, and the package may be installed anywhere); a
+    folder of files is served as a .zip. Made once: repeated clicks write nothing new."""
     import zipfile
 
     bench, subset = _allowed(benchmark, subset, quality)
     path = Path(bench.example_predictions(quality, subset))
-    if not path.is_dir():
-        return str(path)
-    target = Path(tempfile.gettempdir()) / f"vlbench-examples-{os.getpid()}" / f"{bench.id}_{path.name}.zip"
+    target = (Path(tempfile.gettempdir()) / f"vlbench-examples-{os.getpid()}" / bench.id / quality
+              / (f"{bench.id}_{path.name}.zip" if path.is_dir() else path.name))
     if not target.exists():
-        target.parent.mkdir(exist_ok=True)
-        tmp = target.with_suffix(".tmp")
-        with zipfile.ZipFile(tmp, "w") as zf:
-            for f in sorted(path.glob("*.json")):
-                zf.write(f, f.name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".tmp")
+        if path.is_dir():
+            with zipfile.ZipFile(tmp, "w") as zf:
+                for f in sorted(path.glob("*.json")):
+                    zf.write(f, f.name)
+        else:
+            shutil.copyfile(path, tmp)
         tmp.replace(target)
     return str(target)
 
@@ -118,9 +139,11 @@ def _score(benchmark: str, subset: str | None, predictions_path: str, references
     bench, subset = _allowed(benchmark, subset)
     options = bench.space_options(subset)
     refs_path = references_path or bench.sample_references(subset)
-    unpacked = _unzip_predictions(predictions_path) if zipfile.is_zipfile(predictions_path) else None
+    max_bytes, max_values = upload_limits(bench)
+    unpacked = (_unzip_predictions(predictions_path, max_bytes, max_values) if zipfile.is_zipfile(predictions_path)
+                else None)
     try:
-        preds = bench.read_predictions(str(unpacked or predictions_path), max_bytes=MAX_UPLOAD_BYTES)
+        preds = bench.read_predictions(str(unpacked or predictions_path), max_bytes=max_bytes, max_values=max_values)
     finally:
         if unpacked is not None:
             shutil.rmtree(unpacked, ignore_errors=True)
@@ -129,17 +152,18 @@ def _score(benchmark: str, subset: str | None, predictions_path: str, references
     return result, refs, preds, refs_path
 
 
-def _unzip_predictions(path: str) -> Path:
+def _unzip_predictions(path: str, max_bytes: int, max_values: int) -> Path:
     """A .zip of per-sub-dataset prediction files (<name>.json) -> a temp folder: names flattened, at most
-    MAX_ZIP_MEMBERS files and MAX_UPLOAD_BYTES in all (counted while decompressing), one file per name."""
+    MAX_ZIP_MEMBERS files, ``max_bytes`` and ``max_values`` in all (counted while decompressing), one file per name."""
     import zipfile
 
     from .errors import FormatError
+    from .io import json_values_bound
 
     name_of_upload = Path(path).name
     folder = Path(tempfile.mkdtemp(prefix="vlbench-upload-"))
     try:
-        total, seen = 0, {}
+        total, values, seen = 0, 0, {}
         with zipfile.ZipFile(path) as zf:
             members = [i for i in zf.infolist() if not i.is_dir() and i.filename.endswith((".json", ".json.gz"))]
             if len(members) > MAX_ZIP_MEMBERS:
@@ -154,9 +178,11 @@ def _unzip_predictions(path: str) -> Path:
                 with zf.open(info) as src, open(folder / name, "wb") as dst:
                     while chunk := src.read(1 << 20):
                         total += len(chunk)
-                        if total > MAX_UPLOAD_BYTES:
-                            raise FormatError(f"the archive unpacks to more than {MAX_UPLOAD_BYTES:,} bytes",
-                                              file=name_of_upload, fix="upload fewer or smaller files")
+                        values += json_values_bound(chunk)
+                        if total > max_bytes or values > max_values:
+                            raise FormatError(f"the archive unpacks to more than {max_bytes:,} bytes or "
+                                              f"{max_values:,} JSON values", file=name_of_upload,
+                                              fix="upload fewer predictions (e.g. the best 100 boxes per image)")
                         dst.write(chunk)
     except zipfile.BadZipFile as exc:
         shutil.rmtree(folder, ignore_errors=True)
@@ -170,6 +196,81 @@ def _unzip_predictions(path: str) -> Path:
 def _shown(value: Any) -> Any:
     """One way to show a number on the page: two decimals (as the papers and leaderboards), ``null`` for none."""
     return "null" if value is None else f"{value:.2f}" if isinstance(value, float) else value
+
+
+# -- the sample viewer --------------------------------------------------------------------------------------
+
+#: images of one upload the viewer keeps (worst first), shown PAGE_SIZE to a page
+MAX_SCENES = 500
+PAGE_SIZE = 20
+LEGEND_WORDS = {"gt": "ground truth found", "miss": "ground truth missed",
+                "match": "prediction matching a ground truth (IoU ≥ 0.5)", "fp": "false positive"}
+
+
+def legend() -> str:
+    """The viewer's legend (HTML in Markdown), in the colours :func:`vlbench.report.draw` uses."""
+    from .report import COLOURS
+
+    keys = " · ".join(f'<span style="color: rgb{COLOURS[k]}; font-weight: bold">■ {words}</span>'
+                      for k, words in LEGEND_WORDS.items())
+    return (keys + ". Predictions scoring below the threshold are hidden; each image is shown whole, grown in grey "
+            "where a box reaches beyond it.")
+
+
+def viewer_state(benchmark: str, references: Any, predictions: Any, result: Any, references_path: str) -> dict:
+    """What the viewer of one upload needs (kept per browser session): its scenes worst first, at most MAX_SCENES."""
+    ranked = sorted(get_benchmark(benchmark).scenes(references, predictions, result), key=lambda s: -s.badness)
+    return {"scenes": ranked[:MAX_SCENES], "total": len(ranked), "references": references_path}
+
+
+def viewer_page(state: Any, page: Any) -> tuple[int, list[tuple[str, int]], str]:
+    """(page shown, its image choices as (label, rank), "page k of n"); the page is clamped to the ones there are."""
+    scenes = state["scenes"] if isinstance(state, dict) else []
+    pages = max(1, -(-len(scenes) // PAGE_SIZE))
+    page = min(max(int(page) if isinstance(page, (int, float)) else 0, 0), pages - 1)
+    first = page * PAGE_SIZE
+    shown = [(f"#{first + n + 1} {scene.title}", first + n) for n, scene in enumerate(scenes[first:first + PAGE_SIZE])]
+    kept = f" (the worst {len(scenes)} of {state['total']})" if scenes and state["total"] > len(scenes) else ""
+    return page, shown, f"page {page + 1} of {pages}, worst first{kept}" if scenes else "no images to show"
+
+
+def _scene(state: Any, rank: Any) -> Any:
+    scenes = state["scenes"] if isinstance(state, dict) else []
+    return scenes[rank] if isinstance(rank, int) and 0 <= rank < len(scenes) else None
+
+
+def viewer_queries(state: Any, rank: Any) -> list[str]:
+    """The query choices of an image: all boxes, then each description / category / expression."""
+    scene = _scene(state, rank)
+    return [ALL_QUERIES] + scene.queries() if scene is not None else []
+
+
+def viewer_draw(state: Any, rank: Any, query: Any, threshold: Any) -> tuple[Any, str, str]:
+    """(drawn image, caption, the drawn boxes as JSON in the drawn image's pixels) of one image and query."""
+    from . import report
+
+    scene = _scene(state, rank)
+    if scene is None:
+        return None, "", "[]"
+    query = query if query in scene.queries() else ALL_QUERIES
+    threshold = min(max(float(threshold), 0.0), 1.0) if isinstance(threshold, (int, float)) else SHOW_SCORE
+    sample = scene.sample(query, threshold)
+    image_bytes = report.image_reader(state["references"])(scene.image) if scene.image else None
+    image = report.draw(sample, image_bytes)
+    placed = report.layout(sample, None if image_bytes is None else _size(image_bytes))[3]
+    boxes = {"size": list(image.size), "boxes": [{"xyxy": [round(v, 1) for v in xyxy], "kind": kind, "label": label}
+                                                 for xyxy, label, kind in placed]}
+    caption = f"**{scene.title}**" + (f" — query: {query}" if query != ALL_QUERIES else "")
+    return image, caption + (f"\n\n{scene.text}" if scene.text else ""), json.dumps(boxes)
+
+
+def _size(image_bytes: bytes) -> tuple[int, int]:
+    import io as _io
+
+    from PIL import Image
+
+    with Image.open(_io.BytesIO(image_bytes)) as img:
+        return img.size
 
 
 # -- the full Space ---------------------------------------------------------------------------------------
@@ -201,7 +302,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
             progress(fraction, desc=what)
 
     empty = ([gr.Dataframe(visible=False)] * _N_TABLES + [gr.Plot(visible=False)] * _N_PLOTS
-             + [[], None, []])
+             + [None, None, []])
     if not predictions_path:
         return ["**Error:** upload a prediction file (or click an example) first.", ""] + empty
     if benchmark not in labels() or subset not in choices(benchmark):
@@ -211,12 +312,12 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     try:
         refs_path = _references(benchmark, subset, references) if references and references != BUNDLED else None
         result, refs, preds, refs_path = _score(benchmark, subset, predictions_path, refs_path, protocol=protocol)
-        gallery = report.samples(benchmark, refs, preds, result, images=report.image_reader(refs_path))
+        viewer = viewer_state(benchmark, refs, preds, result, refs_path)
     except VlbenchError as exc:
         return [f"**Error:** {_public(str(exc))}", ""] + empty
     step(0.7, "tables, plots and samples")
     status = "**Scored.**" + ("".join(f"\n\n⚠️ {w}" for w in result.warnings) if result.warnings else " No warnings.")
-    if not gallery:
+    if not viewer["scenes"]:
         status += "\n\nNo samples to show for this choice (several parts at once: pick one to see its images)."
     head = "| metric | value |\n|---|---|\n" + "\n".join(
         f"| {k} | {_shown(v)} |" for k, v in report.headline(result))
@@ -239,7 +340,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
         path.write_text(report.to_csv(table), encoding="utf-8")
         files.append(str(path))
     metrics_json = json.dumps(result.metrics)
-    return [status, head] + table_outputs + plot_outputs + [gallery, metrics_json, files]
+    return [status, head] + table_outputs + plot_outputs + [viewer, metrics_json, files]
 
 
 def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: str | None, protocol: str,
@@ -277,6 +378,75 @@ def _example_loader(quality: str):
         except VlbenchError as exc:   # only enumerated choices reach the file system
             raise gr.Error(_public(str(exc))) from None
     return load
+
+
+@dataclass
+class _Viewer:
+    """The viewer's components (see :func:`_viewer_components`)."""
+
+    state: Any
+    page_no: Any
+    previous: Any
+    following: Any
+    page_label: Any
+    image_pick: Any
+    query_pick: Any
+    threshold: Any
+    view: Any
+    caption: Any
+    boxes: Any
+
+
+def _viewer_components() -> _Viewer:
+    """The Samples tab: pages of images worst first, the query and threshold, the drawn image, its legend."""
+    import gradio as gr
+
+    state = gr.State(None, time_to_live=CACHE_LIFETIME[1])
+    page_no = gr.State(0)
+    with gr.Row():
+        previous = gr.Button("◀ worse images", size="sm", elem_id="page-previous")
+        page_label = gr.Markdown("score a file to see its images", elem_id="page-label")
+        following = gr.Button("better images ▶", size="sm", elem_id="page-next")
+    with gr.Row():
+        image_pick = gr.Dropdown([], label="image (worst first)", elem_id="image-pick", scale=2)
+        query_pick = gr.Dropdown([], label="description / category / expression", elem_id="query-pick", scale=2)
+        threshold = gr.Slider(0.05, 1.0, value=SHOW_SCORE, step=0.05, label="score threshold", elem_id="threshold",
+                              scale=1)
+    gr.Markdown(legend(), elem_id="legend")
+    view = gr.Image(type="pil", label="ground truth and predictions", elem_id="view", interactive=False,
+                    format="png", height=720)
+    caption = gr.Markdown(elem_id="view-caption")
+    with gr.Accordion("the drawn boxes, in pixels of the drawn image (JSON)", open=False):
+        boxes = gr.Code(language="json", elem_id="view-boxes", interactive=False)
+    return _Viewer(state, page_no, previous, following, page_label, image_pick, query_pick, threshold, view, caption,
+                   boxes)
+
+
+def _wire_viewer(v: _Viewer, scored: list[Any]) -> None:
+    """The viewer's events (none of them an API endpoint): a scored upload shows its worst page and image; the
+    page buttons, the image, the query and the threshold redraw."""
+    import gradio as gr
+
+    def turn(state, page, step):
+        page, shown, label = viewer_page(state, page + step)
+        return page, gr.Dropdown(choices=shown, value=shown[0][1] if shown else None), label
+
+    def pick(state, rank, threshold_value):
+        queries = viewer_queries(state, rank)
+        image, caption, boxes = viewer_draw(state, rank, ALL_QUERIES, threshold_value)
+        return gr.Dropdown(choices=queries, value=queries[0] if queries else None), image, caption, boxes
+
+    private = {"api_visibility": "private", "concurrency_id": "viewer", "concurrency_limit": CONCURRENCY}
+    paging = [v.state, v.page_no], [v.page_no, v.image_pick, v.page_label]
+    shown = [v.state, v.image_pick, v.threshold], [v.query_pick, v.view, v.caption, v.boxes]
+    for event in scored:
+        event.then(lambda state, page: turn(state, 0, 0), *paging, **private).then(pick, *shown, **private)
+    v.previous.click(lambda state, page: turn(state, page, -1), *paging, **private).then(pick, *shown, **private)
+    v.following.click(lambda state, page: turn(state, page, 1), *paging, **private).then(pick, *shown, **private)
+    v.image_pick.input(pick, *shown, **private)
+    for changed in (v.query_pick.input, v.threshold.release):
+        changed(viewer_draw, [v.state, v.image_pick, v.query_pick, v.threshold], [v.view, v.caption, v.boxes],
+                **private)
 
 
 def build_app(only: str | None = None):
@@ -317,11 +487,7 @@ def build_app(only: str | None = None):
             with gr.Tab("Plots"):
                 plot_slots = [gr.Plot(visible=False) for _ in range(_N_PLOTS)]
             with gr.Tab("Samples", elem_id="samples-tab"):
-                gr.Markdown("Worst samples first, each whole image letterboxed. Green: ground truth found; orange: "
-                            "ground truth missed; blue: matched prediction; red: false positive (predictions "
-                            "scoring 0.3 or more).")
-                gallery = gr.Gallery(label="worst samples first", columns=3, elem_id="gallery", object_fit="contain",
-                                     height="auto")
+                viewer = _viewer_components()
             with gr.Tab("Downloads", elem_id="downloads-tab"):
                 downloads = gr.File(label="result JSON, model-index YAML, tables as CSV", file_count="multiple",
                                     elem_id="downloads")
@@ -343,19 +509,21 @@ def build_app(only: str | None = None):
         def score_with_progress(b, s, f, pr, name, refs, progress=gr.Progress()):
             return run_space(b, s, f, pr, name, progress, refs)
 
-        run.click(score_with_progress, [bench, subset, upload, protocol, model_name, references],
-                  [status, head] + table_slots + plot_slots + [gallery, metrics_json, downloads],
-                  api_name="score")
+        outputs = [status, head] + table_slots + plot_slots + [viewer.state, metrics_json, downloads]
+        # every event that scores shares one limit of CONCURRENCY (by default each event would have its own)
+        scoring = {"concurrency_id": "scoring", "concurrency_limit": CONCURRENCY}
+        scored = [run.click(score_with_progress, [bench, subset, upload, protocol, model_name, references], outputs,
+                            api_name="score", **scoring)]
         for clicked in (good_click, poor_click):   # an example click scores at once, as a visitor expects
-            clicked.then(score_with_progress, [bench, subset, upload, protocol, model_name, references],
-                         [status, head] + table_slots + plot_slots + [gallery, metrics_json, downloads],
-                         api_visibility="private")
+            scored.append(clicked.then(score_with_progress, [bench, subset, upload, protocol, model_name, references],
+                                       outputs, api_visibility="private", **scoring))
+        _wire_viewer(viewer, scored)
 
         def compare_with_progress(b, s, fa, fb, pr, refs, progress=gr.Progress()):
             return run_compare(b, s, fa, fb, pr, refs, progress)
 
         compare_button.click(compare_with_progress, [bench, subset, upload, upload_b, protocol, references],
-                             [comparison, comparison_file], api_name="compare")
+                             [comparison, comparison_file], api_name="compare", **scoring)
     return demo.queue(default_concurrency_limit=CONCURRENCY)
 
 

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...benchmark import Sample, Table
+from ...benchmark import Scene, Table
 from . import schema
 from .records import NocapsReferences
 
@@ -61,17 +61,17 @@ def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
     return {"per domain": fig}
 
 
-def samples(refs: NocapsReferences, predictions: Any, result: Any, k: int) -> list[Sample]:
-    """The ``k`` images with the lowest CIDEr-D: the caption and three references."""
+def scenes(refs: NocapsReferences, predictions: Any, result: Any) -> list[Scene]:
+    """One scene per image: the caption and its references; the lowest CIDEr-D first."""
     pi = result.breakdowns["per_image"]
     row = {img: n for n, img in enumerate(refs.image_ids)}
     out = []
-    for i in np.argsort(np.asarray(pi["CIDEr"], dtype=float), kind="stable")[:k]:
-        img = pi["image_id"][i]
+    for i, img in enumerate(pi["image_id"]):
         n = row.get(img)
         file_name = refs.file_names[n] if n is not None and refs.file_names else None
-        references = refs.references[n][:3] if n is not None else []
-        out.append(Sample(image=file_name or None,
-                          caption=f"image {img} ({pi['domain'][i]}), CIDEr {float(pi['CIDEr'][i]):.1f}: "
-                                  f"\"{pi['caption'][i]}\" | references: " + " / ".join(references)))
+        cider = float(pi["CIDEr"][i])
+        references = refs.references[n] if n is not None else []
+        out.append(Scene(image=file_name or None, title=f"image {img} ({pi['domain'][i]}), CIDEr {cider:.1f}",
+                         badness=-cider, text=f"caption: \"{pi['caption'][i]}\" | references: "
+                                              + " / ".join(references)))
     return out

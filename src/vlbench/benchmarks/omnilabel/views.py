@@ -7,11 +7,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...benchmark import Sample, Table, mark_boxes
+from ...benchmark import Scene, Table, detection_badness
 from .records import OmniLabelReferences
 
-#: predictions below this score are not drawn
-SHOW_SCORE = 0.3
+#: predictions below this score are not kept for the viewer (its slider starts at this value)
+MIN_SCORE = 0.05
 
 
 def _r(v: Any) -> Any:
@@ -55,37 +55,29 @@ def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
     return {"precision-recall": fig}
 
 
-def _gt_by_image(refs: OmniLabelReferences) -> dict[int, list[tuple[list[float], str]]]:
-    """Image index -> (box, label) per GT box; a box listed under several descriptions shows two of them."""
-    out: dict[int, dict[int, tuple[list[float], list[str]]]] = {}
-    image_of = refs.pair_image[refs.gt_pair]
-    for img, gid, box, pair in zip(image_of.tolist(), refs.gt_id.tolist(), refs.gt_box.tolist(), refs.gt_pair.tolist()):
-        entry = out.setdefault(img, {}).setdefault(gid, (box, []))
-        entry[1].append(refs.descr_text[int(refs.pair_descr[pair])])
-    return {img: [(box, " / ".join(labels[:2])) for box, labels in boxes.values()] for img, boxes in out.items()}
-
-
-def samples(refs: OmniLabelReferences, predictions: Any, result: Any, k: int) -> list[Sample]:
-    """The ``k`` images with most missed or spurious boxes (GT vs predictions scoring >= 0.3, IoU 0.5)."""
+def scenes(refs: OmniLabelReferences, predictions: Any, result: Any) -> list[Scene]:
+    """A scene per image, boxes by description (predictions only for descriptions of the image's label space);
+    most missed or spurious boxes (at the default score threshold, IoU 0.5) first."""
     if not isinstance(predictions, list):
         return []
     index = {int(i): n for n, i in enumerate(refs.image_ids.tolist())}
-    gt = _gt_by_image(refs)
-    pred: dict[int, list[tuple[list[float], str]]] = {}
+    space: dict[int, set[int]] = {}
+    for img, descr in zip(refs.pair_image.tolist(), refs.pair_descr.tolist()):
+        space.setdefault(img, set()).add(descr)
+    gt: dict[int, list[tuple[list[float], str]]] = {}
+    for pair, box in zip(refs.gt_pair.tolist(), refs.gt_box.tolist()):
+        gt.setdefault(int(refs.pair_image[pair]), []).append((box, refs.descr_text[int(refs.pair_descr[pair])]))
+    pred: dict[int, list[tuple[list[float], str, float]]] = {}
     for p in predictions:
-        scores = p.get("scores") if isinstance(p, dict) else None
-        if not scores or p.get("image_id") not in index:
+        img = index.get(p.get("image_id")) if isinstance(p, dict) else None
+        if img is None or not isinstance(p.get("scores"), list) or not isinstance(p.get("description_ids"), list):
             continue
-        best = int(np.argmax(scores))
-        if scores[best] >= SHOW_SCORE:
-            label = refs.descr_text.get(p["description_ids"][best], "")
-            pred.setdefault(index[p["image_id"]], []).append((p["bbox"], f"{label} {scores[best]:.2f}"))
-    shown = []
-    for img in range(len(refs.image_ids)):
-        boxes, errors = mark_boxes(gt.get(img, []), pred.get(img, []))
-        shown.append((-errors, img, boxes, errors))
+        for descr, score in zip(p["description_ids"], p["scores"]):
+            if descr in space.get(img, ()) and isinstance(score, (int, float)) and score >= MIN_SCORE:
+                pred.setdefault(img, []).append((p["bbox"], refs.descr_text.get(descr, str(descr)), float(score)))
     out = []
-    for _, img, boxes, errors in sorted(shown)[:k]:
-        out.append(Sample(image=refs.image_file[img], boxes=boxes,
-                          caption=f"image {int(refs.image_ids[img])}: {errors} missed or spurious boxes"))
+    for img in range(len(refs.image_ids)):
+        errors = detection_badness(gt.get(img, []), pred.get(img, []))
+        out.append(Scene(image=refs.image_file[img], badness=errors, gt=gt.get(img, []), predicted=pred.get(img, []),
+                         title=f"image {int(refs.image_ids[img])}: {errors} missed or spurious boxes"))
     return out

@@ -54,6 +54,9 @@ class OVDEval(Benchmark):
     outputs_note = ("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
                     "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the paper's Table 3).")
     views_module = f"{__name__}.views"
+    #: all 9 sub-datasets (~20k images): 100 boxes per image, each {"image_id", "category_id", "bbox" (5), "score"}
+    #: (9 values)
+    max_prediction_values = 20_000_000
     reader_module = f"{__name__}.reader"
     space_subsets = ("color", "material", _ALL)
 
@@ -72,11 +75,12 @@ class OVDEval(Benchmark):
         subset = references_from_rows(rows, source="references")
         return OVDEvalReferences(subsets={subset.name: subset}, source="references")
 
-    def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
+    def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
+                         max_values: int | None = None) -> Any:
         """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together."""
         from .reader import read_predictions
 
-        return read_predictions(source, max_bytes=max_bytes)
+        return read_predictions(source, max_bytes=max_bytes, max_values=max_values)
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"boxes", "scores", "labels"}`` per image -> COCO results."""

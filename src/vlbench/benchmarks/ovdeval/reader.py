@@ -79,15 +79,15 @@ PREDICTION_STEMS = ("{}", "{}_results", "{}_preds", "{}_predictions")
 _PREDICTION_SUFFIXES = tuple(s.removeprefix("{}") for s in PREDICTION_STEMS if s != "{}")
 
 
-def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
+def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None, max_values: int | None = None) -> Any:
     """A prediction file -> its entries; a folder -> a :class:`PredictionFolder` of its ``<name>.json`` /
-    ``<name>_results.json`` files (``.json.gz`` too), one per sub-dataset."""
+    ``<name>_results.json`` files (``.json.gz`` too), one per sub-dataset; the limits apply to each file."""
     from ...io import MAX_JSON_BYTES, read_json
 
     limit = max_bytes or MAX_JSON_BYTES
     path = Path(source)
     if not path.is_dir():
-        return read_json(path, what="prediction file", max_bytes=limit)
+        return read_json(path, what="prediction file", max_bytes=limit, max_values=max_values)
     found: dict[str, Path] = {}
     for f in sorted(path.iterdir()):
         if not f.is_file() or not f.name.endswith((".json", ".json.gz")):
@@ -98,7 +98,8 @@ def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None)
             raise FormatError(f"two prediction files for sub-dataset {name!r}: {found[name].name} and {f.name}",
                               file=str(path), fix="keep one file per sub-dataset")
         found[name] = f
-    return PredictionFolder(entries={n: read_json(f, what="prediction file", max_bytes=limit) for n, f in found.items()},
+    entries = {n: read_json(f, what="prediction file", max_bytes=limit, max_values=max_values) for n, f in found.items()}
+    return PredictionFolder(entries=entries,
                             files={n: str(f) for n, f in found.items()}, folder=str(path))
 
 

@@ -7,12 +7,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...benchmark import Sample, Table, mark_boxes
+from ...benchmark import Scene, Table, detection_badness
 from . import schema
 from .records import OVDEvalReferences
 
-#: predictions below this score are not drawn
-SHOW_SCORE = 0.3
+#: predictions below this score are not kept for the viewer (its slider starts at this value)
+MIN_SCORE = 0.05
 
 
 def _r(v: Any) -> Any:
@@ -84,8 +84,9 @@ def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
     return {"precision-recall": fig}
 
 
-def samples(refs: OVDEvalReferences, predictions: Any, result: Any, k: int) -> list[Sample]:
-    """One sub-dataset: the ``k`` images with most missed or spurious boxes (predictions scoring >= 0.3, IoU 0.5)."""
+def scenes(refs: OVDEvalReferences, predictions: Any, result: Any) -> list[Scene]:
+    """One sub-dataset: a scene per image, boxes by category; most missed or spurious boxes (at the default
+    score threshold, IoU 0.5) first."""
     name = result.options.get("sub_dataset")
     if name not in refs.subsets or not isinstance(predictions, list):
         return []
@@ -93,15 +94,14 @@ def samples(refs: OVDEvalReferences, predictions: Any, result: Any, k: int) -> l
     gt_by: dict[int, list[tuple[list[float], str]]] = {}
     for img, cat, box in zip(gt.ann_image.tolist(), gt.ann_category.tolist(), gt.ann_box.tolist()):
         gt_by.setdefault(img, []).append((box, gt.category_names.get(cat, str(cat))))
-    pred_by: dict[int, list[tuple[list[float], str]]] = {}
+    pred_by: dict[int, list[tuple[list[float], str, float]]] = {}
     for p in predictions:
-        if isinstance(p, dict) and isinstance(p.get("score"), (int, float)) and p["score"] >= SHOW_SCORE:
+        if isinstance(p, dict) and isinstance(p.get("score"), (int, float)) and p["score"] >= MIN_SCORE:
             label = gt.category_names.get(p.get("category_id"), str(p.get("category_id")))
-            pred_by.setdefault(p.get("image_id"), []).append((p["bbox"], f"{label} {p['score']:.2f}"))
-    ranked = []
+            pred_by.setdefault(p.get("image_id"), []).append((p["bbox"], label, float(p["score"])))
+    out = []
     for img in gt.image_ids.tolist():
-        boxes, errors = mark_boxes(gt_by.get(img, []), pred_by.get(img, []))
-        ranked.append((-errors, img, boxes, errors))
-    return [Sample(image=gt.image_file.get(img) or None, boxes=boxes,
-                   caption=f"image {img}: {errors} missed or spurious boxes")
-            for _, img, boxes, errors in sorted(ranked)[:k]]
+        errors = detection_badness(gt_by.get(img, []), pred_by.get(img, []))
+        out.append(Scene(image=gt.image_file.get(img) or None, title=f"image {img}: {errors} missed or spurious boxes",
+                         badness=errors, gt=gt_by.get(img, []), predicted=pred_by.get(img, [])))
+    return out

@@ -24,6 +24,8 @@ __all__ = ["load_references", "references_from_rows", "build", "export", "releas
 SCORING_COLUMNS = ("id", "bbox", "ori_category_id")
 #: image key columns, the first present one is used to resample expressions by image
 IMAGE_COLUMNS = ("file_name", "image_id")
+#: read when present, for showing samples
+SHOWN_COLUMNS = IMAGE_COLUMNS + ("caption",)
 
 
 # --------------------------------------------------------------------------------------------
@@ -86,8 +88,10 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
                      "official scorer does")
     cats = [str(c) for c in table["ori_category_id"].to_pylist()]
     image, image_names = _image_codes(table)
+    expressions = ([str(c or "") for c in table["caption"].to_pylist()] if "caption" in table.column_names else None)
     return RefL4References(ids=ids, bbox_xywh=bbox, ori_category_id=cats, source=source,
-                           other_split_ids=other_split_ids, image=image, image_names=image_names, notes=notes)
+                           other_split_ids=other_split_ids, image=image, image_names=image_names,
+                           expressions=expressions, notes=notes)
 
 
 def _image_codes(table: Any) -> tuple[Any, list[str] | None]:
@@ -141,7 +145,7 @@ def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4Referenc
 
     from ...io import read_json
 
-    columns = SCORING_COLUMNS + ("split",) + IMAGE_COLUMNS
+    columns = SCORING_COLUMNS + ("split",) + SHOWN_COLUMNS
     path = Path(ref)
     chosen = schema.SPLITS if split == "all" else (split,)
     if split not in schema.SPLITS + ("all",):
@@ -322,7 +326,7 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
         if not isinstance(row, dict) or any(k not in row for k in SCORING_COLUMNS):
             raise FormatError(f"reference {index} needs the keys {', '.join(SCORING_COLUMNS)}", file=source,
                               fix="pass rows of the Ref-L4 Hub dataset (or dicts with those keys)")
-        slim.append({k: row[k] for k in SCORING_COLUMNS + IMAGE_COLUMNS if row.get(k) not in (None, "")})
+        slim.append({k: row[k] for k in SCORING_COLUMNS + SHOWN_COLUMNS if row.get(k) not in (None, "")})
     try:
         table = pa.Table.from_pylist(slim)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:

@@ -24,6 +24,8 @@ class RefL4References:
     image: NDArray[np.int64] | None = None
     #: the distinct image keys (file names, else image ids as text) that ``image`` indexes
     image_names: list[str] | None = None
+    #: per row, the referring expression (``caption``), for showing samples; None when the source has none
+    expressions: list[str] | None = None
     #: what reading found worth a warning (kept as the official scorer would take it)
     notes: list[str] = field(default_factory=list)
 

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...benchmark import Sample, Table
+from ...benchmark import Scene, Table
 from ...geometry import xyxy_to_xywh
 from .records import RefL4References
 
@@ -52,21 +52,32 @@ def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
     return {"accuracy": fig}
 
 
-def samples(refs: RefL4References, predictions: Any, result: Any, k: int) -> list[Sample]:
-    """The ``k`` expressions with the lowest IoU: the GT box and the predicted box on the image."""
+def scenes(refs: RefL4References, predictions: Any, result: Any) -> list[Scene]:
+    """One scene per image: each expression's GT box and predicted box; the worst IoU of the image ranks it."""
     if "samples" not in result.breakdowns or not isinstance(predictions, list):
         return []
     iou = np.asarray(result.breakdowns["samples"]["iou"], dtype=float)
     by_id = {p.get("id"): p for p in predictions if isinstance(p, dict)}
+    image_of = refs.image if refs.image is not None else np.arange(len(refs.ids))
+    rows_of: dict[int, list[int]] = {}
+    for i, img in enumerate(image_of.tolist()):
+        rows_of.setdefault(img, []).append(i)
     out = []
-    for i in np.argsort(iou, kind="stable")[:k]:
-        rid = int(refs.ids[i])
-        boxes = [(refs.bbox_xywh[i].tolist(), "GT", "gt")]
-        p = by_id.get(rid)
-        if p is not None:
-            box = np.asarray(p["pred_bbox"], dtype=float)
-            box = box if p.get("format") == "xywh" else xyxy_to_xywh(box[None])[0]
-            boxes.append((box.tolist(), f"prediction (IoU {iou[i]:.3f})", "match" if iou[i] > 0.5 else "fp"))
-        image = refs.image_names[refs.image[i]] if refs.image is not None and refs.image_names else None
-        out.append(Sample(image=image, caption=f"id {rid}: IoU {iou[i]:.3f}", boxes=boxes))
+    for img, rows in rows_of.items():
+        gt, predicted = [], []
+        for i in rows:
+            rid = int(refs.ids[i])
+            text = refs.expressions[i] if refs.expressions else ""
+            query = f"{rid}: {text[:80]}" + ("..." if len(text) > 80 else "") + f" (IoU {iou[i]:.2f})"
+            gt.append((refs.bbox_xywh[i].tolist(), query))
+            p = by_id.get(rid)
+            if p is not None:
+                box = np.asarray(p["pred_bbox"], dtype=float)
+                box = box if p.get("format") == "xywh" else xyxy_to_xywh(box[None])[0]
+                predicted.append((box.tolist(), query, None))
+        worst = float(iou[rows].min())
+        name = refs.image_names[img] if refs.image is not None and refs.image_names else None
+        out.append(Scene(image=name, title=f"{name or 'id ' + str(int(refs.ids[rows[0]]))}: {len(rows)} "
+                                           f"expression(s), lowest IoU {worst:.3f}",
+                         badness=1.0 - worst, gt=gt, predicted=predicted))
     return out
