@@ -42,8 +42,9 @@ def agree(got: dict, expected: dict, tol: float = 1e-6) -> list[str]:
     return bad
 
 
-def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "vlbench", *args], capture_output=True, text=True, timeout=600)
+def run_cli(*args: str, check: bool = False, env: dict | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "vlbench", *args], capture_output=True, text=True, timeout=600,
+                          env=env)
     if check and proc.returncode != 0:
         raise AssertionError(f"vlbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
     return proc

@@ -5,7 +5,10 @@ from __future__ import annotations
 import doctest
 import importlib.util
 import json
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import evaluate
 import pytest
@@ -66,8 +69,13 @@ def test_bad_prediction_in_the_loop_is_a_clear_error():
 
 
 @pytest.mark.parametrize("metric_id", ["ref_l4", "omnilabel", "ovdeval", "nocaps"])
-def test_docstring_and_card_examples_run(metric_id):
-    folder = ROOT / "metrics" / metric_id
+def test_docstring_and_card_examples_run(metric_id, tmp_path, monkeypatch):
+    """From a working directory outside the repository: the examples load the module by vlbench.metric_path."""
+    import vlbench
+
+    monkeypatch.chdir(tmp_path)
+    folder = Path(vlbench.metric_path(metric_id))
+    assert (ROOT / "metrics" / metric_id).resolve() == folder     # the repository's metric Space is that folder
     spec = importlib.util.spec_from_file_location(f"{metric_id}_metric_module", folder / f"{metric_id}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -146,3 +154,25 @@ def test_nocaps_domain_minus_one_is_no_domain_not_out_domain():
                                                                      "captions": ["a red cup on a table"]}],
                              tokenizer="python")
     assert got["B1"] is not None and got["B1_out"] is None and got["CIDEr_out"] is None
+
+
+def test_publish_metric_from_anywhere_writes_a_deployable_folder(tmp_path):
+    """`vlbench publish metric` run outside the repository: the module, its card and app, the wheel, and a
+    requirements.txt installing that wheel; nothing uploaded (--dry-run)."""
+    from vlbench.publish import _source_checkout
+
+    wheel = tmp_path / "vlbench-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"PK")          # a stand-in: the folder is listed, not installed (tests/test_packaging.py does)
+    out = tmp_path / "metric-space"
+    proc = subprocess.run([sys.executable, "-m", "vlbench", "publish", "metric", "ovdeval", "--repo-id", "me/ovdeval",
+                           "--dry-run", "--wheel", str(wheel), "--out", str(out)], cwd=tmp_path, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in out.iterdir()} == {"ovdeval.py", "README.md", "app.py", "requirements.txt", wheel.name}
+    assert (out / "requirements.txt").read_text().splitlines()[0] == f"./{wheel.name}[java]"
+    assert "would upload to space me/ovdeval" in proc.stdout and "ovdeval.py" in proc.stdout
+    again = subprocess.run([sys.executable, "-m", "vlbench", "publish", "metric", "ovdeval", "--repo-id", "me/o",
+                            "--dry-run", "--wheel", str(wheel), "--out", str(out)], cwd=tmp_path, capture_output=True,
+                           text=True)
+    assert again.returncode != 0 and "not empty" in again.stderr and "Traceback" not in again.stderr
+    assert _source_checkout() is not None       # this run is from the checkout; a wheel install has none

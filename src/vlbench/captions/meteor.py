@@ -47,8 +47,9 @@ _PROBE = ("Caf\u00e9 \u2019s \u201cNa\u00efve\u201d", "Caf\u00e9 ' s \" Na\u00ef
 
 def meteor_available() -> tuple[bool, str]:
     """(True, "") when Java and the jar are present, else (False, why)."""
-    if java.java_executable() is None:
-        return False, "Java is not on PATH (install a JRE, e.g. 'apt-get install default-jre-headless')"
+    exe, why = java.find_java()
+    if exe is None:
+        return False, f"no Java found: {why}, or install a JRE (e.g. 'apt-get install default-jre-headless')"
     if java.meteor_jar() is None:
         return False, "pycocoevalcap's meteor-1.5.jar or data/paraphrase-en.gz is missing (pip install pycocoevalcap)"
     return True, "ok"

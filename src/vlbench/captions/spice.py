@@ -46,7 +46,7 @@ def _corenlp_dir() -> Path | None:
 def spice_available() -> tuple[bool, str]:
     """Whether SPICE can run here, and if not exactly what to install."""
     if java.java_executable() is None:
-        return False, "SPICE needs Java on PATH"
+        return False, f"SPICE needs Java: {java.find_java()[1]}"
     if _spice_jar() is None:
         return False, "pycocoevalcap's spice/spice-1.0.jar is missing (pip install pycocoevalcap)"
     if _corenlp_dir() is None:

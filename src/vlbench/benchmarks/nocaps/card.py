@@ -61,7 +61,7 @@ nocaps evaluation server. Built by `vlbench build nocaps`; {sizes}.
 ## Scoring
 
 BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE of the COCO caption toolkit, overall and per domain:
-`evaluate.load("metrics/nocaps")` or `vlbench score nocaps --references <this folder> --predictions captions.json`.
+`evaluate.load(vlbench.metric_path("nocaps"))` or `vlbench score nocaps --references <this folder> --predictions captions.json`.
 
 ## Known quirks of the official scorer (reproduced by vlbench's default protocol)
 

@@ -69,7 +69,7 @@ Boxes are in **pixels, `[x, y, w, h]`**.
 
 AP is computed COCO-style per (image, description) pair but **pooled**: all pairs of a group
 (`categ`, `descr`, `descr-pos`, `descr-s/m/l`) share one score ranking. The headline AP is the
-harmonic mean of AP_categ and AP_descr. Use `evaluate.load("metrics/omnilabel")` or
+harmonic mean of AP_categ and AP_descr. Use `evaluate.load(vlbench.metric_path("omnilabel"))` or
 `vlbench score omnilabel --references <this folder> --predictions preds.json`.
 The test split has no public boxes (the OmniLabel test server never launched): it can be used for
 inference, not scored.

@@ -67,7 +67,7 @@ Boxes are in **pixels, `[x, y, w, h]`**.
 NMS-AP (the official `eval.py`): per image, for every ground-truth box, of all predictions of any
 label with IoU > 0.5 only the highest-scoring one survives; then COCO AP. A detector that puts a
 confident hard-negative label on an object loses the correct detection, which plain AP would not
-punish. Use `evaluate.load("metrics/ovdeval")` or
+punish. Use `evaluate.load(vlbench.metric_path("ovdeval"))` or
 `vlbench score ovdeval --references <this folder> --predictions preds_dir/`.
 
 ## Known quirks of the official scorer (reproduced by vlbench's default protocol)

@@ -69,9 +69,10 @@ exactly as the official `RefL4Evaluator`:
 
 ```python
 import evaluate
+import vlbench
 from datasets import load_dataset
 ds = load_dataset("path/to/this/folder", split="val")
-metric = evaluate.load("metrics/ref_l4")  # from the vlbench repository
+metric = evaluate.load(vlbench.metric_path("ref_l4"))  # installed with vlbench (pip install vlbench)
 for row in ds:
     metric.add(prediction={{"pred_bbox": row["bbox"], "format": "xywh"}}, reference=row)
 print(metric.compute())

@@ -36,8 +36,8 @@ Returns:
     dict with Acc50, Acc75, Acc90, mAcc, small_Acc50, small_mAcc, medium_Acc50, medium_mAcc,
     large_Acc50, large_mAcc, class_Acc50, class_mAcc (percent, or None for an empty size bucket).
 Examples:
-    >>> import evaluate
-    >>> metric = evaluate.load("metrics/ref_l4")
+    >>> import evaluate, vlbench
+    >>> metric = evaluate.load(vlbench.metric_path("ref_l4"))
     >>> refs = [{"id": 0, "bbox": [10, 10, 100, 50], "ori_category_id": "o365_1"},
     ...         {"id": 1, "bbox": [0, 0, 300, 300], "ori_category_id": "refcoco_1"}]
     >>> preds = [{"pred_bbox": [10, 10, 110, 60], "format": "xyxy"},

@@ -35,8 +35,8 @@ Args:
 Returns:
     B1, B2, B3, B4, METEOR, ROUGE_L, CIDEr, SPICE, and the same with _in, _near, _out.
 Examples:
-    >>> import evaluate
-    >>> metric = evaluate.load("metrics/nocaps")
+    >>> import evaluate, vlbench
+    >>> metric = evaluate.load(vlbench.metric_path("nocaps"))
     >>> refs = [{"image_id": 0, "domain": "in-domain", "captions": ["A dog on a sofa.", "A brown dog lying on a couch."]},
     ...         {"image_id": 1, "domain": "out-domain", "captions": ["An accordion on a table.", "A red accordion."]}]
     >>> result = metric.compute(predictions=["a dog lying on a sofa", "a red accordion on a table"], references=refs)

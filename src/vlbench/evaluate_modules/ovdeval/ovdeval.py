@@ -35,8 +35,8 @@ Returns:
     NMS_AP, NMS_AP50, NMS_AP75, NMS_AP_small, NMS_AP_medium, NMS_AP_large, NMS_AR1, NMS_AR10, NMS_AR100,
     NMS_AR_small, NMS_AR_medium, NMS_AR_large, and the same twelve without suppression (AP, AP50, ...).
 Examples:
-    >>> import evaluate
-    >>> metric = evaluate.load("metrics/ovdeval")
+    >>> import evaluate, vlbench
+    >>> metric = evaluate.load(vlbench.metric_path("ovdeval"))
     >>> ref = {"image_id": 0, "boxes": [{"id": 1, "bbox": [100, 100, 100, 80], "category_id": 0,
     ...                                  "area": 8000, "iscrowd": 0}]}                 # a red car
     >>> pred = {"boxes": [[102, 101, 98, 80], [100, 100, 100, 80]], "scores": [0.81, 0.90],

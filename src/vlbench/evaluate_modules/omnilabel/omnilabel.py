@@ -37,8 +37,8 @@ Returns:
     AP, AP_categ, AP_descr, AP_descr_pos, AP_descr_S, AP_descr_M, AP_descr_L, AP50_descr, AP75_descr,
     AP50_categ, AP75_categ, AR_descr, AR_categ (percent, or None).
 Examples:
-    >>> import evaluate
-    >>> metric = evaluate.load("metrics/omnilabel")
+    >>> import evaluate, vlbench
+    >>> metric = evaluate.load(vlbench.metric_path("omnilabel"))
     >>> ref = {"image_id": 1, "labelspace": [{"id": 1, "text": "person", "type": "category"},
     ...                                      {"id": 7, "text": "a person holding an umbrella", "type": "description"}],
     ...        "boxes": [{"id": 1, "bbox": [10, 10, 50, 100], "description_ids": [1, 7], "iscrowd": 0}]}
