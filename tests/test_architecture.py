@@ -25,9 +25,14 @@ FRONT = ("benchmark", "benchmarks", "report", "registration", "metric_card", "me
          "dataset_script", "publish")
 
 
+#: the faces shipped as package data (each names its benchmark: a metric Space's module, the Space's app)
+FACES = ("evaluate_modules", "space_app")
+
+
 def _generic_modules() -> list[Path]:
-    """Every module of src/vlbench outside the benchmark packages benchmarks/<id>/."""
-    return [p for p in sorted(SRC.rglob("*.py")) if len(_relative_to_benchmarks(p).parts) < 2]
+    """Every module of src/vlbench outside the benchmark packages benchmarks/<id>/ and the faces."""
+    return [p for p in sorted(SRC.rglob("*.py")) if len(_relative_to_benchmarks(p).parts) < 2
+            and p.relative_to(SRC).parts[0] not in FACES]
 
 
 def _relative_to_benchmarks(p: Path) -> Path:
@@ -167,7 +172,8 @@ def test_toy_benchmark_through_the_cli_and_the_model_card(plugin_env, tmp_path):
                "--cider-idf", "subset")
     assert bad.returncode == 2 and "--cider-idf applies to nocaps only" in bad.stderr
 
-    block = _cli(plugin_env, "report", str(out), "--model-index", "--model-name", "counter")
+    block = _cli(plugin_env, "report", str(out), "--model-index", "--model-name", "counter", "--dataset-id",
+                 "me/toy-count")
     assert block.returncode == 0, block.stderr
     card = ModelCard(f"---\n{block.stdout}---\n# counter\n")
     result = card.data.to_dict()["model-index"][0]["results"][0]

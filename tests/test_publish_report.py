@@ -17,13 +17,15 @@ def test_report_model_index_round_trips_through_huggingface_hub(tmp_path, ovdeva
     result = tmp_path / "r.json"
     run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"), "--predictions",
             str(ovdeval_sample / "predictions_good" / "color.json"), "--output", str(result), "--quiet", check=True)
-    block = run_cli("report", str(result), "--model-index", "--model-name", "det-x", "--split", "test", check=True).stdout
+    block = run_cli("report", str(result), "--model-index", "--model-name", "det-x", "--split", "test", "--dataset-id",
+                    "me/ovdeval", check=True).stdout
     card = ModelCard(f"---\n{block}---\n# det-x\n")
     name, evals = model_index_to_eval_results(card.data.to_dict()["model-index"])
     metrics = json.loads(result.read_text())["metrics"]
     assert name == "det-x"
     assert {e.metric_type: e.metric_value for e in evals} == {k: round(v, 4) for k, v in metrics.items() if v is not None}
-    assert all(e.dataset_config == "color" and e.dataset_split == "test" for e in evals)
+    assert all(e.dataset_config == "color" and e.dataset_split == "test" and e.dataset_type == "me/ovdeval"
+               for e in evals)
     csv_dir = tmp_path / "csv"
     run_cli("report", str(result), "--csv", str(csv_dir), check=True)
     assert {p.name for p in csv_dir.iterdir()} == {"all_metrics.csv", "per_category.csv"}
@@ -37,13 +39,15 @@ def test_report_rejects_other_files(tmp_path):
 
 
 @pytest.mark.parametrize("bench", ["ref_l4", "omnilabel", "ovdeval", "nocaps"])
-def test_publish_metric_dry_run_lists_the_space_files(bench):
+def test_publish_metric_dry_run_lists_the_space_files(bench, tmp_path):
+    wheel = tmp_path / "vlbench-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"PK")          # a stand-in: listed, not installed (tests/test_packaging.py installs a real one)
     proc = run_cli("publish", "metric", bench, "--folder", str(ROOT / "metrics" / bench), "--repo-id", f"me/{bench}",
-                   "--dry-run", check=True)
+                   "--dry-run", "--wheel", str(wheel), check=True)
     plan = proc.stdout.split("--- README.md ---", 1)[0]
     listed = [line.split()[-1] for line in plan.splitlines() if line.strip() and line.split()[0][0].isdigit()
               and not line.strip().endswith("file(s)")]
-    assert sorted(listed) == sorted(["README.md", "app.py", f"{bench}.py", "requirements.txt"])
+    assert sorted(listed) == sorted(["README.md", "app.py", f"{bench}.py", "requirements.txt", wheel.name])
     front = proc.stdout.split("--- README.md ---", 1)[1].split("---")[1]
     meta = yaml.safe_load(front)
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and "evaluate" in meta["tags"]
@@ -166,3 +170,106 @@ def test_metric_cards_are_generated_from_the_dataset_card_sources():
         assert all(f"vlbench.metric_card: {name} " in text for name in REGIONS), bench
         info = get_benchmark(bench)
         assert info.quirks and all(q in text for q in info.quirks) and info.citation in text
+
+
+# -- the model-card flow (issue #17) ------------------------------------------------------------------------------
+
+CARD = """---
+license: apache-2.0
+tags:
+- object-detection
+model-index:
+- name: det-x
+  results:
+  - task:
+      type: image-to-text
+    dataset:
+      name: nocaps
+      type: someone/nocaps
+      split: validation
+    metrics:
+    - type: CIDEr
+      value: 90.5
+---
+
+# det-x
+
+A detector. Its scores below were written by hand.
+"""
+
+
+def _ref_l4_result(tmp_path, sample_release, split="val", *extra) -> Path:
+    out = tmp_path / f"ref_l4_{split}.json"
+    run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
+            str(sample_release / "predictions_poor.json"), "--split", split, "--output", str(out), "--quiet", *extra,
+            check=True)
+    return out
+
+
+def test_report_into_merges_into_an_existing_card_and_rerunning_replaces(tmp_path, sample_release):
+    """Parsed back with huggingface_hub: the other metadata and the prose as they were, the hand-written nocaps
+    entry kept, the Ref-L4 entries added once (a second run replaces them, here with the other split's values)."""
+    from huggingface_hub import ModelCard
+
+    card_path = tmp_path / "README.md"
+    card_path.write_text(CARD)
+    val = _ref_l4_result(tmp_path, sample_release, "val", "--dataset-id", "me/ref-l4")
+    for _ in range(2):
+        run_cli("report", str(val), "--into", str(card_path), check=True)
+    card = ModelCard.load(card_path)
+    assert card.data.license == "apache-2.0" and card.data.tags == ["object-detection"]
+    assert card.text.strip() == "# det-x\n\nA detector. Its scores below were written by hand."
+    assert card.data.model_name == "det-x"
+    kept = [e for e in card.data.eval_results if e.dataset_type == "someone/nocaps"]
+    ours = [e for e in card.data.eval_results if e.dataset_type == "me/ref-l4"]
+    assert [(e.metric_type, e.metric_value) for e in kept] == [("CIDEr", 90.5)]
+    metrics = json.loads(val.read_text())["metrics"]
+    assert {e.metric_type: e.metric_value for e in ours} == {k: round(v, 4) for k, v in metrics.items()
+                                                               if v is not None}
+    assert len(ours) == len({e.metric_type for e in ours}) and all(e.dataset_split == "val" for e in ours)
+
+
+def test_ref_l4_all_and_unnamed_datasets_are_refused_with_the_fix(tmp_path, sample_release):
+    merged = _ref_l4_result(tmp_path, sample_release, "all", "--dataset-id", "me/ref-l4")
+    for flag in (["--model-index"], ["--into", str(tmp_path / "README.md")]):
+        proc = run_cli("report", str(merged), *flag)
+        assert proc.returncode == 2 and "per split" in proc.stderr and "--split test" in proc.stderr, proc.stderr
+        assert not (tmp_path / "README.md").exists()
+    unnamed = _ref_l4_result(tmp_path, sample_release, "val")
+    assert json.loads(unnamed.read_text())["dataset"] == {"id": None}
+    proc = run_cli("report", str(unnamed), "--model-index")
+    assert proc.returncode == 2 and "--dataset-id ORG/ref-l4" in proc.stderr and "vlbench/" not in proc.stdout
+
+
+def test_a_published_folder_names_its_dataset_in_results(tmp_path, sample_release):
+    """After 'vlbench publish dataset' (its bookkeeping, as the upload cannot run here), a result scored against the
+    folder carries the Hub id, and the card and .eval_results use it without --dataset-id."""
+    from huggingface_hub import ModelCard
+
+    from vlbench.api import record_hub_id
+
+    folder = tmp_path / "hub"
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(folder), check=True)
+    record_hub_id(folder, "me/ref-l4")
+    out = tmp_path / "r.json"
+    run_cli("score", "ref_l4", "--references", str(folder), "--predictions",
+            str(sample_release / "predictions_poor.json"), "--split", "test", "--output", str(out), "--quiet",
+            check=True)
+    assert json.loads(out.read_text())["dataset"] == {"id": "me/ref-l4"}
+    block = run_cli("report", str(out), "--model-index", "--model-name", "g", check=True).stdout
+    assert {e.dataset_type for e in ModelCard(f"---\n{block}---\n").data.eval_results} == {"me/ref-l4"}
+    publish = run_cli("publish", "dataset", "ref_l4", "--folder", str(folder), "--repo-id", "me/other", "--dry-run",
+                      check=True)
+    assert ".vlbench-build.json" not in publish.stdout        # the bookkeeping is not uploaded
+
+
+def test_push_dry_run_prints_the_diff_and_the_one_commit(tmp_path, sample_release):
+    card_path = tmp_path / "README.md"
+    card_path.write_text(CARD)
+    test = _ref_l4_result(tmp_path, sample_release, "test", "--dataset-id", "me/ref-l4")
+    proc = run_cli("report", str(test), "--into", str(card_path), "--push", "me/det-x", "--dry-run",
+                   "--date", "2026-11-22", check=True)
+    assert "would commit to model me/det-x (one commit)" in proc.stdout
+    assert "README.md" in proc.stdout and ".eval_results/ref_l4.yaml" in proc.stdout
+    assert "+      type: me/ref-l4" in proc.stdout and "-license" not in proc.stdout
+    assert "A detector." in card_path.read_text()

@@ -59,12 +59,19 @@ def test_api_through_gradio_client(server, bench, subset, _):
 
     client = Client(server, verbose=False)
     out = client.predict(bench, subset, handle_file(example_predictions(bench, "good", subset)), "official", "m",
-                         "bundled sample", api_name="/score")
+                         "bundled sample", f"me/{bench}", api_name="/score")
     status, metrics_json, files = out[0], out[-2], out[-1]
     assert status.startswith("**Scored.**")
     assert json.loads(metrics_json) == pytest.approx(_cli_metrics(bench, subset), nan_ok=True) or \
         json.loads(metrics_json) == _cli_metrics(bench, subset)
     assert {Path(f).name for f in files} >= {"result.json", "model-index.yaml"}
+    card = Path(next(f for f in files if f.endswith("model-index.yaml"))).read_text()
+    assert f"type: me/{bench}" in card
+    # no dataset id given: no model-card block (never a guessed id), and the page says what to enter
+    out = client.predict(bench, subset, handle_file(example_predictions(bench, "good", subset)), "official", "m",
+                         "bundled sample", api_name="/score")
+    assert "enter the dataset's id on the Hub" in out[0]
+    assert "model-index.yaml" not in {Path(f).name for f in out[-1]}
 
 
 def test_api_malformed_upload_gives_the_scorer_error(server, tmp_path):
@@ -157,6 +164,7 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     _choose(page, "bench", label)
     page.wait_for_timeout(500)
     _choose(page, "subset", subset)
+    page.locator("#dataset-id textarea, #dataset-id input").first.fill(f"me/{bench}")
     page.locator("#example-good").click()
     # wait for the file itself (the label also mentions ".json")
     page.locator("#upload").get_by_text(Path(example_predictions(bench, "good", subset)).stem).first.wait_for(timeout=20_000)

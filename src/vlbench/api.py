@@ -7,14 +7,18 @@ checked not to be another benchmark's file.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from .benchmarks import expect_prediction_list, get_benchmark
+from .io import write_text_atomic
 from .result import Result
 
-__all__ = ["score", "compare", "load_references", "build", "export", "metric_path"]
+__all__ = ["score", "compare", "load_references", "build", "export", "metric_path", "dataset_id_of",
+           "record_hub_id"]
 
 
 def _is_path(value: Any) -> bool:
@@ -46,8 +50,12 @@ def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | 
 
 def score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
           protocol: str = "official", ci: float | None = None, resamples: int = 1000, seed: int = 0,
-          max_bytes: int | None = None, source: str = "predictions", **options: Any) -> Result:
+          max_bytes: int | None = None, source: str = "predictions", dataset_id: str | None = None,
+          **options: Any) -> Result:
     """Score ``predictions`` (a path or the parsed official JSON) against ``references`` (a path or records).
+
+    ``dataset_id`` (the Hub id of the references, for model cards) defaults to the one the references name: a Hub
+    id given as references, or the id a folder was published under (``vlbench publish dataset``); else None.
 
     ``options`` are the benchmark's own (see its ``options_type``); an unknown one is an error. ``source`` names
     parsed predictions in messages (a path names itself). With
@@ -56,6 +64,7 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
     """
     bench, opts, refs = _prepare(benchmark, references, split, protocol, options)
     result = _score(bench, opts, refs, predictions, max_bytes, source)
+    result.dataset_id = dataset_id or dataset_id_of(references)
     if ci is not None:
         from .uncertainty import add_intervals
 
@@ -115,8 +124,6 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
 def _check_build_target(out: Path, overwrite: bool) -> list[str]:
     """The files an earlier build wrote into ``out`` (its manifest); refuses a folder holding anything else
     unless ``overwrite``, and then only where the new build would replace a file vlbench did not write."""
-    import json
-
     from .errors import InputError
 
     if not out.exists() or not any(out.iterdir()):
@@ -161,8 +168,6 @@ def _verify_embedded_images(folder: Path) -> None:
 
 def _move_build(staging: Path, out: Path, previous: list[str]) -> None:
     """Replace the files of the previous build by the staged ones; refuse to replace a file vlbench did not write."""
-    import json
-
     from .errors import InputError
 
     new = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
@@ -195,7 +200,7 @@ def export(benchmark: str, folder: str | os.PathLike, *, split: str | None = Non
 
 def metric_path(benchmark: str) -> str:
     """The folder of a benchmark's ``evaluate`` module inside the installed package, for
-    ``evaluate.load(vlbench.metric_path("ref_l4"))`` from any working directory (it is also the metric Space)."""
+    ``evaluate.load(vlbench.metric_path(benchmark))`` from any working directory (it is also the metric Space)."""
     from .errors import UnsupportedError
 
     bench = get_benchmark(benchmark)
@@ -204,3 +209,33 @@ def metric_path(benchmark: str) -> str:
         raise UnsupportedError(f"{bench.display_name} has no evaluate module in this installation",
                                fix="score with vlbench.score(...) or 'vlbench score'")
     return str(folder)
+
+
+#: a Hub repo id: ``owner/name``
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def dataset_id_of(references: Any) -> str | None:
+    """The Hub id that ``references`` name: a Hub id itself (not a local path), or the id a built folder was
+    published under (:func:`record_hub_id`); None otherwise (never a guessed id)."""
+    if not _is_path(references):
+        return None
+    path = Path(references)
+    if path.is_dir():
+        try:
+            return json.loads((path / MANIFEST).read_text(encoding="utf-8")).get("hub_id")
+        except (OSError, ValueError, AttributeError):
+            return None
+    return str(references) if not path.exists() and _HUB_ID.match(str(references)) else None
+
+
+def record_hub_id(folder: str | os.PathLike, hub_id: str) -> None:
+    """Note in a built folder's manifest the Hub id it was published under (read back by :func:`dataset_id_of`)."""
+    path = Path(folder) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = {}
+    manifest = manifest if isinstance(manifest, dict) else {}
+    manifest["hub_id"] = hub_id
+    write_text_atomic(path, json.dumps(manifest, indent=1), "build manifest")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import __version__
 from .benchmark import PROTOCOLS
@@ -33,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     _scoring_args(s)
     s.add_argument("--output", default=None, help="write the result JSON here")
     s.add_argument("--no-samples", action="store_true", help="leave per-sample breakdowns out of the JSON")
+    s.add_argument("--dataset-id", default=None, help="the Hub id of the references, recorded in the result for model "
+                                                      "cards (default: the id the references name, if any)")
     s.add_argument("--quiet", action="store_true", help="do not print the table")
     _uncertainty_args(s, ci_default=None)
 
@@ -62,11 +64,31 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
     e.add_argument("--out", required=True, help="output JSON file")
     e.add_argument("--split", default=None, help="split (or sub-dataset) to export")
+    _report_and_publish_args(sub)
+    doctor = sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
+    doctor.add_argument("--prepare", action="store_true",
+                        help="build METEOR's paraphrase index now (otherwise built on first use, ~20 s, once)")
+    d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")
+    d.add_argument("--host", default="127.0.0.1")
+    d.add_argument("--port", type=int, default=7860)
+    return p
+
+
+def _report_and_publish_args(sub: Any) -> None:
+    """The ``report`` and ``publish`` sub-commands' arguments."""
     r = sub.add_parser("report", help="render a result JSON: the model-card model-index block, tables as CSV")
     r.add_argument("result", help="a result JSON written by 'vlbench score --output'")
     r.add_argument("--model-index", action="store_true", help="print the model-index YAML block")
     r.add_argument("--model-name", default="my-model")
-    r.add_argument("--dataset-id", default=None, help="Hub id of the dataset (default: the benchmark's)")
+    r.add_argument("--dataset-id", default=None, help="Hub id of the dataset the result was scored on (default: the "
+                                                      "one the result names; required when it names none)")
+    r.add_argument("--into", default=None, metavar="README.md",
+                   help="merge the model-index into this model card (created if missing; other metadata and the "
+                        "prose kept; re-running replaces the same entries)")
+    r.add_argument("--push", default=None, metavar="ORG/MODEL",
+                   help="upload the merged card (README.md) and .eval_results/<benchmark>.yaml to this model repo in "
+                        "one commit (the card merged is --into's, else the repo's own)")
+    r.add_argument("--dry-run", action="store_true", help="with --push: print the diff and the files, upload nothing")
     r.add_argument("--config", default=None)
     r.add_argument("--split", default=None)
     r.add_argument("--csv", default=None, help="write the breakdown tables as CSV files into this folder")
@@ -89,13 +111,6 @@ def _parser() -> argparse.ArgumentParser:
     pub.add_argument("--dry-run", action="store_true")
     pub.add_argument("--private", action="store_true")
 
-    doctor = sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
-    doctor.add_argument("--prepare", action="store_true",
-                        help="build METEOR's paraphrase index now (otherwise built on first use, ~20 s, once)")
-    d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")
-    d.add_argument("--host", default="127.0.0.1")
-    d.add_argument("--port", type=int, default=7860)
-    return p
 
 
 def _scoring_args(p: argparse.ArgumentParser) -> None:
@@ -166,8 +181,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .result import Result
 
     result = Result.from_dict(read_json(args.result, what="result JSON"), source=args.result)
-    if not args.model_index and not args.csv and not args.eval_results:
-        raise InputError("nothing to do", fix="pass --model-index, --eval-results FOLDER and/or --csv FOLDER")
+    if not (args.model_index or args.csv or args.eval_results or args.into or args.push):
+        raise InputError("nothing to do", fix="pass --model-index, --into README.md, --push ORG/MODEL, "
+                                              "--eval-results FOLDER and/or --csv FOLDER")
+    if args.dry_run and not args.push:
+        raise InputError("--dry-run goes with --push", fix="add --push ORG/MODEL, or leave --dry-run out")
     get_benchmark(result.benchmark)    # a result of an unknown benchmark: a clear error first
     folder = None
     if args.eval_results:
@@ -184,9 +202,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         path = write_text_atomic(folder / f"{result.benchmark}.yaml",
                                  yaml.safe_dump(entries, sort_keys=False, allow_unicode=True), "evaluation results")
         print(f"wrote {path} ({len(entries)} result(s): {', '.join(e['dataset']['task_id'] for e in entries)})")
+    card_options = {"dataset_id": args.dataset_id, "config": args.config, "split": args.split,
+                    "revision": args.revision}
     if args.model_index:
-        print(report.model_index_yaml(result, args.model_name, dataset_id=args.dataset_id, config=args.config,
-                                      split=args.split, revision=args.revision), end="")
+        print(report.model_index_yaml(result, args.model_name, **card_options), end="")
+    if args.into or args.push:
+        _merge_and_push(args, result, card_options)
     if args.csv:
         try:
             tables = report.tables(result)
@@ -199,6 +220,34 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge_and_push(args: argparse.Namespace, result: Any, card_options: dict[str, Any]) -> None:
+    """``report --into`` / ``--push``: merge the model-index into a card; write it, and / or push it with the
+    ``.eval_results`` entries in one commit (``--dry-run``: the diff and the files only)."""
+    import yaml
+
+    from . import report
+    from .io import check_output, write_text_atomic
+    from .publish import push_model_card, remote_card
+
+    name = None if args.model_name == "my-model" else args.model_name
+    if args.into:
+        check_output(args.into, "model card")
+        into = Path(args.into)
+        before = into.read_text(encoding="utf-8") if into.is_file() else ""
+    else:
+        before = remote_card(args.push)
+    after = report.merge_model_index(before, result, name, **card_options)
+    if args.into:
+        write_text_atomic(args.into, after, "model card")
+        print(f"merged the model-index into {args.into}")
+    if args.push:
+        entries = report.eval_results(result, dataset_id=args.dataset_id, revision=args.revision, date=args.date,
+                                      source_url=args.source_url)
+        files = {"README.md": after,
+                 f".eval_results/{result.benchmark}.yaml": yaml.safe_dump(entries, sort_keys=False, allow_unicode=True)}
+        print(push_model_card(args.push, before, files, dry_run=args.dry_run))
+
+
 def _cmd_publish(args: argparse.Namespace) -> int:
     import tempfile
 
@@ -206,11 +255,17 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from .publish import find_wheel, publish_folder, space_folder
 
     if args.kind != "space" and not args.benchmark:
-        raise InputError(f"publish {args.kind} needs a benchmark", fix=f"vlbench publish {args.kind} ref_l4 ...")
+        raise InputError(f"publish {args.kind} needs a benchmark", fix=f"vlbench publish {args.kind} <benchmark> ... "
+                                                                   f"({', '.join(b.id for b in all_benchmarks())})")
     if args.kind == "dataset":
         if not args.folder:
             raise InputError("--folder is required for a dataset", fix="pass the folder 'vlbench build' wrote")
-        return _publish_and_show(Path(args.folder), args, "dataset")
+        code = _publish_and_show(Path(args.folder), args, "dataset")
+        if not args.dry_run:      # results scored against this folder now name the dataset by its Hub id
+            from .api import record_hub_id
+
+            record_hub_id(args.folder, args.repo_id)
+        return code
     if args.kind == "metric":
         from .api import metric_path
 
@@ -313,7 +368,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
     if args.output:
         check_output(args.output, "result JSON")   # before the work: a bad destination must not cost the run
     result = score(args.benchmark, args.references, args.predictions, split=args.split, protocol=args.protocol,
-                   ci=args.ci, resamples=args.resamples, seed=args.seed, **_score_options(args))
+                   ci=args.ci, resamples=args.resamples, seed=args.seed, dataset_id=args.dataset_id,
+                   **_score_options(args))
     if not args.quiet:
         print(report.text(result))
         if "confidence_intervals" in result.breakdowns:

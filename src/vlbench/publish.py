@@ -9,7 +9,8 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["UploadPlan", "plan_upload", "publish_folder", "find_wheel", "space_folder"]
+__all__ = ["UploadPlan", "plan_upload", "publish_folder", "find_wheel", "space_folder", "remote_card",
+           "push_model_card"]
 
 _SKIP_PREFIXES = (".", "__pycache__")
 
@@ -123,3 +124,43 @@ def space_folder(source: str | os.PathLike, out: str | os.PathLike, wheel: str |
             if line.strip() and not line.strip().startswith("vlbench")]
     (dst / "requirements.txt").write_text("\n".join([f"./{wheel.name}[java]", *kept]) + "\n", encoding="utf-8")
     return dst
+
+
+def remote_card(repo_id: str, token: str | None = None) -> str:
+    """The README.md of model repo ``repo_id`` ("" when the repo has none yet)."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
+
+    try:
+        return Path(hf_hub_download(repo_id, "README.md", token=token)).read_text(encoding="utf-8")
+    except (EntryNotFoundError, RepositoryNotFoundError):
+        return ""
+    except Exception as exc:  # offline, no DNS, proxy: huggingface_hub raises several types
+        raise InputError(f"cannot read the model card of {repo_id} from the Hub ({type(exc).__name__})",
+                         fix="pass --into path/to/README.md to merge into a local copy of the card") from None
+
+
+def push_model_card(repo_id: str, card_before: str, files: dict[str, str], *, dry_run: bool = False,
+                    token: str | None = None) -> str:
+    """Upload ``files`` (repo path -> text: the merged README.md, ``.eval_results/*.yaml``) to model repo
+    ``repo_id`` in one commit; with ``dry_run`` nothing is sent. Returns what was (or would be) done: the card's
+    unified diff and the files."""
+    import difflib
+
+    diff = "".join(difflib.unified_diff(card_before.splitlines(keepends=True),
+                                        files.get("README.md", card_before).splitlines(keepends=True),
+                                        "a/README.md", "b/README.md"))
+    listing = "\n".join(f"{len(text.encode()):>10,}  {path}" for path, text in files.items())
+    head = ("would commit to" if dry_run else "committed to") + f" model {repo_id} (one commit):\n{listing}\n"
+    if not dry_run:
+        from huggingface_hub import CommitOperationAdd, HfApi
+        from huggingface_hub.utils import get_token
+
+        token = token or get_token()
+        if not token:
+            raise InputError("no Hugging Face token is available", fix="run 'hf auth login' or set HF_TOKEN, "
+                             "or use --dry-run to see what would be uploaded")
+        HfApi(token=token).create_commit(
+            repo_id, repo_type="model", commit_message="vlbench: model-index and .eval_results",
+            operations=[CommitOperationAdd(path, text.encode("utf-8")) for path, text in files.items()])
+    return head + (diff or "(the card is unchanged)\n")

@@ -71,6 +71,8 @@ def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | 
                  date: str | None = None, source_url: str | None = None, source_name: str | None = None,
                  notes: str | None = None) -> list[dict[str, Any]]:
     """The ``.eval_results`` entries of a result: one per task whose number it holds (value in percent)."""
+    from .report import require_dataset_id
+
     info = get_benchmark(result.benchmark)
     info.check_leaderboard(result)
     entries = []
@@ -78,7 +80,7 @@ def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | 
         value = info.task_value(task, result)
         if value is None:
             continue
-        dataset: dict[str, Any] = {"id": dataset_id or info.hub_id, "task_id": task.id}
+        dataset: dict[str, Any] = {"id": require_dataset_id(result, dataset_id), "task_id": task.id}
         if revision:
             dataset["revision"] = revision
         entry: dict[str, Any] = {"dataset": dataset, "value": round(float(value), 4),

@@ -152,11 +152,14 @@ def samples(benchmark: str, references: Any, predictions: Any, result: Result, *
 
 def model_index(result: Result, model_name: str, *, dataset_id: str | None = None, config: str | None = None,
                 split: str | None = None, revision: str | None = None) -> dict[str, Any]:
-    """The ``model-index`` entry for a model card (values in percent), as the Hub parses it."""
+    """The ``model-index`` entry for a model card (values in percent), as the Hub parses it. The dataset is
+    ``dataset_id``, else the one the result names (:attr:`Result.dataset_id`); a result the Hub leaderboards cannot
+    take (e.g. a merged split) is refused with the fix."""
     info = get_benchmark(result.benchmark)
+    info.check_leaderboard(result)
     scope_config, scope_split = info.result_scope(result)
     split = split or scope_split or info.default_split
-    dataset: dict[str, Any] = {"name": info.display_name, "type": dataset_id or info.hub_id}
+    dataset: dict[str, Any] = {"name": info.display_name, "type": require_dataset_id(result, dataset_id)}
     if config or scope_config:
         dataset["config"] = config or scope_config
     if split:
@@ -170,6 +173,35 @@ def model_index(result: Result, model_name: str, *, dataset_id: str | None = Non
         "dataset": dataset,
         "metrics": metrics,
     }]}]}
+
+
+def require_dataset_id(result: Result, dataset_id: str | None) -> str:
+    """``dataset_id``, else the result's; never an id nobody gave (the Hub would link the card to a wrong dataset)."""
+    from .errors import InputError
+
+    chosen = dataset_id or result.dataset_id
+    if not chosen:
+        info = get_benchmark(result.benchmark)
+        raise InputError("the result does not say which Hub dataset it was scored on",
+                         fix=f"pass --dataset-id ORG/{info.id.replace('_', '-')} (the id you published the dataset "
+                             "under with 'vlbench publish dataset'), or score against the published folder or Hub id")
+    return chosen
+
+
+def merge_model_index(card_text: str, result: Result, model_name: str | None = None, **kwargs: Any) -> str:
+    """A model card (README.md text, possibly empty) with the result's ``model-index`` entries merged in through
+    ``huggingface_hub``'s card API: an entry for the same task, dataset, config, split and metric is replaced, the
+    others kept; every other metadata field and the prose are left as they were."""
+    from huggingface_hub import ModelCard
+    from huggingface_hub.repocard_data import model_index_to_eval_results
+
+    card = ModelCard(card_text if card_text.strip() else "---\n---\n")
+    name = model_name or card.data.model_name or "my-model"
+    _, new = model_index_to_eval_results(model_index(result, name, **kwargs)["model-index"])
+    kept = [old for old in (card.data.eval_results or []) if not any(old.is_equal_except_value(n) for n in new)]
+    card.data.eval_results = kept + new
+    card.data.model_name = name
+    return str(card)
 
 
 def model_index_yaml(result: Result, model_name: str, **kwargs: Any) -> str:

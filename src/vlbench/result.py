@@ -52,6 +52,8 @@ class Result:
     warnings: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     version: str = __version__
+    #: the Hub id of the dataset the references are (a published folder, or the id scored from); None if unknown
+    dataset_id: str | None = None
     #: builds the benchmark's bootstrap replicator (see :mod:`vlbench.uncertainty`); not serialised
     resampler: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
@@ -65,6 +67,7 @@ class Result:
             "counts": self.counts,
             "warnings": list(self.warnings),
             "options": self.options,
+            "dataset": {"id": self.dataset_id},
             "version": self.version,
         })
 
@@ -87,11 +90,14 @@ class Result:
         for key, kind in (("breakdowns", dict), ("counts", dict), ("options", dict), ("warnings", list)):
             if not isinstance(data.get(key, kind()), kind):
                 raise FormatError(f"'{key}' must be a JSON {'object' if kind is dict else 'list'}", file=source, fix=fix)
+        dataset = data.get("dataset") or {}
+        if not isinstance(dataset, dict) or not isinstance(dataset.get("id"), (str, type(None))):
+            raise FormatError("'dataset' must be an object whose 'id' is a Hub id or null", file=source, fix=fix)
         return cls(benchmark=data["benchmark"], protocol=str(data.get("protocol", "official")),
                    metrics={str(k): (None if v is None else float(v)) for k, v in data["metrics"].items()},
                    breakdowns=data.get("breakdowns", {}), counts=data.get("counts", {}),
                    warnings=[str(w) for w in data.get("warnings", [])], options=data.get("options", {}),
-                   version=str(data.get("version", __version__)))
+                   version=str(data.get("version", __version__)), dataset_id=dataset.get("id"))
 
     def table(self, digits: int = 2) -> str:
         """The metrics as a plain two-column terminal table, then counts and warnings."""

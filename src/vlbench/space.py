@@ -291,7 +291,7 @@ def _output_dir() -> Path:
 
 
 def run_space(benchmark: str, subset: str | None, predictions_path: str | None, protocol: str, model_name: str,
-              progress: Any = None, references: str | None = None):
+              progress: Any = None, references: str | None = None, dataset_id: str | None = None):
     """Everything the Space shows for one upload; errors become a status message, never a crash."""
     import gradio as gr
 
@@ -332,9 +332,17 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     plot_outputs += [gr.Plot(visible=False)] * (_N_PLOTS - len(plot_outputs))
     out_dir = _output_dir()
     (out_dir / "result.json").write_text(result.to_json(indent=1), encoding="utf-8")
-    (out_dir / "model-index.yaml").write_text(report.model_index_yaml(result, model_name or "my-model"),
-                                              encoding="utf-8")
-    files = [str(out_dir / "result.json"), str(out_dir / "model-index.yaml")]
+    files = [str(out_dir / "result.json")]
+    given = (dataset_id or "").strip() or None
+    if given is None and result.dataset_id is None:     # a card names its dataset by an id someone gave
+        status += "\n\nNo model-card block: enter the dataset's id on the Hub (ORG/name) above to get one."
+    else:
+        try:
+            (out_dir / "model-index.yaml").write_text(report.model_index_yaml(
+                result, model_name or "my-model", dataset_id=given), encoding="utf-8")
+            files.append(str(out_dir / "model-index.yaml"))
+        except VlbenchError as exc:
+            status += f"\n\nNo model-card block: {_public(str(exc))}"
     for name, table in tables:
         path = out_dir / (name.split(" (")[0].replace(" ", "_") + ".csv")
         path.write_text(report.to_csv(table), encoding="utf-8")
@@ -471,6 +479,8 @@ def build_app(only: str | None = None):
                                  elem_id="subset", allow_custom_value=True)
             protocol = gr.Dropdown(["official", "corrected"], value="official", label="protocol")
             model_name = gr.Textbox(value="my-model", label="model name (for the model card)")
+            dataset_id = gr.Textbox(value="", label="dataset id on the Hub (for the model card)",
+                                    placeholder="ORG/name", elem_id="dataset-id")
             references = gr.Dropdown([BUNDLED] + local_reference_choices(shown[0]), value=BUNDLED,
                                      label="references", elem_id="references")
         upload = gr.File(label="predictions (.json or .json.gz; for several parts at once: a .zip of <part>.json files)",
@@ -506,17 +516,16 @@ def build_app(only: str | None = None):
                      bench, [subset, references])
         good_click = good.click(_example_loader("good"), [bench, subset], upload, api_visibility="private")
         poor_click = poor.click(_example_loader("poor"), [bench, subset], upload, api_visibility="private")
-        def score_with_progress(b, s, f, pr, name, refs, progress=gr.Progress()):
-            return run_space(b, s, f, pr, name, progress, refs)
+        def score_with_progress(b, s, f, pr, name, refs, dataset_id="", progress=gr.Progress()):
+            return run_space(b, s, f, pr, name, progress, refs, dataset_id)
 
         outputs = [status, head] + table_slots + plot_slots + [viewer.state, metrics_json, downloads]
         # every event that scores shares one limit of CONCURRENCY (by default each event would have its own)
         scoring = {"concurrency_id": "scoring", "concurrency_limit": CONCURRENCY}
-        scored = [run.click(score_with_progress, [bench, subset, upload, protocol, model_name, references], outputs,
-                            api_name="score", **scoring)]
+        inputs = [bench, subset, upload, protocol, model_name, references, dataset_id]
+        scored = [run.click(score_with_progress, inputs, outputs, api_name="score", **scoring)]
         for clicked in (good_click, poor_click):   # an example click scores at once, as a visitor expects
-            scored.append(clicked.then(score_with_progress, [bench, subset, upload, protocol, model_name, references],
-                                       outputs, api_visibility="private", **scoring))
+            scored.append(clicked.then(score_with_progress, inputs, outputs, api_visibility="private", **scoring))
         _wire_viewer(viewer, scored)
 
         def compare_with_progress(b, s, fa, fb, pr, refs, progress=gr.Progress()):

@@ -94,7 +94,7 @@ class RefL4(Benchmark):
         split = result.options.get("split")
         if split not in ("val", "test"):
             raise InputError(f"this Ref-L4 result is for split {split!r}; the Hub leaderboards are per split",
-                             fix="score with --split test (or val) to report it")
+                             fix="score one split on its own (--split test or --split val) to report it")
 
     def sample_references(self, subset: str) -> str:
         """The bundled release folder."""

@@ -78,6 +78,8 @@ def _lists_per_box(prediction):
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class OmniLabel(RowInputs, evaluate.Metric):
+    """The metric module: ``evaluate.load(vlbench.metric_path(...))``; all logic in vlbench."""
+
     slim_prediction = staticmethod(_lists_per_box)
     slim_reference = staticmethod(_slim_reference)
 

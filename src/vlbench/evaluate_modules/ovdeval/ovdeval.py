@@ -57,6 +57,8 @@ def _slim(ref):
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class OVDEval(RowInputs, evaluate.Metric):
+    """The metric module: ``evaluate.load(vlbench.metric_path(...))``; all logic in vlbench."""
+
     slim_reference = staticmethod(_slim)
 
     def _info(self):

@@ -61,6 +61,8 @@ def _slim(reference):
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class RefL4(RowInputs, evaluate.Metric):
+    """The metric module: ``evaluate.load(vlbench.metric_path(...))``; all logic in vlbench."""
+
     slim_reference = staticmethod(_slim)
 
     def _info(self):
