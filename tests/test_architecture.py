@@ -77,6 +77,25 @@ def test_engine_imports_nothing_from_benchmarks_reports_space_or_cli(module):
     assert not bad, f"{module} imports {bad}"
 
 
+def _third_party_imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+    return names
+
+
+def test_only_the_model_runner_imports_torch_transformers_accelerate():
+    """The ``predict`` extra stays optional: nothing outside vlbench/predict/ imports what it brings."""
+    heavy = {"torch", "transformers", "accelerate"}
+    found = [f"{p.relative_to(ROOT)}: {sorted(_third_party_imports(p) & heavy)}" for p in sorted(SRC.rglob("*.py"))
+             if p.relative_to(SRC).parts[0] != "predict" and _third_party_imports(p) & heavy]
+    assert not found, found
+    assert {"torch", "transformers"} <= _third_party_imports(SRC / "predict" / "models.py")   # the checker sees them
+
+
 def test_import_checker_sees_function_level_imports(tmp_path):
     """The checker itself: a lazy import inside a function is found."""
     (SRC / "captions" / "_probe_tmp.py").write_text("def f():\n    from ..report import text\n")

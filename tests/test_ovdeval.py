@@ -117,6 +117,40 @@ def test_many_sub_datasets_give_table_3(tmp_path, ovdeval_sample):
     assert any("not scored: coco" in w for w in result["warnings"])
 
 
+def test_default_config_holds_every_sub_dataset_and_scores_table_3(tmp_path, ovdeval_sample, ovdeval_metric):
+    """`load_dataset(folder)` without a config name (from a directory outside the repository): the default config
+    `all`, every sub-dataset's rows told apart by `sub_dataset`; through the evaluate module, each sub-dataset's
+    NMS-AP equals the CLI's on that sub-dataset's official file, and Total_Average is their mean (by hand)."""
+    import os
+
+    build(ovdeval_sample, tmp_path / "hub")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        ds = load_dataset(str(tmp_path / "hub"), split="test")
+    finally:
+        os.chdir(cwd)
+    assert sorted(set(ds["sub_dataset"])) == ["color", "material"]
+    assert ds.num_rows == sum(len(json.loads((ovdeval_sample / "annotations" / f"{n}.json").read_text())["images"])
+                              for n in ("color", "material"))
+    preds: dict[tuple[str, int], list[dict]] = {}
+    for n in ("color", "material"):
+        for p in json.loads((ovdeval_sample / "predictions_good" / f"{n}.json").read_text()):
+            preds.setdefault((n, p["image_id"]), []).append(p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for row in ds:
+            mine = preds.get((row["sub_dataset"], row["image_id"]), [])
+            ovdeval_metric.add(prediction={"boxes": [p["bbox"] for p in mine], "scores": [p["score"] for p in mine],
+                                           "labels": [p["category_id"] for p in mine]}, reference=row)
+        got = ovdeval_metric.compute()
+    for n in ("color", "material"):
+        cli = api.score("ovdeval", ovdeval_sample / "annotations" / f"{n}.json",
+                        ovdeval_sample / "predictions_good" / f"{n}.json").metrics
+        assert got[f"NMS_AP_{n}"] == pytest.approx(cli["NMS_AP"])
+    assert got["Total_Average"] == pytest.approx((got["NMS_AP_color"] + got["NMS_AP_material"]) / 2)
+
+
 def test_round_trip_is_lossless(tmp_path, ovdeval_sample):
     build(ovdeval_sample, tmp_path / "hub")
     for name in ("color", "material"):

@@ -169,6 +169,40 @@ def detection_badness(gt: list[tuple[list[float], str]], predicted: list[tuple[l
     return sum(scene.boxes(q, threshold)[1] for q in scene.queries())
 
 
+@dataclass(frozen=True)
+class PredictItem:
+    """One unit of model work for ``vlbench predict``: an image and what to ask about it.
+
+    ``key`` names the item in a resumable run; a detector answers each of ``queries`` with scored boxes, an
+    image-text-to-text model answers ``prompt``; ``context`` holds the ids the official entries need.
+    """
+
+    key: str
+    image: Any
+    queries: tuple[str, ...] = ()
+    prompt: str | None = None
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PredictData:
+    """What ``vlbench predict`` reads: the rows of one config and split of a built dataset, and the folder (its card
+    holds what rows do not, e.g. a sub-dataset's full category list); ``folder`` is None for a dataset given as rows."""
+
+    rows: Any
+    folder: Any = None
+    config: str | None = None
+
+
+@dataclass(frozen=True)
+class Detections:
+    """A detector's answer for one item: boxes as xyxy pixels, their scores, and the query each answers."""
+
+    boxes_xyxy: list[list[float]]
+    scores: list[float]
+    query: list[int]
+
+
 def check_examples(references: Any, predictions: Any) -> None:
     """An ``evaluate`` module's inputs: two lists of one length (``None`` or a mismatch is a clear error)."""
     from .errors import PredictionError
@@ -282,6 +316,42 @@ class Benchmark:
     def export(self, folder: str | os.PathLike, split: str | None) -> Any:
         """Hub folder -> the official annotation data of ``split`` (JSON-serialisable)."""
         return self._reader().export(folder, split or self.default_split)
+
+    # -- model in the loop (``vlbench predict``; from ``predict_module`` when set) ---------------------
+    #: a module with ``items(data, kind, prompt)``, ``from_detections(item, detections)``,
+    #: ``from_answer(item, box_or_text)`` (see :mod:`vlbench.predict`)
+    predict_module: ClassVar[str | None] = None
+    #: the kinds of model that can answer this benchmark: "detector", "image-text-to-text"
+    predict_kinds: ClassVar[tuple[str, ...]] = ()
+    #: what an image-text-to-text answer is: "box" (parsed in the model family's convention) or "text"
+    answer_kind: ClassVar[str] = "text"
+
+    def _predictor(self) -> Any:
+        import importlib
+
+        if not self.predict_module:
+            raise UnsupportedError(f"{self.display_name} has no model runner", fix="write the predictions yourself")
+        return importlib.import_module(self.predict_module)
+
+    def predict_items(self, data: PredictData, kind: str, prompt: str | None = None) -> Any:
+        """A built dataset's rows -> the :class:`PredictItem` of each unit of model work."""
+        if kind not in self.predict_kinds:
+            raise InputError(f"{self.display_name} cannot be answered by a {kind} model",
+                             fix="use a " + " or ".join(self.predict_kinds) + " model")
+        return self._predictor().items(data, kind, prompt)
+
+    def options_for_run(self, config: str | None, unanswered: int) -> dict[str, Any]:
+        """Scoring options for a file ``vlbench run`` just wrote from ``config`` of the dataset, ``unanswered``
+        items having no entry (e.g. an answer without a usable box)."""
+        return {}
+
+    def entries_from_detections(self, item: PredictItem, detections: Detections) -> list[Any]:
+        """A detector's answer for ``item`` -> official prediction entries."""
+        return self._predictor().from_detections(item, detections)
+
+    def entries_from_answer(self, item: PredictItem, answer: Any) -> list[Any]:
+        """An image-text-to-text answer (a parsed xyxy box, or text) for ``item`` -> official prediction entries."""
+        return self._predictor().from_answer(item, answer)
 
     # -- registration (eval.yaml, .eval_results) --------------------------------------------------
     def eval_tasks(self) -> list[EvalTask]:

@@ -68,10 +68,104 @@ def _parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
     doctor.add_argument("--prepare", action="store_true",
                         help="build METEOR's paraphrase index now (otherwise built on first use, ~20 s, once)")
+    _predict_args(sub, ids)
+    _import_args(sub, ids)
     d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")
     d.add_argument("--host", default="127.0.0.1")
     d.add_argument("--port", type=int, default=7860)
     return p
+
+
+def _predict_args(sub: Any, ids: str) -> None:
+    """The ``predict`` and ``run`` sub-commands' arguments (run: predict, then score)."""
+    from .predict.parsers import BOX_FORMATS
+
+    for name, help_text in (("predict", "run a Hugging Face model over a built dataset and write the official "
+                                        "prediction file (needs the 'predict' extra)"),
+                            ("run", "predict, then score: writes the prediction file and the result JSON")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("benchmark", help=ids)
+        p.add_argument("--model", required=True, help="Hub model id or local folder")
+        p.add_argument("--data", required=True, help="a folder written by 'vlbench build' (or its Hub id)")
+        p.add_argument("--split", default=None, help="the dataset split (default: the benchmark's)")
+        p.add_argument("--config", default=None, help="the dataset config (e.g. one sub-dataset; default: the default config)")
+        p.add_argument("--out", required=True, help="the prediction file to write (JSON)")
+        p.add_argument("--revision", default=None, help="model revision (commit, branch or tag)")
+        p.add_argument("--device", default=None, help="torch device (default: cuda if present, else cpu)")
+        p.add_argument("--kind", choices=("detector", "image-text-to-text"), default=None,
+                       help="override the kind read from the model's config")
+        p.add_argument("--box-format", choices=tuple(BOX_FORMATS), default=None,
+                       help="a VLM's box convention (default: its family's): " + "; ".join(
+                           f"{k}: {v}" for k, v in BOX_FORMATS.items()))
+        p.add_argument("--prompt", default=None, help="the VLM prompt (for grounding, with {expression} where the expression goes)")
+        p.add_argument("--threshold", type=float, default=0.01, help="detectors: lowest score kept (default 0.01)")
+        p.add_argument("--top-k", type=int, default=100, help="detectors: boxes kept per item (default 100)")
+        p.add_argument("--max-queries", type=int, default=16, help="detectors: text queries per forward pass")
+        p.add_argument("--max-new-tokens", type=int, default=64, help="VLMs: answer length (default 64)")
+        p.add_argument("--batch-size", type=int, default=4)
+        p.add_argument("--limit", type=int, default=None, help="stop after this many items (a smoke test)")
+        if name == "run":
+            p.add_argument("--output", required=True, help="the result JSON to write")
+
+
+def _import_args(sub: Any, ids: str) -> None:
+    """The ``import`` sub-command's arguments."""
+    from .harnesses import HARNESSES
+    from .predict.parsers import BOX_FORMATS
+
+    p = sub.add_parser("import", help="another harness's answers (lmms-eval samples .jsonl, VLMEvalKit .xlsx) -> the "
+                                      "official prediction file")
+    p.add_argument("harness", choices=tuple(HARNESSES))
+    p.add_argument("file", help="lmms-eval: *_samples_<task>.jsonl (--log_samples); VLMEvalKit: <model>_<data>.xlsx")
+    p.add_argument("--benchmark", required=True, help=ids)
+    p.add_argument("--data", required=True, help="the built dataset the harness evaluated (names rows by position)")
+    p.add_argument("--split", default=None)
+    p.add_argument("--config", default=None)
+    p.add_argument("--box-format", choices=tuple(BOX_FORMATS), default=None,
+                   help="grounding answers: the model family's box convention")
+    p.add_argument("--out", required=True, help="the prediction file to write")
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .harnesses import import_answers
+
+    report = import_answers(args.harness, args.file, args.benchmark, args.data, args.out, split=args.split,
+                            config=args.config, box_format=args.box_format)
+    print(f"wrote {args.out}: {report.summary()}")
+    return 0
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    from .predict import predict
+
+    if args.command == "run":
+        from .io import check_output
+
+        check_output(args.output, "result JSON")
+    report = predict(args.benchmark, args.model, args.data, args.out, split=args.split, config=args.config,
+                     revision=args.revision, device=args.device, kind=args.kind, box_format=args.box_format,
+                     prompt=args.prompt, threshold=args.threshold, top_k=args.top_k, max_queries=args.max_queries,
+                     max_new_tokens=args.max_new_tokens, batch_size=args.batch_size, limit=args.limit)
+    if not report.main:         # another process of 'accelerate launch': the main one merges, reports and scores
+        return 0
+    print(f"wrote {args.out}: {report.summary()}")
+    if args.command == "run" and not report.entries:
+        from .errors import InputError
+
+        raise InputError("the model gave no usable answer for any item, so there is nothing to score",
+                         file=f"{args.out}.meta.json", fix="look at the raw answers kept there; check --box-format "
+                                                           "and --prompt")
+    if args.command == "run":
+        from . import report as rendering
+        from .api import score
+        from .io import write_text_atomic
+
+        result = score(args.benchmark, args.data, args.out, split=report.settings.split,
+                       **get_benchmark(args.benchmark).options_for_run(report.settings.config, report.unanswered))
+        result.options["predicted_by"] = {k: v for k, v in vars(report.settings).items() if v is not None}
+        print(rendering.text(result))
+        write_text_atomic(args.output, result.to_json(), "result JSON")
+    return 0
 
 
 def _report_and_publish_args(sub: Any) -> None:
@@ -409,7 +503,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return {"score": _cmd_score, "compare": _cmd_compare, "build": _cmd_build, "export": _cmd_export,
                 "doctor": _cmd_doctor, "demo": _cmd_demo, "report": _cmd_report,
-                "publish": _cmd_publish}[args.command](args)
+                "publish": _cmd_publish, "predict": _cmd_predict, "run": _cmd_predict,
+                "import": _cmd_import}[args.command](args)
     except VlbenchError as exc:
         print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

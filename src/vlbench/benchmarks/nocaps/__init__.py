@@ -56,6 +56,9 @@ class Nocaps(Benchmark):
     citation = card.CITATION
     license = card.card_metadata()["license"]
     views_module = f"{__name__}.views"
+    predict_module = f"{__name__}.predict"
+    predict_kinds = ("image-text-to-text",)
+    answer_kind = "text"
     #: val + test: 15,100 images, one {"image_id", "caption"} entry each (3 values), with room to spare
     max_prediction_values = 100_000
     reader_module = f"{__name__}.reader"

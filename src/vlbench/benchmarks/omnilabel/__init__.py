@@ -47,6 +47,9 @@ class OmniLabel(Benchmark):
     citation = card.CITATION
     license = card.card_metadata()["license"]
     views_module = f"{__name__}.views"
+    predict_module = f"{__name__}.predict"
+    predict_kinds = ("detector",)
+    answer_kind = "text"
     #: val (~12.2k images): 100 boxes per image, each {"image_id", "bbox" (5), "description_ids", "scores"} with a
     #: dozen descriptions of its label space (~30 values)
     max_prediction_values = 40_000_000

@@ -54,6 +54,9 @@ class OVDEval(Benchmark):
     outputs_note = ("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
                     "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the paper's Table 3).")
     views_module = f"{__name__}.views"
+    predict_module = f"{__name__}.predict"
+    predict_kinds = ("detector",)
+    answer_kind = "text"
     #: all 9 sub-datasets (~20k images): 100 boxes per image, each {"image_id", "category_id", "bbox" (5), "score"}
     #: (9 values)
     max_prediction_values = 20_000_000
@@ -68,12 +71,15 @@ class OVDEval(Benchmark):
         return super().options(**kwargs)
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
-        """Rows of one Hub config (``image_id``, ``boxes``) -> records of one sub-dataset."""
+        """Rows of a Hub config (``image_id``, ``boxes``) -> records, one sub-dataset per ``sub_dataset`` value (the
+        default config ``all`` holds them all; each numbers its images and categories on its own)."""
         from .reader import references_from_rows
         from .records import OVDEvalReferences
 
-        subset = references_from_rows(rows, source="references")
-        return OVDEvalReferences(subsets={subset.name: subset}, source="references")
+        groups = _by_sub_dataset(rows)
+        subsets = {name: references_from_rows(group, name=name, source=f"references [{name}]")
+                   for name, group in groups.items()}
+        return OVDEvalReferences(subsets=subsets, source="references")
 
     def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
                          max_values: int | None = None) -> Any:
@@ -86,10 +92,21 @@ class OVDEval(Benchmark):
         """``{"boxes", "scores", "labels"}`` per image -> COCO results."""
         from ...validation import aligned_lists
 
+        from .records import PredictionFolder
+
         _check_examples(references, predictions)
-        return [{"image_id": ref["image_id"], "category_id": label, "bbox": box, "score": s}
-                for n, (ref, pred) in enumerate(zip(references, predictions))
-                for box, s, label in aligned_lists(pred, ("boxes", "scores", "labels"), n)]
+        entries: dict[str, list] = {}
+        for n, (ref, pred) in enumerate(zip(references, predictions)):
+            entries.setdefault(_sub_dataset_of(ref), []).extend(
+                {"image_id": ref["image_id"], "category_id": label, "bbox": box, "score": s}
+                for box, s, label in aligned_lists(pred, ("boxes", "scores", "labels"), n))
+        if len(entries) > 1:    # rows of several sub-datasets: one prediction list each, scored as Table 3
+            return PredictionFolder(entries=entries, files={k: "predictions" for k in entries}, folder="predictions")
+        return next(iter(entries.values()), [])
+
+    def options_for_run(self, config: str | None, unanswered: int) -> dict[str, Any]:
+        """A run over one sub-dataset's config is scored as that sub-dataset."""
+        return {"sub_dataset": config} if config and config != "all" else {}
 
     def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
         """NMS-AP and AP of one sub-dataset, or Table 3 of several (see :mod:`.scorer`)."""
@@ -146,3 +163,16 @@ class OVDEval(Benchmark):
 
 
 BENCHMARK = OVDEval()
+
+
+def _sub_dataset_of(row: Any) -> str:
+    """The sub-dataset a reference row belongs to (rows of one config without the column: "references")."""
+    name = row.get("sub_dataset") if isinstance(row, dict) else None
+    return str(name) if name else "references"
+
+
+def _by_sub_dataset(rows: list[Any]) -> dict[str, list[Any]]:
+    groups: dict[str, list[Any]] = {}
+    for row in rows:
+        groups.setdefault(_sub_dataset_of(row), []).append(row)
+    return groups or {"references": []}

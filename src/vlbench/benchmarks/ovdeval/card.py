@@ -52,7 +52,9 @@ def card_body(report: Any) -> str:
 
 OVDEval tests open-vocabulary detectors on nine sub-datasets with **hard negatives**: every image
 lists positive labels (`text`) and labels that are close but wrong (`neg_text`, e.g. "blue car" on
-a red car). One config per sub-dataset, split `test` (images: {sizes}). Aspects: {aspects}.
+a red car). One config per sub-dataset, split `test` (images: {sizes}), and the default config `all` holding
+every sub-dataset's rows with a `sub_dataset` column: `load_dataset(<repo>, split="test")` loads them all,
+`load_dataset(<repo>, "color", split="test")` one. Aspects: {aspects}.
 
 ## Fields
 

@@ -145,7 +145,7 @@ def _image_source(raw: Path, name: str, images: Path | None) -> Path | None:
     return next((c for c in candidates if c.exists() and (c.is_dir() or c.suffix in (".gz", ".tar", ".tgz"))), None)
 
 
-def _rows(data: dict[str, Any], found: ImageSource | None, names: dict[int, str], report: BuildReport,
+def _rows(name: str, data: dict[str, Any], found: ImageSource | None, names: dict[int, str], report: BuildReport,
           skip_bad_images: bool = False) -> Iterator[dict[str, Any]]:
     by_image: dict[int, list[tuple[int, dict[str, Any]]]] = {}
     for pos, a in enumerate(data["annotations"]):
@@ -153,6 +153,7 @@ def _rows(data: dict[str, Any], found: ImageSource | None, names: dict[int, str]
     for pos, img in enumerate(data["images"]):
         path = found.get(img["file_name"]) if found and img.get("file_name") else None
         yield {
+            "sub_dataset": name,
             "image": image_cell(path, img["file_name"], skip_bad=skip_bad_images, report=report)[0] if path else None,
             "image_id": img["id"], "file_name": img.get("file_name"), "height": img.get("height"),
             "width": img.get("width"), "text": img.get("text"), "neg_text": img.get("neg_text"),
@@ -168,7 +169,7 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
           allow_missing_images: bool = False, skip_bad_images: bool = False,
           max_shard_bytes: int | None = None) -> BuildReport:
     """The release (``annotations/<sub>.json`` + ``<sub>.tar.gz`` or image folders) -> Hub folder, one config each."""
-    from ...hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, card_yaml, write_card
+    from ...hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
     from ...io import read_json
     from .card import card_body, card_metadata
 
@@ -201,19 +202,24 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
             features = schema.image_features(data["categories"])
             writer = ShardedParquetWriter(out, "test", features, subdir=f"data/{name}",
                                           max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
-            writer.write_all(_rows(data, found, names, report, skip_bad_images))
+            writer.write_all(_rows(name, data, found, names, report, skip_bad_images))
             summary = writer.close()
         report.rows[name] = summary.num_examples
         report.files.extend(summary.files)
         configs.append(ConfigSpec(name, features, [summary], {"test": f"data/{name}/test-*.parquet"}))
         headers[name] = json.dumps({k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True)
+    if len(configs) > 1:     # the default config: load_dataset(folder) without a name gets every sub-dataset
+        every = SplitSummary("test", sum(c.splits[0].num_examples for c in configs),
+                             sum(c.splits[0].num_bytes for c in configs))
+        configs.insert(0, ConfigSpec(schema.ALL_CONFIG, schema.image_features(None), [every],
+                                     {"test": "data/*/test-*.parquet"}, default=True))
     meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"ovdeval_headers": headers}})
     write_card(out, meta, card_body(report))
     report.files[:0] = ["README.md"]
     return report
 
 
-def _header(folder: Path, name: str) -> dict[str, Any]:
+def sub_dataset_header(folder: Path, name: str) -> dict[str, Any]:
     """The official JSON header of sub-dataset ``name`` (everything but images and annotations), kept in the card."""
     headers = (read_card_metadata(folder).get("vlbench") or {}).get("ovdeval_headers") or {}
     if name not in headers:
@@ -236,7 +242,7 @@ def export(folder: str | os.PathLike, split: str | None = None, *, name: str | N
     columns = ["image_id", "file_name", "height", "width", "text", "neg_text", "boxes", "position", "extra"]
     rows = sorted((r for f in files for r in pq.ParquetFile(f).read(columns=columns).to_pylist()),
                   key=lambda r: r["position"])
-    out = _header(folder, name)
+    out = sub_dataset_header(folder, name)
     images, boxes = [], []
     for r in rows:
         img = {"id": r["image_id"]}

@@ -43,11 +43,13 @@ def category_feature(categories: list[dict[str, Any]]):
     return Value("int64")
 
 
-def image_features(categories: list[dict[str, Any]]):
-    """Features of one sub-dataset's image rows (split ``test``)."""
+def image_features(categories: list[dict[str, Any]] | None):
+    """Features of one sub-dataset's image rows (split ``test``); ``None``: those of the default config ``all``,
+    whose rows come from every sub-dataset (``category_id`` as a plain id: each sub-dataset numbers its own)."""
     from datasets import Features, Image, List, Value
 
     return Features({
+        "sub_dataset": Value("string"),
         "image": Image(),
         "image_id": Value("int64"),
         "file_name": Value("string"),
@@ -58,7 +60,7 @@ def image_features(categories: list[dict[str, Any]]):
         "boxes": List({
             "id": Value("int64"),
             "bbox": List(Value("float64"), length=4),
-            "category_id": category_feature(categories),
+            "category_id": Value("int64") if categories is None else category_feature(categories),
             "label": Value("string"),
             "area": Value("float64"),
             "iscrowd": Value("int64"),
@@ -70,7 +72,11 @@ def image_features(categories: list[dict[str, Any]]):
     })
 
 
+#: the default config: every sub-dataset's rows, told apart by ``sub_dataset``
+ALL_CONFIG = "all"
+
 FIELD_DESCRIPTIONS = {
+    "sub_dataset": "the sub-dataset (config) the row belongs to",
     "image": "the image, embedded",
     "image_id": "official image id",
     "file_name": "image file name in the sub-dataset's image archive",

@@ -58,6 +58,9 @@ class RefL4(Benchmark):
     license = card.card_metadata()["license"]
     interval_note = " (the expressions of one image move together; pass `file_name` in the references)"
     views_module = f"{__name__}.views"
+    predict_module = f"{__name__}.predict"
+    predict_kinds = ("detector", "image-text-to-text")
+    answer_kind = "box"
     #: val + test: 45,341 expressions, one {"id", "pred_bbox" (5), "format"} entry each (8 values), with room to spare
     max_prediction_values = 500_000
     reader_module = f"{__name__}.reader"
@@ -74,6 +77,10 @@ class RefL4(Benchmark):
                                       file="predictions", entry=f"example {n}")
         return [{"id": int(r["id"]), "pred_bbox": p["pred_bbox"], "format": p["format"]}
                 for r, p in zip(references, predictions)]
+
+    def options_for_run(self, config: str | None, unanswered: int) -> dict[str, Any]:
+        """Expressions the model gave no usable box for are misses (the run counted and reported them)."""
+        return {"missing": "miss"} if unanswered else {}
 
     def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
         """Acc@0.5/0.75/0.9, mAcc, per size and per class (see :mod:`.scorer`)."""

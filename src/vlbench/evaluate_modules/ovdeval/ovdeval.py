@@ -52,7 +52,8 @@ _BOX_KEYS = ("id", "bbox", "category_id", "area", "iscrowd")
 def _slim(ref):
     if not isinstance(ref, dict):
         return ref
-    return {"image_id": ref.get("image_id"), "boxes": [{k: b.get(k) for k in _BOX_KEYS} for b in ref.get("boxes") or []]}
+    return {"image_id": ref.get("image_id"), "boxes": [{k: b.get(k) for k in _BOX_KEYS} for b in ref.get("boxes") or []],
+            "sub_dataset": ref.get("sub_dataset") or ""}      # "": rows of one config (the column is optional)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -70,7 +71,7 @@ class OVDEval(RowInputs, evaluate.Metric):
                 "predictions": {"boxes": datasets.List(datasets.List(datasets.Value("float64"))),
                                 "scores": datasets.List(datasets.Value("float64")),
                                 "labels": datasets.List(datasets.Value("int64"))},
-                "references": {"image_id": datasets.Value("int64"),
+                "references": {"image_id": datasets.Value("int64"), "sub_dataset": datasets.Value("string"),
                                "boxes": datasets.List({"id": datasets.Value("int64"),
                                                        "bbox": datasets.List(datasets.Value("float64")),
                                                        "category_id": datasets.Value("int64"),

@@ -1,0 +1,28 @@
+"""nocaps with a model in the loop: one caption per image from an image-text-to-text model. Entries are the
+official ``{"image_id", "caption"}``."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ...benchmark import PredictData, PredictItem
+
+#: the captioning prompt, overridable with ``--prompt``
+PROMPT = "Describe this image in one short sentence."
+
+
+def items(data: PredictData, kind: str, prompt: str | None) -> Iterator[PredictItem]:
+    """One item per image."""
+    for row in data.rows:
+        yield PredictItem(key=str(row["image_id"]), image=row.get("image"), prompt=prompt or PROMPT,
+                          context={"image_id": row["image_id"]})
+
+
+def from_detections(item: PredictItem, detections: Any) -> list[dict[str, Any]]:
+    """Not reached: nocaps takes image-text-to-text models only (``predict_kinds``)."""
+    raise NotImplementedError
+
+
+def from_answer(item: PredictItem, text: str) -> list[dict[str, Any]]:
+    """The caption, on one line (the toolkit's tokenizer would split a caption at a line break)."""
+    return [{"image_id": item.context["image_id"], "caption": " ".join(str(text).split())}]

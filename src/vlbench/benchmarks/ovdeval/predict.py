@@ -1,0 +1,43 @@
+"""OVDEval with a detector in the loop: one item per image of a sub-dataset, its positive labels and hard
+negatives (``text`` + ``neg_text``) as the queries, as the official evaluation prompts the detector. Entries are
+COCO results ``{"image_id", "category_id", "bbox" (xywh), "score"}``."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ...benchmark import Detections, PredictData, PredictItem
+
+
+def items(data: PredictData, kind: str, prompt: str | None) -> Iterator[PredictItem]:
+    """One item per image; each query maps to the category id of that name in its sub-dataset's category list
+    (kept in the built folder's card: rows name only the categories of their boxes)."""
+    from ...errors import InputError
+    from .reader import sub_dataset_header
+
+    if data.folder is None:
+        raise InputError("OVDEval needs the built dataset folder (its card lists each sub-dataset's categories)",
+                         fix="pass --data <folder written by 'vlbench build ovdeval'>")
+    categories: dict[str, dict[str, int]] = {}
+    for row in data.rows:
+        sub = row.get("sub_dataset") or data.config
+        if sub not in categories:
+            categories[sub] = {str(c["name"]): int(c["id"]) for c in sub_dataset_header(data.folder, sub)["categories"]}
+        names = [n for n in dict.fromkeys((row.get("text") or []) + (row.get("neg_text") or []))
+                 if n in categories[sub]]
+        yield PredictItem(key=f"{sub}/{row['image_id']}", image=row["image"], queries=tuple(names),
+                          context={"image_id": row["image_id"], "part": sub,
+                                   "category_ids": [categories[sub][n] for n in names]})
+
+
+def from_detections(item: PredictItem, detections: Detections) -> list[dict[str, Any]]:
+    """Each box under the category of the query it answers."""
+    cats = item.context["category_ids"]
+    return [{"image_id": item.context["image_id"], "category_id": cats[q], "bbox": [x0, y0, x1 - x0, y1 - y0],
+             "score": float(s)}
+            for (x0, y0, x1, y1), s, q in zip(detections.boxes_xyxy, detections.scores, detections.query)]
+
+
+def from_answer(item: PredictItem, answer: Any) -> list[dict[str, Any]]:
+    """Not reached: OVDEval takes detectors only (``predict_kinds``)."""
+    raise NotImplementedError

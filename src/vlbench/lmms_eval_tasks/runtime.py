@@ -1,0 +1,88 @@
+"""What lmms-eval calls in vlbench's task pack: the image and prompt of a document, ``process_results`` (keeps the
+row and the answer) and one aggregation per metric (parses every answer as ``vlbench predict`` does and scores them
+all with vlbench's scorer, so the numbers are the official ones). Built per task by the generated
+``vlbench_lmms.py`` of the pack (see :mod:`vlbench.lmms_eval_tasks`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Callable
+
+from ..benchmark import PredictData
+
+__all__ = ["doc_to_visual", "doc_to_text", "process_results", "aggregation"]
+
+#: scored answer sets, by benchmark and a digest of the answers: every metric of a task aggregates the same list
+_SCORED: dict[tuple[str, str], dict[str, float | None]] = {}
+
+
+def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
+    """The document's image."""
+    return [doc["image"].convert("RGB")]
+
+
+def doc_to_text(benchmark: str) -> Callable[..., str]:
+    """The prompt ``vlbench predict`` gives an image-text-to-text model for this document (the benchmark's)."""
+    from ..benchmarks import get_benchmark
+
+    bench = get_benchmark(benchmark)
+
+    def prompt(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
+        override = (lmms_eval_specific_kwargs or {}).get("prompt")
+        return next(iter(bench.predict_items(PredictData(rows=[doc]), "image-text-to-text", override))).prompt
+    return prompt
+
+
+def _json_safe(doc: dict[str, Any]) -> dict[str, Any]:
+    """The row without its image (and anything else not JSON): what scoring needs, small enough to log."""
+    return {k: v for k, v in doc.items() if isinstance(v, (str, int, float, bool, list, dict, type(None)))}
+
+
+def process_results(benchmark: str) -> Callable[[dict[str, Any], list[Any]], dict[str, Any]]:
+    """Per document: ``{metric: {"row": the row, "answer": the text}}`` for every metric (aggregated together)."""
+    from ..benchmarks import get_benchmark
+
+    keys = get_benchmark(benchmark).metric_keys
+
+    def keep(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+        answer = results[0] if results else ""
+        while isinstance(answer, list):
+            answer = answer[0] if answer else ""
+        payload = {"row": _json_safe(doc), "answer": str(answer)}
+        return {key: payload for key in keys}
+    return keep
+
+
+def _score(benchmark: str, payloads: list[dict[str, Any]], box_format: str | None) -> dict[str, float | None]:
+    from .. import score
+    from ..benchmarks import get_benchmark
+    from ..predict import PredictReport, PredictSettings, answer_record, tally
+
+    bench = get_benchmark(benchmark)
+    rows = [p["row"] for p in payloads]
+    items = list(bench.predict_items(PredictData(rows=rows), "image-text-to-text"))
+    report = PredictReport(PredictSettings(bench.id, "lmms-eval", None, "image-text-to-text", None, "", box_format))
+    entries = []
+    for item, row, p in zip(items, rows, payloads):
+        size = (row["width"], row["height"]) if row.get("width") and row.get("height") else None
+        record = answer_record(bench, item, p["answer"], box_format, image_size=size)
+        tally(report, record)
+        entries.extend(record["entries"])
+    if not entries:
+        return {key: 0.0 for key in bench.metric_keys}      # no usable answer at all: every prediction missed
+    result = score(bench.id, bench.references_from_rows(rows), entries,
+                   **bench.options_for_run(None, report.unanswered))
+    return result.metrics
+
+
+def aggregation(benchmark: str, key: str, box_format: str | None = None) -> Callable[[list[Any]], float | None]:
+    """The aggregation of metric ``key``: vlbench's score of all the task's answers (scored once per task)."""
+    def aggregate(payloads: list[dict[str, Any]]) -> float | None:
+        digest = hashlib.sha256(json.dumps(payloads, sort_keys=True, default=str).encode()).hexdigest()
+        if (benchmark, digest) not in _SCORED:
+            if len(_SCORED) >= 8:       # a memo for the metrics of one task, not a store
+                _SCORED.clear()
+            _SCORED[(benchmark, digest)] = _score(benchmark, payloads, box_format)
+        return _SCORED[(benchmark, digest)][key]
+    return aggregate

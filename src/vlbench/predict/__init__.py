@@ -1,0 +1,272 @@
+"""``vlbench predict``: a Hugging Face model over a built dataset -> the benchmark's official prediction file.
+
+The loop is resumable: every finished batch is appended to ``<out>.partial.jsonl`` (a first line records the
+settings: model, revision, kind, box convention, prompt, thresholds), a rerun with the same settings continues
+where it stopped, and the official file is written (atomically) only at the end, with ``<out>.meta.json`` beside
+it: the settings, the counts, each kind of unparseable answer with a few raw answers. Several processes
+(``accelerate launch -m vlbench predict ...``) each take a shard of the items and write their own partial file;
+the main process merges them in item order.
+
+Benchmarks say what to ask through their ``predict_module`` (:class:`vlbench.benchmark.Benchmark`); nothing here
+names one. torch and transformers load only when a model runs (``pip install "vlbench[predict]"``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..benchmark import PredictData, PredictItem
+from ..benchmarks import get_benchmark
+from ..errors import InputError
+from ..io import check_output, write_text_atomic
+
+__all__ = ["PredictSettings", "PredictReport", "predict", "load_data", "answer_record", "tally"]
+
+#: raw answers kept per kind of failure in the report
+KEEP_ANSWERS = 5
+
+
+@dataclass(frozen=True)
+class PredictSettings:
+    """Everything that decides the predictions (recorded with them; a resumed run must match)."""
+
+    benchmark: str
+    model: str
+    revision: str | None
+    kind: str
+    config: str | None
+    split: str
+    box_format: str | None = None
+    prompt: str | None = None
+    threshold: float = 0.01
+    top_k: int = 100
+    max_queries: int = 16
+    max_new_tokens: int = 64
+
+
+@dataclass
+class PredictReport:
+    """What a run did: items answered, entries written, unparseable answers by reason (with a few raw ones)."""
+
+    settings: PredictSettings
+    items: int = 0
+    entries: int = 0
+    resumed: int = 0
+    #: items whose answer gave no entry (no box found, or an answer without a usable box)
+    unanswered: int = 0
+    #: False in the other processes of a multi-process run (only the main one merges and reports)
+    main: bool = True
+    failures: dict[str, int] = field(default_factory=dict)
+    answers: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``<out>.meta.json`` content."""
+        from .. import __version__
+
+        return {"settings": asdict(self.settings), "items": self.items, "entries": self.entries,
+                "resumed": self.resumed, "unanswered": self.unanswered, "failures": self.failures, "failed_answers": self.answers,
+                "vlbench": __version__}
+
+    def summary(self) -> str:
+        """One line for the terminal."""
+        failed = sum(self.failures.values())
+        return (f"{self.items} item(s), {self.entries} prediction(s)" + (f", {self.resumed} resumed" if self.resumed
+                                                                         else "")
+                + (f"; {failed} answer(s) without a usable box: " + "; ".join(f"{n} {r}" for r, n in
+                                                                           self.failures.items()) if failed else ""))
+
+
+def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = None,
+              config: str | None = None) -> tuple[PredictData, str]:
+    """(the rows of ``config`` / ``split`` of a built dataset folder or Hub id, the split)."""
+    from datasets import load_dataset
+
+    bench = get_benchmark(benchmark)
+    split = split or bench.default_split
+    try:
+        rows = load_dataset(str(data), config, split=split)
+    except (FileNotFoundError, ValueError) as exc:
+        raise InputError(f"cannot load split {split!r} of the dataset ({str(exc).splitlines()[0]})", file=str(data),
+                         fix=f"pass a folder written by 'vlbench build {bench.id}' (or its Hub id) and one of its "
+                             "splits / configs") from None
+    folder = Path(data) if Path(data).is_dir() else None
+    return PredictData(rows=rows, folder=folder, config=config), split
+
+
+def _partial_path(out: Path, rank: int) -> Path:
+    return out.with_name(out.name + (f".partial-{rank}.jsonl" if rank else ".partial.jsonl"))
+
+
+def _resume(path: Path, settings: PredictSettings) -> dict[str, dict[str, Any]]:
+    """The finished items of an earlier run with the same settings (key -> its line)."""
+    if not path.exists():
+        return {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if not lines:
+        return {}
+    head = json.loads(lines[0])
+    if head.get("settings") != json.loads(json.dumps(asdict(settings))):
+        raise InputError("a partial run with other settings is in the way", file=str(path),
+                         fix="rerun with the same settings to continue it, or delete the file to start over")
+    done = {}
+    for line in lines[1:]:
+        try:
+            record = json.loads(line)
+        except ValueError:      # the last line of a run killed mid-write
+            continue
+        if isinstance(record, dict) and "key" in record:
+            done[record["key"]] = record
+    return done
+
+
+def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.PathLike, *,
+            split: str | None = None, config: str | None = None, revision: str | None = None,
+            device: str | None = None, kind: str | None = None, box_format: str | None = None,
+            prompt: str | None = None, threshold: float = 0.01, top_k: int = 100, max_queries: int = 16,
+            max_new_tokens: int = 64, batch_size: int = 4, limit: int | None = None,
+            progress: bool = True) -> PredictReport:
+    """Run ``model`` over a built dataset and write the official prediction file ``out`` (and ``out.meta.json``).
+
+    ``threshold`` and ``top_k`` keep detections for AP (a low threshold, float boxes: the ``pipeline`` would drop
+    scores under 0.1 and round boxes to integers); ``box_format`` overrides the family's box convention of a VLM
+    (see :mod:`vlbench.predict.parsers`); ``limit`` stops after that many items (a smoke test).
+    """
+    from . import models
+    from .parsers import box_format_for
+
+    bench = get_benchmark(benchmark)
+    out = Path(out)
+    check_output(out, "prediction file or folder", folder=out.suffix != ".json")
+    loaded = models.load_model(model, revision=revision, device=device, kind=kind)
+    if loaded.kind not in bench.predict_kinds:
+        raise InputError(f"{bench.display_name} cannot be answered by a {loaded.kind} model", file=model,
+                         fix="use a " + " or ".join(bench.predict_kinds) + " model")
+    answers_boxes = loaded.kind == models.GENERATOR and bench.answer_kind == "box"
+    fmt = box_format_for(loaded.model_type, box_format) if answers_boxes else None
+    data_rows, split = load_data(bench.id, data, split=split, config=config)
+    settings = PredictSettings(bench.id, model, revision, loaded.kind, config, split, fmt, prompt, threshold, top_k,
+                               max_queries, max_new_tokens)
+    items = list(bench.predict_items(data_rows, loaded.kind, prompt))[:limit]
+    if len({it.context.get("part") for it in items}) > 1 and out.suffix == ".json":
+        raise InputError("these items belong to several parts (sub-datasets), written as a folder of "
+                         "<part>.json files", file=str(out), fix="name a folder for --out (no .json), or pick one "
+                                                                   "part with --config")
+    report = PredictReport(settings)
+    rank, world, merge = _processes()
+    report.main = rank == 0
+    mine = items[rank::world]
+    partial = _partial_path(out, rank)
+    done = _resume(partial, settings)
+    report.resumed = sum(it.key in done for it in mine)
+    todo = [it for it in mine if it.key not in done]
+    with open(partial, "a", encoding="utf-8") as fh:
+        if fh.tell() == 0:
+            fh.write(json.dumps({"settings": asdict(settings)}) + "\n")
+        bar = _progress(len(mine), report.resumed, progress and rank == 0)
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start:start + batch_size]
+            for record in _answer(bench, loaded, batch, settings, fmt):
+                fh.write(json.dumps(record) + "\n")
+            fh.flush()
+            bar(len(batch))
+    merge(lambda: _finish(bench, items, out, report, world))
+    return report
+
+
+def _answer(bench: Any, loaded: Any, batch: list[PredictItem], settings: PredictSettings,
+            fmt: str | None) -> list[dict[str, Any]]:
+    """One batch -> one record per item: its entries, or why its answer gave none (with the raw answer)."""
+    from . import models
+
+    if loaded.kind == models.DETECTOR:
+        found = models.detect(loaded, batch, threshold=settings.threshold, top_k=settings.top_k,
+                              max_queries=settings.max_queries)
+        return [{"key": it.key, "entries": bench.entries_from_detections(it, d)} for it, d in zip(batch, found)]
+    return [answer_record(bench, it, text, fmt, input_size)
+            for it, (text, input_size) in zip(batch, models.generate(loaded, batch,
+                                                                     max_new_tokens=settings.max_new_tokens))]
+
+
+def answer_record(bench: Any, item: PredictItem, text: str, box_format: str | None,
+                  input_size: tuple[int, int] | None = None, image_size: tuple[int, int] | None = None
+                  ) -> dict[str, Any]:
+    """One text answer -> its record: the official entries, or why it gave none (with the answer). With a
+    ``box_format`` the answer is parsed as a box of the image (``image_size``, default the item image's)."""
+    from .parsers import ParseFailure, parse_box
+
+    if box_format is None:
+        return {"key": item.key, "entries": bench.entries_from_answer(item, text)}
+    try:
+        box = parse_box(text, box_format, image_size or item.image.size, input_size)
+    except ParseFailure as failure:
+        return {"key": item.key, "entries": [], "failure": failure.reason, "answer": text}
+    return {"key": item.key, "entries": bench.entries_from_answer(item, box)}
+
+
+def _finish(bench: Any, items: list[PredictItem], out: Path, report: PredictReport, world: int) -> None:
+    """Merge the partial files in item order, write the official file (a folder of ``<part>.json`` when the items
+    name several parts) and its meta file, remove the partials."""
+    records: dict[str, dict[str, Any]] = {}
+    paths = [_partial_path(out, r) for r in range(world)]
+    for path in paths:
+        records.update(_resume(path, report.settings))
+    parts: dict[str | None, list[Any]] = {}
+    for it in items:
+        record = records.get(it.key)
+        if record is None:
+            raise InputError(f"item {it.key} has no answer in the partial files", file=str(out),
+                             fix="rerun the same command to finish the run")
+        parts.setdefault(it.context.get("part"), []).extend(record["entries"])
+        tally(report, record)
+    report.items, report.entries = len(items), sum(map(len, parts.values()))
+    if len(parts) > 1:     # items of several parts (e.g. sub-datasets): a folder of <part>.json, the official layout
+        for part, entries in parts.items():
+            write_text_atomic(out / f"{part}.json", json.dumps(entries), "prediction file")
+    else:
+        write_text_atomic(out, json.dumps(next(iter(parts.values()), [])), "prediction file")
+    write_text_atomic(out.with_name(out.name + ".meta.json"), json.dumps(report.to_dict(), indent=1), "run record")
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
+def tally(report: PredictReport, record: dict[str, Any]) -> None:
+    """Count one item's record in ``report``: unanswered, and a failure by reason with a few raw answers kept."""
+    report.unanswered += not record["entries"]
+    if "failure" in record:
+        reason = record["failure"].split(" (")[0]
+        report.failures[reason] = report.failures.get(reason, 0) + 1
+        kept = report.answers.setdefault(reason, [])
+        if len(kept) < KEEP_ANSWERS:
+            kept.append(record["answer"])
+
+
+def _processes() -> tuple[int, int, Callable[[Callable[[], None]], None]]:
+    """(this process's rank, the number of processes, run-on-the-main-process-after-all-finished) under
+    ``accelerate launch``; (0, 1, run) otherwise."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return 0, 1, lambda fn: fn()
+    from accelerate import PartialState
+
+    state = PartialState()
+
+    def merge(fn: Callable[[], None]) -> None:
+        state.wait_for_everyone()
+        if state.is_main_process:
+            fn()
+        state.wait_for_everyone()
+
+    return state.process_index, state.num_processes, merge
+
+
+def _progress(total: int, already: int, shown: bool) -> Callable[[int], None]:
+    """A progress bar (tqdm, which transformers brings) advanced by the items of each batch."""
+    if not shown:
+        return lambda n: None
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, initial=already, unit="item", desc="predict")
+    return bar.update

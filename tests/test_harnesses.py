@@ -1,0 +1,147 @@
+"""vlbench in the harnesses VLM researchers use: the lmms-eval task pack, loaded by lmms-eval's own TaskManager,
+scoring recorded answers through its process_results and aggregations exactly as `vlbench score` scores the
+equivalent prediction file; and the importers of lmms-eval samples files and VLMEvalKit workbooks (written in each
+harness's documented output format)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from vlbench import api
+
+pytest.importorskip("lmms_eval", reason="the task-pack tests need lmms-eval (see .ci/run: pip install --no-deps)")
+
+
+def _xyxy(p: dict) -> list[float]:
+    x, y, w, h = p["pred_bbox"]
+    return [x, y, x + w, y + h] if p.get("format") == "xywh" else list(p["pred_bbox"])
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory, sample_release, nocaps_sample):
+    root = tmp_path_factory.mktemp("hub")
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(root / "ref_l4"), check=True)
+    run_cli("build", "nocaps", "--raw", str(nocaps_sample / "nocaps_val_captions.json"), "--images",
+            str(nocaps_sample / "images"), "--out", str(root / "nocaps"), check=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def ref_l4_answers(sample_release):
+    """Per val expression id: a Qwen-style JSON answer holding the good example's box in original pixels, except
+    expression 3, whose answer holds no box (so the equivalent file lacks it, and it counts as a miss)."""
+    preds = {p["id"]: p for p in json.loads((sample_release / "predictions_good.json").read_text())}
+    answers = {i: json.dumps([{"bbox_2d": _xyxy(preds[i]), "label": "it"}]) for i in range(8)}
+    answers[3] = "I am not sure which object is meant."
+    equivalent = [{"id": i, "pred_bbox": _xyxy(preds[i]), "format": "xyxy"} for i in range(8) if i != 3]
+    return answers, equivalent
+
+
+def _task(pack: Path, name: str):
+    from lmms_eval.tasks import TaskManager, get_task_dict
+
+    return get_task_dict([name], TaskManager(include_path=str(pack), include_defaults=False))[name]
+
+
+def _aggregate(task, answer_of) -> dict:
+    per_metric: dict[str, list] = {}
+    for doc in task.test_docs():
+        for key, value in task.process_results(doc, [answer_of(doc)]).items():
+            per_metric.setdefault(key, []).append(value)
+    aggregations = task.aggregation()
+    return {key: aggregations[key](values) for key, values in per_metric.items()}
+
+
+def test_ref_l4_task_scores_recorded_answers_like_vlbench_score(hub, ref_l4_answers, tmp_path):
+    answers, equivalent = ref_l4_answers
+    pack = tmp_path / "pack"
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "vlbench.lmms_eval_tasks", "--data", f"ref_l4={hub / 'ref_l4'}",
+                           "--box-format", "pixel", "--out", str(pack)], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == str(pack.resolve()), proc.stderr
+    task = _task(pack, "vlbench_ref_l4_val")
+    assert task.OUTPUT_TYPE == "generate_until"
+    got = _aggregate(task, lambda doc: answers[doc["id"]])
+    (tmp_path / "equivalent.json").write_text(json.dumps(equivalent))
+    expected = api.score("ref_l4", hub / "ref_l4", tmp_path / "equivalent.json", split="val", missing="miss").metrics
+    assert got == expected
+    assert task.doc_to_text(next(iter(task.test_docs()))).endswith("partly hidden.")     # the expression is asked
+
+
+def test_nocaps_task_scores_recorded_captions_like_vlbench_score(hub, nocaps_sample, tmp_path):
+    from vlbench.lmms_eval_tasks import write_task_pack
+
+    pack = write_task_pack(tmp_path / "pack", {"nocaps": hub / "nocaps"})
+    captions = {p["image_id"]: p["caption"] for p in json.loads((nocaps_sample / "predictions_good.json").read_text())}
+    got = _aggregate(_task(pack, "vlbench_nocaps_validation"), lambda doc: captions[doc["image_id"]])
+    expected = api.score("nocaps", hub / "nocaps", nocaps_sample / "predictions_good.json").metrics
+    assert got == expected and got["CIDEr_out"] is not None
+
+
+def test_the_pack_refuses_what_it_cannot_score(hub, tmp_path):
+    from vlbench.errors import InputError
+    from vlbench.lmms_eval_tasks import write_task_pack
+
+    with pytest.raises(InputError, match="--box-format"):
+        write_task_pack(tmp_path / "a", {"ref_l4": hub / "ref_l4"})
+    with pytest.raises(InputError, match="detectors"):
+        write_task_pack(tmp_path / "b", {"omnilabel": hub / "ref_l4"})
+
+
+def _samples_line(doc_id: int, answer: str, row: dict | None = None) -> str:
+    """A line of lmms-eval's --log_samples file as 0.7.x writes it (doc popped, one response unwrapped)."""
+    line = {"doc_id": doc_id, "target": "", "filtered_resps": answer, "token_counts": [None],
+            "doc_hash": f"{doc_id:064x}"}
+    if row is not None:     # vlbench's own tasks log the row each answer is for, under every metric key
+        line.update({key: {"row": row, "answer": answer} for key in ("Acc50", "mAcc")})
+    return json.dumps(line)
+
+
+@pytest.mark.parametrize("with_rows", [True, False], ids=["vlbench-task", "doc_id-only"])
+def test_import_lmms_eval_samples(hub, ref_l4_answers, tmp_path, with_rows):
+    """Lines of vlbench's tasks name their row (here shuffled: the id decides); other lines are placed by doc_id."""
+    answers, equivalent = ref_l4_answers
+    order = [5, 0, 7, 3, 1, 6, 2, 4] if with_rows else list(range(8))
+    samples = tmp_path / "samples_vlbench_ref_l4_val.jsonl"
+    samples.write_text("\n".join(_samples_line(n, answers[i], {"id": i} if with_rows else None)
+                                 for n, i in enumerate(order)) + "\n")
+    out = tmp_path / "preds.json"
+    proc = run_cli("import", "lmms-eval", str(samples), "--benchmark", "ref_l4", "--data", str(hub / "ref_l4"),
+                   "--split", "val", "--box-format", "pixel", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "1 answer(s) without a usable box" in proc.stdout
+    assert sorted(json.loads(out.read_text()), key=lambda e: e["id"]) == equivalent
+    meta = json.loads(Path(f"{out}.meta.json").read_text())
+    assert meta["failed_answers"] == {"no box in the pixel convention": [answers[3]]}
+
+
+def test_import_vlmevalkit_workbook(hub, nocaps_sample, tmp_path):
+    """A <model>_<dataset>.xlsx as VLMEvalKit writes it (index, question, prediction, ...): captions by index."""
+    from openpyxl import Workbook
+
+    from datasets import load_dataset
+
+    rows = load_dataset(str(hub / "nocaps"), split="validation").remove_columns("image")
+    captions = {p["image_id"]: p["caption"] for p in json.loads((nocaps_sample / "predictions_good.json").read_text())}
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["index", "question", "prediction", "split"])
+    for n, row in enumerate(rows):
+        sheet.append([n, "Describe this image in one short sentence.", captions[row["image_id"]], "validation"])
+    book.save(tmp_path / "Model_nocaps.xlsx")
+    out = tmp_path / "captions.json"
+    proc = run_cli("import", "vlmevalkit", str(tmp_path / "Model_nocaps.xlsx"), "--benchmark", "nocaps", "--data",
+                   str(hub / "nocaps"), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert {e["image_id"]: e["caption"] for e in json.loads(out.read_text())} == captions
+    bad = tmp_path / "bad.xlsx"
+    bad.write_text("not a workbook")
+    proc = run_cli("import", "vlmevalkit", str(bad), "--benchmark", "nocaps", "--data", str(hub / "nocaps"),
+                   "--out", str(tmp_path / "x.json"))
+    assert proc.returncode == 2 and "not a readable .xlsx" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,179 @@
+"""`vlbench predict` / `vlbench run` end to end with tiny random models built from configs, offline (see
+tiny_models.py): a zero-shot detector (OWL-ViT) on the Ref-L4, OmniLabel and OVDEval samples, an
+image-text-to-text model (LLaVA) on nocaps and Ref-L4. The numbers are meaningless; what is checked is that the
+files are the official formats (`vlbench score` reads them), what a run records, resuming, and the failures a run
+reports instead of hiding."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+pytest.importorskip("torch", reason="predict needs torch (pip install -e '.[test]')")
+pytest.importorskip("transformers", reason="predict needs transformers (pip install -e '.[test]')")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    from tiny_models import tiny_llava, tiny_owlvit
+
+    root = tmp_path_factory.mktemp("models")
+    return {"detector": str(tiny_owlvit(root / "owlvit")), "vlm": str(tiny_llava(root / "llava"))}
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory, sample_release, omnilabel_sample, ovdeval_sample, nocaps_sample):
+    root = tmp_path_factory.mktemp("hub")
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(root / "ref_l4"), check=True)
+    run_cli("build", "omnilabel", "--raw", str(omnilabel_sample / "dataset_val.json"), "--images",
+            str(omnilabel_sample / "images"), "--out", str(root / "omnilabel"), check=True)
+    run_cli("build", "ovdeval", "--raw", str(ovdeval_sample), "--out", str(root / "ovdeval"), check=True)
+    run_cli("build", "nocaps", "--raw", str(nocaps_sample / "nocaps_val_captions.json"), "--images",
+            str(nocaps_sample / "images"), "--out", str(root / "nocaps"), check=True)
+    return root
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vlbench", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+def test_a_detector_answers_ref_l4_one_float_box_per_expression(models, data, tmp_path):
+    out, result = tmp_path / "preds.json", tmp_path / "result.json"
+    proc = _run("run", "ref_l4", "--model", models["detector"], "--data", str(data / "ref_l4"), "--split", "val",
+                "--out", str(out), "--output", str(result), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    entries = json.loads(out.read_text())
+    assert len(entries) == 8 and {e["id"] for e in entries} == set(range(8))       # the 8 val expressions
+    assert all(set(e) == {"id", "pred_bbox", "format"} and e["format"] == "xyxy" and len(e["pred_bbox"]) == 4
+               and all(isinstance(v, float) for v in e["pred_bbox"]) for e in entries)
+    scored = json.loads(result.read_text())
+    assert scored["options"]["split"] == "val" and scored["options"]["predicted_by"]["model"] == models["detector"]
+    meta = json.loads(Path(f"{out}.meta.json").read_text())
+    assert meta["settings"]["kind"] == "detector" and meta["settings"]["threshold"] == 0.01 and meta["items"] == 8
+    assert not Path(f"{out}.partial.jsonl").exists()
+
+
+def test_a_detector_answers_omnilabel_with_the_label_space(models, data, tmp_path):
+    out, result = tmp_path / "preds.json", tmp_path / "result.json"
+    proc = _run("run", "omnilabel", "--model", models["detector"], "--data", str(data / "omnilabel"), "--out", str(out),
+                "--output", str(result), "--top-k", "5", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["image_id"]: {d["id"] for d in r["labelspace"]} for r in _rows(data / "omnilabel", "validation")}
+    entries = json.loads(out.read_text())
+    assert 0 < len(entries) <= 5 * len(rows)
+    assert all(set(e) == {"image_id", "bbox", "description_ids", "scores"} and e["description_ids"][0] in
+               rows[e["image_id"]] and e["scores"][0] >= 0.01 for e in entries)
+    assert set(json.loads(result.read_text())["metrics"]) >= {"AP", "AP_categ", "AP_descr"}
+
+
+def test_a_detector_answers_every_ovdeval_sub_dataset_into_the_official_folder(models, data, tmp_path):
+    out, result = tmp_path / "preds", tmp_path / "result.json"
+    proc = _run("run", "ovdeval", "--model", models["detector"], "--data", str(data / "ovdeval"), "--out", str(out),
+                "--output", str(result), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["color.json", "material.json"]
+    assert "Total_Average" in json.loads(result.read_text())["metrics"]
+    one = _run("predict", "ovdeval", "--model", models["detector"], "--data", str(data / "ovdeval"), "--out",
+               str(tmp_path / "all.json"), cwd=tmp_path)
+    assert one.returncode == 2 and "name a folder for --out" in one.stderr and "Traceback" not in one.stderr
+
+
+def test_a_vlm_captions_nocaps(models, data, tmp_path):
+    out, result = tmp_path / "captions.json", tmp_path / "result.json"
+    proc = _run("run", "nocaps", "--model", models["vlm"], "--data", str(data / "nocaps"), "--out", str(out),
+                "--output", str(result), "--max-new-tokens", "6", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    captions = json.loads(out.read_text())
+    assert len(captions) == 9 and all(set(c) == {"image_id", "caption"} and "\n" not in c["caption"]
+                                      for c in captions)
+    assert json.loads(result.read_text())["counts"]["images"] == 9
+
+
+def test_unparseable_grounding_answers_are_counted_and_kept_never_zero_boxes(models, data, tmp_path):
+    """The tiny LLaVA's random words hold no normalised box: every answer is a reported failure with its raw text,
+    the prediction file has no [0, 0, 0, 0], and `run` stops with a clear message instead of scoring nothing."""
+    out = tmp_path / "boxes.json"
+    proc = _run("run", "ref_l4", "--model", models["vlm"], "--data", str(data / "ref_l4"), "--split", "val",
+                "--out", str(out), "--output", str(tmp_path / "r.json"), "--box-format", "normalized",
+                "--max-new-tokens", "8", cwd=tmp_path)
+    assert proc.returncode == 2 and "no usable answer" in proc.stderr and "Traceback" not in proc.stderr
+    meta = json.loads(Path(f"{out}.meta.json").read_text())
+    assert meta["unanswered"] == 8 and sum(meta["failures"].values()) == 8
+    assert all(1 <= len(kept) <= 5 for kept in meta["failed_answers"].values())
+    assert json.loads(out.read_text()) == []
+    family = _run("predict", "ref_l4", "--model", models["vlm"], "--data", str(data / "ref_l4"), "--out",
+                  str(tmp_path / "x.json"), cwd=tmp_path)
+    assert family.returncode == 2 and "--box-format" in family.stderr      # LLaVA has no known convention
+
+
+def test_a_stopped_run_resumes_where_it_stopped(models, data, tmp_path, monkeypatch):
+    """A crash after the first batch (injected in the detector call) leaves that batch in the partial file; the
+    rerun answers only the rest and writes the same file a run without a crash writes (greedy, deterministic)."""
+    import vlbench.predict.models as loop
+    from vlbench.predict import predict
+
+    real, calls = loop.detect, []
+
+    def crash_on_second_batch(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    out = tmp_path / "preds.json"
+    monkeypatch.setattr(loop, "detect", crash_on_second_batch)
+    with pytest.raises(KeyboardInterrupt):
+        predict("ref_l4", models["detector"], data / "ref_l4", out, split="test", batch_size=4, progress=False)
+    monkeypatch.setattr(loop, "detect", real)
+    assert len(Path(f"{out}.partial.jsonl").read_text().splitlines()) == 1 + 4      # settings + first batch
+    with pytest.raises(Exception, match="other settings"):
+        predict("ref_l4", models["detector"], data / "ref_l4", out, split="test", threshold=0.5, progress=False)
+    report = predict("ref_l4", models["detector"], data / "ref_l4", out, split="test", batch_size=4, progress=False)
+    assert report.resumed == 4 and report.items == 16
+    fresh = tmp_path / "fresh.json"
+    predict("ref_l4", models["detector"], data / "ref_l4", fresh, split="test", batch_size=4, progress=False)
+    assert json.loads(out.read_text()) == json.loads(fresh.read_text())
+
+
+def test_accelerate_launch_shards_the_items_and_merges_them_in_order(models, data, tmp_path):
+    """Two CPU processes under `accelerate launch` (each answers every other item): the merged file equals a
+    single-process run's."""
+    launcher = shutil.which("accelerate")
+    if launcher is None:
+        pytest.skip("accelerate's launcher is not on PATH (pip install -e '.[test]')")
+    two, one = tmp_path / "two.json", tmp_path / "one.json"
+    proc = subprocess.run([launcher, "launch", "--num_processes", "2", "--cpu", "--num_machines", "1",
+                           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "vlbench", "predict", "ref_l4",
+                           "--model", models["detector"], "--data", str(data / "ref_l4"), "--split", "test", "--out",
+                           str(two)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count("wrote ") == 1          # the main process reports once
+    single = _run("predict", "ref_l4", "--model", models["detector"], "--data", str(data / "ref_l4"), "--split",
+                  "test", "--out", str(one), cwd=tmp_path)
+    assert single.returncode == 0, single.stderr
+    assert json.loads(two.read_text()) == json.loads(one.read_text())
+    assert not list(tmp_path.glob("two.json.partial*"))
+
+
+def test_without_the_extra_the_command_says_what_to_install(data, tmp_path):
+    hide = ("import sys; sys.modules['torch'] = None; sys.modules['transformers'] = None; "
+            "from vlbench.cli import main; raise SystemExit(main())")
+    proc = subprocess.run([sys.executable, "-c", hide, "predict", "ref_l4", "--model", "x", "--data",
+                           str(data / "ref_l4"), "--out", str(tmp_path / "p.json")], capture_output=True, text=True,
+                          env={**os.environ})
+    assert proc.returncode == 2 and 'pip install "vlbench[predict]"' in proc.stderr
+
+
+def _rows(folder: Path, split: str) -> list[dict]:
+    from datasets import load_dataset
+
+    return list(load_dataset(str(folder), split=split).remove_columns("image"))
