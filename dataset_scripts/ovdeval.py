@@ -1,4 +1,5 @@
-"""Build the OVDEval Hub dataset (one config per sub-dataset) from the release and (optionally) publish it.
+"""Build the OVDEval Hub dataset (one config per sub-dataset, and the default config "all" over them) from the
+release and (optionally) publish it.
 
     python dataset_scripts/ovdeval.py --raw path/to/OVDEval --out hub/ovdeval [--repo-id ORG/ovdeval] [--dry-run]
 

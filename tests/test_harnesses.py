@@ -84,6 +84,47 @@ def test_nocaps_task_scores_recorded_captions_like_vlbench_score(hub, nocaps_sam
     assert got == expected and got["CIDEr_out"] is not None
 
 
+def test_ovdeval_task_scores_listed_boxes_with_nms_ap_like_vlbench_score(tmp_path, ovdeval_sample):
+    """Per image of sub-dataset color, an answer listing the good example's boxes whose category is among the
+    image's labels and hard negatives (a detection answer carries no score: each box scores 1), plus one box of a
+    label the image does not list (left out, counted). The good example has boxes reaching several pixels beyond
+    the image: those are reported, not scored, so the equivalent file leaves them out too. The equivalent file holds the same boxes as COCO results
+    (xywh = x0, y0, x1 - x0, y1 - y0; score 1), scored by `vlbench score` on that sub-dataset."""
+    from datasets import load_dataset
+
+    from vlbench.lmms_eval_tasks import write_task_pack
+
+    hub = tmp_path / "hub"
+    run_cli("build", "ovdeval", "--raw", str(ovdeval_sample), "--out", str(hub), check=True)
+    gt = json.loads((ovdeval_sample / "annotations" / "color.json").read_text())
+    name_of = {c["id"]: c["name"] for c in gt["categories"]}
+    good: dict[int, list] = {}
+    for p in json.loads((ovdeval_sample / "predictions_good" / "color.json").read_text()):
+        good.setdefault(p["image_id"], []).append(p)
+    answers, equivalent = {}, []
+    for row in load_dataset(str(hub), "color", split="test").remove_columns("image"):
+        asked = set(row["text"] or []) | set(row["neg_text"] or [])
+        listed = []
+        for p in good.get(row["image_id"], []):
+            if name_of[p["category_id"]] in asked:
+                x, y, w, h = p["bbox"]
+                box = [x, y, x + w, y + h]
+                listed.append({"bbox_2d": box, "label": name_of[p["category_id"]]})
+                inside = box[0] >= -2 and box[1] >= -2 and box[2] <= row["width"] + 2 and box[3] <= row["height"] + 2
+                if inside:      # a box reaching over 2 px beyond the image is reported, not scored
+                    equivalent.append({"image_id": row["image_id"], "category_id": p["category_id"],
+                                       "bbox": [box[0], box[1], box[2] - box[0], box[3] - box[1]], "score": 1.0})
+        listed.append({"bbox_2d": [1, 1, 5, 5], "label": "a label nobody asked for"})
+        answers[row["image_id"]] = json.dumps(listed)
+    pack = write_task_pack(tmp_path / "pack", {"ovdeval": hub}, box_format="pixel")
+    task = _task(pack, "vlbench_ovdeval_color_test")
+    assert "white chair" in task.doc_to_text(next(iter(task.test_docs())))      # the image's labels are asked
+    got = _aggregate(task, lambda doc: answers[doc["image_id"]])
+    (tmp_path / "color.json").write_text(json.dumps(equivalent))
+    expected = api.score("ovdeval", ovdeval_sample / "annotations" / "color.json", tmp_path / "color.json").metrics
+    assert got == expected and 0 < got["NMS_AP"] < 100
+
+
 def test_the_pack_refuses_what_it_cannot_score(hub, tmp_path):
     from vlbench.errors import InputError
     from vlbench.lmms_eval_tasks import write_task_pack

@@ -60,6 +60,12 @@ def test_a_detector_answers_ref_l4_one_float_box_per_expression(models, data, tm
     meta = json.loads(Path(f"{out}.meta.json").read_text())
     assert meta["settings"]["kind"] == "detector" and meta["settings"]["threshold"] == 0.01 and meta["items"] == 8
     assert not Path(f"{out}.partial.jsonl").exists()
+    # no --split: Ref-L4's default, "all" (not a Hub split): both splits, scored as all
+    both = _run("run", "ref_l4", "--model", models["detector"], "--data", str(data / "ref_l4"), "--out",
+                str(tmp_path / "all.json"), "--output", str(tmp_path / "all_result.json"), cwd=tmp_path)
+    assert both.returncode == 0, both.stderr
+    assert len(json.loads((tmp_path / "all.json").read_text())) == 8 + 16
+    assert json.loads((tmp_path / "all_result.json").read_text())["options"]["split"] == "all"
 
 
 def test_a_detector_answers_omnilabel_with_the_label_space(models, data, tmp_path):
@@ -96,6 +102,18 @@ def test_a_vlm_captions_nocaps(models, data, tmp_path):
     assert len(captions) == 9 and all(set(c) == {"image_id", "caption"} and "\n" not in c["caption"]
                                       for c in captions)
     assert json.loads(result.read_text())["counts"]["images"] == 9
+
+
+def test_a_vlm_is_asked_for_each_ovdeval_image_s_labels(models, data, tmp_path):
+    """An image-text-to-text model on one sub-dataset: each image's labels and hard negatives in the prompt
+    (recorded in the run), every answer parsed as a list of labelled boxes (the tiny model's words hold none)."""
+    out = tmp_path / "color.json"
+    proc = _run("predict", "ovdeval", "--model", models["vlm"], "--data", str(data / "ovdeval"), "--config", "color",
+                "--box-format", "normalized", "--max-new-tokens", "6", "--out", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads(Path(f"{out}.meta.json").read_text())
+    assert meta["items"] == 6 and meta["settings"]["config"] == "color" and meta["unanswered"] == 6
+    assert json.loads(out.read_text()) == []
 
 
 def test_unparseable_grounding_answers_are_counted_and_kept_never_zero_boxes(models, data, tmp_path):

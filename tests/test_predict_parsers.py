@@ -58,3 +58,21 @@ def test_the_convention_follows_the_family_and_can_be_overridden():
         box_format_for("llava")
     with pytest.raises(InputError, match="unknown box format"):
         box_format_for("qwen3_vl", "xywh")
+
+
+def test_a_detection_answer_lists_labelled_boxes_and_none_is_valid():
+    """Qwen-style JSON (pixels): two boxes, one outside the 1920x1080 image (x2 = 2000 > 1922: reported); a
+    Florence-2 answer with two labelled boxes ((b + 0.5) / 1000 * size); "[]" (nothing found) is an answer."""
+    from vlbench.predict.parsers import parse_labelled_boxes
+
+    boxes, failures = parse_labelled_boxes(
+        '[{"bbox_2d": [10, 20, 110, 220], "label": "red car"}, {"bbox_2d": [1900, 0, 2000, 10], "label": "cup"}]',
+        "pixel", IMAGE)
+    assert boxes == [([10.0, 20.0, 110.0, 220.0], "red car")] and "outside" in failures[0].reason
+    boxes, failures = parse_labelled_boxes("car<loc_0><loc_0><loc_499><loc_999>cup<loc_500><loc_0><loc_999><loc_99>",
+                                           "loc-1000", IMAGE)
+    assert [label for _, label in boxes] == ["car", "cup"] and not failures
+    assert boxes[1][0] == pytest.approx([960.96, 0.54, 1919.04, 107.46])
+    assert parse_labelled_boxes("```json\n[]\n```", "grid-1000", IMAGE) == ([], [])
+    with pytest.raises(ParseFailure, match="no box"):
+        parse_labelled_boxes("There is no car.", "grid-1000", IMAGE)

@@ -323,7 +323,8 @@ class Benchmark:
     predict_module: ClassVar[str | None] = None
     #: the kinds of model that can answer this benchmark: "detector", "image-text-to-text"
     predict_kinds: ClassVar[tuple[str, ...]] = ()
-    #: what an image-text-to-text answer is: "box" (parsed in the model family's convention) or "text"
+    #: what an image-text-to-text answer is: "box" (one, parsed in the model family's convention), "boxes" (a
+    #: detection answer: every labelled box it lists) or "text"
     answer_kind: ClassVar[str] = "text"
 
     def _predictor(self) -> Any:
@@ -336,8 +337,8 @@ class Benchmark:
     def predict_items(self, data: PredictData, kind: str, prompt: str | None = None) -> Any:
         """A built dataset's rows -> the :class:`PredictItem` of each unit of model work."""
         if kind not in self.predict_kinds:
-            raise InputError(f"{self.display_name} cannot be answered by a {kind} model",
-                             fix="use a " + " or ".join(self.predict_kinds) + " model")
+            raise InputError(f"{self.display_name} cannot be answered by a model of kind {kind!r}",
+                             fix="use a model of kind " + " or ".join(map(repr, self.predict_kinds)))
         return self._predictor().items(data, kind, prompt)
 
     def options_for_run(self, config: str | None, unanswered: int) -> dict[str, Any]:
@@ -350,7 +351,8 @@ class Benchmark:
         return self._predictor().from_detections(item, detections)
 
     def entries_from_answer(self, item: PredictItem, answer: Any) -> list[Any]:
-        """An image-text-to-text answer (a parsed xyxy box, or text) for ``item`` -> official prediction entries."""
+        """An image-text-to-text answer (a parsed xyxy box, [(xyxy box, label)], or text) for ``item`` -> official
+        prediction entries."""
         return self._predictor().from_answer(item, answer)
 
     # -- registration (eval.yaml, .eval_results) --------------------------------------------------

@@ -97,7 +97,7 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
     check_output(out, "prediction file")
     answers = HARNESSES[harness](path)
     fmt = None
-    if bench.answer_kind == "box":
+    if bench.answer_kind in ("box", "boxes"):
         if box_format is None:
             raise InputError(f"{bench.display_name} answers are boxes: say in which convention the model wrote them",
                              fix="pass --box-format (the model family's: see 'vlbench predict --help')")

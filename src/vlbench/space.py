@@ -217,10 +217,20 @@ def legend() -> str:
             "where a box reaches beyond it.")
 
 
+#: predicted boxes a kept scene holds at most (its highest-scoring ones): a session's state stays small
+MAX_SCENE_BOXES = 300
+
+
 def viewer_state(benchmark: str, references: Any, predictions: Any, result: Any, references_path: str) -> dict:
-    """What the viewer of one upload needs (kept per browser session): its scenes worst first, at most MAX_SCENES."""
+    """What the viewer of one upload needs (kept per browser session for an hour): its scenes worst first, at most
+    MAX_SCENES, each with at most MAX_SCENE_BOXES predicted boxes."""
+    import dataclasses
+
     ranked = sorted(get_benchmark(benchmark).scenes(references, predictions, result), key=lambda s: -s.badness)
-    return {"scenes": ranked[:MAX_SCENES], "total": len(ranked), "references": references_path}
+    kept = [scene if len(scene.predicted) <= MAX_SCENE_BOXES else dataclasses.replace(
+        scene, predicted=sorted(scene.predicted, key=lambda p: -(1.0 if p[2] is None else p[2]))[:MAX_SCENE_BOXES])
+        for scene in ranked[:MAX_SCENES]]
+    return {"scenes": kept, "total": len(ranked), "references": references_path}
 
 
 def viewer_page(state: Any, page: Any) -> tuple[int, list[tuple[str, int]], str]:

@@ -30,13 +30,15 @@ doc_to_visual = runtime.doc_to_visual
 '''
 
 
-def _splits(folder: Path) -> list[str]:
-    """The splits of a built dataset folder, from its card (``configs`` -> ``data_files``)."""
+def _tasks(folder: Path) -> list[tuple[str | None, str]]:
+    """(config, split) of each task of a built dataset folder, from its card: every split of the one config, or of
+    each named config when there are several (e.g. one per sub-dataset; the default union is left out)."""
     from ..validation import read_card_metadata
 
-    configs = read_card_metadata(folder).get("configs") or []
-    default = next((c for c in configs if c.get("default")), configs[0] if configs else {})
-    return [f["split"] for f in default.get("data_files", []) if isinstance(f, dict) and "split" in f]
+    configs = [c for c in read_card_metadata(folder).get("configs") or [] if isinstance(c, dict)]
+    named = [c for c in configs if not c.get("default")] if len(configs) > 1 else configs
+    return [(c.get("config_name") if len(configs) > 1 else None, f["split"]) for c in named
+            for f in c.get("data_files", []) if isinstance(f, dict) and "split" in f]
 
 
 def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], *,
@@ -50,32 +52,37 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
 
     out = check_output(out, "task folder", folder=True)
     shim = [_SHIM_HEAD]
-    for name, folder in data.items():
-        bench = get_benchmark(name)
+    for benchmark, folder in data.items():
+        bench = get_benchmark(benchmark)
         if "image-text-to-text" not in bench.predict_kinds:
             raise InputError(f"{bench.display_name} is answered by detectors, not in text",
                              fix="use 'vlbench predict' with a detector for it")
-        fmt = box_format_for(None, box_format) if bench.answer_kind == "box" else None
-        if bench.answer_kind == "box" and box_format is None:
+        boxes = bench.answer_kind in ("box", "boxes")
+        if boxes and box_format is None:
             raise InputError(f"{bench.display_name} answers are boxes", fix="pass --box-format (the model family's)")
+        fmt = box_format_for(None, box_format) if boxes else None
         folder = Path(folder).resolve()
-        shim += [f"{bench.id}_doc_to_text = runtime.doc_to_text({bench.id!r})",
-                 f"{bench.id}_process_results = runtime.process_results({bench.id!r})"]
-        shim += [f"{bench.id}_{key} = runtime.aggregation({bench.id!r}, {key!r}, {fmt!r})" for key in bench.metric_keys]
-        for split in _splits(folder):
-            task = {"task": f"vlbench_{bench.id}_{split}", "dataset_path": str(folder), "test_split": split,
-                    "output_type": "generate_until", "doc_to_visual": "!function vlbench_lmms.doc_to_visual",
-                    "doc_to_text": f"!function vlbench_lmms.{bench.id}_doc_to_text", "doc_to_target": "",
+        for config, split in _tasks(folder):
+            name = f"vlbench_{bench.id}_" + (f"{config}_" if config else "") + split
+            settings = f"{str(folder)!r}, {config!r}"
+            shim += ["", f"{name}_doc_to_text = runtime.doc_to_text({bench.id!r}, {settings})",
+                     f"{name}_process_results = runtime.process_results({bench.id!r})"]
+            shim += [f"{name}_{key} = runtime.aggregation({bench.id!r}, {key!r}, {fmt!r}, {settings})"
+                     for key in bench.metric_keys]
+            task = {"task": name, "dataset_path": str(folder), **({"dataset_name": config} if config else {}),
+                    "test_split": split, "output_type": "generate_until",
+                    "doc_to_visual": "!function vlbench_lmms.doc_to_visual",
+                    "doc_to_text": f"!function vlbench_lmms.{name}_doc_to_text", "doc_to_target": "",
                     "generation_kwargs": {"max_new_tokens": max_new_tokens, "do_sample": False,
                                           "temperature": 0, "num_beams": 1},
-                    "process_results": f"!function vlbench_lmms.{bench.id}_process_results",
-                    "metric_list": [{"metric": key, "aggregation": f"!function vlbench_lmms.{bench.id}_{key}",
+                    "process_results": f"!function vlbench_lmms.{name}_process_results",
+                    "metric_list": [{"metric": key, "aggregation": f"!function vlbench_lmms.{name}_{key}",
                                      "higher_is_better": True} for key in bench.metric_keys],
                     "metadata": {"version": 1.0, "source": "vlbench", "box_format": fmt}}
-            text = yaml.safe_dump(task, sort_keys=False).replace("'!function ", "!function ")
-            text = "\n".join(line[:-1] if line.endswith("'") and "!function" in line else line
+            text = yaml.safe_dump(task, sort_keys=False)
+            text = "\n".join(line.replace("'!function ", "!function ").rstrip("'") if "!function" in line else line
                              for line in text.splitlines()) + "\n"
-            write_text_atomic(out / f"vlbench_{bench.id}_{split}.yaml", text, "task YAML")
+            write_text_atomic(out / f"{name}.yaml", text, "task YAML")
     write_text_atomic(out / "vlbench_lmms.py", "\n".join(shim) + "\n", "task functions")
     return out
 

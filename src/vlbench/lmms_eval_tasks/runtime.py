@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any, Callable
 
 from ..benchmark import PredictData
@@ -22,15 +23,17 @@ def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
     return [doc["image"].convert("RGB")]
 
 
-def doc_to_text(benchmark: str) -> Callable[..., str]:
-    """The prompt ``vlbench predict`` gives an image-text-to-text model for this document (the benchmark's)."""
+def doc_to_text(benchmark: str, folder: str | None = None, config: str | None = None) -> Callable[..., str]:
+    """The prompt ``vlbench predict`` gives an image-text-to-text model for this document (the benchmark's);
+    ``folder`` / ``config``: the built dataset, for benchmarks whose prompt needs its card (category lists)."""
     from ..benchmarks import get_benchmark
 
     bench = get_benchmark(benchmark)
 
     def prompt(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
         override = (lmms_eval_specific_kwargs or {}).get("prompt")
-        return next(iter(bench.predict_items(PredictData(rows=[doc]), "image-text-to-text", override))).prompt
+        data = PredictData(rows=[doc], folder=Path(folder) if folder else None, config=config)
+        return next(iter(bench.predict_items(data, "image-text-to-text", override))).prompt
     return prompt
 
 
@@ -54,14 +57,16 @@ def process_results(benchmark: str) -> Callable[[dict[str, Any], list[Any]], dic
     return keep
 
 
-def _score(benchmark: str, payloads: list[dict[str, Any]], box_format: str | None) -> dict[str, float | None]:
+def _score(benchmark: str, payloads: list[dict[str, Any]], box_format: str | None, folder: str | None,
+           config: str | None) -> dict[str, float | None]:
     from .. import score
     from ..benchmarks import get_benchmark
     from ..predict import PredictReport, PredictSettings, answer_record, tally
 
     bench = get_benchmark(benchmark)
     rows = [p["row"] for p in payloads]
-    items = list(bench.predict_items(PredictData(rows=rows), "image-text-to-text"))
+    data = PredictData(rows=rows, folder=Path(folder) if folder else None, config=config)
+    items = list(bench.predict_items(data, "image-text-to-text"))
     report = PredictReport(PredictSettings(bench.id, "lmms-eval", None, "image-text-to-text", None, "", box_format))
     entries = []
     for item, row, p in zip(items, rows, payloads):
@@ -72,17 +77,18 @@ def _score(benchmark: str, payloads: list[dict[str, Any]], box_format: str | Non
     if not entries:
         return {key: 0.0 for key in bench.metric_keys}      # no usable answer at all: every prediction missed
     result = score(bench.id, bench.references_from_rows(rows), entries,
-                   **bench.options_for_run(None, report.unanswered))
+                   **bench.options_for_run(config, report.unanswered))
     return result.metrics
 
 
-def aggregation(benchmark: str, key: str, box_format: str | None = None) -> Callable[[list[Any]], float | None]:
+def aggregation(benchmark: str, key: str, box_format: str | None = None, folder: str | None = None,
+                config: str | None = None) -> Callable[[list[Any]], float | None]:
     """The aggregation of metric ``key``: vlbench's score of all the task's answers (scored once per task)."""
     def aggregate(payloads: list[dict[str, Any]]) -> float | None:
         digest = hashlib.sha256(json.dumps(payloads, sort_keys=True, default=str).encode()).hexdigest()
         if (benchmark, digest) not in _SCORED:
             if len(_SCORED) >= 8:       # a memo for the metrics of one task, not a store
                 _SCORED.clear()
-            _SCORED[(benchmark, digest)] = _score(benchmark, payloads, box_format)
+            _SCORED[(benchmark, digest)] = _score(benchmark, payloads, box_format, folder, config)
         return _SCORED[(benchmark, digest)][key]
     return aggregate

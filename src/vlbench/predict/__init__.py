@@ -83,18 +83,27 @@ class PredictReport:
 def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = None,
               config: str | None = None) -> tuple[PredictData, str]:
     """(the rows of ``config`` / ``split`` of a built dataset folder or Hub id, the split)."""
-    from datasets import load_dataset
+    from datasets import concatenate_datasets, load_dataset
 
     bench = get_benchmark(benchmark)
-    split = split or bench.default_split
     try:
-        rows = load_dataset(str(data), config, split=split)
+        if split is None:      # the benchmark's default split, or every split when that is not one of the Hub's
+            every = load_dataset(str(data), config)
+            split = bench.default_split      # e.g. a merged "all": every Hub split, in the card's order
+            rows = every[split] if split in every else concatenate_datasets([every[s] for s in every])
+        else:
+            rows = load_dataset(str(data), config, split=split)
     except (FileNotFoundError, ValueError) as exc:
-        raise InputError(f"cannot load split {split!r} of the dataset ({str(exc).splitlines()[0]})", file=str(data),
+        raise InputError(f"cannot load split {split or 'any'!r} of the dataset ({str(exc).splitlines()[0]})",
+                         file=str(data),
                          fix=f"pass a folder written by 'vlbench build {bench.id}' (or its Hub id) and one of its "
                              "splits / configs") from None
     folder = Path(data) if Path(data).is_dir() else None
     return PredictData(rows=rows, folder=folder, config=config), split
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
 def _partial_path(out: Path, rank: int) -> Path:
@@ -141,13 +150,14 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     bench = get_benchmark(benchmark)
     out = Path(out)
     check_output(out, "prediction file or folder", folder=out.suffix != ".json")
+    models.require_extra()
+    data_rows, split = load_data(bench.id, data, split=split, config=config)      # before the (slow) model
     loaded = models.load_model(model, revision=revision, device=device, kind=kind)
     if loaded.kind not in bench.predict_kinds:
-        raise InputError(f"{bench.display_name} cannot be answered by a {loaded.kind} model", file=model,
-                         fix="use a " + " or ".join(bench.predict_kinds) + " model")
-    answers_boxes = loaded.kind == models.GENERATOR and bench.answer_kind == "box"
+        raise InputError(f"{bench.display_name} cannot be answered by {_a(loaded.kind)} model", file=model,
+                         fix="use " + " or ".join(f"{_a(k)} model" for k in bench.predict_kinds))
+    answers_boxes = loaded.kind == models.GENERATOR and bench.answer_kind in ("box", "boxes")
     fmt = box_format_for(loaded.model_type, box_format) if answers_boxes else None
-    data_rows, split = load_data(bench.id, data, split=split, config=config)
     settings = PredictSettings(bench.id, model, revision, loaded.kind, config, split, fmt, prompt, threshold, top_k,
                                max_queries, max_new_tokens)
     items = list(bench.predict_items(data_rows, loaded.kind, prompt))[:limit]
@@ -196,12 +206,20 @@ def answer_record(bench: Any, item: PredictItem, text: str, box_format: str | No
                   ) -> dict[str, Any]:
     """One text answer -> its record: the official entries, or why it gave none (with the answer). With a
     ``box_format`` the answer is parsed as a box of the image (``image_size``, default the item image's)."""
-    from .parsers import ParseFailure, parse_box
+    from .parsers import ParseFailure, parse_box, parse_labelled_boxes
 
     if box_format is None:
         return {"key": item.key, "entries": bench.entries_from_answer(item, text)}
+    size = image_size or item.image.size
     try:
-        box = parse_box(text, box_format, image_size or item.image.size, input_size)
+        if bench.answer_kind == "boxes":       # a detection answer: every (box, label) it lists
+            boxes, failures = parse_labelled_boxes(text, box_format, size, input_size)
+            entries = bench.entries_from_answer(item, boxes)
+            if failures or len(entries) < len(boxes):
+                reason = failures[0].reason if failures else "a label that is not one of the image's"
+                return {"key": item.key, "entries": entries, "failure": reason, "answer": text}
+            return {"key": item.key, "entries": entries}
+        box = parse_box(text, box_format, size, input_size)
     except ParseFailure as failure:
         return {"key": item.key, "entries": [], "failure": failure.reason, "answer": text}
     return {"key": item.key, "entries": bench.entries_from_answer(item, box)}

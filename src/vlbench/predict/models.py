@@ -10,7 +10,7 @@ from typing import Any
 from ..benchmark import Detections, PredictItem
 from ..errors import InputError
 
-__all__ = ["LoadedModel", "load_model", "detect", "generate"]
+__all__ = ["LoadedModel", "require_extra", "load_model", "detect", "generate"]
 
 DETECTOR, GENERATOR = "detector", "image-text-to-text"
 
@@ -26,7 +26,8 @@ class LoadedModel:
     device: str
 
 
-def _require_extra() -> None:
+def require_extra() -> None:
+    """Fail with the install command when torch or transformers is missing."""
     try:
         import torch  # noqa: F401
         import transformers  # noqa: F401
@@ -39,7 +40,7 @@ def load_model(name: str, *, revision: str | None = None, device: str | None = N
                kind: str | None = None) -> LoadedModel:
     """A Hub id or local folder -> the model in eval mode on ``device`` (default: cuda if present, else cpu); the
     kind follows the config's architecture unless given."""
-    _require_extra()
+    require_extra()
     import torch
     from transformers import (AutoConfig, AutoModelForImageTextToText, AutoModelForZeroShotObjectDetection,
                               AutoProcessor)

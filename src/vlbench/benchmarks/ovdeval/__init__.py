@@ -55,8 +55,8 @@ class OVDEval(Benchmark):
                     "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the paper's Table 3).")
     views_module = f"{__name__}.views"
     predict_module = f"{__name__}.predict"
-    predict_kinds = ("detector",)
-    answer_kind = "text"
+    predict_kinds = ("detector", "image-text-to-text")
+    answer_kind = "boxes"
     #: all 9 sub-datasets (~20k images): 100 boxes per image, each {"image_id", "category_id", "bbox" (5), "score"}
     #: (9 values)
     max_prediction_values = 20_000_000
