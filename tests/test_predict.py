@@ -182,6 +182,14 @@ def test_accelerate_launch_shards_the_items_and_merges_them_in_order(models, dat
     assert not list(tmp_path.glob("two.json.partial*"))
 
 
+@pytest.mark.parametrize("flag, value", [("--batch-size", "0"), ("--top-k", "-1"), ("--threshold", "1.5"),
+                                         ("--max-new-tokens", "0")])
+def test_bad_settings_are_refused_before_any_work(data, tmp_path, flag, value):
+    proc = _run("predict", "ref_l4", "--model", "unused", "--data", str(data / "ref_l4"), "--out",
+                str(tmp_path / "p.json"), flag, value, cwd=tmp_path)
+    assert proc.returncode == 2 and flag.lstrip("-") in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_without_the_extra_the_command_says_what_to_install(data, tmp_path):
     hide = ("import sys; sys.modules['torch'] = None; sys.modules['transformers'] = None; "
             "from vlbench.cli import main; raise SystemExit(main())")

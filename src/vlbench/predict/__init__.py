@@ -148,6 +148,13 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     from .parsers import box_format_for
 
     bench = get_benchmark(benchmark)
+    for name, value, low in (("batch_size", batch_size, 1), ("top_k", top_k, 1), ("max_queries", max_queries, 1),
+                             ("max_new_tokens", max_new_tokens, 1), ("limit", 0 if limit is None else limit, 0)):
+        if not isinstance(value, int) or value < low:
+            raise InputError(f"{name.replace('_', '-')} must be a whole number of at least {low}, got {value!r}",
+                             fix=f"pass --{name.replace('_', '-')} {max(low, 1)} or more")
+    if not 0.0 <= threshold <= 1.0:
+        raise InputError(f"threshold must lie in [0, 1], got {threshold}", fix="pass e.g. --threshold 0.01")
     out = Path(out)
     check_output(out, "prediction file or folder", folder=out.suffix != ".json")
     models.require_extra()
