@@ -96,8 +96,10 @@ def nocaps_sample() -> Path:
     return Path(str(resources.files("vlbench").joinpath("samples/nocaps")))
 
 
-def start_space(env: dict, timeout: float = 90) -> tuple[subprocess.Popen, str]:
-    """``vlbench demo`` on a free loopback port with ``env``; returns (process, url) once it answers."""
+def start_app(cmd: list[str], env: dict, *, cwd: Path | None = None,
+              timeout: float = 90) -> tuple[subprocess.Popen, str]:
+    """A Gradio app (``cmd``, "{port}" in it replaced) on a free loopback port, which it also finds in
+    GRADIO_SERVER_PORT (how ``python app.py`` of a Space is told); returns (process, url) once it answers."""
     import socket
     import time
     import urllib.request
@@ -105,7 +107,8 @@ def start_space(env: dict, timeout: float = 90) -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "vlbench", "demo", "--port", str(port)], env=env,
+    env = {**env, "GRADIO_SERVER_PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1"}
+    proc = subprocess.Popen([c.replace("{port}", str(port)) for c in cmd], env=env, cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.time() + timeout
@@ -115,10 +118,15 @@ def start_space(env: dict, timeout: float = 90) -> tuple[subprocess.Popen, str]:
             return proc, url
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError(proc.stdout.read().decode())
+                raise RuntimeError(proc.stdout.read().decode()[-3000:])
             time.sleep(0.5)
     proc.kill()
-    raise RuntimeError(f"the Space did not start within {timeout:.0f} s")
+    raise RuntimeError(f"the app did not start within {timeout:.0f} s")
+
+
+def start_space(env: dict, timeout: float = 90) -> tuple[subprocess.Popen, str]:
+    """``vlbench demo`` on a free loopback port with ``env``; returns (process, url) once it answers."""
+    return start_app([sys.executable, "-m", "vlbench", "demo", "--port", "{port}"], env, timeout=timeout)
 
 
 @pytest.hookimpl(hookwrapper=True)

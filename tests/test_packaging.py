@@ -13,13 +13,11 @@ import json
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import GOLDEN, ROOT, agree
+from conftest import GOLDEN, ROOT, agree, start_app
 
 CASE = GOLDEN / "ref_l4" / "random_test_small"
 
@@ -103,31 +101,15 @@ def test_readme_main_job_and_evaluate_load_from_anywhere(space_venv, tmp_path):
 
 def test_the_space_starts_from_its_folder_and_scores(space_venv):
     """`python app.py` in the folder (the way a Space starts it), then one upload through gradio_client."""
-    import socket
-
     from gradio_client import Client, handle_file
 
     from vlbench import api
     from vlbench.space import example_predictions, sample_references
 
     folder, venv = space_venv
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**_venv_env(venv), "GRADIO_SERVER_PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1",
-           "GRADIO_ANALYTICS_ENABLED": "False"}
-    proc = subprocess.Popen([str(venv / "bin" / "python"), "app.py"], cwd=folder, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
+    env = {**_venv_env(venv), "GRADIO_ANALYTICS_ENABLED": "False"}
+    proc, url = start_app([str(venv / "bin" / "python"), "app.py"], env, cwd=folder, timeout=120)
     try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=2)
-                break
-            except OSError:
-                assert proc.poll() is None and time.time() < deadline, proc.stdout.read().decode()[-3000:]
-                time.sleep(0.5)
         preds = example_predictions("ref_l4", "good", "val")
         out = Client(url, verbose=False).predict("ref_l4", "val", handle_file(preds), "official", "m",
                                                  "bundled sample", api_name="/score")

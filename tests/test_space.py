@@ -8,16 +8,13 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, start_space
+from conftest import ROOT, start_app, start_space
 from vlbench import api
 from vlbench.space import example_predictions, sample_references
 
@@ -25,12 +22,6 @@ ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CASES = [("ref_l4", "val", "Ref-L4"), ("omnilabel", "validation", "OmniLabel"), ("ovdeval", "color", "OVDEval"),
          ("nocaps", "validation", "nocaps")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -281,20 +272,9 @@ def test_metric_space_app_is_the_space_restricted_to_its_benchmark(bench, subset
     """metrics/<id>/app.py, started as a Space starts it (python app.py), scores like the CLI and offers one benchmark."""
     from gradio_client import Client, handle_file
 
-    port = _free_port()
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "GRADIO_SERVER_PORT": str(port)}
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT / "metrics" / bench, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    proc, url = start_app([sys.executable, "app.py"], env, cwd=ROOT / "metrics" / bench)
     try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=2)
-                break
-            except OSError:
-                assert proc.poll() is None and time.time() < deadline, proc.stdout.read().decode() if proc.poll() else "timeout"
-                time.sleep(0.5)
         config = json.loads(urllib.request.urlopen(url + "config", timeout=10).read())
         choices = next(c["props"]["choices"] for c in config["components"] if c["props"].get("elem_id") == "bench")
         assert [value for _, value in choices] == [bench]

@@ -36,9 +36,14 @@ def _score(url: str, bench: str, subset: str, path: Path):
                                               api_name="/score")
 
 
-def _peak_rss(pid: int) -> int:
+def _status_bytes(pid: int, field: str) -> int:
+    """A size field of /proc/<pid>/status (``VmHWM``: peak resident size; ``VmRSS``: resident size), in bytes."""
     status = Path(f"/proc/{pid}/status").read_text()
-    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) * 1024
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith(field + ":"))) * 1024
+
+
+def _peak_rss(pid: int) -> int:
+    return _status_bytes(pid, "VmHWM")
 
 
 @pytest.mark.parametrize("subset", ["../annotations/color", "../../../../etc/hostname", "color/../material"])
@@ -96,8 +101,7 @@ def test_requests_at_once_stay_within_the_memory_budget(tmp_path):
         upload.write_text(json.dumps(entries))
         assert 230_000 < json_values_bound(upload.read_bytes()) < 250_000      # 15 per entry
         assert _score(url, "omnilabel", "validation", upload)[0].startswith("**Scored.**")   # warm-up
-        status = Path(f"/proc/{proc.pid}/status").read_text()
-        base = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) * 1024
+        base = _status_bytes(proc.pid, "VmRSS")
         Path(f"/proc/{proc.pid}/clear_refs").write_text("5")    # VmHWM := VmRSS
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             outs = list(pool.map(lambda _: _score(url, "omnilabel", "validation", upload), range(4)))

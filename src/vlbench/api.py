@@ -128,13 +128,8 @@ def _check_build_target(out: Path, overwrite: bool) -> list[str]:
 
     if not out.exists() or not any(out.iterdir()):
         return []
-    manifest = out / MANIFEST
-    previous: list[str] = []
-    if manifest.is_file():
-        try:
-            previous = [str(p) for p in json.loads(manifest.read_text(encoding="utf-8"))["files"]]
-        except (ValueError, KeyError, TypeError, OSError):
-            previous = []
+    files = _read_manifest(out).get("files")
+    previous = [str(p) for p in files] if isinstance(files, list) else []
     if not overwrite:
         what = "an earlier vlbench build" if previous else "files vlbench did not write"
         raise InputError(f"the output folder is not empty: it holds {what}", file=str(out),
@@ -222,20 +217,20 @@ def dataset_id_of(references: Any) -> str | None:
         return None
     path = Path(references)
     if path.is_dir():
-        try:
-            return json.loads((path / MANIFEST).read_text(encoding="utf-8")).get("hub_id")
-        except (OSError, ValueError, AttributeError):
-            return None
+        return _read_manifest(path).get("hub_id")
     return str(references) if not path.exists() and _HUB_ID.match(str(references)) else None
 
 
 def record_hub_id(folder: str | os.PathLike, hub_id: str) -> None:
     """Note in a built folder's manifest the Hub id it was published under (read back by :func:`dataset_id_of`)."""
-    path = Path(folder) / MANIFEST
+    manifest = {**_read_manifest(Path(folder)), "hub_id": hub_id}
+    write_text_atomic(Path(folder) / MANIFEST, json.dumps(manifest, indent=1), "build manifest")
+
+
+def _read_manifest(folder: Path) -> dict[str, Any]:
+    """The build manifest of ``folder`` (files written, Hub id published under); {} when absent or unreadable."""
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        manifest = {}
-    manifest = manifest if isinstance(manifest, dict) else {}
-    manifest["hub_id"] = hub_id
-    write_text_atomic(path, json.dumps(manifest, indent=1), "build manifest")
+        return {}
+    return manifest if isinstance(manifest, dict) else {}

@@ -87,7 +87,7 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
                    box_format: str | None = None) -> Any:
     """A harness's answers -> the official prediction file ``out`` (and ``out.meta.json``); returns the
     :class:`vlbench.predict.PredictReport` (answers, entries, failures by reason with a few raw answers)."""
-    from .predict import PredictReport, PredictSettings, answer_record, load_data, tally
+    from .predict import PredictReport, PredictSettings, answer_record, load_data, tally, write_run_record
     from .predict.parsers import box_format_for
 
     bench = get_benchmark(benchmark)
@@ -113,7 +113,7 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
         tally(report, record)
     report.items, report.entries = len(answers), len(entries)
     write_text_atomic(out, json.dumps(entries), "prediction file")
-    write_text_atomic(out.with_name(out.name + ".meta.json"), json.dumps(report.to_dict(), indent=1), "run record")
+    write_run_record(out, report)
     return report
 
 

@@ -118,6 +118,11 @@ def layout(sample: Sample, image_size: tuple[int, int] | None) -> tuple[tuple[in
 def draw(sample: Sample, image_bytes: bytes | None) -> Any:
     """The sample's boxes (xywh pixels) on its whole image, placed by :func:`layout`; each label on a filled band of
     its colour, kept on the canvas."""
+    return draw_placed(sample, image_bytes)[0]
+
+
+def draw_placed(sample: Sample, image_bytes: bytes | None) -> tuple[Any, list[tuple[list[float], str, str]]]:
+    """:func:`draw`, and where it put each box: (xyxy canvas pixels, label, kind), as :func:`layout` gives them."""
     from PIL import Image, ImageDraw
 
     image = Image.open(io.BytesIO(image_bytes)).convert("RGB") if image_bytes is not None else None
@@ -138,7 +143,7 @@ def draw(sample: Sample, image_bytes: bytes | None) -> Any:
             tx = max(0, min(x0, img.width - (t_right - t_left) - 4))      # a label never leaves the canvas
             canvas.rectangle([tx, ty, tx + t_right - t_left + 4, ty + t_bottom - t_top + 4], fill=colour)
             canvas.text((tx + 2, ty + 2 - t_top), text, fill=(255, 255, 255))
-    return img
+    return img, placed
 
 
 def samples(benchmark: str, references: Any, predictions: Any, result: Result, *,

@@ -266,21 +266,11 @@ def viewer_draw(state: Any, rank: Any, query: Any, threshold: Any) -> tuple[Any,
     threshold = min(max(float(threshold), 0.0), 1.0) if isinstance(threshold, (int, float)) else SHOW_SCORE
     sample = scene.sample(query, threshold)
     image_bytes = report.image_reader(state["references"])(scene.image) if scene.image else None
-    image = report.draw(sample, image_bytes)
-    placed = report.layout(sample, None if image_bytes is None else _size(image_bytes))[3]
+    image, placed = report.draw_placed(sample, image_bytes)
     boxes = {"size": list(image.size), "boxes": [{"xyxy": [round(v, 1) for v in xyxy], "kind": kind, "label": label}
                                                  for xyxy, label, kind in placed]}
     caption = f"**{scene.title}**" + (f" — query: {query}" if query != ALL_QUERIES else "")
     return image, caption + (f"\n\n{scene.text}" if scene.text else ""), json.dumps(boxes)
-
-
-def _size(image_bytes: bytes) -> tuple[int, int]:
-    import io as _io
-
-    from PIL import Image
-
-    with Image.open(_io.BytesIO(image_bytes)) as img:
-        return img.size
 
 
 # -- the full Space ---------------------------------------------------------------------------------------

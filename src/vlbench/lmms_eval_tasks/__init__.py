@@ -30,6 +30,21 @@ doc_to_visual = runtime.doc_to_visual
 '''
 
 
+class _Function(str):
+    """A task field lmms-eval resolves to a function: written as ``!function <module>.<name>``."""
+
+
+def _yaml(task: dict) -> str:
+    """The task as YAML, its :class:`_Function` values as ``!function`` scalars (lmms-eval's loader tag)."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_representer(_Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
+    return yaml.dump(task, Dumper=Dumper, sort_keys=False)
+
+
 def _tasks(folder: Path) -> list[tuple[str | None, str]]:
     """(config, split) of each task of a built dataset folder, from its card: every split of the one config, or of
     each named config when there are several (e.g. one per sub-dataset; the default union is left out)."""
@@ -45,8 +60,6 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
                     box_format: str | None = None, max_new_tokens: int = 64) -> Path:
     """Write the task YAMLs of every ``benchmark -> built folder`` in ``data`` and their ``vlbench_lmms.py`` into
     ``out``; returns ``out`` (the ``--include_path``)."""
-    import yaml
-
     from ..io import check_output, write_text_atomic
     from ..predict.parsers import box_format_for
 
@@ -71,18 +84,15 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
                      for key in bench.metric_keys]
             task = {"task": name, "dataset_path": str(folder), **({"dataset_name": config} if config else {}),
                     "test_split": split, "output_type": "generate_until",
-                    "doc_to_visual": "!function vlbench_lmms.doc_to_visual",
-                    "doc_to_text": f"!function vlbench_lmms.{name}_doc_to_text", "doc_to_target": "",
+                    "doc_to_visual": _Function("vlbench_lmms.doc_to_visual"),
+                    "doc_to_text": _Function(f"vlbench_lmms.{name}_doc_to_text"), "doc_to_target": "",
                     "generation_kwargs": {"max_new_tokens": max_new_tokens, "do_sample": False,
                                           "temperature": 0, "num_beams": 1},
-                    "process_results": f"!function vlbench_lmms.{name}_process_results",
-                    "metric_list": [{"metric": key, "aggregation": f"!function vlbench_lmms.{name}_{key}",
+                    "process_results": _Function(f"vlbench_lmms.{name}_process_results"),
+                    "metric_list": [{"metric": key, "aggregation": _Function(f"vlbench_lmms.{name}_{key}"),
                                      "higher_is_better": True} for key in bench.metric_keys],
                     "metadata": {"version": 1.0, "source": "vlbench", "box_format": fmt}}
-            text = yaml.safe_dump(task, sort_keys=False)
-            text = "\n".join(line.replace("'!function ", "!function ").rstrip("'") if "!function" in line else line
-                             for line in text.splitlines()) + "\n"
-            write_text_atomic(out / f"{name}.yaml", text, "task YAML")
+            write_text_atomic(out / f"{name}.yaml", _yaml(task), "task YAML")
     write_text_atomic(out / "vlbench_lmms.py", "\n".join(shim) + "\n", "task functions")
     return out
 

@@ -24,7 +24,8 @@ from ..benchmarks import get_benchmark
 from ..errors import InputError
 from ..io import check_output, write_text_atomic
 
-__all__ = ["PredictSettings", "PredictReport", "predict", "load_data", "answer_record", "tally"]
+__all__ = ["PredictSettings", "PredictReport", "predict", "load_data", "answer_record", "tally",
+           "write_run_record"]
 
 #: raw answers kept per kind of failure in the report
 KEEP_ANSWERS = 5
@@ -253,9 +254,15 @@ def _finish(bench: Any, items: list[PredictItem], out: Path, report: PredictRepo
             write_text_atomic(out / f"{part}.json", json.dumps(entries), "prediction file")
     else:
         write_text_atomic(out, json.dumps(next(iter(parts.values()), [])), "prediction file")
-    write_text_atomic(out.with_name(out.name + ".meta.json"), json.dumps(report.to_dict(), indent=1), "run record")
+    write_run_record(out, report)
     for path in paths:
         path.unlink(missing_ok=True)
+
+
+def write_run_record(out: Path, report: PredictReport) -> Path:
+    """``<out>.meta.json``: the settings and what the run found (see :meth:`PredictReport.to_dict`)."""
+    return write_text_atomic(out.with_name(out.name + ".meta.json"), json.dumps(report.to_dict(), indent=1),
+                             "run record")
 
 
 def tally(report: PredictReport, record: dict[str, Any]) -> None:
