@@ -62,6 +62,11 @@ def _ngram_hashes(lines: Sequence[Sequence[int]], max_n: int) -> NDArray[np.uint
     words outside the table's vocabulary (id -1) end every n-gram that would contain them."""
     # one separator (-1) after each line, so windows never cross lines
     ids = np.fromiter(chain.from_iterable(chain(line, (-1,)) for line in lines), dtype=np.int64)
+    return _ngram_hashes_flat(ids, max_n)
+
+
+def _ngram_hashes_flat(ids: NDArray[np.int64], max_n: int) -> NDArray[np.uint64]:
+    """:func:`_ngram_hashes` of lines given as one id array, each line followed by a -1."""
     valid = ids >= 0
     codes = ids.astype(np.uint64) + np.uint64(1)
     found, h, ok = [], np.zeros(len(ids), dtype=np.uint64), np.ones(len(ids), dtype=bool)
@@ -189,12 +194,26 @@ class ParaphraseIndex:
             return None                               # Java may lowercase it to ASCII 'i', Python does not
         lookup = self.words.get
         lines = [[lookup(w, -1) for w in _JAVA_SPACE.split(line.lower()) if w] for line in corpus]
-        grams = _ngram_hashes(lines, self.max_words)
+        return self._kept(_ngram_hashes(lines, self.max_words))
+
+    def kept_entries_for_ids(self, ids: NDArray[np.int64], ptr: NDArray[np.int64]) -> NDArray[np.int64]:
+        """:meth:`kept_entries` for lines already lowercased and split: word ids of this table's vocabulary
+        (-1 outside it), line k being ``ids[ptr[k]:ptr[k+1]]``."""
+        line_of = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+        flat = np.full(len(ids) + len(ptr) - 1, -1, dtype=np.int64)
+        flat[np.arange(len(ids)) + line_of] = ids     # a -1 after every line
+        return self._kept(_ngram_hashes_flat(flat, self.max_words))
+
+    def _kept(self, grams: NDArray[np.uint64]) -> NDArray[np.int64]:
         present = self.phrase_always.copy()
         if len(grams):  # both sides sorted: one cache-friendly merge
             at = np.minimum(np.searchsorted(grams, self.phrase_hash), len(grams) - 1)
             present |= grams[at] == self.phrase_hash
         return np.flatnonzero(present[self.entry_first] & present[self.entry_second])
+
+    def phrase_words(self, phrase: int) -> list[str]:
+        """The words of phrase number ``phrase`` (as the jar's StringTokenizer splits them)."""
+        return self.phrase_text[self.phrase_start[phrase]:self.phrase_end[phrase]].tobytes().decode("utf-8").split(" ")
 
     def write(self, entries: NDArray[np.int64], path: Path) -> None:
         """A paraphrase file for ``-a`` holding these entries in order (probability line "1")."""

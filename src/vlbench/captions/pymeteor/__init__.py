@@ -1,0 +1,153 @@
+"""METEOR 1.5 without a JVM: ``meteor-1.5.jar -l en -norm`` as pycocoevalcap runs it, in Python.
+
+For each ``SCORE ||| ref ||| ... ||| hyp`` line the jar normalises every text (``normalizer``),
+lowercases it (``String.toLowerCase``), aligns the hypothesis with each reference (``aligner``), keeps
+the statistics of the reference with the highest METEOR score (the first on ties) and prints them.
+This package does the same with the jar's own data files (``resources``) and its 2006 Snowball
+stemmer (``stemmer``); the paraphrase table is read through the reduced index of
+``captions.paraphrase`` (only entries whose two phrases occur in the texts can match).
+
+Where Python cannot be shown to agree with Java, :func:`python_eligible` says so and ``auto`` keeps
+the jar: lowercasing differs between Unicode versions for characters outside a fixed, tested set
+(:data:`PROVEN_CHARACTERS`), and a line break inside a text splits the jar's input line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import VlbenchError
+from ..paraphrase import ParaphraseIndex
+from .aligner import Sentence
+from .batch import Corpus, stats_many
+from .normalizer import java_tokens, java_trim, normalize_line
+from .resources import EnglishData, english_data, java_string_hash
+from .stemmer import stem, utf16_units
+
+__all__ = ["python_eligible", "python_stats", "PROVEN_CHARACTERS"]
+
+#: Characters whose lowercasing is the same in Python and in every Java that runs the jar (8 to 25), and
+#: that the tests cover: Latin (Basic to Extended-B), IPA, combining marks, Greek without the final-sigma
+#: capital (its lowercase depends on context) and U+037F, Cyrillic up to U+0527, general punctuation,
+#: currency, letterlike symbols, number forms, arrows to miscellaneous symbols, CJK punctuation, kana,
+#: CJK ideographs, Hangul, full-width forms and emoji. U+0130 is left out (Java and Python agree, but
+#: the paraphrase reduction does not trust it).
+PROVEN_CHARACTERS = re.compile(
+    "[\t\x0b\f \x21-\x7e\u00a0-\u012f\u0131-\u024f\u0250-\u036f\u0370-\u037e\u0380-\u03a2\u03a4-\u03ff"
+    "\u0400-\u0527\u2000-\u2027\u202a-\u206f\u20a0-\u20cf\u2100-\u2bff\u3000-\u30ff\u4e00-\u9fff"
+    "\uac00-\ud7a3\uff00-\uffef\U0001f000-\U0001faff]*")
+#: A text the normaliser leaves as its words one space apart (no punctuation, no escape word).
+_PLAIN = re.compile("[A-Za-z0-9 ]*")
+_ERROR_LINE = "Error: specify hypothesis and at least one reference"
+#: METEOR 1.5, English, task "rank": alpha, beta, gamma, delta and the module weights
+ALPHA, BETA, GAMMA, DELTA = 0.85, 0.20, 0.60, 0.75
+MODULE_WEIGHTS = (1.0, 0.6, 0.8, 0.6)
+
+
+def _pieces(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[str]]:
+    from ..meteor import _split_like_jar, score_lines
+
+    return [_split_like_jar(line) for line in score_lines(hyps, refs)]
+
+
+def python_eligible(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> tuple[bool, str]:
+    """(True, "") when the Python METEOR is proven equal to the jar on these texts, else (False, why)."""
+    for text in (*hyps, *(r for rs in refs for r in rs)):
+        if not PROVEN_CHARACTERS.fullmatch(text):
+            bad = next(c for c in text if not PROVEN_CHARACTERS.fullmatch(c))
+            return False, f"a character outside the proven set (U+{ord(bad):04X})"
+    return True, ""
+
+
+def _normal_lower(text: str, data: EnglishData) -> str:
+    """``normalizeLine(text).toLowerCase()``: the text the jar aligns."""
+    if _PLAIN.fullmatch(text) and "DOTMULTI" not in text:
+        return " ".join(java_tokens(text)).lower()     # what every rule leaves of such a text
+    return normalize_line(text, data.prefixes).lower()
+
+
+def segment_scores(stats: np.ndarray) -> np.ndarray:
+    """``MeteorScorer.computeMetrics`` score of each statistics row, in the jar's order of operations
+    (the score that picks the best reference)."""
+    s = np.asarray(stats, dtype=np.float64)
+    module = s[:, 4:20].reshape(len(s), 4, 4)
+    test_w, ref_w = np.zeros(len(s)), np.zeros(len(s))
+    for part, factor in ((0, DELTA), (2, 1.0 - DELTA)):
+        for i, w in enumerate(MODULE_WEIGHTS):
+            test_w = test_w + module[:, i, part] * w * factor
+            ref_w = ref_w + module[:, i, part + 1] * w * factor
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = test_w / (DELTA * (s[:, 0] - s[:, 2]) + (1.0 - DELTA) * s[:, 2])
+        recall = ref_w / (DELTA * (s[:, 1] - s[:, 3]) + (1.0 - DELTA) * s[:, 3])
+        fmean = 1.0 / ((1.0 - ALPHA) / precision + ALPHA / recall)
+        exact = ((module[:, :, 0].sum(1) + module[:, :, 2].sum(1) == s[:, 0])
+                 & (module[:, :, 1].sum(1) + module[:, :, 3].sum(1) == s[:, 1]) & (s[:, 20] == 1))
+        frag = np.where(exact, 0.0, s[:, 20] / ((s[:, 21] + s[:, 22]) / 2))
+        score = fmean * (1.0 - GAMMA * np.power(frag, BETA))
+    return np.where(np.isnan(score), 0.0, np.maximum(score, 0.0))
+
+
+def _java_double(v: float) -> str:
+    """``Double.toString`` of a whole number, as the statistics line prints it."""
+    if v < 1e7:
+        return f"{int(v)}.0"
+    digits = str(int(v)).rstrip("0") or "0"
+    exponent = len(str(int(v))) - 1
+    return f"{digits[0]}.{digits[1:] or '0'}E{exponent}"
+
+
+def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Path,
+                 index: ParaphraseIndex) -> list[str]:
+    """The jar's statistics line of every (hypothesis, references) pair, computed in Python."""
+    data = english_data(Path(jar))
+    pieces = _pieces(hyps, refs)
+    if any("\n" in t or "\r" in t for p in pieces for t in p):
+        raise VlbenchError("a caption contains a line break: the METEOR jar would read it as two lines")
+    distinct = list(dict.fromkeys(t for p in pieces for t in p))
+    lowered = {t: _normal_lower(t, data) for t in distinct}
+    lines = list(dict.fromkeys(lowered.values()))
+    tokens = [line.split() if line.isascii() and line.isprintable() else java_tokens(line) for line in lines]
+    infos: dict[str, tuple] = {}
+
+    def info(w: str) -> tuple:
+        if w not in infos:
+            units = utf16_units(w)
+            infos[w] = (java_string_hash(units), java_string_hash(stem(units)), data.synonym_sets(w),
+                        w.lower() in data.function_words)
+        return infos[w]
+
+    corpus = Corpus.build(tokens, info, index)
+    tables: list = []
+
+    def sentence(k: int) -> Sentence:          # the per-pair aligner's input, for the rare long line
+        if not tables:
+            tables.append(corpus.table())
+        table, phrases = tables[0]
+        got = [info(w) for w in tokens[k]]
+        return Sentence.build(tokens[k], *([g[f] for g in got] for f in range(4)), table, phrases, index.max_words)
+
+    number = {line: k for k, line in enumerate(lines)}
+    keys, owner = [], []
+    for k, p in enumerate(pieces):
+        for r in p[:-1] if len(p) >= 2 else ():
+            keys.append((number[lowered[p[-1]]], number[lowered[r]]))
+            owner.append(k)
+    distinct_pairs = list(dict.fromkeys(keys))
+    a = np.asarray([h for h, _ in distinct_pairs], np.int64)
+    b = np.asarray([r for _, r in distinct_pairs], np.int64)
+    aligned = stats_many(corpus, a, b, sentence) if distinct_pairs else np.zeros((0, 23))
+    row_of = {key: n for n, key in enumerate(distinct_pairs)}
+    rows = aligned[[row_of[key] for key in keys]] if keys else np.zeros((0, 23))
+    out = [_ERROR_LINE] * len(pieces)
+    if len(rows):
+        scores = segment_scores(rows)
+        owner_arr = np.asarray(owner)
+        starts = np.flatnonzero(np.r_[True, owner_arr[1:] != owner_arr[:-1]])
+        best = [s + int(np.argmax(scores[s:e])) for s, e in zip(starts, np.r_[starts[1:], len(rows)])]
+        for b in best:
+            out[owner[b]] = " ".join(_java_double(v) for v in rows[b].tolist())
+    return out

@@ -1,0 +1,358 @@
+"""METEOR alignments of many (hypothesis, reference) pairs at once, on numpy arrays.
+
+``aligner.align_stats`` is the jar's algorithm for one pair, written loop for loop. This module computes
+the same statistics for a whole corpus: candidate matches as joins over flat token arrays (replacing
+the jar's double loop over word pairs, per module), the definite ones, the beam search of the rest
+(:mod:`.beam`) and the statistics. Pairs with a line longer than the search's bit masks go through
+``aligner`` one by one. Tests hold both to the jar and to each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from ..paraphrase import ParaphraseIndex
+from .aligner import EXACT, Sentence, align_stats
+from .beam import MAX_WORDS, resolve_many
+
+__all__ = ["Corpus", "stats_many"]
+
+_P = np.uint64(0x9E3779B97F4A7C15)   # multiplier of the n-gram hash (odd)
+_ONE = np.uint64(1)
+#: (String.hashCode, hash of the stem, WordNet synsets, is a function word) of a word
+WordInfo = tuple[int, int, frozenset, bool]
+
+
+def _expand(lo: NDArray[np.int64], hi: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(row, value) for every value in every range lo[row] .. hi[row]-1 (replaces a loop over ranges)."""
+    count = hi - lo
+    row = np.repeat(np.arange(len(lo)), count)
+    return row, np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + lo[row]
+
+
+def _lookup(sorted_keys: NDArray[np.int64], keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Join: (row of ``keys``, index into ``sorted_keys``) for every equal pair."""
+    lo = np.searchsorted(sorted_keys, keys, "left")
+    hi = np.searchsorted(sorted_keys, keys, "right")
+    return _expand(lo, hi)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Distinct lines as flat word arrays, the word table and the paraphrase phrases found in the lines."""
+
+    ptr: NDArray[np.int64]           # (lines + 1,) token offsets
+    word: NDArray[np.int64]          # (tokens,) word ids
+    words: list[str]                 # (words,)
+    word32: NDArray[np.int32]        # the same, narrower (for the pair-by-pair arrays)
+    hash: NDArray[np.int64]          # (words,) String.hashCode
+    hash_id: NDArray[np.int32]       # (words,) one number per distinct hash: equal means "same word" to the jar
+    stem_id: NDArray[np.int32]       # (words,) one number per distinct stem hash
+    function: NDArray[np.bool_]      # (words,)
+    related: NDArray[np.int64]       # sorted keys w1 * words + w2 of words sharing a synset
+    has_synsets: NDArray[np.bool_]   # (words,)
+    phrases: list[tuple[str, ...]]   # the paraphrase table's phrases these lines can use
+    phrase_len: NDArray[np.int64]    # (phrases,)
+    entry_ptr: NDArray[np.int64]     # (phrases + 1,) entries of each first phrase, in file order
+    entry_second: NDArray[np.int64]  # (entries,)
+    entry_bits: NDArray[np.uint64]   # (entries,) the second phrase's Bloom bits
+    # occurrences of phrases in lines: by (line, start, length), and their keys line * phrases + phrase sorted
+    occ_ptr: NDArray[np.int64]       # (lines + 1,) offsets into the by-line arrays
+    occ_start: NDArray[np.int64]
+    occ_phrase: NDArray[np.int64]
+    occ_key: NDArray[np.int64]
+    occ_start_by_key: NDArray[np.int64]
+    line_bloom: NDArray[np.uint64]   # (lines,) two bits per phrase the line holds (a fast "surely not")
+
+    @classmethod
+    def build(cls, lines: Sequence[Sequence[str]], info: Callable[[str], WordInfo],
+              index: ParaphraseIndex) -> "Corpus":
+        """From the lines' words (lowercased), each word's (hash, stem hash, synsets, function word) and
+        the paraphrase table's index."""
+        vocab = {w: k for k, w in enumerate(dict.fromkeys(chain.from_iterable(lines)))}
+        word = np.fromiter(map(vocab.__getitem__, chain.from_iterable(lines)), dtype=np.int64)
+        ptr = np.r_[0, np.cumsum([len(ws) for ws in lines])].astype(np.int64)
+        words = list(vocab)
+        nw = len(words)
+        hash_, stem_, fn = np.zeros(nw, np.int64), np.zeros(nw, np.int64), np.zeros(nw, bool)
+        syn_rows, syn_cols, syn_ids = [], [], {}
+        for k, w in enumerate(words):
+            hash_[k], stem_[k], synsets, fn[k] = info(w)
+            for x in synsets:
+                syn_rows.append(k)
+                syn_cols.append(syn_ids.setdefault(x, len(syn_ids)))
+        incidence = sp.csr_matrix((np.ones(len(syn_rows), np.int32), (syn_rows, syn_cols)), shape=(nw, len(syn_ids)))
+        shared = (incidence @ incidence.T).tocoo()      # words sharing a synset (the jar's set intersection)
+        related = np.sort(shared.row.astype(np.int64) * nw + shared.col)
+        has_syn = np.diff(incidence.indptr) > 0
+        # the table's entries these lines can use, their phrases renumbered in first-seen order
+        table_id = np.fromiter((index.words.get(w, -1) for w in words), dtype=np.int64, count=nw)
+        kept = index.kept_entries_for_ids(table_id[word] if nw else word, ptr)
+        first_idx, second_idx = index.entry_first[kept].astype(np.int64), index.entry_second[kept].astype(np.int64)
+        distinct, inverse = np.unique(np.r_[first_idx, second_idx], return_inverse=True)
+        firsts, seconds = inverse[:len(kept)], inverse[len(kept):]
+        phrases = _decode_phrases(index, distinct)
+        order = np.argsort(firsts, kind="stable")     # grouped by first phrase, file order kept
+        entry_ptr = np.r_[0, np.cumsum(np.bincount(firsts, minlength=len(phrases)))].astype(np.int64)
+        line, start, phr = _occurrences(word, ptr, phrases, vocab)
+        n_ph = len(phrases)
+        by_key = np.lexsort((start, line * n_ph + phr))
+        bloom = np.zeros(len(lines), np.uint64)
+        np.bitwise_or.at(bloom, line, _phrase_bits(phr))
+        hash_id = np.unique(hash_, return_inverse=True)[1].astype(np.int32)
+        stem_id = np.unique(stem_, return_inverse=True)[1].astype(np.int32)
+        return cls(ptr, word, words, word.astype(np.int32), hash_, hash_id, stem_id, fn, related, has_syn, phrases,
+                   np.asarray([len(q) for q in phrases], np.int64), entry_ptr, seconds[order],
+                   _phrase_bits(seconds[order]),
+                   np.searchsorted(line, np.arange(len(lines) + 1)).astype(np.int64), start, phr,
+                   (line * n_ph + phr)[by_key], start[by_key], bloom)
+
+    def may_hold(self, line: NDArray[np.int64], bits: NDArray[np.uint64]) -> NDArray[np.bool_]:
+        """False where a phrase with these :func:`_phrase_bits` surely does not occur in ``line``."""
+        return (self.line_bloom[line] & bits) == bits
+
+    def table(self) -> tuple[dict, frozenset]:
+        """The reduced table as ``aligner.Sentence.build`` takes it: first phrase -> (its paraphrases in
+        file order, as a set), and the set of all phrases."""
+        out = {}
+        for f in range(len(self.phrases)):
+            others = tuple(self.phrases[q] for q in self.entry_second[self.entry_ptr[f]:self.entry_ptr[f + 1]])
+            if others:
+                out[self.phrases[f]] = (others, frozenset(others))
+        return out, frozenset(self.phrases)
+
+
+def _phrase_bits(phrase: NDArray[np.int64]) -> NDArray[np.uint64]:
+    """Two of 64 bits per phrase number, for the lines' Bloom filters."""
+    return (_ONE << (phrase % 64).astype(np.uint64)) | (_ONE << ((phrase * 40503 >> 6) % 64).astype(np.uint64))
+
+
+def _decode_phrases(index: ParaphraseIndex, numbers: NDArray[np.int64]) -> list[tuple[str, ...]]:
+    """The words of these phrases of the index (one gather of their bytes instead of a slice each)."""
+    start, end = index.phrase_start[numbers].astype(np.int64), index.phrase_end[numbers].astype(np.int64)
+    _, at = _expand(start, end)
+    text = np.asarray(index.phrase_text[at]).tobytes()
+    cut = np.r_[0, np.cumsum(end - start)].tolist()
+    return [tuple(text[x:y].decode("utf-8").split(" ")) for x, y in zip(cut[:-1], cut[1:])]
+
+
+def _occurrences(word: NDArray[np.int64], ptr: NDArray[np.int64], phrases: list[tuple[str, ...]],
+                 vocab: dict[str, int]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """(line, start, phrase) of every occurrence of a phrase in a line, by line, start and length: n-gram
+    hashes looked up among the phrases' hashes (only n-grams whose shorter prefix starts some phrase),
+    each hit then checked word by word. Replaces a loop over every start and length of every line."""
+    n_lines = len(ptr) - 1
+    line_of = np.repeat(np.arange(n_lines), np.diff(ptr))
+    max_len = max((len(q) for q in phrases), default=0)
+    ids = np.full((len(phrases), max(max_len, 1)), -1, np.int64)
+    for k, q in enumerate(phrases):
+        if all(w in vocab for w in q):          # else it cannot occur
+            ids[k, :len(q)] = [vocab[w] for w in q]
+    lengths = (ids >= 0).sum(1)                  # 0 for a phrase that cannot occur
+    codes = ids.astype(np.uint64) + np.uint64(1)
+    prefix_keys, phrase_keys = [], []
+    h = np.zeros(len(phrases), np.uint64)
+    for n in range(1, max_len + 1):             # hashes of every phrase prefix, by length
+        h = h * _P + codes[:, n - 1]
+        has = lengths >= n
+        prefix_keys.append(np.unique(h[has].view(np.int64)))
+        full = np.flatnonzero(lengths == n)
+        o = np.argsort(h[full].view(np.int64), kind="stable")
+        phrase_keys.append((h[full].view(np.int64)[o], full[o]))
+    tok_codes = word.astype(np.uint64) + np.uint64(1)
+    found = []
+    starts = np.arange(len(word))
+    gram = np.zeros(len(word), np.uint64)
+    for n in range(1, max_len + 1):
+        # n-grams within a line whose (n-1)-word prefix begins some phrase
+        ends = starts + n - 1
+        inside = ends < len(word)
+        starts, gram = starts[inside], gram[inside]
+        inside = line_of[starts + n - 1] == line_of[starts]
+        starts, gram = starts[inside], gram[inside]
+        gram = gram * _P + tok_codes[starts + n - 1]
+        keys = gram.view(np.int64)
+        sorted_keys, phrase_of = phrase_keys[n - 1]
+        row, at = _lookup(sorted_keys, keys)
+        tok, ph = starts[row], phrase_of[at]
+        good = np.ones(len(tok), bool)
+        for k in range(n):                      # word-by-word check against hash collisions
+            good &= word[tok + k] == ids[ph, k]
+        found.append((tok[good], ph[good], n))
+        pre = prefix_keys[n - 1]
+        if not len(pre):
+            break
+        pos = np.minimum(np.searchsorted(pre, keys), len(pre) - 1)
+        alive = pre[pos] == keys
+        starts, gram = starts[alive], gram[alive]
+    if not found:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    tok = np.concatenate([f[0] for f in found])
+    ph = np.concatenate([f[1] for f in found])
+    length = np.concatenate([np.full(len(f[0]), f[2], np.int64) for f in found])
+    line = line_of[tok]
+    start = tok - ptr[line]
+    o = np.lexsort((length, start, line))
+    return line[o], start[o], ph[o]
+
+
+def candidates_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> dict[str, NDArray[np.int64]]:
+    """Every candidate match of every pair (hypothesis line a[p], reference line b[p]) as flat arrays
+    p, j, len2, i, len1, module, sorted into the jar's order: by pair, reference start, module, then as
+    each matcher appends them."""
+    n1, n2 = c.ptr[a + 1] - c.ptr[a], c.ptr[b + 1] - c.ptr[b]
+    # one row per reference token ...
+    ref_pair = np.repeat(np.arange(len(a)), n2)
+    ref_j = np.arange(len(ref_pair)) - np.repeat(np.cumsum(n2) - n2, n2)
+    ref_word = c.word[c.ptr[b][ref_pair] + ref_j]
+    # ... meeting every word of its hypothesis, in the jar's loop order (replaces its double loop)
+    width = n1[ref_pair]
+    first = c.ptr[a][ref_pair]                      # where that hypothesis starts in c.word
+    ends = np.cumsum(width)
+    at = (np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+          + np.repeat(first - (ends - width), width))   # c.word index of the hypothesis word
+    w1 = c.word32[at]
+    # identical lines (same length, same hashes): the jar then looks for exact matches only
+    aligned = ref_j < n1[ref_pair]
+    equal = c.hash_id[c.word[first[aligned] + ref_j[aligned]]] == c.hash_id[ref_word[aligned]]
+    identical = (n1 == n2) & (np.bincount(ref_pair[aligned][equal], minlength=len(a)) == n1)
+    same = c.hash_id[w1] == np.repeat(c.hash_id[ref_word], width)
+    other = ~same & np.repeat(~identical[ref_pair], width)
+    stem = other & (c.stem_id[w1] == np.repeat(c.stem_id[ref_word], width))
+    maybe = np.flatnonzero(other & c.has_synsets[w1] & np.repeat(c.has_synsets[ref_word], width))
+    syn = np.zeros(len(at), bool)
+    if len(c.related) and len(maybe):
+        key = w1[maybe].astype(np.int64) * len(c.hash) + np.repeat(ref_word, width)[maybe]
+        found = np.minimum(np.searchsorted(c.related, key), len(c.related) - 1)
+        syn[maybe[c.related[found] == key]] = True
+    parts = []
+    for module, mask in ((EXACT, same), (1, stem), (2, syn)):
+        rows = np.flatnonzero(mask)
+        r = np.searchsorted(ends, rows, side="right")  # the reference token of each row
+        i = at[rows] - first[r]
+        one, zero = np.ones(len(rows), np.int64), np.zeros(len(rows), np.int64)
+        parts.append((ref_pair[r], ref_j[r], one, i, one, one * module, i, zero, zero, zero))
+    # paraphrases: phrases of the reference found in the hypothesis, then the other way round
+    for forward in (True, False):
+        src, dst = (b, a) if forward else (a, b)
+        rp, o = _expand(c.occ_ptr[src], c.occ_ptr[src + 1])
+        first = c.occ_phrase[o]
+        re_, e = _expand(c.entry_ptr[first], c.entry_ptr[first + 1])
+        rp, o, first = rp[re_], o[re_], first[re_]
+        second = c.entry_second[e]
+        maybe = c.may_hold(dst[rp], c.entry_bits[e])
+        rp, o, first, second, e = rp[maybe], o[maybe], first[maybe], second[maybe], e[maybe]
+        rq, q = _lookup(c.occ_key, dst[rp] * len(c.phrases) + second)
+        rp, o, first, second, e = rp[rq], o[rq], first[rq], second[rq], e[rq]
+        here, there = c.occ_start[o], c.occ_start_by_key[q]
+        three = np.full(len(rp), 3, np.int64)
+        if forward:   # ref start, length, hyp start, length; order: length, entry, hyp start
+            parts.append((rp, here, c.phrase_len[first], there, c.phrase_len[second], three,
+                          np.zeros(len(rp), np.int64), c.phrase_len[first], e, there))
+        else:         # order: hyp start, length, entry
+            parts.append((rp, there, c.phrase_len[second], here, c.phrase_len[first], three,
+                          np.ones(len(rp), np.int64), here, c.phrase_len[first], e))
+    cols = [np.concatenate(col) for col in zip(*parts)]
+    order = np.lexsort(tuple(reversed(cols[:2] + cols[5:])))
+    names = ("p", "j", "len2", "i", "len1", "module")
+    return {name: col[order] for name, col in zip(names, cols[:6])}
+
+
+def _ranges(start: NDArray[np.int64], length: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(row, position) for every word of every span."""
+    return _expand(start, start + length)
+
+
+def _gain(length2: NDArray[np.int64], length1: NDArray[np.int64], module: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The weighted matches a candidate adds in the search (see ``aligner._gain``)."""
+    return np.where(module == EXACT, length1 + length2, length1 // 2 + length2 // 2)
+
+
+def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64],
+               sentence: Callable[[int], Sentence]) -> NDArray[np.float64]:
+    """The 23 statistics of every pair (hypothesis line a[p], reference line b[p]); ``sentence(line)``
+    gives the per-pair aligner's input for the few pairs with lines longer than the search's masks."""
+    n = len(a)
+    n1, n2 = c.ptr[a + 1] - c.ptr[a], c.ptr[b + 1] - c.ptr[b]
+    hoff, roff = np.r_[0, np.cumsum(n1)[:-1]], np.r_[0, np.cumsum(n2)[:-1]]
+    cand = candidates_many(c, a, b)
+    p, j, len2, i, len1, module = (cand[k] for k in ("p", "j", "len2", "i", "len1", "module"))
+    # how many candidates cover each word, then the definite ones: alone at their start, covering
+    # only words no other candidate covers
+    r1, at1 = _ranges(hoff[p] + i, len1)
+    r2, at2 = _ranges(roff[p] + j, len2)
+    cover1 = np.bincount(at1, minlength=int(n1.sum()))
+    cover2 = np.bincount(at2, minlength=int(n2.sum()))
+    crowded = (np.bincount(r1, weights=cover1[at1] != 1, minlength=len(p))
+               + np.bincount(r2, weights=cover2[at2] != 1, minlength=len(p))) > 0
+    start = roff[p] + j
+    group = np.bincount(start, minlength=int(n2.sum()))
+    definite = (group[start] == 1) & ~crowded
+    is_open = np.bincount(p[~definite], minlength=n) > 0
+    long_ = (n1 > MAX_WORDS) | (n2 > MAX_WORDS)
+    chosen = definite & ~long_[p]
+    search = is_open & ~long_
+    if search.any():
+        picked, dead = _search(p, j, len2, i, len1, module, definite, search, n2)
+        chosen |= picked
+        long_ |= dead
+    rows = np.zeros((n, 23))
+    rows[:, 0], rows[:, 1] = n1, n2
+    fn = c.function[c.word].astype(np.int64)
+    fn_per_line = np.add.reduceat(np.r_[fn, 0], c.ptr[:-1]) * (np.diff(c.ptr) > 0)
+    rows[:, 2], rows[:, 3] = fn_per_line[a], fn_per_line[b]
+    k = np.flatnonzero(chosen)
+    mr1, mat1 = _ranges(c.ptr[a[p[k]]] + i[k], len1[k])
+    mr2, mat2 = _ranges(c.ptr[b[p[k]]] + j[k], len2[k])
+    slot1 = p[k][mr1] * 16 + 4 * module[k][mr1] + 2 * fn[mat1]
+    slot2 = p[k][mr2] * 16 + 4 * module[k][mr2] + 1 + 2 * fn[mat2]
+    rows[:, 4:20] = np.bincount(np.r_[slot1, slot2], minlength=n * 16).reshape(n, 16)
+    # chunks: runs of matches contiguous in both lines, in reference order (getCountAndChunks)
+    kp, kj, ki = p[k], j[k], i[k]
+    new_run = np.r_[True, (kp[1:] != kp[:-1]) | ((kj + len2[k])[:-1] != kj[1:]) | ((ki + len1[k])[:-1] != ki[1:])]
+    rows[:, 20] = np.bincount(kp[new_run], minlength=n) if len(kp) else 0
+    module_counts = rows[:, 4:20].reshape(n, 4, 4)
+    rows[:, 21] = module_counts[:, :, 0].sum(1) + module_counts[:, :, 2].sum(1)
+    rows[:, 22] = module_counts[:, :, 1].sum(1) + module_counts[:, :, 3].sum(1)
+    for q in np.flatnonzero(long_):                       # lines beyond the masks: the per-pair aligner
+        rows[q] = align_stats(sentence(int(a[q])), sentence(int(b[q])))
+    return rows
+
+
+def _search(p, j, len2, i, len1, module, definite, search, n2) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Run the beam search for the pairs in ``search``: the candidates it chooses (a mask over candidates)
+    and the pairs whose search met the jar's dead-end fallback (left to the per-pair aligner)."""
+    sel = np.flatnonzero(search[p])
+    pairs = np.flatnonzero(search)
+    local = np.full(len(search), -1, np.int64)
+    local[pairs] = np.arange(len(pairs))
+    lp = local[p[sel]]
+    starts = np.r_[0, np.cumsum(n2[pairs])[:-1]].astype(np.int64)
+    pos = starts[lp] + j[sel]
+    total = int(n2[pairs].sum())
+    block = np.r_[0, np.cumsum(np.bincount(pos, minlength=total))].astype(np.int64)
+    fixed = np.full(total, -1, np.int64)
+    d = definite[sel]
+    fixed[pos[d]] = np.flatnonzero(d)
+    one = np.uint64(1)
+    masks1 = ((one << len1[sel].astype(np.uint64)) - one) << i[sel].astype(np.uint64)
+    masks2 = ((one << len2[sel].astype(np.uint64)) - one) << j[sel].astype(np.uint64)
+    used1, used2 = np.zeros(len(pairs), np.uint64), np.zeros(len(pairs), np.uint64)
+    np.bitwise_or.at(used1, lp[d], masks1[d])
+    np.bitwise_or.at(used2, lp[d], masks2[d])
+    cand = {"j": j[sel], "len2": len2[sel], "i": i[sel], "len1": len1[sel],
+            "gain": _gain(len2[sel], len1[sel], module[sel])}
+    _, picked, dead_local = resolve_many(n2[pairs].astype(np.int64), starts, used1, used2, cand, block, fixed)
+    chosen = np.zeros(len(p), bool)
+    chosen[sel[d]] = True
+    chosen[sel[picked]] = True
+    dead = np.zeros(len(search), bool)
+    dead[pairs[dead_local]] = True
+    return chosen, dead

@@ -1,0 +1,182 @@
+"""The jar's beam search run for many alignments at once, in lock step over reference positions.
+
+``aligner._resolve`` is the search for one hypothesis/reference pair, written as the jar's loop; this
+module runs the same search for every pair together on numpy arrays (it replaces the per-pair Python
+loop, which dominated the run time). Every path of every pair is a row: rank key (negated weighted
+matches, chunks, distance), position, end of the last match in the hypothesis, used words as bit masks
+(lines of at most 63 words) and a pointer into a history of chosen candidates. A step is:
+
+1. a stable sort of each pair's rows by the rank key, keeping the first 40 (``Collections.sort`` and
+   the beam);
+2. each row either sits inside its last match, takes the definite match starting here, or branches
+   into one child per unused candidate starting here (in candidate order) followed by itself
+   skipping the word; a child inherits the distances its parent has accumulated from the earlier
+   children (the jar adds them to the parent while copying it);
+3. rows are laid out again in the jar's list order: per parent, its children, then itself.
+
+A pair whose reference ends at this step closes its open chunk and keeps its first best row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["MAX_WORDS", "resolve_many"]
+
+BEAM_SIZE = 40
+#: Longest line (in words) the bit masks hold; longer pairs go through ``aligner._resolve``.
+MAX_WORDS = 63
+
+_ONE = np.uint64(1)
+
+
+def _masks(start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.uint64]:
+    """Bit mask of words start .. start+length-1."""
+    return ((_ONE << length.astype(np.uint64)) - _ONE) << start.astype(np.uint64)
+
+
+def _group_starts(keys: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Index of the first row of each run of equal keys (keys grouped)."""
+    return np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, dtype=np.int64)
+
+
+def _expand(lo: NDArray[np.int64], hi: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(row, value) for every value in every range lo[row] .. hi[row]-1 (replaces a loop over ranges)."""
+    count = hi - lo
+    row = np.repeat(np.arange(len(lo)), count)
+    return row, np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + lo[row]
+
+
+def _rank_within(keys: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Position of each row within its run of equal keys."""
+    starts = _group_starts(keys)
+    counts = np.diff(np.r_[starts, len(keys)])
+    return np.arange(len(keys)) - np.repeat(starts, counts)
+
+
+# columns of the state matrix: one row per path
+PAIR, NEGW, CHUNKS, DIST, IDX, LAST, U1, U2, HIST = range(9)
+
+
+def _stable_order(state: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Rows ordered by pair, then the jar's rank (-weighted, chunks, distance), ties kept in list order.
+    One int64 key when the fields fit in their bits (pair 19, weighted 10, chunks 8, distance 26),
+    else a lexsort over the four columns."""
+    pair, negw, chunks, dist = state[:, PAIR], state[:, NEGW], state[:, CHUNKS], state[:, DIST]
+    if len(pair) and pair.max() < 1 << 19 and -negw.min() < 1 << 10 and chunks.max() < 1 << 8 and dist.max() < 1 << 26:
+        key = (pair << 44) | ((negw + (1 << 10) - 1) << 34) | (chunks << 26) | dist
+        return np.argsort(key, kind="stable")
+    return np.lexsort((dist, chunks, negw, pair))
+
+
+def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDArray[np.uint64],
+                 used2: NDArray[np.uint64], cand: dict[str, NDArray[np.int64]], block: NDArray[np.int64],
+                 fixed: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
+    """The candidates chosen by the best paths: (pair, candidate) arrays, and the pairs whose search reached
+    the jar's "unexpected conditions" dead end (the caller then searches those on its own).
+
+    ``n2``: reference lengths; ``ref_start``: where each pair's reference positions start in the flat
+    position arrays; ``used1``/``used2``: the words the definite matches take; ``cand``: candidate arrays
+    ``j`` (reference start), ``len2``, ``i`` (hypothesis start), ``len1``, ``gain`` (weighted matches it
+    adds), flat and grouped by position in the jar's order; ``block``: (positions + 1,) offsets of each
+    position's candidates; ``fixed``: (positions,) the definite candidate starting at each position or -1.
+    """
+    m1 = _masks(cand["i"], cand["len1"]).view(np.int64)
+    m2 = _masks(cand["j"], cand["len2"]).view(np.int64)
+    end1, end2 = cand["i"] + cand["len1"], cand["j"] + cand["len2"]
+    gain, start1, delta = cand["gain"], cand["i"], np.abs(cand["j"] - cand["i"])
+    n = len(n2)
+    state = np.zeros((n, 9), np.int64)
+    state[:, PAIR] = np.arange(n)
+    state[:, LAST] = -1
+    state[:, U1], state[:, U2] = used1.view(np.int64), used2.view(np.int64)
+    state[:, HIST] = -1
+    hist_cand: list[NDArray[np.int64]] = []
+    hist_prev: list[NDArray[np.int64]] = []
+    n_hist = 0
+    best_hist = np.full(n, -1, np.int64)
+    dead = np.zeros(n, dtype=bool)
+    current = 0
+    while len(state):
+        order = _stable_order(state)
+        state = state[order[_rank_within(state[order, PAIR]) < BEAM_SIZE]]    # sorted, then the beam
+        done = n2[state[:, PAIR]] == current
+        if done.any():                 # complete: close the open chunk, keep the first best row
+            finished = state[done]
+            finished[:, CHUNKS] += finished[:, LAST] != -1
+            finished = finished[_stable_order(finished)]
+            top = finished[_group_starts(finished[:, PAIR])]
+            best_hist[top[:, PAIR]] = top[:, HIST]
+            state = state[~done]
+            if not len(state):
+                break
+        pair, idx, last = state[:, PAIR], state[:, IDX], state[:, LAST]
+        pos = ref_start[pair] + current
+        used = ((state[:, U2].view(np.uint64) >> np.uint64(current)) & _ONE).astype(bool)
+        inside = used & (current < idx)
+        at_fixed = used & ~inside
+        f_all = np.where(at_fixed, fixed[np.where(at_fixed, ref_start[pair] + np.minimum(idx, n2[pair] - 1), 0)], -1)
+        alive_fixed = at_fixed & (f_all >= 0)
+        if alive_fixed.any():          # take the definite match that starts here
+            rows = np.flatnonzero(alive_fixed)
+            f = f_all[rows]
+            lf = last[rows]
+            state[rows, NEGW] -= gain[f]
+            state[rows, CHUNKS] += (lf != -1) & (start1[f] != lf)
+            state[rows, IDX], state[rows, LAST] = end2[f], end1[f]
+            state[rows, DIST] += delta[f]
+        free = ~used
+        # children: every (free row, candidate at this position) whose words are all unused
+        rows = np.flatnonzero(free)
+        parent, c = _expand(block[pos[rows]], block[pos[rows] + 1])
+        parent = rows[parent]
+        ok = ((state[parent, U1] & m1[c]) == 0) & ((state[parent, U2] & m2[c]) == 0)
+        parent, c = parent[ok], c[ok]
+        starts = _group_starts(parent)
+        k = np.arange(len(parent)) - np.repeat(starts, np.diff(np.r_[starts, len(parent)]))
+        d = delta[c]
+        before = np.cumsum(d) - d                         # distance of the earlier children, per parent
+        before -= np.repeat(before[starts], np.diff(np.r_[starts, len(parent)]))
+        children = state[parent]
+        plast = children[:, LAST]
+        children[:, NEGW] -= gain[c]
+        children[:, CHUNKS] += (plast != -1) & (start1[c] != plast)
+        children[:, DIST] += before
+        children[:, IDX], children[:, LAST] = end2[c], end1[c]
+        children[:, U1] |= m1[c]
+        children[:, U2] |= m2[c]
+        children[:, HIST] = n_hist + np.arange(len(c))
+        hist_cand.append(c)
+        hist_prev.append(state[parent, HIST])
+        n_hist += len(c)
+        n_children = np.bincount(parent, minlength=len(state))
+        state[:, DIST] += np.bincount(parent, weights=d, minlength=len(state)).astype(np.int64)
+        state[:, CHUNKS] += free & (last != -1)           # the parent skips this word
+        state[:, LAST] = np.where(free, -1, last)
+        state[:, IDX] += free
+        # the jar's list order: per row, its children, then itself (rows at a dead end drop out)
+        emit = np.where(free, n_children + 1, (inside | alive_fixed).astype(np.int64))
+        offset = np.cumsum(emit) - emit
+        grown = np.empty((int(emit.sum()), 9), np.int64)
+        stays = emit > 0
+        grown[(offset + np.where(free, n_children, 0))[stays]] = state[stays]
+        grown[offset[parent] + k] = children
+        out_of = np.bincount(pair, weights=emit, minlength=n) == 0
+        dead |= out_of & (np.bincount(pair, minlength=n) > 0)    # every path at a dead end: left to the caller
+        state = grown
+        current += 1
+    all_cand = np.concatenate(hist_cand) if hist_cand else np.zeros(0, np.int64)
+    all_prev = np.concatenate(hist_prev) if hist_prev else np.zeros(0, np.int64)
+    # follow every best path's history back to its start, all pairs at once
+    picked_pair, picked_cand = [], []
+    at = np.flatnonzero((best_hist >= 0) & ~dead)
+    h = best_hist[at]
+    while len(at):
+        picked_pair.append(at)
+        picked_cand.append(all_cand[h])
+        h = all_prev[h]
+        at, h = at[h >= 0], h[h >= 0]
+    if not picked_pair:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), dead
+    return np.concatenate(picked_pair), np.concatenate(picked_cand), dead
