@@ -161,7 +161,7 @@ def test_weighted_cider_d_equals_the_toolkit_call_on_copied_images():
     np.testing.assert_allclose(got[keep], want, rtol=0, atol=1e-12)
 
 
-@pytest.mark.skipif(not __import__("vlbench.captions.meteor", fromlist=["x"]).meteor_available()[0],
+@pytest.mark.skipif(not __import__("vlbench.captions.meteor", fromlist=["x"]).meteor_available("java")[0],
                     reason="METEOR needs Java")
 def test_meteor_from_summed_statistics_equals_the_jars_eval():
     from vlbench.captions.meteor import Meteor, meteor_from_stats, parse_stats, summable_stats

@@ -410,8 +410,9 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     jar = java.tokenizer_jar()
     print(f"tokenizer java:    {'ready (' + str(jar) + ')' if exe and jar else 'not available'}")
     print("tokenizer python:  ready (exact re-implementation of PTBTokenizer as the toolkit runs it)")
-    for name, (ok, why) in (("METEOR", meteor_available()), ("SPICE", spice_available())):
-        print(f"{name + ':':<19}{'ready' if ok else 'not available: ' + why}")
+    for name, (ok, why) in (("METEOR python:", meteor_available("python")), ("METEOR java:", meteor_available("java")),
+                            ("SPICE:", spice_available())):
+        print(f"{name:<19}{'ready' if ok else 'not available: ' + why}")
     if meteor_available()[0]:
         from .captions.paraphrase import ParaphraseIndex
 

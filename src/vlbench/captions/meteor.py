@@ -1,4 +1,11 @@
-"""METEOR 1.5 through the jar shipped with pycocoevalcap.
+"""METEOR 1.5 as pycocoevalcap runs it: the jar shipped with pycocoevalcap, or its Python equal.
+
+Backends, as for the tokenizer: ``python`` (:mod:`.pymeteor`: the jar's algorithm and data in
+Python/numpy, no JVM), ``java`` (the jar, below) and ``auto``, which takes Python where it is proven to
+give the jar's statistics (:func:`.pymeteor.python_eligible`: every character in the tested set)
+and the jar otherwise (Python, with a note, when no Java is there).
+
+The jar backend:
 
 pycocoevalcap's ``Meteor`` runs ``java -jar -Xmx2G meteor-1.5.jar - - -stdio -l en -norm`` and sends one
 ``SCORE ||| ref1 ||| ... ||| hyp`` line per image (``|||`` and double spaces removed from the hypothesis
@@ -29,12 +36,15 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import VlbenchError
+from ..errors import InputError, VlbenchError
 from . import java
 from .paraphrase import ParaphraseIndex
 
-__all__ = ["Meteor", "meteor_available", "meteor_from_stats", "meteor_stats", "parse_stats", "score_lines",
-           "summable_stats"]
+__all__ = ["METEOR_BACKENDS", "Meteor", "meteor_available", "meteor_from_stats", "meteor_stats", "parse_stats",
+           "score_lines", "summable_stats"]
+
+#: ``--meteor-backend`` choices.
+METEOR_BACKENDS = ("auto", "python", "java")
 
 #: pycocoevalcap's arguments, after ``-jar meteor-1.5.jar``.
 STOCK_ARGS = ("-", "-", "-stdio", "-l", "en", "-norm")
@@ -45,13 +55,16 @@ _UTF8 = ("-Dfile.encoding=UTF-8", "-Dsun.stdout.encoding=UTF-8")
 _PROBE = ("Caf\u00e9 \u2019s \u201cNa\u00efve\u201d", "Caf\u00e9 ' s \" Na\u00efve \"")
 
 
-def meteor_available() -> tuple[bool, str]:
-    """(True, "") when Java and the jar are present, else (False, why)."""
-    exe, why = java.find_java()
-    if exe is None:
-        return False, f"no Java found: {why}, or install a JRE (e.g. 'apt-get install default-jre-headless')"
+def meteor_available(backend: str = "auto") -> tuple[bool, str]:
+    """(True, "") when METEOR can run with this backend, else (False, why): every backend reads the jar's
+    data (pycocoevalcap); ``java`` also needs a Java runtime."""
     if java.meteor_jar() is None:
         return False, "pycocoevalcap's meteor-1.5.jar or data/paraphrase-en.gz is missing (pip install pycocoevalcap)"
+    if backend == "java":
+        exe, why = java.find_java()
+        if exe is None:
+            return False, (f"no Java found: {why}, or install a JRE (e.g. 'apt-get install default-jre-headless'), "
+                           "or use --meteor-backend python")
     return True, "ok"
 
 
@@ -79,7 +92,7 @@ class Meteor:
     (the reference the tests compare ``meteor_stats`` with, and the jar's own ``EVAL``)."""
 
     def __init__(self) -> None:
-        ok, why = meteor_available()
+        ok, why = meteor_available("java")
         if not ok:
             raise VlbenchError(f"METEOR is not available: {why}")
         jar = java.meteor_jar()
@@ -172,10 +185,35 @@ def normalize(texts: Sequence[str]) -> list[str] | None:
     return out[1:]
 
 
-def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
+def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend: str = "auto",
                  cache_dir: Path | None = None) -> tuple[list[str], str]:
     """The jar's statistics line of every (hypothesis, references) pair, and how they were computed
-    ("reduced paraphrase table" or "full paraphrase table: <why>")."""
+    ("python", or "java, <paraphrase table used>", with the reason when ``auto`` kept the jar)."""
+    from .pymeteor import python_eligible, python_stats
+
+    if backend not in METEOR_BACKENDS:
+        raise InputError(f"unknown METEOR backend {backend!r}", fix="use " + ", ".join(METEOR_BACKENDS))
+    ok, why = meteor_available(backend)
+    if not ok:
+        raise VlbenchError(f"METEOR is not available: {why}")
+    use, note = backend, ""
+    if backend == "auto":
+        proven, why = python_eligible(hyps, refs)
+        has_java = java.java_executable() is not None
+        use = "python" if proven or not has_java else "java"
+        note = "" if proven else f" ({why}: " + ("the jar is used" if has_java else
+                                                  "equality with the jar is not proven there; no Java found") + ")"
+    if use == "java":
+        lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir)
+        return lines, f"java, {how}{note}"
+    index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
+    return python_stats(hyps, refs, jar=java.meteor_jar(), index=index), f"python{note}"
+
+
+def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
+               cache_dir: Path | None = None) -> tuple[list[str], str]:
+    """The jar's statistics lines through the jar, and which paraphrase table it used ("reduced paraphrase
+    table" or "full paraphrase table: <why>")."""
     lines = score_lines(hyps, refs)
     pieces = [_split_like_jar(line) for line in lines]
     if any(len(p) < 2 for p in pieces):

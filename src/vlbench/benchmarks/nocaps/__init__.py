@@ -21,7 +21,8 @@ __all__ = ["Nocaps", "NocapsOptions", "BENCHMARK"]
 
 @dataclass(frozen=True)
 class NocapsOptions(Options):
-    """nocaps options: the domain protocol, the tokenizer backend, missing images, the Java metrics."""
+    """nocaps options: the domain protocol, the tokenizer and METEOR backends, missing images, the optional
+    metrics."""
 
     cider_idf: str = option("global", "CIDEr-D document frequencies over the whole split (global) or per domain "
                             "(subset)", ("global", "subset"))
@@ -29,7 +30,10 @@ class NocapsOptions(Options):
                             "re-implementation (python), or java when present (auto)", ("auto", "java", "python"))
     missing: str = option("error", "images without a caption: 'error', or 'empty' to score them as empty captions",
                           ("error", "empty"))
-    meteor: bool = option(True, "compute METEOR (needs Java)", cli=False)
+    meteor_backend: str = option("auto", "METEOR 1.5 backend: the jar (java), its exact Python re-implementation, "
+                                 "no JVM (python), or python where proven equal to the jar, else java (auto)",
+                                 ("auto", "python", "java"))
+    meteor: bool = option(True, "compute METEOR", cli=False)
     spice: bool = option(True, "compute SPICE (needs Java and Stanford CoreNLP 3.6.0)", cli=False)
 
 
@@ -75,7 +79,7 @@ class Nocaps(Benchmark):
 
         return score(references, predictions, protocol=options.protocol, cider_idf=options.cider_idf,
                      tokenizer=options.tokenizer, missing=options.missing, meteor=options.meteor,
-                     spice=options.spice, split=options.split, source=source)
+                     meteor_backend=options.meteor_backend, spice=options.spice, split=options.split, source=source)
 
     def eval_tasks(self) -> list[EvalTask]:
         """CIDEr and SPICE overall and per domain, on validation."""

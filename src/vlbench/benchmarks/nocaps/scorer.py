@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ...captions import bleu as bleu_mod
 from ...captions.cider import CiderDResampler, cider_d
-from ...captions.meteor import meteor_available, meteor_from_stats, meteor_stats, parse_stats, summable_stats
+from ...captions.meteor import METEOR_BACKENDS, meteor_available, meteor_from_stats, meteor_stats, parse_stats, summable_stats
 from ...captions.ngrams import count_ngrams
 from ...captions.rouge import rouge_l
 from ...captions.spice import spice_available, spice_scores
@@ -156,8 +156,8 @@ def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int
 
 
 def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
-          tokenizer: str = "auto", missing: str = "error", meteor: bool = True, spice: bool = True,
-          split: str | None = None, source: str = "predictions") -> Result:
+          tokenizer: str = "auto", missing: str = "error", meteor: bool = True, meteor_backend: str = "auto",
+          spice: bool = True, split: str | None = None, source: str = "predictions") -> Result:
     """Score official-format nocaps captions against ``gt``."""
     if protocol not in ("official", "corrected"):
         raise InputError(f"unknown protocol {protocol!r}", fix="use 'official' or 'corrected'")
@@ -180,10 +180,12 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
     bounds = np.cumsum([0] + [len(rs) for rs in gt.references])   # the flat references back per image
     refs_per_image = [tok_refs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
-    ok, why = meteor_available()
+    if meteor_backend not in METEOR_BACKENDS:
+        raise InputError(f"unknown METEOR backend {meteor_backend!r}", fix="use " + ", ".join(METEOR_BACKENDS))
+    ok, why = meteor_available(meteor_backend)
     with ThreadPoolExecutor(max_workers=1) as jvm:
-        # METEOR runs in Java processes while the other metrics are computed here
-        jar = jvm.submit(meteor_stats, tok_hyps, refs_per_image) if meteor and ok else None
+        # METEOR runs next to the other metrics (in Java processes, or numpy work that releases the GIL)
+        jar = jvm.submit(meteor_stats, tok_hyps, refs_per_image, backend=meteor_backend) if meteor and ok else None
         call = _toolkit_call(tok_hyps, refs_per_image)
         stats = bleu_mod.bleu_stats(*call)
         cider = cider_d(*call)
@@ -207,7 +209,8 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
                                             cider_idf=cider_idf, tokenizer=backend))
     if cider_idf == "subset":   # one independent toolkit run per domain, its own tokenization included
         metrics.update(_per_domain_runs(gt, predictions, masks, protocol=protocol, tokenizer=backend,
-                                        missing=missing, meteor=meteor, spice=spice, source=source))
+                                        missing=missing, meteor=meteor, meteor_backend=meteor_backend,
+                                        spice=spice, source=source))
 
     per_image: dict[str, Any] = {"image_id": gt.image_ids, "domain": [d for d in gt.domains],
                                  "caption": hyps, "B4": bleu_mod.image_bleu(stats)[:, 3] * 100, "ROUGE_L": rouge * 100,
@@ -234,7 +237,7 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
     return Result(benchmark="nocaps", protocol=protocol, metrics=metrics, resampler=resampler,
                   breakdowns={"per_image": per_image}, counts=counts, warnings=warnings,
                   options={"split": split or "validation", "cider_idf": cider_idf, "tokenizer": backend,
-                           "meteor": f"java, {meteor_how}" if meteor_corpus else None, "spice": "java" if spice_per is not None else None})
+                           "meteor": meteor_how if meteor_corpus else None, "spice": "java" if spice_per is not None else None})
 
 
 class NocapsReplicator:

@@ -13,10 +13,11 @@ _DESCRIPTION = """\
 nocaps scores image captions against 10 references per image with the COCO caption toolkit
 (pycocoevalcap), for the whole split and for the in-, near- and out-domain images. Captions are
 tokenized like Stanford's PTBTokenizer (Java when present, else an exact Python port), then:
-BLEU-1..4 (corpus statistics, closest reference length), METEOR 1.5 (Java; corpus score), ROUGE-L
+BLEU-1..4 (corpus statistics, closest reference length), METEOR 1.5 (corpus score; the jar's exact
+Python re-implementation, or the jar), ROUGE-L
 (beta 1.2, mean over images), CIDEr-D (tf-idf n-grams 1-4, sigma 6, x10; document frequencies over
 the whole split, each domain the mean of its images' scores) and SPICE (optional Java backend).
-Values in percent; METEOR / SPICE are None when their Java backend is missing.
+Values in percent; SPICE is None when its Java backend is missing.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -27,6 +28,8 @@ Args:
     cider_idf: "global" (default: one CIDEr-D document-frequency table for all images) or "subset"
         (one per domain, as separate toolkit runs per domain would give).
     tokenizer: "auto" (Java if present), "java" or "python".
+    meteor_backend: "auto" (default: the Python METEOR where proven equal to the jar, else the jar), "python"
+        (no JVM) or "java".
     protocol: "official" (default: line breaks inside captions shift later captions, as in the toolkit) or
         "corrected" (such line breaks become spaces first).
     ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
@@ -79,6 +82,7 @@ class Nocaps(RowInputs, evaluate.Metric):
         )
 
     def _compute(self, predictions, references, cider_idf="global", tokenizer="auto", protocol="official",
-                 return_details=False, ci=None, resamples=1000, seed=0):
+                 meteor_backend="auto", return_details=False, ci=None, resamples=1000, seed=0):
         return compute("nocaps", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
-                       seed=seed, cider_idf=cider_idf, tokenizer=tokenizer, protocol=protocol)
+                       seed=seed, cider_idf=cider_idf, tokenizer=tokenizer, protocol=protocol,
+                       meteor_backend=meteor_backend)
