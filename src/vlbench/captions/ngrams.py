@@ -36,28 +36,28 @@ def count_ngrams(sentences: list[str], max_n: int = 4) -> NgramTable:
     sent_of_word = np.repeat(np.arange(len(words)), length)
     pos_in_sent = np.arange(len(flat)) - np.repeat(np.cumsum(length) - length, length)
     base = max(len(vocab), 1) + 1
+    del words, vocab
     rows_s, rows_g, rows_n = [], [], []
-    keys_per_order = []
-    for n in range(1, max_n + 1):
+    ids_offset = 0
+    for n in range(1, max_n + 1):   # one order at a time: its keys are dropped before the next (peak memory)
         valid = pos_in_sent + n <= length[sent_of_word]          # windows that stay inside their sentence
         start = np.flatnonzero(valid)
         key = np.zeros(len(start), dtype=object if base ** n >= 2**62 else np.int64)
         for k in range(n):
             key = key * base + (flat[start + k] + 1)
-        keys_per_order.append((n, start, key))
-    # one id space over all orders: (order, key) -> id
-    ids_offset = 0
-    for n, start, key in keys_per_order:
         uniq, inverse = np.unique(key, return_inverse=True)
-        rows_s.append(sent_of_word[start])
+        rows_s.append(sent_of_word[start].astype(np.int32))
         rows_g.append(inverse.astype(np.int64) + ids_offset)
-        rows_n.append(np.full(len(start), n, dtype=np.int64))
+        rows_n.append(np.full(len(start), n, dtype=np.int8))
         ids_offset += len(uniq)
-    s = np.concatenate(rows_s) if rows_s else np.zeros(0, np.int64)
+        del key, uniq, inverse, start, valid
+    s = np.concatenate(rows_s) if rows_s else np.zeros(0, np.int32)
     g = np.concatenate(rows_g) if rows_g else np.zeros(0, np.int64)
-    o = np.concatenate(rows_n) if rows_n else np.zeros(0, np.int64)
+    o = np.concatenate(rows_n) if rows_n else np.zeros(0, np.int8)
+    del rows_s, rows_g, rows_n
     # counts per (sentence, n-gram)
-    pair = s * max(ids_offset, 1) + g
-    uniq_pair, first, count = np.unique(pair, return_index=True, return_counts=True)
-    return NgramTable(sentence=s[first], ngram=g[first], order=o[first], count=count.astype(np.int64),
-                      length=length, n_ngrams=ids_offset)
+    pair = s.astype(np.int64) * max(ids_offset, 1) + g
+    _, first, count = np.unique(pair, return_index=True, return_counts=True)
+    del pair
+    return NgramTable(sentence=s[first].astype(np.int64), ngram=g[first], order=o[first].astype(np.int64),
+                      count=count.astype(np.int64), length=length, n_ngrams=ids_offset)

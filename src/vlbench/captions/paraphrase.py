@@ -76,8 +76,14 @@ def _ngram_hashes_flat(ids: NDArray[np.int64], max_n: int) -> NDArray[np.uint64]
             break
         h = h[:m] * _P + codes[n - 1:]
         ok = ok[:m] & valid[n - 1:]
-        found.append(h[ok])
+        found.append(_sorted_distinct(h[ok]))  # distinct per order: far fewer than windows (peak memory)
     return np.sort(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
+
+
+def _sorted_distinct(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """``np.unique(values)`` by a sort (numpy 2's hash-based unique is several times slower on these)."""
+    out = np.sort(values)
+    return out[np.r_[True, out[1:] != out[:-1]]] if len(out) else out
 
 
 @dataclass(frozen=True)
@@ -204,12 +210,18 @@ class ParaphraseIndex:
         flat[np.arange(len(ids)) + line_of] = ids     # a -1 after every line
         return self._kept(_ngram_hashes_flat(flat, self.max_words))
 
-    def _kept(self, grams: NDArray[np.uint64]) -> NDArray[np.int64]:
-        present = self.phrase_always.copy()
+    def _kept(self, grams: NDArray[np.uint64], block: int = 1 << 20) -> NDArray[np.int64]:
+        """Entries whose two phrases are always kept or among ``grams`` (sorted). Blocks of the (memory-
+        mapped) arrays at a time, so the temporaries stay a few MB."""
+        present = np.array(self.phrase_always, dtype=bool)
         if len(grams):  # both sides sorted: one cache-friendly merge
-            at = np.minimum(np.searchsorted(grams, self.phrase_hash), len(grams) - 1)
-            present |= grams[at] == self.phrase_hash
-        return np.flatnonzero(present[self.entry_first] & present[self.entry_second])
+            for x in range(0, len(present), block):
+                hashes = self.phrase_hash[x:x + block]
+                at = np.minimum(np.searchsorted(grams, hashes), len(grams) - 1)
+                present[x:x + block] |= grams[at] == hashes
+        kept = [x + np.flatnonzero(present[self.entry_first[x:x + block]] & present[self.entry_second[x:x + block]])
+                for x in range(0, len(self.entry_first), block)]
+        return np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
 
     def phrase_words(self, phrase: int) -> list[str]:
         """The words of phrase number ``phrase`` (as the jar's StringTokenizer splits them)."""

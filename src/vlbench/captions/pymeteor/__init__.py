@@ -63,10 +63,15 @@ def python_eligible(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> tuple
     return True, ""
 
 
+def _words(line: str) -> list[str]:
+    """The words the jar's ``StringTokenizer`` finds in a line (``str.split`` where that is the same)."""
+    return line.split() if line.isascii() and line.isprintable() else java_tokens(line)
+
+
 def _normal_lower(text: str, data: EnglishData) -> str:
     """``normalizeLine(text).toLowerCase()``: the text the jar aligns."""
     if _PLAIN.fullmatch(text) and "DOTMULTI" not in text:
-        return " ".join(java_tokens(text)).lower()     # what every rule leaves of such a text
+        return " ".join(text.split()).lower()          # what every rule leaves of such a text
     return normalize_line(text, data.prefixes).lower()
 
 
@@ -110,7 +115,6 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
     distinct = list(dict.fromkeys(t for p in pieces for t in p))
     lowered = {t: _normal_lower(t, data) for t in distinct}
     lines = list(dict.fromkeys(lowered.values()))
-    tokens = [line.split() if line.isascii() and line.isprintable() else java_tokens(line) for line in lines]
     infos: dict[str, tuple] = {}
 
     def info(w: str) -> tuple:
@@ -120,34 +124,37 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
                         w.lower() in data.function_words)
         return infos[w]
 
-    corpus = Corpus.build(tokens, info, index)
+    corpus = Corpus.build(lines, _words, info, index)
     tables: list = []
 
     def sentence(k: int) -> Sentence:          # the per-pair aligner's input, for the rare long line
         if not tables:
             tables.append(corpus.table())
         table, phrases = tables[0]
-        got = [info(w) for w in tokens[k]]
-        return Sentence.build(tokens[k], *([g[f] for g in got] for f in range(4)), table, phrases, index.max_words)
+        words = _words(lines[k])
+        got = [info(w) for w in words]
+        return Sentence.build(words, *([g[f] for g in got] for f in range(4)), table, phrases, index.max_words)
 
     number = {line: k for k, line in enumerate(lines)}
-    keys, owner = [], []
-    for k, p in enumerate(pieces):
-        for r in p[:-1] if len(p) >= 2 else ():
-            keys.append((number[lowered[p[-1]]], number[lowered[r]]))
-            owner.append(k)
-    distinct_pairs = list(dict.fromkeys(keys))
-    a = np.asarray([h for h, _ in distinct_pairs], np.int64)
-    b = np.asarray([r for _, r in distinct_pairs], np.int64)
-    aligned = stats_many(corpus, a, b, sentence) if distinct_pairs else np.zeros((0, 23))
-    row_of = {key: n for n, key in enumerate(distinct_pairs)}
-    rows = aligned[[row_of[key] for key in keys]] if keys else np.zeros((0, 23))
-    out = [_ERROR_LINE] * len(pieces)
-    if len(rows):
-        scores = segment_scores(rows)
-        owner_arr = np.asarray(owner)
-        starts = np.flatnonzero(np.r_[True, owner_arr[1:] != owner_arr[:-1]])
-        best = [s + int(np.argmax(scores[s:e])) for s, e in zip(starts, np.r_[starts[1:], len(rows)])]
-        for b in best:
-            out[owner[b]] = " ".join(_java_double(v) for v in rows[b].tolist())
+    owner = np.asarray([k for k, p in enumerate(pieces) if len(p) >= 2 for _ in p[:-1]], np.int64)
+    hyp = np.asarray([number[lowered[p[-1]]] for p in pieces if len(p) >= 2 for _ in p[:-1]], np.int64)
+    ref = np.asarray([number[lowered[r]] for p in pieces if len(p) >= 2 for r in p[:-1]], np.int64)
+    # each distinct (hypothesis, reference) pair aligned once
+    distinct, inverse = np.unique(hyp * len(lines) + ref, return_inverse=True)
+    aligned = (stats_many(corpus, distinct // len(lines), distinct % len(lines), sentence) if len(distinct)
+               else np.zeros((0, 23)))
+    return _best_lines(aligned[inverse.ravel()], owner, len(pieces))
+
+
+def _best_lines(rows: np.ndarray, owner: np.ndarray, n_lines: int) -> list[str]:
+    """Per SCORE line, the statistics of its first reference with the highest score (the jar keeps a
+    reference only when its score is strictly higher), printed as the jar prints them."""
+    out = [_ERROR_LINE] * n_lines
+    if not len(rows):
+        return out
+    scores = segment_scores(rows)
+    order = np.lexsort((np.arange(len(rows)), -scores, owner))     # per line: best score, then first
+    first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
+    for k, row in zip(owner[first].tolist(), rows[first].tolist()):
+        out[k] = " ".join(_java_double(v) for v in row)
     return out
