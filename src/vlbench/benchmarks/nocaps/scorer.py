@@ -155,14 +155,20 @@ def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int
             f"replaced by spaces (--protocol corrected) CIDEr would be {fixed['CIDEr']:.4f} and B4 {fixed['B4']:.4f}"]
 
 
+def _check_choices(**chosen: str) -> None:
+    """An :class:`InputError` naming the option and its choices for a value outside them."""
+    choices = {"protocol": ("official", "corrected"), "cider_idf": ("global", "subset"),
+               "meteor_backend": METEOR_BACKENDS}
+    for name, value in chosen.items():
+        if value not in choices[name]:
+            raise InputError(f"unknown {name} {value!r}", fix="use " + ", ".join(map(repr, choices[name])))
+
+
 def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
           tokenizer: str = "auto", missing: str = "error", meteor: bool = True, meteor_backend: str = "auto",
           spice: bool = True, split: str | None = None, source: str = "predictions") -> Result:
     """Score official-format nocaps captions against ``gt``."""
-    if protocol not in ("official", "corrected"):
-        raise InputError(f"unknown protocol {protocol!r}", fix="use 'official' or 'corrected'")
-    if cider_idf not in ("global", "subset"):
-        raise InputError(f"unknown cider_idf {cider_idf!r}", fix="use 'global' or 'subset'")
+    _check_choices(protocol=protocol, cider_idf=cider_idf, meteor_backend=meteor_backend)
     if not gt.has_captions:
         raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
                          file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
@@ -180,8 +186,6 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
     bounds = np.cumsum([0] + [len(rs) for rs in gt.references])   # the flat references back per image
     refs_per_image = [tok_refs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
-    if meteor_backend not in METEOR_BACKENDS:
-        raise InputError(f"unknown METEOR backend {meteor_backend!r}", fix="use " + ", ".join(METEOR_BACKENDS))
     ok, why = meteor_available(meteor_backend)
     with ThreadPoolExecutor(max_workers=1) as jvm:
         # METEOR runs next to the other metrics (in Java processes, or numpy work that releases the GIL)

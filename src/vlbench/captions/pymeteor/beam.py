@@ -19,6 +19,8 @@ A pair whose reference ends at this step closes its open chunk and keeps its fir
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -70,6 +72,22 @@ def _stable_order(state: NDArray[np.int64]) -> NDArray[np.int64]:
     return np.lexsort((dist, chunks, negw, pair))
 
 
+@dataclass(frozen=True)
+class _Candidates:
+    """The candidates as the search reads them: word masks, ends, gains, distances, where each position's
+    candidates start (``block``) and the definite one starting at each position (``fixed``, or -1)."""
+
+    m1: NDArray[np.int64]
+    m2: NDArray[np.int64]
+    end1: NDArray[np.int64]
+    end2: NDArray[np.int64]
+    start1: NDArray[np.int64]
+    gain: NDArray[np.int64]
+    delta: NDArray[np.int64]
+    block: NDArray[np.int64]
+    fixed: NDArray[np.int64]
+
+
 def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDArray[np.uint64],
                  used2: NDArray[np.uint64], cand: dict[str, NDArray[np.int64]], block: NDArray[np.int64],
                  fixed: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
@@ -82,10 +100,9 @@ def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDA
     adds), flat and grouped by position in the jar's order; ``block``: (positions + 1,) offsets of each
     position's candidates; ``fixed``: (positions,) the definite candidate starting at each position or -1.
     """
-    m1 = _masks(cand["i"], cand["len1"]).view(np.int64)
-    m2 = _masks(cand["j"], cand["len2"]).view(np.int64)
-    end1, end2 = cand["i"] + cand["len1"], cand["j"] + cand["len2"]
-    gain, start1, delta = cand["gain"], cand["i"], np.abs(cand["j"] - cand["i"])
+    c = _Candidates(_masks(cand["i"], cand["len1"]).view(np.int64), _masks(cand["j"], cand["len2"]).view(np.int64),
+                    cand["i"] + cand["len1"], cand["j"] + cand["len2"], cand["i"], cand["gain"],
+                    np.abs(cand["j"] - cand["i"]), block, fixed)
     n = len(n2)
     state = np.zeros((n, 9), np.int64)
     state[:, PAIR] = np.arange(n)
@@ -94,7 +111,6 @@ def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDA
     state[:, HIST] = -1
     hist_cand: list[NDArray[np.int64]] = []
     hist_prev: list[NDArray[np.int64]] = []
-    n_hist = 0
     best_hist = np.full(n, -1, np.int64)
     dead = np.zeros(n, dtype=bool)
     current = 0
@@ -111,64 +127,76 @@ def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDA
             state = state[~done]
             if not len(state):
                 break
-        pair, idx, last = state[:, PAIR], state[:, IDX], state[:, LAST]
-        pos = ref_start[pair] + current
-        used = ((state[:, U2].view(np.uint64) >> np.uint64(current)) & _ONE).astype(bool)
-        inside = used & (current < idx)
-        at_fixed = used & ~inside
-        f_all = np.where(at_fixed, fixed[np.where(at_fixed, ref_start[pair] + np.minimum(idx, n2[pair] - 1), 0)], -1)
-        alive_fixed = at_fixed & (f_all >= 0)
-        if alive_fixed.any():          # take the definite match that starts here
-            rows = np.flatnonzero(alive_fixed)
-            f = f_all[rows]
-            lf = last[rows]
-            state[rows, NEGW] -= gain[f]
-            state[rows, CHUNKS] += (lf != -1) & (start1[f] != lf)
-            state[rows, IDX], state[rows, LAST] = end2[f], end1[f]
-            state[rows, DIST] += delta[f]
-        free = ~used
-        # children: every (free row, candidate at this position) whose words are all unused
-        rows = np.flatnonzero(free)
-        parent, c = _expand(block[pos[rows]], block[pos[rows] + 1])
-        parent = rows[parent]
-        ok = ((state[parent, U1] & m1[c]) == 0) & ((state[parent, U2] & m2[c]) == 0)
-        parent, c = parent[ok], c[ok]
-        starts = _group_starts(parent)
-        k = np.arange(len(parent)) - np.repeat(starts, np.diff(np.r_[starts, len(parent)]))
-        d = delta[c]
-        before = np.cumsum(d) - d                         # distance of the earlier children, per parent
-        before -= np.repeat(before[starts], np.diff(np.r_[starts, len(parent)]))
-        children = state[parent]
-        plast = children[:, LAST]
-        children[:, NEGW] -= gain[c]
-        children[:, CHUNKS] += (plast != -1) & (start1[c] != plast)
-        children[:, DIST] += before
-        children[:, IDX], children[:, LAST] = end2[c], end1[c]
-        children[:, U1] |= m1[c]
-        children[:, U2] |= m2[c]
-        children[:, HIST] = n_hist + np.arange(len(c))
-        hist_cand.append(c)
-        hist_prev.append(state[parent, HIST])
-        n_hist += len(c)
-        n_children = np.bincount(parent, minlength=len(state))
-        state[:, DIST] += np.bincount(parent, weights=d, minlength=len(state)).astype(np.int64)
-        state[:, CHUNKS] += free & (last != -1)           # the parent skips this word
-        state[:, LAST] = np.where(free, -1, last)
-        state[:, IDX] += free
-        # the jar's list order: per row, its children, then itself (rows at a dead end drop out)
-        emit = np.where(free, n_children + 1, (inside | alive_fixed).astype(np.int64))
-        offset = np.cumsum(emit) - emit
-        grown = np.empty((int(emit.sum()), 9), np.int64)
-        stays = emit > 0
-        grown[(offset + np.where(free, n_children, 0))[stays]] = state[stays]
-        grown[offset[parent] + k] = children
-        out_of = np.bincount(pair, weights=emit, minlength=n) == 0
-        dead |= out_of & (np.bincount(pair, minlength=n) > 0)    # every path at a dead end: left to the caller
+        grown = _step(state, current, ref_start, n2, c, hist_cand, hist_prev)
+        # every path of a pair at a dead end: left to the caller
+        dead |= (np.bincount(grown[:, PAIR], minlength=n) == 0) & (np.bincount(state[:, PAIR], minlength=n) > 0)
         state = grown
         current += 1
+    return (*_backtrack(best_hist, dead, hist_cand, hist_prev), dead)
+
+
+def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64], n2: NDArray[np.int64],
+          c: _Candidates, hist_cand: list, hist_prev: list) -> NDArray[np.int64]:
+    """One position of the search for every row (the body of the jar's loop over the beam): the rows of the
+    next step in the jar's list order; chosen candidates are appended to the history lists."""
+    pair, idx, last = state[:, PAIR], state[:, IDX], state[:, LAST]
+    used = ((state[:, U2].view(np.uint64) >> np.uint64(current)) & _ONE).astype(bool)
+    inside = used & (current < idx)
+    at_fixed = used & ~inside
+    f_all = np.where(at_fixed, c.fixed[np.where(at_fixed, ref_start[pair] + np.minimum(idx, n2[pair] - 1), 0)], -1)
+    alive_fixed = at_fixed & (f_all >= 0)
+    if alive_fixed.any():              # take the definite match that starts here
+        rows = np.flatnonzero(alive_fixed)
+        f, lf = f_all[rows], last[rows]
+        state[rows, NEGW] -= c.gain[f]
+        state[rows, CHUNKS] += (lf != -1) & (c.start1[f] != lf)
+        state[rows, IDX], state[rows, LAST] = c.end2[f], c.end1[f]
+        state[rows, DIST] += c.delta[f]
+    free = ~used
+    # children: every (free row, candidate at this position) whose words are all unused
+    rows = np.flatnonzero(free)
+    pos = ref_start[pair[rows]] + current
+    parent, k_c = _expand(c.block[pos], c.block[pos + 1])
+    parent = rows[parent]
+    ok = ((state[parent, U1] & c.m1[k_c]) == 0) & ((state[parent, U2] & c.m2[k_c]) == 0)
+    parent, k_c = parent[ok], k_c[ok]
+    starts = _group_starts(parent)
+    sizes = np.diff(np.r_[starts, len(parent)])
+    k = np.arange(len(parent)) - np.repeat(starts, sizes)          # child number within its parent
+    d = c.delta[k_c]
+    before = np.cumsum(d) - d                                      # distance of the earlier children, per parent
+    before -= np.repeat(before[starts], sizes)
+    children = state[parent]
+    plast = children[:, LAST]
+    children[:, NEGW] -= c.gain[k_c]
+    children[:, CHUNKS] += (plast != -1) & (c.start1[k_c] != plast)
+    children[:, DIST] += before
+    children[:, IDX], children[:, LAST] = c.end2[k_c], c.end1[k_c]
+    children[:, U1] |= c.m1[k_c]
+    children[:, U2] |= c.m2[k_c]
+    children[:, HIST] = sum(map(len, hist_cand)) + np.arange(len(k_c))
+    hist_cand.append(k_c)
+    hist_prev.append(state[parent, HIST])
+    n_children = np.bincount(parent, minlength=len(state))
+    state[:, DIST] += np.bincount(parent, weights=d, minlength=len(state)).astype(np.int64)
+    state[:, CHUNKS] += free & (last != -1)                       # the parent skips this word
+    state[:, LAST] = np.where(free, -1, last)
+    state[:, IDX] += free
+    # the jar's list order: per row, its children, then itself (rows at a dead end drop out)
+    emit = np.where(free, n_children + 1, (inside | alive_fixed).astype(np.int64))
+    offset = np.cumsum(emit) - emit
+    grown = np.empty((int(emit.sum()), 9), np.int64)
+    stays = emit > 0
+    grown[(offset + np.where(free, n_children, 0))[stays]] = state[stays]
+    grown[offset[parent] + k] = children
+    return grown
+
+
+def _backtrack(best_hist: NDArray[np.int64], dead: NDArray[np.bool_], hist_cand: list,
+               hist_prev: list) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(pair, candidate) of every choice on every best path: the histories followed back, all pairs at once."""
     all_cand = np.concatenate(hist_cand) if hist_cand else np.zeros(0, np.int64)
     all_prev = np.concatenate(hist_prev) if hist_prev else np.zeros(0, np.int64)
-    # follow every best path's history back to its start, all pairs at once
     picked_pair, picked_cand = [], []
     at = np.flatnonzero((best_hist >= 0) & ~dead)
     h = best_hist[at]
@@ -178,5 +206,5 @@ def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDA
         h = all_prev[h]
         at, h = at[h >= 0], h[h >= 0]
     if not picked_pair:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), dead
-    return np.concatenate(picked_pair), np.concatenate(picked_cand), dead
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(picked_pair), np.concatenate(picked_cand)
