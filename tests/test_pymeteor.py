@@ -144,6 +144,8 @@ def test_generated_stress_corpus():
     hyps, refs = _stress_corpus(index)
     assert any(len(h.split()) > 63 for h in hyps)                  # long lines take the per-pair search
     assert java_string_hash("a\u00ff") == java_string_hash("b\u00e0")
+    hyps.append("a ||| b  c")                                     # "|||" in texts: the jar splits there
+    refs.append(["x|||y", "a b|||", "c"])
     hyps.append("a\u00ff dog")
     refs.append(["b\u00e0 dog"])                                  # one hash: an exact match to the jar
     stats = _assert_same_lines(hyps, refs)

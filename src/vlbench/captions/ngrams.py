@@ -8,6 +8,7 @@ table of (sentence, n-gram id, order, count) rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,10 +30,11 @@ class NgramTable:
 
 def count_ngrams(sentences: list[str], max_n: int = 4) -> NgramTable:
     """Count the n-grams (orders 1..max_n) of whitespace-split sentences, all at once."""
-    vocab: dict[str, int] = {}
     words = [s.split() for s in sentences]
-    flat = np.fromiter((vocab.setdefault(w, len(vocab)) for ws in words for w in ws), dtype=np.int64)
-    length = np.fromiter((len(ws) for ws in words), dtype=np.int64, count=len(words))
+    length = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    # ids in order of first appearance (dict.fromkeys and map run in C: no Python loop over the words)
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(chain.from_iterable(words)))}
+    flat = np.fromiter(map(vocab.__getitem__, chain.from_iterable(words)), dtype=np.int64, count=int(length.sum()))
     sent_of_word = np.repeat(np.arange(len(words)), length)
     pos_in_sent = np.arange(len(flat)) - np.repeat(np.cumsum(length) - length, length)
     base = max(len(vocab), 1) + 1

@@ -40,8 +40,6 @@ PROVEN_CHARACTERS = re.compile(
     "[\t\x0b\f \x21-\x7e\u00a0-\u012f\u0131-\u024f\u0250-\u036f\u0370-\u037e\u0380-\u03a2\u03a4-\u03ff"
     "\u0400-\u0527\u2000-\u2027\u202a-\u206f\u20a0-\u20cf\u2100-\u2bff\u3000-\u30ff\u4e00-\u9fff"
     "\uac00-\ud7a3\uff00-\uffef\U0001f000-\U0001faff]*")
-#: A text the normaliser leaves as its words one space apart (no punctuation, no escape word).
-_PLAIN = re.compile("[A-Za-z0-9 ]*")
 _ERROR_LINE = "Error: specify hypothesis and at least one reference"
 #: METEOR 1.5, English, task "rank": alpha, beta, gamma, delta and the module weights
 ALPHA, BETA, GAMMA, DELTA = 0.85, 0.20, 0.60, 0.75
@@ -49,9 +47,13 @@ MODULE_WEIGHTS = (1.0, 0.6, 0.8, 0.6)
 
 
 def _pieces(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[str]]:
+    """The texts the jar reads from each pycocoevalcap ``SCORE`` line: the references, then the hypothesis."""
     from ..meteor import _split_like_jar, score_lines
 
-    return [_split_like_jar(line) for line in score_lines(hyps, refs)]
+    if any("|||" in t for t in (*hyps, *(r for rs in refs for r in rs))):
+        return [_split_like_jar(line) for line in score_lines(hyps, refs)]
+    # without "|||" in a text the line splits back into its texts (pycocoevalcap's hypothesis clean-up kept)
+    return [[java_trim(r) for r in rs] + [java_trim(h.replace("  ", " "))] for h, rs in zip(hyps, refs)]
 
 
 def python_eligible(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> tuple[bool, str]:
@@ -70,7 +72,7 @@ def _words(line: str) -> list[str]:
 
 def _normal_lower(text: str, data: EnglishData) -> str:
     """``normalizeLine(text).toLowerCase()``: the text the jar aligns."""
-    if _PLAIN.fullmatch(text) and "DOTMULTI" not in text:
+    if text.isascii() and text.replace(" ", "").isalnum() and "DOTMULTI" not in text:
         return " ".join(text.split()).lower()          # what every rule leaves of such a text
     return normalize_line(text, data.prefixes).lower()
 

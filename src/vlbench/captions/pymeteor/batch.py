@@ -279,7 +279,7 @@ def _gain(length2: NDArray[np.int64], length1: NDArray[np.int64], module: NDArra
 
 
 def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64], sentence: Callable[[int], Sentence], *,
-               threads: int = 2, chunk: int = 2500) -> NDArray[np.float64]:
+               threads: int = 2, chunk: int = 4000) -> NDArray[np.float64]:
     """The 23 statistics of every pair (hypothesis line a[p], reference line b[p]); ``sentence(line)``
     gives the per-pair aligner's input for the few pairs with lines longer than the search's masks.
     Pairs are scored ``chunk`` at a time (which bounds the memory of the pair-by-word arrays), by

@@ -116,7 +116,10 @@ def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDA
     current = 0
     while len(state):
         order = _stable_order(state)
-        state = state[order[_rank_within(state[order, PAIR]) < BEAM_SIZE]]    # sorted, then the beam
+        pair = state[order, PAIR]
+        if np.bincount(pair).max() > BEAM_SIZE:      # the beam: each pair's first 40 rows
+            order = order[_rank_within(pair) < BEAM_SIZE]
+        state = state[order]
         done = n2[state[:, PAIR]] == current
         if done.any():                 # complete: close the open chunk, keep the first best row
             finished = state[done]
@@ -183,10 +186,12 @@ def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64], 
     state[:, LAST] = np.where(free, -1, last)
     state[:, IDX] += free
     # the jar's list order: per row, its children, then itself (rows at a dead end drop out)
-    emit = np.where(free, n_children + 1, (inside | alive_fixed).astype(np.int64))
+    stays = free | inside | alive_fixed
+    if not len(children):             # nothing new: the rows that stay, in their order
+        return state if stays.all() else state[stays]
+    emit = np.where(free, n_children + 1, stays.astype(np.int64))
     offset = np.cumsum(emit) - emit
     grown = np.empty((int(emit.sum()), 9), np.int64)
-    stays = emit > 0
     grown[(offset + np.where(free, n_children, 0))[stays]] = state[stays]
     grown[offset[parent] + k] = children
     return grown

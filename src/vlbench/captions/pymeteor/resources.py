@@ -43,7 +43,7 @@ class EnglishData:
     def synsets(self, word: str) -> frozenset[int]:
         """``getSynSets(word)``: the WordNet synsets of exactly this word."""
         line = self.synset_lines.get(word)
-        return frozenset(int(t) for t in java_tokens(line)) if line else frozenset()
+        return frozenset(map(int, line.split())) if line else frozenset()   # ASCII digits and spaces
 
     def synonym_sets(self, word: str) -> frozenset[int]:
         """``getSynSets(word)`` united with ``getStemSynSets(word)``, as ``SynonymMatcher`` builds them."""
