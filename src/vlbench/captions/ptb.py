@@ -164,7 +164,16 @@ def ptb_tokenize(line: str, next_line: str = "") -> list[str]:
     out: list[str] = []
     for i, chunk in enumerate(chunks):
         toks = _chunk(chunk)
+        if not _has_period(toks):         # most chunks: nothing for the period rules to decide
+            out.extend(toks)
+            continue
         next_chunk = chunks[i + 1] if i + 1 < len(chunks) else (following[0] if following else "")
         for j, tok in enumerate(toks):
             out.extend(_settle_period(tok, next_chunk if j == len(toks) - 1 else ""))
     return out
+
+
+@lru_cache(maxsize=200_000)
+def _has_period(toks: tuple[str, ...]) -> bool:
+    """Whether a token of the chunk ends with a period (or the kept-period mark) for :func:`_settle_period`."""
+    return any(t.endswith((".", _KEEP)) for t in toks)

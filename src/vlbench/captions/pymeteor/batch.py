@@ -163,19 +163,23 @@ def _occurrences(word: NDArray[np.int64], ptr: NDArray[np.int64], phrases: list[
     h = np.zeros(len(phrases), np.uint64)
     for n in range(1, max_len + 1):             # hashes of every phrase prefix, by length
         h = h * _P + codes[:, n - 1]
-        has = lengths >= n
-        prefix_keys.append(np.unique(h[has].view(np.int64)))
+        prefix_keys.append(np.unique(h[lengths > n].view(np.int64)))   # prefixes of longer phrases
         full = np.flatnonzero(lengths == n)
         o = np.argsort(h[full].view(np.int64), kind="stable")
         phrase_keys.append((h[full].view(np.int64)[o], full[o]))
+    # one-word phrases and the words that begin longer ones: looked up per word (most tokens stop here)
+    single = np.full(len(vocab), -1, np.int64)
+    single[ids[lengths == 1, 0]] = np.flatnonzero(lengths == 1)
+    begins = np.zeros(len(vocab), bool)
+    begins[ids[lengths > 1, 0]] = True
+    at_one = np.flatnonzero(single[word] >= 0)
+    found = [(at_one, single[word[at_one]], 1)]
+    starts = np.flatnonzero(begins[word])
     tok_codes = word.astype(np.uint64) + np.uint64(1)
-    found = []
-    starts = np.arange(len(word))
-    gram = np.zeros(len(word), np.uint64)
-    for n in range(1, max_len + 1):
-        # n-grams within a line whose (n-1)-word prefix begins some phrase
-        ends = starts + n - 1
-        inside = ends < len(word)
+    gram = tok_codes[starts]
+    for n in range(2, max_len + 1):
+        # n-grams within a line whose (n-1)-word prefix begins some longer phrase
+        inside = starts + n - 1 < len(word)
         starts, gram = starts[inside], gram[inside]
         inside = line_of[starts + n - 1] == line_of[starts]
         starts, gram = starts[inside], gram[inside]
