@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Mapping, Sequence
 
-import numpy as np
-
 __all__ = ["Sentence", "align_stats", "BEAM_SIZE"]
 
 BEAM_SIZE = 40
@@ -261,53 +259,3 @@ def align_stats(hyp: Sentence, ref: Sentence) -> list[float]:
     fixed, used1, used2, open_choice = _definite(found, cover1, cover2)
     # with nothing left to choose every path of the search ends with the definite matches alone
     return _stats(hyp, ref, _resolve(found, fixed, used1, used2) if open_choice else fixed)
-
-
-def align_stats_many(pairs: Sequence[tuple[Sentence, Sentence]]) -> list[list[float]]:
-    """:func:`align_stats` of every (hypothesis, reference) pair; the searches run together
-    (:func:`beam.resolve_many`), lines longer than its bit masks one by one."""
-    from .beam import MAX_WORDS, resolve_many
-
-    out: list[list[float] | None] = [None] * len(pairs)
-    batch = []                                   # (pair number, found, fixed)
-    columns: dict[str, list[int]] = {"j": [], "len2": [], "i": [], "len1": [], "gain": []}
-    block, fixed_at, n2s, starts, u1s, u2s = [0], [], [], [], [], []
-    for k, (hyp, ref) in enumerate(pairs):
-        found, cover1, cover2 = _candidates(hyp, ref)
-        fixed, used1, used2, open_choice = _definite(found, cover1, cover2)
-        if not open_choice:
-            out[k] = _stats(hyp, ref, fixed)
-            continue
-        if len(hyp.words) > MAX_WORDS or len(ref.words) > MAX_WORDS:
-            out[k] = _stats(hyp, ref, _resolve(found, fixed, used1, used2))
-            continue
-        batch.append((k, found, fixed, used1, used2))
-        starts.append(len(fixed_at))
-        n2s.append(len(found))
-        u1s.append(used1)
-        u2s.append(used2)
-        for j, ms in enumerate(found):
-            fixed_at.append(block[-1] if fixed[j] is not None else -1)
-            for m in ms:
-                columns["j"].append(m[0])
-                columns["len2"].append(m[1])
-                columns["i"].append(m[2])
-                columns["len1"].append(m[3])
-                columns["gain"].append(_gain(m))
-            block.append(block[-1] + len(ms))
-    if batch:
-        cand = {name: np.asarray(v, dtype=np.int64) for name, v in columns.items()}
-        chosen = resolve_many(np.asarray(n2s, np.int64), np.asarray(starts, np.int64),
-                              np.asarray(u1s, np.uint64), np.asarray(u2s, np.uint64), cand,
-                              np.asarray(block, np.int64), np.asarray(fixed_at, np.int64))
-        for (k, found, fixed, used1, used2), start, picks in zip(batch, starts, chosen):
-            hyp, ref = pairs[k]
-            if picks is None:
-                matches = _resolve(found, fixed, used1, used2)
-            else:
-                matches = list(fixed)
-                for c in picks:
-                    j = int(cand["j"][c])
-                    matches[j] = found[j][c - block[start + j]]
-            out[k] = _stats(hyp, ref, matches)
-    return out
