@@ -231,3 +231,17 @@ def test_cli_meteor_backend_python_gives_the_official_number(tmp_path):
     assert got["options"]["meteor"] == "python"
     for key in ("METEOR", "METEOR_in", "METEOR_near", "METEOR_out"):
         assert got["metrics"][key] == pytest.approx(want[key], abs=1e-9), key
+
+
+def test_per_pair_aligner_equals_the_batch_on_the_stress_corpus(monkeypatch):
+    """The loop-for-loop aligner (``pymeteor.aligner``, the reference implementation and the path for long
+    lines) and the array version (``batch`` + ``beam``) give the same statistics on every stress pair;
+    no Java needed, so this holds the two together wherever the jar tests cannot run."""
+    from vlbench.captions.pymeteor import batch
+
+    index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
+    hyps, refs = _stress_corpus(index, n=400, seed=3)
+    arrays, _ = meteor_stats(hyps, refs, backend="python")
+    monkeypatch.setattr(batch, "MAX_WORDS", 0)       # every pair with words takes the per-pair aligner
+    per_pair, _ = meteor_stats(hyps, refs, backend="python")
+    assert per_pair == arrays
