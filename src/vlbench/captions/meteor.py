@@ -278,8 +278,9 @@ def summable_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def meteor_from_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
-    """METEOR score of summed statistics (..., 23), as ``MeteorScorer.computeMetrics`` does for an ``EVAL``
-    aggregate: weighted precision and recall over content/function words, Fmean, fragmentation penalty."""
+    """METEOR score of statistics (..., 23), as ``MeteorScorer.computeMetrics`` does, in its order of operations:
+    weighted precision and recall over content/function words, Fmean, fragmentation penalty. For one
+    alignment's statistics (the score that picks the best reference) or summed ones (``EVAL``)."""
     s = np.asarray(stats, dtype=np.float64)
     test_len, ref_len, test_fn, ref_fn = s[..., 0], s[..., 1], s[..., 2], s[..., 3]
     module = s[..., 4:20].reshape(s.shape[:-1] + (4, 4))    # per module: test content, ref content, test fn, ref fn

@@ -35,12 +35,12 @@ from numpy.typing import NDArray
 
 from . import java
 
-__all__ = ["ParaphraseIndex", "phrase_hashes"]
+__all__ = ["HASH_MULTIPLIER", "ParaphraseIndex", "phrase_hashes"]
 
 #: Bump when the index layout changes: older files are then rebuilt.
 FORMAT = 4
 #: Multiplier of the polynomial hash over word ids (odd, so every power is invertible mod 2**64).
-_P = np.uint64(0x9E3779B97F4A7C15)
+HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 #: Java's StringTokenizer delimiters, which the jar uses to split phrases and sentences into words.
 _JAVA_SPACE = re.compile(r"[ \t\n\r\f]+")
 #: The index's arrays, one ``.npy`` file each in its cache folder.
@@ -54,7 +54,7 @@ def phrase_hashes(ids: NDArray[np.int64], ptr: NDArray[np.int64]) -> NDArray[np.
     codes = ids.astype(np.uint64) + np.uint64(1)
     for k in range(int(lengths.max(initial=0))):
         has = lengths > k
-        out[has] = out[has] * _P + codes[ptr[:-1][has] + k]
+        out[has] = out[has] * HASH_MULTIPLIER + codes[ptr[:-1][has] + k]
     return out
 
 
@@ -75,7 +75,7 @@ def _ngram_hashes_flat(ids: NDArray[np.int64], max_n: int) -> NDArray[np.uint64]
         m = len(ids) - n + 1
         if m <= 0:
             break
-        h = h[:m] * _P + codes[n - 1:]
+        h = h[:m] * HASH_MULTIPLIER + codes[n - 1:]
         ok = ok[:m] & valid[n - 1:]
         found.append(_sorted_distinct(h[ok]))  # distinct per order: far fewer than windows (peak memory)
     return np.sort(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
@@ -239,7 +239,16 @@ class ParaphraseIndex:
 
     def phrase_words(self, phrase: int) -> list[str]:
         """The words of phrase number ``phrase`` (as the jar's StringTokenizer splits them)."""
-        return self.phrase_text[self.phrase_start[phrase]:self.phrase_end[phrase]].tobytes().decode("utf-8").split(" ")
+        return self.phrases_words(np.asarray([phrase]))[0]
+
+    def phrases_words(self, phrases: NDArray[np.int64]) -> list[list[str]]:
+        """The words of each of these phrases: one gather of their bytes instead of a slice each."""
+        start, end = self.phrase_start[phrases].astype(np.int64), self.phrase_end[phrases].astype(np.int64)
+        count = end - start
+        at = np.arange(int(count.sum())) + np.repeat(start - (np.cumsum(count) - count), count)
+        text = np.asarray(self.phrase_text[at]).tobytes()
+        cut = np.r_[0, np.cumsum(count)].tolist()
+        return [text[x:y].decode("utf-8").split(" ") for x, y in zip(cut[:-1], cut[1:])]
 
     def write(self, entries: NDArray[np.int64], path: Path) -> None:
         """A paraphrase file for ``-a`` holding these entries in order (probability line "1")."""

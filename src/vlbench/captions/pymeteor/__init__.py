@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import VlbenchError
+from ..meteor import _split_like_jar, meteor_from_stats, score_lines
 from ..paraphrase import ParaphraseIndex
 from .aligner import Sentence
 from .batch import Corpus, stats_many
@@ -41,15 +42,10 @@ PROVEN_CHARACTERS = re.compile(
     "\u0400-\u0527\u2000-\u2027\u202a-\u206f\u20a0-\u20cf\u2100-\u2bff\u3000-\u30ff\u4e00-\u9fff"
     "\uac00-\ud7a3\uff00-\uffef\U0001f000-\U0001faff]*")
 _ERROR_LINE = "Error: specify hypothesis and at least one reference"
-#: METEOR 1.5, English, task "rank": alpha, beta, gamma, delta and the module weights
-ALPHA, BETA, GAMMA, DELTA = 0.85, 0.20, 0.60, 0.75
-MODULE_WEIGHTS = (1.0, 0.6, 0.8, 0.6)
 
 
 def _pieces(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[str]]:
     """The texts the jar reads from each pycocoevalcap ``SCORE`` line: the references, then the hypothesis."""
-    from ..meteor import _split_like_jar, score_lines
-
     if any("|||" in t for t in (*hyps, *(r for rs in refs for r in rs))):
         return [_split_like_jar(line) for line in score_lines(hyps, refs)]
     # without "|||" in a text the line splits back into its texts (pycocoevalcap's hypothesis clean-up kept)
@@ -75,27 +71,6 @@ def _normal_lower(text: str, data: EnglishData) -> str:
     if text.isascii() and text.replace(" ", "").isalnum() and "DOTMULTI" not in text:
         return " ".join(text.split()).lower()          # what every rule leaves of such a text
     return normalize_line(text, data.prefixes).lower()
-
-
-def segment_scores(stats: np.ndarray) -> np.ndarray:
-    """``MeteorScorer.computeMetrics`` score of each statistics row, in the jar's order of operations
-    (the score that picks the best reference)."""
-    s = np.asarray(stats, dtype=np.float64)
-    module = s[:, 4:20].reshape(len(s), 4, 4)
-    test_w, ref_w = np.zeros(len(s)), np.zeros(len(s))
-    for part, factor in ((0, DELTA), (2, 1.0 - DELTA)):
-        for i, w in enumerate(MODULE_WEIGHTS):
-            test_w = test_w + module[:, i, part] * w * factor
-            ref_w = ref_w + module[:, i, part + 1] * w * factor
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precision = test_w / (DELTA * (s[:, 0] - s[:, 2]) + (1.0 - DELTA) * s[:, 2])
-        recall = ref_w / (DELTA * (s[:, 1] - s[:, 3]) + (1.0 - DELTA) * s[:, 3])
-        fmean = 1.0 / ((1.0 - ALPHA) / precision + ALPHA / recall)
-        exact = ((module[:, :, 0].sum(1) + module[:, :, 2].sum(1) == s[:, 0])
-                 & (module[:, :, 1].sum(1) + module[:, :, 3].sum(1) == s[:, 1]) & (s[:, 20] == 1))
-        frag = np.where(exact, 0.0, s[:, 20] / ((s[:, 21] + s[:, 22]) / 2))
-        score = fmean * (1.0 - GAMMA * np.power(frag, BETA))
-    return np.where(np.isnan(score), 0.0, np.maximum(score, 0.0))
 
 
 def _java_double(v: float) -> str:
@@ -154,7 +129,7 @@ def _best_lines(rows: np.ndarray, owner: np.ndarray, n_lines: int) -> list[str]:
     out = [_ERROR_LINE] * n_lines
     if not len(rows):
         return out
-    scores = segment_scores(rows)
+    scores = meteor_from_stats(rows)     # computeMetrics of each alignment, the jar's order of operations
     order = np.lexsort((np.arange(len(rows)), -scores, owner))     # per line: best score, then first
     first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
     for k, row in zip(owner[first].tolist(), rows[first].tolist()):

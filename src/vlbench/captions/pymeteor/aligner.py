@@ -81,51 +81,44 @@ def _candidates(hyp: Sentence, ref: Sentence) -> tuple[list[list[Match]], list[i
     n1, n2 = len(hyp.words), len(ref.words)
     found: list[list[Match]] = [[] for _ in range(n2)]
     cover1, cover2 = [0] * n1, [0] * n2
+
+    def add(m: Match) -> None:
+        j, length, i, mlength, _ = m
+        found[j].append(m)
+        for k in range(i, i + mlength):
+            cover1[k] += 1
+        for k in range(j, j + length):
+            cover2[k] += 1
+
     h1, h2 = hyp.hashes, ref.hashes
     for j in range(n2):                    # exact: equal hashes
         for i in hyp.by_hash.get(h2[j], ()):
-            found[j].append((j, 1, i, 1, EXACT))
-            cover1[i] += 1
-            cover2[j] += 1
+            add((j, 1, i, 1, EXACT))
     if h1 == h2:                           # identical lines: the jar stops after exact matching
         return found, cover1, cover2
     s2 = ref.stems
     for j in range(n2):                    # stem: equal stem hashes, different word hashes
         for i in hyp.by_stem.get(s2[j], ()):
             if h1[i] != h2[j]:
-                found[j].append((j, 1, i, 1, STEM))
-                cover1[i] += 1
-                cover2[j] += 1
+                add((j, 1, i, 1, STEM))
     y1, y2 = hyp.synsets, ref.synsets
     with_sets = [i for i in range(n1) if y1[i]]
     for j in range(n2):                    # synonym: a shared synset, different word hashes
         if y2[j]:
             for i in with_sets:
                 if h1[i] != h2[j] and not y2[j].isdisjoint(y1[i]):
-                    found[j].append((j, 1, i, 1, SYNONYM))
-                    cover1[i] += 1
-                    cover2[j] += 1
+                    add((j, 1, i, 1, SYNONYM))
     # paraphrase: reference phrases found in the hypothesis, then hypothesis phrases in the reference
     for j, length, others, other_set in ref.phrase_hits:
-        if other_set.isdisjoint(hyp.occurrences):
-            continue
-        for other in others:
-            for i in hyp.occurrences.get(other, ()):
-                found[j].append((j, length, i, len(other), PARAPHRASE))
-                for k in range(i, i + len(other)):
-                    cover1[k] += 1
-                for k in range(j, j + length):
-                    cover2[k] += 1
+        if not other_set.isdisjoint(hyp.occurrences):
+            for other in others:
+                for i in hyp.occurrences.get(other, ()):
+                    add((j, length, i, len(other), PARAPHRASE))
     for i, length, others, other_set in hyp.phrase_hits:
-        if other_set.isdisjoint(ref.occurrences):
-            continue
-        for other in others:
-            for j in ref.occurrences.get(other, ()):
-                found[j].append((j, len(other), i, length, PARAPHRASE))
-                for k in range(i, i + length):
-                    cover1[k] += 1
-                for k in range(j, j + len(other)):
-                    cover2[k] += 1
+        if not other_set.isdisjoint(ref.occurrences):
+            for other in others:
+                for j in ref.occurrences.get(other, ()):
+                    add((j, len(other), i, length, PARAPHRASE))
     return found, cover1, cover2
 
 

@@ -18,23 +18,15 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..paraphrase import ParaphraseIndex
+from ..paraphrase import HASH_MULTIPLIER, ParaphraseIndex
 from .aligner import EXACT, Sentence, align_stats
-from .beam import MAX_WORDS, resolve_many
+from .beam import MAX_WORDS, _expand, _masks, resolve_many
 
 __all__ = ["Corpus", "stats_many"]
 
-_P = np.uint64(0x9E3779B97F4A7C15)   # multiplier of the n-gram hash (odd)
 _ONE = np.uint64(1)
 #: (String.hashCode, hash of the stem, WordNet synsets, is a function word) of a word
 WordInfo = tuple[int, int, frozenset, bool]
-
-
-def _expand(lo: NDArray[np.int64], hi: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """(row, value) for every value in every range lo[row] .. hi[row]-1 (replaces a loop over ranges)."""
-    count = hi - lo
-    row = np.repeat(np.arange(len(lo)), count)
-    return row, np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + lo[row]
 
 
 def _lookup(sorted_keys: NDArray[np.int64], keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -100,7 +92,7 @@ class Corpus:
         first_idx, second_idx = index.entry_first[kept].astype(np.int64), index.entry_second[kept].astype(np.int64)
         distinct, inverse = np.unique(np.r_[first_idx, second_idx], return_inverse=True)
         firsts, seconds = inverse[:len(kept)], inverse[len(kept):]
-        phrases = _decode_phrases(index, distinct)
+        phrases = [tuple(words) for words in index.phrases_words(distinct)]
         order = np.argsort(firsts, kind="stable")     # grouped by first phrase, file order kept
         entry_ptr = np.r_[0, np.cumsum(np.bincount(firsts, minlength=len(phrases)))].astype(np.int64)
         line, start, phr = _occurrences(word, ptr, phrases, vocab)
@@ -136,15 +128,6 @@ def _phrase_bits(phrase: NDArray[np.int64]) -> NDArray[np.uint64]:
     return (_ONE << (phrase % 64).astype(np.uint64)) | (_ONE << ((phrase * 40503 >> 6) % 64).astype(np.uint64))
 
 
-def _decode_phrases(index: ParaphraseIndex, numbers: NDArray[np.int64]) -> list[tuple[str, ...]]:
-    """The words of these phrases of the index (one gather of their bytes instead of a slice each)."""
-    start, end = index.phrase_start[numbers].astype(np.int64), index.phrase_end[numbers].astype(np.int64)
-    _, at = _expand(start, end)
-    text = np.asarray(index.phrase_text[at]).tobytes()
-    cut = np.r_[0, np.cumsum(end - start)].tolist()
-    return [tuple(text[x:y].decode("utf-8").split(" ")) for x, y in zip(cut[:-1], cut[1:])]
-
-
 def _occurrences(word: NDArray[np.int64], ptr: NDArray[np.int64], phrases: list[tuple[str, ...]],
                  vocab: dict[str, int]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """(line, start, phrase) of every occurrence of a phrase in a line, by line, start and length: n-gram
@@ -162,7 +145,7 @@ def _occurrences(word: NDArray[np.int64], ptr: NDArray[np.int64], phrases: list[
     prefix_keys, phrase_keys = [], []
     h = np.zeros(len(phrases), np.uint64)
     for n in range(1, max_len + 1):             # hashes of every phrase prefix, by length
-        h = h * _P + codes[:, n - 1]
+        h = h * HASH_MULTIPLIER + codes[:, n - 1]
         prefix_keys.append(np.unique(h[lengths > n].view(np.int64)))   # prefixes of longer phrases
         full = np.flatnonzero(lengths == n)
         o = np.argsort(h[full].view(np.int64), kind="stable")
@@ -183,7 +166,7 @@ def _occurrences(word: NDArray[np.int64], ptr: NDArray[np.int64], phrases: list[
         starts, gram = starts[inside], gram[inside]
         inside = line_of[starts + n - 1] == line_of[starts]
         starts, gram = starts[inside], gram[inside]
-        gram = gram * _P + tok_codes[starts + n - 1]
+        gram = gram * HASH_MULTIPLIER + tok_codes[starts + n - 1]
         keys = gram.view(np.int64)
         sorted_keys, phrase_of = phrase_keys[n - 1]
         row, at = _lookup(sorted_keys, keys)
@@ -363,9 +346,7 @@ def _search(p, j, len2, i, len1, module, definite, search, n2) -> tuple[NDArray[
     fixed = np.full(total, -1, np.int64)
     d = definite[sel]
     fixed[pos[d]] = np.flatnonzero(d)
-    one = np.uint64(1)
-    masks1 = ((one << len1[sel].astype(np.uint64)) - one) << i[sel].astype(np.uint64)
-    masks2 = ((one << len2[sel].astype(np.uint64)) - one) << j[sel].astype(np.uint64)
+    masks1, masks2 = _masks(i[sel], len1[sel]), _masks(j[sel], len2[sel])
     used1, used2 = np.zeros(len(pairs), np.uint64), np.zeros(len(pairs), np.uint64)
     np.bitwise_or.at(used1, lp[d], masks1[d])
     np.bitwise_or.at(used2, lp[d], masks2[d])
