@@ -96,6 +96,19 @@ def nocaps_sample() -> Path:
     return Path(str(resources.files("vlbench").joinpath("samples/nocaps")))
 
 
+@pytest.fixture(scope="session")
+def built_samples(tmp_path_factory, sample_release, omnilabel_sample, ovdeval_sample, nocaps_sample) -> Path:
+    """The four bundled samples built into Hub folders (``<root>/<benchmark>``), for model runs."""
+    root = tmp_path_factory.mktemp("hub")
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(root / "ref_l4"), check=True)
+    run_cli("build", "omnilabel", "--raw", str(omnilabel_sample / "dataset_val.json"), "--images",
+            str(omnilabel_sample / "images"), "--out", str(root / "omnilabel"), check=True)
+    run_cli("build", "ovdeval", "--raw", str(ovdeval_sample), "--out", str(root / "ovdeval"), check=True)
+    run_cli("build", "nocaps", "--raw", str(nocaps_sample / "nocaps_val_captions.json"), "--images",
+            str(nocaps_sample / "images"), "--out", str(root / "nocaps"), check=True)
+    return root
+
+
 def start_app(cmd: list[str], env: dict, *, cwd: Path | None = None,
               timeout: float = 90) -> tuple[subprocess.Popen, str]:
     """A Gradio app (``cmd``, "{port}" in it replaced) on a free loopback port, which it also finds in

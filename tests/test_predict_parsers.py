@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from vlbench.errors import InputError
-from vlbench.predict.parsers import ParseFailure, box_format_for, parse_box
+from vlbench.predict.families import FAMILIES, OTHER, family_of
+from vlbench.predict.parsers import TRUNCATED, ParseFailure, label_index, parse_box, parse_labelled_boxes
 
 IMAGE = (1920, 1080)     # width, height of the original image
 
@@ -23,8 +24,27 @@ IMAGE = (1920, 1080)     # width, height of the original image
     # Florence-2: bins of 1/1000, a bin's centre: (b + 0.5) / 1000 * size
     ("</s><s>the dog<loc_249><loc_499><loc_749><loc_899></s>", "loc-1000", None,
      [479.04, 539.46, 1439.04, 971.46]),
-    # PaliGemma: y first, b / 1024 * size: y1 = 256/1024*1080 = 270, x1 = 512/1024*1920 = 960, ...
-    ("<loc0256><loc0512><loc0768><loc1000> dog", "loc-1024", None, [960.0, 270.0, 1875.0, 810.0]),
+    # PaliGemma: y first, b / 1023 * size (big_vision): x1 = 512/1023*1920 = 960.938, y1 = 256/1023*1080 = 270.264,
+    # x2 = 1000/1023*1920 = 1876.833, y2 = 768/1023*1080 = 810.792
+    ("<loc0256><loc0512><loc0768><loc1000> dog", "loc-1024", None, [960.938, 270.264, 1876.833, 810.792]),
+    # InternVL: <ref>..</ref><box>[[x1, y1, x2, y2]]</box> on the 0..1000 grid
+    ("<ref>the dog</ref><box>[[250, 500, 750, 1000]]</box>", "grid-1000", None, [480.0, 540.0, 1440.0, 1080.0]),
+    # GLM-4.1V: <|begin_of_box|>[x1,y1,x2,y2]<|end_of_box|> on the 0..1000 grid
+    ("<|begin_of_box|>[250,500,750,1000]<|end_of_box|>", "grid-1000", None, [480.0, 540.0, 1440.0, 1080.0]),
+    # DeepSeek-VL2: a 0..999 grid: 333/999*1920 = 640, 999/999*1080 = 1080
+    ("<|ref|>the dog<|/ref|><|det|>[[333, 0, 999, 999]]<|/det|>", "grid-999", None, [640.0, 0.0, 1920.0, 1080.0]),
+    # Gemini: box_2d is [ymin, xmin, ymax, xmax] on 0..1000: x1 = 250*1.92 = 480, y1 = 100*1.08 = 108
+    ('[{"box_2d": [100, 250, 500, 750], "label": "dog"}]', "grid-1000-yx", None, [480.0, 108.0, 1440.0, 540.0]),
+    # LLaVA-1.5: fractions of the 1920x1920 square the image is centred in (420 px above and below):
+    # y1 = 0.25*1920 - 420 = 60, y2 = 0.75*1920 - 420 = 1020
+    ("[0.25, 0.25, 0.75, 0.75]", "normalized-square", None, [480.0, 60.0, 1440.0, 1020.0]),
+    # Kosmos-2: cells 44 (row 1, col 12) and 863 (row 26, col 31) of a 32-cell grid, cell centres:
+    # x1 = 12.5/32*1920 = 750, y1 = 1.5/32*1080 = 50.625, x2 = 31.5/32*1920 = 1890, y2 = 26.5/32*1080 = 894.375
+    ("<phrase> a dog</phrase><object><patch_index_0044><patch_index_0863></object>", "patch-32", None,
+     [750.0, 50.625, 1890.0, 894.375]),
+    # Kosmos-2: corners in one column: whole cells, x1 = 3/32*1920 = 180, x2 = 4/32*1920 = 240,
+    # y1 = 0, y2 = 2/32*1080 = 67.5
+    ("<object><patch_index_0003><patch_index_0035></object>", "patch-32", None, [180.0, 0.0, 240.0, 67.5]),
     # normalised fractions
     ("The dog is at [0.25, 0.5, 0.75, 1.0].", "normalized", None, [480.0, 540.0, 1440.0, 1080.0]),
     # original pixels, the first of several boxes
@@ -38,7 +58,7 @@ def test_each_family_s_convention_to_pixels(answer, box_format, input_size, expe
     ("", "grid-1000", "no box"),
     ("I cannot find the dog in this image.", "pixel", "no box"),
     ('[{"bbox_2d": [10, 20], "label": "dog"}]', "grid-1000", "no box"),
-    ("the dog<loc_249><loc_499><loc_749>", "loc-1000", "no box"),              # three of four locations
+    ("the dog<loc_249><loc_499><loc_749>", "loc-1000", "truncated"),           # cut off after three locations
     ("<loc256><loc512><loc768><loc1000> dog", "loc-1024", "no box"),            # not four digits
     ('[{"bbox_2d": [750, 500, 250, 1000]}]', "grid-1000", "inverted"),
     ("[0.2, 0.1, 1.6, 0.9]", "normalized", "outside"),                          # x2 = 3072 > 1920
@@ -51,13 +71,28 @@ def test_malformed_answers_are_failures_with_the_answer_kept(answer, box_format,
 
 
 def test_the_convention_follows_the_family_and_can_be_overridden():
-    assert box_format_for("qwen2_5_vl") == "pixel-resized" and box_format_for("qwen3_vl") == "grid-1000"
-    assert box_format_for("florence2") == "loc-1000" and box_format_for("paligemma") == "loc-1024"
-    assert box_format_for("llava", "normalized") == "normalized"
+    def fmt(model_type, kind="box", box_format=None):
+        return family_of(model_type, "image-text-to-text").preset(kind, None, box_format).box_format
+
+    assert fmt("qwen2_5_vl") == "pixel-resized" and fmt("qwen3_vl") == "grid-1000" and fmt("qwen3_5") == "grid-1000"
+    assert fmt("florence2") == "loc-1000" and fmt("paligemma") == "loc-1024" and fmt("llava") == "normalized-square"
+    assert fmt("internvl") == "grid-1000" and fmt("kosmos-2") == "patch-32" and fmt("glm4v") == "grid-1000"
+    assert fmt("some_new_vlm", box_format="normalized") == "normalized"
     with pytest.raises(InputError, match="--box-format"):
-        box_format_for("llava")
+        fmt("some_new_vlm")                                     # an unknown family must be told its convention
     with pytest.raises(InputError, match="unknown box format"):
-        box_format_for("qwen3_vl", "xywh")
+        fmt("qwen3_vl", box_format="xywh")
+    with pytest.raises(InputError, match="no documented way"):
+        fmt("idefics3")                                         # a captioning family asked for a box
+    with pytest.raises(InputError, match=r"\{expression\}"):
+        family_of("qwen3_vl", "image-text-to-text").preset("box", "Where is it?", None)
+
+
+def test_every_preset_holds_its_field_and_a_known_convention():
+    for family in FAMILIES + (OTHER,):
+        for kind, preset in family.presets.items():
+            assert {"box": "{expression}", "boxes": "{labels}"}.get(kind, "") in preset.prompt, (family.name, kind)
+            assert (preset.box_format is None) == (kind == "text") or family is OTHER, (family.name, kind)
 
 
 def test_a_detection_answer_lists_labelled_boxes_and_none_is_valid():
@@ -76,3 +111,41 @@ def test_a_detection_answer_lists_labelled_boxes_and_none_is_valid():
     assert parse_labelled_boxes("```json\n[]\n```", "grid-1000", IMAGE) == ([], [])
     with pytest.raises(ParseFailure, match="no box"):
         parse_labelled_boxes("There is no car.", "grid-1000", IMAGE)
+
+
+@pytest.mark.parametrize("answer, box_format, labels", [
+    # a JSON list cut off inside its third entry: the two complete entries are kept
+    ('[{"bbox_2d": [1, 2, 30, 40], "label": "red car"}, {"bbox_2d": [5, 6, 70, 80], "label": "cup"}, '
+     '{"bbox_2d": [9, 9,', "pixel", ["red car", "cup"]),
+    # Florence-2 cut off inside a box's locations
+    ("car<loc_0><loc_0><loc_499><loc_999>cup<loc_500><loc_0>", "loc-1000", ["car"]),
+    # PaliGemma cut off after the first location of its second box
+    ("<loc0000><loc0000><loc0500><loc0500> car ; <loc0100>", "loc-1024", ["car"]),
+    # Qwen2-VL cut off inside its second point
+    ("<|object_ref_start|>car<|object_ref_end|><|box_start|>(1,2),(30,40)<|box_end|><|object_ref_start|>cup"
+     "<|object_ref_end|><|box_start|>(5,6),(7", "grid-1000", ["car"]),
+])
+def test_a_cut_off_detection_list_keeps_its_complete_entries_and_says_truncated(answer, box_format, labels):
+    boxes, failures = parse_labelled_boxes(answer, box_format, IMAGE)
+    assert [label for _, label in boxes] == labels
+    assert failures and failures[0].reason == TRUNCATED
+
+
+def test_labels_of_each_family_s_list_format():
+    """InternVL's two boxes under one <ref> share it; Qwen2-VL's object_ref tags; PaliGemma's label after the box."""
+    boxes, _ = parse_labelled_boxes("<ref>cat</ref><box>[[1, 2, 30, 40], [50, 60, 70, 80]]</box><ref>Red car</ref>"
+                                    "<box>[[100, 100, 200, 200]]</box>", "grid-1000", IMAGE)
+    assert [label for _, label in boxes] == ["cat", "cat", "Red car"]
+    boxes, _ = parse_labelled_boxes("<|object_ref_start|>a cup<|object_ref_end|><|box_start|>(1,2),(30,40)<|box_end|>",
+                                    "grid-1000", IMAGE)
+    assert boxes[0][1] == "a cup"
+    boxes, _ = parse_labelled_boxes("<loc0000><loc0000><loc0500><loc0500> red car ; <loc0100><loc0100><loc0600>"
+                                    "<loc0600> cup", "loc-1024", IMAGE)
+    assert [label for _, label in boxes] == ["red car", "cup"]
+
+
+def test_labels_match_queries_without_case_spaces_or_quotes():
+    queries = ("red car", "T-shirt", "Taylor Swift")
+    assert label_index("Red  car", queries) == 0 and label_index('"red car."', queries) == 0
+    assert label_index("t-shirt", queries) == 1 and label_index("taylor swift", queries) == 2
+    assert label_index("red", queries) is None and label_index(None, queries) is None

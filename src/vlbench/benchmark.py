@@ -173,14 +173,15 @@ def detection_badness(gt: list[tuple[list[float], str]], predicted: list[tuple[l
 class PredictItem:
     """One unit of model work for ``vlbench predict``: an image and what to ask about it.
 
-    ``key`` names the item in a resumable run; a detector answers each of ``queries`` with scored boxes, an
-    image-text-to-text model answers ``prompt``; ``context`` holds the ids the official entries need.
+    ``key`` names the item in a resumable run; ``queries`` are what is asked: a detector's text queries, the
+    expression of a one-box answer, the labels of a detection answer (an image-text-to-text model's prompt is built
+    from them by its family's preset, :mod:`vlbench.predict.families`); ``context`` holds the ids the official
+    entries need.
     """
 
     key: str
     image: Any
     queries: tuple[str, ...] = ()
-    prompt: str | None = None
     context: dict[str, Any] = field(default_factory=dict)
 
 
@@ -318,13 +319,14 @@ class Benchmark:
         return self._reader().export(folder, split or self.default_split)
 
     # -- model in the loop (``vlbench predict``; from ``predict_module`` when set) ---------------------
-    #: a module with ``items(data, kind, prompt)``, ``from_detections(item, detections)``,
-    #: ``from_answer(item, box_or_text)`` (see :mod:`vlbench.predict`)
+    #: a module with ``items(data, kind)``, ``from_detections(item, detections)``, ``from_answer(item, text)``
+    #: (see :mod:`vlbench.predict`)
     predict_module: ClassVar[str | None] = None
     #: the kinds of model that can answer this benchmark: "detector", "image-text-to-text"
     predict_kinds: ClassVar[tuple[str, ...]] = ()
-    #: what an image-text-to-text answer is: "box" (one, parsed in the model family's convention), "boxes" (a
-    #: detection answer: every labelled box it lists) or "text"
+    #: what an image-text-to-text answer is: "box" (one for the item's expression, parsed in the model family's
+    #: convention), "boxes" (a detection answer: every labelled box it lists) or "text"; boxes reach the benchmark
+    #: as :class:`Detections` (scored 1), text through ``entries_from_answer``
     answer_kind: ClassVar[str] = "text"
 
     def _predictor(self) -> Any:
@@ -334,12 +336,12 @@ class Benchmark:
             raise UnsupportedError(f"{self.display_name} has no model runner", fix="write the predictions yourself")
         return importlib.import_module(self.predict_module)
 
-    def predict_items(self, data: PredictData, kind: str, prompt: str | None = None) -> Any:
+    def predict_items(self, data: PredictData, kind: str) -> Any:
         """A built dataset's rows -> the :class:`PredictItem` of each unit of model work."""
         if kind not in self.predict_kinds:
             raise InputError(f"{self.display_name} cannot be answered by a model of kind {kind!r}",
                              fix="use a model of kind " + " or ".join(map(repr, self.predict_kinds)))
-        return self._predictor().items(data, kind, prompt)
+        return self._predictor().items(data, kind)
 
     def options_for_run(self, config: str | None, unanswered: int) -> dict[str, Any]:
         """Scoring options for a file ``vlbench run`` just wrote from ``config`` of the dataset, ``unanswered``
@@ -347,12 +349,11 @@ class Benchmark:
         return {}
 
     def entries_from_detections(self, item: PredictItem, detections: Detections) -> list[Any]:
-        """A detector's answer for ``item`` -> official prediction entries."""
+        """Boxes for ``item`` (a detector's, or the boxes of a text answer) -> official prediction entries."""
         return self._predictor().from_detections(item, detections)
 
-    def entries_from_answer(self, item: PredictItem, answer: Any) -> list[Any]:
-        """An image-text-to-text answer (a parsed xyxy box, [(xyxy box, label)], or text) for ``item`` -> official
-        prediction entries."""
+    def entries_from_answer(self, item: PredictItem, answer: str) -> list[Any]:
+        """A text answer (a caption) for ``item`` -> official prediction entries."""
         return self._predictor().from_answer(item, answer)
 
     # -- registration (eval.yaml, .eval_results) --------------------------------------------------

@@ -78,10 +78,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def _predict_args(sub: Any, ids: str) -> None:
     """The ``predict`` and ``run`` sub-commands' arguments (run: predict, then score)."""
+    from .predict.families import FAMILIES
     from .predict.parsers import BOX_FORMATS
 
+    families = "; ".join(f"{f.name} ({f.kind})" for f in FAMILIES)
     for name, help_text in (("predict", "run a Hugging Face model over a built dataset and write the official "
-                                        "prediction file (needs the 'predict' extra)"),
+                                        f"prediction file (needs the 'predict' extra). Known families: {families}"),
                             ("run", "predict, then score: writes the prediction file and the result JSON")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("benchmark", help=ids)
@@ -97,11 +99,15 @@ def _predict_args(sub: Any, ids: str) -> None:
         p.add_argument("--box-format", choices=tuple(BOX_FORMATS), default=None,
                        help="a VLM's box convention (default: its family's): " + "; ".join(
                            f"{k}: {v}" for k, v in BOX_FORMATS.items()))
-        p.add_argument("--prompt", default=None, help="the VLM prompt (for grounding, with {expression} where the expression goes)")
+        p.add_argument("--prompt", default=None,
+                       help="the VLM prompt (default: its family's preset): for one box, with {expression} where the "
+                            "expression goes; for a label list, with {labels}")
         p.add_argument("--threshold", type=float, default=0.01, help="detectors: lowest score kept (default 0.01)")
         p.add_argument("--top-k", type=int, default=100, help="detectors: boxes kept per item (default 100)")
         p.add_argument("--max-queries", type=int, default=16, help="detectors: text queries per forward pass")
-        p.add_argument("--max-new-tokens", type=int, default=64, help="VLMs: answer length (default 64)")
+        p.add_argument("--max-new-tokens", type=int, default=None,
+                       help="VLMs: answer length (default: 64 for a caption, 160 for one box plus 2 per word of the "
+                            "longest expression, 48 per label of the largest label list for a detection answer)")
         p.add_argument("--batch-size", type=int, default=4)
         p.add_argument("--limit", type=int, default=None, help="stop after this many items (a smoke test)")
         if name == "run":
@@ -161,7 +167,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         from .io import write_text_atomic
 
         result = score(args.benchmark, args.data, args.out, split=report.settings.split,
-                       **get_benchmark(args.benchmark).options_for_run(report.settings.config, report.unanswered))
+                       **get_benchmark(args.benchmark).options_for_run(report.settings.config,
+                                                                       report.unanswered + report.skipped))
         result.options["predicted_by"] = {k: v for k, v in vars(report.settings).items() if v is not None}
         print(rendering.text(result))
         write_text_atomic(args.output, result.to_json(), "result JSON")

@@ -88,7 +88,7 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
     """A harness's answers -> the official prediction file ``out`` (and ``out.meta.json``); returns the
     :class:`vlbench.predict.PredictReport` (answers, entries, failures by reason with a few raw answers)."""
     from .predict import PredictReport, PredictSettings, answer_record, load_data, tally, write_run_record
-    from .predict.parsers import box_format_for
+    from .predict.parsers import check_box_format
 
     bench = get_benchmark(benchmark)
     if harness not in HARNESSES:
@@ -101,7 +101,7 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
         if box_format is None:
             raise InputError(f"{bench.display_name} answers are boxes: say in which convention the model wrote them",
                              fix="pass --box-format (the model family's: see 'vlbench predict --help')")
-        fmt = box_format_for(None, box_format)
+        fmt = check_box_format(box_format)
     rows, split = load_data(bench.id, data, split=split, config=config)
     items = list(bench.predict_items(rows, "image-text-to-text"))
     settings = PredictSettings(bench.id, f"{harness}:{Path(path).name}", None, "image-text-to-text", config, split,

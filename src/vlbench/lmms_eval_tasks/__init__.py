@@ -57,11 +57,13 @@ def _tasks(folder: Path) -> list[tuple[str | None, str]]:
 
 
 def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], *,
-                    box_format: str | None = None, max_new_tokens: int = 64) -> Path:
+                    box_format: str | None = None, max_new_tokens: int = 64, family: str | None = None) -> Path:
     """Write the task YAMLs of every ``benchmark -> built folder`` in ``data`` and their ``vlbench_lmms.py`` into
-    ``out``; returns ``out`` (the ``--include_path``)."""
+    ``out``; returns ``out`` (the ``--include_path``). ``family`` (a model family of :mod:`vlbench.predict.families`)
+    gives each task that family's prompt and box convention; ``box_format`` overrides the convention."""
     from ..io import check_output, write_text_atomic
-    from ..predict.parsers import box_format_for
+    from ..predict.families import family_named
+    from ..predict.parsers import check_box_format
 
     out = check_output(out, "task folder", folder=True)
     shim = [_SHIM_HEAD]
@@ -71,14 +73,18 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
             raise InputError(f"{bench.display_name} is answered by detectors, not in text",
                              fix="use 'vlbench predict' with a detector for it")
         boxes = bench.answer_kind in ("box", "boxes")
-        if boxes and box_format is None:
-            raise InputError(f"{bench.display_name} answers are boxes", fix="pass --box-format (the model family's)")
-        fmt = box_format_for(None, box_format) if boxes else None
+        chosen = family_named(family)
+        fmt = (box_format or (chosen.presets.get(bench.answer_kind) or chosen.presets["text"]).box_format
+               if boxes else None)
+        if boxes and fmt is None:
+            raise InputError(f"{bench.display_name} answers are boxes", fix="pass --box-format (the model family's) "
+                                                                             "or --family")
+        fmt = check_box_format(fmt) if fmt else None
         folder = Path(folder).resolve()
         for config, split in _tasks(folder):
             name = f"vlbench_{bench.id}_" + (f"{config}_" if config else "") + split
             settings = f"{str(folder)!r}, {config!r}"
-            shim += ["", f"{name}_doc_to_text = runtime.doc_to_text({bench.id!r}, {settings})",
+            shim += ["", f"{name}_doc_to_text = runtime.doc_to_text({bench.id!r}, {settings}, {family!r})",
                      f"{name}_process_results = runtime.process_results({bench.id!r})"]
             shim += [f"{name}_{key} = runtime.aggregation({bench.id!r}, {key!r}, {fmt!r}, {settings})"
                      for key in bench.metric_keys]
@@ -112,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the box convention of the model to evaluate (grounding tasks)")
     parser.add_argument("--out", default="vlbench-lmms-eval-tasks", help="the task folder to write")
     parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--family", default=None,
+                        help="the model family to evaluate (its prompts and box convention; see 'vlbench predict "
+                             "--help'); default: vlbench's own prompts, with --box-format")
     args = parser.parse_args(argv)
     try:
         pairs = dict(item.split("=", 1) for item in args.data)
@@ -119,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --data takes BENCHMARK=FOLDER", file=sys.stderr)
         return 2
     try:
-        out = write_task_pack(args.out, pairs, box_format=args.box_format, max_new_tokens=args.max_new_tokens)
+        out = write_task_pack(args.out, pairs, box_format=args.box_format, max_new_tokens=args.max_new_tokens,
+                              family=args.family)
     except VlbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

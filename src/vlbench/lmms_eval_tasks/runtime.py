@@ -23,17 +23,22 @@ def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
     return [doc["image"].convert("RGB")]
 
 
-def doc_to_text(benchmark: str, folder: str | None = None, config: str | None = None) -> Callable[..., str]:
-    """The prompt ``vlbench predict`` gives an image-text-to-text model for this document (the benchmark's);
-    ``folder`` / ``config``: the built dataset, for benchmarks whose prompt needs its card (category lists)."""
+def doc_to_text(benchmark: str, folder: str | None = None, config: str | None = None,
+                family: str | None = None) -> Callable[..., str]:
+    """The prompt ``vlbench predict`` gives a model of ``family`` (default: vlbench's own wording) for this
+    document; ``folder`` / ``config``: the built dataset, for benchmarks whose queries need its card (category
+    lists). A ``prompt`` in ``lmms_eval_specific_kwargs`` overrides the family's."""
     from ..benchmarks import get_benchmark
+    from ..predict.families import GENERATOR, OTHER, Preset, family_named, render_prompt
 
     bench = get_benchmark(benchmark)
+    base = family_named(family).presets.get(bench.answer_kind) or OTHER.presets[bench.answer_kind]
 
     def prompt(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
         override = (lmms_eval_specific_kwargs or {}).get("prompt")
+        preset = Preset(override or base.prompt, separator=base.separator)
         data = PredictData(rows=[doc], folder=Path(folder) if folder else None, config=config)
-        return next(iter(bench.predict_items(data, "image-text-to-text", override))).prompt
+        return render_prompt(preset, bench.answer_kind, next(iter(bench.predict_items(data, GENERATOR))).queries)
     return prompt
 
 
@@ -66,7 +71,7 @@ def _score(benchmark: str, payloads: list[dict[str, Any]], box_format: str | Non
     bench = get_benchmark(benchmark)
     rows = [p["row"] for p in payloads]
     data = PredictData(rows=rows, folder=Path(folder) if folder else None, config=config)
-    items = list(bench.predict_items(data, "image-text-to-text"))
+    items = list(bench.predict_items(data, "image-text-to-text"))      # the queries labels are matched to
     report = PredictReport(PredictSettings(bench.id, "lmms-eval", None, "image-text-to-text", None, "", box_format))
     entries = []
     for item, row, p in zip(items, rows, payloads):

@@ -19,13 +19,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..benchmark import PredictData, PredictItem
+from ..benchmark import Detections, PredictData, PredictItem
 from ..benchmarks import get_benchmark
 from ..errors import InputError
 from ..io import check_output, write_text_atomic
 
 __all__ = ["PredictSettings", "PredictReport", "predict", "load_data", "answer_record", "tally",
-           "write_run_record"]
+           "write_run_record", "default_max_new_tokens"]
 
 #: raw answers kept per kind of failure in the report
 KEEP_ANSWERS = 5
@@ -46,12 +46,17 @@ class PredictSettings:
     threshold: float = 0.01
     top_k: int = 100
     max_queries: int = 16
-    max_new_tokens: int = 64
+    max_new_tokens: int | None = None
+    #: the model family whose preset built the prompt and reads the answer (see :mod:`.families`)
+    family: str | None = None
+    #: how the prompt reached the model: "chat template" or "processor text" (task tokens, no chat turn)
+    input: str | None = None
 
 
 @dataclass
 class PredictReport:
-    """What a run did: items answered, entries written, unparseable answers by reason (with a few raw ones)."""
+    """What a run did: items answered, entries written, unparseable answers by reason (with a few raw ones), and
+    queries a detector family had to alter (``notes``: cut at its text length, separators escaped)."""
 
     settings: PredictSettings
     items: int = 0
@@ -59,26 +64,37 @@ class PredictReport:
     resumed: int = 0
     #: items whose answer gave no entry (no box found, or an answer without a usable box)
     unanswered: int = 0
+    #: items of the split left out by ``limit`` (not asked at all)
+    skipped: int = 0
     #: False in the other processes of a multi-process run (only the main one merges and reports)
     main: bool = True
     failures: dict[str, int] = field(default_factory=dict)
     answers: dict[str, list[str]] = field(default_factory=dict)
+    notes: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``<out>.meta.json`` content."""
         from .. import __version__
 
         return {"settings": asdict(self.settings), "items": self.items, "entries": self.entries,
-                "resumed": self.resumed, "unanswered": self.unanswered, "failures": self.failures, "failed_answers": self.answers,
-                "vlbench": __version__}
+                "resumed": self.resumed, "unanswered": self.unanswered, "skipped": self.skipped,
+                "failures": self.failures,
+                "failed_answers": self.answers, **self.notes, "vlbench": __version__}
 
     def summary(self) -> str:
         """One line for the terminal."""
         failed = sum(self.failures.values())
+        altered = "; ".join(f"{n} {NOTES[k]}" for k, n in self.notes.items() if n)
         return (f"{self.items} item(s), {self.entries} prediction(s)" + (f", {self.resumed} resumed" if self.resumed
                                                                          else "")
                 + (f"; {failed} answer(s) without a usable box: " + "; ".join(f"{n} {r}" for r, n in
-                                                                           self.failures.items()) if failed else ""))
+                                                                           self.failures.items()) if failed else "")
+                + (f"; {altered}" if altered else ""))
+
+
+#: the detector notes a run counts -> how the summary says them
+NOTES = {"queries_truncated": "queries cut at the text encoder's length",
+         "queries_escaped": "queries with '.' or '?' written as ',' (phrase separators of the model)"}
 
 
 def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = None,
@@ -137,43 +153,47 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
             split: str | None = None, config: str | None = None, revision: str | None = None,
             device: str | None = None, kind: str | None = None, box_format: str | None = None,
             prompt: str | None = None, threshold: float = 0.01, top_k: int = 100, max_queries: int = 16,
-            max_new_tokens: int = 64, batch_size: int = 4, limit: int | None = None,
+            max_new_tokens: int | None = None, batch_size: int = 4, limit: int | None = None,
             progress: bool = True) -> PredictReport:
     """Run ``model`` over a built dataset and write the official prediction file ``out`` (and ``out.meta.json``).
 
     ``threshold`` and ``top_k`` keep detections for AP (a low threshold, float boxes: the ``pipeline`` would drop
-    scores under 0.1 and round boxes to integers); ``box_format`` overrides the family's box convention of a VLM
-    (see :mod:`vlbench.predict.parsers`); ``limit`` stops after that many items (a smoke test).
+    scores under 0.1 and round boxes to integers). An image-text-to-text model is asked as its family's preset says
+    (:mod:`vlbench.predict.families`); ``prompt`` and ``box_format`` override it. ``max_new_tokens`` defaults to a
+    length that fits the answer kind (see :func:`default_max_new_tokens`); ``limit`` stops after that many items.
+    Everything that can be checked is checked before the model loads.
     """
     from . import models
-    from .parsers import box_format_for
+    from .families import GENERATOR, render_prompt
 
     bench = get_benchmark(benchmark)
-    for name, value, low in (("batch_size", batch_size, 1), ("top_k", top_k, 1), ("max_queries", max_queries, 1),
-                             ("max_new_tokens", max_new_tokens, 1), ("limit", 0 if limit is None else limit, 0)):
-        if not isinstance(value, int) or value < low:
-            raise InputError(f"{name.replace('_', '-')} must be a whole number of at least {low}, got {value!r}",
-                             fix=f"pass --{name.replace('_', '-')} {max(low, 1)} or more")
-    if not 0.0 <= threshold <= 1.0:
-        raise InputError(f"threshold must lie in [0, 1], got {threshold}", fix="pass e.g. --threshold 0.01")
+    _check_numbers(batch_size=batch_size, top_k=top_k, max_queries=max_queries, limit=limit,
+                   max_new_tokens=max_new_tokens, threshold=threshold)
     out = Path(out)
     check_output(out, "prediction file or folder", folder=out.suffix != ".json")
-    models.require_extra()
-    data_rows, split = load_data(bench.id, data, split=split, config=config)      # before the (slow) model
-    loaded = models.load_model(model, revision=revision, device=device, kind=kind)
-    if loaded.kind not in bench.predict_kinds:
-        raise InputError(f"{bench.display_name} cannot be answered by {_a(loaded.kind)} model", file=model,
+    info = models.inspect_model(model, revision=revision, kind=kind)
+    if info.kind not in bench.predict_kinds:
+        raise InputError(f"{bench.display_name} cannot be answered by {_a(info.kind)} model", file=model,
                          fix="use " + " or ".join(f"{_a(k)} model" for k in bench.predict_kinds))
-    answers_boxes = loaded.kind == models.GENERATOR and bench.answer_kind in ("box", "boxes")
-    fmt = box_format_for(loaded.model_type, box_format) if answers_boxes else None
-    settings = PredictSettings(bench.id, model, revision, loaded.kind, config, split, fmt, prompt, threshold, top_k,
-                               max_queries, max_new_tokens)
-    items = list(bench.predict_items(data_rows, loaded.kind, prompt))[:limit]
+    preset = info.family.preset(bench.answer_kind, prompt, box_format) if info.kind == GENERATOR else None
+    data_rows, split = load_data(bench.id, data, split=split, config=config)      # before the (slow) model
+    every = list(bench.predict_items(data_rows, info.kind))
+    items = every[:limit]
     if len({it.context.get("part") for it in items}) > 1 and out.suffix == ".json":
         raise InputError("these items belong to several parts (sub-datasets), written as a folder of "
                          "<part>.json files", file=str(out), fix="name a folder for --out (no .json), or pick one "
                                                                    "part with --config")
-    report = PredictReport(settings)
+    if preset is not None:
+        max_new_tokens = max_new_tokens or default_max_new_tokens(bench.answer_kind, items)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    loaded = models.load_model(model, info, revision=revision, device=device, preset=preset)
+    settings = PredictSettings(bench.id, model, revision, info.kind, config, split,
+                               preset.box_format if preset and bench.answer_kind != "text" else None,
+                               preset.prompt if preset else None, threshold, top_k, max_queries,
+                               max_new_tokens if preset else None, info.family.name,
+                               None if preset is None else "chat template" if preset.chat and
+                               models.has_chat_template(loaded.processor) else "processor text")
+    report = PredictReport(settings, skipped=len(every) - len(items))
     rank, world, merge = _processes()
     report.main = rank == 0
     mine = items[rank::world]
@@ -187,7 +207,8 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
         bar = _progress(len(mine), report.resumed, progress and rank == 0)
         for start in range(0, len(todo), batch_size):
             batch = todo[start:start + batch_size]
-            for record in _answer(bench, loaded, batch, settings, fmt):
+            prompts = [render_prompt(preset, bench.answer_kind, it.queries) for it in batch] if preset else []
+            for record in _answer(bench, loaded, batch, settings, preset, prompts):
                 fh.write(json.dumps(record) + "\n")
             fh.flush()
             bar(len(batch))
@@ -195,26 +216,59 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     return report
 
 
-def _answer(bench: Any, loaded: Any, batch: list[PredictItem], settings: PredictSettings,
-            fmt: str | None) -> list[dict[str, Any]]:
+def _check_numbers(*, batch_size: int, top_k: int, max_queries: int, limit: int | None,
+                   max_new_tokens: int | None, threshold: float) -> None:
+    """The run's numbers, checked before any work (a clear error, not a ValueError from range())."""
+    for name, value, low in (("batch_size", batch_size, 1), ("top_k", top_k, 1), ("max_queries", max_queries, 1),
+                             ("max_new_tokens", 1 if max_new_tokens is None else max_new_tokens, 1),
+                             ("limit", 0 if limit is None else limit, 0)):
+        if not isinstance(value, int) or value < low:
+            raise InputError(f"{name.replace('_', '-')} must be a whole number of at least {low}, got {value!r}",
+                             fix=f"pass --{name.replace('_', '-')} {max(low, 1)} or more")
+    if not 0.0 <= threshold <= 1.0:
+        raise InputError(f"threshold must lie in [0, 1], got {threshold}", fix="pass e.g. --threshold 0.01")
+
+
+#: answer-length budget: a caption; one box answer (a JSON entry with its label is ~25-35 tokens with digit-wise
+#: tokenizers, plus the expression when a family echoes it); per listed label of a detection answer
+CAPTION_TOKENS, BOX_TOKENS, TOKENS_PER_LABEL = 64, 160, 48
+
+
+def default_max_new_tokens(answer_kind: str, items: list[PredictItem]) -> int:
+    """The answer length when none is given: a caption's, one box's (room for an echoed expression: 2 tokens per
+    word of the longest), or a detection list with room for one entry per label of the largest label list."""
+    if answer_kind == "text":
+        return CAPTION_TOKENS
+    if answer_kind == "box":
+        return BOX_TOKENS + 2 * max((len(it.queries[0].split()) for it in items if it.queries), default=0)
+    return 32 + TOKENS_PER_LABEL * max((len(it.queries) for it in items), default=1)
+
+
+def _answer(bench: Any, loaded: Any, batch: list[PredictItem], settings: PredictSettings, preset: Any,
+            prompts: list[str]) -> list[dict[str, Any]]:
     """One batch -> one record per item: its entries, or why its answer gave none (with the raw answer)."""
     from . import models
 
     if loaded.kind == models.DETECTOR:
-        found = models.detect(loaded, batch, threshold=settings.threshold, top_k=settings.top_k,
-                              max_queries=settings.max_queries)
-        return [{"key": it.key, "entries": bench.entries_from_detections(it, d)} for it, d in zip(batch, found)]
-    return [answer_record(bench, it, text, fmt, input_size)
-            for it, (text, input_size) in zip(batch, models.generate(loaded, batch,
-                                                                     max_new_tokens=settings.max_new_tokens))]
+        found, notes = models.detect(loaded, batch, threshold=settings.threshold, top_k=settings.top_k,
+                                     max_queries=settings.max_queries)
+        return [{"key": it.key, "entries": bench.entries_from_detections(it, d), **({"notes": n} if n else {})}
+                for it, d, n in zip(batch, found, notes)]
+    answers = models.generate(loaded, batch, prompts, preset, max_new_tokens=settings.max_new_tokens,
+                              text_answer=bench.answer_kind == "text")
+    return [answer_record(bench, it, a.text, settings.box_format, a.input_size, truncated=a.truncated)
+            for it, a in zip(batch, answers)]
 
 
 def answer_record(bench: Any, item: PredictItem, text: str, box_format: str | None,
-                  input_size: tuple[int, int] | None = None, image_size: tuple[int, int] | None = None
-                  ) -> dict[str, Any]:
+                  input_size: tuple[int, int] | None = None, image_size: tuple[int, int] | None = None, *,
+                  truncated: bool = False) -> dict[str, Any]:
     """One text answer -> its record: the official entries, or why it gave none (with the answer). With a
-    ``box_format`` the answer is parsed as a box of the image (``image_size``, default the item image's)."""
-    from .parsers import ParseFailure, parse_box, parse_labelled_boxes
+    ``box_format`` the answer is parsed as a box of the image (``image_size``, default the item image's): one box
+    (``answer_kind`` "box") or every labelled box it lists ("boxes"; labels matched to the item's queries without
+    case or extra spaces), scored 1 (an answer carries no confidence). A ``truncated`` answer (cut at the answer
+    length) keeps its complete entries and is reported as such."""
+    from .parsers import TRUNCATED, ParseFailure, label_index, parse_box, parse_labelled_boxes
 
     if box_format is None:
         return {"key": item.key, "entries": bench.entries_from_answer(item, text)}
@@ -222,15 +276,25 @@ def answer_record(bench: Any, item: PredictItem, text: str, box_format: str | No
     try:
         if bench.answer_kind == "boxes":       # a detection answer: every (box, label) it lists
             boxes, failures = parse_labelled_boxes(text, box_format, size, input_size)
-            entries = bench.entries_from_answer(item, boxes)
-            if failures or len(entries) < len(boxes):
-                reason = failures[0].reason if failures else "a label that is not one of the image's"
-                return {"key": item.key, "entries": entries, "failure": reason, "answer": text}
-            return {"key": item.key, "entries": entries}
-        box = parse_box(text, box_format, size, input_size)
+        else:
+            boxes, failures = [(parse_box(text, box_format, size, input_size), item.queries[0])], []
     except ParseFailure as failure:
-        return {"key": item.key, "entries": [], "failure": failure.reason, "answer": text}
-    return {"key": item.key, "entries": bench.entries_from_answer(item, box)}
+        return {"key": item.key, "entries": [], "failure": TRUNCATED if truncated else failure.reason,
+                "answer": text}
+    matched = [(box, label_index(label, item.queries) if bench.answer_kind == "boxes" else 0)
+               for box, label in boxes]
+    kept = [(box, q) for box, q in matched if q is not None]
+    entries = bench.entries_from_detections(item, Detections([b for b, _ in kept], [1.0] * len(kept),
+                                                             [q for _, q in kept]))
+    cut = any(f.reason == TRUNCATED for f in failures) or (truncated and bench.answer_kind == "boxes")
+    reason = (TRUNCATED if cut        # a cut-off list may miss entries; one box read whole is an answer
+              else failures[0].reason if failures
+              else ("a box without a label" if any(label is None for _, label in boxes)
+                    else "a label that is not one of the image's") if len(kept) < len(boxes) else None)
+    record: dict[str, Any] = {"key": item.key, "entries": entries}
+    if reason:
+        record.update(failure=reason, answer=text)
+    return record
 
 
 def _finish(bench: Any, items: list[PredictItem], out: Path, report: PredictReport, world: int) -> None:
@@ -248,6 +312,8 @@ def _finish(bench: Any, items: list[PredictItem], out: Path, report: PredictRepo
                              fix="rerun the same command to finish the run")
         parts.setdefault(it.context.get("part"), []).extend(record["entries"])
         tally(report, record)
+        for key, n in record.get("notes", {}).items():
+            report.notes[key] = report.notes.get(key, 0) + n
     report.items, report.entries = len(items), sum(map(len, parts.values()))
     if len(parts) > 1:     # items of several parts (e.g. sub-datasets): a folder of <part>.json, the official layout
         for part, entries in parts.items():

@@ -1,29 +1,58 @@
-"""Loading a Hugging Face model for ``vlbench predict`` and running one batch of it: zero-shot detectors
-(``AutoModelForZeroShotObjectDetection`` + the processor's post-processing) and image-text-to-text models
-(``AutoModelForImageTextToText``, greedy decoding). torch and transformers are imported here only."""
+"""Loading a Hugging Face model for ``vlbench predict`` and running one batch of it: zero-shot detectors (their
+family's function in :mod:`vlbench.predict.detectors`) and image-text-to-text models (greedy decoding through the
+chat template or the processor's own text, as the family's preset says). torch and transformers are imported here
+and in :mod:`.detectors` only.
+
+The model's config is read first (a few kB): the family, its kind and what its processor needs are known, and
+checked, before any weight loads.
+"""
 
 from __future__ import annotations
 
+import importlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..benchmark import Detections, PredictItem
 from ..errors import InputError
+from .families import DETECTOR, GENERATOR, Family, Preset, family_of
 
-__all__ = ["LoadedModel", "require_extra", "load_model", "detect", "generate"]
+__all__ = ["LoadedModel", "ModelInfo", "Answer", "require_extra", "inspect_model", "load_model", "detect",
+           "generate", "has_chat_template"]
 
-DETECTOR, GENERATOR = "detector", "image-text-to-text"
+
+@dataclass
+class ModelInfo:
+    """What a model's config says before its weights load: its kind, ``model_type`` and family."""
+
+    kind: str
+    model_type: str
+    family: Family
+    is_encoder_decoder: bool = False
 
 
 @dataclass
 class LoadedModel:
-    """A model, its processor, its kind (``detector`` / ``image-text-to-text``), ``config.model_type`` and device."""
+    """A model, its processor, its kind (``detector`` / ``image-text-to-text``), ``config.model_type``, device and
+    family."""
 
     model: Any
     processor: Any
     kind: str
     model_type: str
     device: str
+    family: Family | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One generated answer: its text, the model input's (width, height) when the processor reports it (for
+    conventions in pixels of the resized input), and whether it stopped at the answer length."""
+
+    text: str
+    input_size: tuple[int, int] | None = None
+    truncated: bool = False
 
 
 def require_extra() -> None:
@@ -36,14 +65,11 @@ def require_extra() -> None:
                          fix='pip install "vlbench[predict]"') from None
 
 
-def load_model(name: str, *, revision: str | None = None, device: str | None = None,
-               kind: str | None = None) -> LoadedModel:
-    """A Hub id or local folder -> the model in eval mode on ``device`` (default: cuda if present, else cpu); the
-    kind follows the config's architecture unless given."""
+def inspect_model(name: str, *, revision: str | None = None, kind: str | None = None) -> ModelInfo:
+    """A Hub id or local folder -> its kind and family from the config alone (no weights); the kind follows the
+    config's architecture unless given. The packages the family's processor needs are checked here."""
     require_extra()
-    import torch
-    from transformers import (AutoConfig, AutoModelForImageTextToText, AutoModelForZeroShotObjectDetection,
-                              AutoProcessor)
+    from transformers import AutoConfig
     from transformers.models.auto.modeling_auto import (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
                                                         MODEL_FOR_ZERO_SHOT_OBJECT_DETECTION_MAPPING_NAMES)
 
@@ -59,81 +85,139 @@ def load_model(name: str, *, revision: str | None = None, device: str | None = N
         raise InputError(f"model type {config.model_type!r} is neither a zero-shot object detector nor an "
                          "image-text-to-text model", file=name,
                          fix="use e.g. OWLv2 / Grounding DINO (detection) or a VLM (captions, grounding)")
+    family = family_of(config.model_type, kind)
+    for module, package in family.needs.items():
+        try:
+            importlib.import_module(module)
+        except Exception as exc:         # a wheel built for another torch fails with RuntimeError, not ImportError
+            raise InputError(f"{family.name} processors need {package}, which does not load here "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})", file=name,
+                             fix=f'pip install "vlbench[predict]" (it installs {package} matching your torch)') from None
+    return ModelInfo(kind, config.model_type, family, bool(getattr(config, "is_encoder_decoder", False)))
+
+
+def _load_processor(name: str, revision: str | None) -> Any:
+    from transformers import AutoProcessor
+
+    try:
+        return AutoProcessor.from_pretrained(name, revision=revision)
+    except (OSError, ValueError, ImportError) as exc:
+        raise InputError(f"cannot load the model's processor ({str(exc).splitlines()[0]})", file=name,
+                         fix="pass a model folder or Hub id with its processor (preprocessor and tokenizer files)") from None
+
+
+def has_chat_template(processor: Any) -> bool:
+    """Whether the processor (or its tokenizer) carries a chat template."""
+    return bool(getattr(processor, "chat_template", None)
+                or getattr(getattr(processor, "tokenizer", None), "chat_template", None))
+
+
+def load_model(name: str, info: ModelInfo, *, revision: str | None = None, device: str | None = None,
+               preset: Preset | None = None) -> LoadedModel:
+    """The processor (checked against ``preset`` before the weights load), then the model in eval mode on ``device``
+    (default: cuda if present, else cpu)."""
+    import torch
+    from transformers import AutoModelForImageTextToText, AutoModelForZeroShotObjectDetection
+
+    processor = _load_processor(name, revision)
+    if preset is not None and preset.chat and not has_chat_template(processor) \
+            and getattr(processor, "image_token", None) is None:
+        raise InputError("the model's processor has no chat template and names no image token, so vlbench cannot "
+                         "build its input", file=name,
+                         fix="use a model folder with its chat template (chat_template.jinja), or another family")
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    auto = AutoModelForZeroShotObjectDetection if kind == DETECTOR else AutoModelForImageTextToText
+    auto = AutoModelForZeroShotObjectDetection if info.kind == DETECTOR else AutoModelForImageTextToText
     model = auto.from_pretrained(name, revision=revision).to(device).eval()
-    processor = AutoProcessor.from_pretrained(name, revision=revision)
-    if kind == GENERATOR and getattr(processor, "tokenizer", None) is not None:
+    if info.kind == GENERATOR and getattr(processor, "tokenizer", None) is not None:
         processor.tokenizer.padding_side = "left"       # batched generation continues every prompt at its end
-    return LoadedModel(model, processor, kind, config.model_type, device)
-
-
-def _target_size(loaded: LoadedModel, width: int, height: int) -> tuple[int, int]:
-    """(height, width) to scale normalised boxes to: OWLv2 pads every image to a square before predicting."""
-    if loaded.model_type == "owlv2":
-        side = max(width, height)
-        return side, side
-    return height, width
+    return LoadedModel(model, processor, info.kind, info.model_type, device, info.family)
 
 
 def detect(loaded: LoadedModel, items: list[PredictItem], *, threshold: float, top_k: int,
-           max_queries: int) -> list[Detections]:
+           max_queries: int) -> tuple[list[Detections], list[dict[str, int]]]:
     """Float xyxy boxes of each item for its queries, at most ``top_k`` per item (highest scores), scores at or
-    above ``threshold``; queries are sent ``max_queries`` at a time (a detector's text length is bounded)."""
-    import torch
+    above ``threshold``; queries are sent ``max_queries`` at a time (a detector's text length is bounded). Also, per
+    item, how many queries its family had to alter (cut at the text length, separators escaped)."""
+    from . import detectors
 
+    run = getattr(detectors, loaded.family.detector if loaded.family and loaded.family.detector else "owl")
     found: list[list[tuple[float, list[float], int]]] = [[] for _ in items]
+    notes: list[dict[str, int]] = [{} for _ in items]
     chunks = max(1, max(-(-len(it.queries) // max_queries) for it in items))
     for c in range(chunks):
-        batch = [(n, it, list(it.queries[c * max_queries:(c + 1) * max_queries])) for n, it in enumerate(items)]
-        batch = [b for b in batch if b[2]]
+        batch = [(n, list(it.queries[c * max_queries:(c + 1) * max_queries])) for n, it in enumerate(items)]
+        batch = [b for b in batch if b[1]]
         if not batch:
             continue
-        images = [it.image.convert("RGB") for _, it, _ in batch]
-        texts = [queries for _, _, queries in batch]
-        # every query padded to the tokenizer's length: OWL-ViT stacks the images' query lists into one tensor
-        inputs = loaded.processor(text=texts, images=images, return_tensors="pt", padding="max_length",
-                                  truncation=True)
-        with torch.inference_mode():
-            outputs = loaded.model(**inputs.to(loaded.device))
-        sizes = [_target_size(loaded, *im.size) for im in images]
-        results = loaded.processor.post_process_grounded_object_detection(
-            outputs, threshold=threshold, target_sizes=sizes, text_labels=texts)
-        for (n, _, queries), res in zip(batch, results):
-            labels = list(res["labels"].tolist() if isinstance(res["labels"], torch.Tensor) else res["labels"])
-            for box, score, label in zip(res["boxes"].tolist(), res["scores"].tolist(), labels):
-                # an index into the queries (OWL-ViT, OWLv2) or the phrase itself (Grounding DINO)
-                q = queries.index(label) if isinstance(label, str) and label in queries else label
-                if isinstance(q, int) and 0 <= q < len(queries):      # not a padding query of a shorter list
-                    found[n].append((float(score), [float(v) for v in box], c * max_queries + q))
+        images = [items[n].image.convert("RGB") for n, _ in batch]
+        result = run(loaded, images, [queries for _, queries in batch], threshold)
+        for row, (n, _) in enumerate(batch):
+            found[n].extend((s, box, c * max_queries + q) for s, box, q in result.boxes[row])
+            for key, counts in (("queries_truncated", result.truncated), ("queries_escaped", result.escaped)):
+                if counts[row]:
+                    notes[n][key] = notes[n].get(key, 0) + counts[row]
     out = []
     for boxes in found:
         boxes.sort(key=lambda t: -t[0])
         kept = boxes[:top_k]
         out.append(Detections([b for _, b, _ in kept], [s for s, _, _ in kept], [q for _, _, q in kept]))
-    return out
+    return out, notes
 
 
-def generate(loaded: LoadedModel, items: list[PredictItem], *,
-             max_new_tokens: int) -> list[tuple[str, tuple[int, int] | None]]:
-    """Greedy answers to each item's prompt: (text, the model input's (width, height) when the processor reports it,
-    for conventions in pixels of the resized input)."""
+def _inputs(loaded: LoadedModel, items: list[PredictItem], prompts: list[str], preset: Preset) -> Any:
+    """The batch's model inputs: through the chat template, or the prompt as the processor's own text (with the
+    processor's image token in front when a chat family's processor has no template)."""
+    images = [it.image.convert("RGB") for it in items]
+    if preset.chat and has_chat_template(loaded.processor):
+        messages = [[{"role": "user", "content": [{"type": "image", "image": image},
+                                                   {"type": "text", "text": prompt}]}]
+                    for image, prompt in zip(images, prompts)]
+        return loaded.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+                                                    return_dict=True, return_tensors="pt",
+                                                    processor_kwargs={"padding": True})
+    if preset.chat:         # a chat family without a template: the image token, then the prompt
+        prompts = [f"{loaded.processor.image_token}\n{p}" for p in prompts]
+    return loaded.processor(text=prompts, images=images, return_tensors="pt", padding=True)
+
+
+def _stop_ids(loaded: LoadedModel) -> set[int]:
+    """Token ids that end an answer (the generation config's and the tokenizer's end and padding tokens)."""
+    ids: set[int] = set()
+    config = getattr(loaded.model, "generation_config", None)
+    tokenizer = getattr(loaded.processor, "tokenizer", None)
+    for value in (getattr(config, "eos_token_id", None), getattr(tokenizer, "eos_token_id", None),
+                  getattr(config, "pad_token_id", None), getattr(tokenizer, "pad_token_id", None)):
+        ids.update(value if isinstance(value, (list, tuple)) else [value] if value is not None else [])
+    return ids
+
+
+def generate(loaded: LoadedModel, items: list[PredictItem], prompts: list[str], preset: Preset, *,
+             max_new_tokens: int, text_answer: bool) -> list[Answer]:
+    """Greedy answers to each item's prompt. An encoder-decoder (Florence-2) returns only the answer; a decoder-only
+    model returns the prompt too, which is cut off. Captions (``text_answer``) are decoded without special tokens;
+    box answers keep them (Qwen2-VL's box tokens, Florence-2's and PaliGemma's location tokens)."""
     import torch
 
-    messages = [[{"role": "user", "content": [{"type": "image", "image": it.image.convert("RGB")},
-                                               {"type": "text", "text": it.prompt}]}] for it in items]
-    inputs = loaded.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
-                                                  return_dict=True, return_tensors="pt",
-                                                  processor_kwargs={"padding": True})
-    inputs = inputs.to(loaded.device)
+    inputs = _inputs(loaded, items, prompts, preset).to(loaded.device)
     with torch.inference_mode():
-        generated = loaded.model.generate(**inputs, do_sample=False, max_new_tokens=max_new_tokens)
-    new = generated[:, inputs["input_ids"].shape[1]:]
-    texts = loaded.processor.batch_decode(new, skip_special_tokens=False)
-    special = {t for t in (getattr(loaded.processor.tokenizer, "pad_token", None),
-                           getattr(loaded.processor.tokenizer, "eos_token", None)) if t}
+        generated = loaded.model.generate(**inputs, do_sample=False, num_beams=1, max_new_tokens=max_new_tokens)
+    prompt_ids = inputs.get("input_ids")
+    new = generated
+    if (prompt_ids is not None and not getattr(loaded.model.config, "is_encoder_decoder", False)
+            and generated.shape[1] >= prompt_ids.shape[1]
+            and bool((generated[:, :prompt_ids.shape[1]] == prompt_ids.to(generated.device)).all())):
+        new = generated[:, prompt_ids.shape[1]:]
+    stop = _stop_ids(loaded)
+    rows = new.tolist()
+    texts = loaded.processor.batch_decode(new, skip_special_tokens=text_answer)
+    tokenizer = getattr(loaded.processor, "tokenizer", loaded.processor)
+    special = {t for t in (getattr(tokenizer, "pad_token", None), getattr(tokenizer, "eos_token", None),
+                           getattr(tokenizer, "bos_token", None)) if t}
+    if text_answer:     # a caption holds no markup: the family's tag tokens (Kosmos-2's <phrase>, <object>...) go
+        special |= {t for t in getattr(tokenizer, "get_added_vocab", dict)() if re.fullmatch(r"<[^<>\s]+>", t)}
     sizes = _input_sizes(loaded, inputs, len(items))
-    return [(_strip(text, special), size) for text, size in zip(texts, sizes)]
+    return [Answer(_strip(text, special), size, truncated=len(row) >= max_new_tokens and not stop & set(row))
+            for text, size, row in zip(texts, sizes, rows)]
 
 
 def _strip(text: str, special: set[str]) -> str:

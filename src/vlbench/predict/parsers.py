@@ -1,19 +1,31 @@
 """Boxes out of a VLM's answer text, in each model family's own coordinate convention -> xyxy pixels of the image.
 
 A mismatch of conventions does not fail loudly: it gives boxes in the wrong place and near-zero IoU. So each family's
-convention is named, chosen from the model's ``model_type`` (overridable with ``--box-format``), and an answer that
-holds no box, or a box outside the image, is a :class:`ParseFailure` the caller counts and reports, never a silent
-``[0, 0, 0, 0]``.
+convention is named (:mod:`vlbench.predict.families` picks it from the model's ``model_type``; ``--box-format``
+overrides), and an answer that holds no box, or a box outside the image, is a :class:`ParseFailure` the caller counts
+and reports, never a silent ``[0, 0, 0, 0]``.
 
-Conventions (from the families' model cards and processors):
+Conventions (from the families' model cards, processors and reference code):
 
-- ``pixel-resized`` (Qwen2.5-VL): ``[x1, y1, x2, y2]`` in pixels of the *resized* model input (the processor's
-  smart resize), usually as JSON ``[{"bbox_2d": [...], "label": ...}]``; scaled by original / input size.
-- ``grid-1000`` (Qwen3-VL, and Qwen2-VL's ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>``): a 0..1000 grid of the image.
-- ``loc-1000`` (Florence-2): ``<loc_x1><loc_y1><loc_x2><loc_y2>``, bins 0..999, a bin's centre ((b + 0.5) / 1000).
-- ``loc-1024`` (PaliGemma): ``<locY1><locX1><locY2><locX2>`` (four digits each, y first), bins 0..1023, b / 1024.
-- ``normalized`` (many LLaVA-style models): ``[x1, y1, x2, y2]`` as fractions 0..1 of the image.
 - ``pixel``: ``[x1, y1, x2, y2]`` in pixels of the original image.
+- ``pixel-resized`` (Qwen2.5-VL): pixels of the *resized* model input (the processor's smart resize); scaled by
+  original / input size.
+- ``normalized``: fractions 0..1 of the image.
+- ``normalized-square`` (LLaVA-1.5): fractions 0..1 of the image padded to a centred square (``expand2square``):
+  ``x = v * S - (S - W) / 2`` with ``S = max(W, H)``.
+- ``grid-1000`` (Qwen2-VL ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>``, Qwen3-VL / Qwen3.5 JSON, InternVL
+  ``<box>[[...]]</box>``, GLM-4.1V ``<|begin_of_box|>...``): a 0..1000 grid, ``v / 1000``.
+- ``grid-999`` (DeepSeek-VL2 ``<|det|>[[...]]<|/det|>``): a 0..999 grid, ``v / 999``.
+- ``grid-1000-yx`` (Gemini's ``box_2d``): ``[y1, x1, y2, x2]`` on a 0..1000 grid.
+- ``loc-1000`` (Florence-2): ``<loc_x1><loc_y1><loc_x2><loc_y2>``, 1000 bins, a bin's centre ``(b + 0.5) / 1000``.
+- ``loc-1024`` (PaliGemma): ``<locY1><locX1><locY2><locX2>`` (four digits, y first), ``b / 1023``: big_vision
+  encodes ``round(v * 1023)`` and decodes ``b / 1023`` (``pp/proj/paligemma/segmentation.py``).
+- ``patch-32`` (Kosmos-2): ``<patch_index_UL><patch_index_LR>`` cells of a 32x32 grid, decoded as the processor's
+  ``post_process_generation`` does (cell centres; whole cells when the corners share a row or column).
+
+Labels (a detection answer) come from JSON ``"label"``, the family's reference tags (``<ref>``,
+``<|object_ref_start|>``, ``<|ref|>``, ``<phrase>``), the text before a box (Florence-2) or after it up to ``;``
+(PaliGemma); boxes written one after another under one label share it.
 """
 
 from __future__ import annotations
@@ -22,21 +34,25 @@ import json
 import re
 from typing import Any
 
-__all__ = ["BOX_FORMATS", "ParseFailure", "box_format_for", "parse_box", "parse_labelled_boxes"]
+__all__ = ["BOX_FORMATS", "ParseFailure", "check_box_format", "parse_box", "parse_labelled_boxes", "label_index",
+           "TRUNCATED"]
 
 #: box convention -> what it is, for ``--box-format`` help and errors
 BOX_FORMATS = {
-    "pixel-resized": "pixels of the resized model input (Qwen2.5-VL)",
-    "grid-1000": "a 0..1000 grid of the image (Qwen3-VL, Qwen2-VL)",
-    "loc-1000": "<loc_N> tokens, 1000 bins, x first (Florence-2)",
-    "loc-1024": "<locNNNN> tokens, 1024 bins, y first (PaliGemma)",
-    "normalized": "fractions 0..1 of the image",
     "pixel": "pixels of the original image",
+    "pixel-resized": "pixels of the resized model input (Qwen2.5-VL)",
+    "normalized": "fractions 0..1 of the image",
+    "normalized-square": "fractions 0..1 of the image padded to a centred square (LLaVA-1.5)",
+    "grid-1000": "a 0..1000 grid of the image (Qwen2-VL, Qwen3-VL, Qwen3.5, InternVL, GLM-4.1V)",
+    "grid-999": "a 0..999 grid of the image (DeepSeek-VL2)",
+    "grid-1000-yx": "y first, a 0..1000 grid (Gemini's box_2d)",
+    "loc-1000": "<loc_N> tokens, 1000 bins, x first (Florence-2)",
+    "loc-1024": "<locNNNN> tokens, y first, b / 1023 (PaliGemma)",
+    "patch-32": "<patch_index_NNNN> pairs of a 32x32 grid (Kosmos-2)",
 }
 
-#: ``config.model_type`` -> the family's box convention
-_FAMILY = {"qwen2_5_vl": "pixel-resized", "qwen3_vl": "grid-1000", "qwen3_vl_moe": "grid-1000",
-           "qwen2_vl": "grid-1000", "florence2": "loc-1000", "paligemma": "loc-1024"}
+#: the failure reason of an answer cut off at the answer length (its complete entries are kept)
+TRUNCATED = "truncated answer (raise --max-new-tokens)"
 
 #: how far (in pixels) a box may reach beyond the image before it counts as outside (rounding of the conventions)
 TOLERANCE = 2.0
@@ -44,8 +60,18 @@ TOLERANCE = 2.0
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _FOUR = re.compile(rf"({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})")
 _PAIRS = re.compile(rf"\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*,?\s*\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)")
-_LOC_1000 = re.compile(r"<loc_(\d{1,3})>\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>")
-_LOC_1024 = re.compile(r"<loc(\d{4})>\s*<loc(\d{4})>\s*<loc(\d{4})>\s*<loc(\d{4})>")
+_TOKENS = {
+    "loc-1000": re.compile(r"<loc_(\d{1,3})>\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>"),
+    "loc-1024": re.compile(r"<loc(\d{4})>\s*<loc(\d{4})>\s*<loc(\d{4})>\s*<loc(\d{4})>"),
+    "patch-32": re.compile(r"<patch_index_(\d{4})>\s*<patch_index_(\d{4})>"),
+}
+#: the start of a box token of each token convention (a cut-off answer ends inside one)
+_TOKEN_START = {"loc-1000": "<loc_", "loc-1024": "<loc", "patch-32": "<patch_index_"}
+#: reference tags that name the object of the box after them
+_REF = re.compile(r"<ref>(.*?)</ref>|<\|object_ref_start\|>(.*?)<\|object_ref_end\|>|<\|ref\|>(.*?)<\|/ref\|>"
+                  r"|<phrase>(.*?)</phrase>", re.S)
+_TAG = re.compile(r"<[^<>]*>")
+_BOX_KEYS = ("bbox_2d", "bbox", "box_2d", "box")
 
 
 class ParseFailure(Exception):
@@ -59,78 +85,158 @@ class ParseFailure(Exception):
         return f"{self.reason}: {self.answer[:120]!r}"
 
 
-def box_format_for(model_type: str | None, override: str | None = None) -> str:
-    """The box convention of a model family (``override`` wins); an unknown family must be told which."""
+def check_box_format(box_format: str) -> str:
+    """``box_format`` if it is a known convention, else a clear error listing them."""
     from ..errors import InputError
 
-    chosen = override or _FAMILY.get((model_type or "").lower())
-    if chosen is None:
-        raise InputError(f"no known box convention for model type {model_type!r}",
-                         fix="pass --box-format, one of: " + ", ".join(f"{k} ({v})" for k, v in BOX_FORMATS.items()))
-    if chosen not in BOX_FORMATS:
-        raise InputError(f"unknown box format {chosen!r}", fix="use one of " + ", ".join(BOX_FORMATS))
-    return chosen
+    if box_format not in BOX_FORMATS:
+        raise InputError(f"unknown box format {box_format!r}",
+                         fix="use one of: " + ", ".join(f"{k} ({v})" for k, v in BOX_FORMATS.items()))
+    return box_format
 
 
-def _json_boxes(answer: str) -> list[tuple[list[float], str | None]] | None:
-    """Every ``{"bbox_2d" | "bbox": [4 numbers], "label": ...}`` of a JSON answer (fenced or bare); None if not JSON."""
+def label_index(label: str | None, queries: tuple[str, ...] | list[str]) -> int | None:
+    """The query a listed label names, compared without case, surrounding quotes or punctuation, and with runs of
+    spaces as one ("Red  car." names "red car"); None when it names none."""
+    if label is None:
+        return None
+    key = _label_key(label)
+    for n, query in enumerate(queries):
+        if _label_key(query) == key:
+            return n
+    return None
+
+
+def _label_key(text: str) -> str:
+    return " ".join(text.casefold().strip(" \t\n\"'`.,;:").split())
+
+
+# -- finding boxes ---------------------------------------------------------------------------------------------
+def _json_items(answer: str) -> tuple[list[Any] | None, bool]:
+    """(the items of a JSON answer, fenced or bare, or None if it is not JSON; whether it was complete). A list cut
+    off mid-way gives its complete objects and False."""
     text = re.sub(r"^```(?:json)?|```$", "", answer.strip(), flags=re.M).strip()
     try:
         data: Any = json.loads(text)
+        return (data if isinstance(data, list) else [data]), True
     except ValueError:
+        pass
+    if not text.startswith(("[", "{")):
+        return None, True
+    decoder, items, at, end = json.JSONDecoder(), [], text.find("{"), 0
+    while at != -1:
+        try:
+            item, end = decoder.raw_decode(text, at)
+        except ValueError:
+            return items, False             # an object cut off mid-way
+        items.append(item)
+        at = text.find("{", end)
+    return items, not text.startswith("[") or "]" in text[end:]
+
+
+def _json_box(item: Any) -> tuple[list[float], str | None] | None:
+    """(box in the convention's units, label) of one JSON item, or None."""
+    if not isinstance(item, dict):
         return None
-    out = []
-    for item in data if isinstance(data, list) else [data]:
-        box = item.get("bbox_2d", item.get("bbox")) if isinstance(item, dict) else None
-        if isinstance(box, list) and len(box) == 4 and all(isinstance(v, (int, float)) for v in box):
-            label = item.get("label")
-            out.append(([float(v) for v in box], str(label) if label is not None else None))
-    return out
+    box = next((item[k] for k in _BOX_KEYS if k in item), None)
+    if isinstance(box, list) and len(box) == 1 and isinstance(box[0], list):      # [[x1, y1, x2, y2]]
+        box = box[0]
+    if not (isinstance(box, list) and len(box) == 4
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)):
+        return None
+    label = item.get("label")
+    return [float(v) for v in box], (str(label) if label is not None else None)
 
 
-_LOC_1000_LABELLED = re.compile(r"([^<>]*?)\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>")
-_LOC_1024_LABELLED = re.compile(r"<loc(\d{4})>\s*<loc(\d{4})>\s*<loc(\d{4})>\s*<loc(\d{4})>\s*([^<;]*)")
+def _text_boxes(answer: str, box_format: str) -> tuple[list[tuple[int, int, list[float]]], bool]:
+    """Every box written in the answer's text as (start, end, values in the convention's units), and whether the
+    answer ends cleanly (not inside a box)."""
+    pattern = _TOKENS.get(box_format)
+    if pattern is None:
+        pattern = _PAIRS if _PAIRS.search(answer) else _FOUR
+    found = [(m.start(), m.end(), [float(v) for v in m.groups()]) for m in pattern.finditer(answer)]
+    tail = (answer[found[-1][1]:] if found else answer).rstrip()
+    if box_format in _TOKEN_START:      # ends with some of a box's tokens, or inside one
+        start = re.escape(_TOKEN_START[box_format])
+        cut = re.search(rf"(?:{start}\d+>\s*)+$|<[^<>]*$", tail) is not None
+    else:                               # ends after an opening bracket and nothing but numbers and separators
+        cut = re.search(r"[\[(][\d\s.,()\[\]-]*$", tail) is not None and re.search(r"\d\s*,?$", tail) is not None
+    return found, not cut
 
 
-def _raw_labelled_boxes(answer: str, box_format: str) -> list[tuple[list[float], str | None]]:
-    """Every (box in the convention's units, x1 y1 x2 y2; its label or None) of an answer listing several."""
-    if box_format == "loc-1000":       # Florence-2: "label<loc_x1><loc_y1><loc_x2><loc_y2>label2<loc_...>..."
-        return [([(int(v) + 0.5) / 1000 for v in m.groups()[1:]], _label(m.group(1)))
-                for m in _LOC_1000_LABELLED.finditer(answer.replace("</s>", "").replace("<s>", ""))]
-    if box_format == "loc-1024":       # PaliGemma: "<locY1><locX1><locY2><locX2> label ; ..."
-        out = []
-        for m in _LOC_1024_LABELLED.finditer(answer):
-            y1, x1, y2, x2 = (int(v) / 1024 for v in m.groups()[:4])
-            out.append(([x1, y1, x2, y2], _label(m.group(5))))
-        return out
-    boxes = _json_boxes(answer)
-    if boxes is not None:
-        return boxes
-    return [([float(v) for v in m.groups()], None) for m in (_PAIRS.finditer(answer) if _PAIRS.search(answer)
-                                                             else _FOUR.finditer(answer))]
+def _gap_label(gap: str) -> str | None:
+    """The object named before a box: the last reference tag in the gap, else its words without tags; None when
+    the gap holds nothing (the box shares the previous box's label)."""
+    refs = [next(g for g in m.groups() if g is not None) for m in _REF.finditer(gap)]
+    if refs:
+        return _TAG.sub("", refs[-1]).strip() or None
+    words = re.sub(r"[\[\](){},;:\"'`]", " ", _TAG.sub(" ", gap)).split()
+    return " ".join(words) or None
 
 
-def _label(text: str) -> str | None:
-    text = text.strip(" ;,.:\n\t")
-    return text or None
+def _raw_labelled_boxes(answer: str, box_format: str) -> tuple[list[tuple[list[float], str | None]], bool]:
+    """Every (box in the convention's units, its label or None) of an answer, and whether the answer was complete."""
+    if box_format not in _TOKENS:
+        items, complete = _json_items(answer)
+        boxes = [b for b in map(_json_box, items or []) if b is not None]
+        if boxes:
+            return boxes, complete
+    found, complete = _text_boxes(answer, box_format)
+    out: list[tuple[list[float], str | None]] = []
+    for n, (start, end, values) in enumerate(found):
+        if box_format == "loc-1024":       # PaliGemma: the label follows the box, up to ';' or the next box
+            after = answer[end:found[n + 1][0] if n + 1 < len(found) else len(answer)].split(";")[0]
+            label = " ".join(_TAG.sub(" ", after).split()) or None
+        else:
+            label = _gap_label(answer[found[n - 1][1] if n else 0:start])
+            if label is None and out:
+                label = out[-1][1]
+        out.append((values, label))
+    return out, complete
+
+
+# -- to pixels -------------------------------------------------------------------------------------------------
+def _patch_box(ul: float, lr: float, side: int = 32) -> list[float]:
+    """Kosmos-2's two corner cells -> fractions x1 y1 x2 y2: cell centres, or whole cells when the corners are one
+    cell or share a row or column (as its processor's ``patch_index_to_coordinate``)."""
+    ux, uy, lx, ly = int(ul) % side, int(ul) // side, int(lr) % side, int(lr) // side
+    if ul == lr or ux == lx or uy == ly:
+        return [ux / side, uy / side, (lx + 1) / side, (ly + 1) / side]
+    return [(ux + 0.5) / side, (uy + 0.5) / side, (lx + 0.5) / side, (ly + 0.5) / side]
 
 
 def _to_pixels(box: list[float], box_format: str, image_size: tuple[int, int], input_size: tuple[int, int] | None,
                answer: str) -> list[float]:
     """A box in the convention's units -> xyxy pixels of the image; an empty, inverted or outside box fails."""
     width, height = image_size
+    if box_format == "patch-32":
+        box = _patch_box(*box[:2])
+    elif box_format == "loc-1024" or box_format == "grid-1000-yx":       # y first
+        box = [box[1], box[0], box[3], box[2]]
     x1, y1, x2, y2 = box
+    ox = oy = 0.0
     if box_format == "pixel-resized":
         if not input_size:
             raise ParseFailure("pixel-resized boxes need the model input's size", answer)
         sx, sy = width / input_size[0], height / input_size[1]
-    elif box_format == "grid-1000":
+    elif box_format in ("grid-1000", "grid-1000-yx"):
         sx, sy = width / 1000, height / 1000
-    elif box_format in ("loc-1000", "loc-1024", "normalized"):
+    elif box_format == "grid-999":
+        sx, sy = width / 999, height / 999
+    elif box_format == "loc-1000":
+        x1, y1, x2, y2 = ((v + 0.5) / 1000 for v in (x1, y1, x2, y2))
+        sx, sy = width, height
+    elif box_format == "loc-1024":
+        sx, sy = width / 1023, height / 1023
+    elif box_format == "normalized-square":
+        side = max(width, height)
+        sx = sy = side
+        ox, oy = (side - width) / 2, (side - height) / 2
+    elif box_format in ("normalized", "patch-32"):
         sx, sy = width, height
     else:
         sx, sy = 1.0, 1.0
-    out = [x1 * sx, y1 * sy, x2 * sx, y2 * sy]
+    out = [x1 * sx - ox, y1 * sy - oy, x2 * sx - ox, y2 * sy - oy]
     if not (out[2] > out[0] and out[3] > out[1]):
         raise ParseFailure("an empty or inverted box", answer)
     if out[0] < -TOLERANCE or out[1] < -TOLERANCE or out[2] > width + TOLERANCE or out[3] > height + TOLERANCE:
@@ -138,48 +244,35 @@ def _to_pixels(box: list[float], box_format: str, image_size: tuple[int, int], i
     return out
 
 
+# -- the public parsers ----------------------------------------------------------------------------------------
 def parse_labelled_boxes(answer: str, box_format: str, image_size: tuple[int, int],
                          input_size: tuple[int, int] | None = None
                          ) -> tuple[list[tuple[list[float], str | None]], list[ParseFailure]]:
     """Every box of an answer listing several (a detection answer) as (xyxy pixels, label or None), and a failure
-    for each box that cannot be used (empty, inverted, outside the image); an answer with no box at all fails."""
-    raw = _raw_labelled_boxes(answer, box_format)
+    for each box that cannot be used (empty, inverted, outside the image) plus one :data:`TRUNCATED` failure when
+    the answer was cut off (its complete boxes are kept); an answer with no box at all fails."""
+    raw, complete = _raw_labelled_boxes(answer, box_format)
     if not raw:
-        if _json_boxes(answer) == [] and answer.strip().strip("`").removeprefix("json").strip().startswith("["):
+        items, whole = _json_items(answer) if box_format not in _TOKENS else (None, True)
+        if items == [] and whole:
             return [], []                       # "[]": the model found nothing, a valid answer
-        raise ParseFailure(f"no box in the {box_format} convention", answer)
+        raise ParseFailure(TRUNCATED if not (complete and whole) else f"no box in the {box_format} convention", answer)
     boxes, failures = [], []
     for box, label in raw:
         try:
             boxes.append((_to_pixels(box, box_format, image_size, input_size, answer), label))
         except ParseFailure as failure:
             failures.append(failure)
+    if not complete:
+        failures.insert(0, ParseFailure(TRUNCATED, answer))
     return boxes, failures
-
-
-def _raw_box(answer: str, box_format: str) -> list[float]:
-    """The first box of the answer, in the convention's own units, x1 y1 x2 y2."""
-    if box_format == "loc-1000":
-        m = _LOC_1000.search(answer)
-        if m:
-            return [(int(v) + 0.5) / 1000 for v in m.groups()]
-    elif box_format == "loc-1024":
-        m = _LOC_1024.search(answer)
-        if m:
-            y1, x1, y2, x2 = (int(v) / 1024 for v in m.groups())
-            return [x1, y1, x2, y2]
-    else:
-        boxes = _json_boxes(answer)
-        if boxes:
-            return boxes[0][0]
-        m = _PAIRS.search(answer) or _FOUR.search(answer)
-        if m:
-            return [float(v) for v in m.groups()]
-    raise ParseFailure(f"no box in the {box_format} convention", answer)
 
 
 def parse_box(answer: str, box_format: str, image_size: tuple[int, int],
               input_size: tuple[int, int] | None = None) -> list[float]:
     """The first box of a VLM answer as xyxy pixels of the image (``image_size`` = (width, height));
     ``input_size`` is the resized model input's (width, height), needed by ``pixel-resized``."""
-    return _to_pixels(_raw_box(answer, box_format), box_format, image_size, input_size, answer)
+    raw, complete = _raw_labelled_boxes(answer, box_format)
+    if not raw:
+        raise ParseFailure(TRUNCATED if not complete else f"no box in the {box_format} convention", answer)
+    return _to_pixels(raw[0][0], box_format, image_size, input_size, answer)

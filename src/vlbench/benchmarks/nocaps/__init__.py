@@ -73,6 +73,10 @@ class Nocaps(Benchmark):
         _check_examples(references, predictions)
         return [{"image_id": r["image_id"], "caption": p} for r, p in zip(references, predictions)]
 
+    def options_for_run(self, config: str | None, unanswered: int) -> dict[str, Any]:
+        """Images a run did not caption (``--limit``) are scored as empty captions (the run counted them)."""
+        return {"missing": "empty"} if unanswered else {}
+
     def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
         """BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE overall and per domain (see :mod:`.scorer`)."""
         from .scorer import score

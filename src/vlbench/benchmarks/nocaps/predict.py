@@ -7,15 +7,10 @@ from typing import Any, Iterator
 
 from ...benchmark import PredictData, PredictItem
 
-#: the captioning prompt, overridable with ``--prompt``
-PROMPT = "Describe this image in one short sentence."
-
-
-def items(data: PredictData, kind: str, prompt: str | None) -> Iterator[PredictItem]:
-    """One item per image."""
+def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
+    """One item per image (each model family's captioning prompt is used, see :mod:`vlbench.predict.families`)."""
     for row in data.rows:
-        yield PredictItem(key=str(row["image_id"]), image=row.get("image"), prompt=prompt or PROMPT,
-                          context={"image_id": row["image_id"]})
+        yield PredictItem(key=str(row["image_id"]), image=row.get("image"), context={"image_id": row["image_id"]})
 
 
 def from_detections(item: PredictItem, detections: Any) -> list[dict[str, Any]]:

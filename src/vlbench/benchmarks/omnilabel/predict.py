@@ -9,7 +9,7 @@ from typing import Any, Iterator
 from ...benchmark import Detections, PredictData, PredictItem
 
 
-def items(data: PredictData, kind: str, prompt: str | None) -> Iterator[PredictItem]:
+def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
     """One item per image; the queries are the label space's texts, in its order."""
     for row in data.rows:
         space = row["labelspace"]

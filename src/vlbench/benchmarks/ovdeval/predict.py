@@ -1,7 +1,7 @@
 """OVDEval with a model in the loop: one item per image of a sub-dataset, its positive labels and hard negatives
 (``text`` + ``neg_text``) as the queries, as the official evaluation prompts the detector; an image-text-to-text
-model is asked to list the boxes of those labels (each listed box scores 1: an answer carries no confidence).
-Entries are COCO results ``{"image_id", "category_id", "bbox" (xywh), "score"}``."""
+model is asked to list the boxes of those labels (:mod:`vlbench.predict` reads them as detections scored 1: an
+answer carries no confidence). Entries are COCO results ``{"image_id", "category_id", "bbox" (xywh), "score"}``."""
 
 from __future__ import annotations
 
@@ -9,13 +9,7 @@ from typing import Any, Iterator
 
 from ...benchmark import Detections, PredictData, PredictItem
 
-#: the detection request to an image-text-to-text model (``{labels}``: the image's labels, comma-separated); the
-#: paper prompts detectors with the label list only, so this wording is vlbench's, overridable with ``--prompt``
-PROMPT = ("Find every object in the image that matches one of these labels: {labels}. Answer with a JSON list of "
-          '{{"bbox_2d": [x1, y1, x2, y2], "label": <one of the labels>}}, or [] if none is present.')
-
-
-def items(data: PredictData, kind: str, prompt: str | None) -> Iterator[PredictItem]:
+def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
     """One item per image; each query maps to the category id of that name in its sub-dataset's category list
     (kept in the built folder's card: rows name only the categories of their boxes)."""
     from ...errors import InputError
@@ -32,7 +26,6 @@ def items(data: PredictData, kind: str, prompt: str | None) -> Iterator[PredictI
         names = [n for n in dict.fromkeys((row.get("text") or []) + (row.get("neg_text") or []))
                  if n in categories[sub]]
         yield PredictItem(key=f"{sub}/{row['image_id']}", image=row.get("image"), queries=tuple(names),
-                          prompt=(prompt or PROMPT).format(labels=", ".join(names)),
                           context={"image_id": row["image_id"], "part": sub,
                                    "category_ids": [categories[sub][n] for n in names]})
 
@@ -45,9 +38,6 @@ def from_detections(item: PredictItem, detections: Detections) -> list[dict[str,
             for (x0, y0, x1, y1), s, q in zip(detections.boxes_xyxy, detections.scores, detections.query)]
 
 
-def from_answer(item: PredictItem, boxes: list[tuple[list[float], str | None]]) -> list[dict[str, Any]]:
-    """Each listed box whose label is one of the image's, under that category, score 1 (others are left out and
-    counted by the caller)."""
-    cats = dict(zip(item.queries, item.context["category_ids"]))
-    return [{"image_id": item.context["image_id"], "category_id": cats[label], "bbox": [x0, y0, x1 - x0, y1 - y0],
-             "score": 1.0} for (x0, y0, x1, y1), label in boxes if label in cats]
+def from_answer(item: PredictItem, text: str) -> list[dict[str, Any]]:
+    """Not reached: OVDEval answers are labelled boxes (``answer_kind`` "boxes", read by :func:`from_detections`)."""
+    raise NotImplementedError

@@ -1,0 +1,176 @@
+"""Zero-shot detectors, one function per family: a batch of images, each with its own text queries, -> every
+(score, xyxy box in pixels, query index) at or above the threshold. The family table
+(:mod:`vlbench.predict.families`) names the function. torch is imported inside each.
+
+Each keeps every box on the query it answers however the queries are written or batched:
+
+- OWL-ViT / OWLv2: the processor pads shorter query lists with ``" "``, which the CLIP tokenizer does not mask;
+  those padding queries are masked out before each box takes its best query (as the family's post-processing does).
+- Grounding DINO (and MM-Grounding-DINO / LLMDet): one caption ``"q1 . q2 . q3 ."`` per image; a box's score for a
+  query is the mean probability of the query's tokens, the token spans found from the tokenizer's offsets (the
+  family's reference evaluation, ``PostProcessCocoGrounding``), never by decoding text back. ``.`` and ``?`` inside a
+  query would split it (they separate phrases in the model's text attention), so they are written as ``,``; queries
+  beyond the text length go to further passes.
+- OmDet-Turbo: the processor takes a class list per image and the post-processing returns indices into it; images
+  go in groups of equal class counts (the decoder attends to the padding of shorter lists).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Found", "owl", "grounding_dino", "omdet_turbo"]
+
+
+@dataclass
+class Found:
+    """A batch's detections, per image: (score, xyxy box, query index) of each box, how many of its queries were cut
+    at the text encoder's length (their last tokens never reach the model), and how many had '.' / '?' written as
+    ',' (Grounding DINO's phrase separators)."""
+
+    boxes: list[list[tuple[float, list[float], int]]]
+    truncated: list[int]
+    escaped: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.escaped = self.escaped or [0] * len(self.boxes)
+
+
+def _xyxy_pixels(cxcywh: Any, width: float, height: float) -> Any:
+    """Normalised (cx, cy, w, h) boxes -> xyxy pixels of a width x height frame."""
+    import torch
+
+    cx, cy, w, h = cxcywh.unbind(-1)
+    return torch.stack([(cx - w / 2) * width, (cy - h / 2) * height, (cx + w / 2) * width, (cy + h / 2) * height], -1)
+
+
+def _text_limit(loaded: Any, default: int) -> int:
+    """The text encoder's length in tokens."""
+    limit = getattr(loaded.processor.tokenizer, "model_max_length", None)
+    return int(limit) if isinstance(limit, int) and 0 < limit < 100_000 else default
+
+
+def _count_truncated(loaded: Any, queries: list[list[str]], limit: int) -> list[int]:
+    """Per image, the queries longer than ``limit`` tokens (special tokens included)."""
+    tokenizer = loaded.processor.tokenizer
+    return [sum(len(tokenizer(q)["input_ids"]) > limit for q in qs) for qs in queries]
+
+
+def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float) -> Found:
+    """OWL-ViT / OWLv2: each box (an image patch) with its best real query. OWLv2 predicts on the image padded to a
+    square at the bottom and right, so its boxes are scaled by the longer side."""
+    import torch
+
+    limit = _text_limit(loaded, 16)
+    inputs = loaded.processor(text=queries, images=images, return_tensors="pt", padding="max_length",
+                              truncation=True, max_length=limit)
+    with torch.inference_mode():
+        outputs = loaded.model(**inputs.to(loaded.device))
+    found = []
+    for n, (image, qs) in enumerate(zip(images, queries)):
+        logits = outputs.logits[n, :, :len(qs)].float()         # the padding queries of shorter lists dropped
+        best, label = logits.max(-1)
+        scores = torch.sigmoid(best)
+        width, height = image.size
+        if loaded.model_type == "owlv2":
+            width = height = max(width, height)
+        boxes = _xyxy_pixels(outputs.pred_boxes[n].float(), width, height)
+        keep = (scores >= threshold).nonzero().flatten().tolist()
+        found.append([(float(scores[k]), boxes[k].tolist(), int(label[k])) for k in keep])
+    return Found(found, truncated=_count_truncated(loaded, queries, limit))
+
+
+def _escape(query: str) -> str:
+    """A query as one Grounding DINO phrase: its '.' and '?' (phrase separators) written as ','."""
+    return " ".join(query.replace(".", ",").replace("?", ",").split()).strip(" ,") or query.strip() or "object"
+
+
+def _caption_parts(tokenizer: Any, queries: list[str], limit: int) -> list[list[int]]:
+    """The queries (indices) of each caption of one image, packed in order so that each caption fits ``limit``
+    tokens ([CLS] and [SEP] included); a query too long for one caption gets one of its own (and is cut)."""
+    parts: list[list[int]] = []
+    used = limit
+    for n, q in enumerate(queries):
+        cost = len(tokenizer(q, add_special_tokens=False)["input_ids"]) + 1       # its tokens and its '.'
+        if parts and used + cost <= limit:
+            parts[-1].append(n)
+            used += cost
+        else:
+            parts.append([n])
+            used = 2 + cost
+    return parts
+
+
+def _spans(offsets: list[tuple[int, int]], chars: list[tuple[int, int]]) -> list[list[int]]:
+    """The token positions of each character span (tokens whose characters lie inside it)."""
+    return [[t for t, (a, b) in enumerate(offsets) if b > a and a >= start and b <= end] for start, end in chars]
+
+
+def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float) -> Found:
+    """Grounding DINO family: captions of the queries, scores by token span (see the module docstring)."""
+    import torch
+
+    tokenizer = loaded.processor.tokenizer
+    limit = min(_text_limit(loaded, 256), int(getattr(loaded.model.config, "max_text_len", 256)))
+    escaped = [[_escape(q) for q in qs] for qs in queries]
+    parts = [_caption_parts(tokenizer, qs, limit) for qs in escaped]
+    found: list[list[tuple[float, list[float], int]]] = [[] for _ in images]
+    truncated = [0] * len(images)
+    for round_ in range(max(map(len, parts), default=0)):
+        batch = [(n, parts[n][round_]) for n in range(len(images)) if round_ < len(parts[n])]
+        captions, chars = [], []
+        for n, part in batch:
+            text, spans = "", []
+            for q in part:
+                spans.append((len(text), len(text) + len(escaped[n][q])))
+                text += escaped[n][q] + " . "
+            captions.append(text.strip())
+            chars.append(spans)
+        inputs = loaded.processor(images=[images[n] for n, _ in batch], text=captions, return_tensors="pt",
+                                  padding="longest", truncation=True, max_length=limit)
+        encoded = tokenizer(captions, padding="longest", truncation=True, max_length=limit,
+                            return_offsets_mapping=True)
+        with torch.inference_mode():
+            outputs = loaded.model(**inputs.to(loaded.device))
+        for row, ((n, part), spans) in enumerate(zip(batch, chars)):
+            offsets = encoded["offset_mapping"][row]
+            tokens = _spans(offsets, spans)
+            reached = max((b for a, b in offsets if b > a), default=0)         # the caption's last character kept
+            truncated[n] += sum(end > reached for _, end in spans)
+            probs = torch.sigmoid(outputs.logits[row].float())                     # (boxes, text positions)
+            # mean probability over each query's tokens: the normalised positive map of the reference evaluation
+            weights = torch.zeros(len(part), probs.shape[-1])
+            for j, t in enumerate(tokens):
+                if t:
+                    weights[j, t] = 1.0 / len(t)
+            scores = probs @ weights.T.to(probs.device)                             # (boxes, queries)
+            width, height = images[n].size
+            boxes = _xyxy_pixels(outputs.pred_boxes[row].float(), width, height)
+            for b, j in (scores >= threshold).nonzero().tolist():
+                found[n].append((float(scores[b, j]), boxes[b].tolist(), part[j]))
+    return Found(found, truncated=truncated, escaped=[sum("." in q or "?" in q for q in qs) for qs in queries])
+
+
+def omdet_turbo(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float) -> Found:
+    """OmDet-Turbo: a class list per image; the family's post-processing (per-class NMS) gives indices into it.
+    Images are sent in groups of equal class counts: the model pads shorter class lists and its decoder attends to
+    the padding, so a batch of unequal lists changes every image's scores."""
+    import torch
+
+    found: list[list[tuple[float, list[float], int]]] = [[] for _ in images]
+    groups: dict[int, list[int]] = {}
+    for n, qs in enumerate(queries):
+        groups.setdefault(len(qs), []).append(n)
+    for members in groups.values():
+        texts = [queries[n] for n in members]
+        inputs = loaded.processor(images=[images[n] for n in members], text=texts, return_tensors="pt",
+                                  padding="max_length", truncation=True)
+        with torch.inference_mode():
+            outputs = loaded.model(**inputs.to(loaded.device))
+        results = loaded.processor.post_process_grounded_object_detection(
+            outputs, text_labels=texts, threshold=threshold, target_sizes=[images[n].size[::-1] for n in members])
+        for n, res in zip(members, results):
+            found[n] = [(float(s), [float(v) for v in b], int(q))
+                        for b, s, q in zip(res["boxes"].tolist(), res["scores"].tolist(), res["labels"].tolist())]
+    return Found(found, truncated=_count_truncated(loaded, queries, _text_limit(loaded, 77)))
