@@ -83,7 +83,7 @@ def main() -> None:
             n = predict("ref_l4", str(model_dir), hub, out, split="test", batch_size=args.batch_size,
                         progress=False).items
 
-        loaded = models.load_model(str(model_dir), device="cpu")
+        loaded = models.load_model(str(model_dir), models.inspect_model(str(model_dir)), device="cpu")
         data, _ = load_data("ref_l4", hub, split="test")
         from vlbench.benchmarks import get_benchmark
 
