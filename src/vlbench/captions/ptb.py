@@ -1,179 +1,263 @@
-"""A Python re-implementation of Stanford CoreNLP 3.4.1's PTBTokenizer for one caption line, as
-pycocoevalcap runs it (``-preserveLines``; lower-casing and the punctuation filter come after).
+"""Stanford CoreNLP 3.4.1's PTBTokenizer as pycocoevalcap runs it (``-preserveLines -lowerCase``), without a JVM.
 
-Written from the tokenizer's observable behaviour (OFFICIAL-SCORERS.md 4.3.2 and the golden
-tokenizer corpus), not from its source. Like the JFlex lexer it imitates, it takes at each position
-the longest match among its token patterns (ties to the earlier pattern). Whitespace-separated
-chunks are tokenized independently, with a cache (captions reuse words), then sentence-final
-periods and abbreviations are settled with a look at the next chunk.
+The tokenizer is a JFlex 1.5.1 scanner (``PTBLexer.flex``): a DFA over UTF-16 code units, longest match first,
+ties to the earlier rule, some rules with trailing context (``r1/r2``), each rule an action that may normalize its
+text. This module runs the jar's own automaton: its tables (character classes, transitions, accepting states, the
+action of each state) are read from the jar pycocoevalcap installs (:mod:`vlbench.captions.jvmclass`), so character
+classes such as ``[:letter:]`` are the jar's, not today's Unicode. Written here, from the published ``PTBLexer.flex``
+of the 3.4.1 release and JFlex's scanning rules: the scanner loop, the trailing-context resolution, and what each of
+the automaton's 54 actions does under the options the command line sets (PTB3 escaping, ``tokenizeNLs`` from
+``-preserveLines``, untokenizable characters deleted), then ``PTBTokenizer``'s output: tokens joined by spaces, a
+line per newline token, each token lower-cased as Java's ``toLowerCase(Locale.ENGLISH)``.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
+from os import PathLike
 
-__all__ = ["ptb_tokenize"]
+__all__ = ["Automaton", "automaton", "tokenize_stream", "tokens", "java_lower", "UNPROVEN"]
 
-# Abbreviations that keep their period (the tokenizer's list, as far as captions need it).
-_ABBREV = {
-    "mr", "mrs", "ms", "dr", "st", "mt", "jr", "sr", "prof", "gen", "gov", "sen", "rep", "rev", "capt", "col",
-    "lt", "sgt", "ave", "blvd", "rd", "inc", "ltd", "co", "corp", "dept", "univ", "assn", "bros", "vs", "etc",
-    "ph.d", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "fig", "est", "ft",
-}
-#: Abbreviations that keep their period only before a number ("No. 5"); otherwise it splits off.
-_ABBREV_BEFORE_NUMBER = {"no", "nos", "art", "pp", "p"}
+LEXER_CLASS = "edu/stanford/nlp/process/PTBLexer"
+#: ZZ_LEXSTATE[YyTraditionalTreebank3]: the start state the lexer uses without the strictTreebank3 option
+_START_STATE = 2
+_NEWLINE = object()
 
-_FUSED = {"cannot": 3, "gonna": 3, "gotta": 3, "wanna": 3, "gimme": 3, "lemme": 3}
-_CLITICS = ("s", "re", "ve", "ll", "d", "m")
-
-_L = r"[^\W\d_½¼¾]"          # a letter (Unicode)
-_LD = r"[^\W_½¼¾]"            # a letter or digit
-_D = r"\d"
-
-_PATTERNS = [(name, re.compile(p, re.UNICODE)) for name, p in [
-    ("url", r"https?://[^\s\"<>()\[\]{}]*[^\s\"<>()\[\]{}.,;:!?]"),
-    ("email", r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
-    ("www", r"www\.[\w-]+(?:\.[\w-]+)+"),
-    ("tag", r"</?[A-Za-z][A-Za-z0-9]*>"),
-    ("atword", rf"{_LD}*@{_LD}+"),
-    ("entity", r"&(?:amp|lt|gt|quot|apos);"),
-    ("hashword", rf"#{_L}{_LD}*"),
-    ("ellipsis", r"\.{2,}|…"),
-    ("excl", r"[!?]+"),
-    ("dashes", r"-{2,}|[–—]"),
-    ("number", rf"[+-]?(?:{_D}+(?:[,.:/]{_D}+)*|[.,]{_D}+(?:[,.:/]{_D}+)*)"),
-    ("word", rf"(?:{_L}{_LD}*(?:\.{_L}{_LD}*)*|{_D}+{_L}{_LD}*)(?:\.(?!{_LD}))?"),
-    ("hyphenated", rf"[\w.,]*{_LD}(?:-[\w.]*{_LD})+(?:\.(?!{_LD}))?"),
-    ("slashed", r"[A-Za-z0-9]+(?:/[A-Za-z0-9]+)+"),
-    ("amp", r"[A-Z]+&[A-Z]+"),
-    ("plusplus", rf"{_L}\+\+"),
-    # 'tis / 'twas split off a lower-case word that does not end in n ("a'tis" -> a 't is), as observed
-    ("apos_word", r"(?:[A-Za-z]*[A-Z]|[A-Za-z]*n)['’](?:tis|twas)(?![A-Za-z])"
-                  r"|[A-Za-z]*[nN]['’][tT][A-Za-z]*(?!['’])"
-                  r"|[A-Za-z]+['’](?!(?:em|cause|tis|twas)(?![A-Za-z]))[A-Za-z]{2,}(?!['’])"
-                  r"|[dD]['’](?![\w'’])"),
-    ("apos_lead", rf"['’](?:(?:em|{_D}0[sS]|cause|s|re|ve|ll|d|m)(?![A-Za-z])|n['’]|t(?=(?:is|was)(?![A-Za-z])))"),
-]]
-
-_KEEP = "\x00"
-#: Words that, following a single-letter initial at the end of a sentence, make its period sentence-final.
-_SENTENCE_STARTERS = {"A", "An", "The"}
-
-_QUOTES = "\"“”«»‘’‚‹›`'"
-_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
-_CURRENCY = {"£": "#", "€": "$", "$": "$", "¥": "¥"}
+#: actions whose rule has trailing context of varying length: (start of the forward DFA of r1, start of the
+#: backward DFA of r2), as JFlex resolves ``r1/r2`` (the end of r1 is the last position where both accept)
+_GENERAL_LOOKAHEAD = {24: (13, 14), 30: (3, 4), 40: (5, 6), 41: (16, 17), 43: (15, 14), 44: (9, 10), 47: (7, 8),
+                      49: (11, 12)}
+#: actions whose trailing context has a fixed length (given back), and one whose r1 has a fixed length
+_PUSHBACK = {25: 1, 26: 1, 32: 1, 34: 1, 36: 1, 42: 2, 46: 1, 48: 2, 50: 3, 51: 1, 53: 4}
+_FIXED_BASE = {35: 1}
+#: actions that emit nothing: untokenizable characters (deleted, logged once), spaces and zero-widths, DEL
+_SKIP = {1, 7, 23}
+#: actions that emit a fixed text: '<' '>' and brackets (PTB escapes), em/en dashes, an ellipsis
+_CONSTANT = {2: "<", 10: ">", 11: "--", 13: "...", 16: "-RCB-", 17: "-LRB-", 18: "-RRB-", 20: "-LCB-", 21: "-RSB-",
+             22: "-LSB-"}
+#: actions that remove soft hyphens (words, numbers, hyphenated things)
+_SOFT_HYPHENS = {6, 12, 29, 30, 32, 40, 46}
 
 
-def _longest(text: str, pos: int) -> tuple[str, str] | None:
-    best: tuple[str, str] | None = None
-    for name, pattern in _PATTERNS:
-        m = pattern.match(text, pos)
-        if m and m.end() > pos and (best is None or len(m.group(0)) > len(best[1])):
-            best = (name, m.group(0))
-    return best
+@dataclass(frozen=True)
+class Automaton:
+    """The lexer's tables: code unit -> character class, DFA state -> action / row / attributes, transitions."""
+
+    cmap: list[int]
+    action: list[int]
+    rowmap: list[int]
+    trans: list[int]
+    attribute: list[int]
 
 
-def _split_word(word: str) -> list[str]:
-    """Fused forms (cannot -> can not) and clitics (don't -> do n't, it's -> it 's)."""
-    low = word.lower()
-    if low in _FUSED:
-        n = _FUSED[low]
-        return [word[:n], word[n:]]
-    m = re.match(r"^(.+?)(n['’]t[A-Za-z]*)$", word, re.IGNORECASE)
-    if m:
-        return _split_word(m.group(1)) + [m.group(2).replace("’", "'")]
-    m = re.match(r"^(.+?)(['’](?:%s))$" % "|".join(_CLITICS), word, re.IGNORECASE)
-    if m:
-        return _split_word(m.group(1)) + [m.group(2).replace("’", "'")]
-    return [word]
-
-
-@lru_cache(maxsize=200_000)
-def _chunk(text: str) -> tuple[str, ...]:
-    """Tokens of one whitespace-free chunk, before the sentence-final rules."""
-    if text.lower() == "y'all":
-        return (text[:2], text[2:])
-    out: list[str] = []
-    pos = 0
-    while pos < len(text):
-        ch = text[pos]
-        if ch == "½":
-            out.append("1/2")
-            pos += 1
-            continue
-        if ch in _BRACKETS:
-            out.append(_BRACKETS[ch])
-            pos += 1
-            continue
-        if ch in _CURRENCY:
-            out.append(_CURRENCY[ch])
-            pos += 1
-            continue
-        found = _longest(text, pos)
-        if found is None:
-            # one character: quotes become (dropped) quote tokens, anything else stands alone
-            out.append("''" if ch in _QUOTES else ("#" if ch == "#" else ch))
-            pos += 1
-            continue
-        kind, tok = found
-        # a word directly followed by a clitic or n't ("don't", "it's") takes it along, to be split off
-        if kind in ("word", "hyphenated", "slashed") and pos + len(tok) < len(text):
-            m = re.match(r"n['’]t(?![A-Za-z])|['’](?:s|re|ve|ll|d|m)(?![A-Za-z])", text[pos + len(tok):], re.IGNORECASE)
-            if m:
-                tok += m.group(0)
-        pos += len(tok)
-        if kind in ("word", "hyphenated", "number", "amp") and text[pos:pos + 2] in (".,", ".;", ".:"):
-            tok += "."
-            pos += 1
-        if tok.endswith(".") and text[pos:pos + 1] in (",", ";", ":") and pos < len(text):
-            tok += _KEEP  # a period before , ; : stays on its word ("street.," -> street. ,)
-        if kind == "ellipsis":
-            out.append("...")
-        elif kind == "dashes":
-            out.append("--")
-        elif kind == "entity":
-            out.append({"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "''", "&apos;": "'"}[tok])
-        elif kind in ("word", "hyphenated", "slashed", "apos_word"):
-            out.extend(_split_word(tok))
-        else:
-            out.append(tok)
-    return tuple(out)
-
-
-def _settle_period(tok: str, next_chunk: str) -> list[str]:
-    """A word-final period stays only on abbreviations, acronyms and initials; else it splits off."""
-    if tok.endswith(_KEEP):
-        return [tok[:-1]]
-    if not tok.endswith(".") or len(tok) < 2 or set(tok) <= {"."}:
-        return [tok]
-    stem = tok[:-1]
-    low = stem.lower()
-    initial = re.fullmatch(r"[^\W\d_]", low) is not None
-    keep = (low in _ABBREV or (low in _ABBREV_BEFORE_NUMBER and next_chunk[:1].isdigit())
-            or re.fullmatch(r"(?:[^\W\d_]\.)+[^\W\d_]", low) is not None
-            or (initial and next_chunk not in _SENTENCE_STARTERS))
-    return [tok] if keep else [stem, "."]
-
-
-def ptb_tokenize(line: str, next_line: str = "") -> list[str]:
-    """Tokens of one caption line (original case; the caller lower-cases). The tokenizer reads the
-    captions as one stream, so the first word of the next line can decide a line-final period."""
-    chunks = line.split()
-    following = next_line.split()[:1]
-    out: list[str] = []
-    for i, chunk in enumerate(chunks):
-        toks = _chunk(chunk)
-        if not _has_period(toks):         # most chunks: nothing for the period rules to decide
-            out.extend(toks)
-            continue
-        next_chunk = chunks[i + 1] if i + 1 < len(chunks) else (following[0] if following else "")
-        for j, tok in enumerate(toks):
-            out.extend(_settle_period(tok, next_chunk if j == len(toks) - 1 else ""))
+def _pairs(units: list[int], offset: int = 0) -> list[int]:
+    """JFlex's run-length packing: (count, value) pairs; ``offset`` is added to each value."""
+    out: list[int] = []
+    for i in range(0, len(units), 2):
+        out.extend([units[i + 1] + offset] * units[i])
     return out
 
 
-@lru_cache(maxsize=200_000)
-def _has_period(toks: tuple[str, ...]) -> bool:
-    """Whether a token of the chunk ends with a period (or the kept-period mark) for :func:`_settle_period`."""
-    return any(t.endswith((".", _KEEP)) for t in toks)
+@lru_cache(maxsize=2)
+def automaton(jar: str | PathLike | None = None) -> Automaton:
+    """The PTBLexer tables of ``jar`` (default: pycocoevalcap's), unpacked as JFlex's generated code does."""
+    from ..errors import VlbenchError
+    from . import java
+    from .jvmclass import string_constants
+
+    jar = jar or java.tokenizer_jar()
+    if jar is None:
+        raise VlbenchError("the Python PTB tokenizer reads its tables from pycocoevalcap's stanford-corenlp-3.4.1.jar,"
+                           " which is not installed")
+    packed = string_constants(jar, LEXER_CLASS)
+
+    def joined(name: str) -> list[int]:
+        return [u for key in sorted(k for k in packed if k.startswith(name)) for u in packed[key]]
+
+    rows = joined("ZZ_ROWMAP_PACKED_")
+    return Automaton(cmap=_pairs(packed["ZZ_CMAP_PACKED"]), action=_pairs(joined("ZZ_ACTION_PACKED_")),
+                     rowmap=[(rows[i] << 16) | rows[i + 1] for i in range(0, len(rows), 2)],
+                     trans=_pairs(joined("ZZ_TRANS_PACKED_"), -1), attribute=_pairs(joined("ZZ_ATTRIBUTE_PACKED_")))
+
+
+# -- the actions' normalizations (PTBLexer.flex, default options) ------------------------------------------------
+def _remove_soft_hyphens(text: str) -> str:
+    """U+00AD dropped (a line-breaking hint); a token of soft hyphens only becomes '-'."""
+    return (text.replace("\u00ad", "") or "-") if "\u00ad" in text else text
+
+
+def _quotes(text: str, probably_left: bool) -> str:
+    """LaTeX quotes: ' " (and &apos; &quot;) opening or closing by position; curly and CP1252 quotes by shape."""
+    single, double = ("`", "``") if probably_left else ("'", "''")
+    text = re.sub("&apos;|'", single, text)
+    text = re.sub('"|&quot;', double, text)
+    text = re.sub("[\u0091\u2018\u201b\u2039]", "`", text)
+    text = re.sub("[\u0092\u2019\u203a]", "'", text)
+    text = re.sub("[\u0093\u201c\u00ab]", "``", text)
+    return re.sub("[\u0094\u201d\u00bb]", "''", text)
+
+
+_FRACTIONS = {"\u00bc": "1/4", "\u00bd": "1/2", "\u00be": "3/4", "\u2153": "1/3", "\u2154": "2/3"}
+_CURRENCY = {"\u00a2": "cents", "\u00a3": "#", "\u0080": "$", "\u00a4": "$", "\u20a0": "$", "\u20ac": "$"}
+
+
+def _translate(text: str, table: dict[str, str]) -> str:
+    return "".join(table.get(c, c) for c in text)
+
+
+def _parens(text: str) -> str:
+    return text.replace("(", "-LRB-").replace(")", "-RRB-")
+
+
+def _amp(text: str) -> str:
+    return re.sub("(?i)&amp;", "&", text)
+
+
+_TRANSFORMS = {
+    4: lambda t: "--" if 3 <= len(t) <= 4 else t,           # hyphens: 3 or 4 make an em dash
+    8: lambda t: _quotes(t, False), 36: lambda t: _quotes(t, False),
+    26: lambda t: _quotes(t, True), 35: lambda t: _quotes(t, True),
+    14: lambda t: _translate(t, _FRACTIONS), 15: lambda t: _translate(t, _CURRENCY),
+    27: lambda t: t.replace(" ", "\u00a0"), 38: lambda t: t.replace(" ", "\u00a0"), 39: lambda t: t.replace(" ", "\u00a0"),
+    28: _parens, 34: _parens, 54: lambda t: _parens(t.replace(" ", "\u00a0")),
+    37: _amp, 51: _amp,
+}
+#: the whitespace the lexer's own work-around strips from the end of a trailing-context match
+_TRAILING_SPACE = {0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x85}
+
+
+# -- the scanner -------------------------------------------------------------------------------------------------
+def _lookahead(dfa: Automaton, units: list[int], start: int, marked: int, forward: int, backward: int) -> int:
+    """The end of r1 in an ``r1/r2`` match ending at ``marked``: mark where r1's DFA accepts walking forward, then
+    walk r2's reversed DFA back from the end to the first position both accept (JFlex's general lookahead)."""
+    cmap, trans, rowmap, attribute = dfa.cmap, dfa.trans, dfa.rowmap, dfa.attribute
+    final = [False] * (marked - start + 1)
+    state, pos = forward, start
+    while state != -1 and pos < marked:
+        final[pos - start] = bool(attribute[state] & 1)
+        state = trans[rowmap[state] + cmap[units[pos]]]
+        pos += 1
+    if state != -1:
+        final[pos - start] = bool(attribute[state] & 1)
+    state, pos = backward, marked
+    while not final[pos - start] or not attribute[state] & 1:
+        pos -= 1
+        state = trans[rowmap[state] + cmap[units[pos]]]
+    return pos
+
+
+def _scan(dfa: Automaton, units: list[int]) -> list[tuple[int, int, int]]:
+    """Every match of the stream as (action, start, end of its token's text); the next match starts where the
+    action leaves the input (an abbreviation's token keeps its period and gives the period back as well)."""
+    cmap, trans, rowmap, attribute, action_of = dfa.cmap, dfa.trans, dfa.rowmap, dfa.attribute, dfa.action
+    n, start, out = len(units), 0, []
+    while start < n:
+        state, pos, action, marked = _START_STATE, start, -1, start
+        while pos < n:
+            state = trans[rowmap[state] + cmap[units[pos]]]
+            if state == -1:
+                break
+            pos += 1
+            flags = attribute[state]
+            if flags & 1:
+                action, marked = state, pos
+                if flags & 8:
+                    break
+        number = action_of[action]
+        if number in _GENERAL_LOOKAHEAD:
+            marked = _lookahead(dfa, units, start, marked, *_GENERAL_LOOKAHEAD[number])
+        elif number in _PUSHBACK:
+            marked -= _PUSHBACK[number]
+        elif number in _FIXED_BASE:
+            marked = start + _FIXED_BASE[number]
+        end = marked
+        if number in (44, 47):          # the rule's own removal of whitespace the trailing context left behind
+            while marked > start and units[marked - 1] in _TRAILING_SPACE:
+                marked -= 1
+            end = marked
+        if number == 47 and marked - start == 2:      # "I." before a sentence start: the letter, then the period
+            marked = end = marked - 1
+        elif number in (33, 47, 49):                  # "U.S.", "Calif." at a sentence end: the word with its
+            marked -= 1                               # period, and the period again as a token of its own
+        out.append((number, start, end))
+        start = marked
+    return out
+
+
+def _text(units: list[int], start: int, end: int) -> str:
+    """Code units -> text (a surrogate without its pair is written as '?', as Java's UTF-8 writer does)."""
+    raw = b"".join(u.to_bytes(2, "little") for u in units[start:end])
+    return raw.decode("utf-16-le", errors="surrogatepass").encode("utf-8", errors="replace").decode("utf-8")
+
+
+def tokens(text: str, dfa: Automaton | None = None) -> list[object]:
+    """The lexer's tokens of ``text`` (original case), a newline token as :data:`_NEWLINE`."""
+    dfa = dfa or automaton()
+    units = list(memoryview(text.encode("utf-16-le", errors="surrogatepass")).cast("H"))
+    out: list[object] = []
+    for number, start, end in _scan(dfa, units):
+        if number in _SKIP:
+            continue
+        if number == 5:
+            out.append(_NEWLINE)
+            continue
+        out.append(_action(number, _text(units, start, end)))
+    return out
+
+
+def _action(number: int, text: str) -> str:
+    """The token one action makes of its matched text."""
+    if number in _CONSTANT:
+        return _CONSTANT[number]
+    if number in _SOFT_HYPHENS:
+        return _remove_soft_hyphens(text)
+    transform = _TRANSFORMS.get(number)
+    return transform(text) if transform else text
+
+
+@lru_cache(maxsize=1)
+def _lower_table() -> dict[int, str]:
+    """Java 17's ``toLowerCase(Locale.ENGLISH)`` of every code point it changes (data/java17_lowercase.json)."""
+    import json
+    from importlib import resources
+
+    rows = json.loads(resources.files("vlbench").joinpath("data/java17_lowercase.json").read_text())["rows"]
+    table: dict[int, str] = {}
+    for row in rows:
+        if len(row) == 2:
+            table[row[0]] = row[1]
+        else:
+            first, last, step, delta = row
+            table.update((c, chr(c + delta)) for c in range(first, last + 1, step))
+    return table
+
+
+#: characters whose lower case depends on their context or on the JVM: the Greek capital sigma (Java decides a
+#: final sigma by word boundaries, Python by case-ignorable neighbours); texts holding it go to the jar
+UNPROVEN = re.compile("[\u03a3\ud800-\udfff]")
+
+
+def java_lower(token: str) -> str:
+    """``token.toLowerCase(Locale.ENGLISH)`` as Java 17 computes it, code point by code point (ASCII directly);
+    the capital sigma's context rule is Python's (see :data:`UNPROVEN`)."""
+    if token.isascii():
+        return token.lower()
+    if "\u03a3" in token:
+        return token.lower()
+    table = _lower_table()
+    return "".join(table.get(ord(c), c) for c in token)
+
+
+def tokenize_stream(text: str, dfa: Automaton | None = None) -> list[str]:
+    """``PTBTokenizer -preserveLines -lowerCase`` on ``text``: its output lines (tokens joined by spaces)."""
+    lines, current = [], []
+    for token in tokens(text, dfa):
+        if token is _NEWLINE:
+            lines.append(" ".join(current))
+            current = []
+        else:
+            current.append(java_lower(token))
+    lines.append(" ".join(current))
+    return lines

@@ -2,8 +2,10 @@
 -lowerCase``), then the toolkit's punctuation filter.
 
 Two backends behind one switch: ``java`` runs the jar shipped with pycocoevalcap (temp files in a
-temp dir, never in the installed package); ``python`` is a re-implementation of the same rules,
-checked caption by caption against the official output. ``auto`` uses Java when present.
+temp dir, never in the installed package); ``python`` runs the jar's own lexer automaton without a JVM
+(:mod:`vlbench.captions.ptb`), equal to the jar on every character but the Greek capital sigma, whose
+lower case Java decides by word boundaries. ``auto`` uses Python unless a caption holds such a character
+and Java is present.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Sequence
 from ..errors import InputError, VlbenchError
 from . import java
 
-__all__ = ["tokenize", "sanitize", "PUNCTUATION", "LINE_BREAKS", "SHIFTING_LINE_BREAK", "python_tokenize_line"]
+__all__ = ["tokenize", "sanitize", "PUNCTUATION", "LINE_BREAKS", "SHIFTING_LINE_BREAK", "python_proven"]
 
 #: The 17 tokens the toolkit drops after tokenizing (note: lower-case -lrb- / -rrb- are NOT in it).
 PUNCTUATION = frozenset(["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
@@ -79,7 +81,8 @@ def tokenize(captions: Sequence[str], backend: str = "auto", *, shift_lines: boo
     if backend not in ("auto", "java", "python"):
         raise InputError(f"unknown tokenizer backend {backend!r}", fix="use auto, java or python")
     if backend == "auto":
-        backend = "java" if java.java_executable() and java.tokenizer_jar() else "python"
+        backend = ("java" if not python_proven(captions) and java.java_executable() and java.tokenizer_jar()
+                   else "python")
     if shift_lines:
         # the lines the tokenizer sees: the captions joined by "\n", split at its own line breaks
         lines = TOKENIZER_LINE_BREAK.split("\n".join(c.replace("\n", " ") for c in captions))
@@ -87,12 +90,15 @@ def tokenize(captions: Sequence[str], backend: str = "auto", *, shift_lines: boo
         lines, _ = sanitize(captions)
     if backend == "java":
         return _java_tokenize(list(lines))[: len(captions)], "java"
-    nexts = list(lines[1:]) + [""]
-    return [_filter(python_tokenize_line(c, n)) for c, n in zip(lines[: len(captions)], nexts)], "python"
+    from .ptb import tokenize_stream
+
+    # the jar's input: the lines joined by "\n" (its -preserveLines output has a line per newline token)
+    return [_filter(line) for line in tokenize_stream("\n".join(lines))[: len(captions)]], "python"
 
 
-def python_tokenize_line(text: str, next_line: str = "") -> str:
-    """PTBTokenizer -preserveLines -lowerCase on one line (followed by ``next_line``), in Python (see ptb.py)."""
-    from .ptb import ptb_tokenize
+def python_proven(captions: Sequence[str]) -> bool:
+    """Whether the Python tokenizer is proven equal to the jar on these captions (no character of
+    :data:`vlbench.captions.ptb.UNPROVEN`)."""
+    from .ptb import UNPROVEN
 
-    return " ".join(ptb_tokenize(text, next_line)).lower()
+    return not any(UNPROVEN.search(c) for c in captions)
