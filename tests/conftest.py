@@ -21,11 +21,19 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
-def golden_cases(benchmark: str) -> list[Path]:
+#: round-3 adversarial cases (kept apart: the official-file faces run them, not the evaluate / Hub-row faces)
+GOLDEN_ADV3 = SHARED / "golden-adv3"
+
+
+def golden_cases(benchmark: str, *, round3: bool = False) -> list[Path]:
+    """The golden cases of ``benchmark`` (and, with ``round3``, those of shared/golden-adv3 too)."""
     folder = GOLDEN / benchmark
     if not folder.is_dir():
         raise RuntimeError(f"golden cases not found at {folder}; set VLBENCH_SHARED to the shared/ folder")
-    return sorted(p for p in folder.iterdir() if p.is_dir() and (p / "expected.json").exists())
+    extra = GOLDEN_ADV3 / benchmark
+    folders = [folder] + ([extra] if round3 and extra.is_dir() else [])
+    return sorted((p for f in folders for p in f.iterdir() if p.is_dir() and (p / "expected.json").exists()),
+                  key=lambda p: (p.parent.parent.name, p.name))
 
 
 def agree(got: dict, expected: dict, tol: float = 1e-6) -> list[str]:

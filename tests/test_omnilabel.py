@@ -17,11 +17,13 @@ from vlbench.benchmarks.omnilabel.scorer import score
 from vlbench.errors import FormatError, PredictionError
 
 CASES = golden_cases("omnilabel")
+#: with the round-3 cases, for the face that reads the official files
+ALL_CASES = golden_cases("omnilabel", round3=True)
 
 
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.name for c in ALL_CASES])
 def test_cli_matches_official(case, tmp_path):
     expected = json.loads((case / "expected.json").read_text())
     out = tmp_path / "r.json"
@@ -144,20 +146,24 @@ def gt_and_preds(omnilabel_sample):
     return gt, preds
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda p: p.update(scores=p["scores"][:-1]), r"'description_ids' has \d+ entries but 'scores' has \d+"),
-    (lambda p: p.update(scores=[float("nan")] * len(p["scores"])), "non-finite value"),
-    (lambda p: p.update(bbox=[1, 2, float("inf"), 5]), "finite coordinates"),
-    (lambda p: p.update(bbox=[1, 2, 3]), r"'bbox' must be \[x, y, w, h\]"),
-    (lambda p: p.pop("scores"), "missing key 'scores'"),
-    (lambda p: p.update(image_id="100"), "'image_id' must be an integer"),
-    (lambda p: p.update(description_ids=[True] * len(p["description_ids"])), "'description_ids' must be integers"),
+@pytest.mark.parametrize("change, protocol, message", [
+    (lambda p: p.update(scores=p["scores"][:-1]), "official", r"'description_ids' has \d+ entries but 'scores' has \d+"),
+    (lambda p: p.update(scores=[float("nan")] * len(p["scores"])), "corrected", "not a finite number"),
+    (lambda p: p.update(bbox=[1, 2, float("inf"), 5]), "corrected", "not four finite numbers"),
+    (lambda p: p.update(bbox=[1, 2, 3]), "official", r"'bbox' must be \[x, y, w, h\]"),
+    (lambda p: p.pop("scores"), "official", "missing key 'scores'"),
+    (lambda p: p.update(image_id="100"), "official", "'image_id' must be an integer"),
+    (lambda p: p.update(description_ids=[True] * len(p["description_ids"])), "official",
+     "'description_ids' must be integers"),
+    (lambda p: p.update(scores=["0.5"] * len(p["scores"])), "official", "holds text for a description"),
 ])
-def test_bad_prediction_entries(gt_and_preds, change, message):
+def test_bad_prediction_entries(gt_and_preds, change, protocol, message):
+    """Refused under both protocols: what the official evaluator cannot score (a text score it would negate);
+    refused only under ``corrected``: NaN, infinities (the official evaluator scores them)."""
     gt, preds = gt_and_preds
     change(preds[3])
     with pytest.raises(PredictionError, match=message) as err:
-        score(gt, preds)
+        score(gt, preds, protocol=protocol)
     assert "entry 3" in str(err.value)
 
 

@@ -57,14 +57,29 @@ def test_unusable_ids_are_ignored_counted_and_never_collide():
         score(REFS, [good(i) for i in range(12)] + [good(0.5), good(0.5)])
 
 
-@pytest.mark.parametrize("box", [[1, 2, 3], [1, 2, 3, "4"], None, [1, 2, 3, float("nan")], [1, 2, float("inf"), 4],
-                                 [True, 0, 1, 1]])
-def test_boxes_must_be_four_finite_numbers(box):
+@pytest.mark.parametrize("box, protocol", [([1, 2, 3], "official"), ([1, 2, 3, "4"], "official"), (None, "official"),
+                                           ([True, 0, 1, 1], "official"), ([1, 2, 3, float("nan")], "corrected"),
+                                           ([1, 2, float("inf"), 4], "corrected")])
+def test_boxes_must_be_four_finite_numbers(box, protocol):
+    """Not four numbers: refused. NaN / infinity: refused under ``corrected`` only (officially a miss, below)."""
     preds = [good(i) for i in range(12)]
     preds[4] = good(4, pred_bbox=box)
     with pytest.raises(PredictionError) as err:
-        score(REFS, preds)
+        score(REFS, preds, protocol=protocol)
     assert "entry 4 (id 4)" in str(err.value) and "pred_bbox" in str(err.value)
+
+
+@pytest.mark.parametrize("box", [[1, 2, 3, float("nan")], [float("nan")] * 4, [1, 2, float("inf"), 4],
+                                 [float("-inf"), 0, 100, 100], [0, 0, float("inf"), float("inf")]])
+def test_officially_a_non_finite_box_is_a_miss(box):
+    """The official IoU of a box with a NaN coordinate is NaN (torch propagates it), and with an infinite one NaN
+    or 0 (the union is infinite): ``iou > t`` is false, so it is a miss; every other box here is perfect, so
+    Acc50 = 11/12 exactly, with a warning naming the id."""
+    preds = [good(i) for i in range(12)]
+    preds[4] = good(4, pred_bbox=box)
+    result = score(REFS, preds)
+    assert result.metrics["Acc50"] == pytest.approx(100 * 11 / 12)
+    assert any("NaN or infinite" in w and "4" in w for w in result.warnings)
 
 
 def test_missing_format_key():

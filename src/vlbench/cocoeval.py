@@ -61,12 +61,21 @@ class GroundTruth:
 
 @dataclass(frozen=True)
 class Detections:
-    """Detections in file order, each filed under one pair."""
+    """Detections in file order, each filed under one pair.
+
+    ``exact`` / ``is_int``: for files whose integer scores go beyond float64's 2^53, the exact integers and which
+    scores were JSON integers. The official code sorts lists of Python numbers, so numpy makes an int64 array of
+    a list of integers and float64 of a list holding a float (or of an empty one): a pair ranks exactly where all
+    its scores are integers, a pooled ranking where every one of its per-image lists is a non-empty integer list
+    (see :func:`_score_key`). None (the usual case): float64 orders them the same.
+    """
 
     pair: NDArray[np.int64]
     box_xywh: NDArray[np.float64]
     score: NDArray[np.float64]
     area: NDArray[np.float64]          # COCO loadRes: w*h (may be negative); some scorers clip it: max(0, w*h)
+    exact: NDArray[np.int64] | None = None
+    is_int: NDArray[np.bool_] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,11 +90,30 @@ class Matches:
     npig: NDArray[np.int64]            # (A, P): non-ignored GT per pair and area range
     has_result: NDArray[np.bool_]      # (P,): the pair has GT or detections (else COCOeval returns None)
     id0_matches: int                   # matches whose state the GT-id-0 quirk changed (all A, T)
+    exact: NDArray[np.int64] | None = None     # see :class:`Detections`
+    is_int: NDArray[np.bool_] | None = None
+    #: detections one of whose IoUs is NaN (a NaN coordinate): matched by pycocotools' own loop
+    nan_iou: int = 0
 
 
 def _stable_order(*keys: NDArray) -> NDArray[np.int64]:
     """``np.lexsort`` with the first key primary (lexsort takes the primary key last)."""
     return np.lexsort(keys[::-1])
+
+
+def _descending_rank(values: NDArray) -> NDArray[np.int64]:
+    """Dense rank of each value, 0 for the largest, NaN after every number (as numpy sorts ``-score``)."""
+    return np.unique(-values, return_inverse=True)[1].astype(np.int64).reshape(-1)
+
+
+def _score_key(score: NDArray[np.float64], exact: NDArray[np.int64] | None, integer_mode: NDArray[np.bool_] | None
+               ) -> NDArray:
+    """Sort key for descending scores: ``-score``, or, where some rankings are int64 arrays officially, the rank of
+    the exact integer in those and of the float64 value elsewhere (two rank scales never compared: one ranking
+    uses one of them)."""
+    if exact is None:
+        return -score
+    return np.where(integer_mode, _descending_rank(exact), _descending_rank(score))
 
 
 def concat_ranges(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -111,7 +139,9 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     max_det = params.max_dets[-1]
 
     # -- detections: per pair by descending score (stable), keep the top max_det ------------------
-    order = _stable_order(dt.pair, -dt.score)
+    # (a pair's list sorts as int64 when all its scores are JSON integers)
+    pair_int = None if dt.exact is None else np.bincount(dt.pair, weights=~dt.is_int, minlength=n_pairs)[dt.pair] == 0
+    order = _stable_order(dt.pair, _score_key(dt.score, dt.exact, pair_int))
     pair_sorted = dt.pair[order]
     first = np.searchsorted(pair_sorted, pair_sorted, side="left")
     rank_sorted = np.arange(len(order)) - first
@@ -145,7 +175,11 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     c_gt = concat_ranges(g_start[d_pair], n_gt_of_det)
     c_iou = coco_iou_xywh(np.ascontiguousarray(d_box.T)[:, c_det], np.ascontiguousarray(g_box.T)[:, c_gt], g_crowd[c_gt])
     thr = np.minimum(params.iou_thrs, 1 - 1e-10)
-    close = c_iou >= thr.min()
+    # a NaN IoU (a NaN coordinate) is never below the running best in pycocotools' loop, so every later GT can
+    # take its place: such detections keep all their GTs and are matched by that loop itself
+    nan_det = np.zeros(n_det, dtype=bool)
+    nan_det[c_det[np.isnan(c_iou)]] = True
+    close = (c_iou >= thr.min()) | nan_det[c_det]
     c_det, c_gt, c_iou = c_det[close], c_gt[close], c_iou[close]
 
     # -- outcome per (area, threshold, detection) -------------------------------------------------------
@@ -155,7 +189,8 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     if len(c_det):
         c_rank = d_rank[c_det]
         for a in range(A):
-            matched_gt = _greedy_match(c_det, c_gt, c_iou, c_rank, ~g_ignored[a], g_crowd, thr, n_det, len(g_pair))
+            matched_gt = _greedy_match(c_det, c_gt, c_iou, c_rank, ~g_ignored[a], g_crowd, thr, n_det, len(g_pair),
+                                       nan_det)
             hit = matched_gt >= 0                                                         # (T, N)
             t_idx, d_idx = np.nonzero(hit)
             m = matched_gt[t_idx, d_idx]
@@ -168,32 +203,66 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
                 id0_changed += int(zero_id.sum())
             state[a, t_idx, d_idx] = new
     return Matches(det_index=det_index, pair=d_pair, rank=d_rank, score=d_score, state=state, npig=npig,
-                   has_result=has_result, id0_matches=id0_changed)
+                   has_result=has_result, id0_matches=id0_changed,
+                   exact=None if dt.exact is None else dt.exact[det_index],
+                   is_int=None if dt.is_int is None else dt.is_int[det_index], nan_iou=int(nan_det.sum()))
 
 
-def _greedy_match(c_det, c_gt, c_iou, c_rank, g_nonignored, g_crowd, thr, n_det, n_gt) -> NDArray[np.int64]:
+def _greedy_match(c_det, c_gt, c_iou, c_rank, g_nonignored, g_crowd, thr, n_det, n_gt,
+                  nan_det=None) -> NDArray[np.int64]:
     """For one area range: the GT each detection takes at each threshold (-1 if none), shape (T, N).
 
     Walks the ranks: the r-th detections of all pairs choose at once, since a detection only
-    competes with the higher-scored detections of its own pair.
+    competes with the higher-scored detections of its own pair. Detections in ``nan_det`` go through
+    pycocotools' loop itself (:func:`_loop_match`).
     """
     T = len(thr)
     # Within each detection, candidates in ascending preference: (non-ignored, IoU, later GT).
     pref = _stable_order(c_rank, c_det, g_nonignored[c_gt], c_iou, c_gt)
     c_det, c_gt, c_iou, c_rank = c_det[pref], c_gt[pref], c_iou[pref], c_rank[pref]
+    looped = np.zeros(len(c_det), dtype=bool) if nan_det is None else nan_det[c_det]
     taken = np.zeros((T, n_gt), dtype=bool)
     out = np.full((T, n_det), -1, dtype=np.int64)
     bounds = np.flatnonzero(np.diff(c_rank)) + 1
     for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(c_rank)]):
-        det, g, iou = c_det[lo:hi], c_gt[lo:hi], c_iou[lo:hi]
-        seg = np.r_[0, np.flatnonzero(np.diff(det)) + 1]
-        valid = (iou[None, :] >= thr[:, None]) & (g_crowd[g][None, :] | ~taken[:, g])
-        best = np.maximum.reduceat(np.where(valid, np.arange(hi - lo)[None, :], -1), seg, axis=1)  # (T, S)
-        t_idx, s_idx = np.nonzero(best >= 0)
-        chosen = g[best[t_idx, s_idx]]
-        out[t_idx, det[seg[s_idx]]] = chosen
-        taken[t_idx, chosen] = True
+        plain = ~looped[lo:hi]
+        det, g, iou = c_det[lo:hi][plain], c_gt[lo:hi][plain], c_iou[lo:hi][plain]
+        if len(det):
+            seg = np.r_[0, np.flatnonzero(np.diff(det)) + 1]
+            valid = (iou[None, :] >= thr[:, None]) & (g_crowd[g][None, :] | ~taken[:, g])
+            best = np.maximum.reduceat(np.where(valid, np.arange(len(det))[None, :], -1), seg, axis=1)  # (T, S)
+            t_idx, s_idx = np.nonzero(best >= 0)
+            chosen = g[best[t_idx, s_idx]]
+            out[t_idx, det[seg[s_idx]]] = chosen
+            taken[t_idx, chosen] = True
+        for d in np.unique(c_det[lo:hi][~plain]).tolist():       # different pairs: independent of the above
+            rows = lo + np.flatnonzero(c_det[lo:hi] == d)
+            _loop_match(d, c_gt[rows], c_iou[rows], g_nonignored, g_crowd, thr, taken, out)
     return out
+
+
+def _loop_match(det: int, gts: NDArray[np.int64], ious: NDArray[np.float64], g_nonignored: NDArray[np.bool_],
+                g_crowd: NDArray[np.bool_], thr: NDArray[np.float64], taken: NDArray[np.bool_],
+                out: NDArray[np.int64]) -> None:
+    """``COCOeval.evaluateImg``'s matching loop for one detection (its pair's GTs non-ignored first, file order):
+    a GT already taken (not crowd) is skipped, an ignored GT ends the search once a non-ignored one matched, and a
+    GT whose IoU is not below the running best becomes the match. A NaN is never below anything, and nothing is
+    below a NaN: after a NaN IoU every later GT replaces the match."""
+    order = np.lexsort((gts, ~g_nonignored[gts]))
+    gts, ious = gts[order].tolist(), ious[order].tolist()
+    for t, threshold in enumerate(thr.tolist()):
+        best, m = threshold, -1
+        for g, iou in zip(gts, ious):
+            if taken[t, g] and not g_crowd[g]:
+                continue
+            if m > -1 and g_nonignored[m] and not g_nonignored[g]:
+                break
+            if iou < best:
+                continue
+            best, m = iou, g
+        if m > -1:
+            out[t, det] = m
+            taken[t, m] = True
 
 
 def _k_min(npig: NDArray[np.int64], rec_thrs: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -248,20 +317,36 @@ class _Curves:
 _BLOCK_ELEMENTS = 4_000_000
 
 
-def _group_entries(m: Matches, member_pair: NDArray[np.int64],
-                   member_group: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Detections expanded to (detection, group) entries: grouped by group, each group in ranking order."""
-    # Matches are in (pair, rank) order, so a stable sort on the score alone breaks ties by (pair, rank).
-    global_order = np.argsort(-m.score, kind="stable")
+def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
+                   max_det: int | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Detections expanded to (detection, group) entries: grouped by group, each group in ranking order.
+
+    With ``m.exact`` (integer scores beyond 2^53) a group ranks by the exact integers where ``accumulate``'s
+    concatenation is int64 (every per-image list of the group non-empty and all integers, within ``max_det``),
+    else by float64; the entries then hold only detections ranked below ``max_det``."""
     pair_count = np.bincount(member_pair, minlength=len(m.has_result))
     by_pair = np.argsort(member_pair, kind="stable")
     pair_start = np.cumsum(pair_count) - pair_count
+    if m.exact is None:
+        # Matches are in (pair, rank) order, so a stable sort on the score alone breaks ties by (pair, rank).
+        global_order = np.argsort(-m.score, kind="stable")
+    else:
+        global_order = np.flatnonzero(m.rank < (max_det if max_det is not None else m.rank.max(initial=0) + 1))
     det_pair = m.pair[global_order]
     reps = pair_count[det_pair]
     entry_det = np.repeat(global_order, reps)
     entry_group = member_group[by_pair[concat_ranges(pair_start[det_pair], reps)]]
-    by_group = np.argsort(entry_group, kind="stable")   # stable: keeps the ranking order inside a group
-    return entry_det[by_group], entry_group[by_group]
+    if m.exact is None:
+        by_group = np.argsort(entry_group, kind="stable")   # stable: keeps the ranking order inside a group
+        return entry_det[by_group], entry_group[by_group]
+    n_groups = int(member_group.max(initial=-1)) + 1
+    dets_of_pair = np.bincount(m.pair[global_order], minlength=len(m.has_result))
+    empty_list = m.has_result[member_pair] & (dets_of_pair[member_pair] == 0)      # an empty list: float64
+    not_int = np.bincount(entry_group, weights=~m.is_int[entry_det], minlength=n_groups) > 0
+    float_group = not_int | (np.bincount(member_group, weights=empty_list, minlength=n_groups) > 0)
+    key = _score_key(m.score[entry_det], m.exact[entry_det], ~float_group[entry_group])
+    order = np.lexsort((entry_det, key, entry_group))     # ties: concatenation order, i.e. (pair, rank)
+    return entry_det[order], entry_group[order]
 
 
 def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
@@ -274,11 +359,14 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
     for a in range(A):
         npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=K).astype(np.int64)
 
-    entry_det, entry_group = _group_entries(m, member_pair, member_group)
+    entry_det, entry_group = _group_entries(m, member_pair, member_group) if m.exact is None else (None, None)
 
     for mi in max_dets:
-        keep = m.rank[entry_det] < params.max_dets[mi]
-        e_det, e_group = entry_det[keep], entry_group[keep]
+        if m.exact is None:
+            keep = m.rank[entry_det] < params.max_dets[mi]
+            e_det, e_group = entry_det[keep], entry_group[keep]
+        else:       # the ranking's dtype can change with the cut: one order per max-det
+            e_det, e_group = _group_entries(m, member_pair, member_group, params.max_dets[mi])
         n = len(e_det)
         nd = np.bincount(e_group, minlength=K)
         group_start = np.cumsum(nd) - nd
@@ -462,7 +550,8 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
 
     ``gt``: arrays ``image_id, category_id, bbox (xywh), area, iscrowd, id`` in file order;
     ``dt``: ``image_id, category_id, bbox, score`` in file order, every image a GT image (as
-    ``loadRes`` asserts). Detection area is ``w * h`` as ``loadRes`` sets it.
+    ``loadRes`` asserts), and optionally ``score_exact`` / ``score_is_int`` (see :class:`Detections`).
+    Detection area is ``w * h`` as ``loadRes`` sets it.
     """
     imgs = np.unique(np.asarray(image_ids, dtype=np.int64))
     cats = np.unique(np.asarray(category_ids, dtype=np.int64))
@@ -486,9 +575,13 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
                         area=np.asarray(gt["area"], dtype=np.float64)[g_known],
                         iscrowd=np.asarray(gt["iscrowd"]).astype(bool)[g_known],
                         ann_id=np.asarray(gt["id"], dtype=np.int64)[g_known])
+    exact = dt.get("score_exact")
+    with np.errstate(invalid="ignore", over="ignore"):
+        d_area = d_box[:, 2] * d_box[:, 3]
     dets = Detections(pair=d_pair[d_known], box_xywh=d_box[d_known],
-                      score=np.asarray(dt["score"], dtype=np.float64)[d_known],
-                      area=(d_box[:, 2] * d_box[:, 3])[d_known])
+                      score=np.asarray(dt["score"], dtype=np.float64)[d_known], area=d_area[d_known],
+                      exact=None if exact is None else np.asarray(exact, dtype=np.int64)[d_known],
+                      is_int=None if exact is None else np.asarray(dt["score_is_int"], dtype=bool)[d_known])
     n_pairs = len(imgs) * K
     matches = match(truth, dets, n_pairs, params, id0_quirk=id0_quirk)
     pairs = np.arange(n_pairs)
@@ -557,7 +650,7 @@ class WeightedRanking:
         from scipy import sparse
 
         mi = max_det % len(params.max_dets)
-        entry_det, entry_group = _group_entries(m, member_pair, member_group)
+        entry_det, entry_group = _group_entries(m, member_pair, member_group, params.max_dets[mi])
         keep = m.rank[entry_det] < params.max_dets[mi]
         e_det, e_group = entry_det[keep], entry_group[keep]
         state = m.state[area][:, e_det]                                   # (T, n)

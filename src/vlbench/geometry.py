@@ -46,35 +46,38 @@ def iou_aligned_xyxy(boxes_a_xyxy: ArrayLike, boxes_b_xyxy: ArrayLike, *, dtype:
     """
     a = np.asarray(boxes_a_xyxy).astype(dtype, copy=False)
     b_exact = np.asarray(boxes_b_xyxy)
-    b = b_exact.astype(dtype, copy=False)
-    if a.shape != b.shape or a.shape[-1:] != (4,):
-        raise ValueError(f"aligned IoU needs two (N, 4) arrays of equal shape, got {a.shape} and {b.shape}")
-    area_a = box_area(a)
-    area_b = box_area(b_exact.astype(np.int64)).astype(dtype) if exact_area_b else box_area(b)
-    lt = np.maximum(a[..., :2], b[..., :2])
-    rb = np.minimum(a[..., 2:], b[..., 2:])
-    wh = np.maximum(rb - lt, dtype(0))
-    overlap = wh[..., 0] * wh[..., 1]
-    union = np.maximum((area_a + area_b) - overlap, dtype(eps))
-    return overlap / union
+    with np.errstate(invalid="ignore", over="ignore"):      # NaN / inf boxes propagate as in torch: IoU NaN or 0
+        b = b_exact.astype(dtype, copy=False)
+        if a.shape != b.shape or a.shape[-1:] != (4,):
+            raise ValueError(f"aligned IoU needs two (N, 4) arrays of equal shape, got {a.shape} and {b.shape}")
+        area_a = box_area(a)
+        area_b = box_area(b_exact.astype(np.int64)).astype(dtype) if exact_area_b else box_area(b)
+        lt = np.maximum(a[..., :2], b[..., :2])
+        rb = np.minimum(a[..., 2:], b[..., 2:])
+        wh = np.maximum(rb - lt, dtype(0))
+        overlap = wh[..., 0] * wh[..., 1]
+        union = np.maximum((area_a + area_b) - overlap, dtype(eps))
+        return overlap / union
 
 
 def coco_iou_xywh(dt_cols: NDArray[np.float64], gt_cols: NDArray[np.float64], gt_iscrowd: ArrayLike) -> NDArray[np.float64]:
     """pycocotools ``bbIou`` on xywh boxes given as coordinate columns ``(4, ...)`` that broadcast
     against each other (aligned rows, or ``[:, :, None]`` against ``[:, None, :]`` for a matrix).
 
-    Intersection 0 unless both its width and height are positive; for a crowd ground truth the
-    denominator is the detection's own area. Same operation order as the C code, so bit-identical.
+    Intersection 0 unless neither its width nor its height is <= 0; for a crowd ground truth the
+    denominator is the detection's own area. Same operations as the C code, so bit-identical, NaN and
+    infinity included: ``fmin`` / ``fmax`` skip a NaN operand, and a NaN width is not ``<= 0``.
     """
     dx, dy, dw, dh = dt_cols
     gx, gy, gw, gh = gt_cols
-    iw = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
-    ih = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
-    positive = (iw > 0) & (ih > 0)
-    inter = np.where(positive, iw * ih, 0.0)
-    area_d = dw * dh
-    union = np.where(gt_iscrowd, area_d, area_d + gw * gh - inter)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
+        iw = np.fmin(dw + dx, gw + gx) - np.fmax(dx, gx)
+        ih = np.fmin(dh + dy, gh + gy) - np.fmax(dy, gy)
+        positive = ~(iw <= 0) & ~(ih <= 0)
+        inter = np.where(positive, iw * ih, 0.0)
+        area_d = dw * dh
+        union = np.where(gt_iscrowd, area_d, area_d + gw * gh - inter)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.where(positive, inter / union, 0.0)
 
 

@@ -12,7 +12,11 @@ from typing import Any, Iterable, NoReturn
 
 from .errors import FormatError, InputError
 
-__all__ = ["fail", "require", "describe", "integral_ids", "require_utf8", "aligned_lists", "extra_fields", "percent", "BuildReport", "read_card_metadata"]
+__all__ = ["fail", "require", "describe", "integral_ids", "require_utf8", "aligned_lists", "extra_fields", "percent",
+           "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT"]
+
+#: integers of larger magnitude lose precision as float64: the official int64 arrays order them differently
+FLOAT_EXACT = 2**53
 
 
 def fail(message: str, source: str, entry: str | None = None, fix: str | None = None,
@@ -58,6 +62,131 @@ def integral_ids(values: list[Any], source: str, key: str, start: int = 0) -> "n
             raise PredictionError(f"{key!r} {v!r} is beyond the 64-bit integer range, so no reference has it",
                                   file=source, entry=f"entry {start + i}", fix=f"write the {key} of the references")
     return np.asarray([int(v) for v in values], dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """A file's scores as the official code's arrays see them.
+
+    ``value`` is float64 (JSON true/false as 1/0, text as NaN); ``is_int`` marks JSON integers and booleans, which
+    numpy puts in int64 arrays when a list holds nothing else; ``exact`` holds the integers exactly when some are
+    beyond 2^53 (else None: float64 orders them alike); ``text`` marks scores written as strings, which a numpy
+    array of mixed values compares as text. ``unusual`` counts, per kind, the entries whose value the official
+    code handles in a way worth a warning (NaN, infinities, booleans, text, integers beyond 2^53).
+    """
+
+    value: "np.ndarray"
+    is_int: "np.ndarray"
+    exact: "np.ndarray | None"
+    text: "np.ndarray"
+    unusual: dict[str, list[int]]
+
+
+def read_scores(values: list[Any], source: str, *, protocol: str, entry_of: Any = None,
+                key: str = "score") -> Scores:
+    """Scores as numbers the official code sorts. Under ``protocol="official"`` every value the official scorers
+    accept is kept (NaN, infinities, booleans, huge integers, text: each kind is listed in ``unusual``); under
+    ``corrected`` anything but a finite number is a clear error. ``entry_of[i]``: the entry of value ``i``."""
+    import math
+
+    import numpy as np
+
+    from .errors import PredictionError
+
+    def entry(i: int) -> str:
+        return f"entry {int(entry_of[i]) if entry_of is not None else i}"
+
+    kinds = set(map(type, values))
+    if kinds <= {float} or (kinds <= {int, float} and all(-FLOAT_EXACT <= v <= FLOAT_EXACT for v in values
+                                                            if type(v) is int)):
+        value = np.asarray(values, dtype=np.float64)
+        finite = bool(np.isfinite(value).all())
+        if finite or protocol == "official":
+            unusual = {} if finite else {"non-finite": np.flatnonzero(~np.isfinite(value)).tolist()}
+            return Scores(value, np.asarray([type(v) is int for v in values], dtype=bool), None,
+                          np.zeros(len(values), dtype=bool), unusual)
+    value = np.empty(len(values), dtype=np.float64)
+    is_int = np.zeros(len(values), dtype=bool)
+    text = np.zeros(len(values), dtype=bool)
+    exact = np.zeros(len(values), dtype=np.int64)
+    unusual: dict[str, list[int]] = {}
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or (isinstance(v, int) and abs(v) > FLOAT_EXACT):
+            if protocol != "official":
+                raise PredictionError(f"{key!r} must be a number below 2^53, got {v!r}", file=source, entry=entry(i),
+                                      fix="write scores as plain numbers (--protocol official scores them as the "
+                                          "official code does)")
+            if not isinstance(v, bool) and not -2**63 <= v < 2**63:
+                raise PredictionError(f"{key!r} {v!r} is beyond 64 bits: the official code cannot sort it",
+                                      file=source, entry=entry(i), fix="write scores as plain numbers")
+            unusual.setdefault("boolean" if isinstance(v, bool) else "integer beyond 2^53", []).append(i)
+            value[i], is_int[i], exact[i] = float(v), True, int(v)
+        elif isinstance(v, (int, float)):
+            value[i], is_int[i], exact[i] = float(v), isinstance(v, int), int(v) if isinstance(v, int) else 0
+            if not math.isfinite(value[i]):
+                if protocol != "official":
+                    raise PredictionError(f"{key!r} {v!r} is not a finite number", file=source, entry=entry(i),
+                                          fix="write scores as finite numbers (--protocol official scores NaN and "
+                                              "infinities as the official code does)")
+                unusual.setdefault("non-finite", []).append(i)
+        elif isinstance(v, str) and protocol == "official":
+            value[i], text[i] = math.nan, True
+            unusual.setdefault("text", []).append(i)
+        else:
+            raise PredictionError(f"{key!r} must be a number, got {v!r}", file=source, entry=entry(i),
+                                  fix="write scores as numbers")
+    big = "integer beyond 2^53" in unusual
+    return Scores(value, is_int, exact if big else None, text, unusual)
+
+
+def read_boxes(boxes: list[Any], source: str, *, protocol: str, key: str = "bbox",
+               fix: str = "write [x, y, w, h] in pixels") -> tuple["np.ndarray", dict[str, list[int]]]:
+    """Boxes of four numbers as float64 (N, 4). Under ``protocol="official"`` NaN / infinite coordinates and JSON
+    booleans (1 / 0 in the official arrays) are kept and listed in the second value by kind; under
+    ``corrected`` they are a clear error."""
+    import numpy as np
+
+    from .errors import PredictionError
+
+    try:
+        arr = np.asarray(boxes, dtype=np.float64).reshape(len(boxes), 4)
+        flat = set(map(type, (v for b in boxes for v in b)))
+        ok = all(len(b) == 4 for b in boxes) and flat <= {int, float} and not any(isinstance(b, str) for b in boxes)
+    except (TypeError, ValueError):
+        ok, flat = False, set()
+    unusual: dict[str, list[int]] = {}
+    for i, b in enumerate(boxes) if not ok else ():
+        if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)):
+            raise PredictionError(f"{key!r} must be [x, y, w, h] (four numbers), got {b!r}", file=source,
+                                  entry=f"entry {i}", fix=fix)
+        if any(isinstance(v, bool) for v in b):
+            if protocol != "official":
+                raise PredictionError(f"{key!r} {b!r} holds a boolean, not a coordinate", file=source,
+                                      entry=f"entry {i}", fix=fix)
+            unusual.setdefault("boolean", []).append(i)
+    if not ok:
+        arr = np.asarray([[float(v) for v in b] for b in boxes], dtype=np.float64).reshape(len(boxes), 4)
+    bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+    if len(bad):
+        if protocol != "official":
+            raise PredictionError(f"{key!r} {boxes[int(bad[0])]!r} is not four finite numbers ({len(bad)} such boxes)",
+                                  file=source, entry=f"entry {int(bad[0])}",
+                                  fix="replace NaN / Infinity by real coordinates (--protocol official scores them "
+                                      "as the official code does)")
+        unusual["non-finite"] = bad.tolist()
+    return arr, unusual
+
+
+def unusual_warning(what: str, unusual: dict[str, list[int]], how: dict[str, str], entry_of: Any = None) -> list[str]:
+    """One warning per kind of unusual value kept under the official protocol: how many, which entries, and how
+    the official code treats them (``how[kind]``), with the protocol that refuses them."""
+    out = []
+    for kind, rows in unusual.items():
+        entries = sorted({int(entry_of[i]) if entry_of is not None else i for i in rows})
+        out.append(f"official protocol: {len(rows)} {what}(s) {'are' if len(rows) > 1 else 'is'} {kind} "
+                   f"(entries {describe(entries)}): {how.get(kind, 'scored as the official code does')}; "
+                   "--protocol corrected refuses them")
+    return out
 
 
 def require_utf8(texts: list[str], source: str, what: str, entry: Any = None) -> None:

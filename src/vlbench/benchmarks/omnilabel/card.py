@@ -27,6 +27,11 @@ QUIRKS = (
     "truthiness (\"0\" is truthy) but is read with int() for IoU and matching.",
     "A description referred to by more than 100,000 ground-truth boxes drops out of every group (the groups' "
     "\"boxes\": [0, 1e5] filter).",
+    "Integer scores beyond 2^53 rank exactly where the official arrays are int64 (a pair's or a group's scores all "
+    "integers) and as float64 where a float or an empty per-image list joins them.",
+    "NaN scores rank last; a NaN coordinate takes pycocotools' fmin/fmax IoU (a NaN IoU matches and hands the match to "
+    "every later GT) and area max(0, w*h) = 0; booleans score 1 / 0; text scores outside the label space are never "
+    "compared. Each kind is named in a warning; --protocol corrected refuses them.",
 )
 
 

@@ -19,7 +19,7 @@ from ... import cocoeval
 from ...errors import InputError, PredictionError
 from .. import expect_prediction_list
 from ...result import Result
-from ...validation import integral_ids
+from ...validation import integral_ids, read_boxes, read_scores, unusual_warning
 from . import schema
 from .records import OmniLabelReferences
 
@@ -33,6 +33,18 @@ _MAX_DET_100 = 2
 
 def _fail(message: str, source: str, index: int, fix: str | None = None) -> None:
     raise PredictionError(message, file=source, entry=f"entry {index}", fix=fix)
+
+
+#: how omnilabeltools treats each kind of unusual value kept under the official protocol
+_HOW = {
+    "non-finite": "COCOeval's sorts rank a NaN score below every other; a NaN coordinate gives pycocotools' IoU the "
+                  "value its fmin/fmax leave (a NaN IoU is never below the threshold, so it matches), and the box "
+                  "area max(0, w*h) is 0 for a NaN",
+    "boolean": "numpy reads true / false as 1 / 0",
+    "integer beyond 2^53": "ordered exactly where the official arrays are int64 (a pair's or a group's scores all "
+                           "integers), as float64 elsewhere",
+    "text": "never compared: they name descriptions outside the image's label space, which are not evaluated",
+}
 
 
 def _diagnose(entries: list[Any], source: str) -> None:
@@ -49,57 +61,39 @@ def _diagnose(entries: list[Any], source: str) -> None:
         if len(e["description_ids"]) != len(e["scores"]):
             _fail(f"'description_ids' has {len(e['description_ids'])} entries but 'scores' has {len(e['scores'])}",
                   source, i, "give one score per description id")
-        b = e["bbox"]
-        if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in b)):
-            _fail(f"'bbox' must be [x, y, w, h] (four numbers), got {b!r}", source, i)
         integral_ids([e["image_id"]], source, "image_id", start=i)
         if not all(isinstance(d, (int, float)) and not isinstance(d, bool) and float(d).is_integer()
                    for d in e["description_ids"]):
             _fail(f"'description_ids' must be integers, got {e['description_ids']!r}", source, i)
-        if not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in e["scores"]):
-            _fail(f"'scores' must be numbers, got {e['scores']!r}", source, i)
-    raise PredictionError("malformed prediction file", file=source)  # pragma: no cover
 
 
-def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "predictions"
-                      ) -> tuple[cocoeval.Detections, dict[str, int], list[str]]:
-    """Official-format predictions -> one detection per (box, description, score), filed under its pair."""
+def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "predictions",
+                      protocol: str = "official") -> tuple[cocoeval.Detections, dict[str, int], list[str]]:
+    """Official-format predictions -> one detection per (box, description, score), filed under its pair. Under
+    ``official`` every value omnilabeltools scores is kept (NaN, booleans, huge integers, text scores it never
+    compares), with a warning per kind; ``corrected`` refuses them."""
     expect_prediction_list(entries, "omnilabel", source, '{"image_id", "bbox", "description_ids", "scores"}')
     warnings: list[str] = []
     n = len(entries)
     try:
         img_list = [e["image_id"] for e in entries]
-        # integral floats (1.0) are the integer: the official dict look-ups hash them alike
-        img = integral_ids(img_list, source, "image_id") if set(map(type, img_list)) <= {int, float} else None
         box_lists = [e["bbox"] for e in entries]
-        boxes = np.asarray(box_lists, dtype=None)
         dids = [e["description_ids"] for e in entries]
         scs = [e["scores"] for e in entries]
         lens = np.fromiter(map(len, dids), dtype=np.int64, count=n)
-        ok = (np.array_equal(lens, np.fromiter(map(len, scs), dtype=np.int64, count=n))
-              and (n == 0 or (img is not None and boxes.ndim == 2 and boxes.shape[1] == 4
-                              and boxes.dtype.kind in "if")))
+        ok = np.array_equal(lens, np.fromiter(map(len, scs), dtype=np.int64, count=n))
         d_list = list(itertools.chain.from_iterable(dids))
-        d_flat = (integral_ids(d_list, source, "description_ids") if set(map(type, d_list)) <= {int, float}
-                  else np.asarray(d_list))
-        s_flat = np.asarray(list(itertools.chain.from_iterable(scs)))
-        ok = ok and (len(d_flat) == 0 or (d_flat.dtype.kind == "i" and s_flat.dtype.kind in "if"))
-        # numpy turns a stray true/false into 1/0 silently; JSON booleans are not coordinates or ids.
-        ok = ok and bool not in set(map(type, itertools.chain.from_iterable(box_lists)))
-        ok = ok and bool not in set(map(type, d_list))
+        ok = ok and bool not in set(map(type, d_list)) and set(map(type, d_list)) <= {int, float}
     except (KeyError, TypeError, ValueError):
         ok = False
     if not ok:
         _diagnose(entries, source)
-    boxes = boxes.astype(np.float64).reshape(-1, 4)
-    s_flat = s_flat.astype(np.float64)
-    d_flat = d_flat.astype(np.int64)
+    img = integral_ids(img_list, source, "image_id")
+    d_flat = integral_ids(d_list, source, "description_ids")
+    boxes, odd_boxes = read_boxes(box_lists, source, protocol=protocol, fix="boxes are [x, y, w, h] in pixels")
     entry_of = np.repeat(np.arange(n), lens)
-    bad = ~np.isfinite(boxes).all(axis=1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        _fail(f"'bbox' {entries[i]['bbox']!r} is not a box with finite coordinates ({int(bad.sum())} such boxes)",
-              source, i, "boxes are [x, y, w, h] in pixels")
+    scores = read_scores(list(itertools.chain.from_iterable(scs)), source, protocol=protocol, entry_of=entry_of,
+                         key="scores")
     # Official: a box with zero or negative width or height is scored, with IoU 0 against every GT box
     # and area max(0, w*h), so each of its detections is a false positive.
     degenerate = (boxes[:, 2] <= 0) | (boxes[:, 3] <= 0)
@@ -107,9 +101,6 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
         warnings.append(f"{int(degenerate.sum())} predicted box(es) have zero or negative width or height, e.g. entry "
                         f"{int(np.flatnonzero(degenerate)[0])}: scored as the official evaluator does (IoU 0, so false "
                         "positives)")
-    if not np.isfinite(s_flat).all():
-        i = int(entry_of[np.flatnonzero(~np.isfinite(s_flat))[0]])
-        _fail(f"'scores' {entries[i]['scores']!r} holds a non-finite value", source, i, "scores are finite numbers")
 
     img_idx = np.searchsorted(gt.image_ids, img)
     known_img = (img_idx < len(gt.image_ids)) & (gt.image_ids[np.minimum(img_idx, max(len(gt.image_ids) - 1, 0))] == img) \
@@ -117,6 +108,13 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     det_img = img_idx[entry_of]
     det_known = known_img[entry_of]
     pair = np.where(det_known, gt.pair_of(np.where(det_known, det_img, 0), d_flat), -1)
+    if scores.text[pair >= 0].any():
+        i = int(entry_of[np.flatnonzero(scores.text & (pair >= 0))[0]])
+        _fail(f"'scores' {entries[i]['scores']!r} holds text for a description of the image's label space: the "
+              "official evaluator stops there (COCOeval negates each score: TypeError)", source, i,
+              "write scores as numbers")
+    warnings += (unusual_warning("prediction box", odd_boxes, _HOW)
+                 + unusual_warning("score", scores.unusual, _HOW, entry_of))
     outside = det_known & (pair < 0)
     counts = {"predictions": n, "detections": int(len(d_flat)), "detections_kept": int((pair >= 0).sum()),
               "dropped_unknown_image": int((~det_known).sum()), "dropped_outside_labelspace": int(outside.sum())}
@@ -131,8 +129,12 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
         warnings.append("the prediction list is empty: every group with ground truth scores 0")
     keep = pair >= 0
     kept_boxes = boxes[entry_of[keep]]
-    dets = cocoeval.Detections(pair=pair[keep], box_xywh=kept_boxes, score=s_flat[keep],
-                               area=np.maximum(0.0, kept_boxes[:, 2] * kept_boxes[:, 3]))
+    with np.errstate(invalid="ignore", over="ignore"):
+        area = kept_boxes[:, 2] * kept_boxes[:, 3]
+    dets = cocoeval.Detections(pair=pair[keep], box_xywh=kept_boxes, score=scores.value[keep],
+                               area=np.where(area > 0, area, 0.0),      # Python's max(0, w*h): a NaN area is 0
+                               exact=None if scores.exact is None else scores.exact[keep],
+                               is_int=None if scores.exact is None else scores.is_int[keep])
     return dets, counts, warnings
 
 
@@ -220,7 +222,7 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
         raise InputError("these references have no boxes (the OmniLabel test split): there is nothing to score against",
                          file=gt.source, fix="score the validation split; the official OmniLabel test server never "
                                              "launched, so test predictions cannot be scored anywhere")
-    dets, counts, warnings = parse_predictions(predictions, gt, source=source)
+    dets, counts, warnings = parse_predictions(predictions, gt, source=source, protocol=protocol)
     warnings = list(gt.notes) + warnings
     matches, names, precision, recall, npig, member_pair, member_group = _evaluate(gt, dets, protocol)
     index = {name: i for i, name in enumerate(names)}

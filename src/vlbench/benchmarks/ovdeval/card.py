@@ -27,6 +27,14 @@ QUIRKS = (
     "Annotations sharing an id are all evaluated as the last annotation with that id (pycocotools' id index); the "
     "suppression uses them as written.",
     "Ids given as integral floats (3.0) act as the integers.",
+    "A category_id given as the category's name is no category id officially: such predictions take part in the "
+    "suppression and are never scored (a loud warning names them); --protocol corrected resolves names to ids.",
+    "Integer scores beyond 2^53 rank exactly where the official arrays are int64 (an image's scores, a pair's or a "
+    "ranking's all integers) and as float64 where a float or an empty per-image list joins them.",
+    "NaN scores rank first in the suppression (its reversed argsort) and last in COCOeval; a NaN coordinate fails the "
+    "suppression's IoU test and takes pycocotools' fmin/fmax IoU, where a NaN IoU matches and hands the match to every "
+    "later GT; booleans score 1 / 0; a text score compares as text in its image's suppression (and stops the official "
+    "scorer if its category has GT). Each kind is named in a warning; --protocol corrected refuses them.",
 )
 
 

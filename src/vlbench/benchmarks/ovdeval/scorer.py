@@ -21,7 +21,7 @@ from ... import cocoeval
 from ...errors import InputError, PredictionError
 from .. import expect_prediction_list
 from ...result import Result
-from ...validation import integral_ids
+from ...validation import Scores, describe, integral_ids, read_boxes, read_scores, unusual_warning
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
@@ -31,35 +31,62 @@ PROTOCOLS = ("official", "corrected")
 
 
 class Predictions:
-    """Validated predictions of one sub-dataset, file order, unknown images already dropped."""
+    """Validated predictions of one sub-dataset, file order, unknown images already dropped. ``scores`` keeps
+    what the official arrays make of each score (integers, text; see :class:`vlbench.validation.Scores`)."""
 
-    def __init__(self, image_id, category_id, box_xywh, score, counts, warnings):
-        self.image_id, self.category_id, self.box_xywh, self.score = image_id, category_id, box_xywh, score
-        self.counts, self.warnings = counts, warnings
+    def __init__(self, image_id, category_id, box_xywh, scores, counts, warnings, score_text=None):
+        self.image_id, self.category_id, self.box_xywh, self.scores = image_id, category_id, box_xywh, scores
+        self.score, self.counts, self.warnings, self.score_text = scores.value, counts, warnings, score_text
 
     def as_dict(self, keep: NDArray[np.bool_] | None = None) -> dict[str, NDArray]:
         """The predictions (those in ``keep``) as the COCO engine's column dict."""
         sel = slice(None) if keep is None else keep
-        return {"image_id": self.image_id[sel], "category_id": self.category_id[sel],
-                "bbox": self.box_xywh[sel], "score": self.score[sel]}
+        out = {"image_id": self.image_id[sel], "category_id": self.category_id[sel],
+               "bbox": self.box_xywh[sel], "score": self.score[sel]}
+        if self.scores.exact is not None:
+            out.update(score_exact=self.scores.exact[sel], score_is_int=self.scores.is_int[sel])
+        return out
+
+
+#: the category id given to labels written as text under the official protocol: no category has it, so such
+#: predictions take part in the suppression and are never scored, as in ``eval.py``
+NAME_AS_ID = np.iinfo(np.int64).min
+
+#: how the official code treats each kind of unusual value kept under the official protocol
+_HOW = {
+    "non-finite": "the suppression's reversed argsort ranks a NaN score above every other and its IoU test "
+                  "(> 0.5) fails on a NaN coordinate; COCOeval ranks a NaN score below every other, and a NaN "
+                  "coordinate gives pycocotools' IoU the value its fmin/fmax leave (a NaN IoU is never below the "
+                  "threshold, so it matches)",
+    "boolean": "numpy reads true / false as 1 / 0",
+    "integer beyond 2^53": "ordered exactly where the official arrays are int64 (the image's or ranking's scores all "
+                           "integers), as float64 elsewhere",
+    "text": "the image's scores are compared as text in the suppression; COCOeval never sees them (their category "
+            "has no ground truth)",
+}
 
 
 def _fail(message: str, source: str, index: int, fix: str | None = None) -> None:
     raise PredictionError(message, file=source, entry=f"entry {index}", fix=fix)
 
 
-def _resolve_labels(values: list[Any], gt: OVDEvalSubset, source: str) -> NDArray[np.int64]:
-    """Category ids, with labels given as text resolved through the category names when unambiguous."""
+def _resolve_labels(values: list[Any], gt: OVDEvalSubset, source: str, protocol: str
+                    ) -> tuple[NDArray[np.int64], list[int]]:
+    """Category ids, and the entries whose label is text. Officially a text label equals no category id, so it is
+    never scored (:data:`NAME_AS_ID`); ``corrected`` resolves it through the category names when unambiguous."""
     if set(map(type, values)) <= {int, float}:   # loadRes accepts 3.0 as category 3
-        return integral_ids(values, source, "category_id")
+        return integral_ids(values, source, "category_id"), []
     by_name: dict[str, list[int]] = {}
     for cid, name in gt.category_names.items():
         by_name.setdefault(name, []).append(cid)
     out = np.empty(len(values), dtype=np.int64)
-    unknown, ambiguous = set(), set()
+    unknown, ambiguous, text = set(), set(), []
     for i, v in enumerate(values):
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             out[i] = integral_ids([v], source, "category_id", start=i)[0]
+        elif isinstance(v, str) and protocol == "official":
+            out[i] = NAME_AS_ID
+            text.append(i)
         elif isinstance(v, str):
             ids = by_name.get(v) or by_name.get(v.strip())
             if not ids:
@@ -78,66 +105,94 @@ def _resolve_labels(values: list[Any], gt: OVDEvalSubset, source: str) -> NDArra
             parts.append(f"names shared by several category ids: {sorted(ambiguous)[:5]}")
         raise PredictionError("labels given as text cannot be resolved (" + "; ".join(parts) + ")", file=source,
                               fix="use the integer category ids of the sub-dataset's 'categories'")
-    return out
+    return out, text
+
+
+def _name_warning(values: list[Any], rows: list[int], gt: OVDEvalSubset) -> str:
+    """The loud warning for labels written as text under the official protocol."""
+    names = list(dict.fromkeys(str(values[i]) for i in rows))
+    resolvable = sum(n in gt.category_names.values() for n in names)
+    return (f"official protocol: {len(rows)} prediction(s) give 'category_id' as text (entries "
+            f"{describe(rows)}; labels {describe(names)}): the official scorer compares ids, so they take part in "
+            f"the suppression but are NEVER scored, which lowers AP. {resolvable} of the {len(names)} label(s) are "
+            "category names of " + gt.name + ": write the integer category ids, or score with --protocol corrected, "
+            "which resolves names to ids")
 
 
 def _diagnose(entries: list[Any], source: str) -> None:
-    """Name the first malformed entry (called only when the fast path failed)."""
+    """Name the first entry without the four keys (called only when the fast path failed)."""
     for i, e in enumerate(entries):
         if not isinstance(e, dict) or any(k not in e for k in ("image_id", "category_id", "bbox", "score")):
             _fail("each entry needs 'image_id', 'category_id', 'bbox' and 'score'", source, i)
-        integral_ids([e["image_id"]], source, "image_id", start=i)
-        b = e["bbox"]
-        if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in b)):
-            _fail(f"'bbox' must be [x, y, w, h] (four numbers), got {b!r}", source, i)
-        if isinstance(e["score"], bool) or not isinstance(e["score"], (int, float)):
-            _fail(f"'score' must be a number, got {e['score']!r}", source, i)
-    raise PredictionError("malformed prediction file", file=source)  # pragma: no cover
 
 
-def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predictions") -> Predictions:
-    """Official COCO-results predictions -> arrays; unknown images dropped (counted), text labels resolved."""
+def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predictions",
+                      protocol: str = "official") -> Predictions:
+    """Official COCO-results predictions -> arrays; unknown images dropped (counted). Under ``official`` every value
+    ``eval.py`` scores is kept (NaN, booleans, huge integers, text scores and labels), with a warning per kind."""
     expect_prediction_list(entries, "ovdeval", source, 'COCO results {"image_id", "category_id", "bbox", "score"}')
     warnings: list[str] = []
-    try:  # fast path: one pass per field; the slow checks below run only to name a bad entry
+    try:
         images = [e["image_id"] for e in entries]
         boxes = [e["bbox"] for e in entries]
         scores = [e["score"] for e in entries]
         labels = [e["category_id"] for e in entries]
-        box = np.asarray(boxes, dtype=np.float64).reshape(len(entries), 4)
-        score = np.asarray(scores, dtype=np.float64)
-        image = integral_ids(images, source, "image_id") if set(map(type, images)) <= {int, float} else None
-        ok = (image is not None and bool not in set(map(type, itertools.chain(scores, itertools.chain.from_iterable(boxes))))
-              and all(len(b) == 4 for b in boxes)
-              and str not in set(map(type, itertools.chain(scores, itertools.chain.from_iterable(boxes)))))
-    except (KeyError, TypeError, ValueError):
-        ok = False
-    if not ok:
+    except (KeyError, TypeError):
         _diagnose(entries, source)
-    bad = ~np.isfinite(box).all(axis=1) | ~np.isfinite(score)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        _fail(f"non-finite 'bbox' or 'score' ({boxes[i]!r}, {scores[i]!r}; {int(bad.sum())} such entries)", source, i,
-              "replace NaN / Infinity by real numbers")
-    category = _resolve_labels(labels, gt, source)
+        raise PredictionError("malformed prediction file", file=source) from None  # pragma: no cover
+    image = integral_ids(images, source, "image_id")
+    box, odd_boxes = read_boxes(boxes, source, protocol=protocol)
+    score = read_scores(scores, source, protocol=protocol)
+    category, text_labels = _resolve_labels(labels, gt, source, protocol)
+    if text_labels:
+        warnings.append(_name_warning(labels, text_labels, gt))
     known = np.isin(image, gt.image_ids)
+    evaluated = known & np.isin(category, gt.category_ids)
+    if score.text[evaluated].any():
+        i = int(np.flatnonzero(score.text & evaluated)[0])
+        _fail(f"'score' {scores[i]!r} is text, and this prediction's category has ground truth: the official scorer "
+              "stops there (COCOeval negates each score: TypeError)", source, i, "write scores as numbers")
+    warnings += unusual_warning("prediction box", odd_boxes, _HOW) + unusual_warning("score", score.unusual, _HOW)
     # predictions of a category without ground truth (hard negatives, mostly) affect the suppression, not AP; the
     # same count whatever the references are. Ids outside the category list are only knowable from a file that
     # lists the categories (Hub rows carry only the categories of their boxes): None otherwise.
     counts = {"predictions": len(entries), "dropped_unknown_image": int((~known).sum()),
               "category_without_gt": int((~np.isin(category[known], gt.ann_category)).sum()),
               "unknown_category": int((~np.isin(category[known], gt.category_ids)).sum()) if gt.categories_listed
-              else None}
+              else None, "category_as_text": len(text_labels)}
     if (~known).any():
         warnings.append(f"{int((~known).sum())} prediction(s) for image ids not in {gt.name} were dropped (the official "
                         f"script crashes on them), e.g. {np.unique(image[~known])[:5].tolist()}")
-    if counts["unknown_category"]:
-        warnings.append(f"{counts['unknown_category']} prediction(s) have a category id that is not a category of "
-                        f"{gt.name}: they take part in the suppression but not in AP, as in the official script")
+    if counts["unknown_category"] and counts["unknown_category"] > len(text_labels):
+        warnings.append(f"{counts['unknown_category'] - len(text_labels)} prediction(s) have a category id that is not "
+                        f"a category of {gt.name}: they take part in the suppression but not in AP, as in the official "
+                        "script")
     if not entries:
         warnings.append("the prediction list is empty: every category with ground truth scores 0 (the official "
                         "script crashes here)")
-    return Predictions(image[known], category[known], box[known], score[known], counts, warnings)
+    kept = Scores(score.value[known], score.is_int[known], None if score.exact is None else score.exact[known],
+                  score.text[known], score.unusual)
+    text = [str(v) for v, k in zip(scores, known) if k] if score.text.any() else None
+    return Predictions(image[known], category[known], box[known], kept, counts, warnings, text)
+
+
+def _nms_key(preds: Predictions) -> NDArray[np.int64]:
+    """Per prediction, its place in its image's official ``np.array`` of scores, ascending: float64 (NaN above
+    every number), int64 where the image's scores are all integers, text where one of them is text."""
+    def ascending(values) -> NDArray[np.int64]:
+        return np.unique(values, return_inverse=True)[1].astype(np.int64).reshape(-1)
+
+    key = ascending(preds.score)
+    if preds.scores.exact is None and preds.score_text is None:
+        return key
+    images, image_index = np.unique(preds.image_id, return_inverse=True)
+    if preds.scores.exact is not None:
+        all_int = np.bincount(image_index, weights=~preds.scores.is_int, minlength=len(images)) == 0
+        key = np.where(all_int[image_index], ascending(preds.scores.exact), key)
+    if preds.score_text is not None:
+        has_text = np.bincount(image_index, weights=preds.scores.text, minlength=len(images)) > 0
+        key = np.where(has_text[image_index], ascending(np.asarray(preds.score_text)), key)
+    return key
 
 
 def _iou_official(pred: NDArray[np.float64], gt: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -166,7 +221,8 @@ def suppress(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float = 0.5) 
     cand = iou > iou_threshold
     c_pred, c_gt = c_pred[cand], c_gt[cand]
     # Per GT: the top candidate by score; ties to the later prediction (what numpy 2.4's sort gave).
-    order = np.lexsort((c_pred, preds.score[c_pred], c_gt))
+    key = _nms_key(preds)
+    order = np.lexsort((c_pred, key[c_pred], c_gt))
     c_pred, c_gt = c_pred[order], c_gt[order]
     last = np.r_[np.flatnonzero(np.diff(c_gt)), len(c_gt) - 1] if len(c_gt) else np.zeros(0, np.int64)
     top = c_pred[last]
@@ -178,7 +234,7 @@ def suppress(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float = 0.5) 
     # A decision made by a tie: the runner-up of that GT has the same score as the top.
     has_second = np.r_[False, c_gt[1:] == c_gt[:-1]][last] if len(c_gt) else np.zeros(0, bool)
     second = np.where(has_second, c_pred[np.maximum(last - 1, 0)], -1)
-    ties = int((has_second & (preds.score[np.maximum(second, 0)] == preds.score[top])).sum())
+    ties = int((has_second & (key[np.maximum(second, 0)] == key[top])).sum())
     per_image = np.unique(preds.image_id[removed], return_counts=True)
     return ~removed, {"before": n, "after": int(n - removed.sum()), "removed": int(removed.sum()),
                       "tie_decisions": ties,
@@ -218,7 +274,7 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
     """NMS-AP and AP (24 numbers) of one sub-dataset."""
     if protocol not in PROTOCOLS:
         raise InputError(f"unknown protocol {protocol!r}", fix="use 'official' or 'corrected'")
-    preds = parse_predictions(predictions, gt, source=source)
+    preds = parse_predictions(predictions, gt, source=source, protocol=protocol)
     keep, sup = suppress(gt, preds)
     nms = _stats(gt, preds.as_dict(keep), protocol)
     plain = _stats(gt, preds.as_dict(), protocol)

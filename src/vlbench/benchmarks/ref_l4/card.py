@@ -25,6 +25,8 @@ QUIRKS = (
     "classes of their own.",
     "Prediction ids no row id can equal (strings, non-integral numbers) are ignored (vlbench counts them); reference "
     "rows sharing an id are each scored against that id's prediction.",
+    "A predicted box with a NaN or infinite coordinate is a miss (the official IoU is NaN or 0), with a warning naming "
+    "its id; --protocol corrected refuses it.",
 )
 
 

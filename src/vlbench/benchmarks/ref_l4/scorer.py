@@ -70,8 +70,11 @@ def _prediction_ids(entries: list[Any], source: str) -> tuple[NDArray[np.int64],
     return ids, usable
 
 
-def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str) -> tuple[NDArray[np.float64], bool]:
-    """Boxes as float64, and whether every coordinate was a JSON integer (the official int64 tensor)."""
+def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str, protocol: str = "official"
+                      ) -> tuple[NDArray[np.float64], bool, list[str]]:
+    """Boxes as float64, whether every coordinate was a JSON integer (the official int64 tensor), and a warning
+    for NaN / infinite coordinates, kept under the official protocol (the official IoU is then NaN or 0: a miss)
+    and refused under ``corrected``."""
     boxes = [e["pred_bbox"] for e in entries]
     try:
         arr = np.asarray(boxes)
@@ -91,12 +94,19 @@ def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str) -
     integer = arr.dtype.kind in "iu"
     arr = arr.astype(np.float64)
     bad = ~np.isfinite(arr).all(axis=1)
-    if bad.any():
+    warnings = []
+    if bad.any() and protocol != "official":
         index = int(np.flatnonzero(bad)[0])
         raise PredictionError(f"'pred_bbox' {boxes[index]!r} is not four finite numbers ({int(bad.sum())} such boxes)",
                               file=source, entry=f"entry {index} (id {ids[index]})",
-                              fix="replace NaN/inf coordinates by a real box")
-    return arr, integer
+                              fix="replace NaN/inf coordinates by a real box (--protocol official scores them as the "
+                                  "official scorer does: misses)")
+    if bad.any():
+        warnings.append(f"official protocol: {int(bad.sum())} predicted box(es) hold NaN or infinite coordinates "
+                        f"(ids {_describe(ids[bad].tolist())}): the official IoU is NaN or 0 there (torch propagates "
+                        "NaN, an infinite area makes the union infinite), so each is a miss; --protocol corrected "
+                        "refuses them")
+    return arr, integer, warnings
 
 
 def _formats_as_xywh(entries: list[Any], protocol: str, source: str) -> tuple[NDArray[np.bool_], dict[str, int], list[str]]:
@@ -145,8 +155,9 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
     if not all(isinstance(e, dict) and "id" in e and "pred_bbox" in e and "format" in e for e in entries):
         _raise_malformed_entry(entries, source)
     ids, usable = _prediction_ids(entries, source)
-    boxes, integer_boxes = _prediction_boxes(entries, ids, source)
+    boxes, integer_boxes, box_warnings = _prediction_boxes(entries, ids, source, protocol)
     is_xywh, format_tally, warnings = _formats_as_xywh(entries, protocol, source)
+    warnings = box_warnings + warnings
 
     other = [entries[i]["id"] for i in np.flatnonzero(~usable)]
     uniq, first, counts = np.unique(ids[usable], return_index=True, return_counts=True)
