@@ -160,3 +160,24 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.longrepr = f"skipped under CI=true, which must run every test: {reason}"
+
+
+def stop_after_first_batch(model: str, data: Path, out: Path, monkeypatch) -> Path:
+    """A Ref-L4 test-split `predict` run (batches of 4) stopped by a KeyboardInterrupt injected in the detector call
+    of its second batch, as a user's Ctrl-C would stop it; returns its partial file (settings + the first batch)."""
+    import vlbench.predict.models as loop
+    from vlbench.predict import predict
+
+    real, calls = loop.detect, []
+
+    def crash_on_second_batch(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "detect", crash_on_second_batch)
+    with pytest.raises(KeyboardInterrupt):
+        predict("ref_l4", model, data, out, split="test", batch_size=4, progress=False)
+    monkeypatch.setattr(loop, "detect", real)
+    return Path(f"{out}.partial.jsonl")

@@ -43,11 +43,12 @@ def test_nocaps_references_without_images(tmp_path):
      "annotations": [{"id": 1, "image_id": 1, "bbox": [0, 0, 5, 5], "area": 25, "iscrowd": 0, "description_ids": [7]}]},
 ])
 def test_omnilabel_empty_label_spaces_or_no_descriptions(refs, tmp_path):
-    """Nothing to evaluate: every group is undefined (official -1), so every metric is null; no crash."""
+    """Nothing to evaluate (the official evaluator gives -1 everywhere): most likely the wrong file, so a clear
+    error naming it and the file to pass (#27; every metric null with exit 0 before)."""
     proc = _score("omnilabel", refs, [{"image_id": 1, "bbox": [0, 0, 5, 5], "description_ids": [7], "scores": [0.5]}],
                   tmp_path, "--output", str(tmp_path / "r.json"))
-    assert proc.returncode == 0, proc.stderr
-    assert all(v is None for v in json.loads((tmp_path / "r.json").read_text())["metrics"].values())
+    _ok_or_clear(proc, "refs.json", "no image has a label space", "dataset JSON")
+    assert proc.returncode == 2 and not (tmp_path / "r.json").exists()
 
 
 def test_omnilabel_three_value_bbox_in_the_references_is_named(tmp_path):

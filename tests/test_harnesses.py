@@ -156,7 +156,7 @@ def test_import_lmms_eval_samples(hub, ref_l4_answers, tmp_path, with_rows):
     proc = run_cli("import", "lmms-eval", str(samples), "--benchmark", "ref_l4", "--data", str(hub / "ref_l4"),
                    "--split", "val", "--box-format", "pixel", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert "1 answer(s) without a usable box" in proc.stdout
+    assert "1 answer(s) without a usable prediction" in proc.stdout
     assert sorted(json.loads(out.read_text()), key=lambda e: e["id"]) == equivalent
     meta = json.loads(Path(f"{out}.meta.json").read_text())
     assert meta["failed_answers"] == {"no box in the pixel convention": [answers[3]]}

@@ -123,3 +123,24 @@ def test_index_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path):
     assert not isinstance(again.phrase_hash, np.memmap)
     assert again.kept_entries(["a big dog"]).tolist() == [3]
     assert isinstance(ParaphraseIndex.load(table, tmp_path / "cache").phrase_hash, np.memmap)  # rebuilt on disk
+
+
+def test_an_edited_index_is_caught_by_its_digests_and_other_indexes_are_kept(tmp_path):
+    """An index whose hashes were zeroed (still a valid array) no longer matches the digests written with it, so it
+    is rebuilt rather than read (it would change METEOR without a word); another installation's index (another
+    table, another format) stays; two copies of the same table share one index (keyed by content, not by file
+    times)."""
+    table = _tiny_table(tmp_path / "p.gz", TINY)
+    ParaphraseIndex.load(table, tmp_path / "cache")
+    other = tmp_path / "cache" / "meteor" / "paraphrase-v4-123-456"
+    other.mkdir()
+    folder = ParaphraseIndex.cache_path(table, tmp_path / "cache")
+    hashes = np.load(folder / "phrase_hash.npy")
+    np.save(folder / "phrase_hash.npy", np.zeros_like(hashes))
+    again = ParaphraseIndex.load(table, tmp_path / "cache")
+    assert not isinstance(again.phrase_hash, np.memmap) and again.kept_entries(["a big dog"]).tolist() == [3]
+    assert other.is_dir()
+    copy = tmp_path / "elsewhere" / "p.gz"
+    copy.parent.mkdir()
+    copy.write_bytes(table.read_bytes())
+    assert ParaphraseIndex.cache_path(copy, tmp_path / "cache") == folder

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, stop_after_first_batch
 
 pytest.importorskip("torch", reason="predict needs torch (pip install -e '.[test]')")
 pytest.importorskip("transformers", reason="predict needs transformers (pip install -e '.[test]')")
@@ -132,22 +132,10 @@ def test_unparseable_grounding_answers_are_counted_and_kept_never_zero_boxes(mod
 def test_a_stopped_run_resumes_where_it_stopped(models, data, tmp_path, monkeypatch):
     """A crash after the first batch (injected in the detector call) leaves that batch in the partial file; the
     rerun answers only the rest and writes the same file a run without a crash writes (greedy, deterministic)."""
-    import vlbench.predict.models as loop
     from vlbench.predict import predict
 
-    real, calls = loop.detect, []
-
-    def crash_on_second_batch(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
     out = tmp_path / "preds.json"
-    monkeypatch.setattr(loop, "detect", crash_on_second_batch)
-    with pytest.raises(KeyboardInterrupt):
-        predict("ref_l4", models["detector"], data / "ref_l4", out, split="test", batch_size=4, progress=False)
-    monkeypatch.setattr(loop, "detect", real)
+    stop_after_first_batch(models["detector"], data / "ref_l4", out, monkeypatch)
     assert len(Path(f"{out}.partial.jsonl").read_text().splitlines()) == 1 + 4      # settings + first batch
     with pytest.raises(Exception, match="other settings"):
         predict("ref_l4", models["detector"], data / "ref_l4", out, split="test", threshold=0.5, progress=False)

@@ -343,3 +343,97 @@ def test_browser_viewer_draws_every_box_inside_the_shown_image(server, browser, 
     message = page.locator("#status").inner_text()
     assert "/tmp" not in message and "site-packages" not in message
     page.close()
+
+
+# -- issue #27: the Space bounded, named and without server paths -------------------------------------------------
+
+def test_api_outputs_are_named(server):
+    """gradio_client listed the outputs as value_15 and the like: each output component has a label."""
+    from gradio_client import Client
+
+    info = Client(server, verbose=False).view_api(return_format="dict", print_info=False)
+    labels = [r["label"] for r in info["named_endpoints"]["/score"]["returns"]]
+    assert labels[0] == "status" and "metrics (JSON)" in labels
+    assert not [label for label in labels if not label or label.startswith("value_")], labels
+
+
+def test_api_nocaps_warnings_show_no_server_path(server):
+    """The SPICE warning named the installation's site-packages folder (CoreNLP is not installed here)."""
+    from gradio_client import Client, handle_file
+
+    out = Client(server, verbose=False).predict("nocaps", "validation",
+                                                handle_file(example_predictions("nocaps", "good", "validation")),
+                                                "official", "m", "bundled sample", "me/nocaps", api_name="/score")
+    status, files = out[0], out[-1]
+    assert "SPICE" in status and "site-packages" not in status and "/root" not in status
+    result = json.loads(Path(next(f for f in files if f.endswith("result.json"))).read_text())
+    assert not any("site-packages" in w for w in result["warnings"])
+
+
+def test_api_refuses_captions_too_long_to_score_within_the_bound(server, tmp_path):
+    """An upload of 2,000-word captions held a scoring slot for ~58 s and ~750 MB; it is refused at once with the
+    bound and the CLI to use instead."""
+    from gradio_client import Client, handle_file
+
+    preds = json.loads(Path(example_predictions("nocaps", "good", "validation")).read_text())
+    preds[4]["caption"] = " ".join(["a dog on the grass"] * 500)
+    upload = tmp_path / "long.json"
+    upload.write_text(json.dumps(preds))
+    out = Client(server, verbose=False).predict("nocaps", "validation", handle_file(str(upload)), "official", "m",
+                                                "bundled sample", api_name="/score")
+    assert out[0].startswith("**Error:**") and "entry 4" in out[0] and "2,500 words" in out[0]
+    assert "vlbench score nocaps" in out[0]
+
+
+def test_viewer_store_keeps_the_latest_states_only():
+    from vlbench.space import ViewerStore
+
+    store = ViewerStore(2)
+    first, second = store.put({"n": 1}), store.put({"n": 2})
+    assert store.get(first) == {"n": 1}           # used: now the most recent
+    third = store.put({"n": 3})
+    assert store.get(second) is None and store.get(first) == {"n": 1} and store.get(third) == {"n": 3}
+    assert len(store) == 2 and store.get(None) is None and store.get(["not", "a", "key"]) is None
+
+
+def test_browser_nocaps_samples_show_no_box_controls(server, browser):
+    """The nocaps Samples tab showed the query, threshold and box legend, which do not apply to captions."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1400})
+    _open(page, server)
+    page.get_by_role("tab", name="Samples").click()
+    assert page.locator("#threshold").is_visible() and page.locator("#legend").is_visible()   # Ref-L4 first
+    _choose(page, "bench", "nocaps")
+    page.locator("#threshold").wait_for(state="hidden", timeout=10_000)
+    for elem in ("#query-pick", "#legend", "#view-boxes-panel"):
+        assert not page.locator(elem).is_visible(), elem
+    _choose(page, "bench", "OVDEval")
+    page.locator("#threshold").wait_for(state="visible", timeout=10_000)
+    page.close()
+
+
+def test_browser_sessions_beyond_the_store_see_their_images_dropped(browser):
+    """Each session's viewer state stayed in memory for an hour (~0.6 MB each, 240 sessions: +143 MB); now the
+    server keeps VLBENCH_SPACE_VIEWERS of them and a session holds a key. With a store of 1, the first of two
+    sessions is told its images were dropped for newer uploads."""
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "VLBENCH_SPACE_VIEWERS": "1"}
+    proc, url = start_space(env)
+    try:
+        pages = []
+        for _ in range(2):
+            page = browser.new_page(viewport={"width": 1280, "height": 1400})
+            _open(page, url)
+            page.locator("#example-poor").click()
+            page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+            page.get_by_role("tab", name="Samples").click()
+            page.locator("#page-label").get_by_text("worst first").wait_for(timeout=20_000)
+            pages.append(page)
+        pages[0].locator("#page-next").click()
+        pages[0].locator("#page-label").get_by_text("dropped for newer uploads").wait_for(timeout=20_000)
+        pages[1].locator("#page-next").click()
+        pages[1].wait_for_timeout(1000)
+        assert "dropped" not in pages[1].locator("#page-label").inner_text()
+        for page in pages:
+            page.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

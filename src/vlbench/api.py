@@ -112,6 +112,7 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
     staging = Path(tempfile.mkdtemp(prefix=f".vlbench-staging-{out.name}-", dir=out.parent))
     try:
         report = bench.build(raw, staging, **kwargs)
+        _note_missing_images(staging, report)
         write_eval_yaml(staging, bench.id, read_card_metadata(staging))
         report.files.insert(1, "eval.yaml")
         _verify_embedded_images(staging)
@@ -119,6 +120,17 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+def _note_missing_images(folder: Path, report: Any) -> None:
+    """A build without (some of) its images says so on the card, whatever the field descriptions promise."""
+    if not report.missing_images:
+        return
+    card = folder / "README.md"
+    note = (f"\n\n## Images\n\n{len(report.missing_images):,} image(s) are **not embedded** in this build (it was made "
+            "with `--allow-missing-images`; e.g. " + ", ".join(f"`{m}`" for m in report.missing_images[:3])
+            + "): their rows have no image, so models cannot be run on them (`vlbench predict` refuses such rows).\n")
+    card.write_text(card.read_text(encoding="utf-8").rstrip("\n") + note, encoding="utf-8")
 
 
 def _check_build_target(out: Path, overwrite: bool) -> list[str]:

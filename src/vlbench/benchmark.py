@@ -415,5 +415,9 @@ class Benchmark:
         """Options that a Space choice stands for (e.g. the split)."""
         return {}
 
+    def space_check(self, predictions: Any) -> None:
+        """Refuse (FormatError) parsed predictions whose scoring time the Space cannot bound though their size
+        is within its upload limits (e.g. captions far longer than any real one); by default none."""
+
     def __repr__(self) -> str:
         return f"<Benchmark {self.id}>"

@@ -7,6 +7,7 @@ imported only by the sub-command that needs them, so start-up stays light.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -47,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     _uncertainty_args(c, ci_default=0.95)
 
     b = sub.add_parser("build", help="build the Hub dataset folder from the official raw release")
-    b.add_argument("benchmark")
+    b.add_argument("benchmark", help="benchmark id")
     b.add_argument("--raw", required=True, nargs="+", help="the official release (a folder, or annotation file(s))")
     b.add_argument("--out", required=True, help="output folder (Hub repo layout)")
     b.add_argument("--images", "--images-root", dest="images", default=None,
@@ -60,9 +61,10 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--overwrite", action="store_true",
                    help="update a folder an earlier build wrote (only its files are replaced; yours are never touched)")
     e = sub.add_parser("export", help="write the official annotation file back from a Hub folder")
-    e.add_argument("benchmark")
+    e.add_argument("benchmark", help="benchmark id")
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
-    e.add_argument("--out", required=True, help="output JSON file")
+    e.add_argument("--out", required=True, help="output file: the official annotations as JSON, or as Parquet when the "
+                                                "name ends .parquet (for a release shipped as Parquet tables)")
     e.add_argument("--split", default=None, help="split (or sub-dataset) to export")
     _report_and_publish_args(sub)
     doctor = sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
@@ -71,8 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     _predict_args(sub, ids)
     _import_args(sub, ids)
     d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")
-    d.add_argument("--host", default="127.0.0.1")
-    d.add_argument("--port", type=int, default=7860)
+    d.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
+    d.add_argument("--port", type=int, default=7860, help="port to serve on (default 7860)")
     return p
 
 
@@ -108,8 +110,11 @@ def _predict_args(sub: Any, ids: str) -> None:
         p.add_argument("--max-new-tokens", type=int, default=None,
                        help="VLMs: answer length (default: 64 for a caption, 160 for one box plus 2 per word of the "
                             "longest expression, 48 per label of the largest label list for a detection answer)")
-        p.add_argument("--batch-size", type=int, default=4)
-        p.add_argument("--limit", type=int, default=None, help="stop after this many items (a smoke test)")
+        p.add_argument("--batch-size", type=int, default=4, help="items per forward pass (default 4)")
+        p.add_argument("--limit", type=int, default=None,
+                       help="stop after this many items (a smoke test; 'run' scores the rest as misses)")
+        p.add_argument("--overwrite", action="store_true",
+                       help="replace an existing prediction file (or the files of a prediction folder)")
         if name == "run":
             p.add_argument("--output", required=True, help="the result JSON to write")
 
@@ -121,12 +126,12 @@ def _import_args(sub: Any, ids: str) -> None:
 
     p = sub.add_parser("import", help="another harness's answers (lmms-eval samples .jsonl, VLMEvalKit .xlsx) -> the "
                                       "official prediction file")
-    p.add_argument("harness", choices=tuple(HARNESSES))
+    p.add_argument("harness", choices=tuple(HARNESSES), help="the harness that wrote the file")
     p.add_argument("file", help="lmms-eval: *_samples_<task>.jsonl (--log_samples); VLMEvalKit: <model>_<data>.xlsx")
     p.add_argument("--benchmark", required=True, help=ids)
     p.add_argument("--data", required=True, help="the built dataset the harness evaluated (names rows by position)")
-    p.add_argument("--split", default=None)
-    p.add_argument("--config", default=None)
+    p.add_argument("--split", default=None, help="the split the harness evaluated (default: the benchmark's)")
+    p.add_argument("--config", default=None, help="the dataset config the harness evaluated")
     p.add_argument("--box-format", choices=tuple(BOX_FORMATS), default=None,
                    help="grounding answers: the model family's box convention")
     p.add_argument("--out", required=True, help="the prediction file to write")
@@ -148,10 +153,16 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         from .io import check_output
 
         check_output(args.output, "result JSON")
+        if Path(args.output).resolve() == Path(args.out).resolve():
+            from .errors import InputError
+
+            raise InputError("--out and --output name the same file: the result would replace the predictions",
+                             file=args.out, fix="write the result elsewhere, e.g. --output result.json")
     report = predict(args.benchmark, args.model, args.data, args.out, split=args.split, config=args.config,
                      revision=args.revision, device=args.device, kind=args.kind, box_format=args.box_format,
                      prompt=args.prompt, threshold=args.threshold, top_k=args.top_k, max_queries=args.max_queries,
-                     max_new_tokens=args.max_new_tokens, batch_size=args.batch_size, limit=args.limit)
+                     max_new_tokens=args.max_new_tokens, batch_size=args.batch_size, limit=args.limit,
+                     overwrite=args.overwrite, progress=sys.stderr.isatty())
     if not report.main:         # another process of 'accelerate launch': the main one merges, reports and scores
         return 0
     print(f"wrote {args.out}: {report.summary()}")
@@ -180,7 +191,7 @@ def _report_and_publish_args(sub: Any) -> None:
     r = sub.add_parser("report", help="render a result JSON: the model-card model-index block, tables as CSV")
     r.add_argument("result", help="a result JSON written by 'vlbench score --output'")
     r.add_argument("--model-index", action="store_true", help="print the model-index YAML block")
-    r.add_argument("--model-name", default="my-model")
+    r.add_argument("--model-name", default="my-model", help="the model's name in the model-index (default: the card's)")
     r.add_argument("--dataset-id", default=None, help="Hub id of the dataset the result was scored on (default: the "
                                                       "one the result names; required when it names none)")
     r.add_argument("--into", default=None, metavar="README.md",
@@ -190,8 +201,8 @@ def _report_and_publish_args(sub: Any) -> None:
                    help="upload the merged card (README.md) and .eval_results/<benchmark>.yaml to this model repo in "
                         "one commit (the card merged is --into's, else the repo's own)")
     r.add_argument("--dry-run", action="store_true", help="with --push: print the diff and the files, upload nothing")
-    r.add_argument("--config", default=None)
-    r.add_argument("--split", default=None)
+    r.add_argument("--config", default=None, help="dataset config of the result (default: the result's)")
+    r.add_argument("--split", default=None, help="dataset split of the result (default: the result's)")
     r.add_argument("--csv", default=None, help="write the breakdown tables as CSV files into this folder")
     r.add_argument("--eval-results", default=None, metavar="FOLDER",
                    help="write FOLDER/.eval_results/<benchmark>.yaml, the Hub's evaluation-results format")
@@ -201,16 +212,16 @@ def _report_and_publish_args(sub: Any) -> None:
 
     pub = sub.add_parser("publish", help="upload a Hub dataset folder, the Space or a metric Space (--dry-run lists "
                                          "the files)")
-    pub.add_argument("kind", choices=("dataset", "metric", "space"))
+    pub.add_argument("kind", choices=("dataset", "metric", "space"), help="what to publish")
     pub.add_argument("benchmark", nargs="?", help="dataset and metric: the benchmark")
     pub.add_argument("--folder", default=None, help="dataset: the built folder; metric / space: the source folder "
                                                     "(default: the one installed with vlbench)")
     pub.add_argument("--wheel", default=None, help="metric / space: the vlbench wheel to ship in the folder (default: "
                                                    "dist/vlbench-<version>-*.whl, else built from the source checkout)")
     pub.add_argument("--out", default=None, help="metric / space: write the deployable folder here and keep it")
-    pub.add_argument("--repo-id", required=True)
-    pub.add_argument("--dry-run", action="store_true")
-    pub.add_argument("--private", action="store_true")
+    pub.add_argument("--repo-id", required=True, help="the Hub repo to upload to, ORG/NAME")
+    pub.add_argument("--dry-run", action="store_true", help="list what would be uploaded, upload nothing")
+    pub.add_argument("--private", action="store_true", help="create the repo private")
 
 
 
@@ -219,7 +230,9 @@ def _scoring_args(p: argparse.ArgumentParser) -> None:
     benches = all_benchmarks()
     p.add_argument("--split", default=None,
                    help="; ".join(f"{b.display_name}: {b.split_help}" for b in benches if b.split_help))
-    p.add_argument("--protocol", default="official", choices=PROTOCOLS)
+    p.add_argument("--protocol", default="official", choices=PROTOCOLS,
+                   help="official (default): the official scorer's number, quirks included, with a warning per quirk "
+                        "that changed it; corrected: the known bugs fixed and unusual values refused")
     flags: dict[str, list] = {}
     for b in benches:
         for f in b.options_type.own_fields():
@@ -298,11 +311,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if folder is not None:
         import yaml
 
+        from .registration import merge_eval_results
+
         entries = report.eval_results(result, dataset_id=args.dataset_id, revision=args.revision, date=args.date,
                                       source_url=args.source_url)
-        path = write_text_atomic(folder / f"{result.benchmark}.yaml",
-                                 yaml.safe_dump(entries, sort_keys=False, allow_unicode=True), "evaluation results")
-        print(f"wrote {path} ({len(entries)} result(s): {', '.join(e['dataset']['task_id'] for e in entries)})")
+        target = folder / f"{result.benchmark}.yaml"
+        merged = merge_eval_results(_read_text(target, "evaluation results") if target.is_file() else "", entries,
+                                    str(target))
+        path = write_text_atomic(target, yaml.safe_dump(merged, sort_keys=False, allow_unicode=True),
+                                 "evaluation results")
+        kept = len(merged) - len(entries)
+        print(f"wrote {path} ({len(entries)} result(s): {', '.join(e['dataset']['task_id'] for e in entries)}"
+              + (f"; {kept} other entr{'y' if kept == 1 else 'ies'} kept" if kept else "") + ")")
     card_options = {"dataset_id": args.dataset_id, "config": args.config, "split": args.split,
                     "revision": args.revision}
     if args.model_index:
@@ -330,23 +350,39 @@ def _merge_and_push(args: argparse.Namespace, result: Any, card_options: dict[st
     from .io import check_output, write_text_atomic
     from .publish import push_model_card, remote_card
 
+    from .registration import merge_eval_results
+
     name = None if args.model_name == "my-model" else args.model_name
     if args.into:
         check_output(args.into, "model card")
         into = Path(args.into)
-        before = into.read_text(encoding="utf-8") if into.is_file() else ""
+        before = _read_text(into, "model card") if into.is_file() else ""
     else:
         before = remote_card(args.push)
-    after = report.merge_model_index(before, result, name, **card_options)
+    after = report.merge_model_index(before, result, name, source=args.into or f"{args.push}/README.md",
+                                     **card_options)
     if args.into:
         write_text_atomic(args.into, after, "model card")
         print(f"merged the model-index into {args.into}")
     if args.push:
         entries = report.eval_results(result, dataset_id=args.dataset_id, revision=args.revision, date=args.date,
                                       source_url=args.source_url)
-        files = {"README.md": after,
-                 f".eval_results/{result.benchmark}.yaml": yaml.safe_dump(entries, sort_keys=False, allow_unicode=True)}
+        remote = f".eval_results/{result.benchmark}.yaml"
+        merged = merge_eval_results(remote_card(args.push, path=remote), entries, f"{args.push}/{remote}")
+        files = {"README.md": after, remote: yaml.safe_dump(merged, sort_keys=False, allow_unicode=True)}
         print(push_model_card(args.push, before, files, dry_run=args.dry_run))
+
+
+def _read_text(path: Path, what: str) -> str:
+    """A user's text file, with a clear error when it is not UTF-8 or cannot be read."""
+    from .errors import FormatError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise FormatError(f"the {what} is not UTF-8 text", file=str(path), fix="save it as UTF-8") from None
+    except OSError as exc:
+        raise FormatError(f"cannot read the {what} ({exc.strerror or exc})", file=str(path)) from None
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
@@ -382,7 +418,8 @@ def _cmd_publish(args: argparse.Namespace) -> int:
         check_output(args.out, "Space folder", folder=True)
     with tempfile.TemporaryDirectory(prefix="vlbench-publish-") as tmp:
         wheel = find_wheel(args.wheel, tmp)
-        folder = space_folder(source, args.out or Path(tmp) / "space", wheel)
+        folder = space_folder(source, args.out or Path(tmp) / "space", wheel,
+                              repo_id=args.repo_id if args.kind == "metric" else None)
         return _publish_and_show(folder, args, "space")
 
 
@@ -450,11 +487,14 @@ def _cmd_export(args: argparse.Namespace) -> int:
     import json
 
     from .api import export
-    from .io import check_output, write_text_atomic
+    from .io import check_output, write_parquet_atomic, write_text_atomic
 
     check_output(args.out, "exported file")
     data = export(args.benchmark, args.folder, split=args.split)
-    out = write_text_atomic(args.out, json.dumps(data), "exported file")
+    if Path(args.out).suffix == ".parquet":      # a release shipped as Parquet tables
+        out = write_parquet_atomic(args.out, data, "exported file")
+    else:
+        out = write_text_atomic(args.out, json.dumps(data), "exported file")
     print(f"wrote {out}")
     return 0
 
@@ -503,16 +543,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for bad input)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    if not sys.stderr.isatty():     # a log file or CI: no progress bars (datasets, huggingface_hub, transformers)
+        for name in ("HF_DATASETS_DISABLE_PROGRESS_BARS", "HF_HUB_DISABLE_PROGRESS_BARS", "TQDM_DISABLE"):
+            os.environ.setdefault(name, "1")
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
-    from .errors import VlbenchError
+    from .errors import ServiceError, VlbenchError
 
     try:
         return {"score": _cmd_score, "compare": _cmd_compare, "build": _cmd_build, "export": _cmd_export,
                 "doctor": _cmd_doctor, "demo": _cmd_demo, "report": _cmd_report,
                 "publish": _cmd_publish, "predict": _cmd_predict, "run": _cmd_predict,
                 "import": _cmd_import}[args.command](args)
+    except ServiceError as exc:
+        print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
+        return 1
     except VlbenchError as exc:
         print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -169,18 +169,8 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     d_count = np.bincount(d_pair, minlength=n_pairs)
     has_result = (g_count + d_count) > 0
 
-    # -- candidate (detection, GT) combinations of the same pair with IoU >= the lowest threshold ---
-    n_gt_of_det = g_count[d_pair]
-    c_det = np.repeat(np.arange(n_det), n_gt_of_det)
-    c_gt = concat_ranges(g_start[d_pair], n_gt_of_det)
-    c_iou = coco_iou_xywh(np.ascontiguousarray(d_box.T)[:, c_det], np.ascontiguousarray(g_box.T)[:, c_gt], g_crowd[c_gt])
     thr = np.minimum(params.iou_thrs, 1 - 1e-10)
-    # a NaN IoU (a NaN coordinate) is never below the running best in pycocotools' loop, so every later GT can
-    # take its place: such detections keep all their GTs and are matched by that loop itself
-    nan_det = np.zeros(n_det, dtype=bool)
-    nan_det[c_det[np.isnan(c_iou)]] = True
-    close = (c_iou >= thr.min()) | nan_det[c_det]
-    c_det, c_gt, c_iou = c_det[close], c_gt[close], c_iou[close]
+    c_det, c_gt, c_iou, nan_det = _candidates(d_box, d_pair, g_box, g_crowd, g_count, g_start, thr.min())
 
     # -- outcome per (area, threshold, detection) -------------------------------------------------------
     d_outside = (d_area[None, :] < lo) | (d_area[None, :] > hi)                           # (A, N)
@@ -206,6 +196,21 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
                    has_result=has_result, id0_matches=id0_changed,
                    exact=None if dt.exact is None else dt.exact[det_index],
                    is_int=None if dt.is_int is None else dt.is_int[det_index], nan_iou=int(nan_det.sum()))
+
+
+def _candidates(d_box, d_pair, g_box, g_crowd, g_count, g_start, lowest: float):
+    """(detection, GT) combinations of the same pair with IoU >= the lowest threshold, and the detections with a
+    NaN IoU: in pycocotools' loop a NaN is never below the running best, so every later GT can take its place;
+    such detections keep all their GTs (:func:`_loop_match` handles them)."""
+    n_gt_of_det = g_count[d_pair]
+    c_det = np.repeat(np.arange(len(d_pair)), n_gt_of_det)
+    c_gt = concat_ranges(g_start[d_pair], n_gt_of_det)
+    c_iou = coco_iou_xywh(np.ascontiguousarray(d_box.T)[:, c_det], np.ascontiguousarray(g_box.T)[:, c_gt],
+                          g_crowd[c_gt])
+    nan_det = np.zeros(len(d_pair), dtype=bool)
+    nan_det[c_det[np.isnan(c_iou)]] = True
+    close = (c_iou >= lowest) | nan_det[c_det]
+    return c_det[close], c_gt[close], c_iou[close], nan_det
 
 
 def _greedy_match(c_det, c_gt, c_iou, c_rank, g_nonignored, g_crowd, thr, n_det, n_gt,

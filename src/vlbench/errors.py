@@ -43,5 +43,11 @@ class CoverageError(InputError):
     """Predictions do not cover the references (missing ids)."""
 
 
-class UnsupportedError(VlbenchError):
-    """A request the project does not support here (e.g. scoring a split without public references)."""
+class UnsupportedError(InputError):
+    """A request the project does not support here (e.g. scoring a split without public references); like every
+    :class:`InputError` it can name the file and the fix, and the CLI reports it with exit status 2."""
+
+
+class ServiceError(VlbenchError):
+    """A service vlbench needs did not answer (the Hugging Face Hub offline, unreachable, refusing): not the user's
+    input, so the CLI reports it with exit status 1, and never a traceback."""

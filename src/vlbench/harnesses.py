@@ -31,36 +31,65 @@ def _first_text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def read_lmms_eval(path: str | os.PathLike) -> list[tuple[Any, str, dict[str, Any] | None]]:
+#: bounds on a result workbook (VLMEvalKit): decompressed bytes of its zip members, and characters of one answer
+MAX_WORKBOOK_BYTES = 256 * 1024**2
+MAX_ANSWER_CHARS = 100_000
+
+
+def read_lmms_eval(path: str | os.PathLike, max_lines: int | None = None) -> list[tuple[Any, str, dict[str, Any] | None]]:
     """(doc_id, answer text, the row the answer is for when the line names it) of each line."""
     p = require_file(path, "lmms-eval samples file")
     out = []
-    with open(p, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                raise FormatError("not a JSON line", file=str(p), entry=f"line {n}",
-                                  fix="pass the *_samples_<task>.jsonl file lmms-eval wrote with --log_samples") from None
-            text = _first_text(record.get("filtered_resps", record.get("resps"))) if isinstance(record, dict) else None
-            if text is None or "doc_id" not in record:
-                raise FormatError("the line has no 'doc_id' and no text in 'filtered_resps'", file=str(p),
-                                  entry=f"line {n}", fix="pass the samples file of a generate_until task")
-            row = next((v["row"] for v in record.values() if isinstance(v, dict) and isinstance(v.get("row"), dict)),
-                       None)
-            out.append((record["doc_id"], text, row))
+    fix = "pass the *_samples_<task>.jsonl file lmms-eval wrote with --log_samples"
+    try:
+        with open(p, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                if max_lines is not None and len(out) >= max_lines:
+                    raise FormatError(f"the file holds more than {max_lines:,} answers, more than the split has rows",
+                                      file=str(p), entry=f"line {n}", fix=fix)
+                try:
+                    record = json.loads(line)
+                except (ValueError, RecursionError):
+                    raise FormatError("not a JSON line (or one nested too deep)", file=str(p), entry=f"line {n}",
+                                      fix=fix) from None
+                text = _first_text(record.get("filtered_resps", record.get("resps"))) if isinstance(record, dict) else None
+                if text is None or "doc_id" not in record:
+                    raise FormatError("the line has no 'doc_id' and no text in 'filtered_resps'", file=str(p),
+                                      entry=f"line {n}", fix="pass the samples file of a generate_until task")
+                row = next((v["row"] for v in record.values() if isinstance(v, dict) and isinstance(v.get("row"), dict)),
+                           None)
+                out.append((record["doc_id"], text, row))
+    except UnicodeDecodeError:
+        raise FormatError("the file is not UTF-8 text", file=str(p), fix=fix) from None
     return out
 
 
-def read_vlmevalkit(path: str | os.PathLike) -> list[tuple[Any, str, dict[str, Any] | None]]:
-    """(index, prediction text, ``{"id"/"image_id": ...}`` when the workbook has such a column) of each row."""
+def _check_workbook_size(p: Path) -> None:
+    """A workbook is a zip: its members' declared sizes bound what reading it costs (a zip bomb is refused)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(p) as z:
+            total = sum(info.file_size for info in z.infolist())
+    except (zipfile.BadZipFile, OSError):
+        raise FormatError("not a readable .xlsx workbook (not a zip archive)", file=str(p),
+                          fix="pass the <model>_<dataset>.xlsx VLMEvalKit wrote") from None
+    if total > MAX_WORKBOOK_BYTES:
+        raise FormatError(f"the workbook unpacks to {total:,} bytes, more than a result sheet needs "
+                          f"({MAX_WORKBOOK_BYTES:,})", file=str(p), fix="pass the result workbook VLMEvalKit wrote")
+
+
+def read_vlmevalkit(path: str | os.PathLike, max_rows: int | None = None) -> list[tuple[Any, str, dict[str, Any] | None]]:
+    """(index, prediction text, ``{"id"/"image_id": ...}`` when the workbook has such a column) of each row.
+    Formula cells without a stored value, oversized answers and more rows than ``max_rows`` are clear errors."""
     p = require_file(path, "VLMEvalKit result workbook")
     try:
         from openpyxl import load_workbook
     except ImportError:
         raise InputError("reading .xlsx needs openpyxl", fix='pip install "vlbench[harness]"') from None
+    _check_workbook_size(p)
     try:
         sheet = load_workbook(p, read_only=True, data_only=True).worksheets[0]
     except Exception as exc:  # openpyxl raises several types for a file that is not a workbook
@@ -70,23 +99,55 @@ def read_vlmevalkit(path: str | os.PathLike) -> list[tuple[Any, str, dict[str, A
     if "prediction" not in header or "index" not in header:
         raise FormatError(f"the sheet has no 'index' and 'prediction' columns (it has {header})", file=str(p),
                           fix="pass the <model>_<dataset>.xlsx VLMEvalKit wrote")
-    out = []
-    for values in rows:
+    out, empty = [], []
+    for n, values in enumerate(rows, 2):
+        if max_rows is not None and len(out) >= max_rows:
+            raise FormatError(f"the sheet holds more than {max_rows:,} rows, more than the split has", file=str(p),
+                              entry=f"row {n}", fix="pass the workbook of this dataset and split")
         cells = dict(zip(header, values))
         ids = {k: cells[k] for k in ("id", "image_id") if cells.get(k) is not None}
-        out.append((cells["index"], "" if cells["prediction"] is None else str(cells["prediction"]), ids or None))
+        text = cells["prediction"]
+        if text is None:
+            empty.append(n)
+        elif len(str(text)) > MAX_ANSWER_CHARS:
+            raise FormatError(f"the prediction holds {len(str(text)):,} characters", file=str(p), entry=f"row {n}",
+                              fix="pass the workbook VLMEvalKit wrote (answers are short texts)")
+        out.append((cells["index"], "" if text is None else str(text), ids or None))
+    if empty:
+        _refuse_formulas(p, empty)
     return out
+
+
+def _refuse_formulas(p: Path, rows: list[int]) -> None:
+    """Empty prediction cells that hold a formula whose value was never computed: refused (they are not answers)."""
+    from openpyxl import load_workbook
+
+    sheet = load_workbook(p, read_only=True, data_only=False).worksheets[0]
+    header = [str(h) if h is not None else "" for h in next(sheet.iter_rows(values_only=True), ())]
+    col = header.index("prediction")
+    wanted = set(rows)
+    for n, values in enumerate(sheet.iter_rows(min_row=2, values_only=True), 2):
+        if n in wanted and isinstance(values[col], str) and values[col].startswith("="):
+            raise FormatError(f"the prediction cell holds the formula {values[col][:60]!r} with no stored value",
+                              file=str(p), entry=f"row {n}",
+                              fix="open and save the workbook in a spreadsheet program (it stores the values), or "
+                                  "write the answers as text")
 
 
 #: harness name -> its reader
 HARNESSES = {"lmms-eval": read_lmms_eval, "vlmevalkit": read_vlmevalkit}
+#: harnesses whose positions are only trusted when they cover the whole split (lmms-eval's doc_id is the row's
+#: position in the split it loaded, so a partial run is fine)
+_POSITIONS_MUST_COVER = {"vlmevalkit"}
 
 
 def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: str | os.PathLike,
                    out: str | os.PathLike, *, split: str | None = None, config: str | None = None,
                    box_format: str | None = None) -> Any:
     """A harness's answers -> the official prediction file ``out`` (and ``out.meta.json``); returns the
-    :class:`vlbench.predict.PredictReport` (answers, entries, failures by reason with a few raw answers)."""
+    :class:`vlbench.predict.PredictReport` (answers, entries, failures by reason with a few raw answers, the items
+    of the split no answer was for in ``skipped``)."""
+    from .benchmark import PredictData
     from .predict import PredictReport, PredictSettings, answer_record, load_data, tally, write_run_record
     from .predict.parsers import check_box_format
 
@@ -95,7 +156,6 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
         raise InputError(f"unknown harness {harness!r}", fix="use " + " or ".join(HARNESSES))
     out = Path(out)
     check_output(out, "prediction file")
-    answers = HARNESSES[harness](path)
     fmt = None
     if bench.answer_kind in ("box", "boxes"):
         if box_format is None:
@@ -104,30 +164,66 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
         fmt = check_box_format(box_format)
     rows, split = load_data(bench.id, data, split=split, config=config)
     items = list(bench.predict_items(rows, "image-text-to-text"))
+    answers = HARNESSES[harness](path, len(items))
     settings = PredictSettings(bench.id, f"{harness}:{Path(path).name}", None, "image-text-to-text", config, split,
                                fmt)
     report = PredictReport(settings)
-    entries = []
-    for record in _records(bench, items, answers, fmt, str(path), answer_record):
+    entries, answered = [], set()
+    for key, record in _records(bench, items, answers, fmt, str(path), answer_record,
+                                PredictData(rows=[], folder=rows.folder, config=rows.config),
+                                harness in _POSITIONS_MUST_COVER):
+        answered.add(key)
         entries.extend(record["entries"])
         tally(report, record)
-    report.items, report.entries = len(answers), len(entries)
-    write_text_atomic(out, json.dumps(entries), "prediction file")
+    report.items, report.entries, report.skipped = len(answered), len(entries), len(items) - len(answered)
+    write_text_atomic(out, json.dumps(entries, allow_nan=False), "prediction file")
     write_run_record(out, report)
     return report
 
 
-def _records(bench: Any, items: list[Any], answers: Iterable[tuple[Any, str, dict | None]], fmt: str | None,
-             source: str, answer_record: Any) -> Iterable[dict[str, Any]]:
-    """Each answer with the item it is for: by the id its line names, else by position in the split."""
+def _key_of(bench: Any, row: dict[str, Any] | None, data: Any) -> str | None:
+    """The item key an answer names through its row: the benchmark's own key of that row (a logged row holds every
+    column), else the row's ``id`` / ``image_id`` (a workbook's id column)."""
+    from dataclasses import replace
+
+    if row is None:
+        return None
+    try:
+        return next(iter(bench.predict_items(replace(data, rows=[row]), "image-text-to-text"))).key
+    except Exception:        # a partial row (a workbook's id column only): its id names the item
+        pass
+    return next((str(row[k]) for k in ("id", "image_id") if row.get(k) is not None), None)
+
+
+def _records(bench: Any, items: list[Any], answers: list[tuple[Any, str, dict | None]], fmt: str | None,
+             source: str, answer_record: Any, data: Any, cover: bool) -> Iterable[tuple[str, dict[str, Any]]]:
+    """Each answer with the item it is for, by the row its line names, else by its position in the split (with
+    ``cover``, positions must cover the split exactly: a workbook's ``index`` is no proof of the split's order, and
+    a missing row would shift every later answer). Two answers for one item are an error; an empty answer is
+    counted as such."""
     by_key = {it.key: it for it in items}
-    for n, (position, text, row) in enumerate(answers):
-        key = next((str(row[k]) for k in ("id", "image_id") if row and row.get(k) is not None), None)
+    keys = [_key_of(bench, row, data) for _, _, row in answers]
+    positions = [pos for (pos, _, _), key in zip(answers, keys) if key is None]
+    if positions and cover and sorted(positions) != list(range(len(items))):
+        raise FormatError(f"{len(positions)} answer(s) name their row only by position, and the positions do not "
+                          f"cover the split's {len(items)} rows 0..{len(items) - 1} exactly: matching them by position "
+                          "would shift answers", file=source,
+                          fix="add an image_id (or id) column to the workbook, or pass the workbook of the whole split")
+    seen: dict[str, int] = {}
+    for n, ((position, text, row), key) in enumerate(zip(answers, keys)):
         item = by_key.get(key) if key is not None else None
-        if item is None and key is None and isinstance(position, int) and 0 <= position < len(items):
+        if item is None and key is None and isinstance(position, int) and not isinstance(position, bool) \
+                and 0 <= position < len(items):
             item = items[position]
         if item is None:
             raise FormatError(f"answer {n} is for {'id ' + key if key else 'position ' + str(position)}, which the "
                               "split does not have", file=source,
                               fix="pass the --data / --split / --config the harness evaluated")
-        yield answer_record(bench, item, text, fmt)
+        if item.key in seen:
+            raise FormatError(f"answers {seen[item.key]} and {n} are both for item {item.key}", file=source,
+                              fix="pass the answers of one run (each row answered once)")
+        seen[item.key] = n
+        record = answer_record(bench, item, text, fmt)
+        if not text.strip() and "failure" not in record:
+            record.update(failure="empty answer", answer=text)
+        yield item.key, record

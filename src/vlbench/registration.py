@@ -18,7 +18,8 @@ from .benchmark import EvalTask
 from .benchmarks import get_benchmark
 from .errors import InputError
 
-__all__ = ["EvalTask", "eval_tasks", "eval_yaml", "eval_results", "write_eval_yaml", "EVALUATION_FRAMEWORK"]
+__all__ = ["EvalTask", "eval_tasks", "eval_yaml", "eval_results", "write_eval_yaml", "merge_eval_results",
+           "EVALUATION_FRAMEWORK"]
 
 #: The framework key the tasks name. The Hub accepts keys from an allowlist (``EVALUATION_FRAMEWORKS`` in
 #: huggingface.js ``packages/tasks/src/eval.ts``); "vlbench" has to be added there before the Hub shows leaderboards.
@@ -94,3 +95,28 @@ def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | 
                          f"({', '.join(t.id for t in info.eval_tasks())})",
                          fix="score a split that has leaderboards (see the dataset's eval.yaml)")
     return entries
+
+
+def merge_eval_results(existing: str, new: list[dict[str, Any]], source: str = ".eval_results") -> list[dict[str, Any]]:
+    """The entries of an existing ``.eval_results`` file (YAML text, "" for none) with ``new`` merged in: an entry
+    for the same dataset, task and revision is replaced, every other one kept (another split's, another
+    dataset's)."""
+    import yaml
+
+    if not existing.strip():
+        return list(new)
+    try:
+        old = yaml.safe_load(existing)
+    except yaml.YAMLError as exc:
+        raise InputError(f"the existing evaluation results are not valid YAML ({str(exc).splitlines()[0]})",
+                         file=source, fix="fix or remove the file, then write the results again") from None
+    if not isinstance(old, list) or not all(isinstance(e, dict) and isinstance(e.get("dataset"), dict) for e in old):
+        raise InputError("the existing evaluation results are not a list of {dataset: {...}, value: ...} entries",
+                         file=source, fix="fix or remove the file, then write the results again")
+
+    def key(entry: dict[str, Any]) -> tuple:
+        d = entry["dataset"]
+        return d.get("id"), d.get("task_id"), d.get("revision")
+
+    replaced = {key(e) for e in new}
+    return [e for e in old if key(e) not in replaced] + list(new)

@@ -193,20 +193,46 @@ def require_dataset_id(result: Result, dataset_id: str | None) -> str:
     return chosen
 
 
-def merge_model_index(card_text: str, result: Result, model_name: str | None = None, **kwargs: Any) -> str:
+def merge_model_index(card_text: str, result: Result, model_name: str | None = None, *, source: str = "README.md",
+                      **kwargs: Any) -> str:
     """A model card (README.md text, possibly empty) with the result's ``model-index`` entries merged in through
     ``huggingface_hub``'s card API: an entry for the same task, dataset, config, split and metric is replaced, the
-    others kept; every other metadata field and the prose are left as they were."""
+    others kept; every other metadata field and the prose are left as they were. A card the API cannot read, or
+    one holding several models' results (which one model name would re-attribute), is a clear error."""
     from huggingface_hub import ModelCard
     from huggingface_hub.repocard_data import model_index_to_eval_results
 
-    card = ModelCard(card_text if card_text.strip() else "---\n---\n")
+    from .errors import FormatError
+
+    fix = "fix the card's YAML header (between the --- lines), or merge into a new card with --into"
+    try:
+        card = ModelCard(card_text if card_text.strip() else "---\n---\n")
+        raw_index = _front_matter(card_text).get("model-index") or []
+    except Exception as exc:       # yaml errors, ValueError / KeyError / TypeError of an invalid model-index
+        raise FormatError(f"the model card cannot be read ({type(exc).__name__}: "
+                          f"{(str(exc).splitlines() or [''])[0][:200]})", file=source, fix=fix) from None
+    names = {m.get("name") for m in raw_index if isinstance(m, dict)}
+    if len(names) > 1:
+        raise FormatError(f"the card's model-index holds results of {len(names)} models ({', '.join(map(str, names))}):"
+                          " merging would give all of them one name", file=source,
+                          fix="merge into a card of one model (--into a new README.md)")
     name = model_name or card.data.model_name or "my-model"
     _, new = model_index_to_eval_results(model_index(result, name, **kwargs)["model-index"])
     kept = [old for old in (card.data.eval_results or []) if not any(old.is_equal_except_value(n) for n in new)]
     card.data.eval_results = kept + new
     card.data.model_name = name
     return str(card)
+
+
+def _front_matter(card_text: str) -> dict[str, Any]:
+    """The YAML metadata of a card as written (the card API keeps only the first model of a model-index)."""
+    import re
+
+    import yaml
+
+    match = re.match(r"\A\s*---\r?\n(.*?)\r?\n---\s*(?:\r?\n|\Z)", card_text, re.S)
+    meta = yaml.safe_load(match.group(1)) if match else None
+    return meta if isinstance(meta, dict) else {}
 
 
 def model_index_yaml(result: Result, model_name: str, **kwargs: Any) -> str:

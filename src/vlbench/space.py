@@ -37,6 +37,9 @@ BYTES_PER_VALUE = 200
 MAX_ZIP_MEMBERS = 64
 #: Requests scored at once, all scoring events together; the others wait in the queue.
 CONCURRENCY = 2
+#: Viewer states (the scenes of one scored upload, ~0.6 MB) kept at once, all sessions together, the least recently
+#: used dropped first; ``VLBENCH_SPACE_VIEWERS`` overrides it. A session keeps only its state's key.
+MAX_VIEWER_STATES = int(os.environ.get("VLBENCH_SPACE_VIEWERS", "32"))
 
 
 def upload_limits(bench: Any) -> tuple[int, int]:
@@ -147,6 +150,7 @@ def _score(benchmark: str, subset: str | None, predictions_path: str, references
     finally:
         if unpacked is not None:
             shutil.rmtree(unpacked, ignore_errors=True)
+    bench.space_check(preds)
     refs = load_references(bench.id, refs_path, split=options.get("split"))
     result = score(bench.id, refs, preds, protocol=protocol, source=Path(predictions_path).name, **options)
     return result, refs, preds, refs_path
@@ -233,6 +237,41 @@ def viewer_state(benchmark: str, references: Any, predictions: Any, result: Any,
     return {"scenes": kept, "total": len(ranked), "references": references_path}
 
 
+class ViewerStore:
+    """The viewer states of the latest uploads, at most ``size`` (least recently used dropped first), each under a
+    random key: what the Space keeps per session is bounded however many sessions come and stay."""
+
+    def __init__(self, size: int = MAX_VIEWER_STATES) -> None:
+        import threading
+        from collections import OrderedDict
+
+        self.size = max(1, size)
+        self._states: OrderedDict[str, dict] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, state: dict) -> str:
+        """Keep ``state``; its key (what the session holds)."""
+        import secrets
+
+        key = secrets.token_urlsafe(16)
+        with self._lock:
+            self._states[key] = state
+            while len(self._states) > self.size:
+                self._states.popitem(last=False)
+        return key
+
+    def get(self, key: Any) -> dict | None:
+        """The state under ``key``, or None (never stored, or dropped for newer uploads)."""
+        with self._lock:
+            state = self._states.get(key) if isinstance(key, str) else None
+            if state is not None:
+                self._states.move_to_end(key)
+            return state
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+
 def viewer_page(state: Any, page: Any) -> tuple[int, list[tuple[str, int]], str]:
     """(page shown, its image choices as (label, rank), "page k of n"); the page is clamped to the ones there are."""
     scenes = state["scenes"] if isinstance(state, dict) else []
@@ -312,6 +351,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     try:
         refs_path = _references(benchmark, subset, references) if references and references != BUNDLED else None
         result, refs, preds, refs_path = _score(benchmark, subset, predictions_path, refs_path, protocol=protocol)
+        result.warnings = [_public(w) for w in result.warnings]    # shown and downloaded: no server path
         viewer = viewer_state(benchmark, refs, preds, result, refs_path)
     except VlbenchError as exc:
         return [f"**Error:** {_public(str(exc))}", ""] + empty
@@ -400,12 +440,26 @@ class _Viewer:
     image_pick: Any
     query_pick: Any
     threshold: Any
+    legend: Any
     view: Any
     caption: Any
+    box_panel: Any
     boxes: Any
+    store: ViewerStore
+
+    def box_controls(self, has_boxes: bool) -> list[Any]:
+        """Updates showing the controls that apply to boxes only (hidden for a benchmark whose answers are text)."""
+        import gradio as gr
+
+        return [gr.update(visible=has_boxes) for _ in (self.query_pick, self.threshold, self.legend, self.box_panel)]
 
 
-def _viewer_components() -> _Viewer:
+def _has_boxes(benchmark: str) -> bool:
+    """Whether a benchmark's answers are boxes (else text: no query, threshold or box legend to show)."""
+    return get_benchmark(benchmark).answer_kind in ("box", "boxes")
+
+
+def _viewer_components(has_boxes: bool) -> _Viewer:
     """The Samples tab: pages of images worst first, the query and threshold, the drawn image, its legend."""
     import gradio as gr
 
@@ -417,44 +471,63 @@ def _viewer_components() -> _Viewer:
         following = gr.Button("better images ▶", size="sm", elem_id="page-next")
     with gr.Row():
         image_pick = gr.Dropdown([], label="image (worst first)", elem_id="image-pick", scale=2)
-        query_pick = gr.Dropdown([], label="description / category / expression", elem_id="query-pick", scale=2)
+        query_pick = gr.Dropdown([], label="description / category / expression", elem_id="query-pick", scale=2,
+                                 visible=has_boxes)
         threshold = gr.Slider(0.05, 1.0, value=SHOW_SCORE, step=0.05, label="score threshold", elem_id="threshold",
-                              scale=1)
-    gr.Markdown(legend(), elem_id="legend")
+                              scale=1, visible=has_boxes)
+    legend_text = gr.Markdown(legend(), elem_id="legend", visible=has_boxes)
     view = gr.Image(type="pil", label="ground truth and predictions", elem_id="view", interactive=False,
                     format="png", height=720)
     caption = gr.Markdown(elem_id="view-caption")
-    with gr.Accordion("the drawn boxes, in pixels of the drawn image (JSON)", open=False):
+    with gr.Accordion("the drawn boxes, in pixels of the drawn image (JSON)", open=False, visible=has_boxes,
+                      elem_id="view-boxes-panel") as box_panel:
         boxes = gr.Code(language="json", elem_id="view-boxes", interactive=False)
-    return _Viewer(state, page_no, previous, following, page_label, image_pick, query_pick, threshold, view, caption,
-                   boxes)
+    return _Viewer(state, page_no, previous, following, page_label, image_pick, query_pick, threshold, legend_text,
+                   view, caption, box_panel, boxes, ViewerStore())
 
 
 def _wire_viewer(v: _Viewer, scored: list[Any]) -> None:
     """The viewer's events (none of them an API endpoint): a scored upload shows its worst page and image; the
-    page buttons, the image, the query and the threshold redraw."""
+    page buttons, the image, the query and the threshold redraw. The session's state is a key into ``v.store``."""
     import gradio as gr
 
-    def turn(state, page, step):
+    def turn(key, page, step):
+        state = v.store.get(key)
         page, shown, label = viewer_page(state, page + step)
+        if state is None and key:
+            label = "these images were dropped for newer uploads: score the file again to see them"
         return page, gr.Dropdown(choices=shown, value=shown[0][1] if shown else None), label
 
-    def pick(state, rank, threshold_value):
+    def pick(key, rank, threshold_value):
+        state = v.store.get(key)
         queries = viewer_queries(state, rank)
         image, caption, boxes = viewer_draw(state, rank, ALL_QUERIES, threshold_value)
         return gr.Dropdown(choices=queries, value=queries[0] if queries else None), image, caption, boxes
+
+    def draw(key, rank, query, threshold_value):
+        return viewer_draw(v.store.get(key), rank, query, threshold_value)
 
     private = {"api_visibility": "private", "concurrency_id": "viewer", "concurrency_limit": CONCURRENCY}
     paging = [v.state, v.page_no], [v.page_no, v.image_pick, v.page_label]
     shown = [v.state, v.image_pick, v.threshold], [v.query_pick, v.view, v.caption, v.boxes]
     for event in scored:
-        event.then(lambda state, page: turn(state, 0, 0), *paging, **private).then(pick, *shown, **private)
-    v.previous.click(lambda state, page: turn(state, page, -1), *paging, **private).then(pick, *shown, **private)
-    v.following.click(lambda state, page: turn(state, page, 1), *paging, **private).then(pick, *shown, **private)
+        event.then(lambda key, page: turn(key, 0, 0), *paging, **private).then(pick, *shown, **private)
+    v.previous.click(lambda key, page: turn(key, page, -1), *paging, **private).then(pick, *shown, **private)
+    v.following.click(lambda key, page: turn(key, page, 1), *paging, **private).then(pick, *shown, **private)
     v.image_pick.input(pick, *shown, **private)
     for changed in (v.query_pick.input, v.threshold.release):
-        changed(viewer_draw, [v.state, v.image_pick, v.query_pick, v.threshold], [v.view, v.caption, v.boxes],
-                **private)
+        changed(draw, [v.state, v.image_pick, v.query_pick, v.threshold], [v.view, v.caption, v.boxes], **private)
+
+
+def _benchmark_chosen(viewer: _Viewer):
+    """The handler of the benchmark dropdown: its choices and references, and the viewer's box controls."""
+    import gradio as gr
+
+    def chosen(b: str) -> list[Any]:
+        return [gr.Dropdown(choices=choices(b), value=choices(b)[0]),
+                gr.Dropdown(choices=[BUNDLED] + local_reference_choices(b), value=BUNDLED),
+                *viewer.box_controls(_has_boxes(b))]
+    return chosen
 
 
 def build_app(only: str | None = None):
@@ -489,15 +562,16 @@ def build_app(only: str | None = None):
             good = gr.Button("Example: a good model", elem_id="example-good")
             poor = gr.Button("Example: a poor model", elem_id="example-poor")
             run = gr.Button("Score", variant="primary", elem_id="score")
-        status = gr.Markdown(elem_id="status")
-        head = gr.Markdown(elem_id="headline")
+        status = gr.Markdown(elem_id="status", label="status")
+        head = gr.Markdown(elem_id="headline", label="headline")
         with gr.Tabs():
             with gr.Tab("Tables"):
-                table_slots = [gr.Dataframe(visible=False, interactive=False) for _ in range(_N_TABLES)]
+                table_slots = [gr.Dataframe(visible=False, interactive=False, label=f"table {k + 1}")
+                               for k in range(_N_TABLES)]
             with gr.Tab("Plots"):
-                plot_slots = [gr.Plot(visible=False) for _ in range(_N_PLOTS)]
+                plot_slots = [gr.Plot(visible=False, label=f"plot {k + 1}") for k in range(_N_PLOTS)]
             with gr.Tab("Samples", elem_id="samples-tab"):
-                viewer = _viewer_components()
+                viewer = _viewer_components(_has_boxes(shown[0]))
             with gr.Tab("Downloads", elem_id="downloads-tab"):
                 downloads = gr.File(label="result JSON, model-index YAML, tables as CSV", file_count="multiple",
                                     elem_id="downloads")
@@ -509,15 +583,16 @@ def build_app(only: str | None = None):
                 compare_button = gr.Button("Compare A and B", elem_id="compare")
                 comparison = gr.Markdown(elem_id="comparison")
                 comparison_file = gr.File(label="comparison JSON", file_count="multiple", elem_id="comparison-file")
-        metrics_json = gr.Textbox(visible=False, elem_id="metrics-json")
+        metrics_json = gr.Textbox(visible=False, elem_id="metrics-json", label="metrics (JSON)")
 
-        bench.change(lambda b: (gr.Dropdown(choices=choices(b), value=choices(b)[0]),
-                                gr.Dropdown(choices=[BUNDLED] + local_reference_choices(b), value=BUNDLED)),
-                     bench, [subset, references])
+        bench.change(_benchmark_chosen(viewer), bench,
+                     [subset, references, viewer.query_pick, viewer.threshold, viewer.legend, viewer.box_panel])
         good_click = good.click(_example_loader("good"), [bench, subset], upload, api_visibility="private")
         poor_click = poor.click(_example_loader("poor"), [bench, subset], upload, api_visibility="private")
         def score_with_progress(b, s, f, pr, name, refs, dataset_id="", progress=gr.Progress()):
-            return run_space(b, s, f, pr, name, progress, refs, dataset_id)
+            out = run_space(b, s, f, pr, name, progress, refs, dataset_id)
+            out[-3] = viewer.store.put(out[-3]) if out[-3] else None     # the session holds the viewer state's key
+            return out
 
         outputs = [status, head] + table_slots + plot_slots + [viewer.state, metrics_json, downloads]
         # every event that scores shares one limit of CONCURRENCY (by default each event would have its own)

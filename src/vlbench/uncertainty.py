@@ -118,6 +118,10 @@ def add_intervals(result: Any, level: float = 0.95, *, resamples: int = DEFAULT_
         finite = s[np.isfinite(s)]
         intervals[key] = {"low": lo, "high": hi, "std_error": float(np.std(finite, ddof=1)) if len(finite) > 1 else None,
                           "undefined_resamples": int(len(s) - len(finite))}
+    if min(rep.strata, default=0) < 2:
+        result.warnings.append(f"bootstrap: a stratum holds {min(rep.strata, default=0)} {rep.unit}(s), so every "
+                               "resample draws the same data there and its intervals have no width: they do not say "
+                               "how sure the score is (score more images for a meaningful interval)")
     undefined = {k: v["undefined_resamples"] for k, v in intervals.items() if v["undefined_resamples"]}
     if undefined:
         result.warnings.append("bootstrap: some metrics were undefined in some resamples (no ground truth of that "

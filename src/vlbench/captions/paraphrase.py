@@ -20,6 +20,7 @@ then takes a fraction of a second to write the reduced table (tens of thousands 
 from __future__ import annotations
 
 import gzip
+import json
 import mmap
 import os
 import re
@@ -38,7 +39,7 @@ from . import java
 __all__ = ["HASH_MULTIPLIER", "ParaphraseIndex", "phrase_hashes"]
 
 #: Bump when the index layout changes: older files are then rebuilt.
-FORMAT = 4
+FORMAT = 5
 #: Multiplier of the polynomial hash over word ids (odd, so every power is invertible mod 2**64).
 HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 #: Java's StringTokenizer delimiters, which the jar uses to split phrases and sentences into words.
@@ -98,6 +99,17 @@ def _sorted_distinct(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
     return out[np.r_[True, out[1:] != out[:-1]]] if len(out) else out
 
 
+def _digest_file(path: Path) -> str:
+    """BLAKE2b of a file's bytes, read in 16 MB blocks (~1 GB/s)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=20)
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 24):
+            h.update(block)
+    return h.hexdigest()
+
+
 @dataclass(frozen=True)
 class ParaphraseIndex:
     """The paraphrase table as arrays: words, distinct phrases (text, hash, always-kept flag) and the
@@ -153,14 +165,15 @@ class ParaphraseIndex:
 
     @staticmethod
     def cache_path(table: Path, cache_dir: Path | None = None) -> Path:
-        """The folder holding the index of ``table`` (keyed by the table's size and modification time)."""
-        stat = Path(table).stat()
-        return (cache_dir or java.cache_dir()) / "meteor" / f"paraphrase-v{FORMAT}-{stat.st_size}-{stat.st_mtime_ns}"
+        """The folder holding the index of ``table``, keyed by the table's content: every installation with the
+        same data shares one index (a size / time key made each virtual environment rebuild it)."""
+        return (cache_dir or java.cache_dir()) / "meteor" / f"paraphrase-v{FORMAT}-{_digest_file(Path(table))[:20]}"
 
     @classmethod
     def load(cls, table: Path, cache_dir: Path | None = None) -> "ParaphraseIndex":
         """The cached index of ``table`` (memory-mapped ``.npy`` files), built and cached on first use; an
-        unwritable cache directory only costs the rebuild."""
+        unwritable cache directory only costs the rebuild. What is read is checked against the digests written
+        with it (a damaged or edited index would silently change METEOR): a mismatch rebuilds it."""
         path = cls.cache_path(table, cache_dir)
         if path.is_dir():
             try:
@@ -176,6 +189,10 @@ class ParaphraseIndex:
 
     @classmethod
     def _read(cls, path: Path) -> "ParaphraseIndex":
+        manifest = json.loads((path / "digests.json").read_text(encoding="utf-8"))
+        for name in (*_ARRAYS, "words", "max_words"):
+            if _digest_file(path / f"{name}.npy") != manifest.get(name):
+                raise ValueError(f"{name}.npy of the paraphrase index in {path} does not match its digest")
         arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
         if not (len(arrays["entry_first"]) == len(arrays["entry_second"])
                 and len(arrays["phrase_hash"]) == len(arrays["phrase_start"]) == len(arrays["phrase_end"])
@@ -193,16 +210,12 @@ class ParaphraseIndex:
                 np.save(tmp / f"{name}.npy", getattr(self, name))
             np.save(tmp / "words.npy", np.frombuffer("\n".join(self.words).encode("utf-8"), dtype=np.uint8))
             np.save(tmp / "max_words.npy", np.int64(self.max_words))
+            digests = {name: _digest_file(tmp / f"{name}.npy") for name in (*_ARRAYS, "words", "max_words")}
+            (tmp / "digests.json").write_text(json.dumps(digests), encoding="utf-8")
             os.rename(tmp, path)                          # atomic; a concurrent builder that won keeps its copy
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        for stale in path.parent.glob("paraphrase-v*"):   # older formats or tables: ~150 MB each
-            if stale == path:
-                continue
-            if stale.is_dir():
-                shutil.rmtree(stale, ignore_errors=True)
-            else:
-                stale.unlink(missing_ok=True)
+        # other indexes are left alone: they may belong to other installations (another jar, another vlbench)
 
     # -- reducing --------------------------------------------------------------------------------------
     def kept_entries(self, corpus: Sequence[str]) -> NDArray[np.int64] | None:

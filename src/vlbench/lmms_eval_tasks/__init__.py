@@ -2,7 +2,7 @@
 tasks whose aggregation is vlbench's scorer, so lmms-eval prints the official numbers.
 
     python -m vlbench.lmms_eval_tasks --data <benchmark>=<built folder> [--data ...] --box-format grid-1000
-    lmms_eval --model qwen3_vl ... --tasks vlbench_<benchmark>_<split> --include_path <printed folder>
+    lmms-eval --model qwen3_vl ... --tasks vlbench_<benchmark>_<split> --include_path <printed folder>
 
 (the README has a worked example)
 
@@ -67,6 +67,7 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
 
     out = check_output(out, "task folder", folder=True)
     shim = [_SHIM_HEAD]
+    skipped: list[str] = []
     for benchmark, folder in data.items():
         bench = get_benchmark(benchmark)
         if "image-text-to-text" not in bench.predict_kinds:
@@ -81,7 +82,11 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
                                                                              "or --family")
         fmt = check_box_format(fmt) if fmt else None
         folder = Path(folder).resolve()
+        scored = {t.split for t in bench.eval_tasks()}      # splits with public references vlbench scores
         for config, split in _tasks(folder):
+            if split not in scored:
+                skipped.append(f"{bench.id} {split}")
+                continue
             name = f"vlbench_{bench.id}_" + (f"{config}_" if config else "") + split
             settings = f"{str(folder)!r}, {config!r}"
             shim += ["", f"{name}_doc_to_text = runtime.doc_to_text({bench.id!r}, {settings}, {family!r})",
@@ -100,6 +105,11 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
                     "metadata": {"version": 1.0, "source": "vlbench", "box_format": fmt}}
             write_text_atomic(out / f"{name}.yaml", _yaml(task), "task YAML")
     write_text_atomic(out / "vlbench_lmms.py", "\n".join(shim) + "\n", "task functions")
+    if skipped:
+        import sys
+
+        print(f"left out (no public references, so nothing can score them): {', '.join(sorted(set(skipped)))}",
+              file=sys.stderr)
     return out
 
 

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from ..benchmark import Detections, PredictData, PredictItem
 from ..benchmarks import get_benchmark
-from ..errors import InputError
+from ..errors import FormatError, InputError
 from ..io import check_output, write_text_atomic
 
 __all__ = ["PredictSettings", "PredictReport", "predict", "load_data", "answer_record", "tally",
@@ -87,14 +87,16 @@ class PredictReport:
         altered = "; ".join(f"{n} {NOTES[k]}" for k, n in self.notes.items() if n)
         return (f"{self.items} item(s), {self.entries} prediction(s)" + (f", {self.resumed} resumed" if self.resumed
                                                                          else "")
-                + (f"; {failed} answer(s) without a usable box: " + "; ".join(f"{n} {r}" for r, n in
-                                                                           self.failures.items()) if failed else "")
-                + (f"; {altered}" if altered else ""))
+                + (f"; {failed} answer(s) without a usable prediction: " + "; ".join(f"{n} {r}" for r, n in
+                                                                                  self.failures.items()) if failed else "")
+                + (f"; {altered}" if altered else "")
+                + (f"; {self.skipped} item(s) of the split not answered" if self.skipped else ""))
 
 
 #: the detector notes a run counts -> how the summary says them
 NOTES = {"queries_truncated": "queries cut at the text encoder's length",
-         "queries_escaped": "queries with '.' or '?' written as ',' (phrase separators of the model)"}
+         "queries_escaped": "queries with '.' or '?' written as ',' (phrase separators of the model)",
+         "boxes_non_finite": "boxes with NaN or infinite values dropped"}
 
 
 def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = None,
@@ -110,11 +112,18 @@ def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = No
             rows = every[split] if split in every else concatenate_datasets([every[s] for s in every])
         else:
             rows = load_dataset(str(data), config, split=split)
-    except (FileNotFoundError, ValueError) as exc:
-        raise InputError(f"cannot load split {split or 'any'!r} of the dataset ({str(exc).splitlines()[0]})",
+    except Exception as exc:      # datasets and Arrow raise many types for a missing or corrupt folder / shard
+        if isinstance(exc, (KeyboardInterrupt, MemoryError)):
+            raise
+        root = exc
+        while root.__cause__ is not None or root.__context__ is not None:     # datasets wraps Arrow's own words
+            root = root.__cause__ or root.__context__
+        first = (str(root).splitlines() or [type(root).__name__])[0][:300]
+        what = f"split {split!r} of the dataset" if split else "the dataset"
+        raise InputError(f"cannot load {what} ({type(root).__name__}: {first})",
                          file=str(data),
                          fix=f"pass a folder written by 'vlbench build {bench.id}' (or its Hub id) and one of its "
-                             "splits / configs") from None
+                             "splits / configs; rebuild it if a shard is damaged") from None
     folder = Path(data) if Path(data).is_dir() else None
     return PredictData(rows=rows, folder=folder, config=config), split
 
@@ -127,25 +136,52 @@ def _partial_path(out: Path, rank: int) -> Path:
     return out.with_name(out.name + (f".partial-{rank}.jsonl" if rank else ".partial.jsonl"))
 
 
-def _resume(path: Path, settings: PredictSettings) -> dict[str, dict[str, Any]]:
-    """The finished items of an earlier run with the same settings (key -> its line)."""
+def _resume(path: Path, settings: PredictSettings, repair: bool = False) -> dict[str, dict[str, Any]]:
+    """The finished items of an earlier run with the same settings (key -> its line). A last line cut by a killed
+    run is dropped (with ``repair``, cut from the file too, so the next record starts on a line of its own); a file
+    that is not such a partial file is a clear error, never a traceback."""
     if not path.exists():
         return {}
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines:
+    fix = "delete the file to start over (or rerun the command that wrote it)"
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FormatError("the partial file is not UTF-8 text: it was not written by vlbench predict", file=str(path),
+                          fix=fix) from None
+    except OSError as exc:
+        raise FormatError(f"cannot read the partial file ({exc.strerror or exc})", file=str(path), fix=fix) from None
+    if not text.strip():
         return {}
-    head = json.loads(lines[0])
-    if head.get("settings") != json.loads(json.dumps(asdict(settings))):
+    lines = text.split("\n")
+    torn = lines[-1] != ""          # a complete file ends with a newline
+    try:
+        head = json.loads(lines[0])
+        header_ok = isinstance(head, dict) and isinstance(head.get("settings"), dict)
+    except ValueError:
+        header_ok = False
+    if not header_ok:
+        raise FormatError("the partial file has no settings line (a torn or foreign file)", file=str(path), fix=fix)
+    if head["settings"] != json.loads(json.dumps(asdict(settings))):
         raise InputError("a partial run with other settings is in the way", file=str(path),
                          fix="rerun with the same settings to continue it, or delete the file to start over")
     done = {}
-    for line in lines[1:]:
+    for n, line in enumerate(lines[1:-1] if torn else lines[1:], 2):
+        if not line:
+            continue
         try:
             record = json.loads(line)
-        except ValueError:      # the last line of a run killed mid-write
-            continue
-        if isinstance(record, dict) and "key" in record:
-            done[record["key"]] = record
+        except ValueError:
+            raise FormatError("a line of the partial file is not JSON", file=str(path), entry=f"line {n}",
+                              fix=fix) from None
+        if not (isinstance(record, dict) and isinstance(record.get("key"), str)
+                and isinstance(record.get("entries"), list)):
+            raise FormatError("a line of the partial file is not a record {\"key\", \"entries\", ...}", file=str(path),
+                              entry=f"line {n}", fix=fix)
+        done[record["key"]] = record
+    if torn and repair:         # drop the cut line, so that appending starts a new line
+        with open(path, "r+b") as fh:
+            fh.truncate(len(raw) - len(lines[-1].encode("utf-8")))
     return done
 
 
@@ -154,14 +190,15 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
             device: str | None = None, kind: str | None = None, box_format: str | None = None,
             prompt: str | None = None, threshold: float = 0.01, top_k: int = 100, max_queries: int = 16,
             max_new_tokens: int | None = None, batch_size: int = 4, limit: int | None = None,
-            progress: bool = True) -> PredictReport:
+            progress: bool = True, overwrite: bool = False) -> PredictReport:
     """Run ``model`` over a built dataset and write the official prediction file ``out`` (and ``out.meta.json``).
 
     ``threshold`` and ``top_k`` keep detections for AP (a low threshold, float boxes: the ``pipeline`` would drop
     scores under 0.1 and round boxes to integers). An image-text-to-text model is asked as its family's preset says
     (:mod:`vlbench.predict.families`); ``prompt`` and ``box_format`` override it. ``max_new_tokens`` defaults to a
     length that fits the answer kind (see :func:`default_max_new_tokens`); ``limit`` stops after that many items.
-    Everything that can be checked is checked before the model loads.
+    An existing prediction file (or a folder holding files) is replaced only with ``overwrite``. Everything that
+    can be checked is checked before the model loads.
     """
     from . import models
     from .families import GENERATOR, render_prompt
@@ -177,12 +214,14 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
                          fix="use " + " or ".join(f"{_a(k)} model" for k in bench.predict_kinds))
     preset = info.family.preset(bench.answer_kind, prompt, box_format) if info.kind == GENERATOR else None
     data_rows, split = load_data(bench.id, data, split=split, config=config)      # before the (slow) model
-    every = list(bench.predict_items(data_rows, info.kind))
+    every = _items(bench, data_rows, info.kind, data)
     items = every[:limit]
+    _require_images(items, data, bench.id)
     if len({it.context.get("part") for it in items}) > 1 and out.suffix == ".json":
         raise InputError("these items belong to several parts (sub-datasets), written as a folder of "
                          "<part>.json files", file=str(out), fix="name a folder for --out (no .json), or pick one "
                                                                    "part with --config")
+    _refuse_to_replace(_targets(out, items), overwrite)
     if preset is not None:
         max_new_tokens = max_new_tokens or default_max_new_tokens(bench.answer_kind, items)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -198,22 +237,65 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     report.main = rank == 0
     mine = items[rank::world]
     partial = _partial_path(out, rank)
-    done = _resume(partial, settings)
+    done = _resume(partial, settings, repair=True)
     report.resumed = sum(it.key in done for it in mine)
     todo = [it for it in mine if it.key not in done]
-    with open(partial, "a", encoding="utf-8") as fh:
-        if fh.tell() == 0:
-            fh.write(json.dumps({"settings": asdict(settings)}) + "\n")
-        bar = _progress(len(mine), report.resumed, progress and rank == 0)
-        for start in range(0, len(todo), batch_size):
-            batch = todo[start:start + batch_size]
-            prompts = [render_prompt(preset, bench.answer_kind, it.queries) for it in batch] if preset else []
-            for record in _answer(bench, loaded, batch, settings, preset, prompts):
-                fh.write(json.dumps(record) + "\n")
-            fh.flush()
-            bar(len(batch))
+    try:
+        with open(partial, "a", encoding="utf-8") as fh:
+            if fh.tell() == 0:
+                fh.write(json.dumps({"settings": asdict(settings)}) + "\n")
+            bar = _progress(len(mine), report.resumed, progress and rank == 0)
+            for start in range(0, len(todo), batch_size):
+                batch = todo[start:start + batch_size]
+                prompts = [render_prompt(preset, bench.answer_kind, it.queries) for it in batch] if preset else []
+                for record in _answer(bench, loaded, batch, settings, preset, prompts):
+                    fh.write(json.dumps(record, allow_nan=False) + "\n")
+                fh.flush()
+                bar(len(batch))
+    except OSError as exc:      # a full disk, a removed folder: the finished batches stay in the partial file
+        raise FormatError(f"cannot write the partial file ({exc.strerror or exc})", file=str(partial),
+                          fix="free disk space (or fix the folder) and rerun the same command to continue") from None
     merge(lambda: _finish(bench, items, out, report, world))
     return report
+
+
+def _targets(out: Path, items: list[PredictItem]) -> list[Path]:
+    """The official files a run writes: ``<out>/<part>.json`` per part when the items name parts (sub-datasets)
+    and ``out`` is not a .json name (the official folder layout, also for one part), else ``out`` itself."""
+    parts = list(dict.fromkeys(it.context.get("part") for it in items))
+    if out.suffix != ".json" and parts and None not in parts:
+        return [out / f"{part}.json" for part in parts]
+    return [out]
+
+
+def _refuse_to_replace(targets: list[Path], overwrite: bool) -> None:
+    """A file the run would write that exists already is the user's: replaced only when asked; a folder in the
+    way of a file is never replaced."""
+    for path in targets:
+        if path.is_dir():
+            raise InputError("a folder is in the way of the prediction file", file=str(path),
+                             fix="choose another --out (a folder is written only for several sub-datasets)")
+        if path.exists() and not overwrite:
+            raise InputError("the prediction file already exists", file=str(path),
+                             fix="choose a new --out, or pass --overwrite to replace it")
+
+
+def _items(bench: Any, rows: PredictData, kind: str, data: str | os.PathLike) -> list[PredictItem]:
+    """The benchmark's items of the rows; rows without the benchmark's columns are a clear error."""
+    try:
+        return list(bench.predict_items(rows, kind))
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"the dataset's rows lack what {bench.display_name} needs ({type(exc).__name__}: {exc})",
+                         file=str(data), fix=f"pass a folder written by 'vlbench build {bench.id}'") from None
+
+
+def _require_images(items: list[PredictItem], data: str | os.PathLike, benchmark: str) -> None:
+    """Every item has its image (a dataset built without images cannot be shown to a model)."""
+    missing = [it.key for it in items if it.image is None]
+    if missing:
+        raise InputError(f"{len(missing)} of the {len(items)} rows hold no image (e.g. {', '.join(missing[:3])}): the "
+                         "dataset was built without them", file=str(data),
+                         fix=f"rebuild it with the images: vlbench build {benchmark} --raw ... --images ...")
 
 
 def _check_numbers(*, batch_size: int, top_k: int, max_queries: int, limit: int | None,
@@ -298,28 +380,25 @@ def answer_record(bench: Any, item: PredictItem, text: str, box_format: str | No
 
 
 def _finish(bench: Any, items: list[PredictItem], out: Path, report: PredictReport, world: int) -> None:
-    """Merge the partial files in item order, write the official file (a folder of ``<part>.json`` when the items
-    name several parts) and its meta file, remove the partials."""
+    """Merge the partial files in item order, write the official files (:func:`_targets`) and the meta file,
+    remove the partials."""
     records: dict[str, dict[str, Any]] = {}
     paths = [_partial_path(out, r) for r in range(world)]
     for path in paths:
         records.update(_resume(path, report.settings))
-    parts: dict[str | None, list[Any]] = {}
+    entries: dict[Path, list[Any]] = {path: [] for path in _targets(out, items)}
     for it in items:
         record = records.get(it.key)
         if record is None:
             raise InputError(f"item {it.key} has no answer in the partial files", file=str(out),
                              fix="rerun the same command to finish the run")
-        parts.setdefault(it.context.get("part"), []).extend(record["entries"])
+        entries[out if out in entries else out / f"{it.context.get('part')}.json"].extend(record["entries"])
         tally(report, record)
         for key, n in record.get("notes", {}).items():
             report.notes[key] = report.notes.get(key, 0) + n
-    report.items, report.entries = len(items), sum(map(len, parts.values()))
-    if len(parts) > 1:     # items of several parts (e.g. sub-datasets): a folder of <part>.json, the official layout
-        for part, entries in parts.items():
-            write_text_atomic(out / f"{part}.json", json.dumps(entries), "prediction file")
-    else:
-        write_text_atomic(out, json.dumps(next(iter(parts.values()), [])), "prediction file")
+    report.items, report.entries = len(items), sum(map(len, entries.values()))
+    for path, written in entries.items():   # a folder of <part>.json for sub-datasets: the official layout
+        write_text_atomic(path, json.dumps(written, allow_nan=False), "prediction file")
     write_run_record(out, report)
     for path in paths:
         path.unlink(missing_ok=True)

@@ -10,6 +10,7 @@ checked, before any weight loads.
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -75,9 +76,11 @@ def inspect_model(name: str, *, revision: str | None = None, kind: str | None = 
 
     try:
         config = AutoConfig.from_pretrained(name, revision=revision)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot load the model config ({exc})".splitlines()[0], file=name,
-                         fix="pass a Hub model id or a folder holding config.json") from None
+    except Exception as exc:        # OSError, ValueError, KeyError, TypeError from a missing or malformed config
+        if isinstance(exc, (KeyboardInterrupt, MemoryError)):
+            raise
+        raise InputError(f"cannot load the model config ({type(exc).__name__}: {_first_line(exc)})", file=name,
+                         fix="pass a Hub model id or a folder holding a valid config.json") from None
     if kind is None:
         kind = (DETECTOR if config.model_type in MODEL_FOR_ZERO_SHOT_OBJECT_DETECTION_MAPPING_NAMES
                 else GENERATOR if config.model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES else None)
@@ -96,14 +99,59 @@ def inspect_model(name: str, *, revision: str | None = None, kind: str | None = 
     return ModelInfo(kind, config.model_type, family, bool(getattr(config, "is_encoder_decoder", False)))
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:300]
+
+
 def _load_processor(name: str, revision: str | None) -> Any:
     from transformers import AutoProcessor
 
     try:
         return AutoProcessor.from_pretrained(name, revision=revision)
-    except (OSError, ValueError, ImportError) as exc:
-        raise InputError(f"cannot load the model's processor ({str(exc).splitlines()[0]})", file=name,
+    except Exception as exc:        # OSError, ValueError, ImportError, TypeError...
+        if isinstance(exc, (KeyboardInterrupt, MemoryError)):
+            raise
+        raise InputError(f"cannot load the model's processor ({type(exc).__name__}: {_first_line(exc)})", file=name,
                          fix="pass a model folder or Hub id with its processor (preprocessor and tokenizer files)") from None
+
+
+def _device(device: str | None) -> str:
+    """The torch device to run on, checked before anything loads (default: cuda if present, else cpu)."""
+    import torch
+
+    if device is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise InputError(f"unknown device {device!r} ({_first_line(exc)})",
+                         fix="pass --device cpu, cuda, cuda:0 or mps") from None
+    available = {"cpu": True, "cuda": torch.cuda.is_available(),
+                 "mps": getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()}
+    if not available.get(parsed.type, False):
+        raise InputError(f"device {device!r} is not available here", fix="pass --device cpu (or leave it out)")
+    if parsed.type == "cuda" and parsed.index is not None and parsed.index >= torch.cuda.device_count():
+        raise InputError(f"device {device!r} does not exist ({torch.cuda.device_count()} GPU(s) here)",
+                         fix="pass --device cuda:0 (or leave it out)")
+    return device
+
+
+def _load_weights(auto: Any, name: str, revision: str | None) -> Any:
+    """``auto.from_pretrained`` with its failures (no weights, a truncated file, a config of another kind) as clear
+    errors; weights the checkpoint lacks are refused (the model would predict from random initialisation)."""
+    try:
+        model, info = auto.from_pretrained(name, revision=revision, output_loading_info=True)
+    except Exception as exc:
+        if isinstance(exc, (KeyboardInterrupt, MemoryError)):
+            raise
+        raise InputError(f"cannot load the model's weights ({type(exc).__name__}: {_first_line(exc)})", file=name,
+                         fix="pass a complete checkpoint (config.json and its *.safetensors / *.bin files)") from None
+    missing = list(info.get("missing_keys") or [])
+    if missing:
+        raise InputError(f"the checkpoint lacks {len(missing)} of the model's weights (e.g. {', '.join(missing[:3])}):"
+                         " they would be random", file=name,
+                         fix="pass a complete checkpoint of this architecture (or --kind matching it)")
+    return model
 
 
 def has_chat_template(processor: Any) -> bool:
@@ -119,15 +167,19 @@ def load_model(name: str, info: ModelInfo, *, revision: str | None = None, devic
     import torch
     from transformers import AutoModelForImageTextToText, AutoModelForZeroShotObjectDetection
 
+    device = _device(device)
     processor = _load_processor(name, revision)
     if preset is not None and preset.chat and not has_chat_template(processor) \
             and getattr(processor, "image_token", None) is None:
         raise InputError("the model's processor has no chat template and names no image token, so vlbench cannot "
                          "build its input", file=name,
                          fix="use a model folder with its chat template (chat_template.jinja), or another family")
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     auto = AutoModelForZeroShotObjectDetection if info.kind == DETECTOR else AutoModelForImageTextToText
-    model = auto.from_pretrained(name, revision=revision).to(device).eval()
+    try:
+        model = _load_weights(auto, name, revision).to(device).eval()
+    except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:
+        raise InputError(f"cannot place the model on {device} ({_first_line(exc)})", file=name,
+                         fix="pass another --device, or free memory on it") from None
     if info.kind == GENERATOR and getattr(processor, "tokenizer", None) is not None:
         processor.tokenizer.padding_side = "left"       # batched generation continues every prompt at its end
     return LoadedModel(model, processor, info.kind, info.model_type, device, info.family)
@@ -157,8 +209,11 @@ def detect(loaded: LoadedModel, items: list[PredictItem], *, threshold: float, t
                 if counts[row]:
                     notes[n][key] = notes[n].get(key, 0) + counts[row]
     out = []
-    for boxes in found:
-        boxes.sort(key=lambda t: -t[0])
+    for n, boxes in enumerate(found):
+        finite = [b for b in boxes if math.isfinite(b[0]) and all(map(math.isfinite, b[1]))]
+        if len(finite) < len(boxes):     # a NaN or infinite output: not a box (and not valid JSON)
+            notes[n]["boxes_non_finite"] = notes[n].get("boxes_non_finite", 0) + len(boxes) - len(finite)
+        boxes = sorted(finite, key=lambda t: -t[0])
         kept = boxes[:top_k]
         out.append(Detections([b for _, b, _ in kept], [s for s, _, _ in kept], [q for _, _, q in kept]))
     return out, notes

@@ -37,6 +37,12 @@ class NocapsOptions(Options):
     spice: bool = option(True, "compute SPICE (needs Java and Stanford CoreNLP 3.6.0)", cli=False)
 
 
+#: The Space's bounds on an upload's captions (the validation references hold 11.2 words on average, 46 at most;
+#: 4,500 captions of 15 words are 67,500): ~25 s of METEOR at most (500 captions of 200 words: 22 s here)
+SPACE_CAPTION_WORDS = 200
+SPACE_WORDS = 100_000
+
+
 class Nocaps(Benchmark):
     """nocaps behind the benchmark protocol."""
 
@@ -90,6 +96,23 @@ class Nocaps(Benchmark):
         domains = (("", "overall"), ("_in", "in-domain"), ("_near", "near-domain"), ("_out", "out-domain"))
         return [EvalTask(f"{m.lower()}{suffix or '_overall'}", f"{m}{suffix}", "default", "validation", f"{m}, {name}")
                 for m in ("CIDEr", "SPICE") for suffix, name in domains]
+
+    def space_check(self, predictions: Any) -> None:
+        """At most SPACE_CAPTION_WORDS words per caption and SPACE_WORDS in all: METEOR's alignment search
+        grows with the product of the lengths it aligns (a 5,000-word caption takes minutes, the jar's too)."""
+        from ...errors import FormatError
+
+        entries = predictions if isinstance(predictions, list) else []
+        lengths = [len(e["caption"].split()) if isinstance(e, dict) and isinstance(e.get("caption"), str) else 0
+                   for e in entries]
+        longest = max(range(len(lengths)), key=lengths.__getitem__, default=None)
+        fix = "score captions this long with the CLI ('vlbench score nocaps'), which has no such bound"
+        if longest is not None and lengths[longest] > SPACE_CAPTION_WORDS:
+            raise FormatError(f"entry {longest} has a caption of {lengths[longest]:,} words; the Space scores "
+                              f"captions of at most {SPACE_CAPTION_WORDS} words", fix=fix)
+        if sum(lengths) > SPACE_WORDS:
+            raise FormatError(f"the captions hold {sum(lengths):,} words; the Space scores at most {SPACE_WORDS:,} "
+                              "in one upload", fix=fix)
 
     def sample_references(self, subset: str) -> str:
         """The bundled validation captions."""

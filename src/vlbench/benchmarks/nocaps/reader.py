@@ -146,6 +146,12 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
             continue
         data = by_split[split]
         needed = {os.path.basename(i["file_name"]) for i in data["images"] if i.get("file_name")}
+        if not images and not allow_missing_images:
+            raise FormatError(f"no images were given for the {len(needed)} {split} images: the dataset would hold "
+                              "none", file=str(raws[0]), fix="pass --images <folder of the split's images>, or "
+                                                             "--allow-missing-images to build the captions only")
+        if not images:
+            report.missing_images += sorted(needed)
         with tempfile.TemporaryDirectory(prefix=".vlbench-images-", dir=out) as tmp:
             found = ImageSource(Path(images), needed, Path(tmp)) if images else None
             if found and found.missing:

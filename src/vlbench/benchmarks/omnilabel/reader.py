@@ -166,6 +166,11 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
         notes.append(f"{parts.missing_iscrowd} ground-truth box(es) have no 'iscrowd' and were read as 0 "
                      "(the official evaluator raises KeyError there)")
     n_pairs = len(pair_image)
+    if not n_pairs and len(image_ids):
+        raise FormatError(f"no image has a label space: none of the {len(descr_text)} description(s) lists any of the "
+                          f"{len(image_ids)} image(s), so there is nothing to evaluate", file=source,
+                          fix="pass the OmniLabel dataset JSON (descriptions with their image_ids), e.g. "
+                              "dataset_all_val_v0.1.3.json")
     skeleton = OmniLabelReferences(image_ids=image_ids, image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
                            image_file=[file_of[i] for i in image_ids.tolist()],
                            descr_ids=descr_ids, descr_text=descr_text, pair_image=pair_image, pair_descr=pair_descr,
@@ -284,7 +289,7 @@ def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildRep
         image = None
         if path is not None and path.is_file():
             image = image_cell(path, name, skip_bad=skip_bad_images, report=report)[0]
-        elif images_root is not None:
+        else:
             report.missing_images.append(img["file_name"])
         source = schema.source_of(img.get("file_name", ""))
         yield source, {
@@ -328,6 +333,10 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
     images_root = Path(images) if images else None
     if images_root is not None and not images_root.is_dir():
         raise FormatError("the images root does not exist", file=str(images_root))
+    if images_root is None and not allow_missing_images:
+        raise FormatError("no images root was given: the dataset would hold no image", file=str(raws[0]),
+                          fix="pass --images <folder holding coco/, object365/, openimagesv5/>, or "
+                              "--allow-missing-images to build the annotations only")
     by_split: dict[str, tuple[Path, dict]] = {}
     for path in raws:
         data = read_json(path, what="OmniLabel dataset JSON")

@@ -259,11 +259,18 @@ def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport,
             name = schema.category_name(row["ori_category_id"])
             if name == row["ori_category_id"]:
                 report.count("unknown_categories", "row(s) whose ori_category_id has no known name", example=name)
+            try:
+                source = schema.source_of(str(row["ori_category_id"]))
+            except ValueError:
+                raise FormatError(f"ori_category_id {row['ori_category_id']!r} is neither refcoco_<N> nor o365_<N>, "
+                                  "so the row has no source (COCO or Objects365)", entry=f"row id {row['id']}",
+                                  fix="use the release's ids (the dataset card's 'source' column is derived from "
+                                      "them)") from None
             yield {
                 **row,
                 "image": cell,
                 "category": name,
-                "source": schema.source_of(row["ori_category_id"]),
+                "source": source,
                 "size": schema.size_bucket(w, h),
             }
 

@@ -266,24 +266,39 @@ def _gain(length2: NDArray[np.int64], length1: NDArray[np.int64], module: NDArra
 
 
 def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64], sentence: Callable[[int], Sentence], *,
-               threads: int = 2, chunk: int = 4000) -> NDArray[np.float64]:
+               threads: int = 2, cells: int = 1 << 21) -> NDArray[np.float64]:
     """The 23 statistics of every pair (hypothesis line a[p], reference line b[p]); ``sentence(line)``
-    gives the per-pair aligner's input for the few pairs with lines longer than the search's masks.
-    Pairs are scored ``chunk`` at a time (which bounds the memory of the pair-by-word arrays), by
-    ``threads`` threads (numpy releases the GIL in the heavy array work: two cores take ~25% off)."""
-    cuts = list(range(0, len(a), chunk)) + [len(a)]
-    parts = [(x, y) for x, y in zip(cuts[:-1], cuts[1:])]
+    gives the per-pair aligner's input for the pairs with a line longer than the search's masks.
+
+    The array path holds one row per (hypothesis word, reference word) of its pairs, so pairs are scored
+    in parts of at most ``cells`` such rows (a few tens of MB whatever the captions' lengths; a part
+    holds one pair at least), by ``threads`` threads (numpy releases the GIL in the heavy array work:
+    two cores take ~25% off). Long pairs never enter the array path: the per-pair aligner visits only
+    the word pairs that can match."""
+    n1, n2 = c.ptr[a + 1] - c.ptr[a], c.ptr[b + 1] - c.ptr[b]
+    long_ = (n1 > MAX_WORDS) | (n2 > MAX_WORDS)
+    rows = np.zeros((len(a), 23))
+    short = np.flatnonzero(~long_)
+    work = np.cumsum(n1[short] * n2[short])
+    cuts = np.unique(np.r_[0, np.searchsorted(work, np.arange(cells, int(work[-1]) if len(work) else 0, cells),
+                                              side="right"), len(short)])
+    parts = [short[x:y] for x, y in zip(cuts[:-1], cuts[1:]) if y > x]
     if threads > 1 and len(parts) > 1:
         with ThreadPoolExecutor(threads) as pool:
-            done = list(pool.map(lambda xy: _stats_part(c, a[xy[0]:xy[1]], b[xy[0]:xy[1]], sentence), parts))
+            done = list(pool.map(lambda q: _stats_part(c, a[q], b[q]), parts))
     else:
-        done = [_stats_part(c, a[x:y], b[x:y], sentence) for x, y in parts]
-    return np.concatenate(done) if done else np.zeros((0, 23))
+        done = [_stats_part(c, a[q], b[q]) for q in parts]
+    for q, (part, dead) in zip(parts, done):
+        rows[q] = part
+        long_[q[dead]] = True
+    for q in np.flatnonzero(long_):             # lines beyond the masks, dead ends: the per-pair aligner
+        rows[q] = align_stats(sentence(int(a[q])), sentence(int(b[q])))
+    return rows
 
 
-def _stats_part(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64],
-                sentence: Callable[[int], Sentence]) -> NDArray[np.float64]:
-    """:func:`stats_many` in the calling thread."""
+def _stats_part(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """:func:`stats_many` of pairs whose lines fit the search's masks, in the calling thread: their
+    statistics, and which pairs met the jar's dead-end fallback (left to the per-pair aligner)."""
     n = len(a)
     n1, n2 = c.ptr[a + 1] - c.ptr[a], c.ptr[b + 1] - c.ptr[b]
     hoff, roff = np.r_[0, np.cumsum(n1)[:-1]], np.r_[0, np.cumsum(n2)[:-1]]
@@ -300,14 +315,12 @@ def _stats_part(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64],
     start = roff[p] + j
     group = np.bincount(start, minlength=int(n2.sum()))
     definite = (group[start] == 1) & ~crowded
-    is_open = np.bincount(p[~definite], minlength=n) > 0
-    long_ = (n1 > MAX_WORDS) | (n2 > MAX_WORDS)
-    chosen = definite & ~long_[p]
-    search = is_open & ~long_
+    search = np.bincount(p[~definite], minlength=n) > 0
+    chosen = definite.copy()
+    dead = np.zeros(n, bool)
     if search.any():
         picked, dead = _search(p, j, len2, i, len1, module, definite, search, n2)
         chosen |= picked
-        long_ |= dead
     rows = np.zeros((n, 23))
     rows[:, 0], rows[:, 1] = n1, n2
     fn = c.function[c.word].astype(np.int64)
@@ -326,9 +339,7 @@ def _stats_part(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64],
     module_counts = rows[:, 4:20].reshape(n, 4, 4)
     rows[:, 21] = module_counts[:, :, 0].sum(1) + module_counts[:, :, 2].sum(1)
     rows[:, 22] = module_counts[:, :, 1].sum(1) + module_counts[:, :, 3].sum(1)
-    for q in np.flatnonzero(long_):                       # lines beyond the masks: the per-pair aligner
-        rows[q] = align_stats(sentence(int(a[q])), sentence(int(b[q])))
-    return rows
+    return rows, dead
 
 
 def _search(p, j, len2, i, len1, module, definite, search, n2) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
