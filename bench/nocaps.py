@@ -44,8 +44,7 @@ def main() -> None:
 
     from vlbench.benchmarks.nocaps.reader import parse_official
     from vlbench.benchmarks.nocaps.scorer import score
-    from vlbench.captions import bleu as vbleu
-    from vlbench.captions import java
+    from vlbench.captions import bleu as vbleu, java
     from vlbench.captions.cider import cider_d
     from vlbench.captions.meteor import meteor_stats
     from vlbench.captions.ngrams import count_ngrams
@@ -67,7 +66,7 @@ def main() -> None:
         t_tok, (gts_t, res_t) = timed(lambda: (PTBTokenizer().tokenize(gts), PTBTokenizer().tokenize(res)))
         stock = {"tokenize (2 JVM runs)": t_tok}
         for name, scorer in (("BLEU", Bleu(4)), ("ROUGE-L", Rouge()), ("CIDEr-D", Cider())):
-            stock[name], _ = timed(lambda: scorer.compute_score(gts_t, res_t))
+            stock[name], _ = timed(lambda scorer=scorer: scorer.compute_score(gts_t, res_t))
         stock["METEOR"], _ = timed(lambda: StockMeteor().compute_score(gts_t, res_t))
     stock_total = sum(stock.values())
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import best_process_run  # noqa: E402
+from _timing import best_process_run
 
 OFFICIAL_QUOTED = (85.0, 3.2 * 1024**3)
 

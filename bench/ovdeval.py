@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from _timing import best_process_run  # noqa: E402
+
 OFFICIAL_QUOTED = (12.0, 1.0 * 1024**3)
 
 

@@ -64,7 +64,7 @@ def _nocaps(resamples: int, naive: int) -> None:
     for w in weights:
         images, anns, ps = [], [], []
         for img, k in zip(data["images"], w.astype(int)):
-            for c in range(k):
+            for _ in range(k):
                 new = len(images)
                 images.append({**img, "id": new})
                 anns += [{**a, "image_id": new, "id": len(anns) + j} for j, a in enumerate(by_image[img["id"]])]

@@ -139,7 +139,7 @@ def start_app(cmd: list[str], env: dict, *, cwd: Path | None = None,
             return proc, url
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError(proc.stdout.read().decode()[-3000:])
+                raise RuntimeError(proc.stdout.read().decode()[-3000:]) from None
             time.sleep(0.5)
     proc.kill()
     raise RuntimeError(f"the app did not start within {timeout:.0f} s")

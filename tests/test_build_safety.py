@@ -3,7 +3,6 @@ image bytes (issue #15). Real builds through the CLI, real Parquet, the real ``d
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

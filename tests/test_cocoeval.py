@@ -7,8 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 

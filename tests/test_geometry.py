@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from pycocotools import mask as mask_utils
 
 from vlbench.geometry import iou_aligned_xyxy, iou_matrix_xywh, xywh_to_xyxy, xyxy_to_xywh

@@ -88,8 +88,8 @@ def test_ovdeval_task_scores_listed_boxes_with_nms_ap_like_vlbench_score(tmp_pat
     """Per image of sub-dataset color, an answer listing the good example's boxes whose category is among the
     image's labels and hard negatives (a detection answer carries no score: each box scores 1), plus one box of a
     label the image does not list (left out, counted). The good example has boxes reaching several pixels beyond
-    the image: those are reported, not scored, so the equivalent file leaves them out too. The equivalent file holds the same boxes as COCO results
-    (xywh = x0, y0, x1 - x0, y1 - y0; score 1), scored by `vlbench score` on that sub-dataset."""
+    the image: those are reported, not scored, so the equivalent file leaves them out too. The equivalent file holds
+    the same boxes as COCO results (xywh = x0, y0, x1 - x0, y1 - y0; score 1), scored by `vlbench score` on that sub-dataset."""
     from datasets import load_dataset
 
     from vlbench.lmms_eval_tasks import write_task_pack
@@ -164,9 +164,8 @@ def test_import_lmms_eval_samples(hub, ref_l4_answers, tmp_path, with_rows):
 
 def test_import_vlmevalkit_workbook(hub, nocaps_sample, tmp_path):
     """A <model>_<dataset>.xlsx as VLMEvalKit writes it (index, question, prediction, ...): captions by index."""
-    from openpyxl import Workbook
-
     from datasets import load_dataset
+    from openpyxl import Workbook
 
     rows = load_dataset(str(hub / "nocaps"), split="validation").remove_columns("image")
     captions = {p["image_id"]: p["caption"] for p in json.loads((nocaps_sample / "predictions_good.json").read_text())}

@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import SHARED
 from vlbench.captions.meteor import Meteor, meteor_available, meteor_stats, normalize
 from vlbench.captions.paraphrase import ParaphraseIndex
 from vlbench.captions.tokenize import tokenize
-
-from conftest import SHARED  # noqa: E402
 
 GOLDEN = SHARED / "golden" / "nocaps"
 needs_java = pytest.mark.skipif(not meteor_available("java")[0], reason="the METEOR jar needs Java and pycocoevalcap")

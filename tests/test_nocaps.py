@@ -4,10 +4,10 @@ lossless Hub round trip, bad input."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import os
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 from datasets import load_dataset

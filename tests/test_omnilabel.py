@@ -9,7 +9,7 @@ import warnings
 import pytest
 from datasets import load_dataset
 
-from conftest import agree, ROOT, SHARED, golden_cases, run_cli
+from conftest import ROOT, SHARED, agree, golden_cases, run_cli
 from vlbench import api
 from vlbench.benchmarks.omnilabel import schema
 from vlbench.benchmarks.omnilabel.reader import build, export, parse_official
@@ -134,7 +134,8 @@ def test_breakdowns(omnilabel_sample):
     aps = [a for a in per["AP"].tolist() if a == a]
     assert aps == sorted(aps)  # worst first
     data = json.loads(result.to_json())
-    assert data["breakdowns"]["per_description"]["AP"][0] is None or isinstance(data["breakdowns"]["per_description"]["AP"][0], float)
+    first = data["breakdowns"]["per_description"]["AP"][0]
+    assert first is None or isinstance(first, float)
 
 
 # -- bad input ---------------------------------------------------------------------------------------

@@ -7,10 +7,9 @@ import warnings
 
 import pytest
 from datasets import load_dataset
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import agree, ROOT, golden_cases, run_cli
+from conftest import ROOT, agree, golden_cases, run_cli
 from reference import ovdeval_nms
 from vlbench import api
 from vlbench.benchmarks.ovdeval import synthetic

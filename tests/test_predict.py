@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, stop_after_first_batch
+from conftest import stop_after_first_batch
 
 pytest.importorskip("torch", reason="predict needs torch (pip install -e '.[test]')")
 pytest.importorskip("transformers", reason="predict needs transformers (pip install -e '.[test]')")

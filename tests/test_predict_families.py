@@ -32,7 +32,6 @@ pytest.importorskip("transformers", reason="predict needs transformers (pip inst
 pytest.importorskip("torchvision", reason="Qwen-VL, InternVL and OmDet-Turbo processors need torchvision")
 
 from tiny_models import BUILDERS  # noqa: E402
-
 from vlbench.errors import InputError  # noqa: E402
 from vlbench.predict import predict  # noqa: E402
 from vlbench.predict.families import DETECTOR, family_of  # noqa: E402
@@ -210,7 +209,7 @@ def _internvl(objs, size, _):
 
 
 def _glm(objs, size, _):
-    (label, (x1, y1, x2, y2)), (w, h) = objs[0], size
+    (_, (x1, y1, x2, y2)), (w, h) = objs[0], size
     return f"The box is <|begin_of_box|>[{_grid(x1, w)}, {_grid(y1, h)}, {_grid(x2, w)}, {_grid(y2, h)}]<|end_of_box|>"
 
 
@@ -519,7 +518,7 @@ def test_a_cut_off_list_keeps_its_complete_entries_and_says_so(family_models, or
 
     monkeypatch.setattr(GenerationMixin, "generate", cut)
     out = tmp_path / "cut.json"
-    report = predict("ovdeval", str(family_models["Qwen3-VL"]), oracle_data / "ovdeval", out, config="color",
+    predict("ovdeval", str(family_models["Qwen3-VL"]), oracle_data / "ovdeval", out, config="color",
                      max_new_tokens=120, progress=False)
     meta = json.loads(Path(f"{out}.meta.json").read_text())
     assert meta["settings"]["max_new_tokens"] == 120 and list(meta["failures"]) == ["truncated answer"]

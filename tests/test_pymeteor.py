@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED
 from vlbench.captions import java
 from vlbench.captions.meteor import _UTF8, _run_jar, _stock, meteor_available, meteor_stats, normalize, score_lines
 from vlbench.captions.paraphrase import ParaphraseIndex
@@ -24,8 +25,6 @@ from vlbench.captions.pymeteor.resources import java_string_hash
 from vlbench.captions.pymeteor.stemmer import stem, utf16_units
 from vlbench.captions.tokenize import tokenize
 from vlbench.errors import InputError
-
-from conftest import SHARED  # noqa: E402
 
 GOLDEN = SHARED / "golden" / "nocaps"
 needs_java = pytest.mark.skipif(not meteor_available("java")[0], reason="the METEOR jar needs Java and pycocoevalcap")

@@ -8,7 +8,7 @@ import warnings
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import agree, ROOT, golden_cases, run_cli
+from conftest import ROOT, agree, golden_cases, run_cli
 
 CASES = golden_cases("ref_l4")
 #: with the round-3 cases, for the face that reads the official files

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from reference import ref_l4_loop
 from vlbench.benchmarks.ref_l4 import schema

@@ -85,8 +85,8 @@ def test_a_bomb_of_empty_lists_is_refused_by_its_count_of_values(space, tmp_path
 
 
 def test_requests_at_once_stay_within_the_memory_budget(tmp_path):
-    """A Space with a 200 MiB budget per request (524,288 values: 200 MiB / 400 bytes): four uploads of ~240,000 values each at once
-    (two run, two queue); the server's peak resident size grows by less than two budgets over its size after a
+    """A Space with a 200 MiB budget per request (524,288 values: 200 MiB / 400 bytes): four uploads of ~240,000
+    values each at once (two run, two queue); the server's peak resident size grows by less than two budgets over its size after a
     warm-up request (measured from /proc, VmHWM reset through clear_refs)."""
     import concurrent.futures
 

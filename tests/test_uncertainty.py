@@ -16,14 +16,12 @@ import json
 
 import numpy as np
 import pytest
-from conftest import GOLDEN, agree, run_cli
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from test_cocoeval import run_engine, scene
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import vlbench
-from vlbench import cocoeval
-from vlbench import uncertainty as U
+from conftest import GOLDEN, agree, run_cli
+from test_cocoeval import run_engine, scene
+from vlbench import cocoeval, uncertainty as U
 from vlbench.errors import InputError
 
 BENCHMARK_CASES = {"ref_l4": "random_all_medium", "omnilabel": "random_medium", "ovdeval": "coco_medium_ids1",
@@ -140,7 +138,8 @@ def test_weighted_cider_d_equals_the_toolkit_call_on_copied_images():
     from vlbench.captions.tokenize import tokenize
 
     data = json.loads((GOLDEN / "nocaps" / "random_medium" / "references.json").read_text())
-    hyps = {p["image_id"]: p["caption"] for p in json.loads((GOLDEN / "nocaps" / "random_medium" / "predictions.json").read_text())}
+    case = GOLDEN / "nocaps" / "random_medium"
+    hyps = {p["image_id"]: p["caption"] for p in json.loads((case / "predictions.json").read_text())}
     ids = [im["id"] for im in data["images"]]
     refs = {i: [] for i in ids}
     for a in data["annotations"]:
@@ -156,7 +155,8 @@ def test_weighted_cider_d_equals_the_toolkit_call_on_copied_images():
     th2 = [th[i] for i in keep]
     tr2 = [r for i in keep for r in tr[starts[i]:starts[i] + k[i]]]
     m = len(keep)
-    want = cider_d(count_ngrams(th2 + tr2), np.arange(m), m + np.arange(len(tr2)), np.repeat(np.arange(m), np.asarray(k)[keep]), m)
+    want = cider_d(count_ngrams(th2 + tr2), np.arange(m), m + np.arange(len(tr2)),
+                   np.repeat(np.arange(m), np.asarray(k)[keep]), m)
     got = res(weights[None, :].astype(float))[0]
     np.testing.assert_allclose(got[keep], want, rtol=0, atol=1e-12)
 

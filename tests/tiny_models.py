@@ -12,8 +12,8 @@ them by family name (the names of :data:`vlbench.predict.families.FAMILIES`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 _SMALL = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2}
 

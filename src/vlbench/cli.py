@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from . import __version__
 from .benchmark import PROTOCOLS
@@ -274,7 +275,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     gc.disable()
     from .api import compare
-
     from .io import check_output, write_text_atomic
 
     if args.output:
@@ -349,7 +349,6 @@ def _merge_and_push(args: argparse.Namespace, result: Any, card_options: dict[st
     from . import report
     from .io import check_output, write_text_atomic
     from .publish import push_model_card, remote_card
-
     from .registration import merge_eval_results
 
     name = None if args.model_name == "my-model" else args.model_name
@@ -389,7 +388,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     import tempfile
 
     from .errors import InputError
-    from .publish import find_wheel, publish_folder, space_folder
+    from .publish import find_wheel, space_folder
 
     if args.kind != "space" and not args.benchmark:
         raise InputError(f"publish {args.kind} needs a benchmark", fix=f"vlbench publish {args.kind} <benchmark> ... "

@@ -650,7 +650,7 @@ class WeightedRanking:
     @classmethod
     def build(cls, m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
               unit_of_pair: NDArray[np.int64], n_units: int, params: Params = Params(), *, area: int = 0,
-              max_det: int = -1) -> "WeightedRanking":
+              max_det: int = -1) -> WeightedRanking:
         """The pooled ranking of every group, with detection and GT weights indexed by image."""
         from scipy import sparse
 
@@ -740,7 +740,7 @@ def summary_replicates(rankings: dict[tuple[int, int], WeightedRanking], weights
     return out
 
 
-def summary_rankings(res: "CocoEvalResult", params: Params = Params()) -> dict[tuple[int, int], WeightedRanking]:
+def summary_rankings(res: CocoEvalResult, params: Params = Params()) -> dict[tuple[int, int], WeightedRanking]:
     """The (area, max-det) weighted rankings of a stock ``evaluate_bbox`` run (one group per category,
     pairs ``image * K + category``, the image the resampling unit)."""
     K = len(res.category_ids)

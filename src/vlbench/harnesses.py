@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .benchmarks import get_benchmark
 from .errors import FormatError, InputError
@@ -210,7 +211,7 @@ def _records(bench: Any, items: list[Any], answers: list[tuple[Any, str, dict | 
                           "would shift answers", file=source,
                           fix="add an image_id (or id) column to the workbook, or pass the workbook of the whole split")
     seen: dict[str, int] = {}
-    for n, ((position, text, row), key) in enumerate(zip(answers, keys)):
+    for n, ((position, text, _), key) in enumerate(zip(answers, keys)):
         item = by_key.get(key) if key is not None else None
         if item is None and key is None and isinstance(position, int) and not isinstance(position, bool) \
                 and 0 <= position < len(items):

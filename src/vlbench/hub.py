@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = ["ShardedParquetWriter", "SplitSummary", "ConfigSpec", "size_category", "card_yaml", "write_card"]
 

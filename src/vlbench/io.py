@@ -8,8 +8,9 @@ import gc
 import gzip
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .errors import FormatError
 

@@ -1,4 +1,5 @@
-"""The generated parts of the metric cards (``evaluate_modules/<id>/README.md``, the metric Spaces), from the same sources as the dataset cards.
+"""The generated parts of the metric cards (``evaluate_modules/<id>/README.md``, the metric Spaces), from the same
+sources as the dataset cards.
 
 A metric card is hand-written prose with marked regions that are generated here: the output keys and
 their names (the benchmark registry), the known quirks of the official scorer and the citation (the

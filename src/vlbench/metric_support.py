@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 from .result import Result

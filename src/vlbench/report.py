@@ -12,8 +12,9 @@ import csv
 import io
 import os
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .benchmark import Sample, Table
 from .benchmarks import get_benchmark

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +77,7 @@ class Result:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     @classmethod
-    def from_dict(cls, data: Any, source: str = "result JSON") -> "Result":
+    def from_dict(cls, data: Any, source: str = "result JSON") -> Result:
         """A result read back from its JSON (no resampler: intervals need the original run); a malformed one
         (not an object, no benchmark, metrics that are not numbers or null) is a :class:`FormatError`."""
         fix = "write it with 'vlbench score ... --output result.json'"

@@ -15,8 +15,9 @@ Several strata (e.g. sub-datasets scored together) are resampled independently, 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .errors import FormatError, InputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["fail", "require", "describe", "integral_ids", "require_utf8", "aligned_lists", "extra_fields", "percent",
            "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT"]
@@ -39,7 +43,7 @@ def describe(values: Iterable[Any], limit: int = 5) -> str:
     return shown + (f" (and {len(values) - limit} more)" if len(values) > limit else "")
 
 
-def integral_ids(values: list[Any], source: str, key: str, start: int = 0) -> "np.ndarray":
+def integral_ids(values: list[Any], source: str, key: str, start: int = 0) -> np.ndarray:
     """Ids as int64. An integral float (``3.0``) is the integer, as in the official loaders' dict look-ups
     (equal hashes); booleans, strings, ``3.5`` and ids outside int64 are a :class:`PredictionError` naming the entry
     (``values[i]`` is entry ``start + i``)."""
@@ -75,10 +79,10 @@ class Scores:
     code handles in a way worth a warning (NaN, infinities, booleans, text, integers beyond 2^53).
     """
 
-    value: "np.ndarray"
-    is_int: "np.ndarray"
-    exact: "np.ndarray | None"
-    text: "np.ndarray"
+    value: np.ndarray
+    is_int: np.ndarray
+    exact: np.ndarray | None
+    text: np.ndarray
     unusual: dict[str, list[int]]
 
 
@@ -140,7 +144,7 @@ def read_scores(values: list[Any], source: str, *, protocol: str, entry_of: Any 
 
 
 def read_boxes(boxes: list[Any], source: str, *, protocol: str, key: str = "bbox",
-               fix: str = "write [x, y, w, h] in pixels") -> tuple["np.ndarray", dict[str, list[int]]]:
+               fix: str = "write [x, y, w, h] in pixels") -> tuple[np.ndarray, dict[str, list[int]]]:
     """Boxes of four numbers as float64 (N, 4). Under ``protocol="official"`` NaN / infinite coordinates and JSON
     booleans (1 / 0 in the official arrays) are kept and listed in the second value by kind; under
     ``corrected`` they are a clear error."""

@@ -12,7 +12,7 @@ import importlib
 import importlib.metadata
 import pkgutil
 import warnings
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from ..benchmark import Benchmark
 from ..errors import InputError

@@ -24,7 +24,7 @@ class BleuStats:
     testlen: NDArray[np.int64]   # (I,)
     reflen: NDArray[np.int64]    # (I,)
 
-    def subset(self, mask: NDArray[np.bool_]) -> "BleuStats":
+    def subset(self, mask: NDArray[np.bool_]) -> BleuStats:
         """The statistics of the images in ``mask``."""
         return BleuStats(self.correct[mask], self.guess[mask], self.testlen[mask], self.reflen[mask])
 
@@ -52,7 +52,8 @@ def bleu_stats(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence:
     h_image = hyp_image[table.sentence[h]]
     h_key = h_image * G + table.ngram[h]
     pos = np.minimum(np.searchsorted(max_key, h_key), max(len(max_key) - 1, 0))
-    ref_max = np.where((len(max_key) > 0) & (max_key[pos] == h_key) if len(max_key) else False, max_count[pos] if len(max_count) else 0, 0)
+    ref_max = np.where((len(max_key) > 0) & (max_key[pos] == h_key) if len(max_key) else False,
+                       max_count[pos] if len(max_count) else 0, 0)
     clipped = np.minimum(table.count[h], ref_max)
     correct = np.zeros((n_images, max_n), dtype=np.int64)
     np.add.at(correct, (h_image, table.order[h] - 1), clipped)

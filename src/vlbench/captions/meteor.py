@@ -29,9 +29,9 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -100,7 +100,7 @@ class Meteor:
                                      cwd=str(jar.parent), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
 
-    def __enter__(self) -> "Meteor":
+    def __enter__(self) -> Meteor:
         return self
 
     def __exit__(self, *exc) -> None:

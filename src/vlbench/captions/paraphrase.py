@@ -26,10 +26,10 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -127,7 +127,7 @@ class ParaphraseIndex:
 
     # -- building and caching ------------------------------------------------------------------------
     @classmethod
-    def parse(cls, table: Path) -> "ParaphraseIndex":
+    def parse(cls, table: Path) -> ParaphraseIndex:
         """Parse ``paraphrase-en.gz``: blocks of three lines (probability, which the jar ignores; phrase;
         paraphrase). Raises ValueError on anything the jar would read differently from this parser."""
         raw = gzip.decompress(Path(table).read_bytes())
@@ -170,7 +170,7 @@ class ParaphraseIndex:
         return (cache_dir or java.cache_dir()) / "meteor" / f"paraphrase-v{FORMAT}-{_digest_file(Path(table))[:20]}"
 
     @classmethod
-    def load(cls, table: Path, cache_dir: Path | None = None) -> "ParaphraseIndex":
+    def load(cls, table: Path, cache_dir: Path | None = None) -> ParaphraseIndex:
         """The cached index of ``table`` (memory-mapped ``.npy`` files), built and cached on first use; an
         unwritable cache directory only costs the rebuild. What is read is checked against the digests written
         with it (a damaged or edited index would silently change METEOR): a mismatch rebuilds it."""
@@ -188,7 +188,7 @@ class ParaphraseIndex:
         return index
 
     @classmethod
-    def _read(cls, path: Path) -> "ParaphraseIndex":
+    def _read(cls, path: Path) -> ParaphraseIndex:
         manifest = json.loads((path / "digests.json").read_text(encoding="utf-8"))
         for name in (*_ARRAYS, "words", "max_words"):
             if _digest_file(path / f"{name}.npy") != manifest.get(name):

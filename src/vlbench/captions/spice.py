@@ -11,8 +11,8 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..errors import VlbenchError
 from . import java

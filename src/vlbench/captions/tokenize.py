@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..errors import InputError, VlbenchError
 from . import java

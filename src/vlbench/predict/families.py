@@ -16,8 +16,8 @@ documents both. ``--prompt`` and ``--box-format`` override a preset; a family wi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from ..errors import InputError
 from .parsers import BOX_FORMATS

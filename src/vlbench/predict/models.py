@@ -71,8 +71,10 @@ def inspect_model(name: str, *, revision: str | None = None, kind: str | None = 
     config's architecture unless given. The packages the family's processor needs are checked here."""
     require_extra()
     from transformers import AutoConfig
-    from transformers.models.auto.modeling_auto import (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
-                                                        MODEL_FOR_ZERO_SHOT_OBJECT_DETECTION_MAPPING_NAMES)
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+        MODEL_FOR_ZERO_SHOT_OBJECT_DETECTION_MAPPING_NAMES,
+    )
 
     try:
         config = AutoConfig.from_pretrained(name, revision=revision)

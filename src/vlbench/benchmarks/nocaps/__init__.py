@@ -8,7 +8,6 @@ and back), :mod:`.scorer` (the toolkit's metrics overall and per domain), :mod:`
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any

@@ -3,9 +3,11 @@ official ``{"image_id", "caption"}``."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ...benchmark import PredictData, PredictItem
+
 
 def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
     """One item per image (each model family's captioning prompt is used, see :mod:`vlbench.predict.families`)."""

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ...errors import FormatError, InputError
 from ...images import ImageSource, image_cell
@@ -16,7 +16,7 @@ from ...validation import BuildReport, read_card_metadata, require_utf8
 from . import schema
 from .records import NocapsReferences
 
-__all__ = ["NocapsReferences", "parse_official", "gt_from_rows", "load_references", "build", "export", "BuildReport"]
+__all__ = ["NocapsReferences", "parse_official", "references_from_rows", "load_references", "build", "export", "BuildReport"]
 
 _IMAGE_FIELDS = ("id", "open_images_id", "file_name", "height", "width", "domain", "coco_url", "license", "date_captured")
 

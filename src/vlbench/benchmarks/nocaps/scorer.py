@@ -24,16 +24,17 @@ from ...captions.rouge import rouge_l
 from ...captions.spice import spice_available, spice_scores
 from ...captions.tokenize import SHIFTING_LINE_BREAK, sanitize, tokenize
 from ...errors import CoverageError, InputError, PredictionError
-from .. import expect_prediction_list
 from ...result import Result
 from ...validation import describe as _describe, require_utf8
+from .. import expect_prediction_list
 from . import schema
 from .records import NocapsReferences
 
 __all__ = ["parse_predictions", "score"]
 
 
-def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "error", source: str = "predictions") -> tuple[list[str], dict[str, int], list[str]]:
+def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "error",
+                      source: str = "predictions") -> tuple[list[str], dict[str, int], list[str]]:
     """One caption per GT image, in GT order; every problem named (the toolkit only asserts)."""
     expect_prediction_list(entries, "nocaps", source, '{"image_id", "caption"}')
     warnings: list[str] = []

@@ -3,7 +3,8 @@ and the worst-CIDEr images with their references, from the Result and the record
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -8,7 +8,6 @@ and back), :mod:`.scorer` (the 13 official numbers), :mod:`.views` (tables, plot
 
 from __future__ import annotations
 
-import os
 from importlib import resources
 from typing import Any
 

@@ -4,7 +4,8 @@ free-form descriptions, positive and negative) as the text queries. Entries are 
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ...benchmark import Detections, PredictData, PredictItem
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -176,7 +177,8 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
                            descr_ids=descr_ids, descr_text=descr_text, pair_image=pair_image, pair_descr=pair_descr,
                            pair_type=np.zeros(n_pairs, np.int8), pair_words=pair_words,
                            pair_ref_boxes=np.asarray(pair_ref_boxes, dtype=np.int64),
-                           gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool), gt_ignore=np.zeros(0, bool),
+                           gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool),
+                           gt_ignore=np.zeros(0, bool),
                            gt_id=np.zeros(0, np.int64), has_annotations=parts.has_annotations, source=source)
     if len(rows):
         bp_img = np.asarray(parts.box_image, dtype=np.int64)[rows]

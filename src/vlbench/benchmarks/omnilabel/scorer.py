@@ -17,9 +17,9 @@ from numpy.typing import NDArray
 
 from ... import cocoeval
 from ...errors import InputError, PredictionError
-from .. import expect_prediction_list
 from ...result import Result
 from ...validation import integral_ids, read_boxes, read_scores, unusual_warning
+from .. import expect_prediction_list
 from . import schema
 from .records import OmniLabelReferences
 

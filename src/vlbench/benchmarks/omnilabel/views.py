@@ -3,7 +3,8 @@ the images with most missed or spurious boxes, from the Result and the records."
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -91,7 +91,6 @@ class OVDEval(Benchmark):
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"boxes", "scores", "labels"}`` per image -> COCO results."""
         from ...validation import aligned_lists
-
         from .records import PredictionFolder
 
         _check_examples(references, predictions)

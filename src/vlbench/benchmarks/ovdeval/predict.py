@@ -5,9 +5,11 @@ answer carries no confidence). Entries are COCO results ``{"image_id", "category
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ...benchmark import Detections, PredictData, PredictItem
+
 
 def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
     """One item per image; each query maps to the category id of that name in its sub-dataset's category list

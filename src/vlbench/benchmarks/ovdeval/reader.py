@@ -7,11 +7,11 @@ import dataclasses
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ...errors import FormatError, InputError
 from ...images import ImageSource, image_cell

@@ -11,7 +11,6 @@ many decisions such a tie made.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -19,9 +18,9 @@ from numpy.typing import NDArray
 
 from ... import cocoeval
 from ...errors import InputError, PredictionError
-from .. import expect_prediction_list
 from ...result import Result
 from ...validation import Scores, describe, integral_ids, read_boxes, read_scores, unusual_warning
+from .. import expect_prediction_list
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 

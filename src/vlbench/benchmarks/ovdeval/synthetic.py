@@ -63,7 +63,7 @@ def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "goo
         negatives = [names[n] for n in img["neg_text"] if n in names]
         for a in by_image.get(img["id"], []):
             x, y, w, h = a["bbox"]
-            def near(scale: float = 1.0) -> list[float]:
+            def near(scale: float = 1.0, x=x, y=y, w=w, h=h) -> list[float]:
                 dx, dy, dw, dh = rng.normal(0, jitter * scale, 4) * [w, h, w, h]
                 return [round(x + dx, 1), round(y + dy, 1), round(max(1.0, w + dw), 1), round(max(1.0, h + dh), 1)]
             true_score = float(rng.uniform(0.3, 0.95))
@@ -76,7 +76,8 @@ def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "goo
                 mine.append({"category_id": a["category_id"], "bbox": near(2.0), "score": float(rng.uniform(0.05, 0.6))})
         for _ in range(int(rng.poisson(background))):
             mine.append({"category_id": int(rng.integers(len(data["categories"]))),
-                         "bbox": [round(float(v), 1) for v in rng.uniform(0, 300, 2)] + [round(float(v), 1) for v in rng.uniform(5, 150, 2)],
+                         "bbox": [round(float(v), 1) for v in rng.uniform(0, 300, 2)]
+                         + [round(float(v), 1) for v in rng.uniform(5, 150, 2)],
                          "score": float(rng.uniform(0.05, 0.7))})
         scores = np.round(np.array([m["score"] for m in mine]) + rng.uniform(0, 1e-6, len(mine)), 8)
         for m, s in zip(mine, scores):

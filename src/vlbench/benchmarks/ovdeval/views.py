@@ -3,7 +3,8 @@ aspect radar or the precision-recall curve, and the images with most errors, fro
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -8,7 +8,6 @@ plots, samples), :mod:`.card` (dataset card). :data:`BENCHMARK` puts them behind
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any

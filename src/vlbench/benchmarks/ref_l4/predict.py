@@ -4,9 +4,11 @@ it, or a VLM's one box (parsed in its family's convention by :mod:`vlbench.predi
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ...benchmark import Detections, PredictData, PredictItem
+
 
 def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
     """One item per expression (row), keyed by its id; the expression is the query (the release ships no inference

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from ...errors import FormatError, InputError
 from ...images import ImageSource, image_cell
-from ...validation import BuildReport
 from ...io import arrow_codes
+from ...validation import BuildReport
 from . import schema
 from .records import RefL4References
 

@@ -12,17 +12,18 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import CoverageError, FormatError, InputError, PredictionError
 from ...geometry import iou_aligned_xyxy, xywh_to_xyxy
-from .. import expect_prediction_list
 from ...result import Result
 from ...validation import describe as _describe
+from .. import expect_prediction_list
 from . import schema
 from .records import RefL4References
 
@@ -89,7 +90,8 @@ def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str, p
                     or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)):
                 raise PredictionError(f"'pred_bbox' must be a list of four numbers, got {box!r}", file=source,
                                       entry=f"entry {index} (id {ids[index]})",
-                                      fix="write [x1, y1, x2, y2] with \"format\": \"xyxy\" or [x, y, w, h] with \"format\": \"xywh\"")
+                                      fix='write [x1, y1, x2, y2] with "format": "xyxy" or [x, y, w, h] with '
+                                          '"format": "xywh"')
         raise PredictionError("'pred_bbox' values are not all numbers", file=source)  # pragma: no cover
     integer = arr.dtype.kind in "iu"
     arr = arr.astype(np.float64)
@@ -352,7 +354,7 @@ class RefL4Replicator:
 
     @classmethod
     def build(cls, hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_], size_of_row: NDArray[np.intp],
-              class_of_row: NDArray[np.intp], n_classes: int, unit_of_row: NDArray[np.int64], unit: str) -> "RefL4Replicator":
+              class_of_row: NDArray[np.intp], n_classes: int, unit_of_row: NDArray[np.int64], unit: str) -> RefL4Replicator:
         """Per-unit sparse counts of hits per size bucket and class."""
         from scipy import sparse
 
@@ -400,7 +402,7 @@ def _mapping_warning(categories: list[str], category_inverse: NDArray[np.intp], 
     present = sorted(c for c in schema.OFF_BY_ONE_COCO_IDS if f"refcoco_{c}" in set(categories))
     named = "; ".join(
         f"{schema.COCO_NAMES[c]} (refcoco_{c}) -> o365_{schema.OFFICIAL_REFCOCO_TO_O365[c]} "
-        f"{schema.category_name('o365_%d' % schema.OFFICIAL_REFCOCO_TO_O365[c])}" for c in present)
+        f"{schema.category_name(f'o365_{schema.OFFICIAL_REFCOCO_TO_O365[c]}')}" for c in present)
     return [f"official protocol: the official RefCOCO -> Objects365 class table has off-by-one entries that change "
             f"class_Acc50 / class_mAcc here ({named}); with the corrected table they would be "
             f"{acc50_fixed:.4f} / {macc_fixed:.4f} (--protocol corrected)"]

@@ -15,8 +15,8 @@ the jar: lowercasing differs between Unicode versions for characters outside a f
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

@@ -18,9 +18,10 @@ What the jar does, and this module reproduces, for a hypothesis (line 1) and a r
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Mapping, Sequence
+from typing import Any
 
 __all__ = ["Sentence", "align_stats", "BEAM_SIZE"]
 
@@ -50,11 +51,12 @@ class Sentence:
     def build(cls, words: Sequence[str], hashes: Sequence[int], stems: Sequence[int],
               synsets: Sequence[frozenset[int]], function: Sequence[bool],
               table: Mapping[tuple[str, ...], tuple[tuple[tuple[str, ...], ...], frozenset[tuple[str, ...]]]],
-              phrases: frozenset[tuple[str, ...]], max_words: int) -> "Sentence":
+              phrases: frozenset[tuple[str, ...]], max_words: int) -> Sentence:
         """A sentence with its lookup tables; ``table`` maps a first phrase to its paraphrases in file order
         (and as a set), ``phrases`` holds every phrase of ``table`` (either side)."""
         words = tuple(words)
-        hits, occurrences = [], {}
+        hits: list[tuple] = []
+        occurrences: dict[tuple[str, ...], list[int]] = {}
         for j in range(len(words)):
             for length in range(1, min(max_words, len(words) - j) + 1):
                 gram = words[j:j + length]
@@ -140,7 +142,7 @@ def _resolve(found: list[list[Match]], fixed: list[Match | None], used1: int, us
     n2 = len(found)
     options = [[(m, ((1 << m[3]) - 1) << m[2], ((1 << m[1]) - 1) << m[0], _gain(m), m[2], m[0] + m[1], m[2] + m[3],
                  abs(m[0] - m[2])) for m in ms] for ms in found]
-    paths = [[0, 0, 0, 0, -1, used1, used2, None]]
+    paths: list[list[Any]] = [[0, 0, 0, 0, -1, used1, used2, None]]
     for current in range(n2):
         paths.sort(key=_RANK)                    # stable, as Collections.sort
         del paths[BEAM_SIZE:]
@@ -149,8 +151,8 @@ def _resolve(found: list[list[Match]], fixed: list[Match | None], used1: int, us
             if path[USED2] & bit:
                 if current < path[IDX]:          # inside the match just taken
                     grown.append(path)
-                elif fixed[path[IDX]] is not None:   # a fixed match starts here
-                    m = fixed[path[IDX]]
+                elif (f := fixed[path[IDX]]) is not None:   # a fixed match starts here
+                    m = f
                     path[NEG_WEIGHTED] -= _gain(m)
                     if path[LAST_END] != -1 and m[2] != path[LAST_END]:
                         path[CHUNKS] += 1

@@ -9,10 +9,10 @@ the jar's double loop over word pairs, per module), the definite ones, the beam 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
-from typing import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -65,7 +65,7 @@ class Corpus:
 
     @classmethod
     def build(cls, lines: Sequence[str], split: Callable[[str], list[str]], info: Callable[[str], WordInfo],
-              index: ParaphraseIndex) -> "Corpus":
+              index: ParaphraseIndex) -> Corpus:
         """From the lines (normalised, lowercased), how the jar splits a line into words, each word's (hash,
         stem hash, synsets, function word) and the paraphrase table's index."""
         tokens = list(map(split, lines))

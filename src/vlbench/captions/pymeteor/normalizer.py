@@ -10,7 +10,7 @@ spelled out so that Python's ``re`` means the same thing.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 __all__ = ["normalize_line", "java_tokens", "java_trim"]
 

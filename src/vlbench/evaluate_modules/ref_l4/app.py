@@ -5,7 +5,7 @@ import os
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from vlbench.space import build_app  # noqa: E402
+from vlbench.space import build_app
 
 demo = build_app(only="ref_l4")
 
