@@ -83,7 +83,7 @@ def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: 
     a = _score(bench, opts, refs, predictions_a, max_bytes)
     b = _score(bench, opts, refs, predictions_b, max_bytes)
     if names is None:
-        names = tuple(str(p) if _is_path(p) else label for p, label in ((predictions_a, "A"), (predictions_b, "B")))
+        names = (str(predictions_a) if _is_path(predictions_a) else "A", str(predictions_b) if _is_path(predictions_b) else "B")
     return paired(a, b, ci, resamples=resamples, seed=seed, names=names), a, b
 
 

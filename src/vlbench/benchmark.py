@@ -21,7 +21,7 @@ import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from .errors import InputError, UnsupportedError
 
@@ -90,7 +90,6 @@ class Sample:
     image: str | None
     caption: str
     boxes: list[tuple[list[float], str, str]] = field(default_factory=list)
-    size: tuple[int, int] | None = None
 
 
 def mark_boxes(gt: list[tuple[list[float], str]], predicted: list[tuple[list[float], str]],
@@ -218,7 +217,10 @@ def check_examples(references: Any, predictions: Any) -> None:
                               fix="give exactly one prediction per reference row")
 
 
-class Benchmark:
+OptionsT = TypeVar("OptionsT", bound=Options)
+
+
+class Benchmark(Generic[OptionsT]):
     """One benchmark behind one interface. Subclasses set the class attributes and implement the hooks.
 
     Required: ``id``, ``display_name``, ``load_references`` and ``score``. Everything else has a
@@ -245,7 +247,8 @@ class Benchmark:
     #: keys every prediction entry has (to recognise this benchmark's files) and its shape for messages
     prediction_keys: ClassVar[frozenset[str]] = frozenset()
     prediction_form: ClassVar[str] = "{...}"
-    options_type: ClassVar[type[Options]] = Options
+    #: the benchmark's options (``Options`` itself when it declares none of its own)
+    options_type: type[OptionsT] = Options  # type: ignore[assignment]
     #: the official scorer's known quirks (dataset and metric cards), its citation and the data license
     quirks: ClassVar[tuple[str, ...]] = ()
     citation: ClassVar[str] = ""
@@ -265,7 +268,7 @@ class Benchmark:
     reader_module: ClassVar[str | None] = None
 
     # -- options -------------------------------------------------------------------------------
-    def options(self, **kwargs: Any) -> Options:
+    def options(self, **kwargs: Any) -> OptionsT:
         """Validate options once: unknown names and values are an :class:`InputError` saying what is taken."""
         names = self.options_type.names()
         unknown = sorted(set(kwargs) - set(names))
@@ -306,7 +309,7 @@ class Benchmark:
         raise UnsupportedError(f"{self.id} has no evaluate module")
 
     # -- scoring -------------------------------------------------------------------------------
-    def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
+    def score(self, references: Any, predictions: Any, options: OptionsT, source: str = "predictions") -> Any:
         """Records + parsed predictions -> :class:`~vlbench.result.Result` (pure: no I/O, no rendering)."""
         raise NotImplementedError
 
@@ -397,11 +400,6 @@ class Benchmark:
     def scenes(self, references: Any, predictions: Any, result: Any) -> list[Scene]:
         """Every image of the sample viewer with its boxes per query (any order: callers sort by badness)."""
         return self._views().scenes(references, predictions, result) if self.views_module else []
-
-    def samples(self, references: Any, predictions: Any, result: Any, k: int) -> list[Sample]:
-        """The ``k`` samples most worth looking at (worst first), from records and parsed predictions."""
-        ranked = sorted(self.scenes(references, predictions, result), key=lambda s: -s.badness)
-        return [scene.sample() for scene in ranked[:k]]
 
     # -- the Space ---------------------------------------------------------------------------------
     def sample_references(self, subset: str) -> str:

@@ -459,7 +459,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     if meteor_available()[0]:
         from .captions.paraphrase import ParaphraseIndex
 
-        table = java.meteor_jar().parent / "data" / "paraphrase-en.gz"
+        table = java.require_meteor_jar().parent / "data" / "paraphrase-en.gz"
         if args.prepare:
             ParaphraseIndex.load(table)
         cached = ParaphraseIndex.cache_path(table)

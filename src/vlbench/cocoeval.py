@@ -17,6 +17,7 @@ handles every pair at once; :func:`accumulate` works on whole groups with segmen
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -111,7 +112,7 @@ def _score_key(score: NDArray[np.float64], exact: NDArray[np.int64] | None, inte
     """Sort key for descending scores: ``-score``, or, where some rankings are int64 arrays officially, the rank of
     the exact integer in those and of the float64 value elsewhere (two rank scales never compared: one ranking
     uses one of them)."""
-    if exact is None:
+    if exact is None or integer_mode is None:
         return -score
     return np.where(integer_mode, _descending_rank(exact), _descending_rank(score))
 
@@ -140,7 +141,8 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
 
     # -- detections: per pair by descending score (stable), keep the top max_det ------------------
     # (a pair's list sorts as int64 when all its scores are JSON integers)
-    pair_int = None if dt.exact is None else np.bincount(dt.pair, weights=~dt.is_int, minlength=n_pairs)[dt.pair] == 0
+    pair_int = (None if dt.exact is None or dt.is_int is None
+                else np.bincount(dt.pair, weights=~dt.is_int, minlength=n_pairs)[dt.pair] == 0)
     order = _stable_order(dt.pair, _score_key(dt.score, dt.exact, pair_int))
     pair_sorted = dt.pair[order]
     first = np.searchsorted(pair_sorted, pair_sorted, side="left")
@@ -341,7 +343,7 @@ def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDA
     reps = pair_count[det_pair]
     entry_det = np.repeat(global_order, reps)
     entry_group = member_group[by_pair[concat_ranges(pair_start[det_pair], reps)]]
-    if m.exact is None:
+    if m.exact is None or m.is_int is None:
         by_group = np.argsort(entry_group, kind="stable")   # stable: keeps the ranking order inside a group
         return entry_det[by_group], entry_group[by_group]
     n_groups = int(member_group.max(initial=-1)) + 1
@@ -364,10 +366,11 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
     for a in range(A):
         npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=K).astype(np.int64)
 
-    entry_det, entry_group = _group_entries(m, member_pair, member_group) if m.exact is None else (None, None)
+    grouped = _group_entries(m, member_pair, member_group) if m.exact is None else None
 
     for mi in max_dets:
-        if m.exact is None:
+        if grouped is not None:
+            entry_det, entry_group = grouped
             keep = m.rank[entry_det] < params.max_dets[mi]
             e_det, e_group = entry_det[keep], entry_group[keep]
         else:       # the ranking's dtype can change with the cut: one order per max-det
@@ -455,19 +458,19 @@ def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: 
     t50 = int(np.flatnonzero(params.iou_thrs == 0.5)[0])
     npig = np.maximum(group_npig(m, member_pair, member_group, K)[:, area], 1)
     (_, _, c), = _accumulate_iter(m, member_pair, member_group, K, params, (area,), (mi,), need_reach=False)
-    per_segment = np.zeros(T * K)
+    flat: NDArray[np.float64] = np.zeros(T * K)
     if len(c.envelope):
         # weight of the k-th TP of a group = #recall thresholds whose reach is k (reach depends on npig)
         group = c.tp_segment % K
         k = np.arange(len(c.envelope)) - c.tp_first.ravel()[c.tp_segment] + 1
         n_of_tp = npig[group]
-        weights = np.zeros(len(k))
+        weights = np.zeros(len(k), dtype=np.float64)
         for n in np.unique(n_of_tp).tolist():
             hist = np.bincount(np.maximum(_k_min(np.array([n]), params.rec_thrs)[0], 1), minlength=n + 2)
             sel = n_of_tp == n
             weights[sel] = hist[k[sel]]
-        per_segment = np.bincount(c.tp_segment, weights=weights * c.envelope, minlength=T * K)
-    per_segment = per_segment.reshape(T, K)
+        flat = np.bincount(c.tp_segment, weights=weights * c.envelope, minlength=T * K).astype(np.float64)
+    per_segment = flat.reshape(T, K)
     ap = np.where(c.valid, per_segment.sum(axis=0) / (T * R), -1.0)
     ap50 = np.where(c.valid, per_segment[t50] / R, -1.0)
     return ap, ap50
@@ -640,12 +643,12 @@ class WeightedRanking:
 
     rec_thrs: NDArray[np.float64]
     n_groups: int
-    blocks: object                      # scipy CSR (rows, units): detections ranked after the previous row, up to it
-    ignored: tuple[object | None, ...]  # per threshold: those of them ignored at that threshold (or None)
+    blocks: Any                         # scipy CSR (rows, units): detections ranked after the previous row, up to it
+    ignored: tuple[Any, ...]            # per threshold: those of them ignored at that threshold (or None)
     row_unit: NDArray[np.int64]         # (rows,) unit of the detection at the row
     row_tp: NDArray[np.bool_]           # (T, rows) the row's detection is a TP at threshold t
     row_group: NDArray[np.int64]        # (rows,) sorted
-    npig: object                        # scipy CSR (groups, units): non-ignored GT
+    npig: Any                           # scipy CSR (groups, units): non-ignored GT
 
     @classmethod
     def build(cls, m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,

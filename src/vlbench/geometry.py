@@ -44,10 +44,10 @@ def iou_aligned_xyxy(boxes_a_xyxy: ArrayLike, boxes_b_xyxy: ArrayLike, *, dtype:
     empty box gets IoU 0 rather than a division by zero. ``exact_area_b``: ``b`` holds integers and was an int64
     tensor, so its area is the exact integer product, rounded to ``dtype`` only where it is added.
     """
-    a = np.asarray(boxes_a_xyxy).astype(dtype, copy=False)
+    a: NDArray[np.floating] = np.asarray(boxes_a_xyxy).astype(dtype, copy=False)
     b_exact = np.asarray(boxes_b_xyxy)
     with np.errstate(invalid="ignore", over="ignore"):      # NaN / inf boxes propagate as in torch: IoU NaN or 0
-        b = b_exact.astype(dtype, copy=False)
+        b: NDArray[np.floating] = b_exact.astype(dtype, copy=False)
         if a.shape != b.shape or a.shape[-1:] != (4,):
             raise ValueError(f"aligned IoU needs two (N, 4) arrays of equal shape, got {a.shape} and {b.shape}")
         area_a = box_area(a)

@@ -40,7 +40,7 @@ MAX_ANSWER_CHARS = 100_000
 def read_lmms_eval(path: str | os.PathLike, max_lines: int | None = None) -> list[tuple[Any, str, dict[str, Any] | None]]:
     """(doc_id, answer text, the row the answer is for when the line names it) of each line."""
     p = require_file(path, "lmms-eval samples file")
-    out = []
+    out: list[tuple[Any, str, dict[str, Any] | None]] = []
     fix = "pass the *_samples_<task>.jsonl file lmms-eval wrote with --log_samples"
     try:
         with open(p, encoding="utf-8") as fh:
@@ -100,7 +100,8 @@ def read_vlmevalkit(path: str | os.PathLike, max_rows: int | None = None) -> lis
     if "prediction" not in header or "index" not in header:
         raise FormatError(f"the sheet has no 'index' and 'prediction' columns (it has {header})", file=str(p),
                           fix="pass the <model>_<dataset>.xlsx VLMEvalKit wrote")
-    out, empty = [], []
+    out: list[Any] = []
+    empty: list[Any] = []
     for n, values in enumerate(rows, 2):
         if max_rows is not None and len(out) >= max_rows:
             raise FormatError(f"the sheet holds more than {max_rows:,} rows, more than the split has", file=str(p),

@@ -83,7 +83,8 @@ class ShardedParquetWriter:
             self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
             self._shard_paths.append(path)
             self._shard_bytes = 0
-        self._writer.write_table(table, row_group_size=self.rows_per_group)
+        writer: Any = self._writer
+        writer.write_table(table, row_group_size=self.rows_per_group)
         self._shard_bytes += table.nbytes
         self.summary.num_examples += table.num_rows
         self.summary.num_bytes += table.nbytes

@@ -28,6 +28,8 @@ def extract_needed(archive: Path, needed: set[str], into: Path) -> int:
                                       file=str(archive), fix="keep one file per image name in the archive")
                 found[name] = member.name
                 src = tar.extractfile(member)
+                if src is None:         # a regular file always has a stream: for the type checker
+                    continue
                 with open(into / name, "wb") as dst:
                     shutil.copyfileobj(src, dst, length=1 << 20)
     except (tarfile.TarError, OSError, EOFError) as exc:

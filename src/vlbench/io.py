@@ -121,7 +121,9 @@ def _replace_atomically(path: str | os.PathLike, write: Callable[[str], None], w
 
 def write_text_atomic(path: str | os.PathLike, text: str, what: str = "output") -> Path:
     """Write ``text`` (UTF-8) to ``path`` as :func:`_replace_atomically` does."""
-    return _replace_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), what)
+    def write(tmp: str) -> None:
+        Path(tmp).write_text(text, encoding="utf-8")
+    return _replace_atomically(path, write, what)
 
 
 def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, max_values: int | None = None,

@@ -53,7 +53,7 @@ def render(text: str, benchmark: str) -> str:
         begin = re.escape(_BEGIN.format(name=name))
         pattern = re.compile(f"{begin}\n.*?{re.escape(_END)}", re.S)
         block = f"{_BEGIN.format(name=name)}\n{parts[name]}\n{_END}"
-        text = pattern.sub(lambda _m, b=block: b, text)
+        text = pattern.sub(lambda _m, b=block: b, text)  # type: ignore[misc]  # b: the block of this name
     return text
 
 

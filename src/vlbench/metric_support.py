@@ -22,6 +22,8 @@ class RowInputs:
     """Mixin for the ``evaluate`` modules (before ``evaluate.Metric`` in the bases): whole Hub rows or a
     ``Dataset`` batch in, only the fields the module declares kept. Modules override the two hooks."""
 
+    features: Any       # evaluate.Metric's, set from the module's MetricInfo
+
     @staticmethod
     def slim_prediction(prediction: Any) -> Any:
         """Keep the fields of a prediction the module declares."""
@@ -36,7 +38,7 @@ class RowInputs:
         """Add one prediction and its reference (a whole Hub row is fine: extra keys are dropped)."""
         prediction, reference = self.slim_prediction(prediction), self.slim_reference(reference)
         check_examples(self.features, [prediction], [reference])
-        super().add(prediction=prediction, reference=reference, **kwargs)
+        super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]  # evaluate.Metric's
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Add a batch of predictions and references (Hub rows or a Dataset batch)."""
@@ -51,7 +53,7 @@ class RowInputs:
         if references is not None:
             references = [self.slim_reference(r) for r in batch_rows(references)]
         check_examples(self.features, predictions, references)
-        super().add_batch(predictions=predictions, references=references, **kwargs)
+        super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
 
 
 def check_examples(features: Any, predictions: Any, references: Any) -> None:

@@ -20,7 +20,7 @@ from .benchmark import Sample, Table
 from .benchmarks import get_benchmark
 from .result import Result
 
-__all__ = ["Table", "text", "headline", "tables", "plots", "samples", "draw", "image_reader", "to_csv",
+__all__ = ["Table", "text", "headline", "tables", "plots", "draw", "image_reader", "to_csv",
            "model_index", "model_index_yaml", "eval_results"]
 
 
@@ -81,7 +81,8 @@ def image_reader(references: str | os.PathLike) -> Callable[[str], bytes | None]
             with tarfile.open(archive, mode="r|*") as tar:
                 for member in tar:
                     if member.isfile() and os.path.basename(member.name) == wanted:
-                        return tar.extractfile(member).read()
+                        data = tar.extractfile(member)
+                        return data.read() if data is not None else None
         return None
 
     return read
@@ -147,13 +148,6 @@ def draw_placed(sample: Sample, image_bytes: bytes | None) -> tuple[Any, list[tu
     return img, placed
 
 
-def samples(benchmark: str, references: Any, predictions: Any, result: Result, *,
-            images: Callable[[str], bytes | None] | None = None, k: int = 6) -> list[tuple[Any, str]]:
-    """The ``k`` samples worth looking at, drawn: (PIL image, caption). ``references`` are records."""
-    shown = get_benchmark(benchmark).samples(references, predictions, result, k)
-    return [(draw(s, images(s.image) if images and s.image else None), s.caption) for s in shown]
-
-
 # -- model card and Hub registration ------------------------------------------------------------------
 
 def model_index(result: Result, model_name: str, *, dataset_id: str | None = None, config: str | None = None,
@@ -217,11 +211,12 @@ def merge_model_index(card_text: str, result: Result, model_name: str | None = N
         raise FormatError(f"the card's model-index holds results of {len(names)} models ({', '.join(map(str, names))}):"
                           " merging would give all of them one name", file=source,
                           fix="merge into a card of one model (--into a new README.md)")
-    name = model_name or card.data.model_name or "my-model"
+    data: Any = card.data        # ModelCardData: model_name and eval_results are its own fields
+    name = model_name or data.model_name or "my-model"
     _, new = model_index_to_eval_results(model_index(result, name, **kwargs)["model-index"])
-    kept = [old for old in (card.data.eval_results or []) if not any(old.is_equal_except_value(n) for n in new)]
-    card.data.eval_results = kept + new
-    card.data.model_name = name
+    kept = [old for old in (data.eval_results or []) if not any(old.is_equal_except_value(n) for n in new)]
+    data.eval_results = kept + new
+    data.model_name = name
     return str(card)
 
 

@@ -27,7 +27,7 @@ def _clean(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
         return value.tolist()  # fast path for long per-sample columns
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-        return np.where(np.isfinite(value), value, None).tolist() if not np.isfinite(value).all() else value.tolist()
+        return value.tolist() if np.isfinite(value).all() else _clean(value.tolist())   # NaN/inf -> None below
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]
     if isinstance(value, (np.generic, np.ndarray)):

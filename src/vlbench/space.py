@@ -167,7 +167,8 @@ def _unzip_predictions(path: str, max_bytes: int, max_values: int) -> Path:
     name_of_upload = Path(path).name
     folder = Path(tempfile.mkdtemp(prefix="vlbench-upload-"))
     try:
-        total, values, seen = 0, 0, {}
+        total, values = 0, 0
+        seen: dict[str, str] = {}
         with zipfile.ZipFile(path) as zf:
             members = [i for i in zf.infolist() if not i.is_dir() and i.filename.endswith((".json", ".json.gz"))]
             if len(members) > MAX_ZIP_MEMBERS:
@@ -340,7 +341,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
         if progress is not None:
             progress(fraction, desc=what)
 
-    empty = ([gr.Dataframe(visible=False)] * _N_TABLES + [gr.Plot(visible=False)] * _N_PLOTS
+    empty: list[Any] = ([gr.Dataframe(visible=False)] * _N_TABLES + [gr.Plot(visible=False)] * _N_PLOTS
              + [None, None, []])
     if not predictions_path:
         return ["**Error:** upload a prediction file (or click an example) first.", ""] + empty
@@ -596,7 +597,7 @@ def build_app(only: str | None = None):
 
         outputs = [status, head] + table_slots + plot_slots + [viewer.state, metrics_json, downloads]
         # every event that scores shares one limit of CONCURRENCY (by default each event would have its own)
-        scoring = {"concurrency_id": "scoring", "concurrency_limit": CONCURRENCY}
+        scoring: dict[str, Any] = {"concurrency_id": "scoring", "concurrency_limit": CONCURRENCY}
         inputs = [bench, subset, upload, protocol, model_name, references, dataset_id]
         scored = [run.click(score_with_progress, inputs, outputs, api_name="score", **scoring)]
         for clicked in (good_click, poor_click):   # an example click scores at once, as a visitor expects

@@ -36,10 +36,15 @@ _CHUNK = 50
 class Replicator(Protocol):
     """A benchmark's per-image sufficient statistics, able to recompute its metrics under image weights."""
 
-    #: images per stratum; weights are drawn within each stratum and concatenated in this order
-    strata: tuple[int, ...]
-    #: what one resampling unit is, for the report ("image")
-    unit: str
+    @property
+    def strata(self) -> tuple[int, ...]:
+        """Images per stratum; weights are drawn within each stratum and concatenated in this order."""
+        ...
+
+    @property
+    def unit(self) -> str:
+        """What one resampling unit is, for the report ("image")."""
+        ...
 
     def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         """``weights`` (R, sum(strata)) -> metric name -> (R,) values in percent (NaN where undefined)."""

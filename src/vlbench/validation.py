@@ -106,9 +106,9 @@ def read_scores(values: list[Any], source: str, *, protocol: str, entry_of: Any 
         value = np.asarray(values, dtype=np.float64)
         finite = bool(np.isfinite(value).all())
         if finite or protocol == "official":
-            unusual = {} if finite else {"non-finite": np.flatnonzero(~np.isfinite(value)).tolist()}
+            flagged = {} if finite else {"non-finite": np.flatnonzero(~np.isfinite(value)).tolist()}
             return Scores(value, np.asarray([type(v) is int for v in values], dtype=bool), None,
-                          np.zeros(len(values), dtype=bool), unusual)
+                          np.zeros(len(values), dtype=bool), flagged)
     value = np.empty(len(values), dtype=np.float64)
     is_int = np.zeros(len(values), dtype=bool)
     text = np.zeros(len(values), dtype=bool)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from vlbench import Benchmark, Result
-from vlbench.benchmark import EvalTask, Sample
+from vlbench.benchmark import EvalTask, Scene
 from vlbench.errors import FormatError, PredictionError
 
 HERE = Path(__file__).parent
@@ -71,11 +71,11 @@ class ToyCount(Benchmark):
         b = result.breakdowns["per_image"]
         return {"per image": (["image_id", "error"], [list(r) for r in zip(b["image_id"], b["error"])])}
 
-    def samples(self, references, predictions, result, k):
-        """The worst-counted images."""
+    def scenes(self, references, predictions, result):
+        """The viewer's images, the worst-counted first."""
         errors = result.breakdowns["per_image"]["error"]
-        return [Sample(image=references.file_names[i] or None, caption=f"error {errors[i]}")
-                for i in np.argsort(errors)[::-1][:k]]
+        return [Scene(image=references.file_names[i] or None, title=f"error {errors[i]}", badness=float(errors[i]))
+                for i in range(len(errors))]
 
     def eval_tasks(self):
         """Step 6: the leaderboard."""

@@ -70,7 +70,7 @@ def bleu_stats(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence:
 def corpus_bleu(stats: BleuStats, max_n: int = 4) -> list[float]:
     """BLEU-1..max_n of the summed statistics, with pycocoevalcap's operation order."""
     out = bleu_from_totals(stats.correct.sum(axis=0).astype(np.float64), stats.guess.sum(axis=0).astype(np.float64),
-                           np.float64(stats.testlen.sum()), np.float64(stats.reflen.sum()), max_n)
+                           np.asarray(stats.testlen.sum(), np.float64), np.asarray(stats.reflen.sum(), np.float64), max_n)
     return [float(v) for v in out]
 
 

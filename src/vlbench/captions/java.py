@@ -7,7 +7,10 @@ import shutil
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["cache_dir", "find_java", "java_executable", "pycocoevalcap_dir", "tokenizer_jar", "meteor_jar"]
+from ..errors import VlbenchError
+
+__all__ = ["cache_dir", "find_java", "java_executable", "pycocoevalcap_dir", "tokenizer_jar", "meteor_jar", "require_java",
+           "require_meteor_jar"]
 
 
 def find_java() -> tuple[str | None, str]:
@@ -35,6 +38,14 @@ def java_executable() -> str | None:
     return find_java()[0]
 
 
+def require_java() -> str:
+    """The ``java`` to run; a :class:`VlbenchError` saying why there is none (callers check availability first)."""
+    exe, why = find_java()
+    if exe is None:
+        raise VlbenchError(f"no Java runtime: {why}")
+    return exe
+
+
 @lru_cache(maxsize=1)
 def pycocoevalcap_dir() -> Path | None:
     """The installed pycocoevalcap package folder (found without importing it: its eval.py pulls pycocotools)."""
@@ -58,6 +69,14 @@ def meteor_jar() -> Path | None:
     root = pycocoevalcap_dir()
     jar = root / "meteor" / "meteor-1.5.jar" if root else None
     return jar if jar and jar.exists() and (jar.parent / "data" / "paraphrase-en.gz").exists() else None
+
+
+def require_meteor_jar() -> Path:
+    """pycocoevalcap's METEOR jar; a :class:`VlbenchError` when it is not installed (callers check first)."""
+    jar = meteor_jar()
+    if jar is None:
+        raise VlbenchError("pycocoevalcap's meteor-1.5.jar or data/paraphrase-en.gz is missing (pip install pycocoevalcap)")
+    return jar
 
 
 def cache_dir() -> Path:

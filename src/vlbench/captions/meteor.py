@@ -95,10 +95,13 @@ class Meteor:
         ok, why = meteor_available("java")
         if not ok:
             raise VlbenchError(f"METEOR is not available: {why}")
-        jar = java.meteor_jar()
-        self.proc = subprocess.Popen([java.java_executable(), "-jar", "-Xmx2G", jar.name, *STOCK_ARGS],
+        jar = java.require_meteor_jar()
+        self.proc = subprocess.Popen([java.require_java(), "-jar", "-Xmx2G", jar.name, *STOCK_ARGS],
                                      cwd=str(jar.parent), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
+        if self.proc.stdin is None or self.proc.stdout is None:      # PIPE always gives both: for the type checker
+            raise VlbenchError("the METEOR process has no pipes")
+        self._in, self._out = self.proc.stdin, self.proc.stdout
 
     def __enter__(self) -> Meteor:
         return self
@@ -109,12 +112,12 @@ class Meteor:
     def close(self) -> None:
         """End the jar process."""
         if self.proc.poll() is None:
-            self.proc.stdin.close()
+            self._in.close()
             self.proc.kill()
             self.proc.wait()
 
     def _readline(self) -> str:
-        line = self.proc.stdout.readline()
+        line = self._out.readline()
         if not line:
             raise VlbenchError("the METEOR process ended unexpectedly")
         return line.decode("utf-8").strip()
@@ -123,8 +126,8 @@ class Meteor:
         """The jar's answer to each ``SCORE`` line (a statistics line), in order."""
         def write() -> None:  # a writer thread, so neither side blocks on a full pipe
             for line in lines:
-                self.proc.stdin.write((line + "\n").encode("utf-8"))
-            self.proc.stdin.flush()
+                self._in.write((line + "\n").encode("utf-8"))
+            self._in.flush()
 
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
@@ -138,8 +141,8 @@ class Meteor:
 
     def evaluate(self, stats: Sequence[str]) -> tuple[list[float], float]:
         """(per-image scores, corpus score) of these statistics lines, from the jar's ``EVAL``."""
-        self.proc.stdin.write(("EVAL ||| " + " ||| ".join(stats) + "\n").encode("utf-8"))
-        self.proc.stdin.flush()
+        self._in.write(("EVAL ||| " + " ||| ".join(stats) + "\n").encode("utf-8"))
+        self._in.flush()
         per_image = [float(self._readline()) for _ in stats]
         return per_image, float(self._readline())
 
@@ -149,14 +152,14 @@ def _run_jar(args: Sequence[str], lines: Sequence[str], workdir: Path) -> list[s
     Files, not pipes, on both ends: the jar flushes stdout after every line, which through a pipe costs about a
     second per 50,000 lines. A failure, a time-out or another number of lines is a :class:`VlbenchError` with
     the jar's own message (its standard error)."""
-    jar = java.meteor_jar()
+    jar = java.require_meteor_jar()
     src, dst, err = workdir / "in.txt", workdir / "out.txt", workdir / "err.txt"
     src.write_bytes("".join(line + "\n" for line in lines).encode("utf-8"))
     timeout = 300 + len(lines) / 100          # ~20x the observed rate: only a hung JVM reaches it
     with src.open("rb") as stdin, dst.open("wb") as stdout, err.open("wb") as stderr:
         try:
             # the serial collector: one thread, which on two cores leaves the other to the caller
-            code = subprocess.run([java.java_executable(), "-Xmx2G", "-XX:+UseSerialGC", *args], cwd=str(jar.parent),
+            code = subprocess.run([java.require_java(), "-Xmx2G", "-XX:+UseSerialGC", *args], cwd=str(jar.parent),
                                   stdin=stdin, stdout=stdout, stderr=stderr, timeout=timeout).returncode
         except subprocess.TimeoutExpired:
             raise VlbenchError(f"the METEOR jar did not finish within {timeout:.0f} s on {len(lines):,} lines "
@@ -176,7 +179,7 @@ def normalize(texts: Sequence[str]) -> list[str] | None:
         return None
     with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
         try:
-            out = _run_jar((*_UTF8, "-cp", java.meteor_jar().name, "edu.cmu.meteor.util.Normalizer", "en", "true"),
+            out = _run_jar((*_UTF8, "-cp", java.require_meteor_jar().name, "edu.cmu.meteor.util.Normalizer", "en", "true"),
                            (_PROBE[0], *texts), Path(tmp))
         except VlbenchError:
             return None     # the caller falls back to the one-step stock run, which reports its own failure
@@ -206,8 +209,8 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend:
     if use == "java":
         lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir)
         return lines, f"java, {how}{note}"
-    index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
-    return python_stats(hyps, refs, jar=java.meteor_jar(), index=index), f"python{note}"
+    index = ParaphraseIndex.load(java.require_meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
+    return python_stats(hyps, refs, jar=java.require_meteor_jar(), index=index), f"python{note}"
 
 
 def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
@@ -220,7 +223,7 @@ def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
         return _stock(lines, "a line without a reference")
     distinct = list(dict.fromkeys(t for p in pieces for t in p))
     with ThreadPoolExecutor(max_workers=1) as pool:  # the index loads while Java normalises
-        loading = pool.submit(ParaphraseIndex.load, java.meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
+        loading = pool.submit(ParaphraseIndex.load, java.require_meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
         normal = normalize(distinct)
         index = loading.result()
     if normal is None:
@@ -235,7 +238,7 @@ def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
     with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
         table = Path(tmp) / "paraphrase.gz"
         index.write(entries, table)
-        out = _run_jar(("-jar", java.meteor_jar().name, "-", "-", "-stdio", "-l", "en", "-lower", "-a", str(table)),
+        out = _run_jar(("-jar", java.require_meteor_jar().name, "-", "-", "-stdio", "-l", "en", "-lower", "-a", str(table)),
                        lowered, Path(tmp))
     return out, f"reduced paraphrase table ({len(entries):,} of {len(index.entry_first):,} entries)"
 
@@ -243,7 +246,7 @@ def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
 def _stock(lines: list[str], why: str) -> tuple[list[str], str]:
     """pycocoevalcap's one-step run (``-norm``, the whole paraphrase table) on these ``SCORE`` lines."""
     with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
-        out = _run_jar(("-jar", java.meteor_jar().name, *STOCK_ARGS), lines, Path(tmp))
+        out = _run_jar(("-jar", java.require_meteor_jar().name, *STOCK_ARGS), lines, Path(tmp))
     return out, f"full paraphrase table: {why}"
 
 

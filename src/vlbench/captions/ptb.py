@@ -252,12 +252,13 @@ def java_lower(token: str) -> str:
 
 def tokenize_stream(text: str, dfa: Automaton | None = None) -> list[str]:
     """``PTBTokenizer -preserveLines -lowerCase`` on ``text``: its output lines (tokens joined by spaces)."""
-    lines, current = [], []
+    lines: list[str] = []
+    current: list[str] = []
     for token in tokens(text, dfa):
-        if token is _NEWLINE:
+        if isinstance(token, str):
+            current.append(java_lower(token))
+        else:                                   # _NEWLINE
             lines.append(" ".join(current))
             current = []
-        else:
-            current.append(java_lower(token))
     lines.append(" ".join(current))
     return lines

@@ -50,7 +50,8 @@ def spice_available() -> tuple[bool, str]:
     if _spice_jar() is None:
         return False, "pycocoevalcap's spice/spice-1.0.jar is missing (pip install pycocoevalcap)"
     if _corenlp_dir() is None:
-        lib = java.pycocoevalcap_dir() / "spice" / "lib" if java.pycocoevalcap_dir() else "spice/lib"
+        root = java.pycocoevalcap_dir()
+        lib = root / "spice" / "lib" if root else "spice/lib"
         return False, (f"SPICE needs Stanford CoreNLP 3.6.0 ({' and '.join(CORENLP_JARS)}) in {lib} or in the folder "
                        "named by VLBENCH_CORENLP_DIR; get them from stanford-corenlp-full-2015-12-09.zip")
     return True, "ok"
@@ -61,14 +62,16 @@ def spice_scores(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_di
     ok, why = spice_available()
     if not ok:
         raise VlbenchError(f"SPICE is not available: {why}")
-    jar = _spice_jar()
+    jar, corenlp = _spice_jar(), _corenlp_dir()
+    if jar is None or corenlp is None:        # spice_available said yes: only a file removed meanwhile gets here
+        raise VlbenchError("SPICE is not available: its jars went missing")
     cache = Path(cache_dir) if cache_dir else java.cache_dir() / "spice"
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="vlbench-spice-") as tmp:
         inp, out = Path(tmp) / "in.json", Path(tmp) / "out.json"
         inp.write_text(json.dumps([{"image_id": i, "test": h, "refs": list(r)} for i, (h, r) in enumerate(zip(hyps, refs))]))
-        classpath = os.pathsep.join([str(jar)] + [str(_corenlp_dir() / j) for j in CORENLP_JARS])
-        cmd = [java.java_executable(), *_ADD_OPENS, "-Xmx8G", "-cp", classpath + os.pathsep + str(jar.parent / "lib" / "*"),
+        classpath = os.pathsep.join([str(jar)] + [str(corenlp / j) for j in CORENLP_JARS])
+        cmd = [java.require_java(), *_ADD_OPENS, "-Xmx8G", "-cp", classpath + os.pathsep + str(jar.parent / "lib" / "*"),
                "edu.anu.spice.SpiceScorer", str(inp), "-cache", str(cache), "-out", str(out), "-subset", "-silent"]
         proc = subprocess.run(cmd, cwd=str(jar.parent), capture_output=True)
         if proc.returncode != 0 or not out.exists():

@@ -41,7 +41,7 @@ class PredictSettings:
     revision: str | None
     kind: str
     config: str | None
-    split: str
+    split: str | None
     box_format: str | None = None
     prompt: str | None = None
     threshold: float = 0.01
@@ -101,7 +101,7 @@ NOTES = {"queries_truncated": "queries cut at the text encoder's length",
 
 
 def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = None,
-              config: str | None = None) -> tuple[PredictData, str]:
+              config: str | None = None) -> tuple[PredictData, str | None]:
     """(the rows of ``config`` / ``split`` of a built dataset folder or Hub id, the split)."""
     from datasets import concatenate_datasets, load_dataset
 
@@ -116,9 +116,9 @@ def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = No
     except Exception as exc:      # datasets and Arrow raise many types for a missing or corrupt folder / shard
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise
-        root = exc
-        while root.__cause__ is not None or root.__context__ is not None:     # datasets wraps Arrow's own words
-            root = root.__cause__ or root.__context__
+        root: BaseException = exc
+        while (inner := root.__cause__ or root.__context__) is not None:      # datasets wraps Arrow's own words
+            root = inner
         first = (str(root).splitlines() or [type(root).__name__])[0][:300]
         what = f"split {split!r} of the dataset" if split else "the dataset"
         raise InputError(f"cannot load {what} ({type(root).__name__}: {first})",
@@ -337,6 +337,8 @@ def _answer(bench: Any, loaded: Any, batch: list[PredictItem], settings: Predict
                                      max_queries=settings.max_queries)
         return [{"key": it.key, "entries": bench.entries_from_detections(it, d), **({"notes": n} if n else {})}
                 for it, d, n in zip(batch, found, notes)]
+    if settings.max_new_tokens is None:      # predict() sets it for every run that generates
+        raise InputError("no answer length for a model that generates", fix="pass --max-new-tokens")
     answers = models.generate(loaded, batch, prompts, preset, max_new_tokens=settings.max_new_tokens,
                               text_answer=bench.answer_kind == "text")
     return [answer_record(bench, it, a.text, settings.box_format, a.input_size, truncated=a.truncated)

@@ -123,7 +123,8 @@ def _json_items(answer: str) -> tuple[list[Any] | None, bool]:
         pass
     if not text.startswith(("[", "{")):
         return None, True
-    decoder, items, at, end = json.JSONDecoder(), [], text.find("{"), 0
+    decoder, at, end = json.JSONDecoder(), text.find("{"), 0
+    items: list[Any] = []
     while at != -1:
         try:
             item, end = decoder.raw_decode(text, at)
@@ -210,7 +211,7 @@ def _to_pixels(box: list[float], box_format: str, image_size: tuple[int, int], i
     """A box in the convention's units -> xyxy pixels of the image; an empty, inverted or outside box fails."""
     width, height = image_size
     if box_format == "patch-32":
-        box = _patch_box(*box[:2])
+        box = _patch_box(box[0], box[1])
     elif box_format == "loc-1024" or box_format == "grid-1000-yx":       # y first
         box = [box[1], box[0], box[3], box[2]]
     x1, y1, x2, y2 = box

@@ -42,7 +42,7 @@ SPACE_CAPTION_WORDS = 200
 SPACE_WORDS = 100_000
 
 
-class Nocaps(Benchmark):
+class Nocaps(Benchmark[NocapsOptions]):
     """nocaps behind the benchmark protocol."""
 
     id = "nocaps"
@@ -82,7 +82,7 @@ class Nocaps(Benchmark):
         """Images a run did not caption (``--limit``) are scored as empty captions (the run counted them)."""
         return {"missing": "empty"} if unanswered else {}
 
-    def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
+    def score(self, references: Any, predictions: Any, options: NocapsOptions, source: str = "predictions") -> Any:
         """BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE overall and per domain (see :mod:`.scorer`)."""
         from .scorer import score
 

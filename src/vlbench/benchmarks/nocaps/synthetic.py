@@ -4,6 +4,7 @@ Nothing here is real data: captions are built from templates over common and "no
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ _NOVEL = ["accordion", "jellyfish", "tortoise", "harp", "lighthouse", "cannon", 
 _PLACES = ["on a sandy beach", "in a busy street", "next to a wooden table", "in a green field", "at night",
            "inside a small room", "near the water"]
 _ADJ = ["small", "large", "old", "red", "white", "wooden", "shiny", "dirty"]
-_STYLES = [str, str.lower, str.upper, lambda s: s + ".", lambda s: s.replace(" a ", " a  "), lambda s: s + " ."]
+_STYLES: list[Callable[[str], str]] = [str, str.lower, str.upper, lambda s: s + ".", lambda s: s.replace(" a ", " a  "),
+                                        lambda s: s + " ."]
 
 
 def _caption(rng: np.random.Generator, obj: str) -> str:
@@ -29,7 +31,8 @@ def _caption(rng: np.random.Generator, obj: str) -> str:
 def make_dataset(n_images: int, *, seed: int = 0, refs_per_image: int = 10, first_id: int = 0) -> dict[str, Any]:
     """A validation-style captions JSON: images with a domain, ``refs_per_image`` captions each."""
     rng = np.random.default_rng(seed)
-    images, annotations = [], []
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
     domains = rng.choice(["in-domain", "near-domain", "out-domain"], n_images, p=[0.15, 0.65, 0.2])
     for i in range(n_images):
         oid = f"{int(rng.integers(1 << 60)):016x}"

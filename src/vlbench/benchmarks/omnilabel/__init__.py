@@ -18,7 +18,7 @@ __all__ = ["OmniLabel", "BENCHMARK"]
 
 
 
-class OmniLabel(Benchmark):
+class OmniLabel(Benchmark[Options]):
     """OmniLabel behind the benchmark protocol."""
 
     id = "omnilabel"

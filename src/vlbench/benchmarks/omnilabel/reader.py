@@ -220,7 +220,9 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
         raise InputError("no reference rows were given", file=source)
     descr_text: dict[int, str] = {}
     descr_type: dict[int, int] = {}
-    ls_image, ls_descr, ls_rank = [], [], []
+    ls_image: list[int] = []
+    ls_descr: list[int] = []
+    ls_rank: list[int] = []
     parts = _Parts(image_ids=[], file_names=[], descr_text=descr_text, descr_type=descr_type, ls_image=ls_image,
                    ls_descr=np.zeros(0, np.int64), ls_rank=np.zeros(0, np.int64))
     for i, row in enumerate(rows):

@@ -140,7 +140,9 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
 
 def _groups(gt: OmniLabelReferences) -> tuple[NDArray[np.int64], NDArray[np.int64], list[tuple[str, str]]]:
     """Memberships (pair, group) for the six official groups, overall and per image source."""
-    pairs, groups, names = [], [], []
+    pairs: list[NDArray[np.int64]] = []
+    groups: list[NDArray[np.int64]] = []
+    names: list[tuple[str, str]] = []
     pair_source = np.asarray(gt.image_source, dtype=object)[gt.pair_image] if len(gt.pair_image) else np.zeros(0, object)
     scopes = [("all", np.ones(len(gt.pair_image), dtype=bool))]
     scopes += [(s, pair_source == s) for s in schema.SOURCES if s in set(gt.image_source)]

@@ -40,7 +40,8 @@ def make_dataset(n_images: int, *, seed: int = 0, labelspace: tuple[int, int] = 
     """An official-format validation JSON with ``n_images`` images."""
     rng = np.random.default_rng(seed)
     width, height = size
-    images, annotations = [], []
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
     cat_descr = [{"id": i + 1, "text": c, "anno_info": {"type": "object_category", "orig_id": i + 1}, "image_ids": []}
                  for i, c in enumerate(_CATEGORIES)]
     free: list[dict[str, Any]] = []

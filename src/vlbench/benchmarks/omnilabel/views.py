@@ -61,14 +61,14 @@ def scenes(refs: OmniLabelReferences, predictions: Any, result: Any) -> list[Sce
     most missed or spurious boxes (at the default score threshold, IoU 0.5) first."""
     if not isinstance(predictions, list):
         return []
-    index = {int(i): n for n, i in enumerate(refs.image_ids.tolist())}
+    index: dict[Any, int] = {int(i): n for n, i in enumerate(refs.image_ids.tolist())}
     space: dict[int, set[int]] = {}
     for img, descr in zip(refs.pair_image.tolist(), refs.pair_descr.tolist()):
         space.setdefault(img, set()).add(descr)
     gt: dict[int, list[tuple[list[float], str]]] = {}
     for pair, box in zip(refs.gt_pair.tolist(), refs.gt_box.tolist()):
         gt.setdefault(int(refs.pair_image[pair]), []).append((box, refs.descr_text[int(refs.pair_descr[pair])]))
-    pred: dict[int, list[tuple[list[float], str, float]]] = {}
+    pred: dict[int, list[tuple[list[float], str, float | None]]] = {}
     for p in predictions:
         img = index.get(p.get("image_id")) if isinstance(p, dict) else None
         if img is None or not isinstance(p.get("scores"), list) or not isinstance(p.get("description_ids"), list):

@@ -28,7 +28,7 @@ class OVDEvalOptions(Options):
     sub_dataset: str | None = option(None, "score only this sub-dataset of a release or Hub folder")
 
 
-class OVDEval(Benchmark):
+class OVDEval(Benchmark[OVDEvalOptions]):
     """OVDEval behind the benchmark protocol."""
 
     id = "ovdeval"
@@ -63,7 +63,7 @@ class OVDEval(Benchmark):
     reader_module = f"{__name__}.reader"
     space_subsets = ("color", "material", _ALL)
 
-    def options(self, **kwargs: Any) -> Options:
+    def options(self, **kwargs: Any) -> OVDEvalOptions:
         """As the base, and a sub-dataset name given as ``split`` means ``sub_dataset`` (the Hub split is test)."""
         split = kwargs.get("split")
         if split not in (None, "test", "all") and kwargs.get("sub_dataset") is None:
@@ -88,8 +88,8 @@ class OVDEval(Benchmark):
 
         return read_predictions(source, max_bytes=max_bytes, max_values=max_values)
 
-    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
-        """``{"boxes", "scores", "labels"}`` per image -> COCO results."""
+    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> Any:
+        """``{"boxes", "scores", "labels"}`` per image -> COCO results (a list, or one per sub-dataset)."""
         from ...validation import aligned_lists
         from .records import PredictionFolder
 
@@ -107,7 +107,7 @@ class OVDEval(Benchmark):
         """A run over one sub-dataset's config is scored as that sub-dataset."""
         return {"sub_dataset": config} if config and config != "all" else {}
 
-    def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
+    def score(self, references: Any, predictions: Any, options: OVDEvalOptions, source: str = "predictions") -> Any:
         """NMS-AP and AP of one sub-dataset, or Table 3 of several (see :mod:`.scorer`)."""
         from .scorer import score_references
 

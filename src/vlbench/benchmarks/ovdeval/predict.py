@@ -22,7 +22,7 @@ def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
                          fix="pass --data <folder written by 'vlbench build ovdeval'>")
     categories: dict[str, dict[str, int]] = {}
     for row in data.rows:
-        sub = row.get("sub_dataset") or data.config
+        sub: str = row.get("sub_dataset") or data.config or ""
         if sub not in categories:
             categories[sub] = {str(c["name"]): int(c["id"]) for c in sub_dataset_header(data.folder, sub)["categories"]}
         names = [n for n in dict.fromkeys((row.get("text") or []) + (row.get("neg_text") or []))

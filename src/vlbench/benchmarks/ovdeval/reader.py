@@ -268,7 +268,7 @@ def references_from_rows(rows: list[dict[str, Any]], name: str = "references", s
     boxes: a category without ground truth drops out of COCO AP anyway."""
     if not rows:
         raise InputError("no reference rows were given", file=source)
-    data = {"images": [], "annotations": [], "categories": []}
+    data: dict[str, list[dict[str, Any]]] = {"images": [], "annotations": [], "categories": []}
     cats: dict[int, str] = {}
     for i, row in enumerate(rows):
         if not isinstance(row, dict) or "image_id" not in row or "boxes" not in row:

@@ -252,8 +252,8 @@ def _per_category(gt: OVDEvalSubset, res: cocoeval.CocoEvalResult) -> dict[str, 
     params = cocoeval.Params()
     ap = [cocoeval.summary_value(res.precision[:, :, [k]], res.recall[:, [k]], params, ap=True)
           for k in range(len(res.category_ids))]
-    return {"category_id": res.category_ids, "name": [gt.category_names[int(c)] for c in res.category_ids],
-            "num_gt": res.npig[:, 0], "AP": [None if v == -1 else v * 100 for v in ap]}
+    return {"category_id": res.category_ids.tolist(), "name": [gt.category_names[int(c)] for c in res.category_ids],
+            "num_gt": res.npig[:, 0].tolist(), "AP": [None if v == -1 else v * 100 for v in ap]}
 
 
 def _id0_warning(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_],
@@ -319,6 +319,13 @@ class OVDEvalReplicator:
         return out
 
 
+def _replicator(result: Result) -> Any:
+    """The replicator of one sub-dataset's result (every one :func:`score_subset` returns has a resampler)."""
+    if result.resampler is None:
+        raise InputError("a sub-dataset's result has no resampler: intervals need the results of this run")
+    return result.resampler()
+
+
 def _combine_sub_datasets(names: list[str]):
     """Per resample: NMS_AP / AP per sub-dataset and their Total Average (mean over the defined ones)."""
     def combine(parts: list[dict[str, NDArray[np.float64]]]) -> dict[str, NDArray[np.float64]]:
@@ -371,7 +378,7 @@ def score_many(results: dict[str, Result], protocol: str = "official") -> Result
 
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"sub_datasets": order},
-                  resampler=lambda: stack([results[s].resampler() for s in order], _combine_sub_datasets(order)))
+                  resampler=lambda: stack([_replicator(results[s]) for s in order], _combine_sub_datasets(order)))
 
 
 def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str = "official",

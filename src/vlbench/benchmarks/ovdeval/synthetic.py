@@ -30,7 +30,8 @@ def make_subset(n_images: int, *, seed: int = 0, boxes_per_image: float = 4.0, f
     names = [f"{a} {o}" for o in _OBJECTS for a in _ATTRS]
     categories = [{"supercategory": "object", "id": i, "name": n} for i, n in enumerate(names)]
     width, height = size
-    images, annotations = [], []
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
     for i in range(n_images):
         n_boxes = int(rng.poisson(boxes_per_image)) if rng.random() > 0.05 else 0
         labels = sorted({int(v) for v in rng.integers(0, len(names), max(1, n_boxes // 2 + 1))})
@@ -41,7 +42,7 @@ def make_subset(n_images: int, *, seed: int = 0, boxes_per_image: float = 4.0, f
                        "text": text, "neg_text": neg})
         for _ in range(n_boxes):
             w, h = float(rng.integers(8, width // 2)), float(rng.integers(8, height // 2))
-            x, y = float(rng.integers(0, width - w)), float(rng.integers(0, height - h))
+            x, y = float(rng.integers(0, int(width - w))), float(rng.integers(0, int(height - h)))
             annotations.append({"id": first_ann_id + len(annotations), "bbox": [x, y, w, h],
                                 "category_id": labels[int(rng.integers(len(labels)))], "image_id": i,
                                 "iscrowd": 0, "area": round(w * h * float(rng.uniform(0.55, 1.1)))})

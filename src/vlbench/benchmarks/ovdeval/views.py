@@ -92,13 +92,14 @@ def scenes(refs: OVDEvalReferences, predictions: Any, result: Any) -> list[Scene
     if name not in refs.subsets or not isinstance(predictions, list):
         return []
     gt = refs.subsets[name]
-    gt_by: dict[int, list[tuple[list[float], str]]] = {}
+    gt_by: dict[Any, list[tuple[list[float], str]]] = {}
     for img, cat, box in zip(gt.ann_image.tolist(), gt.ann_category.tolist(), gt.ann_box.tolist()):
         gt_by.setdefault(img, []).append((box, gt.category_names.get(cat, str(cat))))
-    pred_by: dict[int, list[tuple[list[float], str, float]]] = {}
+    pred_by: dict[Any, list[tuple[list[float], str, float | None]]] = {}
     for p in predictions:
         if isinstance(p, dict) and isinstance(p.get("score"), (int, float)) and p["score"] >= MIN_SCORE:
-            label = gt.category_names.get(p.get("category_id"), str(p.get("category_id")))
+            category: Any = p.get("category_id")
+            label = gt.category_names.get(category, str(category))
             pred_by.setdefault(p.get("image_id"), []).append((p["bbox"], label, float(p["score"])))
     out = []
     for img in gt.image_ids.tolist():

@@ -28,7 +28,7 @@ class RefL4Options(Options):
                           ("error", "miss"))
 
 
-class RefL4(Benchmark):
+class RefL4(Benchmark[RefL4Options]):
     """Ref-L4 behind the benchmark protocol."""
 
     id = "ref_l4"
@@ -81,7 +81,7 @@ class RefL4(Benchmark):
         """Expressions the model gave no usable box for are misses (the run counted and reported them)."""
         return {"missing": "miss"} if unanswered else {}
 
-    def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
+    def score(self, references: Any, predictions: Any, options: RefL4Options, source: str = "predictions") -> Any:
         """Acc@0.5/0.75/0.9, mAcc, per size and per class (see :mod:`.scorer`)."""
         from .scorer import score
 

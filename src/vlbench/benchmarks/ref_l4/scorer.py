@@ -314,10 +314,9 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
     members: dict[str, list[str]] = {c: [] for c in classes}
     for category, code in zip(categories, class_of_category):
         members[classes[code]].append(category)
-    per_class = sorted(
-        ({"class": c, "name": schema.category_name(c), "n": int(n), "Acc50": float(a[0]), "mAcc": _mean(a.tolist()),
-          "members": sorted(members[c])} for c, n, a in zip(classes, n_c, acc_c)),
-        key=lambda row: (-row["n"], row["class"]))
+    per_class = [{"class": c, "name": schema.category_name(c), "n": int(n), "Acc50": float(a[0]), "mAcc": _mean(a.tolist()),
+                  "members": sorted(members[c])}
+                 for n, c, a in sorted(zip(n_c.tolist(), classes, acc_c), key=lambda t: (-t[0], t[1]))]
 
     breakdowns: dict[str, Any] = {
         "per_size": per_size,

@@ -65,7 +65,8 @@ def scenes(refs: RefL4References, predictions: Any, result: Any) -> list[Scene]:
         rows_of.setdefault(img, []).append(i)
     out = []
     for img, rows in rows_of.items():
-        gt, predicted = [], []
+        gt: list[tuple[list[float], str]] = []
+        predicted: list[tuple[list[float], str, float | None]] = []
         for i in rows:
             rid = int(refs.ids[i])
             text = refs.expressions[i] if refs.expressions else ""

@@ -110,7 +110,8 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
         table, phrases = tables[0]
         words = _words(lines[k])
         got = [info(w) for w in words]
-        return Sentence.build(words, *([g[f] for g in got] for f in range(4)), table, phrases, index.max_words)
+        hashes, stems, synsets, function = ([g[f] for g in got] for f in range(4))
+        return Sentence.build(words, hashes, stems, synsets, function, table, phrases, index.max_words)
 
     number = {line: k for k, line in enumerate(lines)}
     owner = np.asarray([k for k, p in enumerate(pieces) if len(p) >= 2 for _ in p[:-1]], np.int64)

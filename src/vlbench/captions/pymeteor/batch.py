@@ -76,7 +76,9 @@ class Corpus:
         words = list(vocab)
         nw = len(words)
         hash_, stem_, fn = np.zeros(nw, np.int64), np.zeros(nw, np.int64), np.zeros(nw, bool)
-        syn_rows, syn_cols, syn_ids = [], [], {}
+        syn_rows: list[int] = []
+        syn_cols: list[int] = []
+        syn_ids: dict[object, int] = {}
         for k, w in enumerate(words):
             hash_[k], stem_[k], synsets, fn[k] = info(w)
             for x in synsets:
@@ -237,8 +239,8 @@ def candidates_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> di
         re_, e = _expand(c.entry_ptr[first], c.entry_ptr[first + 1])
         rp, o, first = rp[re_], o[re_], first[re_]
         second = c.entry_second[e]
-        maybe = c.may_hold(dst[rp], c.entry_bits[e])
-        rp, o, first, second, e = rp[maybe], o[maybe], first[maybe], second[maybe], e[maybe]
+        held = c.may_hold(dst[rp], c.entry_bits[e])
+        rp, o, first, second, e = rp[held], o[held], first[held], second[held], e[held]
         rq, q = _lookup(c.occ_key, dst[rp] * len(c.phrases) + second)
         rp, o, first, second, e = rp[rq], o[rq], first[rq], second[rq], e[rq]
         here, there = c.occ_start[o], c.occ_start_by_key[q]
@@ -291,8 +293,8 @@ def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64], sentence: 
     for q, (part, dead) in zip(parts, done):
         rows[q] = part
         long_[q[dead]] = True
-    for q in np.flatnonzero(long_):             # lines beyond the masks, dead ends: the per-pair aligner
-        rows[q] = align_stats(sentence(int(a[q])), sentence(int(b[q])))
+    for k in np.flatnonzero(long_).tolist():    # lines beyond the masks, dead ends: the per-pair aligner
+        rows[k] = align_stats(sentence(int(a[k])), sentence(int(b[k])))
     return rows
 
 

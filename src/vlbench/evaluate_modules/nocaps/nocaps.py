@@ -1,6 +1,8 @@
 """nocaps metric for 🤗 Evaluate: BLEU-1..4, METEOR, ROUGE-L, CIDEr-D and SPICE of the COCO caption
 toolkit, overall and per domain. A thin face over ``vlbench`` (all logic lives in the engine)."""
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -51,14 +53,14 @@ Examples:
 _DOMAIN_NAMES = ["in-domain", "near-domain", "out-domain"]
 
 
-def _slim(ref):
+def _slim(reference: Any) -> Any:
     """The fields the metric needs; a Hub row's ClassLabel domain (an int) becomes its name (-1: none)."""
-    if not isinstance(ref, dict):
-        return ref
-    domain = ref.get("domain")
+    if not isinstance(reference, dict):
+        return reference
+    domain = reference.get("domain")
     if isinstance(domain, int):   # ClassLabel: -1 is "no label" (no domain); an unknown index stays visible as text
         domain = "" if domain == -1 else _DOMAIN_NAMES[domain] if 0 <= domain < 3 else str(domain)
-    return {"image_id": ref.get("image_id"), "captions": ref.get("captions"), "domain": domain}
+    return {"image_id": reference.get("image_id"), "captions": reference.get("captions"), "domain": domain}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

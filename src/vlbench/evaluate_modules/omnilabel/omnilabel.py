@@ -1,6 +1,8 @@
 """OmniLabel metric for 🤗 Evaluate: the 13 numbers of the official OmniLabelEval (omnilabeltools),
 number for number. A thin face over ``vlbench`` (all logic lives in the engine)."""
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -52,16 +54,16 @@ _LS_KEYS = ("id", "text", "type")
 _BOX_KEYS = ("id", "bbox", "description_ids", "iscrowd")
 
 
-def _slim_reference(ref):
+def _slim_reference(reference: Any) -> Any:
     """Keep what the metric needs, so whole Hub rows (image, file names, ...) can be passed."""
-    if not isinstance(ref, dict):
-        return ref
+    if not isinstance(reference, dict):
+        return reference
     # a missing label space or box list stays missing (None): the engine names the reference, never scores it empty
-    labelspace = None if ref.get("labelspace") is None else [
+    labelspace = None if reference.get("labelspace") is None else [
         {k: (("description" if e.get(k) == 1 else "category") if k == "type" and isinstance(e.get(k), int)
-             else e.get(k)) for k in _LS_KEYS} for e in ref["labelspace"]]
-    boxes = None if ref.get("boxes") is None else [{k: b.get(k) for k in _BOX_KEYS} for b in ref["boxes"]]
-    return {"image_id": ref.get("image_id"), "labelspace": labelspace, "boxes": boxes}
+             else e.get(k)) for k in _LS_KEYS} for e in reference["labelspace"]]
+    boxes = None if reference.get("boxes") is None else [{k: b.get(k) for k in _BOX_KEYS} for b in reference["boxes"]]
+    return {"image_id": reference.get("image_id"), "labelspace": labelspace, "boxes": boxes}
 
 
 def _lists_per_box(prediction):

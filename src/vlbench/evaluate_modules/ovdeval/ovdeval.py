@@ -1,6 +1,8 @@
 """OVDEval metric for 🤗 Evaluate: NMS-AP (the official eval.py) and plain COCO AP, number for number.
 A thin face over ``vlbench`` (all logic lives in the engine)."""
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -49,11 +51,12 @@ Examples:
 _BOX_KEYS = ("id", "bbox", "category_id", "area", "iscrowd")
 
 
-def _slim(ref):
-    if not isinstance(ref, dict):
-        return ref
-    return {"image_id": ref.get("image_id"), "boxes": [{k: b.get(k) for k in _BOX_KEYS} for b in ref.get("boxes") or []],
-            "sub_dataset": ref.get("sub_dataset") or ""}      # "": rows of one config (the column is optional)
+def _slim(reference: Any) -> Any:
+    if not isinstance(reference, dict):
+        return reference
+    boxes = [{k: b.get(k) for k in _BOX_KEYS} for b in reference.get("boxes") or []]
+    return {"image_id": reference.get("image_id"), "boxes": boxes,
+            "sub_dataset": reference.get("sub_dataset") or ""}      # "": rows of one config (the column is optional)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
