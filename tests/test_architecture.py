@@ -166,11 +166,12 @@ def test_toy_benchmark_through_the_library():
 
         vlbench.register(toy_benchmark.BENCHMARK)
         try:
-            result = vlbench.score("toy-count", toy_benchmark.BENCHMARK.sample_references("default"),
-                                   toy_benchmark.BENCHMARK.example_predictions("good", "default"))
+            result = vlbench.score("toy-count", toy_benchmark.BENCHMARK.require_showcase().sample_references("default"),
+                                   toy_benchmark.BENCHMARK.require_showcase().example_predictions("good", "default"))
             assert result.metrics == TOY_GOOD
             with pytest.raises(vlbench.InputError, match="option\\(s\\) cider_idf do not apply to toy_count"):
-                vlbench.score("toy_count", toy_benchmark.BENCHMARK.sample_references("default"), [], cider_idf="global")
+                vlbench.score("toy_count", toy_benchmark.BENCHMARK.require_showcase().sample_references("default"), [],
+                              cider_idf="global")
         finally:
             unregister("toy_count")
     finally:

@@ -59,9 +59,9 @@ def _answers(name: str, benchmark: str) -> bool:
 
     bench = get_benchmark(benchmark)
     family = family_of(MODEL_TYPES[name], DETECTOR if name in DETECTORS else "image-text-to-text")
-    if family.kind not in bench.predict_kinds:
+    if family.kind not in bench.require_predictor().kinds:
         return False
-    return family.kind == DETECTOR or bench.answer_kind in family.presets
+    return family.kind == DETECTOR or bench.require_predictor().answer_kind in family.presets
 
 
 DETECTORS = ("OWL-ViT", "OWLv2", "Grounding DINO", "MM-Grounding-DINO", "OmDet-Turbo")
@@ -95,7 +95,7 @@ def test_each_family_runs_on_every_sample_it_can_answer(name, family_models, bui
             assert meta["unanswered"] <= 5 and sum(meta["failures"].values()) <= 5
             files.append(json.loads(out.read_text()))
             if files[-1]:
-                options = vlbench.get_benchmark(benchmark).options_for_run(where.get("config"),
+                options = vlbench.get_benchmark(benchmark).require_predictor().options_for_run(where.get("config"),
                                                                            report.unanswered + report.skipped)
                 result = vlbench.score(benchmark, built_samples / benchmark, out, split=report.settings.split,
                                        **options)

@@ -150,7 +150,7 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
                    f"me/{bench}", "--date", "2026-11-22", check=True)
     entries = yaml.safe_load((tmp_path / "model" / ".eval_results" / f"{bench}.yaml").read_text())
     metrics = json.loads(result_path.read_text())["metrics"]
-    by_id = {t.id: t for t in get_benchmark(bench).eval_tasks()}
+    by_id = {t.id: t for t in get_benchmark(bench).leaderboards.tasks()}
     task_ids = {t["id"] for t in spec["tasks"]}
     assert entries and len(entries) == len({e["dataset"]["task_id"] for e in entries})
     for e in entries:
@@ -170,7 +170,7 @@ def test_metric_cards_are_generated_from_the_dataset_card_sources():
         assert render(text, bench) == text, f"metrics/{bench}/README.md is stale: run python -m vlbench.metric_card"
         assert all(f"vlbench.metric_card: {name} " in text for name in REGIONS), bench
         info = get_benchmark(bench)
-        assert info.quirks and all(q in text for q in info.quirks) and info.citation in text
+        assert info.card.quirks and all(q in text for q in info.card.quirks) and info.card.citation in text
 
 
 # -- the model-card flow (issue #17) ------------------------------------------------------------------------------

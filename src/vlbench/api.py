@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .benchmarks import expect_prediction_list, get_benchmark
+from .benchmarks import get_benchmark
 from .io import write_text_atomic
 from .result import Result
 
@@ -28,13 +28,13 @@ def _is_path(value: Any) -> bool:
 def load_references(benchmark: str, references: str | os.PathLike, *, split: str | None = None) -> Any:
     """Read a benchmark's references (official file, Hub folder or Hub id) into its records type."""
     bench = get_benchmark(benchmark)
-    return bench.load_references(references, split or bench.default_split)
+    return bench.scorer.load_references(references, split or bench.default_split)
 
 
 def _prepare(benchmark: str, references: Any, split: str | None, protocol: str, options: dict[str, Any]):
     bench = get_benchmark(benchmark)
     opts = bench.options(protocol=protocol, split=split, **options)
-    refs = bench.load_references(references, opts.split) if _is_path(references) else references
+    refs = bench.scorer.load_references(references, opts.split) if _is_path(references) else references
     return bench, opts, refs
 
 
@@ -42,10 +42,8 @@ def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | 
            source: str = "predictions") -> Result:
     if _is_path(predictions):
         source = str(predictions)
-        predictions = bench.read_predictions(predictions, max_bytes=max_bytes)
-    if isinstance(predictions, list):
-        expect_prediction_list(predictions, bench.id, source, bench.prediction_form)
-    return bench.score(refs, predictions, opts, source=source)
+        predictions = bench.scorer.read_predictions(predictions, max_bytes=max_bytes)
+    return bench.scorer.score(refs, predictions, opts, source=source)
 
 
 def score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
@@ -111,7 +109,7 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".vlbench-staging-{out.name}-", dir=out.parent))
     try:
-        report = bench.build(raw, staging, **kwargs)
+        report = bench.require_dataset().build(raw, staging, **kwargs)
         _note_missing_images(staging, report)
         write_eval_yaml(staging, bench.id, read_card_metadata(staging))
         report.files.insert(1, "eval.yaml")
@@ -202,7 +200,7 @@ def export(benchmark: str, folder: str | os.PathLike, *, split: str | None = Non
         from .errors import FormatError
 
         raise FormatError("the folder does not exist", file=str(folder), fix="pass the folder 'vlbench build' wrote")
-    return bench.export(folder, split)
+    return bench.require_dataset().export(folder, split or bench.default_split or "")
 
 
 def metric_path(benchmark: str) -> str:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .benchmark import PROTOCOLS
 from .benchmarks import all_benchmarks, get_benchmark
+from .protocol.options import PROTOCOLS
 
 EXIT_BAD_INPUT = 2
 
@@ -178,9 +178,9 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         from .api import score
         from .io import write_text_atomic
 
+        predictor = get_benchmark(args.benchmark).require_predictor()
         result = score(args.benchmark, args.data, args.out, split=report.settings.split,
-                       **get_benchmark(args.benchmark).options_for_run(report.settings.config,
-                                                                       report.unanswered + report.skipped))
+                       **predictor.options_for_run(report.settings.config, report.unanswered + report.skipped))
         result.options["predicted_by"] = {k: v for k, v in vars(report.settings).items() if v is not None}
         print(rendering.text(result))
         write_text_atomic(args.output, result.to_json(), "result JSON")
@@ -236,7 +236,7 @@ def _scoring_args(p: argparse.ArgumentParser) -> None:
                         "that changed it; corrected: the known bugs fixed and unusual values refused")
     flags: dict[str, list] = {}
     for b in benches:
-        for f in b.options_type.own_fields():
+        for f in b.scorer.options_type.own_fields():
             if f.metadata.get("cli"):
                 flags.setdefault(f.name, []).append((b, f))
     for name, owners in flags.items():

@@ -24,15 +24,33 @@ from numpy.typing import NDArray
 
 from .geometry import coco_iou_xywh
 
-__all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize",
-           "evaluate_bbox", "CocoEvalResult", "mean_ap_per_group", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges"]
+__all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize", "evaluate_bbox",
+           "CocoEvalResult", "mean_ap_per_group", "Stat", "STATS", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges"]
 
 #: Detection states after matching, per (area range, IoU threshold).
 FP, TP, IGNORED = np.uint8(0), np.uint8(1), np.uint8(2)
 
-#: The 12 stats of ``COCOeval.summarize()`` in their order.
-STAT_NAMES = ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large",
-              "AR1", "AR10", "AR100", "AR_small", "AR_medium", "AR_large")
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One line of ``COCOeval.summarize()``: AP or AR, at one IoU threshold (None: the mean over all), over one area
+    range, with the ``max_det``-th max-detections setting (an index into ``Params.max_dets``)."""
+
+    name: str
+    ap: bool
+    iou_thr: float | None = None
+    area: str = "all"
+    max_det: int = 2
+
+
+#: The 12 stats of ``COCOeval.summarize()`` in their order (its ``_summarizeDets``).
+STATS = (Stat("AP", True), Stat("AP50", True, 0.5), Stat("AP75", True, 0.75), Stat("AP_small", True, area="small"),
+         Stat("AP_medium", True, area="medium"), Stat("AP_large", True, area="large"),
+         Stat("AR1", False, max_det=0), Stat("AR10", False, max_det=1), Stat("AR100", False),
+         Stat("AR_small", False, area="small"), Stat("AR_medium", False, area="medium"),
+         Stat("AR_large", False, area="large"))
+STAT_NAMES = tuple(s.name for s in STATS)
 
 
 @dataclass(frozen=True)
@@ -496,22 +514,8 @@ def summary_value(precision: NDArray, recall: NDArray, params: Params, *, ap: bo
 
 def summarize(precision: NDArray, recall: NDArray, params: Params = Params()) -> dict[str, float]:
     """The 12 stats of ``COCOeval.summarize()`` as fractions (-1 where undefined), keyed by STAT_NAMES."""
-    md = params.max_dets
-    values = [
-        summary_value(precision, recall, params, ap=True),
-        summary_value(precision, recall, params, ap=True, iou_thr=0.5, max_det=md[2]),
-        summary_value(precision, recall, params, ap=True, iou_thr=0.75, max_det=md[2]),
-        summary_value(precision, recall, params, ap=True, area="small", max_det=md[2]),
-        summary_value(precision, recall, params, ap=True, area="medium", max_det=md[2]),
-        summary_value(precision, recall, params, ap=True, area="large", max_det=md[2]),
-        summary_value(precision, recall, params, ap=False, max_det=md[0]),
-        summary_value(precision, recall, params, ap=False, max_det=md[1]),
-        summary_value(precision, recall, params, ap=False, max_det=md[2]),
-        summary_value(precision, recall, params, ap=False, area="small", max_det=md[2]),
-        summary_value(precision, recall, params, ap=False, area="medium", max_det=md[2]),
-        summary_value(precision, recall, params, ap=False, area="large", max_det=md[2]),
-    ]
-    return dict(zip(STAT_NAMES, values))
+    return {s.name: summary_value(precision, recall, params, ap=s.ap, iou_thr=s.iou_thr, area=s.area,
+                                  max_det=params.max_dets[s.max_det]) for s in STATS}
 
 
 @dataclass(frozen=True)
@@ -721,7 +725,6 @@ def summary_replicates(rankings: dict[tuple[int, int], WeightedRanking], weights
                        params: Params = Params()) -> dict[str, NDArray[np.float64]]:
     """The 12 ``summarize()`` stats (fractions, NaN undefined) per resample, one group per category;
     ``rankings`` keyed by (area index, max-det index) for the steps the stats use."""
-    t50, t75 = (int(np.flatnonzero(params.iou_thrs == v)[0]) for v in (0.5, 0.75))
     cache: dict[tuple[int, int], tuple] = {}
 
     def get(a: int, mi: int):
@@ -735,11 +738,12 @@ def summary_replicates(rankings: dict[tuple[int, int], WeightedRanking], weights
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(defined, flat, 0.0).sum(axis=1) / defined.sum(axis=1)
 
-    M = len(params.max_dets) - 1
-    out = {"AP": mean(get(0, M)[0]), "AP50": mean(get(0, M)[0][:, t50]), "AP75": mean(get(0, M)[0][:, t75]),
-           "AP_small": mean(get(1, M)[0]), "AP_medium": mean(get(2, M)[0]), "AP_large": mean(get(3, M)[0]),
-           "AR1": mean(get(0, 0)[1]), "AR10": mean(get(0, 1)[1]), "AR100": mean(get(0, M)[1]),
-           "AR_small": mean(get(1, M)[1]), "AR_medium": mean(get(2, M)[1]), "AR_large": mean(get(3, M)[1])}
+    out = {}
+    for s in STATS:
+        x = get(params.area_labels.index(s.area), s.max_det)[0 if s.ap else 1]        # (R, T, K)
+        if s.iou_thr is not None:
+            x = x[:, np.flatnonzero(params.iou_thrs == s.iou_thr)]
+        out[s.name] = mean(x)
     return out
 
 

@@ -149,29 +149,30 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
     """A harness's answers -> the official prediction file ``out`` (and ``out.meta.json``); returns the
     :class:`vlbench.predict.PredictReport` (answers, entries, failures by reason with a few raw answers, the items
     of the split no answer was for in ``skipped``)."""
-    from .benchmark import PredictData
     from .predict import PredictReport, PredictSettings, answer_record, load_data, tally, write_run_record
     from .predict.parsers import check_box_format
+    from .protocol.predicting import PredictData
 
     bench = get_benchmark(benchmark)
+    predictor = bench.require_predictor()
     if harness not in HARNESSES:
         raise InputError(f"unknown harness {harness!r}", fix="use " + " or ".join(HARNESSES))
     out = Path(out)
     check_output(out, "prediction file")
     fmt = None
-    if bench.answer_kind in ("box", "boxes"):
+    if predictor.answer_kind in ("box", "boxes"):
         if box_format is None:
             raise InputError(f"{bench.display_name} answers are boxes: say in which convention the model wrote them",
                              fix="pass --box-format (the model family's: see 'vlbench predict --help')")
         fmt = check_box_format(box_format)
     rows, split = load_data(bench.id, data, split=split, config=config)
-    items = list(bench.predict_items(rows, "image-text-to-text"))
+    items = list(predictor.items(rows, "image-text-to-text"))
     answers = HARNESSES[harness](path, len(items))
     settings = PredictSettings(bench.id, f"{harness}:{Path(path).name}", None, "image-text-to-text", config, split,
                                fmt)
     report = PredictReport(settings)
     entries, answered = [], set()
-    for key, record in _records(bench, items, answers, fmt, str(path), answer_record,
+    for key, record in _records(predictor, items, answers, fmt, str(path), answer_record,
                                 PredictData(rows=[], folder=rows.folder, config=rows.config),
                                 harness in _POSITIONS_MUST_COVER):
         answered.add(key)
@@ -183,7 +184,7 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
     return report
 
 
-def _key_of(bench: Any, row: dict[str, Any] | None, data: Any) -> str | None:
+def _key_of(predictor: Any, row: dict[str, Any] | None, data: Any) -> str | None:
     """The item key an answer names through its row: the benchmark's own key of that row (a logged row holds every
     column), else the row's ``id`` / ``image_id`` (a workbook's id column)."""
     from dataclasses import replace
@@ -191,20 +192,20 @@ def _key_of(bench: Any, row: dict[str, Any] | None, data: Any) -> str | None:
     if row is None:
         return None
     try:
-        return next(iter(bench.predict_items(replace(data, rows=[row]), "image-text-to-text"))).key
+        return next(iter(predictor.items(replace(data, rows=[row]), "image-text-to-text"))).key
     except Exception:        # a partial row (a workbook's id column only): its id names the item
         pass
     return next((str(row[k]) for k in ("id", "image_id") if row.get(k) is not None), None)
 
 
-def _records(bench: Any, items: list[Any], answers: list[tuple[Any, str, dict | None]], fmt: str | None,
+def _records(predictor: Any, items: list[Any], answers: list[tuple[Any, str, dict | None]], fmt: str | None,
              source: str, answer_record: Any, data: Any, cover: bool) -> Iterable[tuple[str, dict[str, Any]]]:
     """Each answer with the item it is for, by the row its line names, else by its position in the split (with
     ``cover``, positions must cover the split exactly: a workbook's ``index`` is no proof of the split's order, and
     a missing row would shift every later answer). Two answers for one item are an error; an empty answer is
     counted as such."""
     by_key = {it.key: it for it in items}
-    keys = [_key_of(bench, row, data) for _, _, row in answers]
+    keys = [_key_of(predictor, row, data) for _, _, row in answers]
     positions = [pos for (pos, _, _), key in zip(answers, keys) if key is None]
     if positions and cover and sorted(positions) != list(range(len(items))):
         raise FormatError(f"{len(positions)} answer(s) name their row only by position, and the positions do not "
@@ -225,7 +226,7 @@ def _records(bench: Any, items: list[Any], answers: list[tuple[Any, str, dict | 
             raise FormatError(f"answers {seen[item.key]} and {n} are both for item {item.key}", file=source,
                               fix="pass the answers of one run (each row answered once)")
         seen[item.key] = n
-        record = answer_record(bench, item, text, fmt)
+        record = answer_record(predictor, item, text, fmt)
         if not text.strip() and "failure" not in record:
             record.update(failure="empty answer", answer=text)
         yield item.key, record

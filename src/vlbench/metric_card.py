@@ -26,23 +26,23 @@ _END = "<!-- end of generated block -->"
 def sections(benchmark: str) -> dict[str, str]:
     """Markdown of every generated region of ``benchmark``'s metric card."""
     info = get_benchmark(benchmark)
-    rows = "\n".join(f"| `{k}` | {info.metric_names.get(k, k)} |" for k in info.metric_keys)
+    rows = "\n".join(f"| `{k}` | {info.card.metric_names.get(k, k)} |" for k in info.metric_keys)
     outputs = ("Every value is in percent points (0-100), or `None` where the official scorer has no value (its -1, "
                "or a crash on an empty subset).\n\n| key | metric |\n|---|---|\n" + rows)
-    if info.outputs_note:
-        outputs += "\n\n" + info.outputs_note
+    if info.card.outputs_note:
+        outputs += "\n\n" + info.card.outputs_note
     intervals = ("`ci=0.95` (CLI `--ci 0.95`) adds `confidence_intervals`: per metric a percentile bootstrap interval "
-                 "over images" + info.interval_note
+                 "over images" + info.card.interval_note
                  + ", 1,000 resamples (`resamples=`) from seed 0 (`seed=`). Each resample recomputes the metric's own "
                    "definition from per-image statistics, so the point values are unchanged and 1,000 resamples take "
                    "seconds. `vlbench compare` runs the paired version for two prediction files.")
-    quirks = "\n".join(f"- {q}" for q in info.quirks)
-    boards = ", ".join(f"`{t.id}`" for t in info.eval_tasks())
+    quirks = "\n".join(f"- {q}" for q in info.card.quirks)
+    boards = ", ".join(f"`{t.id}`" for t in info.leaderboards.tasks())
     data = (f"The references are the {info.display_name} Hub dataset built by `vlbench build {info.id}` "
-            f"(annotations license: `{info.license}`; see its dataset card for the image licenses). Its `eval.yaml` "
+            f"(annotations license: `{info.card.license}`; see its dataset card for the image licenses). Its `eval.yaml` "
             f"registers the leaderboards {boards}; `vlbench report result.json --eval-results out/` writes a "
             "model's `.eval_results` file for them.")
-    citation = f"```bibtex\n{info.citation}\n```"
+    citation = f"```bibtex\n{info.card.citation}\n```"
     return {"outputs": outputs, "intervals": intervals, "quirks": quirks, "data": data, "citation": citation}
 
 

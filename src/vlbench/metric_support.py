@@ -143,7 +143,7 @@ def compute(benchmark: str, predictions: list[Any], references: list[Any], *, re
 
     bench = get_benchmark(benchmark)
     references = list(references)
-    refs = bench.references_from_rows(references)
-    entries = bench.entries_from_examples(references, list(predictions))
-    result = bench.score(refs, entries, bench.options(split=split, details=return_details, **options))
+    refs = bench.scorer.references_from_rows(references)
+    entries = bench.scorer.entries_from_examples(references, list(predictions))
+    result = bench.scorer.score(refs, entries, bench.options(split=split, details=return_details, **options))
     return compute_output(result, return_details, ci, resamples, seed)

@@ -14,9 +14,9 @@ import datetime as _dt
 from pathlib import Path
 from typing import Any
 
-from .benchmark import EvalTask
 from .benchmarks import get_benchmark
 from .errors import InputError
+from .protocol.leaderboards import EvalTask
 
 __all__ = ["EvalTask", "eval_tasks", "eval_yaml", "eval_results", "write_eval_yaml", "merge_eval_results",
            "EVALUATION_FRAMEWORK"]
@@ -29,7 +29,7 @@ EVALUATION_FRAMEWORK = "vlbench"
 def eval_tasks(benchmark: str, available: dict[str, list[str]] | None = None) -> list[EvalTask]:
     """The tasks of ``benchmark``, restricted to the configs/splits a built folder has (``available``:
     config -> splits; a task without config needs its split in every config it requires)."""
-    tasks = get_benchmark(benchmark).eval_tasks()
+    tasks = get_benchmark(benchmark).leaderboards.tasks()
     if available is None:
         return list(tasks)
     return [t for t in tasks if (t.split in available.get(t.config, []) if t.config
@@ -45,7 +45,7 @@ def eval_yaml(benchmark: str, card_meta: dict[str, Any] | None = None) -> dict[s
     info = get_benchmark(benchmark)
     tasks = eval_tasks(info.id, _available(card_meta) if card_meta else None)
     lines = "; ".join(f"{t.id} = {t.title}" for t in tasks)
-    description = (f"{info.display_name} ({info.task_name}), scored by vlbench number for number with the official "
+    description = (f"{info.display_name} ({info.card.task_name}), scored by vlbench number for number with the official "
                    f"scorer, in percent. Tasks: {lines}.")
     out: dict[str, Any] = {"name": info.display_name, "description": description,
                            "evaluation_framework": EVALUATION_FRAMEWORK, "tasks": []}
@@ -75,10 +75,10 @@ def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | 
     from .report import require_dataset_id
 
     info = get_benchmark(result.benchmark)
-    info.check_leaderboard(result)
+    info.leaderboards.check(result)
     entries = []
-    for task in info.eval_tasks():
-        value = info.task_value(task, result)
+    for task in info.leaderboards.tasks():
+        value = info.leaderboards.value(task, result)
         if value is None:
             continue
         dataset: dict[str, Any] = {"id": require_dataset_id(result, dataset_id), "task_id": task.id}
@@ -92,7 +92,7 @@ def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | 
         entries.append(entry)
     if not entries:
         raise InputError(f"this {info.id} result holds none of the registered leaderboard numbers "
-                         f"({', '.join(t.id for t in info.eval_tasks())})",
+                         f"({', '.join(t.id for t in info.leaderboards.tasks())})",
                          fix="score a split that has leaderboards (see the dataset's eval.yaml)")
     return entries
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .benchmark import Sample, Table
 from .benchmarks import get_benchmark
+from .protocol.views import Sample, Table
 from .result import Result
 
 __all__ = ["Table", "text", "headline", "tables", "plots", "draw", "image_reader", "to_csv",
@@ -30,7 +30,7 @@ def _round(value: Any, digits: int) -> Any:
 
 def text(result: Result) -> str:
     """The terminal rendering: the benchmark's own layout where it has one, else the generic table."""
-    return get_benchmark(result.benchmark).text(result) or result.table()
+    return get_benchmark(result.benchmark).views.text(result) or result.table()
 
 
 def headline(result: Result) -> list[list[Any]]:
@@ -42,7 +42,7 @@ def headline(result: Result) -> list[list[Any]]:
 def tables(result: Result) -> dict[str, Table]:
     """Every metric, then the benchmark's breakdown tables, as (headers, rows)."""
     out: dict[str, Table] = {"all metrics": (["metric", "value"], [[k, _round(v, 2)] for k, v in result.metrics.items()])}
-    out.update(get_benchmark(result.benchmark).tables(result))
+    out.update(get_benchmark(result.benchmark).views.tables(result))
     return out
 
 
@@ -59,7 +59,7 @@ def plots(result: Result) -> dict[str, Any]:
     """The benchmark's matplotlib figures (object API: each figure is independent of any global state)."""
     from matplotlib.figure import Figure
 
-    return get_benchmark(result.benchmark).plots(result, lambda **kwargs: Figure(**kwargs))
+    return get_benchmark(result.benchmark).views.plots(result, lambda **kwargs: Figure(**kwargs))
 
 
 # -- samples ------------------------------------------------------------------------------------------
@@ -156,8 +156,8 @@ def model_index(result: Result, model_name: str, *, dataset_id: str | None = Non
     ``dataset_id``, else the one the result names (:attr:`Result.dataset_id`); a result the Hub leaderboards cannot
     take (e.g. a merged split) is refused with the fix."""
     info = get_benchmark(result.benchmark)
-    info.check_leaderboard(result)
-    scope_config, scope_split = info.result_scope(result)
+    info.leaderboards.check(result)
+    scope_config, scope_split = info.leaderboards.scope(result)
     split = split or scope_split or info.default_split
     dataset: dict[str, Any] = {"name": info.display_name, "type": require_dataset_id(result, dataset_id)}
     if config or scope_config:
@@ -166,10 +166,10 @@ def model_index(result: Result, model_name: str, *, dataset_id: str | None = Non
         dataset["split"] = split
     if revision:
         dataset["revision"] = revision
-    metrics = [{"type": key, "name": info.metric_names.get(key, key), "value": round(float(value), 4)}
+    metrics = [{"type": key, "name": info.card.metric_names.get(key, key), "value": round(float(value), 4)}
                for key, value in result.metrics.items() if value is not None]
     return {"model-index": [{"name": model_name, "results": [{
-        "task": {"type": info.task_type, "name": info.task_name},
+        "task": {"type": info.card.task_type, "name": info.card.task_name},
         "dataset": dataset,
         "metrics": metrics,
     }]}]}

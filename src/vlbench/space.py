@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .benchmark import ALL_QUERIES, SHOW_SCORE
 from .benchmarks import all_benchmarks, get_benchmark
 from .errors import VlbenchError
+from .protocol.views import ALL_QUERIES, SHOW_SCORE
 
 __all__ = ["sample_references", "example_predictions", "build_app", "run_space", "run_compare", "choices",
            "labels"]
@@ -47,19 +47,20 @@ def upload_limits(bench: Any) -> tuple[int, int]:
     what MEMORY_BUDGET affords: half of it for the values, half for the text (kept while parsing, and the strings
     parsed from it: twice its size at most)."""
     values = MEMORY_BUDGET // (2 * BYTES_PER_VALUE)
-    if bench.max_prediction_values:
-        values = min(values, bench.max_prediction_values)
+    own = bench.showcase.max_prediction_values if bench.showcase else None
+    if own:
+        values = min(values, own)
     return min(MAX_UPLOAD_BYTES, MEMORY_BUDGET // 4), values
 
 
 def labels() -> dict[str, str]:
-    """id -> display name of every registered benchmark."""
-    return {b.id: b.display_name for b in all_benchmarks()}
+    """id -> display name of every registered benchmark the Space can show (one with a showcase)."""
+    return {b.id: b.display_name for b in all_benchmarks() if b.showcase is not None}
 
 
 def choices(benchmark: str) -> list[str]:
     """The choices of the "split / sub-dataset" dropdown of a benchmark."""
-    return list(get_benchmark(benchmark).space_subsets)
+    return list(get_benchmark(benchmark).require_showcase().subsets)
 
 
 def _allowed(benchmark: Any, subset: Any, quality: Any = "good") -> tuple[Any, str]:
@@ -67,17 +68,18 @@ def _allowed(benchmark: Any, subset: Any, quality: Any = "good") -> tuple[Any, s
     if not isinstance(benchmark, str) or benchmark not in labels():
         raise VlbenchError(f"unknown benchmark {benchmark!r}; choose one of {', '.join(labels())}")
     bench = get_benchmark(benchmark)
-    subset = bench.space_subsets[0] if subset is None else subset
-    if subset not in bench.space_subsets or quality not in ("good", "poor"):
+    subsets = bench.require_showcase().subsets
+    subset = subsets[0] if subset is None else subset
+    if subset not in subsets or quality not in ("good", "poor"):
         raise VlbenchError(f"unknown choice {subset!r} / {quality!r} for {bench.display_name}; choose one of "
-                           f"{', '.join(bench.space_subsets)}")
+                           f"{', '.join(subsets)}")
     return bench, subset
 
 
 def sample_references(benchmark: str, subset: str | None = None) -> str:
     """The bundled sample references for a choice (the first choice by default)."""
     bench, subset = _allowed(benchmark, subset)
-    return bench.sample_references(subset)
+    return bench.require_showcase().sample_references(subset)
 
 
 def example_predictions(benchmark: str, quality: str, subset: str | None = None) -> str:
@@ -87,7 +89,7 @@ def example_predictions(benchmark: str, quality: str, subset: str | None = None)
     import zipfile
 
     bench, subset = _allowed(benchmark, subset, quality)
-    path = Path(bench.example_predictions(quality, subset))
+    path = Path(bench.require_showcase().example_predictions(quality, subset))
     target = (Path(tempfile.gettempdir()) / f"vlbench-examples-{os.getpid()}" / bench.id / quality
               / (f"{bench.id}_{path.name}.zip" if path.is_dir() else path.name))
     if not target.exists():
@@ -140,17 +142,19 @@ def _score(benchmark: str, subset: str | None, predictions_path: str, references
     from .api import load_references, score
 
     bench, subset = _allowed(benchmark, subset)
-    options = bench.space_options(subset)
-    refs_path = references_path or bench.sample_references(subset)
+    show = bench.require_showcase()
+    options = show.options(subset)
+    refs_path = references_path or show.sample_references(subset)
     max_bytes, max_values = upload_limits(bench)
     unpacked = (_unzip_predictions(predictions_path, max_bytes, max_values) if zipfile.is_zipfile(predictions_path)
                 else None)
     try:
-        preds = bench.read_predictions(str(unpacked or predictions_path), max_bytes=max_bytes, max_values=max_values)
+        preds = bench.scorer.read_predictions(str(unpacked or predictions_path), max_bytes=max_bytes,
+                                              max_values=max_values)
     finally:
         if unpacked is not None:
             shutil.rmtree(unpacked, ignore_errors=True)
-    bench.space_check(preds)
+    show.check(preds)
     refs = load_references(bench.id, refs_path, split=options.get("split"))
     result = score(bench.id, refs, preds, protocol=protocol, source=Path(predictions_path).name, **options)
     return result, refs, preds, refs_path
@@ -231,7 +235,7 @@ def viewer_state(benchmark: str, references: Any, predictions: Any, result: Any,
     MAX_SCENES, each with at most MAX_SCENE_BOXES predicted boxes."""
     import dataclasses
 
-    ranked = sorted(get_benchmark(benchmark).scenes(references, predictions, result), key=lambda s: -s.badness)
+    ranked = sorted(get_benchmark(benchmark).views.scenes(references, predictions, result), key=lambda s: -s.badness)
     kept = [scene if len(scene.predicted) <= MAX_SCENE_BOXES else dataclasses.replace(
         scene, predicted=sorted(scene.predicted, key=lambda p: -(1.0 if p[2] is None else p[2]))[:MAX_SCENE_BOXES])
         for scene in ranked[:MAX_SCENES]]
@@ -456,8 +460,8 @@ class _Viewer:
 
 
 def _has_boxes(benchmark: str) -> bool:
-    """Whether a benchmark's answers are boxes (else text: no query, threshold or box legend to show)."""
-    return get_benchmark(benchmark).answer_kind in ("box", "boxes")
+    """Whether a benchmark's scenes have boxes (else text: no query, threshold or box legend to show)."""
+    return get_benchmark(benchmark).require_showcase().boxes
 
 
 def _viewer_components(has_boxes: bool) -> _Viewer:

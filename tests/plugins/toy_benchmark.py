@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vlbench import Benchmark, Result
-from vlbench.benchmark import EvalTask, Scene
+from vlbench import Result
+from vlbench.benchmark import Benchmark, Card, EvalTask, Options, Scene, Scorer, Showcase, SplitLeaderboards
 from vlbench.errors import FormatError, PredictionError
 
 HERE = Path(__file__).parent
@@ -20,31 +20,22 @@ HERE = Path(__file__).parent
 
 @dataclass(frozen=True)
 class CountRecords:
-    """Step 2: the records: image ids, true counts and file names."""
+    """Step 1: the records: image ids, true counts and file names."""
 
     image_ids: np.ndarray
     counts: np.ndarray
     file_names: list[str]
 
 
-class ToyCount(Benchmark):
-    """Step 1: one class with the benchmark's facts."""
+class CountScorer(Scorer[Options]):
+    """Step 2: the scorer: read the references, score a prediction list."""
 
-    id = "toy_count"
-    aliases = ("toy-count",)
-    display_name = "ToyCount"
-    task_type = "object-counting"
-    task_name = "Object counting"
-    hub_id = "me/toy-count"
-    default_split = "test"
-    metric_keys = ("accuracy", "MAE")
-    metric_names = {"accuracy": "exact-count accuracy", "MAE": "mean absolute error"}
-    headline = ("accuracy", "MAE")
+    options_type = Options
     prediction_keys = frozenset({"count"})
     prediction_form = '{"image_id", "count"}'
 
     def load_references(self, source, split):
-        """Step 3: read the references."""
+        """Read the references."""
         data = json.loads(Path(source).read_text())
         if not isinstance(data, dict) or "images" not in data:
             raise FormatError("references need 'images'", file=str(source))
@@ -53,7 +44,7 @@ class ToyCount(Benchmark):
                             [i.get("file_name", "") for i in images])
 
     def score(self, references, predictions, options, source="predictions"):
-        """Step 4: a pure scorer."""
+        """A pure scorer."""
         by_id = {}
         for n, p in enumerate(predictions):
             if not isinstance(p, dict) or "image_id" not in p or "count" not in p:
@@ -61,15 +52,27 @@ class ToyCount(Benchmark):
             by_id[p["image_id"]] = p["count"]
         pred = np.array([by_id.get(int(i), -1) for i in references.image_ids])
         error = np.abs(pred - references.counts)
-        return Result(self.id, options.protocol, {"accuracy": float(np.mean(error == 0) * 100),
-                                                  "MAE": float(np.mean(error))},
+        return Result("toy_count", options.protocol, {"accuracy": float(np.mean(error == 0) * 100),
+                                                      "MAE": float(np.mean(error))},
                       breakdowns={"per_image": {"image_id": references.image_ids.tolist(), "error": error.tolist()}},
                       counts={"images": len(pred)}, options={"split": options.split})
 
+
+class CountViews:
+    """Step 3: how results are shown (a module with these four functions would do as well)."""
+
+    def text(self, result):
+        """The generic layout."""
+        return None
+
     def tables(self, result):
-        """Step 5: one table."""
+        """One table."""
         b = result.breakdowns["per_image"]
         return {"per image": (["image_id", "error"], [list(r) for r in zip(b["image_id"], b["error"])])}
+
+    def plots(self, result, figure):
+        """No plot."""
+        return {}
 
     def scenes(self, references, predictions, result):
         """The viewer's images, the worst-counted first."""
@@ -77,12 +80,14 @@ class ToyCount(Benchmark):
         return [Scene(image=references.file_names[i] or None, title=f"error {errors[i]}", badness=float(errors[i]))
                 for i in range(len(errors))]
 
-    def eval_tasks(self):
-        """Step 6: the leaderboard."""
-        return [EvalTask("accuracy", "accuracy", "default", "test", "exact-count accuracy")]
+
+class CountShowcase(Showcase):
+    """Step 4: a sample for the Space."""
+
+    boxes = False
 
     def sample_references(self, subset):
-        """Step 7: a sample for the Space."""
+        """The bundled references."""
         return str(HERE / "toy_count" / "references.json")
 
     def example_predictions(self, quality, subset):
@@ -90,4 +95,11 @@ class ToyCount(Benchmark):
         return str(HERE / "toy_count" / f"predictions_{quality}.json")
 
 
-BENCHMARK = ToyCount()
+#: Step 5: compose them, with the names, metric keys and card facts
+BENCHMARK = Benchmark(
+    id="toy_count", display_name="ToyCount", scorer=CountScorer(), aliases=("toy-count",),
+    metric_keys=("accuracy", "MAE"), headline=("accuracy", "MAE"), default_split="test",
+    card=Card(task_type="object-counting", task_name="Object counting",
+              metric_names={"accuracy": "exact-count accuracy", "MAE": "mean absolute error"}),
+    views=CountViews(), showcase=CountShowcase(),
+    leaderboards=SplitLeaderboards((EvalTask("accuracy", "accuracy", "default", "test", "exact-count accuracy"),)))

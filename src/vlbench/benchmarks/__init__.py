@@ -90,7 +90,7 @@ def sniff_predictions(entries: object) -> str | None:
         return None
     keys = set(entries[0])
     for b in all_benchmarks():
-        if b.prediction_keys and b.prediction_keys <= keys:
+        if b.scorer.prediction_keys and b.scorer.prediction_keys <= keys:
             return b.id
     return None
 
@@ -104,7 +104,7 @@ def expect_prediction_list(entries: object, benchmark: str, source: str, entry_f
                           f"got a JSON {type(entries).__name__}", file=source)
     _discover()
     mine = _registry.get(benchmark)
-    if mine is not None and entries and isinstance(entries[0], dict) and mine.prediction_keys <= set(entries[0]):
+    if mine is not None and entries and isinstance(entries[0], dict) and mine.scorer.prediction_keys <= set(entries[0]):
         return
     other = sniff_predictions(entries)
     if other not in (None, benchmark):

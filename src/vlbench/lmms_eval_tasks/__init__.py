@@ -70,19 +70,20 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
     skipped: list[str] = []
     for benchmark, folder in data.items():
         bench = get_benchmark(benchmark)
-        if "image-text-to-text" not in bench.predict_kinds:
+        predictor = bench.require_predictor()
+        if "image-text-to-text" not in predictor.kinds:
             raise InputError(f"{bench.display_name} is answered by detectors, not in text",
                              fix="use 'vlbench predict' with a detector for it")
-        boxes = bench.answer_kind in ("box", "boxes")
+        boxes = predictor.answer_kind in ("box", "boxes")
         chosen = family_named(family)
-        fmt = (box_format or (chosen.presets.get(bench.answer_kind) or chosen.presets["text"]).box_format
+        fmt = (box_format or (chosen.presets.get(predictor.answer_kind) or chosen.presets["text"]).box_format
                if boxes else None)
         if boxes and fmt is None:
             raise InputError(f"{bench.display_name} answers are boxes", fix="pass --box-format (the model family's) "
                                                                              "or --family")
         fmt = check_box_format(fmt) if fmt else None
         folder = Path(folder).resolve()
-        scored = {t.split for t in bench.eval_tasks()}      # splits with public references vlbench scores
+        scored = {t.split for t in bench.leaderboards.tasks()}      # splits with public references vlbench scores
         for config, split in _tasks(folder):
             if split not in scored:
                 skipped.append(f"{bench.id} {split}")

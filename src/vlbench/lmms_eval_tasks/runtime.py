@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..benchmark import PredictData
+from ..protocol.predicting import PredictData
 
 __all__ = ["doc_to_visual", "doc_to_text", "process_results", "aggregation"]
 
@@ -32,14 +32,14 @@ def doc_to_text(benchmark: str, folder: str | None = None, config: str | None = 
     from ..benchmarks import get_benchmark
     from ..predict.families import GENERATOR, OTHER, Preset, family_named, render_prompt
 
-    bench = get_benchmark(benchmark)
-    base = family_named(family).presets.get(bench.answer_kind) or OTHER.presets[bench.answer_kind]
+    predictor = get_benchmark(benchmark).require_predictor()
+    base = family_named(family).presets.get(predictor.answer_kind) or OTHER.presets[predictor.answer_kind]
 
     def prompt(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
         override = (lmms_eval_specific_kwargs or {}).get("prompt")
         preset = Preset(override or base.prompt, separator=base.separator)
         data = PredictData(rows=[doc], folder=Path(folder) if folder else None, config=config)
-        return render_prompt(preset, bench.answer_kind, next(iter(bench.predict_items(data, GENERATOR))).queries)
+        return render_prompt(preset, predictor.answer_kind, next(iter(predictor.items(data, GENERATOR))).queries)
     return prompt
 
 
@@ -70,20 +70,21 @@ def _score(benchmark: str, payloads: list[dict[str, Any]], box_format: str | Non
     from ..predict import PredictReport, PredictSettings, answer_record, tally
 
     bench = get_benchmark(benchmark)
+    predictor = bench.require_predictor()
     rows = [p["row"] for p in payloads]
     data = PredictData(rows=rows, folder=Path(folder) if folder else None, config=config)
-    items = list(bench.predict_items(data, "image-text-to-text"))      # the queries labels are matched to
+    items = list(predictor.items(data, "image-text-to-text"))      # the queries labels are matched to
     report = PredictReport(PredictSettings(bench.id, "lmms-eval", None, "image-text-to-text", None, "", box_format))
     entries = []
     for item, row, p in zip(items, rows, payloads):
         size = (row["width"], row["height"]) if row.get("width") and row.get("height") else None
-        record = answer_record(bench, item, p["answer"], box_format, image_size=size)
+        record = answer_record(predictor, item, p["answer"], box_format, image_size=size)
         tally(report, record)
         entries.extend(record["entries"])
     if not entries:
         return {key: 0.0 for key in bench.metric_keys}      # no usable answer at all: every prediction missed
-    result = score(bench.id, bench.references_from_rows(rows), entries,
-                   **bench.options_for_run(config, report.unanswered))
+    result = score(bench.id, bench.scorer.references_from_rows(rows), entries,
+                   **predictor.options_for_run(config, report.unanswered))
     return result.metrics
 
 

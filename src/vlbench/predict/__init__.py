@@ -20,10 +20,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..benchmark import Detections, PredictData, PredictItem
 from ..benchmarks import get_benchmark
 from ..errors import FormatError, InputError
 from ..io import check_output, write_text_atomic
+from ..protocol.predicting import Detections, PredictData, PredictItem, Predictor
 
 __all__ = ["PredictSettings", "PredictReport", "predict", "load_data", "answer_record", "tally",
            "write_run_record", "default_max_new_tokens"]
@@ -209,11 +209,12 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
                    max_new_tokens=max_new_tokens, threshold=threshold)
     out = Path(out)
     check_output(out, "prediction file or folder", folder=out.suffix != ".json")
+    predictor = bench.require_predictor()
     info = models.inspect_model(model, revision=revision, kind=kind)
-    if info.kind not in bench.predict_kinds:
+    if info.kind not in predictor.kinds:
         raise InputError(f"{bench.display_name} cannot be answered by {_a(info.kind)} model", file=model,
-                         fix="use " + " or ".join(f"{_a(k)} model" for k in bench.predict_kinds))
-    preset = info.family.preset(bench.answer_kind, prompt, box_format) if info.kind == GENERATOR else None
+                         fix="use " + " or ".join(f"{_a(k)} model" for k in predictor.kinds))
+    preset = info.family.preset(predictor.answer_kind, prompt, box_format) if info.kind == GENERATOR else None
     data_rows, split = load_data(bench.id, data, split=split, config=config)      # before the (slow) model
     every = _items(bench, data_rows, info.kind, data)
     items = every[:limit]
@@ -224,11 +225,11 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
                                                                    "part with --config")
     _refuse_to_replace(_targets(out, items), overwrite)
     if preset is not None:
-        max_new_tokens = max_new_tokens or default_max_new_tokens(bench.answer_kind, items)
+        max_new_tokens = max_new_tokens or default_max_new_tokens(predictor.answer_kind, items)
     out.parent.mkdir(parents=True, exist_ok=True)
     loaded = models.load_model(model, info, revision=revision, device=device, preset=preset)
     settings = PredictSettings(bench.id, model, revision, info.kind, config, split,
-                               preset.box_format if preset and bench.answer_kind != "text" else None,
+                               preset.box_format if preset and predictor.answer_kind != "text" else None,
                                preset.prompt if preset else None, threshold, top_k, max_queries,
                                max_new_tokens if preset else None, info.family.name,
                                None if preset is None else "chat template" if preset.chat and
@@ -248,8 +249,8 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
             bar = _progress(len(mine), report.resumed, progress and rank == 0)
             for start in range(0, len(todo), batch_size):
                 batch = todo[start:start + batch_size]
-                prompts = [render_prompt(preset, bench.answer_kind, it.queries) for it in batch] if preset else []
-                for record in _answer(bench, loaded, batch, settings, preset, prompts):
+                prompts = [render_prompt(preset, predictor.answer_kind, it.queries) for it in batch] if preset else []
+                for record in _answer(predictor, loaded, batch, settings, preset, prompts):
                     fh.write(json.dumps(record, allow_nan=False) + "\n")
                 fh.flush()
                 bar(len(batch))
@@ -284,7 +285,7 @@ def _refuse_to_replace(targets: list[Path], overwrite: bool) -> None:
 def _items(bench: Any, rows: PredictData, kind: str, data: str | os.PathLike) -> list[PredictItem]:
     """The benchmark's items of the rows; rows without the benchmark's columns are a clear error."""
     try:
-        return list(bench.predict_items(rows, kind))
+        return list(bench.require_predictor().items(rows, kind))
     except (KeyError, TypeError) as exc:
         raise InputError(f"the dataset's rows lack what {bench.display_name} needs ({type(exc).__name__}: {exc})",
                          file=str(data), fix=f"pass a folder written by 'vlbench build {bench.id}'") from None
@@ -327,7 +328,7 @@ def default_max_new_tokens(answer_kind: str, items: list[PredictItem]) -> int:
     return 32 + TOKENS_PER_LABEL * max((len(it.queries) for it in items), default=1)
 
 
-def _answer(bench: Any, loaded: Any, batch: list[PredictItem], settings: PredictSettings, preset: Any,
+def _answer(predictor: Predictor, loaded: Any, batch: list[PredictItem], settings: PredictSettings, preset: Any,
             prompts: list[str]) -> list[dict[str, Any]]:
     """One batch -> one record per item: its entries, or why its answer gave none (with the raw answer)."""
     from . import models
@@ -335,17 +336,17 @@ def _answer(bench: Any, loaded: Any, batch: list[PredictItem], settings: Predict
     if loaded.kind == models.DETECTOR:
         found, notes = models.detect(loaded, batch, threshold=settings.threshold, top_k=settings.top_k,
                                      max_queries=settings.max_queries)
-        return [{"key": it.key, "entries": bench.entries_from_detections(it, d), **({"notes": n} if n else {})}
+        return [{"key": it.key, "entries": predictor.from_detections(it, d), **({"notes": n} if n else {})}
                 for it, d, n in zip(batch, found, notes)]
     if settings.max_new_tokens is None:      # predict() sets it for every run that generates
         raise InputError("no answer length for a model that generates", fix="pass --max-new-tokens")
     answers = models.generate(loaded, batch, prompts, preset, max_new_tokens=settings.max_new_tokens,
-                              text_answer=bench.answer_kind == "text")
-    return [answer_record(bench, it, a.text, settings.box_format, a.input_size, truncated=a.truncated)
+                              text_answer=predictor.answer_kind == "text")
+    return [answer_record(predictor, it, a.text, settings.box_format, a.input_size, truncated=a.truncated)
             for it, a in zip(batch, answers)]
 
 
-def answer_record(bench: Any, item: PredictItem, text: str, box_format: str | None,
+def answer_record(predictor: Predictor, item: PredictItem, text: str, box_format: str | None,
                   input_size: tuple[int, int] | None = None, image_size: tuple[int, int] | None = None, *,
                   truncated: bool = False) -> dict[str, Any]:
     """One text answer -> its record: the official entries, or why it gave none (with the answer). With a
@@ -356,22 +357,21 @@ def answer_record(bench: Any, item: PredictItem, text: str, box_format: str | No
     from .parsers import TRUNCATED, ParseFailure, label_index, parse_box, parse_labelled_boxes
 
     if box_format is None:
-        return {"key": item.key, "entries": bench.entries_from_answer(item, text)}
+        return {"key": item.key, "entries": predictor.from_answer(item, text)}
     size = image_size or item.image.size
     try:
-        if bench.answer_kind == "boxes":       # a detection answer: every (box, label) it lists
+        if predictor.answer_kind == "boxes":       # a detection answer: every (box, label) it lists
             boxes, failures = parse_labelled_boxes(text, box_format, size, input_size)
         else:
             boxes, failures = [(parse_box(text, box_format, size, input_size), item.queries[0])], []
     except ParseFailure as failure:
         return {"key": item.key, "entries": [], "failure": TRUNCATED if truncated else failure.reason,
                 "answer": text}
-    matched = [(box, label_index(label, item.queries) if bench.answer_kind == "boxes" else 0)
+    matched = [(box, label_index(label, item.queries) if predictor.answer_kind == "boxes" else 0)
                for box, label in boxes]
     kept = [(box, q) for box, q in matched if q is not None]
-    entries = bench.entries_from_detections(item, Detections([b for b, _ in kept], [1.0] * len(kept),
-                                                             [q for _, q in kept]))
-    cut = any(f.reason == TRUNCATED for f in failures) or (truncated and bench.answer_kind == "boxes")
+    entries = predictor.from_detections(item, Detections([b for b, _ in kept], [1.0] * len(kept), [q for _, q in kept]))
+    cut = any(f.reason == TRUNCATED for f in failures) or (truncated and predictor.answer_kind == "boxes")
     reason = (TRUNCATED if cut        # a cut-off list may miss entries; one box read whole is an answer
               else failures[0].reason if failures
               else ("a box without a label" if any(label is None for _, label in boxes)

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..benchmark import Detections, PredictItem
 from ..errors import InputError
+from ..protocol.predicting import Detections, PredictItem
 from .families import DETECTOR, GENERATOR, Family, Preset, family_of
 
 __all__ = ["LoadedModel", "ModelInfo", "Answer", "require_extra", "inspect_model", "load_model", "detect",

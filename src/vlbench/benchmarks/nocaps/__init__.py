@@ -3,19 +3,30 @@
 Read top to bottom: :mod:`.schema` (domains, metric keys, features), :mod:`.records` (images with
 domains and references), :mod:`.reader` (captions JSON / Hub folder -> records; JSON -> Hub folder
 and back), :mod:`.scorer` (the toolkit's metrics overall and per domain), :mod:`.views`,
-:mod:`.card`. :data:`BENCHMARK` puts them behind the protocol.
+:mod:`.predict`, :mod:`.card`. :data:`BENCHMARK` composes them (:mod:`vlbench.protocol`).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ...benchmark import Benchmark, EvalTask, Options, check_examples as _check_examples, option
-from . import card, schema
+from ...benchmark import (
+    Benchmark,
+    Card,
+    EvalTask,
+    Options,
+    Scorer,
+    Showcase,
+    SplitLeaderboards,
+    check_examples as _check_examples,
+    option,
+)
+from . import card, predict, reader, schema, views
 
-__all__ = ["Nocaps", "NocapsOptions", "BENCHMARK"]
+__all__ = ["NocapsOptions", "NocapsScorer", "NocapsShowcase", "BENCHMARK"]
 
 
 @dataclass(frozen=True)
@@ -42,61 +53,52 @@ SPACE_CAPTION_WORDS = 200
 SPACE_WORDS = 100_000
 
 
-class Nocaps(Benchmark[NocapsOptions]):
-    """nocaps behind the benchmark protocol."""
+class NocapsScorer(Scorer[NocapsOptions]):
+    """BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE overall and per domain (see :mod:`.scorer`)."""
 
-    id = "nocaps"
-    listing_order = 3
-    display_name = "nocaps"
-    task_type = "image-to-text"
-    task_name = "Novel Object Captioning"
-    hub_id = "vlbench/nocaps"
-    default_split = "validation"
-    split_help = "validation (the test split has no public captions)"
-    metric_keys = schema.METRIC_KEYS
-    metric_names = {f"{m}{suf}": f"{m}{' (' + dom + ')' if dom else ''}"
-                    for m in schema.METRICS
-                    for suf, dom in (("", ""), ("_in", "in-domain"), ("_near", "near-domain"), ("_out", "out-domain"))}
-    headline = ("CIDEr", "SPICE", "B4", "METEOR", "ROUGE_L", "CIDEr_in", "CIDEr_near", "CIDEr_out")
-    prediction_keys = frozenset({"caption"})
-    prediction_form = '{"image_id", "caption"}'
     options_type = NocapsOptions
-    quirks = card.QUIRKS
-    citation = card.CITATION
-    license = card.card_metadata()["license"]
-    views_module = f"{__name__}.views"
-    predict_module = f"{__name__}.predict"
-    predict_kinds = ("image-text-to-text",)
-    answer_kind = "text"
-    #: val + test: 15,100 images, one {"image_id", "caption"} entry each (3 values), with room to spare
-    max_prediction_values = 100_000
-    reader_module = f"{__name__}.reader"
-    space_subsets = ("validation",)
+    prediction_keys = schema.PREDICTION_KEYS
+    prediction_form = schema.PREDICTION_FORM
+
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """The official captions JSON or a Hub folder -> records."""
+        return reader.load_references(source, split)
+
+    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
+        """Rows of the Hub dataset -> records."""
+        return reader.references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """One caption string per row -> official entries."""
         _check_examples(references, predictions)
         return [{"image_id": r["image_id"], "caption": p} for r, p in zip(references, predictions)]
 
-    def options_for_run(self, config: str | None, unanswered: int) -> dict[str, Any]:
-        """Images a run did not caption (``--limit``) are scored as empty captions (the run counted them)."""
-        return {"missing": "empty"} if unanswered else {}
-
     def score(self, references: Any, predictions: Any, options: NocapsOptions, source: str = "predictions") -> Any:
-        """BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE overall and per domain (see :mod:`.scorer`)."""
+        """The toolkit's metrics overall and per domain."""
         from .scorer import score
 
         return score(references, predictions, protocol=options.protocol, cider_idf=options.cider_idf,
                      tokenizer=options.tokenizer, missing=options.missing, meteor=options.meteor,
                      meteor_backend=options.meteor_backend, spice=options.spice, split=options.split, source=source)
 
-    def eval_tasks(self) -> list[EvalTask]:
-        """CIDEr and SPICE overall and per domain, on validation."""
-        domains = (("", "overall"), ("_in", "in-domain"), ("_near", "near-domain"), ("_out", "out-domain"))
-        return [EvalTask(f"{m.lower()}{suffix or '_overall'}", f"{m}{suffix}", "default", "validation", f"{m}, {name}")
-                for m in ("CIDEr", "SPICE") for suffix, name in domains]
 
-    def space_check(self, predictions: Any) -> None:
+class NocapsShowcase(Showcase):
+    """The bundled validation captions, and bounds on the captions a visitor uploads."""
+
+    subsets = ("validation",)
+    boxes = False
+    #: val + test: 15,100 images, one {"image_id", "caption"} entry each (3 values), with room to spare
+    max_prediction_values = 100_000
+
+    def sample_references(self, subset: str) -> str:
+        """The bundled validation captions."""
+        return str(resources.files("vlbench").joinpath("samples/nocaps/nocaps_val_captions.json"))
+
+    def example_predictions(self, quality: str, subset: str) -> str:
+        """The bundled good / poor captions."""
+        return str(resources.files("vlbench").joinpath(f"samples/nocaps/predictions_{quality}.json"))
+
+    def check(self, predictions: Any) -> None:
         """At most SPACE_CAPTION_WORDS words per caption and SPACE_WORDS in all: METEOR's alignment search
         grows with the product of the lengths it aligns (a 5,000-word caption takes minutes, the jar's too)."""
         from ...errors import FormatError
@@ -113,13 +115,19 @@ class Nocaps(Benchmark[NocapsOptions]):
             raise FormatError(f"the captions hold {sum(lengths):,} words; the Space scores at most {SPACE_WORDS:,} "
                               "in one upload", fix=fix)
 
-    def sample_references(self, subset: str) -> str:
-        """The bundled validation captions."""
-        return str(resources.files("vlbench").joinpath("samples/nocaps/nocaps_val_captions.json"))
 
-    def example_predictions(self, quality: str, subset: str) -> str:
-        """The bundled good / poor captions."""
-        return str(resources.files("vlbench").joinpath(f"samples/nocaps/predictions_{quality}.json"))
+_DOMAINS = (("", "overall"), ("_in", "in-domain"), ("_near", "near-domain"), ("_out", "out-domain"))
 
-
-BENCHMARK = Nocaps()
+BENCHMARK = Benchmark(
+    id="nocaps", display_name="nocaps", scorer=NocapsScorer(), listing_order=3, metric_keys=schema.METRIC_KEYS,
+    headline=("CIDEr", "SPICE", "B4", "METEOR", "ROUGE_L", "CIDEr_in", "CIDEr_near", "CIDEr_out"),
+    default_split="validation", split_help="validation (the test split has no public captions)",
+    card=Card(task_type="image-to-text", task_name="Novel Object Captioning", license=card.card_metadata()["license"],
+              citation=card.CITATION, quirks=card.QUIRKS,
+              metric_names={f"{m}{suffix}": f"{m}{' (' + name + ')' if suffix else ''}"
+                            for m in schema.METRICS for suffix, name in _DOMAINS}),
+    dataset=reader, views=views, predictor=predict, showcase=NocapsShowcase(),
+    # CIDEr and SPICE overall and per domain, on validation
+    leaderboards=SplitLeaderboards(tuple(
+        EvalTask(f"{m.lower()}{suffix or '_overall'}", f"{m}{suffix}", "default", "validation", f"{m}, {name}")
+        for m in ("CIDEr", "SPICE") for suffix, name in _DOMAINS)))

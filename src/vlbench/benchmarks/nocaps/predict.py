@@ -6,7 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...benchmark import PredictData, PredictItem
+from ...protocol.predicting import PredictData, PredictItem
+
+#: an image-text-to-text model answering a caption
+kinds = ("image-text-to-text",)
+answer_kind = "text"
+
+
+def options_for_run(config: str | None, unanswered: int) -> dict[str, Any]:
+    """Images a run did not caption (``--limit``) are scored as empty captions (the run counted them)."""
+    return {"missing": "empty"} if unanswered else {}
 
 
 def items(data: PredictData, kind: str) -> Iterator[PredictItem]:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 __all__ = ["DOMAINS", "DOMAIN_SUFFIX", "METRICS", "SPLITS", "image_features", "metric_keys"]
 
+#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
+PREDICTION_FORM = '{"image_id", "caption"}'
+PREDICTION_KEYS = frozenset({"caption"})
+
 SPLITS = ("validation", "test")
 DOMAINS = ("in-domain", "near-domain", "out-domain")
 DOMAIN_SUFFIX = {"in-domain": "_in", "near-domain": "_near", "out-domain": "_out"}

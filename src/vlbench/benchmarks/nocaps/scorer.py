@@ -36,7 +36,7 @@ __all__ = ["parse_predictions", "score"]
 def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "error",
                       source: str = "predictions") -> tuple[list[str], dict[str, int], list[str]]:
     """One caption per GT image, in GT order; every problem named (the toolkit only asserts)."""
-    expect_prediction_list(entries, "nocaps", source, '{"image_id", "caption"}')
+    expect_prediction_list(entries, "nocaps", source, schema.PREDICTION_FORM)
     warnings: list[str] = []
     by_id: dict[Any, str] = {}
     duplicates = []

@@ -3,57 +3,44 @@
 Read top to bottom: :mod:`.schema` (groups, features), :mod:`.records` (pairs of image and
 description as arrays), :mod:`.reader` (official JSON / Hub folder -> records; JSON -> Hub folder
 and back), :mod:`.scorer` (the 13 official numbers), :mod:`.views` (tables, plots, samples),
-:mod:`.card`. :data:`BENCHMARK` puts them behind the protocol.
+:mod:`.predict`, :mod:`.card`. :data:`BENCHMARK` composes them (:mod:`vlbench.protocol`).
 """
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from typing import Any
 
-from ...benchmark import Benchmark, EvalTask, Options, check_examples as _check_examples
-from . import card, schema
+from ...benchmark import (
+    Benchmark,
+    Card,
+    EvalTask,
+    Options,
+    Scorer,
+    Showcase,
+    SplitLeaderboards,
+    check_examples as _check_examples,
+)
+from . import card, predict, reader, schema, views
 
-__all__ = ["OmniLabel", "BENCHMARK"]
+__all__ = ["OmniLabelScorer", "OmniLabelShowcase", "BENCHMARK"]
 
 
+class OmniLabelScorer(Scorer[Options]):
+    """The 13 official numbers (see :mod:`.scorer`)."""
 
-class OmniLabel(Benchmark[Options]):
-    """OmniLabel behind the benchmark protocol."""
+    options_type = Options
+    prediction_keys = schema.PREDICTION_KEYS
+    prediction_form = schema.PREDICTION_FORM
 
-    id = "omnilabel"
-    listing_order = 1
-    aliases = ("omni-label",)
-    display_name = "OmniLabel"
-    task_type = "object-detection"
-    task_name = "Language-based Object Detection"
-    hub_id = "vlbench/omnilabel"
-    default_split = "validation"
-    split_help = "validation (the test split has no public boxes)"
-    metric_keys = schema.METRIC_KEYS
-    metric_names = {
-        "AP": "AP (harmonic mean of AP_categ and AP_descr)", "AP_categ": "AP categories",
-        "AP_descr": "AP descriptions", "AP_descr_pos": "AP positive descriptions",
-        "AP_descr_S": "AP short descriptions (<=3 words)", "AP_descr_M": "AP medium descriptions (4-8 words)",
-        "AP_descr_L": "AP long descriptions (>=9 words)", "AP50_descr": "AP@0.5 descriptions",
-        "AP75_descr": "AP@0.75 descriptions", "AP50_categ": "AP@0.5 categories", "AP75_categ": "AP@0.75 categories",
-        "AR_descr": "AR descriptions", "AR_categ": "AR categories",
-    }
-    headline = ("AP", "AP_categ", "AP_descr", "AP_descr_pos", "AR_descr", "AR_categ")
-    prediction_keys = frozenset({"description_ids", "scores"})
-    prediction_form = '{"image_id", "bbox", "description_ids", "scores"}'
-    quirks = card.QUIRKS
-    citation = card.CITATION
-    license = card.card_metadata()["license"]
-    views_module = f"{__name__}.views"
-    predict_module = f"{__name__}.predict"
-    predict_kinds = ("detector",)
-    answer_kind = "text"
-    #: val (~12.2k images): 100 boxes per image, each {"image_id", "bbox" (5), "description_ids", "scores"} with a
-    #: dozen descriptions of its label space (~30 values)
-    max_prediction_values = 40_000_000
-    reader_module = f"{__name__}.reader"
-    space_subsets = ("validation",)
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """The official ``dataset_*.json`` or a Hub folder -> records."""
+        return reader.load_references(source, split)
+
+    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
+        """Rows of the Hub dataset -> records."""
+        return reader.references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"boxes", "scores", "description_ids"}`` per image -> one official entry per box."""
@@ -65,17 +52,20 @@ class OmniLabel(Benchmark[Options]):
                 for box, scores, ids in aligned_lists(pred, ("boxes", "scores", "description_ids"), n)]
 
     def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
-        """The 13 official numbers (see :mod:`.scorer`)."""
+        """AP, AP_categ, AP_descr and the rest, as OmniLabelEval computes them."""
         from .scorer import score
 
         return score(references, predictions, protocol=options.protocol, split=options.split, source=source,
                      with_per_description=options.details)
 
-    def eval_tasks(self) -> list[EvalTask]:
-        """AP, AP_categ and AP_descr on the validation split."""
-        return [EvalTask("ap", "AP", "all", "validation", "AP (harmonic mean of AP_categ and AP_descr)"),
-                EvalTask("ap_categ", "AP_categ", "all", "validation", "AP on plain categories"),
-                EvalTask("ap_descr", "AP_descr", "all", "validation", "AP on free-form descriptions")]
+
+class OmniLabelShowcase(Showcase):
+    """The bundled validation sample."""
+
+    subsets = ("validation",)
+    #: val (~12.2k images): 100 boxes per image, each {"image_id", "bbox" (5), "description_ids", "scores"} with a
+    #: dozen descriptions of its label space (~30 values)
+    max_prediction_values = 40_000_000
 
     def sample_references(self, subset: str) -> str:
         """The bundled validation JSON."""
@@ -86,4 +76,21 @@ class OmniLabel(Benchmark[Options]):
         return str(resources.files("vlbench").joinpath(f"samples/omnilabel/predictions_{quality}.json"))
 
 
-BENCHMARK = OmniLabel()
+BENCHMARK = Benchmark(
+    id="omnilabel", display_name="OmniLabel", scorer=OmniLabelScorer(), aliases=("omni-label",), listing_order=1,
+    metric_keys=schema.METRIC_KEYS, headline=("AP", "AP_categ", "AP_descr", "AP_descr_pos", "AR_descr", "AR_categ"),
+    default_split="validation", split_help="validation (the test split has no public boxes)",
+    card=Card(task_type="object-detection", task_name="Language-based Object Detection",
+              license=card.card_metadata()["license"], citation=card.CITATION, quirks=card.QUIRKS,
+              metric_names={
+                  "AP": "AP (harmonic mean of AP_categ and AP_descr)", "AP_categ": "AP categories",
+                  "AP_descr": "AP descriptions", "AP_descr_pos": "AP positive descriptions",
+                  "AP_descr_S": "AP short descriptions (<=3 words)", "AP_descr_M": "AP medium descriptions (4-8 words)",
+                  "AP_descr_L": "AP long descriptions (>=9 words)", "AP50_descr": "AP@0.5 descriptions",
+                  "AP75_descr": "AP@0.75 descriptions", "AP50_categ": "AP@0.5 categories",
+                  "AP75_categ": "AP@0.75 categories", "AR_descr": "AR descriptions", "AR_categ": "AR categories"}),
+    dataset=reader, views=views, predictor=predict, showcase=OmniLabelShowcase(),
+    leaderboards=SplitLeaderboards((
+        EvalTask("ap", "AP", "all", "validation", "AP (harmonic mean of AP_categ and AP_descr)"),
+        EvalTask("ap_categ", "AP_categ", "all", "validation", "AP on plain categories"),
+        EvalTask("ap_descr", "AP_descr", "all", "validation", "AP on free-form descriptions"))))

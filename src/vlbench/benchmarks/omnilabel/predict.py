@@ -7,7 +7,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...benchmark import Detections, PredictData, PredictItem
+from ...protocol.predicting import Detections, PredictData, PredictItem
+
+#: detectors only (a label space of free-form descriptions per image)
+kinds = ("detector",)
+answer_kind = "text"
+
+
+def options_for_run(config: str | None, unanswered: int) -> dict[str, Any]:
+    """No option: every image of the run is scored."""
+    return {}
 
 
 def items(data: PredictData, kind: str) -> Iterator[PredictItem]:

@@ -8,6 +8,10 @@ from __future__ import annotations
 __all__ = ["SOURCES", "source_of", "image_features", "description_features", "GROUPS", "Group",
            "TYPE_C", "TYPE_DP", "TYPE_DN", "METRIC_KEYS", "SPLITS"]
 
+#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
+PREDICTION_FORM = '{"image_id", "bbox", "description_ids", "scores"}'
+PREDICTION_KEYS = frozenset({"description_ids", "scores"})
+
 SPLITS = ("validation", "test")
 SOURCES = ("coco", "objects365", "openimages", "other")
 

@@ -25,7 +25,6 @@ from .records import OmniLabelReferences
 
 __all__ = ["parse_predictions", "score", "PARAMS"]
 
-PROTOCOLS = ("official", "corrected")
 #: Only area "all" is ever reported by the official summary, so only that range is matched.
 PARAMS = cocoeval.Params(area_rngs=((0.0, 1e10),), area_labels=("all",))
 _MAX_DET_100 = 2
@@ -72,7 +71,7 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     """Official-format predictions -> one detection per (box, description, score), filed under its pair. Under
     ``official`` every value omnilabeltools scores is kept (NaN, booleans, huge integers, text scores it never
     compares), with a warning per kind; ``corrected`` refuses them."""
-    expect_prediction_list(entries, "omnilabel", source, '{"image_id", "bbox", "description_ids", "scores"}')
+    expect_prediction_list(entries, "omnilabel", source, schema.PREDICTION_FORM)
     warnings: list[str] = []
     n = len(entries)
     try:
@@ -186,11 +185,17 @@ def _summary(precision: NDArray, recall: NDArray, npig: NDArray, g: int) -> dict
     return {"AP": ap(), "AP50": ap(0.5), "AP75": ap(0.75), "AR": ar, "num_gt": int(npig[g, 0])}
 
 
+def harmonic_mean_ap(ap_categ: Any, ap_descr: Any) -> Any:
+    """OmniLabel's AP: ``2 * AP_categ * AP_descr / (AP_categ + AP_descr + 1e-5)`` on fractions (omnilabeltools'
+    formula, the 1e-5 included: perfect predictions give 0.999995); floats or arrays of resamples."""
+    return 2 * ap_categ * ap_descr / (ap_categ + ap_descr + 1e-5)
+
+
 def _thirteen(summ: dict[str, dict[str, float]]) -> dict[str, float]:
     """The official 13 values (fractions) from the per-group summaries, hm last-step rules included."""
     categ, descr = summ["categ"], summ["descr"]
     if categ["num_gt"] > 0 and descr["num_gt"] > 0:
-        hm = (2 * categ["AP"] * descr["AP"]) / (categ["AP"] + descr["AP"] + 1e-5)
+        hm = harmonic_mean_ap(categ["AP"], descr["AP"])
     else:
         hm = -1.0
     return {"AP": hm, "AP_categ": categ["AP"], "AP_descr": descr["AP"], "AP_descr_pos": summ["descr_pos"]["AP"],
@@ -218,8 +223,6 @@ def _evaluate(gt: OmniLabelReferences, dets: cocoeval.Detections, protocol: str)
 def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "official", split: str | None = None,
           source: str = "predictions", with_per_description: bool = True) -> Result:
     """Score official-format OmniLabel predictions against ``gt``."""
-    if protocol not in PROTOCOLS:
-        raise InputError(f"unknown protocol {protocol!r}", fix="use 'official' or 'corrected'")
     if not gt.has_annotations:
         raise InputError("these references have no boxes (the OmniLabel test split): there is nothing to score against",
                          file=gt.source, fix="score the validation split; the official OmniLabel test server never "
@@ -281,7 +284,7 @@ class OmniLabelReplicator:
         summ = {key: {"AP": ap[:, :, k].mean(axis=1), "AP50": ap[:, t50, k], "AP75": ap[:, t75, k],
                       "AR": recall[:, :, k].mean(axis=1)} for key, k in self.group_index.items()}
         categ, descr = summ["categ"], summ["descr"]
-        values = {"AP": 2 * categ["AP"] * descr["AP"] / (categ["AP"] + descr["AP"] + 1e-5),
+        values = {"AP": harmonic_mean_ap(categ["AP"], descr["AP"]),
                   "AP_categ": categ["AP"], "AP_descr": descr["AP"], "AP_descr_pos": summ["descr_pos"]["AP"],
                   "AP_descr_S": summ["descr_S"]["AP"], "AP_descr_M": summ["descr_M"]["AP"],
                   "AP_descr_L": summ["descr_L"]["AP"], "AP50_descr": descr["AP50"], "AP75_descr": descr["AP75"],

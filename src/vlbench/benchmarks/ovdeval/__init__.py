@@ -3,7 +3,7 @@
 Read top to bottom: :mod:`.schema` (sub-datasets, aspects, features), :mod:`.records` (a sub-dataset's
 ground truth as arrays; a folder of prediction files), :mod:`.reader` (sub-dataset JSON / release /
 Hub folder -> records; release -> Hub folder and back), :mod:`.scorer` (NMS-AP and AP; Table 3),
-:mod:`.views`, :mod:`.card`. :data:`BENCHMARK` puts them behind the protocol.
+:mod:`.views`, :mod:`.predict`, :mod:`.card`. :data:`BENCHMARK` composes them (:mod:`vlbench.protocol`).
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, Self
 
-from ...benchmark import Benchmark, EvalTask, Options, check_examples as _check_examples, option
-from . import card, schema
+from ...benchmark import Benchmark, Card, EvalTask, Options, Scorer, Showcase, check_examples as _check_examples, option
+from . import card, predict, reader, schema, views
 
-__all__ = ["OVDEval", "OVDEvalOptions", "BENCHMARK"]
+__all__ = ["OVDEvalOptions", "OVDEvalScorer", "OVDEvalLeaderboards", "OVDEvalShowcase", "BENCHMARK"]
 
 _ALL = "all (Table 3)"
 
@@ -27,66 +27,41 @@ class OVDEvalOptions(Options):
 
     sub_dataset: str | None = option(None, "score only this sub-dataset of a release or Hub folder")
 
-
-class OVDEval(Benchmark[OVDEvalOptions]):
-    """OVDEval behind the benchmark protocol."""
-
-    id = "ovdeval"
-    listing_order = 2
-    aliases = ("ovd-eval",)
-    display_name = "OVDEval"
-    task_type = "object-detection"
-    task_name = "Open-Vocabulary Detection"
-    hub_id = "vlbench/ovdeval"
-    default_split = "test"
-    split_help = "test (the only split; a sub-dataset name here means --sub-dataset)"
-    metric_keys = schema.METRIC_KEYS
-    metric_names = {**{f"NMS_{k}": f"NMS-{k}" for k in schema.STAT_KEYS},
-                    **{k: f"{k} (without the suppression)" for k in schema.STAT_KEYS},
-                    "Total_Average": "NMS-AP Total Average"}
-    headline = ("NMS_AP", "AP", "NMS_AP50", "AP50", "NMS_AR100", "AR100")
-    prediction_keys = frozenset({"category_id", "score", "bbox"})
-    prediction_form = 'COCO results {"image_id", "category_id", "bbox", "score"}'
-    options_type = OVDEvalOptions
-    quirks = card.QUIRKS
-    citation = card.CITATION
-    license = card.card_metadata()["license"]
-    outputs_note = ("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
-                    "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the paper's Table 3).")
-    views_module = f"{__name__}.views"
-    predict_module = f"{__name__}.predict"
-    predict_kinds = ("detector", "image-text-to-text")
-    answer_kind = "boxes"
-    #: all 9 sub-datasets (~20k images): 100 boxes per image, each {"image_id", "category_id", "bbox" (5), "score"}
-    #: (9 values)
-    max_prediction_values = 20_000_000
-    reader_module = f"{__name__}.reader"
-    space_subsets = ("color", "material", _ALL)
-
-    def options(self, **kwargs: Any) -> OVDEvalOptions:
-        """As the base, and a sub-dataset name given as ``split`` means ``sub_dataset`` (the Hub split is test)."""
+    @classmethod
+    def parse(cls, kwargs: dict[str, Any], *, owner: str, default_split: str | None) -> Self:
+        """As :meth:`Options.parse`, and a sub-dataset name given as ``split`` means ``sub_dataset`` (the Hub split
+        is test)."""
         split = kwargs.get("split")
         if split not in (None, "test", "all") and kwargs.get("sub_dataset") is None:
             kwargs = {**kwargs, "split": "test", "sub_dataset": split}
-        return super().options(**kwargs)
+        return super().parse(kwargs, owner=owner, default_split=default_split)
+
+
+class OVDEvalScorer(Scorer[OVDEvalOptions]):
+    """NMS-AP and AP of one sub-dataset, or Table 3 of several (see :mod:`.scorer`)."""
+
+    options_type = OVDEvalOptions
+    prediction_keys = schema.PREDICTION_KEYS
+    prediction_form = schema.PREDICTION_FORM
+
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """A sub-dataset JSON, the release folder or a Hub folder -> every sub-dataset's records."""
+        return reader.load_references(source, split)
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of a Hub config (``image_id``, ``boxes``) -> records, one sub-dataset per ``sub_dataset`` value (the
         default config ``all`` holds them all; each numbers its images and categories on its own)."""
-        from .reader import references_from_rows
         from .records import OVDEvalReferences
 
         groups = _by_sub_dataset(rows)
-        subsets = {name: references_from_rows(group, name=name, source=f"references [{name}]")
+        subsets = {name: reader.references_from_rows(group, name=name, source=f"references [{name}]")
                    for name, group in groups.items()}
         return OVDEvalReferences(subsets=subsets, source="references")
 
     def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
                          max_values: int | None = None) -> Any:
         """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together."""
-        from .reader import read_predictions
-
-        return read_predictions(source, max_bytes=max_bytes, max_values=max_values)
+        return reader.read_predictions(source, max_bytes=max_bytes, max_values=max_values)
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> Any:
         """``{"boxes", "scores", "labels"}`` per image -> COCO results (a list, or one per sub-dataset)."""
@@ -103,44 +78,32 @@ class OVDEval(Benchmark[OVDEvalOptions]):
             return PredictionFolder(entries=entries, files={k: "predictions" for k in entries}, folder="predictions")
         return next(iter(entries.values()), [])
 
-    def options_for_run(self, config: str | None, unanswered: int) -> dict[str, Any]:
-        """A run over one sub-dataset's config is scored as that sub-dataset."""
-        return {"sub_dataset": config} if config and config != "all" else {}
-
     def score(self, references: Any, predictions: Any, options: OVDEvalOptions, source: str = "predictions") -> Any:
-        """NMS-AP and AP of one sub-dataset, or Table 3 of several (see :mod:`.scorer`)."""
+        """NMS-AP and AP of one sub-dataset, or Table 3 of several."""
         from .scorer import score_references
 
         return score_references(references, predictions, protocol=options.protocol, sub_dataset=options.sub_dataset,
                                 source=source)
 
-    def build(self, raw: Any, out: str | os.PathLike, **kwargs: Any) -> Any:
-        """Release folder (``annotations/<sub>.json`` + images) -> Hub folder, one config per sub-dataset."""
-        from ...errors import InputError
-        from .reader import build
 
-        if isinstance(raw, (list, tuple)):
-            raise InputError("OVDEval is built from one release folder (or one sub-dataset JSON)", fix="pass one --raw")
-        return build(raw, out, **kwargs)
+class OVDEvalLeaderboards:
+    """NMS-AP per sub-dataset (its config), and the Total Average over all nine."""
 
-    def export(self, folder: str | os.PathLike, split: str | None) -> Any:
-        """Hub folder -> the official JSON of one sub-dataset (``split`` names it)."""
-        from .reader import export
-
-        return export(folder, split)
-
-    def eval_tasks(self) -> list[EvalTask]:
-        """NMS-AP per sub-dataset, and the Total Average over all nine."""
+    def tasks(self) -> list[EvalTask]:
+        """One task per sub-dataset, then the Total Average (which needs all nine)."""
         tasks = [EvalTask(f"nms_ap_{s}", "NMS_AP", s, "test", f"NMS-AP, {s}") for s in schema.SUBSETS]
         return tasks + [EvalTask("nms_ap_total_average", "Total_Average", None, "test",
                                  "NMS-AP Total Average over the nine sub-datasets (paper Table 3)",
                                  tuple(schema.SUBSETS))]
 
-    def result_scope(self, result: Any) -> tuple[str | None, str | None]:
+    def scope(self, result: Any) -> tuple[str | None, str | None]:
         """One sub-dataset's config, or None for several; the split is always test."""
         return result.options.get("sub_dataset"), "test"
 
-    def task_value(self, task: EvalTask, result: Any) -> float | None:
+    def check(self, result: Any) -> None:
+        """Every OVDEval result reaches some leaderboard."""
+
+    def value(self, task: EvalTask, result: Any) -> float | None:
         """Several sub-datasets hold ``NMS_AP_<name>``; the Total Average needs all nine scored."""
         config = result.options.get("sub_dataset")
         if task.requires:
@@ -149,6 +112,15 @@ class OVDEval(Benchmark[OVDEvalOptions]):
         if config is None:
             return result.metrics.get(f"NMS_AP_{task.config}")
         return result.metrics.get(task.metric) if task.config == config else None
+
+
+class OVDEvalShowcase(Showcase):
+    """The bundled release (two sub-datasets, or both as Table 3)."""
+
+    subsets = ("color", "material", _ALL)
+    #: all 9 sub-datasets (~20k images): 100 boxes per image, each {"image_id", "category_id", "bbox" (5), "score"}
+    #: (9 values)
+    max_prediction_values = 20_000_000
 
     def sample_references(self, subset: str) -> str:
         """The bundled release (all), or one sub-dataset's annotation JSON."""
@@ -161,7 +133,19 @@ class OVDEval(Benchmark[OVDEvalOptions]):
         return str(root if subset == _ALL else root.joinpath(f"{subset}.json"))
 
 
-BENCHMARK = OVDEval()
+BENCHMARK = Benchmark(
+    id="ovdeval", display_name="OVDEval", scorer=OVDEvalScorer(), aliases=("ovd-eval",), listing_order=2,
+    metric_keys=schema.METRIC_KEYS, headline=("NMS_AP", "AP", "NMS_AP50", "AP50", "NMS_AR100", "AR100"),
+    default_split="test", split_help="test (the only split; a sub-dataset name here means --sub-dataset)",
+    card=Card(task_type="object-detection", task_name="Open-Vocabulary Detection",
+              license=card.card_metadata()["license"], citation=card.CITATION, quirks=card.QUIRKS,
+              metric_names={**{f"NMS_{k}": f"NMS-{k}" for k in schema.STAT_KEYS},
+                            **{k: f"{k} (without the suppression)" for k in schema.STAT_KEYS},
+                            "Total_Average": "NMS-AP Total Average"},
+              outputs_note=("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
+                            "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the "
+                            "paper's Table 3).")),
+    dataset=reader, views=views, predictor=predict, showcase=OVDEvalShowcase(), leaderboards=OVDEvalLeaderboards())
 
 
 def _sub_dataset_of(row: Any) -> str:

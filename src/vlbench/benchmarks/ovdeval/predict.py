@@ -8,7 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...benchmark import Detections, PredictData, PredictItem
+from ...protocol.predicting import Detections, PredictData, PredictItem
+
+#: a detector, or an image-text-to-text model listing labelled boxes
+kinds = ("detector", "image-text-to-text")
+answer_kind = "boxes"
+
+
+def options_for_run(config: str | None, unanswered: int) -> dict[str, Any]:
+    """A run over one sub-dataset's config is scored as that sub-dataset."""
+    return {"sub_dataset": config} if config and config != "all" else {}
 
 
 def items(data: PredictData, kind: str) -> Iterator[PredictItem]:

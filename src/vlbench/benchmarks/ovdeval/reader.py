@@ -169,6 +169,8 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
           allow_missing_images: bool = False, skip_bad_images: bool = False,
           max_shard_bytes: int | None = None) -> BuildReport:
     """The release (``annotations/<sub>.json`` + ``<sub>.tar.gz`` or image folders) -> Hub folder, one config each."""
+    if isinstance(raw, (list, tuple)):
+        raise InputError("OVDEval is built from one release folder (or one sub-dataset JSON)", fix="pass one --raw")
     from ...hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
     from ...io import read_json
     from .card import card_body, card_metadata

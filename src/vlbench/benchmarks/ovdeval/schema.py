@@ -9,6 +9,10 @@ from typing import Any
 
 __all__ = ["SUBSETS", "ASPECTS", "aspect_of", "image_features", "METRIC_KEYS", "STAT_KEYS"]
 
+#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
+PREDICTION_FORM = 'COCO results {"image_id", "category_id", "bbox", "score"}'
+PREDICTION_KEYS = frozenset({"category_id", "score", "bbox"})
+
 SUBSETS = ("coco", "celebrity", "color", "landmark", "logo", "material", "negation", "position", "relationship")
 
 #: The paper's Table 3 grouping of the sub-datasets.

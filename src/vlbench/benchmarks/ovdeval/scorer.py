@@ -26,7 +26,6 @@ from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
 __all__ = ["parse_predictions", "suppress", "score", "score_many", "score_references", "Predictions"]
 
-PROTOCOLS = ("official", "corrected")
 
 
 class Predictions:
@@ -129,7 +128,7 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
                       protocol: str = "official") -> Predictions:
     """Official COCO-results predictions -> arrays; unknown images dropped (counted). Under ``official`` every value
     ``eval.py`` scores is kept (NaN, booleans, huge integers, text scores and labels), with a warning per kind."""
-    expect_prediction_list(entries, "ovdeval", source, 'COCO results {"image_id", "category_id", "bbox", "score"}')
+    expect_prediction_list(entries, "ovdeval", source, schema.PREDICTION_FORM)
     warnings: list[str] = []
     try:
         images = [e["image_id"] for e in entries]
@@ -271,8 +270,6 @@ def _id0_warning(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_],
 def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", source: str = "predictions",
           split: str | None = None) -> Result:
     """NMS-AP and AP (24 numbers) of one sub-dataset."""
-    if protocol not in PROTOCOLS:
-        raise InputError(f"unknown protocol {protocol!r}", fix="use 'official' or 'corrected'")
     preds = parse_predictions(predictions, gt, source=source, protocol=protocol)
     keep, sup = suppress(gt, preds)
     nms = _stats(gt, preds.as_dict(keep), protocol)

@@ -3,21 +3,31 @@
 Read top to bottom: :mod:`.schema` (columns, features, class table), :mod:`.records` (the rows as
 arrays), :mod:`.reader` (official release / Hub folder -> records; release -> Hub folder),
 :mod:`.scorer` (records + predictions -> :class:`~vlbench.result.Result`), :mod:`.views` (tables,
-plots, samples), :mod:`.card` (dataset card). :data:`BENCHMARK` puts them behind the protocol.
+plots, scenes), :mod:`.predict` (a model in the loop), :mod:`.card` (dataset card). :data:`BENCHMARK`
+composes them (:mod:`vlbench.protocol`).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ...benchmark import Benchmark, EvalTask, Options, check_examples as _check_examples, option
-from . import card, schema
+from ...benchmark import (
+    Benchmark,
+    Card,
+    EvalTask,
+    Options,
+    Scorer,
+    Showcase,
+    SplitLeaderboards,
+    check_examples as _check_examples,
+    option,
+)
+from . import card, predict, reader, schema, views
 
-__all__ = ["RefL4", "RefL4Options", "BENCHMARK"]
-
-_REFERENCE_KEYS = ("id", "bbox", "ori_category_id")
+__all__ = ["RefL4Options", "RefL4Scorer", "RefL4Leaderboards", "RefL4Showcase", "BENCHMARK"]
 
 
 @dataclass(frozen=True)
@@ -28,42 +38,20 @@ class RefL4Options(Options):
                           ("error", "miss"))
 
 
-class RefL4(Benchmark[RefL4Options]):
-    """Ref-L4 behind the benchmark protocol."""
+class RefL4Scorer(Scorer[RefL4Options]):
+    """Acc@0.5/0.75/0.9, mAcc, per size and per class (see :mod:`.scorer`)."""
 
-    id = "ref_l4"
-    listing_order = 0
-    aliases = ("ref-l4", "refl4")
-    display_name = "Ref-L4"
-    task_type = "object-detection"
-    task_name = "Referring Expression Comprehension"
-    hub_id = "vlbench/ref-l4"
-    default_split = "all"
-    split_help = "val, test or all (default all)"
-    metric_keys = schema.METRIC_KEYS
-    metric_names = {
-        "Acc50": "Acc@0.5", "Acc75": "Acc@0.75", "Acc90": "Acc@0.9", "mAcc": "mAcc@0.5:0.95",
-        "small_Acc50": "Acc@0.5 (small)", "small_mAcc": "mAcc (small)",
-        "medium_Acc50": "Acc@0.5 (medium)", "medium_mAcc": "mAcc (medium)",
-        "large_Acc50": "Acc@0.5 (large)", "large_mAcc": "mAcc (large)",
-        "class_Acc50": "Acc@0.5 (class average)", "class_mAcc": "mAcc (class average)",
-    }
-    headline = ("Acc50", "Acc75", "Acc90", "mAcc", "class_Acc50", "class_mAcc")
-    prediction_keys = frozenset({"pred_bbox"})
-    prediction_form = '{"id", "pred_bbox", "format"}'
     options_type = RefL4Options
-    quirks = card.QUIRKS
-    citation = card.CITATION
-    license = card.card_metadata()["license"]
-    interval_note = " (the expressions of one image move together; pass `file_name` in the references)"
-    views_module = f"{__name__}.views"
-    predict_module = f"{__name__}.predict"
-    predict_kinds = ("detector", "image-text-to-text")
-    answer_kind = "box"
-    #: val + test: 45,341 expressions, one {"id", "pred_bbox" (5), "format"} entry each (8 values), with room to spare
-    max_prediction_values = 500_000
-    reader_module = f"{__name__}.reader"
-    space_subsets = ("all", "val", "test")
+    prediction_keys = schema.PREDICTION_KEYS
+    prediction_form = schema.PREDICTION_FORM
+
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """The release folder (``ref-l4-{val,test}.parquet``) or a Hub folder -> records of ``split``."""
+        return reader.load_references(source, split or "all")
+
+    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
+        """Rows of the Hub dataset -> records."""
+        return reader.references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"pred_bbox", "format"}`` per row -> official entries carrying the row's ``id``."""
@@ -77,23 +65,18 @@ class RefL4(Benchmark[RefL4Options]):
         return [{"id": int(r["id"]), "pred_bbox": p["pred_bbox"], "format": p["format"]}
                 for r, p in zip(references, predictions)]
 
-    def options_for_run(self, config: str | None, unanswered: int) -> dict[str, Any]:
-        """Expressions the model gave no usable box for are misses (the run counted and reported them)."""
-        return {"missing": "miss"} if unanswered else {}
-
     def score(self, references: Any, predictions: Any, options: RefL4Options, source: str = "predictions") -> Any:
-        """Acc@0.5/0.75/0.9, mAcc, per size and per class (see :mod:`.scorer`)."""
+        """The accuracies of the paper's tables."""
         from .scorer import score
 
         return score(references, predictions, protocol=options.protocol, missing=options.missing,
                      split=options.split or "given", source=source, with_samples=options.details)
 
-    def eval_tasks(self) -> list[EvalTask]:
-        """Acc50 and mAcc on test and on val."""
-        return [EvalTask(f"{m.lower()}_{split}", m, "default", split, f"{m}, {split} split")
-                for split in ("test", "val") for m in ("Acc50", "mAcc")]
 
-    def check_leaderboard(self, result: Any) -> None:
+class RefL4Leaderboards(SplitLeaderboards):
+    """Acc50 and mAcc on test and on val; a merged split (``all``) reaches none."""
+
+    def check(self, result: Any) -> None:
         """The Hub leaderboards are per split: ``all`` has none."""
         from ...errors import InputError
 
@@ -101,6 +84,14 @@ class RefL4(Benchmark[RefL4Options]):
         if split not in ("val", "test"):
             raise InputError(f"this Ref-L4 result is for split {split!r}; the Hub leaderboards are per split",
                              fix="score one split on its own (--split test or --split val) to report it")
+
+
+class RefL4Showcase(Showcase):
+    """The bundled release; the Space's choice is the split."""
+
+    subsets = ("all", "val", "test")
+    #: val + test: 45,341 expressions, one {"id", "pred_bbox" (5), "format"} entry each (8 values), with room to spare
+    max_prediction_values = 500_000
 
     def sample_references(self, subset: str) -> str:
         """The bundled release folder."""
@@ -110,9 +101,24 @@ class RefL4(Benchmark[RefL4Options]):
         """The bundled good / poor prediction file (covers both splits)."""
         return str(resources.files("vlbench").joinpath(f"samples/ref_l4/predictions_{quality}.json"))
 
-    def space_options(self, subset: str) -> dict[str, Any]:
+    def options(self, subset: str) -> dict[str, Any]:
         """The Space's choice is the split."""
         return {"split": subset}
 
 
-BENCHMARK = RefL4()
+BENCHMARK = Benchmark(
+    id="ref_l4", display_name="Ref-L4", scorer=RefL4Scorer(), aliases=("ref-l4", "refl4"), listing_order=0,
+    metric_keys=schema.METRIC_KEYS, headline=("Acc50", "Acc75", "Acc90", "mAcc", "class_Acc50", "class_mAcc"),
+    default_split="all", split_help="val, test or all (default all)",
+    card=Card(task_type="object-detection", task_name="Referring Expression Comprehension",
+              license=card.card_metadata()["license"], citation=card.CITATION, quirks=card.QUIRKS,
+              metric_names={
+                  "Acc50": "Acc@0.5", "Acc75": "Acc@0.75", "Acc90": "Acc@0.9", "mAcc": "mAcc@0.5:0.95",
+                  "small_Acc50": "Acc@0.5 (small)", "small_mAcc": "mAcc (small)",
+                  "medium_Acc50": "Acc@0.5 (medium)", "medium_mAcc": "mAcc (medium)",
+                  "large_Acc50": "Acc@0.5 (large)", "large_mAcc": "mAcc (large)",
+                  "class_Acc50": "Acc@0.5 (class average)", "class_mAcc": "mAcc (class average)"},
+              interval_note=" (the expressions of one image move together; pass `file_name` in the references)"),
+    dataset=reader, views=views, predictor=predict, showcase=RefL4Showcase(),
+    leaderboards=RefL4Leaderboards(tuple(EvalTask(f"{m.lower()}_{split}", m, "default", split, f"{m}, {split} split")
+                                         for split in ("test", "val") for m in ("Acc50", "mAcc"))))

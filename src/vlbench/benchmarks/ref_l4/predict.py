@@ -7,7 +7,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...benchmark import Detections, PredictData, PredictItem
+from ...protocol.predicting import Detections, PredictData, PredictItem
+
+#: a detector (its best box), or an image-text-to-text model answering one box
+kinds = ("detector", "image-text-to-text")
+answer_kind = "box"
+
+
+def options_for_run(config: str | None, unanswered: int) -> dict[str, Any]:
+    """Expressions the model gave no usable box for are misses (the run counted and reported them)."""
+    return {"missing": "miss"} if unanswered else {}
 
 
 def items(data: PredictData, kind: str) -> Iterator[PredictItem]:

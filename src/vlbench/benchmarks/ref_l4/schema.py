@@ -6,9 +6,11 @@ Box format everywhere in Ref-L4's references: ``bbox`` = ``[x, y, w, h]`` in pix
 from __future__ import annotations
 
 import json
-import math
 from functools import lru_cache
 from importlib import resources
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "METRIC_KEYS",
@@ -17,6 +19,10 @@ __all__ = [
     "COCO_NAMES", "OFFICIAL_REFCOCO_TO_O365", "OFF_BY_ONE_COCO_IDS", "refcoco_to_o365",
     "SMALL_MAX", "LARGE_MIN",
 ]
+
+#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
+PREDICTION_FORM = '{"id", "pred_bbox", "format"}'
+PREDICTION_KEYS = frozenset({"pred_bbox"})
 
 #: The columns of ``ref-l4-{val,test}.parquet`` in the official release, in their order.
 OFFICIAL_COLUMNS = ("id", "caption", "bbox", "bbox_area", "bbox_id", "ori_category_id", "image_id",
@@ -76,12 +82,21 @@ def features():
     })
 
 
+def size_buckets(w: ArrayLike, h: ArrayLike) -> NDArray[np.intp]:
+    """The official size rule on GT boxes: ``sqrt(w*h)`` in float64, small (0) < 128 <= medium (1) <= 256 < large (2)
+    (an index into SIZE_NAMES); a box of negative area has no size (3: counted in no size's accuracy)."""
+    with np.errstate(invalid="ignore"):
+        side = np.sqrt(np.asarray(w, dtype=np.float64) * np.asarray(h, dtype=np.float64))
+    return np.select([side < SMALL_MAX, side <= LARGE_MIN, side > LARGE_MIN], [0, 1, 2], len(SIZE_NAMES))
+
+
 def size_bucket(w: float, h: float) -> str:
-    """Official size rule on the GT box: ``sqrt(w*h)`` in float64, small < 128 <= medium <= 256 < large."""
-    s = math.sqrt(w * h)
-    if s < SMALL_MAX:
-        return "small"
-    return "medium" if s <= LARGE_MIN else "large"
+    """The size name of one GT box (:func:`size_buckets`; a box without a size raises a ValueError, as the release
+    has none)."""
+    bucket = int(size_buckets(w, h))
+    if bucket == len(SIZE_NAMES):
+        raise ValueError(f"a box of negative area ({w} x {h}) has no size")
+    return SIZE_NAMES[bucket]
 
 
 def source_of(ori_category_id: str) -> str:

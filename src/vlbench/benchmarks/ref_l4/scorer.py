@@ -32,7 +32,6 @@ __all__ = ["RefL4References", "Predictions", "parse_predictions", "score", "ACC_
 #: Thresholds of Acc50/75/90 and of mAcc, as the official code writes them (Python floats).
 ACC_THRESHOLDS = (0.5, 0.75, 0.9)
 MACC_THRESHOLDS = tuple(i / 100 for i in range(50, 100, 5))
-PROTOCOLS = ("official", "corrected")
 
 
 @dataclass(frozen=True)
@@ -150,7 +149,7 @@ def _raise_malformed_entry(entries: list[Any], source: str) -> None:
 def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "official",
                       missing: str = "error", source: str = "predictions") -> Predictions:
     """Validate official-format predictions and align them with ``refs`` (bad input -> InputError)."""
-    expect_prediction_list(entries, "ref_l4", source, '{"id", "pred_bbox", "format"}')
+    expect_prediction_list(entries, "ref_l4", source, schema.PREDICTION_FORM)
     if not entries:
         raise FormatError("the prediction list is empty (the official scorer returns {} here)", file=source,
                           fix="write one {\"id\", \"pred_bbox\", \"format\"} entry per row of the split")
@@ -276,8 +275,6 @@ def _class_metrics(acc_c: NDArray[np.float64]) -> tuple[float, float]:
 def score(refs: RefL4References, predictions: Any, *, protocol: str = "official", missing: str = "error",
           split: str = "all", source: str = "predictions", with_samples: bool = True) -> Result:
     """Score official-format Ref-L4 predictions against ``refs``; see the module docstring."""
-    if protocol not in PROTOCOLS:
-        raise InputError(f"unknown protocol {protocol!r}", fix="use 'official' or 'corrected'")
     if missing not in ("error", "miss"):
         raise InputError(f"unknown value {missing!r} for missing", fix="use 'error' or 'miss'")
     if len(refs) == 0:
@@ -289,11 +286,8 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
     hits_acc = _hits(iou, ACC_THRESHOLDS)
     metrics: dict[str, float | None] = dict(_acc_block(hits_acc, hits_macc))
 
-    w, h = refs.bbox_xywh[:, 2], refs.bbox_xywh[:, 3]
-    side = np.sqrt(w * h)
-    size_masks = {"small": side < schema.SMALL_MAX,
-                  "medium": (side >= schema.SMALL_MAX) & (side <= schema.LARGE_MIN),
-                  "large": side > schema.LARGE_MIN}
+    size_of_row = schema.size_buckets(refs.bbox_xywh[:, 2], refs.bbox_xywh[:, 3])
+    size_masks = {name: size_of_row == k for k, name in enumerate(schema.SIZE_NAMES)}
     warnings = list(refs.notes) + list(preds.warnings)
     per_size = {}
     for name, mask in size_masks.items():
@@ -330,7 +324,6 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
     counts = {"rows": len(refs), "classes": len(classes), **preds.counts}
     unit_of_row = refs.image if refs.image is not None else np.arange(len(refs))
     class_of_row = class_of_category[category_inverse]
-    size_of_row = np.select([size_masks["small"], size_masks["medium"]], [0, 1], 2)
     return Result(benchmark="ref_l4", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
                   counts=counts, warnings=warnings, options={"split": split, "missing": missing},
                   resampler=lambda: RefL4Replicator.build(hits_acc, hits_macc, size_of_row, class_of_row, len(classes),
@@ -338,6 +331,7 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
 
 
 _SIZE_COLS = 1 + len(ACC_THRESHOLDS) + len(MACC_THRESHOLDS)   # n, hits at Acc thresholds, hits at mAcc thresholds
+_SIZES = len(schema.SIZE_NAMES) + 1                           # the sizes, and none (a box of negative area)
 _CLASS_COLS = 1 + len(MACC_THRESHOLDS)
 
 
@@ -346,7 +340,7 @@ class RefL4Replicator:
     """Every Ref-L4 metric under image weights, from per-image hit counts per size bucket and class
     (:mod:`vlbench.uncertainty`); the expressions of one image move together."""
 
-    features: Any            # scipy CSR (units, 3 * _SIZE_COLS + classes * _CLASS_COLS): counts per unit
+    features: Any            # scipy CSR (units, _SIZES * _SIZE_COLS + classes * _CLASS_COLS): counts per unit
     n_classes: int
     strata: tuple[int, ...]
     unit: str
@@ -362,28 +356,28 @@ class RefL4Replicator:
         size_vals = np.hstack([ones, hits_acc, hits_macc])                      # (n, _SIZE_COLS)
         class_vals = np.hstack([ones, hits_macc])                               # (n, _CLASS_COLS)
         size_cols = size_of_row[:, None] * _SIZE_COLS + np.arange(_SIZE_COLS)[None, :]
-        class_cols = 3 * _SIZE_COLS + class_of_row[:, None] * _CLASS_COLS + np.arange(_CLASS_COLS)[None, :]
+        class_cols = _SIZES * _SIZE_COLS + class_of_row[:, None] * _CLASS_COLS + np.arange(_CLASS_COLS)[None, :]
         _, units = np.unique(unit_of_row, return_inverse=True)
         n_units = int(units.max()) + 1 if n else 0
         rows = np.repeat(units, _SIZE_COLS + _CLASS_COLS)
         cols = np.hstack([size_cols, class_cols]).ravel()
         vals = np.hstack([size_vals, class_vals]).ravel().astype(np.float64)
-        features = sparse.csr_matrix((vals, (rows, cols)), shape=(n_units, 3 * _SIZE_COLS + n_classes * _CLASS_COLS))
+        features = sparse.csr_matrix((vals, (rows, cols)), shape=(n_units, _SIZES * _SIZE_COLS + n_classes * _CLASS_COLS))
         return cls(features, n_classes, (n_units,), unit)
 
     def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         sums = np.asarray((self.features.T @ weights.T).T)                    # (R, F) weighted counts
-        size = sums[:, :3 * _SIZE_COLS].reshape(len(weights), 3, _SIZE_COLS)
+        size = sums[:, :_SIZES * _SIZE_COLS].reshape(len(weights), _SIZES, _SIZE_COLS)
         k = len(ACC_THRESHOLDS)
         total = size.sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             n = total[:, 0]
             out = {name: total[:, 1 + j] / n * 100 for j, name in enumerate(("Acc50", "Acc75", "Acc90"))}
             out["mAcc"] = (total[:, 1 + k:] / n[:, None]).mean(axis=1) * 100
-            for s, name in enumerate(("small", "medium", "large")):
+            for s, name in enumerate(schema.SIZE_NAMES):
                 per_t = size[:, s, 1 + k:] / size[:, s, :1] * 100
                 out[f"{name}_Acc50"], out[f"{name}_mAcc"] = per_t[:, 0], per_t.mean(axis=1)
-            cls_ = sums[:, 3 * _SIZE_COLS:].reshape(len(weights), self.n_classes, _CLASS_COLS)
+            cls_ = sums[:, _SIZES * _SIZE_COLS:].reshape(len(weights), self.n_classes, _CLASS_COLS)
             present = cls_[:, :, 0] > 0
             acc_c = np.where(present[:, :, None], cls_[:, :, 1:] / cls_[:, :, :1] * 100, 0.0)   # (R, C, T)
             per_t = acc_c.sum(axis=1) / present.sum(axis=1)[:, None]

@@ -9,7 +9,7 @@ import evaluate
 from vlbench.benchmarks import get_benchmark
 from vlbench.metric_support import RowInputs, compute
 
-_CITATION = get_benchmark("nocaps").citation
+_CITATION = get_benchmark("nocaps").card.citation
 
 _DESCRIPTION = """\
 nocaps scores image captions against 10 references per image with the COCO caption toolkit

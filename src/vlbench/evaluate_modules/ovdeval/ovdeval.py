@@ -9,7 +9,7 @@ import evaluate
 from vlbench.benchmarks import get_benchmark
 from vlbench.metric_support import RowInputs, compute
 
-_CITATION = get_benchmark("ovdeval").citation
+_CITATION = get_benchmark("ovdeval").card.citation
 
 
 _DESCRIPTION = """\

@@ -7,7 +7,7 @@ import evaluate
 from vlbench.benchmarks import get_benchmark
 from vlbench.metric_support import RowInputs, compute
 
-_CITATION = get_benchmark("ref_l4").citation
+_CITATION = get_benchmark("ref_l4").card.citation
 
 
 _DESCRIPTION = """\
