@@ -66,7 +66,7 @@ def test_model_index_round_trips_through_huggingface_hub(sample_release):
     from vlbench import score
 
     result = score("ref_l4", sample_release, sample_release / "predictions_poor.json", split="val")
-    from vlbench.report import model_index_yaml
+    from vlbench.model_card import model_index_yaml
 
     block = model_index_yaml(result, "my-grounding-model", dataset_id="vlbench/ref-l4", split="val")
     card = ModelCard(f"---\n{block}---\n\n# my-grounding-model\n")

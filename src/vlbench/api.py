@@ -204,12 +204,13 @@ def export(benchmark: str, folder: str | os.PathLike, *, split: str | None = Non
 
 
 def metric_path(benchmark: str) -> str:
-    """The folder of a benchmark's ``evaluate`` module inside the installed package, for
+    """The folder of a benchmark's ``evaluate`` module (inside the installed package, or the one a plug-in names), for
     ``evaluate.load(vlbench.metric_path(benchmark))`` from any working directory (it is also the metric Space)."""
     from .errors import UnsupportedError
 
     bench = get_benchmark(benchmark)
-    folder = Path(__file__).resolve().parent / "evaluate_modules" / bench.id
+    folder = (Path(bench.evaluate_module) if bench.evaluate_module
+              else Path(__file__).resolve().parent / "evaluate_modules" / bench.id)
     if not (folder / f"{bench.id}.py").is_file():
         raise UnsupportedError(f"{bench.display_name} has no evaluate module in this installation",
                                fix="score with vlbench.score(...) or 'vlbench score'")

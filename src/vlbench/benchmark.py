@@ -81,7 +81,8 @@ class Card:
 class Benchmark:
     """One benchmark: names, the metric keys a score returns (CONTRACT.md) and the keys shown first, the split
     scored when none is given, its card facts, and its capabilities. Only ``id``, ``display_name`` and ``scorer`` are
-    required; a missing capability is None (the views and leaderboards default to none).
+    required; a missing capability is None (the views and leaderboards default to none), and so is the folder of a
+    plug-in's ``evaluate`` module.
     """
 
     id: str
@@ -100,6 +101,8 @@ class Benchmark:
     predictor: Predictor | None = None
     showcase: Showcase | None = None
     leaderboards: Leaderboards = SplitLeaderboards()
+    #: a plug-in's ``evaluate`` module: the folder holding ``<id>.py`` (vlbench's own are in its evaluate_modules/)
+    evaluate_module: str | None = None
 
     def options(self, **kwargs: Any) -> Options:
         """Validated options (:meth:`Options.parse` of the scorer's ``options_type``): unknown names and values are

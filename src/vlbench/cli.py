@@ -148,42 +148,24 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
-    from .predict import predict
+    from .predict import predict, run
 
+    options = {"split": args.split, "config": args.config, "revision": args.revision, "device": args.device,
+               "kind": args.kind, "box_format": args.box_format, "prompt": args.prompt, "threshold": args.threshold,
+               "top_k": args.top_k, "max_queries": args.max_queries, "max_new_tokens": args.max_new_tokens,
+               "batch_size": args.batch_size, "limit": args.limit, "overwrite": args.overwrite,
+               "progress": sys.stderr.isatty()}
     if args.command == "run":
-        from .io import check_output
-
-        check_output(args.output, "result JSON")
-        if Path(args.output).resolve() == Path(args.out).resolve():
-            from .errors import InputError
-
-            raise InputError("--out and --output name the same file: the result would replace the predictions",
-                             file=args.out, fix="write the result elsewhere, e.g. --output result.json")
-    report = predict(args.benchmark, args.model, args.data, args.out, split=args.split, config=args.config,
-                     revision=args.revision, device=args.device, kind=args.kind, box_format=args.box_format,
-                     prompt=args.prompt, threshold=args.threshold, top_k=args.top_k, max_queries=args.max_queries,
-                     max_new_tokens=args.max_new_tokens, batch_size=args.batch_size, limit=args.limit,
-                     overwrite=args.overwrite, progress=sys.stderr.isatty())
+        report, result = run(args.benchmark, args.model, args.data, args.out, output=args.output, **options)
+    else:
+        report, result = predict(args.benchmark, args.model, args.data, args.out, **options), None
     if not report.main:         # another process of 'accelerate launch': the main one merges, reports and scores
         return 0
     print(f"wrote {args.out}: {report.summary()}")
-    if args.command == "run" and not report.entries:
-        from .errors import InputError
-
-        raise InputError("the model gave no usable answer for any item, so there is nothing to score",
-                         file=f"{args.out}.meta.json", fix="look at the raw answers kept there; check --box-format "
-                                                           "and --prompt")
-    if args.command == "run":
+    if result is not None:
         from . import report as rendering
-        from .api import score
-        from .io import write_text_atomic
 
-        predictor = get_benchmark(args.benchmark).require_predictor()
-        result = score(args.benchmark, args.data, args.out, split=report.settings.split,
-                       **predictor.options_for_run(report.settings.config, report.unanswered + report.skipped))
-        result.options["predicted_by"] = {k: v for k, v in vars(report.settings).items() if v is not None}
         print(rendering.text(result))
-        write_text_atomic(args.output, result.to_json(), "result JSON")
     return 0
 
 
@@ -289,7 +271,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from . import report
+    from . import model_card, report
     from .errors import FormatError, InputError
     from .io import check_output, read_json, write_text_atomic
     from .result import Result
@@ -301,34 +283,23 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.dry_run and not args.push:
         raise InputError("--dry-run goes with --push", fix="add --push ORG/MODEL, or leave --dry-run out")
     get_benchmark(result.benchmark)    # a result of an unknown benchmark: a clear error first
-    folder = None
-    if args.eval_results:
-        folder = Path(args.eval_results)
-        folder = folder if folder.name == ".eval_results" else folder / ".eval_results"
-        check_output(folder, "evaluation results folder", folder=True)
     if args.csv:
         check_output(args.csv, "CSV folder", folder=True)
-    if folder is not None:
-        import yaml
-
-        from .registration import merge_eval_results
-
-        entries = report.eval_results(result, dataset_id=args.dataset_id, revision=args.revision, date=args.date,
-                                      source_url=args.source_url)
-        target = folder / f"{result.benchmark}.yaml"
-        merged = merge_eval_results(_read_text(target, "evaluation results") if target.is_file() else "", entries,
-                                    str(target))
-        path = write_text_atomic(target, yaml.safe_dump(merged, sort_keys=False, allow_unicode=True),
-                                 "evaluation results")
-        kept = len(merged) - len(entries)
+    entry_fields = {"dataset_id": args.dataset_id, "revision": args.revision, "date": args.date,
+                    "source_url": args.source_url}
+    if args.eval_results:
+        path, entries, kept = model_card.write_eval_results(result, args.eval_results, **entry_fields)
         print(f"wrote {path} ({len(entries)} result(s): {', '.join(e['dataset']['task_id'] for e in entries)}"
               + (f"; {kept} other entr{'y' if kept == 1 else 'ies'} kept" if kept else "") + ")")
     card_options = {"dataset_id": args.dataset_id, "config": args.config, "split": args.split,
                     "revision": args.revision}
     if args.model_index:
-        print(report.model_index_yaml(result, args.model_name, **card_options), end="")
+        print(model_card.model_index_yaml(result, args.model_name, **card_options), end="")
     if args.into or args.push:
-        _merge_and_push(args, result, card_options)
+        for line in model_card.update_model_card(
+                result, into=args.into, push=args.push, dry_run=args.dry_run, card_options=card_options,
+                model_name=None if args.model_name == "my-model" else args.model_name, **entry_fields):
+            print(line)
     if args.csv:
         try:
             tables = report.tables(result)
@@ -339,49 +310,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
             write_text_atomic(Path(args.csv) / (name.split(" (")[0].replace(" ", "_") + ".csv"), report.to_csv(table),
                               "CSV table")
     return 0
-
-
-def _merge_and_push(args: argparse.Namespace, result: Any, card_options: dict[str, Any]) -> None:
-    """``report --into`` / ``--push``: merge the model-index into a card; write it, and / or push it with the
-    ``.eval_results`` entries in one commit (``--dry-run``: the diff and the files only)."""
-    import yaml
-
-    from . import report
-    from .io import check_output, write_text_atomic
-    from .publish import push_model_card, remote_card
-    from .registration import merge_eval_results
-
-    name = None if args.model_name == "my-model" else args.model_name
-    if args.into:
-        check_output(args.into, "model card")
-        into = Path(args.into)
-        before = _read_text(into, "model card") if into.is_file() else ""
-    else:
-        before = remote_card(args.push)
-    after = report.merge_model_index(before, result, name, source=args.into or f"{args.push}/README.md",
-                                     **card_options)
-    if args.into:
-        write_text_atomic(args.into, after, "model card")
-        print(f"merged the model-index into {args.into}")
-    if args.push:
-        entries = report.eval_results(result, dataset_id=args.dataset_id, revision=args.revision, date=args.date,
-                                      source_url=args.source_url)
-        remote = f".eval_results/{result.benchmark}.yaml"
-        merged = merge_eval_results(remote_card(args.push, path=remote), entries, f"{args.push}/{remote}")
-        files = {"README.md": after, remote: yaml.safe_dump(merged, sort_keys=False, allow_unicode=True)}
-        print(push_model_card(args.push, before, files, dry_run=args.dry_run))
-
-
-def _read_text(path: Path, what: str) -> str:
-    """A user's text file, with a clear error when it is not UTF-8 or cannot be read."""
-    from .errors import FormatError
-
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise FormatError(f"the {what} is not UTF-8 text", file=str(path), fix="save it as UTF-8") from None
-    except OSError as exc:
-        raise FormatError(f"cannot read the {what} ({exc.strerror or exc})", file=str(path)) from None
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
@@ -437,35 +365,11 @@ def _publish_and_show(folder: Path, args: argparse.Namespace, repo_type: str) ->
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    import subprocess
+    from .captions import backends
 
-    from .captions import java
-    from .captions.meteor import meteor_available
-    from .captions.spice import spice_available
-
-    exe, why = java.find_java()
-    version = "not found"
-    if exe:
-        proc = subprocess.run([exe, "-version"], capture_output=True, text=True)
-        version = (proc.stderr or proc.stdout).splitlines()[0] if (proc.stderr or proc.stdout) else "unknown"
     print(f"vlbench {__version__}")
-    print(f"java:              {exe or 'not found'} ({version}; from {why})" if exe else f"java:              {why}")
-    jar = java.tokenizer_jar()
-    print(f"tokenizer java:    {'ready (' + str(jar) + ')' if exe and jar else 'not available'}")
-    print("tokenizer python:  ready (exact re-implementation of PTBTokenizer as the toolkit runs it)")
-    for name, (ok, why) in (("METEOR python:", meteor_available("python")), ("METEOR java:", meteor_available("java")),
-                            ("SPICE:", spice_available())):
-        print(f"{name:<19}{'ready' if ok else 'not available: ' + why}")
-    if meteor_available()[0]:
-        from .captions.paraphrase import ParaphraseIndex
-
-        table = java.require_meteor_jar().parent / "data" / "paraphrase-en.gz"
-        if args.prepare:
-            ParaphraseIndex.load(table)
-        cached = ParaphraseIndex.cache_path(table)
-        print("METEOR paraphrase index: " + (f"cached ({cached})" if cached.exists() else
-                                              "not built yet (built on first METEOR use, ~20 s, once; "
-                                              "'vlbench doctor --prepare' builds it now)"))
+    for name, state in backends(prepare=args.prepare):
+        print(f"{name + ':':<18} {state}")
     return 0
 
 

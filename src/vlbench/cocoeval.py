@@ -155,19 +155,7 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     pycocotools (``dtm`` holds the GT id and is tested against 0).
     """
     A, T = len(params.area_rngs), len(params.iou_thrs)
-    max_det = params.max_dets[-1]
-
-    # -- detections: per pair by descending score (stable), keep the top max_det ------------------
-    # (a pair's list sorts as int64 when all its scores are JSON integers)
-    pair_int = (None if dt.exact is None or dt.is_int is None
-                else np.bincount(dt.pair, weights=~dt.is_int, minlength=n_pairs)[dt.pair] == 0)
-    order = _stable_order(dt.pair, _score_key(dt.score, dt.exact, pair_int))
-    pair_sorted = dt.pair[order]
-    first = np.searchsorted(pair_sorted, pair_sorted, side="left")
-    rank_sorted = np.arange(len(order)) - first
-    keep = rank_sorted < max_det
-    det_index = order[keep]
-    d_pair, d_rank = pair_sorted[keep], rank_sorted[keep]
+    det_index, d_pair, d_rank = _ranked(dt, n_pairs, params.max_dets[-1])
     d_box, d_score, d_area = dt.box_xywh[det_index], dt.score[det_index], dt.area[det_index]
     n_det = len(det_index)
 
@@ -180,9 +168,7 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     g_count = np.bincount(g_pair, minlength=n_pairs)
     g_start = np.cumsum(g_count) - g_count
     # ignored per area range: ignored (crowd) boxes, or area outside the (inclusive) range
-    lo = np.array([r[0] for r in params.area_rngs])[:, None]
-    hi = np.array([r[1] for r in params.area_rngs])[:, None]
-    g_ignored = g_ignore[None, :] | (g_area[None, :] < lo) | (g_area[None, :] > hi)      # (A, G)
+    g_ignored = g_ignore[None, :] | _outside_area_ranges(g_area, params)                  # (A, G)
     npig = np.zeros((A, n_pairs), dtype=np.int64)
     for a in range(A):
         npig[a] = np.bincount(g_pair[~g_ignored[a]], minlength=n_pairs)
@@ -193,7 +179,7 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     c_det, c_gt, c_iou, nan_det = _candidates(d_box, d_pair, g_box, g_crowd, g_count, g_start, thr.min())
 
     # -- outcome per (area, threshold, detection) -------------------------------------------------------
-    d_outside = (d_area[None, :] < lo) | (d_area[None, :] > hi)                           # (A, N)
+    d_outside = _outside_area_ranges(d_area, params)                                      # (A, N)
     state = np.where(d_outside, IGNORED, FP)[:, None, :].repeat(T, axis=1)               # unmatched default
     id0_changed = 0
     if len(c_det):
@@ -216,6 +202,26 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
                    has_result=has_result, id0_matches=id0_changed,
                    exact=None if dt.exact is None else dt.exact[det_index],
                    is_int=None if dt.is_int is None else dt.is_int[det_index], nan_iou=int(nan_det.sum()))
+
+
+def _ranked(dt: Detections, n_pairs: int, max_det: int) -> tuple[NDArray[np.int64], NDArray[np.int64],
+                                                                  NDArray[np.int64]]:
+    """Per pair by descending score (stable: file order breaks ties), the top ``max_det``: (index into ``dt``, pair,
+    rank in the pair). A pair's list sorts as int64 when all its scores are JSON integers."""
+    pair_int = (None if dt.exact is None or dt.is_int is None
+                else np.bincount(dt.pair, weights=~dt.is_int, minlength=n_pairs)[dt.pair] == 0)
+    order = _stable_order(dt.pair, _score_key(dt.score, dt.exact, pair_int))
+    pair_sorted = dt.pair[order]
+    rank_sorted = np.arange(len(order)) - np.searchsorted(pair_sorted, pair_sorted, side="left")
+    keep = rank_sorted < max_det
+    return order[keep], pair_sorted[keep], rank_sorted[keep]
+
+
+def _outside_area_ranges(area: NDArray[np.float64], params: Params) -> NDArray[np.bool_]:
+    """(A, N): each area outside each (inclusive) area range."""
+    lo = np.array([r[0] for r in params.area_rngs])[:, None]
+    hi = np.array([r[1] for r in params.area_rngs])[:, None]
+    return (area[None, :] < lo) | (area[None, :] > hi)
 
 
 def _candidates(d_box, d_pair, g_box, g_crowd, g_count, g_start, lowest: float):

@@ -5,7 +5,7 @@ its leaderboards in ``eval.yaml`` (``name``, ``description``, ``evaluation_frame
 ``id`` and optional ``config`` / ``split``); a model repo reports one value per task in
 ``.eval_results/<name>.yaml`` (a list of ``{dataset: {id, task_id, revision?}, value, date?, source?,
 notes?}``). Here one task is one headline number, so every task names the metric key it reports.
-Both files come from each benchmark's ``eval_tasks()``, so they cannot disagree.
+Both files come from each benchmark's leaderboards (``Benchmark.leaderboards.tasks()``), so they cannot disagree.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .errors import InputError
 from .protocol.leaderboards import EvalTask
 
 __all__ = ["EvalTask", "eval_tasks", "eval_yaml", "eval_results", "write_eval_yaml", "merge_eval_results",
-           "EVALUATION_FRAMEWORK"]
+           "require_dataset_id", "EVALUATION_FRAMEWORK"]
 
 #: The framework key the tasks name. The Hub accepts keys from an allowlist (``EVALUATION_FRAMEWORKS`` in
 #: huggingface.js ``packages/tasks/src/eval.ts``); "vlbench" has to be added there before the Hub shows leaderboards.
@@ -72,7 +72,6 @@ def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | 
                  date: str | None = None, source_url: str | None = None, source_name: str | None = None,
                  notes: str | None = None) -> list[dict[str, Any]]:
     """The ``.eval_results`` entries of a result: one per task whose number it holds (value in percent)."""
-    from .report import require_dataset_id
 
     info = get_benchmark(result.benchmark)
     info.leaderboards.check(result)
@@ -120,3 +119,14 @@ def merge_eval_results(existing: str, new: list[dict[str, Any]], source: str = "
 
     replaced = {key(e) for e in new}
     return [e for e in old if key(e) not in replaced] + list(new)
+
+
+def require_dataset_id(result: Any, dataset_id: str | None) -> str:
+    """``dataset_id``, else the result's; never an id nobody gave (the Hub would link the card to a wrong dataset)."""
+    chosen = dataset_id or result.dataset_id
+    if not chosen:
+        info = get_benchmark(result.benchmark)
+        raise InputError("the result does not say which Hub dataset it was scored on",
+                         fix=f"pass --dataset-id ORG/{info.id.replace('_', '-')} (the id you published the dataset "
+                             "under with 'vlbench publish dataset'), or score against the published folder or Hub id")
+    return chosen

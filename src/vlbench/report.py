@@ -1,8 +1,8 @@
 """The reporting layer: renderings of a :class:`~vlbench.result.Result` for people and for the Hub.
 
-Terminal text, headline rows, breakdown tables and CSV, plots, samples drawn on their images, the
-model card's ``model-index`` block and the Hub's ``.eval_results`` entries. Every function works for
-any registered benchmark: what differs comes from the benchmark's own hooks. matplotlib and PIL are
+Terminal text, headline rows, breakdown tables and CSV, plots, samples drawn on their images (the model card and
+the Hub's entries are :mod:`vlbench.model_card`). Every function works for any registered benchmark: what differs
+comes from the benchmark's views. matplotlib and PIL are
 imported only here, and only through their object APIs (no pyplot state: safe in worker threads).
 """
 
@@ -20,8 +20,7 @@ from .benchmarks import get_benchmark
 from .protocol.views import Sample, Table
 from .result import Result
 
-__all__ = ["Table", "text", "headline", "tables", "plots", "draw", "image_reader", "to_csv",
-           "model_index", "model_index_yaml", "eval_results"]
+__all__ = ["Table", "text", "headline", "tables", "plots", "draw", "image_reader", "to_csv"]
 
 
 def _round(value: Any, digits: int) -> Any:
@@ -146,100 +145,3 @@ def draw_placed(sample: Sample, image_bytes: bytes | None) -> tuple[Any, list[tu
             canvas.rectangle([tx, ty, tx + t_right - t_left + 4, ty + t_bottom - t_top + 4], fill=colour)
             canvas.text((tx + 2, ty + 2 - t_top), text, fill=(255, 255, 255))
     return img, placed
-
-
-# -- model card and Hub registration ------------------------------------------------------------------
-
-def model_index(result: Result, model_name: str, *, dataset_id: str | None = None, config: str | None = None,
-                split: str | None = None, revision: str | None = None) -> dict[str, Any]:
-    """The ``model-index`` entry for a model card (values in percent), as the Hub parses it. The dataset is
-    ``dataset_id``, else the one the result names (:attr:`Result.dataset_id`); a result the Hub leaderboards cannot
-    take (e.g. a merged split) is refused with the fix."""
-    info = get_benchmark(result.benchmark)
-    info.leaderboards.check(result)
-    scope_config, scope_split = info.leaderboards.scope(result)
-    split = split or scope_split or info.default_split
-    dataset: dict[str, Any] = {"name": info.display_name, "type": require_dataset_id(result, dataset_id)}
-    if config or scope_config:
-        dataset["config"] = config or scope_config
-    if split:
-        dataset["split"] = split
-    if revision:
-        dataset["revision"] = revision
-    metrics = [{"type": key, "name": info.card.metric_names.get(key, key), "value": round(float(value), 4)}
-               for key, value in result.metrics.items() if value is not None]
-    return {"model-index": [{"name": model_name, "results": [{
-        "task": {"type": info.card.task_type, "name": info.card.task_name},
-        "dataset": dataset,
-        "metrics": metrics,
-    }]}]}
-
-
-def require_dataset_id(result: Result, dataset_id: str | None) -> str:
-    """``dataset_id``, else the result's; never an id nobody gave (the Hub would link the card to a wrong dataset)."""
-    from .errors import InputError
-
-    chosen = dataset_id or result.dataset_id
-    if not chosen:
-        info = get_benchmark(result.benchmark)
-        raise InputError("the result does not say which Hub dataset it was scored on",
-                         fix=f"pass --dataset-id ORG/{info.id.replace('_', '-')} (the id you published the dataset "
-                             "under with 'vlbench publish dataset'), or score against the published folder or Hub id")
-    return chosen
-
-
-def merge_model_index(card_text: str, result: Result, model_name: str | None = None, *, source: str = "README.md",
-                      **kwargs: Any) -> str:
-    """A model card (README.md text, possibly empty) with the result's ``model-index`` entries merged in through
-    ``huggingface_hub``'s card API: an entry for the same task, dataset, config, split and metric is replaced, the
-    others kept; every other metadata field and the prose are left as they were. A card the API cannot read, or
-    one holding several models' results (which one model name would re-attribute), is a clear error."""
-    from huggingface_hub import ModelCard
-    from huggingface_hub.repocard_data import model_index_to_eval_results
-
-    from .errors import FormatError
-
-    fix = "fix the card's YAML header (between the --- lines), or merge into a new card with --into"
-    try:
-        card = ModelCard(card_text if card_text.strip() else "---\n---\n")
-        raw_index = _front_matter(card_text).get("model-index") or []
-    except Exception as exc:       # yaml errors, ValueError / KeyError / TypeError of an invalid model-index
-        raise FormatError(f"the model card cannot be read ({type(exc).__name__}: "
-                          f"{(str(exc).splitlines() or [''])[0][:200]})", file=source, fix=fix) from None
-    names = {m.get("name") for m in raw_index if isinstance(m, dict)}
-    if len(names) > 1:
-        raise FormatError(f"the card's model-index holds results of {len(names)} models ({', '.join(map(str, names))}):"
-                          " merging would give all of them one name", file=source,
-                          fix="merge into a card of one model (--into a new README.md)")
-    data: Any = card.data        # ModelCardData: model_name and eval_results are its own fields
-    name = model_name or data.model_name or "my-model"
-    _, new = model_index_to_eval_results(model_index(result, name, **kwargs)["model-index"])
-    kept = [old for old in (data.eval_results or []) if not any(old.is_equal_except_value(n) for n in new)]
-    data.eval_results = kept + new
-    data.model_name = name
-    return str(card)
-
-
-def _front_matter(card_text: str) -> dict[str, Any]:
-    """The YAML metadata of a card as written (the card API keeps only the first model of a model-index)."""
-    import re
-
-    import yaml
-
-    match = re.match(r"\A\s*---\r?\n(.*?)\r?\n---\s*(?:\r?\n|\Z)", card_text, re.S)
-    meta = yaml.safe_load(match.group(1)) if match else None
-    return meta if isinstance(meta, dict) else {}
-
-
-def model_index_yaml(result: Result, model_name: str, **kwargs: Any) -> str:
-    """:func:`model_index` as YAML, ready to paste into a model card's metadata."""
-    import yaml
-
-    return yaml.safe_dump(model_index(result, model_name, **kwargs), sort_keys=False, allow_unicode=True)
-
-
-def eval_results(result: Result, **kwargs: Any) -> list[dict[str, Any]]:
-    """Entries for a model repo's ``.eval_results/<benchmark>.yaml`` (see :mod:`vlbench.registration`)."""
-    from .registration import eval_results as entries
-
-    return entries(result, **kwargs)

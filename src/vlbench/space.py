@@ -339,7 +339,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     """Everything the Space shows for one upload; errors become a status message, never a crash."""
     import gradio as gr
 
-    from . import report
+    from . import model_card, report
 
     def step(fraction: float, what: str) -> None:
         if progress is not None:
@@ -383,7 +383,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
         status += "\n\nNo model-card block: enter the dataset's id on the Hub (ORG/name) above to get one."
     else:
         try:
-            (out_dir / "model-index.yaml").write_text(report.model_index_yaml(
+            (out_dir / "model-index.yaml").write_text(model_card.model_index_yaml(
                 result, model_name or "my-model", dataset_id=given), encoding="utf-8")
             files.append(str(out_dir / "model-index.yaml"))
         except VlbenchError as exc:
@@ -535,6 +535,50 @@ def _benchmark_chosen(viewer: _Viewer):
     return chosen
 
 
+@dataclass(frozen=True)
+class _Tabs:
+    """The result tabs' components: tables, plots, the sample viewer, downloads, and the comparison's."""
+
+    tables: list[Any]
+    plots: list[Any]
+    viewer: _Viewer
+    downloads: Any
+    upload_b: Any
+    compare_button: Any
+    comparison: Any
+    comparison_file: Any
+
+
+def _result_tabs(has_boxes: bool) -> _Tabs:
+    """Tables, Plots, Samples, Downloads and "Compare with another model" (inside the app's Blocks)."""
+    import gradio as gr
+
+    with gr.Tabs():
+        with gr.Tab("Tables"):
+            tables = [gr.Dataframe(visible=False, interactive=False, label=f"table {k + 1}") for k in range(_N_TABLES)]
+        with gr.Tab("Plots"):
+            plots = [gr.Plot(visible=False, label=f"plot {k + 1}") for k in range(_N_PLOTS)]
+        with gr.Tab("Samples", elem_id="samples-tab"):
+            viewer = _viewer_components(has_boxes)
+        with gr.Tab("Downloads", elem_id="downloads-tab"):
+            downloads = gr.File(label="result JSON, model-index YAML, tables as CSV", file_count="multiple",
+                                elem_id="downloads")
+        with gr.Tab("Compare with another model", elem_id="compare-tab"):
+            gr.Markdown("Upload a second prediction file B for the same benchmark and split: a paired bootstrap "
+                        "over images (the same resampled images for both) says per metric whether A really "
+                        "beats B, with the 95% interval of the difference.")
+            upload_b = gr.File(label="predictions B", file_types=[".json", ".gz", ".zip"], elem_id="upload-b")
+            compare_button = gr.Button("Compare A and B", elem_id="compare")
+            comparison = gr.Markdown(elem_id="comparison")
+            comparison_file = gr.File(label="comparison JSON", file_count="multiple", elem_id="comparison-file")
+    return _Tabs(tables, plots, viewer, downloads, upload_b, compare_button, comparison, comparison_file)
+
+
+_INTRO = ("Upload a prediction file in the benchmark's official format (or click an example) and get the official "
+          "scores, the breakdowns, plots, the worst samples and a ready-to-paste model-card block. References: the "
+          "bundled sample releases.")
+
+
 def build_app(only: str | None = None):
     """The upload-and-score Space: all four benchmarks, or ``only`` one (the app of its evaluate metric Space)."""
     import gradio as gr
@@ -545,10 +589,7 @@ def build_app(only: str | None = None):
         raise VlbenchError(f"unknown benchmark {only!r}; choose one of {', '.join(names_of)}")
     names = ", ".join(names_of[k] for k in shown)
     with gr.Blocks(title=f"vlbench: score {names}", analytics_enabled=False, delete_cache=CACHE_LIFETIME) as demo:
-        gr.Markdown(f"# {'vlbench' if not only else names_of[only] + ' metric (vlbench)'}\nUpload a prediction file in "
-                    "the benchmark's official format (or click an example) and get the official scores, the "
-                    "breakdowns, plots, the worst samples and a ready-to-paste model-card block. References: the "
-                    "bundled sample releases.")
+        gr.Markdown(f"# {'vlbench' if not only else names_of[only] + ' metric (vlbench)'}\n{_INTRO}")
         with gr.Row():
             bench = gr.Dropdown([(names_of[k], k) for k in shown], value=shown[0], label="benchmark", elem_id="bench",
                                 interactive=not only)
@@ -569,25 +610,8 @@ def build_app(only: str | None = None):
             run = gr.Button("Score", variant="primary", elem_id="score")
         status = gr.Markdown(elem_id="status", label="status")
         head = gr.Markdown(elem_id="headline", label="headline")
-        with gr.Tabs():
-            with gr.Tab("Tables"):
-                table_slots = [gr.Dataframe(visible=False, interactive=False, label=f"table {k + 1}")
-                               for k in range(_N_TABLES)]
-            with gr.Tab("Plots"):
-                plot_slots = [gr.Plot(visible=False, label=f"plot {k + 1}") for k in range(_N_PLOTS)]
-            with gr.Tab("Samples", elem_id="samples-tab"):
-                viewer = _viewer_components(_has_boxes(shown[0]))
-            with gr.Tab("Downloads", elem_id="downloads-tab"):
-                downloads = gr.File(label="result JSON, model-index YAML, tables as CSV", file_count="multiple",
-                                    elem_id="downloads")
-            with gr.Tab("Compare with another model", elem_id="compare-tab"):
-                gr.Markdown("Upload a second prediction file B for the same benchmark and split: a paired bootstrap "
-                            "over images (the same resampled images for both) says per metric whether A really "
-                            "beats B, with the 95% interval of the difference.")
-                upload_b = gr.File(label="predictions B", file_types=[".json", ".gz", ".zip"], elem_id="upload-b")
-                compare_button = gr.Button("Compare A and B", elem_id="compare")
-                comparison = gr.Markdown(elem_id="comparison")
-                comparison_file = gr.File(label="comparison JSON", file_count="multiple", elem_id="comparison-file")
+        tabs = _result_tabs(_has_boxes(shown[0]))
+        viewer, table_slots, plot_slots, downloads = tabs.viewer, tabs.tables, tabs.plots, tabs.downloads
         metrics_json = gr.Textbox(visible=False, elem_id="metrics-json", label="metrics (JSON)")
 
         bench.change(_benchmark_chosen(viewer), bench,
@@ -608,11 +632,10 @@ def build_app(only: str | None = None):
             scored.append(clicked.then(score_with_progress, inputs, outputs, api_visibility="private", **scoring))
         _wire_viewer(viewer, scored)
 
-        def compare_with_progress(b, s, fa, fb, pr, refs, progress=gr.Progress()):
-            return run_compare(b, s, fa, fb, pr, refs, progress)
-
-        compare_button.click(compare_with_progress, [bench, subset, upload, upload_b, protocol, references],
-                             [comparison, comparison_file], api_name="compare", **scoring)
+        compare_inputs = [bench, subset, upload, tabs.upload_b, protocol, references]
+        tabs.compare_button.click(lambda b, s, fa, fb, pr, refs, progress=gr.Progress():
+                                  run_compare(b, s, fa, fb, pr, refs, progress), compare_inputs,
+                                  [tabs.comparison, tabs.comparison_file], api_name="compare", **scoring)
     return demo.queue(default_concurrency_limit=CONCURRENCY)
 
 

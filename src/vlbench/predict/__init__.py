@@ -7,7 +7,7 @@ it: the settings, the counts, each kind of unparseable answer with a few raw ans
 (``accelerate launch -m vlbench predict ...``) each take a shard of the items and write their own partial file;
 the main process merges them in item order.
 
-Benchmarks say what to ask through their ``predict_module`` (:class:`vlbench.benchmark.Benchmark`); nothing here
+Benchmarks say what to ask through their predictor (:class:`vlbench.protocol.Predictor`); nothing here
 names one. torch and transformers load only when a model runs (``pip install "vlbench[predict]"``).
 """
 
@@ -25,7 +25,7 @@ from ..errors import FormatError, InputError
 from ..io import check_output, write_text_atomic
 from ..protocol.predicting import Detections, PredictData, PredictItem, Predictor
 
-__all__ = ["PredictSettings", "PredictReport", "predict", "load_data", "answer_record", "tally",
+__all__ = ["PredictSettings", "PredictReport", "predict", "run", "load_data", "answer_record", "tally",
            "write_run_record", "default_max_new_tokens"]
 
 #: raw answers kept per kind of failure in the report
@@ -202,7 +202,7 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     can be checked is checked before the model loads.
     """
     from . import models
-    from .families import GENERATOR, render_prompt
+    from .families import GENERATOR
 
     bench = get_benchmark(benchmark)
     _check_numbers(batch_size=batch_size, top_k=top_k, max_queries=max_queries, limit=limit,
@@ -218,12 +218,7 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     data_rows, split = load_data(bench.id, data, split=split, config=config)      # before the (slow) model
     every = _items(bench, data_rows, info.kind, data)
     items = every[:limit]
-    _require_images(items, data, bench.id)
-    if len({it.context.get("part") for it in items}) > 1 and out.suffix == ".json":
-        raise InputError("these items belong to several parts (sub-datasets), written as a folder of "
-                         "<part>.json files", file=str(out), fix="name a folder for --out (no .json), or pick one "
-                                                                   "part with --config")
-    _refuse_to_replace(_targets(out, items), overwrite)
+    _check_targets(items, data, bench.id, out, overwrite)
     if preset is not None:
         max_new_tokens = max_new_tokens or default_max_new_tokens(predictor.answer_kind, items)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -237,28 +232,75 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     report = PredictReport(settings, skipped=len(every) - len(items))
     rank, world, merge = _processes()
     report.main = rank == 0
-    mine = items[rank::world]
-    partial = _partial_path(out, rank)
-    done = _resume(partial, settings, repair=True)
+    _answer_all(predictor, loaded, items[rank::world], _partial_path(out, rank), report, preset, batch_size,
+                progress and rank == 0)
+    merge(lambda: _finish(bench, items, out, report, world))
+    return report
+
+
+def _check_targets(items: list[PredictItem], data: str | os.PathLike, benchmark: str, out: Path,
+                   overwrite: bool) -> None:
+    """Before the model loads: every item has its image, and the files the run writes may be written."""
+    _require_images(items, data, benchmark)
+    if len({it.context.get("part") for it in items}) > 1 and out.suffix == ".json":
+        raise InputError("these items belong to several parts (sub-datasets), written as a folder of "
+                         "<part>.json files", file=str(out), fix="name a folder for --out (no .json), or pick one "
+                                                                   "part with --config")
+    _refuse_to_replace(_targets(out, items), overwrite)
+
+
+def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], partial: Path, report: PredictReport,
+                preset: Any, batch_size: int, progress: bool) -> None:
+    """This process's items in batches, each answer appended to its partial file (resumed where a run stopped)."""
+    from .families import render_prompt
+
+    done = _resume(partial, report.settings, repair=True)
     report.resumed = sum(it.key in done for it in mine)
     todo = [it for it in mine if it.key not in done]
     try:
         with open(partial, "a", encoding="utf-8") as fh:
             if fh.tell() == 0:
-                fh.write(json.dumps({"settings": asdict(settings)}) + "\n")
-            bar = _progress(len(mine), report.resumed, progress and rank == 0)
+                fh.write(json.dumps({"settings": asdict(report.settings)}) + "\n")
+            bar = _progress(len(mine), report.resumed, progress)
             for start in range(0, len(todo), batch_size):
                 batch = todo[start:start + batch_size]
                 prompts = [render_prompt(preset, predictor.answer_kind, it.queries) for it in batch] if preset else []
-                for record in _answer(predictor, loaded, batch, settings, preset, prompts):
+                for record in _answer(predictor, loaded, batch, report.settings, preset, prompts):
                     fh.write(json.dumps(record, allow_nan=False) + "\n")
                 fh.flush()
                 bar(len(batch))
     except OSError as exc:      # a full disk, a removed folder: the finished batches stay in the partial file
         raise FormatError(f"cannot write the partial file ({exc.strerror or exc})", file=str(partial),
                           fix="free disk space (or fix the folder) and rerun the same command to continue") from None
-    merge(lambda: _finish(bench, items, out, report, world))
-    return report
+
+
+def run(benchmark: str, model: str, data: str | os.PathLike, out: str | os.PathLike, *,
+        output: str | os.PathLike | None = None, **predict_options: Any) -> tuple[PredictReport, Any]:
+    """:func:`predict`, then score the file it wrote against the same dataset: (the report, the
+    :class:`~vlbench.result.Result`, None in a non-main process of ``accelerate launch``). The result records the run's
+    settings under ``options["predicted_by"]`` and is written to ``output`` when given (checked before the model
+    loads; never the prediction file). Items the run could not answer are scored as the benchmark's predictor says
+    (misses, empty captions)."""
+    from ..api import score
+
+    if output is not None:
+        check_output(output, "result JSON")
+        if Path(output).resolve() == Path(out).resolve():
+            raise InputError("--out and --output name the same file: the result would replace the predictions",
+                             file=str(out), fix="write the result elsewhere, e.g. --output result.json")
+    report = predict(benchmark, model, data, out, **predict_options)
+    if not report.main:         # another process of 'accelerate launch': the main one merges, reports and scores
+        return report, None
+    if not report.entries:
+        raise InputError(f"the model gave no usable answer for any item, so there is nothing to score ({report.summary()})",
+                         file=f"{out}.meta.json", fix="look at the raw answers kept there; check --box-format and --prompt")
+    predictor = get_benchmark(benchmark).require_predictor()
+    result = score(benchmark, data, out, split=report.settings.split,
+                   **predictor.options_for_run(report.settings.config, report.unanswered + report.skipped))
+    result.options["predicted_by"] = {k: v for k, v in vars(report.settings).items() if v is not None}
+    if output is not None:
+        write_text_atomic(output, result.to_json(), "result JSON")
+    return report, result
 
 
 def _targets(out: Path, items: list[PredictItem]) -> list[Path]:

@@ -11,7 +11,7 @@ toolkit run per domain gives); every other number is the same under both.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -157,24 +157,29 @@ def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int
 
 
 def _check_choices(**chosen: str) -> None:
-    """An :class:`InputError` naming the option and its choices for a value outside them."""
-    choices = {"protocol": ("official", "corrected"), "cider_idf": ("global", "subset"),
-               "meteor_backend": METEOR_BACKENDS}
+    """An :class:`InputError` naming the option and its choices for a value outside them (the scorer is public: a
+    direct call gets the same check as :class:`~vlbench.protocol.Options`)."""
+    choices = {"cider_idf": ("global", "subset"), "meteor_backend": METEOR_BACKENDS}
     for name, value in chosen.items():
         if value not in choices[name]:
             raise InputError(f"unknown {name} {value!r}", fix="use " + ", ".join(map(repr, choices[name])))
 
 
-def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
-          tokenizer: str = "auto", missing: str = "error", meteor: bool = True, meteor_backend: str = "auto",
-          spice: bool = True, split: str | None = None, source: str = "predictions") -> Result:
-    """Score official-format nocaps captions against ``gt``."""
-    _check_choices(protocol=protocol, cider_idf=cider_idf, meteor_backend=meteor_backend)
-    if not gt.has_captions:
-        raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
-                         file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
-    hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
-    n = len(hyps)
+class _Tokens(NamedTuple):
+    """The texts as the toolkit scores them: the captions (cleaned unless the official line shift applies), their
+    tokens, the references' tokens per image, the tokenizer used, and the line-break facts of the official quirk."""
+
+    hyps: list[str]
+    hyp_tokens: list[str]
+    ref_tokens: list[list[str]]
+    backend: str
+    broken_captions: list[Any]
+    broken_references: int
+    n_references: int
+
+
+def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenizer: str) -> _Tokens:
+    """PTBTokenizer over captions and references; a line break shifts the toolkit's lines under ``official``."""
     refs_flat = [c for rs in gt.references for c in rs]
     broken_h = [gt.image_ids[i] for i, h in enumerate(hyps) if SHIFTING_LINE_BREAK.search(h)]
     changed_r = sum(bool(SHIFTING_LINE_BREAK.search(r)) for r in refs_flat)
@@ -186,63 +191,77 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
     tok_hyps, _ = tokenize(hyps, backend, shift_lines=shift)
     bounds = np.cumsum([0] + [len(rs) for rs in gt.references])   # the flat references back per image
     refs_per_image = [tok_refs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    return _Tokens(hyps, tok_hyps, refs_per_image, backend, broken_h, changed_r, len(refs_flat))
 
+
+def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
+          tokenizer: str = "auto", missing: str = "error", meteor: bool = True, meteor_backend: str = "auto",
+          spice: bool = True, split: str | None = None, source: str = "predictions") -> Result:
+    """Score official-format nocaps captions against ``gt``."""
+    _check_choices(cider_idf=cider_idf, meteor_backend=meteor_backend)
+    if not gt.has_captions:
+        raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
+                         file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
+    hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
+    t = _tokenize_all(gt, hyps, protocol, tokenizer)
     ok, why = meteor_available(meteor_backend)
     with ThreadPoolExecutor(max_workers=1) as jvm:
         # METEOR runs next to the other metrics (in Java processes, or numpy work that releases the GIL)
-        jar = jvm.submit(meteor_stats, tok_hyps, refs_per_image, backend=meteor_backend) if meteor and ok else None
-        call = _toolkit_call(tok_hyps, refs_per_image)
+        jar = jvm.submit(meteor_stats, t.hyp_tokens, t.ref_tokens, backend=meteor_backend) if meteor and ok else None
+        call = _toolkit_call(t.hyp_tokens, t.ref_tokens)
         stats = bleu_mod.bleu_stats(*call)
         cider = cider_d(*call)
-        rouge = rouge_l(tok_hyps, refs_per_image)
+        rouge = rouge_l(t.hyp_tokens, t.ref_tokens)
         meteor_lines, meteor_how = jar.result() if jar is not None else (None, None)
     domains = np.asarray([d or "" for d in gt.domains], dtype=object)
-    masks = {"": np.ones(n, dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
-
+    masks = {"": np.ones(len(hyps), dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
     meteor_scores, meteor_corpus, meteor_sums = _meteor_summaries(meteor_lines, masks)
     if meteor and meteor_lines is None:
         warnings.append(f"METEOR is null: {why}")
     spice_per = None
     ok, why = spice_available()
     if spice and ok:
-        spice_per = np.asarray(spice_scores(tok_hyps, refs_per_image))
+        spice_per = np.asarray(spice_scores(t.hyp_tokens, t.ref_tokens))
     elif spice:
         warnings.append(f"SPICE is null: {why}")
     metrics = _domain_metrics(masks, stats, meteor_corpus, rouge, cider, spice_per)
-    if broken_h or changed_r:
-        warnings.extend(_line_break_warning(gt, predictions, broken_h, changed_r, shift, metrics, source,
-                                            cider_idf=cider_idf, tokenizer=backend))
+    if t.broken_captions or t.broken_references:
+        warnings.extend(_line_break_warning(gt, predictions, t.broken_captions, t.broken_references,
+                                            protocol == "official", metrics, source, cider_idf=cider_idf,
+                                            tokenizer=t.backend))
     if cider_idf == "subset":   # one independent toolkit run per domain, its own tokenization included
-        metrics.update(_per_domain_runs(gt, predictions, masks, protocol=protocol, tokenizer=backend,
+        metrics.update(_per_domain_runs(gt, predictions, masks, protocol=protocol, tokenizer=t.backend,
                                         missing=missing, meteor=meteor, meteor_backend=meteor_backend,
                                         spice=spice, source=source))
-
-    per_image: dict[str, Any] = {"image_id": gt.image_ids, "domain": [d for d in gt.domains],
-                                 "caption": hyps, "B4": bleu_mod.image_bleu(stats)[:, 3] * 100, "ROUGE_L": rouge * 100,
-                                 "CIDEr": cider * 100}
-    if meteor_scores is not None:
-        per_image["METEOR"] = meteor_scores * 100
-    if spice_per is not None:
-        per_image["SPICE"] = spice_per * 100
-    counts.update({"images": n, "references": len(refs_flat),
-                   **{f"images{schema.DOMAIN_SUFFIX[d]}": int(masks[d].sum()) for d in schema.DOMAINS},
-                   "captions_with_line_breaks": len(broken_h), "references_with_line_breaks": changed_r})
+    counts.update(_counts(t, masks))
+    per_image = {"image_id": gt.image_ids, "domain": list(gt.domains), "caption": t.hyps,
+                 "B4": bleu_mod.image_bleu(stats)[:, 3] * 100, "ROUGE_L": rouge * 100, "CIDEr": cider * 100,
+                 **({} if meteor_scores is None else {"METEOR": meteor_scores * 100}),
+                 **({} if spice_per is None else {"SPICE": spice_per * 100})}
     bleu_feats = np.column_stack([stats.correct, stats.guess, stats.testlen, stats.reflen]).astype(np.float64)
-    domain_masks = np.stack([masks[d] for d in ("",) + schema.DOMAINS]).astype(np.float64)
 
     def resampler() -> NocapsReplicator:
-        if cider_idf == "subset":
-            parts = {d: (sub, CiderDResampler(*_toolkit_call([tok_hyps[i] for i in sub],
-                                                              [refs_per_image[i] for i in sub])))
-                     for d in schema.DOMAINS if len(sub := np.flatnonzero(masks[d]))}
-        else:
-            parts = None
+        parts = _subset_resamplers(t, masks) if cider_idf == "subset" else None
+        domain_masks = np.stack([masks[d] for d in ("",) + schema.DOMAINS]).astype(np.float64)
         return NocapsReplicator(bleu_feats, meteor_sums, rouge, spice_per, domain_masks, CiderDResampler(*call), parts)
 
     return Result(benchmark="nocaps", protocol=protocol, metrics=metrics, resampler=resampler,
                   breakdowns={"per_image": per_image}, counts=counts, warnings=warnings,
-                  options={"split": split or "validation", "cider_idf": cider_idf, "tokenizer": backend,
+                  options={"split": split or "validation", "cider_idf": cider_idf, "tokenizer": t.backend,
                            "meteor": meteor_how if meteor_corpus else None, "spice": "java" if spice_per is not None else None})
+
+
+def _counts(t: _Tokens, masks: dict[str, NDArray[np.bool_]]) -> dict[str, int]:
+    """Images and references, images per domain, texts with a line break."""
+    return {"images": len(t.hyps), "references": t.n_references,
+            **{f"images{schema.DOMAIN_SUFFIX[d]}": int(masks[d].sum()) for d in schema.DOMAINS},
+            "captions_with_line_breaks": len(t.broken_captions), "references_with_line_breaks": t.broken_references}
+
+
+def _subset_resamplers(t: _Tokens, masks: dict[str, NDArray[np.bool_]]) -> dict[str, Any]:
+    """``cider_idf="subset"``: each domain's CIDEr-D resampler over its own images (its own document frequencies)."""
+    return {d: (sub, CiderDResampler(*_toolkit_call([t.hyp_tokens[i] for i in sub], [t.ref_tokens[i] for i in sub])))
+            for d in schema.DOMAINS if len(sub := np.flatnonzero(masks[d]))}
 
 
 class NocapsReplicator:

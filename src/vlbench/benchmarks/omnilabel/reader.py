@@ -125,12 +125,9 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
     return parts
 
 
-def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
-    """Pairs in the official order (image id, then label-space rank), GT copies per pair, pair types."""
-    image_ids = np.unique(np.asarray(parts.image_ids, dtype=np.int64))
-    _require(len(image_ids) == len(parts.image_ids), "duplicate image ids", source)
-    file_of = dict(zip(parts.image_ids, parts.file_names))
-    descr_text = parts.descr_text
+def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str) -> tuple[NDArray, NDArray]:
+    """(image index, description id) of every label-space entry of a known image, in the official order (image id,
+    then label-space rank); a description listing an image twice is refused as the official evaluator asserts."""
     ls_image_a = np.asarray(parts.ls_image, dtype=np.int64)
     img_idx = np.searchsorted(image_ids, ls_image_a)
     known = (img_idx < len(image_ids)) & (image_ids[np.minimum(img_idx, max(len(image_ids) - 1, 0))] == ls_image_a) \
@@ -146,6 +143,40 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
             raise FormatError(f"description {pair_descr[j]} lists image {image_ids[pair_image[j]]} twice "
                               "(the official evaluator asserts here)", file=source,
                               fix="remove the duplicate from its image_ids")
+    return pair_image, pair_descr
+
+
+def _box_array(parts: _Parts, source: str) -> NDArray[np.float64]:
+    """The GT boxes (xywh) as an (N, 4) array; a box that is not four numbers is named."""
+    try:
+        return np.asarray(parts.box_xywh, dtype=np.float64).reshape(-1, 4)
+    except (TypeError, ValueError):
+        bad = next(i for i, b in enumerate(parts.box_xywh)
+                   if not (isinstance(b, (list, tuple)) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)))
+        raise FormatError(f"'bbox' must be four numbers, got {parts.box_xywh[bad]!r}", file=source,
+                          entry=f"annotations[{bad}]") from None
+
+
+def _gt_copy_pairs(parts: _Parts, rows: NDArray[np.int64], skeleton: OmniLabelReferences) -> NDArray[np.int64]:
+    """The pair of each (box, description it lists) copy (``rows`` repeats each box per description), -1 where the
+    box's image is unknown or the description is not in that image's label space."""
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64)
+    image_ids = skeleton.image_ids
+    bp_img = np.asarray(parts.box_image, dtype=np.int64)[rows]
+    bp_descr = np.asarray([d for refs in parts.box_refs for d in refs], dtype=np.int64)
+    idx = np.searchsorted(image_ids, bp_img)
+    img_known = (idx < len(image_ids)) & (image_ids[np.minimum(idx, len(image_ids) - 1)] == bp_img)
+    return np.where(img_known, skeleton.pair_of(np.where(img_known, idx, 0), bp_descr), -1)
+
+
+def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
+    """Pairs in the official order (image id, then label-space rank), GT copies per pair, pair types."""
+    image_ids = np.unique(np.asarray(parts.image_ids, dtype=np.int64))
+    _require(len(image_ids) == len(parts.image_ids), "duplicate image ids", source)
+    file_of = dict(zip(parts.image_ids, parts.file_names))
+    descr_text = parts.descr_text
+    pair_image, pair_descr = _label_space_pairs(parts, image_ids, source)
     descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
     words = np.asarray([len(descr_text[d].split()) for d in descr_ids.tolist()], dtype=np.int64)
     pair_words = words[np.searchsorted(descr_ids, pair_descr)] if len(pair_descr) else np.zeros(0, np.int64)
@@ -154,13 +185,7 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     ref_count = Counter(d for img, refs in zip(parts.box_image, parts.box_refs) if img in known_image for d in refs)
     descr_ref_boxes = np.asarray([ref_count.get(d, 0) for d in descr_ids.tolist()], dtype=np.int64)
     pair_ref_boxes = descr_ref_boxes[np.searchsorted(descr_ids, pair_descr)] if len(pair_descr) else np.zeros(0, np.int64)
-    try:
-        box_arr = np.asarray(parts.box_xywh, dtype=np.float64).reshape(-1, 4)
-    except (TypeError, ValueError):
-        bad = next(i for i, b in enumerate(parts.box_xywh)
-                   if not (isinstance(b, (list, tuple)) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)))
-        raise FormatError(f"'bbox' must be four numbers, got {parts.box_xywh[bad]!r}", file=source,
-                          entry=f"annotations[{bad}]") from None
+    box_arr = _box_array(parts, source)
     rows = np.repeat(np.arange(len(parts.box_xywh)), [len(r) for r in parts.box_refs]).astype(np.int64)
     notes = list(parts.notes)
     if parts.missing_iscrowd:
@@ -180,14 +205,7 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
                            gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool),
                            gt_ignore=np.zeros(0, bool),
                            gt_id=np.zeros(0, np.int64), has_annotations=parts.has_annotations, source=source)
-    if len(rows):
-        bp_img = np.asarray(parts.box_image, dtype=np.int64)[rows]
-        bp_descr = np.asarray([d for refs in parts.box_refs for d in refs], dtype=np.int64)
-        idx = np.searchsorted(image_ids, bp_img)
-        img_known = (idx < len(image_ids)) & (image_ids[np.minimum(idx, len(image_ids) - 1)] == bp_img)
-        pair = np.where(img_known, skeleton.pair_of(np.where(img_known, idx, 0), bp_descr), -1)
-    else:
-        pair = np.zeros(0, dtype=np.int64)
+    pair = _gt_copy_pairs(parts, rows, skeleton)
     inside = pair >= 0
     # Pair type: a description is positive in an image when any box of that image lists it (crowd included).
     categories = [d for d, t in parts.descr_type.items() if t == schema.TYPE_C]
@@ -329,7 +347,6 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
           max_shard_bytes: int | None = None) -> BuildReport:
     """Official dataset JSON(s) -> Hub folder. A JSON with ``annotations`` is the validation split, one without the test split."""
     from ...hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
-    from ...io import read_json
     from .card import card_body, card_metadata
 
     raws = [Path(p) for p in (raw if isinstance(raw, (list, tuple)) else [raw])]
@@ -341,14 +358,7 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
         raise FormatError("no images root was given: the dataset would hold no image", file=str(raws[0]),
                           fix="pass --images <folder holding coco/, object365/, openimagesv5/>, or "
                               "--allow-missing-images to build the annotations only")
-    by_split: dict[str, tuple[Path, dict]] = {}
-    for path in raws:
-        data = read_json(path, what="OmniLabel dataset JSON")
-        parse_official(data, source=str(path))  # validates; raises on bad input
-        split = "validation" if "annotations" in data else "test"
-        if split in by_split:
-            raise InputError(f"two {split} files were given ({by_split[split][0]} and {path})")
-        by_split[split] = (path, data)
+    by_split = _files_by_split(raws)
     report = BuildReport()
     img_feat, descr_feat = schema.image_features(), schema.description_features()
     source_summaries: dict[str, dict[str, SplitSummary]] = {s: {} for s in schema.SOURCES}
@@ -357,16 +367,10 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
         if split not in by_split:
             continue
         path, data = by_split[split]
-        writers: dict[str, ShardedParquetWriter] = {}
-        for source, row in _image_rows(data, images_root, report, split, skip_bad_images):
-            if source not in writers:
-                writers[source] = ShardedParquetWriter(out, split, img_feat, subdir=f"data/{split}", prefix=source,
-                                                       max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
-            writers[source].write(row)
         total = SplitSummary(split)
         report.parts[split] = {}
-        for source, writer in writers.items():
-            summary = writer.close()
+        for source, summary in _write_images(out, split, data, images_root, report, skip_bad_images,
+                                             max_shard_bytes or MAX_SHARD_BYTES).items():
             source_summaries[source][split] = summary
             total.num_examples += summary.num_examples
             total.num_bytes += summary.num_bytes
@@ -387,16 +391,44 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
                               "or pass --allow-missing-images")
     configs = [ConfigSpec("all", img_feat, all_summaries, {s.name: f"data/{s.name}/*.parquet" for s in all_summaries},
                           default=True)]
-    for source in schema.SOURCES:
-        if source_summaries[source]:
-            splits = list(source_summaries[source].values())
-            configs.append(ConfigSpec(source, img_feat, splits, {s.name: f"data/{s.name}/{source}-*.parquet" for s in splits}))
+    configs += [ConfigSpec(source, img_feat, list(by.values()), {s: f"data/{s}/{source}-*.parquet" for s in by})
+                for source, by in source_summaries.items() if by]
     configs.append(ConfigSpec("descriptions", descr_feat, descr_summaries,
                               {s.name: f"descriptions/{s.name}-*.parquet" for s in descr_summaries}))
     meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"omnilabel_headers": headers}})
     write_card(out, meta, card_body(report))
     report.files[:0] = ["README.md"]
     return report
+
+
+def _write_images(out: Path, split: str, data: dict, images_root: Path | None, report: BuildReport,
+                  skip_bad_images: bool, max_shard_bytes: int) -> dict[str, Any]:
+    """One split's image rows, one series of shards per image source: source -> its ``SplitSummary``."""
+    from ...hub import ShardedParquetWriter
+
+    writers: dict[str, ShardedParquetWriter] = {}
+    for source, row in _image_rows(data, images_root, report, split, skip_bad_images):
+        if source not in writers:
+            writers[source] = ShardedParquetWriter(out, split, schema.image_features(), subdir=f"data/{split}",
+                                                   prefix=source, max_shard_bytes=max_shard_bytes)
+        writers[source].write(row)
+    return {source: writer.close() for source, writer in writers.items()}
+
+
+def _files_by_split(raws: list[Path]) -> dict[str, tuple[Path, dict]]:
+    """split -> (file, its JSON), each validated: a JSON with ``annotations`` is the validation split, one without it
+    the test split; two files of one split are refused."""
+    from ...io import read_json
+
+    by_split: dict[str, tuple[Path, dict]] = {}
+    for path in raws:
+        data = read_json(path, what="OmniLabel dataset JSON")
+        parse_official(data, source=str(path))  # validates; raises on bad input
+        split = "validation" if "annotations" in data else "test"
+        if split in by_split:
+            raise InputError(f"two {split} files were given ({by_split[split][0]} and {path})")
+        by_split[split] = (path, data)
+    return by_split
 
 
 def _read_rows(files: list[Path], columns: list[str] | None = None) -> list[dict[str, Any]]:

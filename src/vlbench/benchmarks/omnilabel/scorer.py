@@ -114,18 +114,8 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
               "write scores as numbers")
     warnings += (unusual_warning("prediction box", odd_boxes, _HOW)
                  + unusual_warning("score", scores.unusual, _HOW, entry_of))
-    outside = det_known & (pair < 0)
-    counts = {"predictions": n, "detections": int(len(d_flat)), "detections_kept": int((pair >= 0).sum()),
-              "dropped_unknown_image": int((~det_known).sum()), "dropped_outside_labelspace": int(outside.sum())}
-    if (~known_img).any():
-        unknown = np.unique(img[~known_img])
-        warnings.append(f"{int((~known_img).sum())} prediction(s) for {len(unknown)} image id(s) not in the references "
-                        f"were dropped (the official evaluator drops them silently), e.g. {unknown[:5].tolist()}")
-    if outside.any():
-        warnings.append(f"{int(outside.sum())} (box, description) detection(s) name a description outside the image's "
-                        "label space and were dropped (the official evaluator ignores them silently)")
-    if n == 0:
-        warnings.append("the prediction list is empty: every group with ground truth scores 0")
+    counts, dropped = _dropped(img, known_img, det_known, pair)
+    warnings += dropped
     keep = pair >= 0
     kept_boxes = boxes[entry_of[keep]]
     with np.errstate(invalid="ignore", over="ignore"):
@@ -135,6 +125,26 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
                                exact=None if scores.exact is None else scores.exact[keep],
                                is_int=None if scores.exact is None else scores.is_int[keep])
     return dets, counts, warnings
+
+
+def _dropped(img: NDArray[np.int64], known_img: NDArray[np.bool_], det_known: NDArray[np.bool_],
+             pair: NDArray[np.int64]) -> tuple[dict[str, int], list[str]]:
+    """Counts of the entries and detections, and a warning for each kind the official evaluator drops silently
+    (entries of unknown images, detections of descriptions outside the image's label space)."""
+    outside = det_known & (pair < 0)
+    counts = {"predictions": len(img), "detections": len(pair), "detections_kept": int((pair >= 0).sum()),
+              "dropped_unknown_image": int((~det_known).sum()), "dropped_outside_labelspace": int(outside.sum())}
+    warnings = []
+    if (~known_img).any():
+        unknown = np.unique(img[~known_img])
+        warnings.append(f"{int((~known_img).sum())} prediction(s) for {len(unknown)} image id(s) not in the references "
+                        f"were dropped (the official evaluator drops them silently), e.g. {unknown[:5].tolist()}")
+    if outside.any():
+        warnings.append(f"{int(outside.sum())} (box, description) detection(s) name a description outside the image's "
+                        "label space and were dropped (the official evaluator ignores them silently)")
+    if len(img) == 0:
+        warnings.append("the prediction list is empty: every group with ground truth scores 0")
+    return counts, warnings
 
 
 def _groups(gt: OmniLabelReferences) -> tuple[NDArray[np.int64], NDArray[np.int64], list[tuple[str, str]]]:

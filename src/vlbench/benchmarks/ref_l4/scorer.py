@@ -185,12 +185,7 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
             f"{n_missing} of the {len(refs)} rows have no prediction, e.g. ids {_describe(refs.ids[~present].tolist())}"
             + hint, file=source, fix="predict every row of the split, choose the right --split, or pass --missing miss "
                                      "(missing_as_miss=True) to count them as misses")
-    ref_sorted = np.sort(refs.ids)
-    p2 = np.minimum(np.searchsorted(ref_sorted, ids[usable]), len(ref_sorted) - 1)
-    extra = ids[usable][ref_sorted[p2] != ids[usable]]
-    other_split = np.isin(extra, refs.other_split_ids) if refs.other_split_ids is not None \
-        else np.zeros(len(extra), dtype=bool)
-    unknown = extra[~other_split]
+    n_other_split, unknown = _foreign_ids(ids[usable], refs)
     if len(unknown):
         warnings.append(f"{len(unknown)} prediction(s) have ids that are not rows of the references and were "
                         f"ignored, e.g. {_describe(unknown.tolist())}")
@@ -199,7 +194,7 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
     if n_missing:
         warnings.append(f"{n_missing} row(s) without a prediction were counted as misses (IoU 0)")
     counts_out = {"predictions": len(entries), "predictions_used": int(present.sum()),
-                  "other_split_ids_ignored": int(other_split.sum()), "unknown_ids_ignored": int(len(unknown)),
+                  "other_split_ids_ignored": n_other_split, "unknown_ids_ignored": int(len(unknown)),
                   "unusable_ids_ignored": len(other),
                   "missing_counted_as_miss": n_missing,
                   "formats": format_tally}
@@ -207,6 +202,16 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
     used = pred_index[present]
     integer_boxes = integer_boxes or all(all(type(v) is int for v in entries[i]["pred_bbox"]) for i in used.tolist())
     return Predictions(aligned, present, counts_out, warnings, integer_boxes)
+
+
+def _foreign_ids(ids: NDArray[np.int64], refs: RefL4References) -> tuple[int, NDArray[np.int64]]:
+    """Prediction ids that are no row of ``refs``: (how many are rows of the other split, the unknown ones)."""
+    ref_sorted = np.sort(refs.ids)
+    at = np.minimum(np.searchsorted(ref_sorted, ids), len(ref_sorted) - 1)
+    extra = ids[ref_sorted[at] != ids]
+    other_split = (np.isin(extra, refs.other_split_ids) if refs.other_split_ids is not None
+                   else np.zeros(len(extra), dtype=bool))
+    return int(other_split.sum()), extra[~other_split]
 
 
 def iou_official(refs: RefL4References, preds: Predictions) -> NDArray[np.float32]:

@@ -130,13 +130,10 @@ def _phrase_bits(phrase: NDArray[np.int64]) -> NDArray[np.uint64]:
     return (_ONE << (phrase % 64).astype(np.uint64)) | (_ONE << ((phrase * 40503 >> 6) % 64).astype(np.uint64))
 
 
-def _occurrences(word: NDArray[np.int64], ptr: NDArray[np.int64], phrases: list[tuple[str, ...]],
-                 vocab: dict[str, int]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """(line, start, phrase) of every occurrence of a phrase in a line, by line, start and length: n-gram
-    hashes looked up among the phrases' hashes (only n-grams whose shorter prefix starts some phrase),
-    each hit then checked word by word. Replaces a loop over every start and length of every line."""
-    n_lines = len(ptr) - 1
-    line_of = np.repeat(np.arange(n_lines), np.diff(ptr))
+def _phrase_hashes(phrases: list[tuple[str, ...]], vocab: dict[str, int]) -> tuple[NDArray, NDArray, list, list]:
+    """The phrases as word ids (-1 padded; a phrase with a word outside ``vocab`` cannot occur: length 0), their
+    lengths, and per length n: the sorted hashes of the n-word prefixes of longer phrases, and (sorted hashes, phrase)
+    of the n-word phrases."""
     max_len = max((len(q) for q in phrases), default=0)
     ids = np.full((len(phrases), max(max_len, 1)), -1, np.int64)
     for k, q in enumerate(phrases):
@@ -152,6 +149,17 @@ def _occurrences(word: NDArray[np.int64], ptr: NDArray[np.int64], phrases: list[
         full = np.flatnonzero(lengths == n)
         o = np.argsort(h[full].view(np.int64), kind="stable")
         phrase_keys.append((h[full].view(np.int64)[o], full[o]))
+    return ids, lengths, prefix_keys, phrase_keys
+
+
+def _occurrences(word: NDArray[np.int64], ptr: NDArray[np.int64], phrases: list[tuple[str, ...]],
+                 vocab: dict[str, int]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """(line, start, phrase) of every occurrence of a phrase in a line, by line, start and length: n-gram
+    hashes looked up among the phrases' hashes (only n-grams whose shorter prefix starts some phrase),
+    each hit then checked word by word. Replaces a loop over every start and length of every line."""
+    line_of = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    ids, lengths, prefix_keys, phrase_keys = _phrase_hashes(phrases, vocab)
+    max_len = len(phrase_keys)                   # the longest phrase's length
     # one-word phrases and the words that begin longer ones: looked up per word (most tokens stop here)
     single = np.full(len(vocab), -1, np.int64)
     single[ids[lengths == 1, 0]] = np.flatnonzero(lengths == 1)
