@@ -52,10 +52,19 @@ from .protocol import (
     option,
 )
 
-__all__ = ["Benchmark", "Card", "ALL_QUERIES", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "Detections", "EvalTask",
+__all__ = ["Benchmark", "Card", "TIES_NOTE", "ALL_QUERIES", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "Detections", "EvalTask",
            "Leaderboards", "NoViews", "Options", "PredictData", "PredictItem", "Predictor", "Sample", "Scene", "Scorer",
            "Showcase", "SplitLeaderboards", "Table", "Views", "check_examples", "detection_badness", "mark_boxes",
            "option"]
+
+
+#: the metric-card sentence of a benchmark whose rankings can tie (its result carries ``tie_bounds``)
+TIES_NOTE = ("When detections share a score (a model without confidences gives every box the same one), the AP depends "
+              "on how ties are ordered, which the official code does by position; the number is that order's, and "
+              "`breakdowns[\"tie_bounds\"]` (`return_details=True`) holds each AP key's lowest and highest value "
+              "over every order of the ties (per IoU threshold, each tie block's true positives last, then first; "
+              "matches as the official order makes them; AR does not depend on the order), with a warning when "
+              "they are more than 1 point apart.")
 
 
 @dataclass(frozen=True)

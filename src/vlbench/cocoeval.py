@@ -25,7 +25,8 @@ from numpy.typing import NDArray
 from .geometry import coco_iou_xywh
 
 __all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize", "evaluate_bbox",
-           "CocoEvalResult", "mean_ap_per_group", "Stat", "STATS", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges"]
+           "CocoEvalResult", "mean_ap_per_group", "Stat", "STATS", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges",
+           "TIE_ORDERS", "has_ties", "tied_detections", "tie_bounds_bbox"]
 
 #: Detection states after matching, per (area range, IoU threshold).
 FP, TP, IGNORED = np.uint8(0), np.uint8(1), np.uint8(2)
@@ -380,9 +381,51 @@ def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDA
     return entry_det[order], entry_group[order]
 
 
+#: How tied detections of a ranking are ordered: as the official stable sort does (file order), or every tie
+#: block with its true positives first (the highest AP any order gives) or last (the lowest).
+TIE_ORDERS = ("official", "best", "worst")
+
+
+def _tie_span(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
+    """(first, last) position of each entry's tie block: the run of entries of its group with an equal score (NaN
+    equal to NaN; with exact integer scores, equal integers too). Replaces a walk along every group's ranking."""
+    n = len(e_det)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    score = m.score[e_det]
+    with np.errstate(invalid="ignore"):
+        same = (score[1:] == score[:-1]) | (np.isnan(score[1:]) & np.isnan(score[:-1]))
+    same &= e_group[1:] == e_group[:-1]
+    if m.exact is not None:
+        same &= m.exact[e_det][1:] == m.exact[e_det][:-1]
+    starts = np.flatnonzero(np.r_[True, ~same])
+    block = np.cumsum(np.r_[True, ~same]) - 1
+    ends = np.r_[starts[1:], n] - 1
+    return starts[block], ends[block]
+
+
+def tied_detections(m: Matches) -> int:
+    """How many kept detections share their score with another (then a ranking may hold a tie, and its AP depend on
+    the order the official code gives the tie); a cheap count on the scores alone."""
+    if len(m.score) < 2:
+        return 0
+    key = m.score if m.exact is None else m.exact
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    nan = int(np.isnan(m.score).sum())           # np.unique keeps every NaN apart; NaNs tie with each other
+    return int((counts[inverse.reshape(-1)] > 1).sum()) + (nan if nan > 1 and m.exact is None else 0)
+
+
+def has_ties(m: Matches) -> bool:
+    """Whether two kept detections share a score (:func:`tied_detections`): scoring without ties costs nothing more."""
+    return tied_detections(m) > 0
+
+
 def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
-                     params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *, need_reach: bool = True):
-    """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area)."""
+                     params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *, need_reach: bool = True,
+                     ties: str = "official"):
+    """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area). ``ties`` (TIE_ORDERS): the
+    precision at a true positive counts the false positives before it in the official order, or, for the bounds,
+    those before its tie block (``best``: its true positives first) or up to the block's end (``worst``)."""
     T, A, K = len(params.iou_thrs), len(params.area_rngs), n_groups
     group_has = np.zeros(K, dtype=bool)
     group_has[member_group[m.has_result[member_pair]]] = True
@@ -402,6 +445,10 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
         n = len(e_det)
         nd = np.bincount(e_group, minlength=K)
         group_start = np.cumsum(nd) - nd
+        fp_at: NDArray[np.int64] | None = None
+        if ties != "official":
+            tie_first, tie_last = _tie_span(m, e_det, e_group)
+            fp_at = tie_first - 1 if ties == "best" else tie_last           # the last position whose FPs count
         for a in areas:
             valid = group_has & (npig_group[:, a] > 0)
             npig_a = np.maximum(npig_group[:, a], 1)
@@ -416,24 +463,37 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
             n_tp = np.zeros((T, K), dtype=np.int64)
             for t0 in range(0, T, block):
                 st = m.state[a][t0:t0 + block][:, e_det] if n else np.zeros((min(block, T - t0), 0), np.uint8)
-                fp_cum = np.cumsum(st == FP, axis=1, dtype=np.int32)                     # (b, n)
-                t_idx, pos = np.nonzero(st == TP)                                        # row-major: (t, group) order
-                seg = (t0 + t_idx) * K + e_group[pos]
-                n_tp_b = np.bincount(seg - t0 * K, minlength=len(st) * K).reshape(len(st), K)
-                n_tp[t0:t0 + len(st)] = n_tp_b
-                first_b = (np.cumsum(n_tp_b) - n_tp_b.ravel())
-                k = (np.arange(len(pos)) - first_b[seg - t0 * K] + 1).astype(np.float64)   # tp_sum at the TP
-                before = np.zeros((len(st), K), dtype=np.int64)
-                if n:
-                    before[:, group_start > 0] = fp_cum[:, group_start[group_start > 0] - 1]
-                fp_k = (fp_cum[t_idx, pos] - before[t_idx, e_group[pos]]).astype(np.float64)
+                seg, pr, n_tp[t0:t0 + len(st)] = _tp_precision(st, t0, e_group, group_start, K, fp_at)
                 segments.append(seg)
-                prs.append(k / (fp_k + k + np.spacing(1)))                              # pycocotools' order
+                prs.append(pr)
             segment = np.concatenate(segments)
             envelope = _segment_reverse_cummax(np.concatenate(prs), segment)
             tp_first = (np.cumsum(n_tp) - n_tp.ravel()).reshape(T, K)
             recall = np.where(nd[None] > 0, n_tp / npig_a[None], 0.0)
             yield mi, a, _Curves(valid, reach, n_tp, tp_first, nd, envelope, segment, recall)
+
+
+def _tp_precision(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.int64], group_start: NDArray[np.int64],
+                  K: int, fp_at: NDArray[np.int64] | None) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray]:
+    """One block of thresholds ``st`` (b, n) starting at ``t0``: every TP's segment ``t * K + group`` and its
+    precision ``tp / (fp + tp)``, and the TP count per (threshold, group). The FPs counted are those before the TP
+    in the ranking, or (``fp_at``) those up to a given position: the tie bounds' orders."""
+    n = st.shape[1]
+    fp_cum = np.cumsum(st == FP, axis=1, dtype=np.int32)                             # (b, n)
+    t_idx, pos = np.nonzero(st == TP)                                                # row-major: (t, group) order
+    seg = (t0 + t_idx) * K + e_group[pos]
+    n_tp_b = np.bincount(seg - t0 * K, minlength=len(st) * K).reshape(len(st), K)
+    first_b = (np.cumsum(n_tp_b) - n_tp_b.ravel())
+    k = (np.arange(len(pos)) - first_b[seg - t0 * K] + 1).astype(np.float64)          # tp_sum at the TP
+    before = np.zeros((len(st), K), dtype=np.int64)
+    if n:
+        before[:, group_start > 0] = fp_cum[:, group_start[group_start > 0] - 1]
+    if fp_at is None:
+        fp_here = fp_cum[t_idx, pos]
+    else:           # FPs up to fp_at (none before the ranking's first entry)
+        fp_here = np.where(fp_at[pos] >= 0, fp_cum[t_idx, np.maximum(fp_at[pos], 0)], 0)
+    fp_k = (fp_here - before[t_idx, e_group[pos]]).astype(np.float64)
+    return seg, k / (fp_k + k + np.spacing(1)), n_tp_b                                 # pycocotools' order
 
 
 def group_npig(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
@@ -448,8 +508,8 @@ def group_npig(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray
 
 
 def accumulate(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
-               params: Params = Params(), *, areas: tuple[int, ...] | None = None,
-               max_dets: tuple[int, ...] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+               params: Params = Params(), *, areas: tuple[int, ...] | None = None, max_dets: tuple[int, ...] | None = None,
+               ties: str = "official") -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
     """``COCOeval.accumulate()`` with arbitrary ranking groups.
 
     A group is a set of pairs (``member_pair[i]`` belongs to ``member_group[i]``; a pair may be in
@@ -457,7 +517,9 @@ def accumulate(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray
     (pairs must be numbered in the official concatenation order) and then by rank in the pair.
     Returns ``precision`` (T, R, K, A, M), ``recall`` (T, K, A, M) and ``npig`` (K, A), with -1
     where a group has no result or no non-ignored GT (npig -1 for no result). ``areas`` /
-    ``max_dets`` restrict the work to some indices (the rest stays -1).
+    ``max_dets`` restrict the work to some indices (the rest stays -1). ``ties`` ("best" / "worst"): the precision
+    of every tied block of a ranking ordered for the highest / lowest AP (see :data:`TIE_ORDERS`; recall does not
+    depend on the order).
     """
     T, R = len(params.iou_thrs), len(params.rec_thrs)
     A, M = len(params.area_rngs), len(params.max_dets)
@@ -465,7 +527,7 @@ def accumulate(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray
     max_dets = tuple(range(M)) if max_dets is None else max_dets
     precision = -np.ones((T, R, n_groups, A, M))
     recall = -np.ones((T, n_groups, A, M))
-    for mi, a, c in _accumulate_iter(m, member_pair, member_group, n_groups, params, areas, max_dets):
+    for mi, a, c in _accumulate_iter(m, member_pair, member_group, n_groups, params, areas, max_dets, ties=ties):
         precision[:, :, c.valid, a, mi] = c.q()[:, c.valid, :].transpose(0, 2, 1)
         recall[:, c.valid, a, mi] = c.recall[:, c.valid]
     return precision, recall, group_npig(m, member_pair, member_group, n_groups)
@@ -607,6 +669,19 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
     return CocoEvalResult(stats=summarize(precision, recall, params), precision=precision, recall=recall,
                           npig=npig, matches=matches, category_ids=cats,
                           skipped_detections=int((~d_known).sum()), skipped_gt=int(g_orphan.sum()))
+
+
+def tie_bounds_bbox(res: CocoEvalResult, params: Params = Params()) -> dict[str, tuple[float, float]]:
+    """The lowest and highest value of each AP stat of :func:`evaluate_bbox` over the orders of its tied detections
+    (fractions, -1 undefined), each detection matched as the official order matches it; ``{}`` when no two
+    detections share a score. Per IoU threshold a tie block's true positives go last / first, the extreme orders."""
+    if not has_ties(res.matches):
+        return {}
+    K, pairs = len(res.category_ids), np.arange(len(res.matches.has_result))
+    ap_steps = tuple(sorted({s.max_det % len(params.max_dets) for s in STATS if s.ap}))     # AR needs no bounds
+    low, high = (summarize(*accumulate(res.matches, pairs, pairs % max(K, 1), K, params, max_dets=ap_steps,
+                                       ties=order)[:2], params) for order in ("worst", "best"))
+    return {s.name: (low[s.name], high[s.name]) for s in STATS if s.ap}
 
 
 # -- bootstrap: the accumulation under image weights --------------------------------------------------

@@ -39,9 +39,14 @@ def headline(result: Result) -> list[list[Any]]:
 
 
 def tables(result: Result) -> dict[str, Table]:
-    """Every metric, then the benchmark's breakdown tables, as (headers, rows)."""
+    """Every metric, the benchmark's breakdown tables, then the tie bounds when scores tied, as (headers, rows)."""
     out: dict[str, Table] = {"all metrics": (["metric", "value"], [[k, _round(v, 2)] for k, v in result.metrics.items()])}
     out.update(get_benchmark(result.benchmark).views.tables(result))
+    bounds = result.breakdowns.get("tie_bounds")
+    if bounds:          # detections shared scores: each AP key over every order of the ties
+        out["tie bounds (AP over every order of tied scores)"] = (
+            ["metric", "official", "lowest", "highest"],
+            [[k, _round(result.metrics.get(k), 2), _round(b["low"], 2), _round(b["high"], 2)] for k, b in bounds.items()])
     return out
 
 

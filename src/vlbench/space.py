@@ -364,8 +364,11 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     status = "**Scored.**" + ("".join(f"\n\n⚠️ {w}" for w in result.warnings) if result.warnings else " No warnings.")
     if not viewer["scenes"]:
         status += "\n\nNo samples to show for this choice (several parts at once: pick one to see its images)."
-    head = "| metric | value |\n|---|---|\n" + "\n".join(
-        f"| {k} | {_shown(v)} |" for k, v in report.headline(result))
+    bounds = result.breakdowns.get("tie_bounds") or {}
+    head = ("| metric | value | over every order of tied scores |\n|---|---|---|\n" if bounds else
+            "| metric | value |\n|---|---|\n") + "\n".join(
+        f"| {k} | {_shown(v)} |" + (f" {_shown(bounds[k]['low'])} to {_shown(bounds[k]['high'])} |" if k in bounds
+                                   else " |" if bounds else "") for k, v in report.headline(result))
     tables = list(report.tables(result).items())[:_N_TABLES]
     table_outputs = [gr.Dataframe(value=[[_shown(v) if v is None or isinstance(v, float) else v for v in row]
                                          for row in rows], headers=headers, label=name, visible=True,

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["fail", "require", "describe", "integral_ids", "require_utf8", "aligned_lists", "extra_fields", "percent",
-           "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT"]
+           "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT",
+           "tie_bounds", "TIE_SPREAD_POINTS"]
 
 #: integers of larger magnitude lose precision as float64: the official int64 arrays order them differently
 FLOAT_EXACT = 2**53
@@ -300,3 +301,30 @@ def read_card_metadata(folder: str | os.PathLike) -> dict[str, Any]:
         return DatasetCard.load(path).data.to_dict()
     except Exception as exc:  # the card API raises several types for a broken header
         raise FormatError(f"the dataset card's metadata cannot be read ({exc})", file=str(path)) from None
+
+
+#: a tie-bound spread (percent points) worth a warning
+TIE_SPREAD_POINTS = 1.0
+
+
+def tie_bounds(metrics: dict[str, float | None], low: dict[str, float | None], high: dict[str, float | None],
+               tied: int) -> tuple[dict[str, dict[str, float | None]], list[str]]:
+    """The ``tie_bounds`` breakdown (per AP key: the lowest and highest value over every order of the tied
+    detections, percent) and a warning when some key's bounds are more than TIE_SPREAD_POINTS apart."""
+    bounds = {key: {"low": low.get(key), "high": high.get(key)} for key in low}
+    wide = [k for k, b in bounds.items() if b["low"] is not None and b["high"] is not None
+            and b["high"] - b["low"] > TIE_SPREAD_POINTS]
+    if not wide:
+        return bounds, []
+    shown = "; ".join(f"{k} {_points(metrics.get(k))} lies in [{_points(bounds[k]['low'])}, "
+                      f"{_points(bounds[k]['high'])}]" for k in wide[:3])
+    return bounds, [f"{tied:,} detections share their score with another (e.g. a model that gives every box the "
+                    "same confidence), so the AP depends on how the ties are ordered, which the official code does "
+                    f"by position: over every order of the ties, {shown}" + (f" (and {len(wide) - 3} more key(s))"
+                                                                             if len(wide) > 3 else "")
+                    + " (result breakdowns 'tie_bounds'); the number reported is the official order's. Scores that "
+                    "rank the boxes remove the ambiguity."]
+
+
+def _points(value: float | None) -> str:
+    return "null" if value is None else f"{value:.2f}"

@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any
 
 from ...benchmark import (
+    TIES_NOTE,
     Benchmark,
     Card,
     EvalTask,
@@ -88,7 +89,8 @@ BENCHMARK = Benchmark(
                   "AP_descr_S": "AP short descriptions (<=3 words)", "AP_descr_M": "AP medium descriptions (4-8 words)",
                   "AP_descr_L": "AP long descriptions (>=9 words)", "AP50_descr": "AP@0.5 descriptions",
                   "AP75_descr": "AP@0.75 descriptions", "AP50_categ": "AP@0.5 categories",
-                  "AP75_categ": "AP@0.75 categories", "AR_descr": "AR descriptions", "AR_categ": "AR categories"}),
+                  "AP75_categ": "AP@0.75 categories", "AR_descr": "AR descriptions", "AR_categ": "AR categories"},
+              outputs_note=TIES_NOTE),
     dataset=reader, views=views, predictor=predict, showcase=OmniLabelShowcase(),
     leaderboards=SplitLeaderboards((
         EvalTask("ap", "AP", "all", "validation", "AP (harmonic mean of AP_categ and AP_descr)"),

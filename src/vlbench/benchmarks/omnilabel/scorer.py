@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from ... import cocoeval
 from ...errors import InputError, PredictionError
 from ...result import Result
-from ...validation import integral_ids, read_boxes, read_scores, unusual_warning
+from ...validation import integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
 from .. import expect_prediction_list
 from . import schema
 from .records import OmniLabelReferences
@@ -271,12 +271,31 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
         breakdowns["per_description"] = _per_description(gt, matches)
     counts = {**gt.counts, **counts}
     overall = np.isin(member_group, [index[("all", g.key)] for g in schema.GROUPS])
+    if cocoeval.has_ties(matches):
+        breakdowns["tie_bounds"], tie_warning = _tie_bounds(matches, member_pair[overall], member_group[overall],
+                                                            index, metrics)
+        warnings += tie_warning
     return Result(benchmark="omnilabel", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"split": split or "validation"},
                   resampler=lambda: OmniLabelReplicator(cocoeval.WeightedRanking.build(
                       matches, member_pair[overall], member_group[overall], len(names), gt.pair_image,
                       len(gt.image_ids), PARAMS, area=0, max_det=_MAX_DET_100),
                       {g.key: index[("all", g.key)] for g in schema.GROUPS}, (len(gt.image_ids),)))
+
+
+def _tie_bounds(matches: cocoeval.Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
+                index: dict[tuple[str, str], int], metrics: dict[str, float | None]) -> tuple[dict[str, Any], list[str]]:
+    """Each AP key's lowest and highest value over every order of the tied detections (their matching kept as the
+    official order makes it): every group's ranking with each tie block's true positives last, then first. AP, the
+    harmonic mean, grows with both of its parts, so its bounds are those of the parts'; AR does not depend on order."""
+    ends = []
+    for order in ("worst", "best"):
+        precision, recall, npig = cocoeval.accumulate(matches, member_pair, member_group, len(index), PARAMS,
+                                                      areas=(0,), max_dets=(_MAX_DET_100,), ties=order)
+        ends.append(_percent(_thirteen({g.key: _summary(precision, recall, npig, index[("all", g.key)])
+                                        for g in schema.GROUPS})))
+    low, high = ({k: v for k, v in end.items() if not k.startswith("AR")} for end in ends)
+    return tie_bounds(metrics, low, high, cocoeval.tied_detections(matches))
 
 
 class OmniLabelReplicator:

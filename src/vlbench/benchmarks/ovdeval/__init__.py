@@ -13,7 +13,17 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Self
 
-from ...benchmark import Benchmark, Card, EvalTask, Options, Scorer, Showcase, check_examples as _check_examples, option
+from ...benchmark import (
+    TIES_NOTE,
+    Benchmark,
+    Card,
+    EvalTask,
+    Options,
+    Scorer,
+    Showcase,
+    check_examples as _check_examples,
+    option,
+)
 from . import card, predict, reader, schema, views
 
 __all__ = ["OVDEvalOptions", "OVDEvalScorer", "OVDEvalLeaderboards", "OVDEvalShowcase", "BENCHMARK"]
@@ -144,7 +154,7 @@ BENCHMARK = Benchmark(
                             "Total_Average": "NMS-AP Total Average"},
               outputs_note=("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
                             "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the "
-                            "paper's Table 3).")),
+                            "paper's Table 3). " + TIES_NOTE)),
     dataset=reader, views=views, predictor=predict, showcase=OVDEvalShowcase(), leaderboards=OVDEvalLeaderboards())
 
 

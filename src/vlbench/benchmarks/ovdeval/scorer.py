@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from ... import cocoeval
 from ...errors import InputError, PredictionError
 from ...result import Result
-from ...validation import Scores, describe, integral_ids, read_boxes, read_scores, unusual_warning
+from ...validation import Scores, describe, integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
 from .. import expect_prediction_list
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
@@ -293,6 +293,9 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
     }
     counts = {"images": len(gt.image_ids), "categories": len(gt.category_ids), "gt_boxes": len(gt.ann_id),
               **preds.counts, "kept_after_suppression": sup["after"], "skipped_unknown_category": nms.skipped_detections}
+    if cocoeval.has_ties(plain.matches):
+        breakdowns["tie_bounds"], tie_warning = _tie_bounds(nms, plain, metrics)
+        warnings += tie_warning
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"sub_dataset": gt.name, **({"split": split} if split else {})},
                   resampler=lambda: OVDEvalReplicator(nms, plain))
@@ -314,6 +317,20 @@ class OVDEvalReplicator:
             stats = cocoeval.summary_replicates(rankings, weights)
             out.update({prefix + key: stats[name] * 100 for key, name in zip(schema.STAT_KEYS, cocoeval.STAT_NAMES)})
         return out
+
+
+def _tie_bounds(nms: cocoeval.CocoEvalResult, plain: cocoeval.CocoEvalResult,
+                metrics: dict[str, float | None]) -> tuple[dict[str, Any], list[str]]:
+    """Per AP key, NMS-AP's and AP's lowest and highest value over every order of the tied detections (the suppression
+    and the matching kept as the official order makes them), and the warning when they are far apart."""
+    low: dict[str, float | None] = {}
+    high: dict[str, float | None] = {}
+    key_of = dict(zip(cocoeval.STAT_NAMES, schema.STAT_KEYS))
+    for prefix, res in (("NMS_", nms), ("", plain)):
+        for name, (lo, hi) in cocoeval.tie_bounds_bbox(res).items():
+            low[prefix + key_of[name]] = None if lo == -1 else lo * 100
+            high[prefix + key_of[name]] = None if hi == -1 else hi * 100
+    return tie_bounds(metrics, low, high, cocoeval.tied_detections(plain.matches))
 
 
 def _replicator(result: Result) -> Any:
@@ -370,12 +387,30 @@ def score_many(results: dict[str, Result], protocol: str = "official") -> Result
         warnings.append(f"Total Average over {len(order)} sub-dataset(s); not scored: {', '.join(missing)}")
     breakdowns = {"table": table, "aspects": aspects, "Total_Average": total, "Total_Average_AP": mean(r["AP"] for r in table),
                   "sub_datasets": {s: {"metrics": results[s].metrics, "counts": results[s].counts} for s in order}}
+    if any("tie_bounds" in results[s].breakdowns for s in order):
+        breakdowns["tie_bounds"] = _table3_tie_bounds(results, order)
     counts = {"sub_datasets": len(order), **{f"predictions_{s}": results[s].counts["predictions"] for s in order}}
     from ...uncertainty import stack
 
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"sub_datasets": order},
                   resampler=lambda: stack([_replicator(results[s]) for s in order], _combine_sub_datasets(order)))
+
+
+def _table3_tie_bounds(results: dict[str, Result], order: list[str]) -> dict[str, dict[str, float | None]]:
+    """Each sub-dataset's NMS-AP and AP bounds under Table 3's keys, and the Total Average's (a mean of NMS-APs: its
+    bounds are the means of theirs; a sub-dataset without ties contributes its number to both)."""
+    out: dict[str, dict[str, float | None]] = {}
+    for s in order:
+        own = results[s].breakdowns.get("tie_bounds", {})
+        for key in ("NMS_AP", "AP"):
+            value = results[s].metrics[key]
+            out[f"{key}_{s}"] = own.get(key, {"low": value, "high": value})
+    for side in ("low", "high"):
+        values = [out[f"NMS_AP_{s}"][side] for s in order]
+        defined = [v for v in values if v is not None]
+        out.setdefault("Total_Average", {})[side] = sum(defined) / len(defined) if defined else None
+    return out
 
 
 def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str = "official",

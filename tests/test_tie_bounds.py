@@ -1,0 +1,155 @@
+"""Tie-aware AP (#29): when detections of one ranking share a score, the official number stays the official tie
+order's, and ``tie_bounds`` gives each AP key's lowest and highest value over every order of the ties.
+
+Independent sources: hand derivations (docstrings), and pycocotools itself run on every order of the tied
+detections (each order made by nudging the tied scores apart by 1e-9 steps, which is how any order of a tie can be
+given to the official code)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+import vlbench
+from vlbench import cocoeval
+
+#: two GT boxes (50x50, a medium area) far apart in one image
+GT_BOXES = [[10.0, 10.0, 50.0, 50.0], [100.0, 10.0, 50.0, 50.0]]
+FAR = [10.0, 150.0, 40.0, 40.0]          # overlaps no GT: a false positive at every IoU threshold
+
+
+def _engine_case(det_boxes: list[list[float]], scores: list[float], gt_boxes: list[list[float]] = GT_BOXES):
+    gt = {"image_id": np.zeros(len(gt_boxes), int), "category_id": np.ones(len(gt_boxes), int),
+          "bbox": np.array(gt_boxes), "area": np.array([b[2] * b[3] for b in gt_boxes]),
+          "iscrowd": np.zeros(len(gt_boxes), int), "id": np.arange(1, len(gt_boxes) + 1)}
+    dt = {"image_id": np.zeros(len(det_boxes), int), "category_id": np.ones(len(det_boxes), int),
+          "bbox": np.array(det_boxes), "score": np.array(scores, dtype=float)}
+    return cocoeval.evaluate_bbox(np.array([0]), np.array([1]), gt, dt)
+
+
+def test_hand_derived_bounds_of_one_tied_block():
+    """Four detections all scored 1.0, in file order TP, FP, FP, TP (exact boxes: IoU 1, so a TP at every threshold;
+    the far boxes are FPs at every threshold), 2 GT.
+
+    official order TP FP FP TP: precision 1/1 and 2/4 at the TPs; the envelope is 1 up to recall 0.5 (51 of the 101
+    recall points) and 0.5 beyond (50 points): AP = (51 + 25) / 101 = 0.752475...
+    best order TP TP FP FP: precision 1 at both TPs: AP = 1.
+    worst order FP FP TP TP: precision 1/3 and 2/4; the envelope is 0.5 everywhere: AP = 0.5.
+    The same at every IoU threshold, so AP50 and AP75 share the bounds; the GTs are medium: AP_small and AP_large
+    are undefined (-1) in every order."""
+    res = _engine_case([GT_BOXES[0], FAR, FAR, GT_BOXES[1]], [1.0] * 4)
+    assert res.stats["AP"] == pytest.approx(76 / 101, abs=1e-12)
+    bounds = cocoeval.tie_bounds_bbox(res)
+    for key in ("AP", "AP50", "AP75", "AP_medium"):
+        assert bounds[key] == pytest.approx((0.5, 1.0), abs=1e-12), key
+    assert bounds["AP_small"] == bounds["AP_large"] == (-1.0, -1.0)
+    assert set(bounds) == {"AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large"}     # AR keys do not depend on order
+
+
+def test_no_ties_no_bounds_and_the_official_number_unchanged():
+    """Distinct scores: no bounds are computed, and the stats are those of the same file with its tie."""
+    distinct = _engine_case([GT_BOXES[0], FAR, FAR, GT_BOXES[1]], [0.9, 0.8, 0.7, 0.6])
+    assert cocoeval.tie_bounds_bbox(distinct) == {} and not cocoeval.has_ties(distinct.matches)
+    tied = _engine_case([GT_BOXES[0], FAR, FAR, GT_BOXES[1]], [1.0] * 4)
+    assert tied.stats == distinct.stats              # the tie is broken in file order: the same ranking
+
+
+def _pycocotools_ap(images: list[dict], gts: list[dict], dets: list[dict]) -> float:
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    coco = COCO()
+    coco.dataset = {"images": images, "annotations": gts, "categories": [{"id": 1, "name": "thing"}]}
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco.createIndex()
+        results = coco.loadRes(json.loads(json.dumps(dets)))
+        ev = COCOeval(coco, results, "bbox")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    return float(ev.stats[0])
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("seed", range(6))
+def test_bounds_equal_pycocotools_over_every_order_of_the_ties(seed):
+    """Two images, one detection per GT (shifted: IoU 1, 0.82, 0.64, 0.43) and far FPs, scores 1.0 or 0.5, in a
+    random file order. Each tie order is given to pycocotools by nudging the scores apart; its min and max over all
+    orders are the bounds (no two detections compete for a GT, so every order matches them alike)."""
+    pytest.importorskip("pycocotools")
+    rng = np.random.default_rng(seed)
+    images = [{"id": i, "width": 200, "height": 200} for i in range(2)]
+    gts, dets = [], []
+    for i in range(2):
+        for g in range(int(rng.integers(1, 3))):
+            box = [5.0 + 60 * g, 10.0, 50.0, 50.0]
+            gts.append({"id": len(gts) + 1, "image_id": i, "category_id": 1, "bbox": box, "area": 2500.0, "iscrowd": 0})
+            shift = float(rng.choice([0, 5, 10, 20]))
+            dets.append({"image_id": i, "category_id": 1, "bbox": [box[0] + shift, 10.0, 50.0, 50.0],
+                         "score": float(rng.choice([1.0, 0.5]))})
+        dets += [{"image_id": i, "category_id": 1, "bbox": [150.0, 140.0, 30.0, 30.0],
+                  "score": float(rng.choice([1.0, 0.5]))} for _ in range(int(rng.integers(0, 2)))]
+    dets = [dets[k] for k in rng.permutation(len(dets))]
+    every = [_pycocotools_ap(images, gts, [{**dets[k], "score": dets[k]["score"] - 1e-9 * r} for r, k in enumerate(order)])
+             for order in itertools.permutations(range(len(dets)))]
+    res = cocoeval.evaluate_bbox(
+        np.arange(2), np.array([1]),
+        {k: np.array([g[k] for g in gts]) for k in ("image_id", "category_id", "bbox", "area", "iscrowd", "id")},
+        {k: np.array([d[k] for d in dets]) for k in ("image_id", "category_id", "bbox", "score")})
+    assert res.stats["AP"] == pytest.approx(_pycocotools_ap(images, gts, dets), abs=1e-12)
+    low, high = cocoeval.tie_bounds_bbox(res).get("AP", (res.stats["AP"], res.stats["AP"]))
+    assert (low, high) == pytest.approx((min(every), max(every)), abs=1e-12)
+
+
+def _ovdeval_case() -> tuple[dict, list[dict]]:
+    """One image, categories "red cup" (2 GT) and "blue cup" (no GT); detections all scored 1, as a VLM answers."""
+    refs = {"images": [{"id": 0, "file_name": "a.jpg", "height": 200, "width": 200, "text": ["red cup"],
+                        "neg_text": ["blue cup"]}],
+            "annotations": [{"id": i + 1, "image_id": 0, "category_id": 0, "bbox": b, "area": 2500.0, "iscrowd": 0}
+                            for i, b in enumerate(GT_BOXES)],
+            "categories": [{"supercategory": "object", "id": 0, "name": "red cup"},
+                           {"supercategory": "object", "id": 1, "name": "blue cup"}]}
+    preds = [{"image_id": 0, "category_id": 0, "bbox": box, "score": 1}
+             for box in (GT_BOXES[0], FAR, [10.0, 90.0, 40.0, 40.0], GT_BOXES[1])]
+    return refs, preds
+
+
+def test_ovdeval_result_carries_the_bounds_and_warns(tmp_path):
+    """The hand-derived block above as an OVDEval file (the far boxes do not overlap, so the suppression keeps all):
+    NMS-AP and AP official 75.25, bounds [50, 100], and a warning naming them."""
+    refs, preds = _ovdeval_case()
+    (tmp_path / "color.json").write_text(json.dumps(refs))
+    result = vlbench.score("ovdeval", tmp_path / "color.json", preds)
+    assert result.metrics["NMS_AP"] == pytest.approx(7600 / 101) == result.metrics["AP"]
+    bounds = result.breakdowns["tie_bounds"]
+    assert (bounds["NMS_AP"]["low"], bounds["NMS_AP"]["high"]) == pytest.approx((50.0, 100.0))
+    assert "NMS_AR100" not in bounds
+    assert any("share their score" in w and "NMS_AP 75.25 lies in [50.00, 100.00]" in w for w in result.warnings)
+    distinct = [{**p, "score": 1 - k / 10} for k, p in enumerate(preds)]
+    plain = vlbench.score("ovdeval", tmp_path / "color.json", distinct)
+    assert "tie_bounds" not in plain.breakdowns and not any("share their score" in w for w in plain.warnings)
+    assert plain.metrics == result.metrics
+
+
+def test_omnilabel_bounds_hold_the_official_number_and_the_harmonic_mean(omnilabel_sample):
+    """The bundled OmniLabel sample with every score set to 1: each AP key's official value lies within its bounds,
+    AP's bounds are the harmonic means of AP_categ's and AP_descr's, and AR keys have none."""
+    from vlbench.benchmarks.omnilabel.scorer import harmonic_mean_ap
+
+    refs = omnilabel_sample / "dataset_val.json"
+    preds = json.loads((omnilabel_sample / "predictions_good.json").read_text())
+    flat = [{**p, "scores": [1.0] * len(p["scores"])} for p in preds]
+    result = vlbench.score("omnilabel", refs, flat)
+    bounds = result.breakdowns["tie_bounds"]
+    assert not any(k.startswith("AR") for k in bounds) and "AP_descr_pos" in bounds
+    for key, b in bounds.items():
+        value = result.metrics[key]
+        assert value is None or b["low"] - 1e-9 <= value <= b["high"] + 1e-9, key
+    for side in ("low", "high"):
+        want = harmonic_mean_ap(bounds["AP_categ"][side] / 100, bounds["AP_descr"][side] / 100) * 100
+        assert bounds["AP"][side] == pytest.approx(want)
