@@ -34,10 +34,10 @@ def _files(folder: Path, omnilabel_images: int, ovdeval_images: int) -> list[tup
     from vlbench.benchmarks.ovdeval import synthetic as ovd
 
     out = []
-    data = omni.make_dataset(omnilabel_images, seed=0)
+    data = omni.make_dataset(omnilabel_images, seed=0, boxes_per_image=2.1)     # bench/omnilabel.py's set
     refs = folder / "omnilabel_refs.json"
     refs.write_text(json.dumps(data))
-    rounded = omni.make_predictions(data, seed=1)
+    rounded = omni.make_predictions(data, seed=1, extra_per_box=25, background_per_image=20)
     for name, preds in (("rounded", rounded), ("all-1", [{**p, "scores": [1.0] * len(p["scores"])} for p in rounded])):
         distinct, n = [], 0
         for p in preds:

@@ -26,7 +26,7 @@ from .geometry import coco_iou_xywh
 
 __all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize", "evaluate_bbox",
            "CocoEvalResult", "mean_ap_per_group", "Stat", "STATS", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges",
-           "TIE_ORDERS", "has_ties", "tied_detections", "tie_bounds_bbox"]
+           "TIE_ORDERS", "has_ties", "tied_detections", "tie_bounds_bbox", "accumulate_orders"]
 
 #: Detection states after matching, per (area range, IoU threshold).
 FP, TP, IGNORED = np.uint8(0), np.uint8(1), np.uint8(2)
@@ -422,10 +422,11 @@ def has_ties(m: Matches) -> bool:
 
 def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
                      params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *, need_reach: bool = True,
-                     ties: str = "official"):
-    """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area). ``ties`` (TIE_ORDERS): the
-    precision at a true positive counts the false positives before it in the official order, or, for the bounds,
-    those before its tie block (``best``: its true positives first) or up to the block's end (``worst``)."""
+                     orders: tuple[str, ...] = ("official",)):
+    """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area), ``curves`` one per tie order
+    of ``orders`` (TIE_ORDERS), sharing the ranking and the cumulative counts: the precision at a true positive
+    counts the false positives before it in the official order, or, for the bounds, those before its tie block
+    (``best``: its true positives first) or up to the block's end (``worst``)."""
     T, A, K = len(params.iou_thrs), len(params.area_rngs), n_groups
     group_has = np.zeros(K, dtype=bool)
     group_has[member_group[m.has_result[member_pair]]] = True
@@ -445,10 +446,10 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
         n = len(e_det)
         nd = np.bincount(e_group, minlength=K)
         group_start = np.cumsum(nd) - nd
-        fp_at: NDArray[np.int64] | None = None
-        if ties != "official":
+        fp_ats: list[NDArray[np.int64] | None] = [None] * len(orders)      # the last position whose FPs count
+        if set(orders) - {"official"}:
             tie_first, tie_last = _tie_span(m, e_det, e_group)
-            fp_at = tie_first - 1 if ties == "best" else tie_last           # the last position whose FPs count
+            fp_ats = [None if o == "official" else tie_first - 1 if o == "best" else tie_last for o in orders]
         for a in areas:
             valid = group_has & (npig_group[:, a] > 0)
             npig_a = np.maximum(npig_group[:, a], 1)
@@ -459,25 +460,29 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
                 reach = np.zeros((K, 0), np.int64)
             # Thresholds in blocks (all at once when the ranking is short): TP t of group g is segment t * K + g.
             block = max(1, min(T, _BLOCK_ELEMENTS // max(n, 1)))
-            segments, prs = [], []
+            segments: list[NDArray[np.int64]] = []
+            prs: list[list[NDArray[np.float64]]] = [[] for _ in orders]
             n_tp = np.zeros((T, K), dtype=np.int64)
             for t0 in range(0, T, block):
                 st = m.state[a][t0:t0 + block][:, e_det] if n else np.zeros((min(block, T - t0), 0), np.uint8)
-                seg, pr, n_tp[t0:t0 + len(st)] = _tp_precision(st, t0, e_group, group_start, K, fp_at)
+                seg, pr_orders, n_tp[t0:t0 + len(st)] = _tp_precision(st, t0, e_group, group_start, K, fp_ats)
                 segments.append(seg)
-                prs.append(pr)
+                for out, pr in zip(prs, pr_orders):
+                    out.append(pr)
             segment = np.concatenate(segments)
-            envelope = _segment_reverse_cummax(np.concatenate(prs), segment)
             tp_first = (np.cumsum(n_tp) - n_tp.ravel()).reshape(T, K)
             recall = np.where(nd[None] > 0, n_tp / npig_a[None], 0.0)
-            yield mi, a, _Curves(valid, reach, n_tp, tp_first, nd, envelope, segment, recall)
+            yield mi, a, tuple(_Curves(valid, reach, n_tp, tp_first, nd,
+                                       _segment_reverse_cummax(np.concatenate(pr), segment), segment, recall)
+                               for pr in prs)
 
 
 def _tp_precision(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.int64], group_start: NDArray[np.int64],
-                  K: int, fp_at: NDArray[np.int64] | None) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray]:
-    """One block of thresholds ``st`` (b, n) starting at ``t0``: every TP's segment ``t * K + group`` and its
-    precision ``tp / (fp + tp)``, and the TP count per (threshold, group). The FPs counted are those before the TP
-    in the ranking, or (``fp_at``) those up to a given position: the tie bounds' orders."""
+                  K: int, fp_ats: list[NDArray[np.int64] | None]) -> tuple[NDArray[np.int64], list[NDArray[np.float64]],
+                                                                        NDArray]:
+    """One block of thresholds ``st`` (b, n) starting at ``t0``: every TP's segment ``t * K + group``, its precision
+    ``tp / (fp + tp)`` once per entry of ``fp_ats``, and the TP count per (threshold, group). The FPs counted are
+    those before the TP in the ranking (None), or those up to a given position per entry: the tie bounds' orders."""
     n = st.shape[1]
     fp_cum = np.cumsum(st == FP, axis=1, dtype=np.int32)                             # (b, n)
     t_idx, pos = np.nonzero(st == TP)                                                # row-major: (t, group) order
@@ -488,12 +493,16 @@ def _tp_precision(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.int64], gr
     before = np.zeros((len(st), K), dtype=np.int64)
     if n:
         before[:, group_start > 0] = fp_cum[:, group_start[group_start > 0] - 1]
-    if fp_at is None:
-        fp_here = fp_cum[t_idx, pos]
-    else:           # FPs up to fp_at (none before the ranking's first entry)
-        fp_here = np.where(fp_at[pos] >= 0, fp_cum[t_idx, np.maximum(fp_at[pos], 0)], 0)
-    fp_k = (fp_here - before[t_idx, e_group[pos]]).astype(np.float64)
-    return seg, k / (fp_k + k + np.spacing(1)), n_tp_b                                 # pycocotools' order
+    fp_before = before[t_idx, e_group[pos]]
+    prs = []
+    for fp_at in fp_ats:
+        if fp_at is None:
+            fp_here = fp_cum[t_idx, pos]
+        else:           # FPs up to fp_at (none before the ranking's first entry)
+            fp_here = np.where(fp_at[pos] >= 0, fp_cum[t_idx, np.maximum(fp_at[pos], 0)], 0)
+        fp_k = (fp_here - fp_before).astype(np.float64)
+        prs.append(k / (fp_k + k + np.spacing(1)))                                      # pycocotools' order
+    return seg, prs, n_tp_b
 
 
 def group_npig(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
@@ -521,16 +530,29 @@ def accumulate(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray
     of every tied block of a ranking ordered for the highest / lowest AP (see :data:`TIE_ORDERS`; recall does not
     depend on the order).
     """
+    return accumulate_orders(m, member_pair, member_group, n_groups, params, areas=areas, max_dets=max_dets,
+                             orders=(ties,))[ties]
+
+
+def accumulate_orders(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
+                      params: Params = Params(), *, areas: tuple[int, ...] | None = None,
+                      max_dets: tuple[int, ...] | None = None, orders: tuple[str, ...] = ("official",)
+                      ) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]]:
+    """:func:`accumulate` for several tie orders at once (the ranking and the counts computed once): order ->
+    (precision, recall, npig)."""
     T, R = len(params.iou_thrs), len(params.rec_thrs)
     A, M = len(params.area_rngs), len(params.max_dets)
     areas = tuple(range(A)) if areas is None else areas
     max_dets = tuple(range(M)) if max_dets is None else max_dets
-    precision = -np.ones((T, R, n_groups, A, M))
-    recall = -np.ones((T, n_groups, A, M))
-    for mi, a, c in _accumulate_iter(m, member_pair, member_group, n_groups, params, areas, max_dets, ties=ties):
-        precision[:, :, c.valid, a, mi] = c.q()[:, c.valid, :].transpose(0, 2, 1)
-        recall[:, c.valid, a, mi] = c.recall[:, c.valid]
-    return precision, recall, group_npig(m, member_pair, member_group, n_groups)
+    precision = {o: -np.ones((T, R, n_groups, A, M)) for o in orders}
+    recall = {o: -np.ones((T, n_groups, A, M)) for o in orders}
+    for mi, a, curves in _accumulate_iter(m, member_pair, member_group, n_groups, params, areas, max_dets,
+                                          orders=orders):
+        for o, c in zip(orders, curves):
+            precision[o][:, :, c.valid, a, mi] = c.q()[:, c.valid, :].transpose(0, 2, 1)
+            recall[o][:, c.valid, a, mi] = c.recall[:, c.valid]
+    npig = group_npig(m, member_pair, member_group, n_groups)
+    return {o: (precision[o], recall[o], npig) for o in orders}
 
 
 def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
@@ -543,7 +565,7 @@ def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: 
     T, R, K = len(params.iou_thrs), len(params.rec_thrs), n_groups
     t50 = int(np.flatnonzero(params.iou_thrs == 0.5)[0])
     npig = np.maximum(group_npig(m, member_pair, member_group, K)[:, area], 1)
-    (_, _, c), = _accumulate_iter(m, member_pair, member_group, K, params, (area,), (mi,), need_reach=False)
+    (_, _, (c,)), = _accumulate_iter(m, member_pair, member_group, K, params, (area,), (mi,), need_reach=False)
     flat: NDArray[np.float64] = np.zeros(T * K)
     if len(c.envelope):
         # weight of the k-th TP of a group = #recall thresholds whose reach is k (reach depends on npig)
@@ -679,8 +701,9 @@ def tie_bounds_bbox(res: CocoEvalResult, params: Params = Params()) -> dict[str,
         return {}
     K, pairs = len(res.category_ids), np.arange(len(res.matches.has_result))
     ap_steps = tuple(sorted({s.max_det % len(params.max_dets) for s in STATS if s.ap}))     # AR needs no bounds
-    low, high = (summarize(*accumulate(res.matches, pairs, pairs % max(K, 1), K, params, max_dets=ap_steps,
-                                       ties=order)[:2], params) for order in ("worst", "best"))
+    ends = accumulate_orders(res.matches, pairs, pairs % max(K, 1), K, params, max_dets=ap_steps,
+                             orders=("worst", "best"))
+    low, high = (summarize(*ends[order][:2], params) for order in ("worst", "best"))
     return {s.name: (low[s.name], high[s.name]) for s in STATS if s.ap}
 
 

@@ -288,12 +288,10 @@ def _tie_bounds(matches: cocoeval.Matches, member_pair: NDArray[np.int64], membe
     """Each AP key's lowest and highest value over every order of the tied detections (their matching kept as the
     official order makes it): every group's ranking with each tie block's true positives last, then first. AP, the
     harmonic mean, grows with both of its parts, so its bounds are those of the parts'; AR does not depend on order."""
-    ends = []
-    for order in ("worst", "best"):
-        precision, recall, npig = cocoeval.accumulate(matches, member_pair, member_group, len(index), PARAMS,
-                                                      areas=(0,), max_dets=(_MAX_DET_100,), ties=order)
-        ends.append(_percent(_thirteen({g.key: _summary(precision, recall, npig, index[("all", g.key)])
-                                        for g in schema.GROUPS})))
+    orders = cocoeval.accumulate_orders(matches, member_pair, member_group, len(index), PARAMS, areas=(0,),
+                                        max_dets=(_MAX_DET_100,), orders=("worst", "best"))
+    ends = [_percent(_thirteen({g.key: _summary(*orders[o], index[("all", g.key)]) for g in schema.GROUPS}))
+            for o in ("worst", "best")]
     low, high = ({k: v for k, v in end.items() if not k.startswith("AR")} for end in ends)
     return tie_bounds(metrics, low, high, cocoeval.tied_detections(matches))
 
