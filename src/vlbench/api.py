@@ -17,7 +17,7 @@ from .benchmarks import get_benchmark
 from .io import write_text_atomic
 from .result import Result
 
-__all__ = ["score", "compare", "load_references", "build", "export", "metric_path", "dataset_id_of",
+__all__ = ["score", "compare", "conventions", "load_references", "build", "export", "metric_path", "dataset_id_of",
            "record_hub_id"]
 
 
@@ -43,7 +43,46 @@ def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | 
     if _is_path(predictions):
         source = str(predictions)
         predictions = bench.scorer.read_predictions(predictions, max_bytes=max_bytes)
-    return bench.scorer.score(refs, predictions, opts, source=source)
+    result = bench.scorer.score(refs, predictions, opts, source=source)
+    if bench.conventions is not None:
+        result.warnings.extend(convention_warning(bench.conventions, bench.conventions.readings(refs, predictions)))
+    return result
+
+
+#: another reading must score this many points more, and at least twice as much, to be named
+CONVENTION_MARGIN_POINTS = 20.0
+
+
+def convention_warning(conventions: Any, values: dict[str, float | None]) -> list[str]:
+    """A warning when another reading of the file's boxes scores far better than the file as written (by
+    CONVENTION_MARGIN_POINTS and at least twice): the file is probably in that convention."""
+    from .protocol.conventions import AS_WRITTEN
+
+    written = values.get(AS_WRITTEN) or 0.0
+    others = {k: v for k, v in values.items() if k != AS_WRITTEN and v is not None}
+    if not others:
+        return []
+    best = max(others, key=lambda k: others[k] or 0.0)
+    value = others[best] or 0.0
+    if value < written + CONVENTION_MARGIN_POINTS or value < 2 * written:
+        return []
+    return [f"the boxes score {conventions.key} {written:.1f} as written but {value:.1f} read as {best}: the file is "
+            f"probably in that convention (fix: {conventions.fix(best)}; 'vlbench conventions' shows every reading)"]
+
+
+def conventions(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
+                max_bytes: int | None = None) -> tuple[str, dict[str, float | None]]:
+    """(the metric compared, its value under each common reading of the file's box numbers, the official reading
+    first): what ``vlbench conventions`` prints. A benchmark without box conventions is an UnsupportedError."""
+    from .errors import UnsupportedError
+
+    bench, opts, refs = _prepare(benchmark, references, split, "official", {})
+    if bench.conventions is None:
+        raise UnsupportedError(f"{bench.display_name} has no box conventions to compare",
+                               fix="score the file with 'vlbench score'")
+    entries = bench.scorer.read_predictions(predictions, max_bytes=max_bytes) if _is_path(predictions) else predictions
+    bench.scorer.score(refs, entries, opts, source=str(predictions) if _is_path(predictions) else "predictions")
+    return bench.conventions.key, bench.conventions.readings(refs, entries)
 
 
 def score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,

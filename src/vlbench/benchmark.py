@@ -28,8 +28,10 @@ from typing import Any
 from .errors import UnsupportedError
 from .protocol import (
     ALL_QUERIES,
+    AS_WRITTEN,
     PROTOCOLS,
     SHOW_SCORE,
+    Conventions,
     DatasetBuilder,
     Detections,
     EvalTask,
@@ -52,10 +54,10 @@ from .protocol import (
     option,
 )
 
-__all__ = ["Benchmark", "Card", "TIES_NOTE", "ALL_QUERIES", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "Detections", "EvalTask",
-           "Leaderboards", "NoViews", "Options", "PredictData", "PredictItem", "Predictor", "Sample", "Scene", "Scorer",
-           "Showcase", "SplitLeaderboards", "Table", "Views", "check_examples", "detection_badness", "mark_boxes",
-           "option"]
+__all__ = ["Benchmark", "Card", "TIES_NOTE", "ALL_QUERIES", "AS_WRITTEN", "Conventions", "PROTOCOLS", "SHOW_SCORE",
+           "DatasetBuilder", "Detections", "EvalTask", "Leaderboards", "NoViews", "Options", "PredictData",
+           "PredictItem", "Predictor", "Sample", "Scene", "Scorer", "Showcase", "SplitLeaderboards", "Table",
+           "Views", "check_examples", "detection_badness", "mark_boxes", "option"]
 
 
 #: the metric-card sentence of a benchmark whose rankings can tie (its result carries ``tie_bounds``)
@@ -112,6 +114,7 @@ class Benchmark:
     leaderboards: Leaderboards = SplitLeaderboards()
     #: a plug-in's ``evaluate`` module: the folder holding ``<id>.py`` (vlbench's own are in its evaluate_modules/)
     evaluate_module: str | None = None
+    conventions: Conventions | None = None
 
     def options(self, **kwargs: Any) -> Options:
         """Validated options (:meth:`Options.parse` of the scorer's ``options_type``): unknown names and values are

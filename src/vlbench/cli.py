@@ -47,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     _scoring_args(c)
     c.add_argument("--output", default=None, help="write the comparison JSON here")
     _uncertainty_args(c, ci_default=0.95)
+    _conventions_args(sub, ids)
 
     b = sub.add_parser("build", help="build the Hub dataset folder from the official raw release")
     b.add_argument("benchmark", help="benchmark id")
@@ -77,6 +78,26 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     d.add_argument("--port", type=int, default=7860, help="port to serve on (default 7860)")
     return p
+
+
+def _conventions_args(sub: Any, ids: str) -> None:
+    v = sub.add_parser("conventions", help="score a file's boxes under each common box convention, side by side "
+                                           "(xyxy / xywh, pixels, 0-1, a 0-1000 grid, y first)")
+    v.add_argument("benchmark", help=ids)
+    v.add_argument("--references", required=True, help="official annotation file, Hub folder or Hub dataset id")
+    v.add_argument("--predictions", required=True, help="prediction file in the official format (.json, .json.gz)")
+    v.add_argument("--split", default=None, help="which split of the references to score")
+
+
+def _cmd_conventions(args: argparse.Namespace) -> int:
+    from .api import conventions
+
+    key, values = conventions(args.benchmark, args.references, args.predictions, split=args.split)
+    width = max(len(k) for k in values)
+    print(f"{'reading':<{width}}  {key}")
+    for reading, value in values.items():
+        print(f"{reading:<{width}}  {'needs image sizes' if value is None else f'{value:.2f}'}")
+    return 0
 
 
 def _predict_args(sub: Any, ids: str) -> None:
@@ -455,7 +476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .errors import ServiceError, VlbenchError
 
     try:
-        return {"score": _cmd_score, "compare": _cmd_compare, "build": _cmd_build, "export": _cmd_export,
+        return {"score": _cmd_score, "compare": _cmd_compare, "conventions": _cmd_conventions, "build": _cmd_build,
+                "export": _cmd_export,
                 "doctor": _cmd_doctor, "demo": _cmd_demo, "report": _cmd_report,
                 "publish": _cmd_publish, "predict": _cmd_predict, "run": _cmd_predict,
                 "import": _cmd_import}[args.command](args)

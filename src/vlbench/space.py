@@ -334,6 +334,18 @@ def _output_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="vlbench-out-", dir=folder))
 
 
+def _headline_markdown(result: Any) -> str:
+    """The headline metrics as a Markdown table, with each AP key's tie bounds beside it when scores tied."""
+    from . import report
+
+    bounds = result.breakdowns.get("tie_bounds") or {}
+    rows = [f"| {k} | {_shown(v)} |" + (f" {_shown(bounds[k]['low'])} to {_shown(bounds[k]['high'])} |" if k in bounds
+                                       else " |" if bounds else "") for k, v in report.headline(result)]
+    header = ("| metric | value | over every order of tied scores |\n|---|---|---|\n" if bounds
+              else "| metric | value |\n|---|---|\n")
+    return header + "\n".join(rows)
+
+
 def run_space(benchmark: str, subset: str | None, predictions_path: str | None, protocol: str, model_name: str,
               progress: Any = None, references: str | None = None, dataset_id: str | None = None):
     """Everything the Space shows for one upload; errors become a status message, never a crash."""
@@ -364,11 +376,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     status = "**Scored.**" + ("".join(f"\n\n⚠️ {w}" for w in result.warnings) if result.warnings else " No warnings.")
     if not viewer["scenes"]:
         status += "\n\nNo samples to show for this choice (several parts at once: pick one to see its images)."
-    bounds = result.breakdowns.get("tie_bounds") or {}
-    head = ("| metric | value | over every order of tied scores |\n|---|---|---|\n" if bounds else
-            "| metric | value |\n|---|---|\n") + "\n".join(
-        f"| {k} | {_shown(v)} |" + (f" {_shown(bounds[k]['low'])} to {_shown(bounds[k]['high'])} |" if k in bounds
-                                   else " |" if bounds else "") for k, v in report.headline(result))
+    head = _headline_markdown(result)
     tables = list(report.tables(result).items())[:_N_TABLES]
     table_outputs = [gr.Dataframe(value=[[_shown(v) if v is None or isinstance(v, float) else v for v in row]
                                          for row in rows], headers=headers, label=name, visible=True,

@@ -25,7 +25,7 @@ from ...benchmark import (
     check_examples as _check_examples,
     option,
 )
-from . import card, predict, reader, schema, views
+from . import card, conventions, predict, reader, schema, views
 
 __all__ = ["RefL4Options", "RefL4Scorer", "RefL4Leaderboards", "RefL4Showcase", "BENCHMARK"]
 
@@ -119,6 +119,6 @@ BENCHMARK = Benchmark(
                   "large_Acc50": "Acc@0.5 (large)", "large_mAcc": "mAcc (large)",
                   "class_Acc50": "Acc@0.5 (class average)", "class_mAcc": "mAcc (class average)"},
               interval_note=" (the expressions of one image move together; pass `file_name` in the references)"),
-    dataset=reader, views=views, predictor=predict, showcase=RefL4Showcase(),
+    dataset=reader, views=views, predictor=predict, showcase=RefL4Showcase(), conventions=conventions,
     leaderboards=RefL4Leaderboards(tuple(EvalTask(f"{m.lower()}_{split}", m, "default", split, f"{m}, {split} split")
                                          for split in ("test", "val") for m in ("Acc50", "mAcc"))))

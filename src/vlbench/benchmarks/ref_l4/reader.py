@@ -25,8 +25,8 @@ __all__ = ["load_references", "references_from_rows", "build", "export", "releas
 SCORING_COLUMNS = ("id", "bbox", "ori_category_id")
 #: image key columns, the first present one is used to resample expressions by image
 IMAGE_COLUMNS = ("file_name", "image_id")
-#: read when present, for showing samples
-SHOWN_COLUMNS = IMAGE_COLUMNS + ("caption",)
+#: read when present, for showing samples and for the convention check (image sizes)
+SHOWN_COLUMNS = IMAGE_COLUMNS + ("caption", "width", "height")
 
 
 # --------------------------------------------------------------------------------------------
@@ -92,7 +92,18 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
     expressions = ([str(c or "") for c in table["caption"].to_pylist()] if "caption" in table.column_names else None)
     return RefL4References(ids=ids, bbox_xywh=bbox, ori_category_id=cats, source=source,
                            other_split_ids=other_split_ids, image=image, image_names=image_names,
-                           expressions=expressions, notes=notes)
+                           expressions=expressions, notes=notes, image_size=_image_sizes(table))
+
+
+def _image_sizes(table: Any) -> Any:
+    """(width, height) per row, or None when a column is absent or a value missing or not positive."""
+    if "width" not in table.column_names or "height" not in table.column_names:
+        return None
+    try:
+        size = np.column_stack([np.asarray(table[c].to_pylist(), dtype=np.float64) for c in ("width", "height")])
+    except (TypeError, ValueError):
+        return None
+    return size if len(size) and np.isfinite(size).all() and (size > 0).all() else None
 
 
 def _image_codes(table: Any) -> tuple[Any, list[str] | None]:

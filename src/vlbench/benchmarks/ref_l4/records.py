@@ -26,6 +26,8 @@ class RefL4References:
     image_names: list[str] | None = None
     #: per row, the referring expression (``caption``), for showing samples; None when the source has none
     expressions: list[str] | None = None
+    #: per row, the image's (width, height) in pixels, for the convention check; None when the source has none
+    image_size: NDArray[np.float64] | None = None
     #: what reading found worth a warning (kept as the official scorer would take it)
     notes: list[str] = field(default_factory=list)
 

@@ -1,0 +1,84 @@
+"""The convention check (#29): a file written in another common box convention is recognised, named with its fix,
+and scored side by side by ``vlbench conventions``; correct files and every golden case stay quiet.
+
+Files are made from the golden references' own GT boxes, written in each convention (declared "xyxy", as a VLM's
+answers usually are), so the right reading scores Acc@0.5 = 100 by construction."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+import vlbench
+from conftest import GOLDEN, GOLDEN_ADV3, run_cli
+from vlbench.api import conventions
+
+REFS = GOLDEN / "ref_l4" / "random_all_medium" / "references.parquet"
+
+
+def _file(convention: str) -> list[dict]:
+    """The GT boxes of REFS written in ``convention``."""
+    table = pq.read_table(REFS).to_pylist()
+    out = []
+    for row in table:
+        x, y, w, h = row["bbox"]
+        W, H = row["width"], row["height"]
+        box = {"xyxy pixels": [x, y, x + w, y + h], "xywh pixels": [x, y, w, h],
+               "xyxy 0-1 of the image": [x / W, y / H, (x + w) / W, (y + h) / H],
+               "xyxy 0-1000 of the image": [1000 * x / W, 1000 * y / H, 1000 * (x + w) / W, 1000 * (y + h) / H],
+               "yxyx 0-1000 of the image": [1000 * y / H, 1000 * x / W, 1000 * (y + h) / H, 1000 * (x + w) / W],
+               }[convention]
+        out.append({"id": row["id"], "pred_bbox": box, "format": "xyxy"})
+    return out
+
+
+@pytest.mark.parametrize("convention", ["xywh pixels", "xyxy 0-1 of the image", "xyxy 0-1000 of the image",
+                                        "yxyx 0-1000 of the image"])
+def test_a_file_in_another_convention_is_named_with_its_fix(convention):
+    result = vlbench.score("ref_l4", REFS, _file(convention))
+    named = [w for w in result.warnings if "read as" in w]
+    assert len(named) == 1 and f"but 100.0 read as {convention}" in named[0] and "fix:" in named[0], result.warnings
+    key, values = conventions("ref_l4", REFS, _file(convention))
+    assert key == "Acc50" and values[convention] == 100.0 and values["as written"] < 50
+
+
+def test_a_correct_file_is_quiet_and_the_cli_prints_every_reading(tmp_path):
+    right = _file("xyxy pixels")
+    assert not [w for w in vlbench.score("ref_l4", REFS, right).warnings if "read as" in w]
+    as_xywh = [{**e, "pred_bbox": [e["pred_bbox"][0], e["pred_bbox"][1], e["pred_bbox"][2] - e["pred_bbox"][0],
+                                   e["pred_bbox"][3] - e["pred_bbox"][1]], "format": "xywh"} for e in right]
+    assert not [w for w in vlbench.score("ref_l4", REFS, as_xywh).warnings if "read as" in w]
+    path = tmp_path / "normalized.json"
+    path.write_text(json.dumps(_file("xyxy 0-1 of the image")))
+    proc = run_cli("conventions", "ref_l4", "--references", str(REFS), "--predictions", str(path))
+    assert proc.returncode == 0, proc.stderr
+    lines = dict(line.rsplit(None, 1) for line in proc.stdout.splitlines()[1:])
+    assert float(lines["xyxy 0-1 of the image"]) == 100.0 and float(lines["as written"]) < 50
+
+
+def test_without_image_sizes_the_grid_readings_are_not_guessed(tmp_path):
+    """References without width/height: only the pixel readings are compared."""
+    rows = [{k: v for k, v in r.items() if k not in ("width", "height")} for r in pq.read_table(REFS).to_pylist()]
+    path = tmp_path / "refs.json"
+    path.write_text(json.dumps(rows))
+    _, values = conventions("ref_l4", path, _file("xyxy 0-1 of the image"))
+    assert values["xyxy 0-1 of the image"] is None and values["xywh pixels"] is not None
+
+
+def _golden(folder: Path) -> list[Path]:
+    return sorted(p for p in (folder / "ref_l4").iterdir() if (p / "expected.json").exists()) \
+        if (folder / "ref_l4").is_dir() else []
+
+
+@pytest.mark.parametrize("case", _golden(GOLDEN) + _golden(GOLDEN_ADV3), ids=lambda p: p.name)
+def test_every_golden_case_is_quiet(case):
+    expected = json.loads((case / "expected.json").read_text())
+    refs = next(p for p in case.iterdir() if p.name.startswith("references"))
+    result = vlbench.score("ref_l4", refs, case / "predictions.json", protocol=expected.get("protocol", "official"),
+                           split=expected.get("split"))
+    assert not [w for w in result.warnings if "read as" in w]
+    assert np.isfinite([v for v in result.metrics.values() if v is not None]).all()
