@@ -87,7 +87,7 @@ def main() -> None:
         data, _ = load_data("ref_l4", hub, split="test")
         from vlbench.benchmarks import get_benchmark
 
-        items = list(get_benchmark("ref_l4").predict_items(data, "detector"))
+        items = list(get_benchmark("ref_l4").require_predictor().items(data, "detector"))
         batches = [loaded.processor(text=[list(it.queries) for it in items[i:i + args.batch_size]],
                                     images=[it.image.convert("RGB") for it in items[i:i + args.batch_size]],
                                     return_tensors="pt", padding="max_length", truncation=True)

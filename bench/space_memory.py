@@ -36,7 +36,7 @@ from vlbench.io import json_values_bound
 bench_id, subset, upload = sys.argv[1:4]
 bench = get_benchmark(bench_id)
 refs = api.load_references(bench_id, space.sample_references(bench_id, subset),
-                           split=bench.space_options(subset).get("split"))
+                           split=bench.require_showcase().options(subset).get("split"))
 space._score(bench_id, subset, space.example_predictions(bench_id, "good", subset))   # warm: imports, caches
 import gc; gc.collect()
 base = rss("VmRSS:")
@@ -89,7 +89,7 @@ def main() -> None:
         for bench in ("ref_l4", "omnilabel", "ovdeval"):
             from vlbench.benchmarks import get_benchmark
 
-            cap = get_benchmark(bench).max_prediction_values
+            cap = get_benchmark(bench).require_showcase().max_prediction_values
             subset, path = upload(bench, min(args.values, int(0.9 * cap)), Path(tmp))
             out = subprocess.run([sys.executable, "-c", CHILD, bench, subset, str(path)], capture_output=True,
                                  text=True, env={"VLBENCH_SPACE_MEMORY_MB": "100000", **__import__("os").environ})

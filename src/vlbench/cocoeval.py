@@ -696,15 +696,25 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
 def tie_bounds_bbox(res: CocoEvalResult, params: Params = Params()) -> dict[str, tuple[float, float]]:
     """The lowest and highest value of each AP stat of :func:`evaluate_bbox` over the orders of its tied detections
     (fractions, -1 undefined), each detection matched as the official order matches it; ``{}`` when no two
-    detections share a score. Per IoU threshold a tie block's true positives go last / first, the extreme orders."""
+    detections share a score. Per IoU threshold a tie block's true positives go last / first, the extreme orders.
+    Only the area ranges and the max-dets step the AP stats read are accumulated, and each stat is taken from the
+    curves directly (no (T, R, K, A, M) arrays: an upload's memory stays as it was)."""
     if not has_ties(res.matches):
         return {}
     K, pairs = len(res.category_ids), np.arange(len(res.matches.has_result))
-    ap_steps = tuple(sorted({s.max_det % len(params.max_dets) for s in STATS if s.ap}))     # AR needs no bounds
-    ends = accumulate_orders(res.matches, pairs, pairs % max(K, 1), K, params, max_dets=ap_steps,
-                             orders=("worst", "best"))
-    low, high = (summarize(*ends[order][:2], params) for order in ("worst", "best"))
-    return {s.name: (low[s.name], high[s.name]) for s in STATS if s.ap}
+    stats = [s for s in STATS if s.ap]
+    step = {s.max_det % len(params.max_dets) for s in stats}.pop()         # AR needs no bounds
+    areas = tuple(sorted({params.area_labels.index(s.area) for s in stats}))
+    out = {s.name: [-1.0, -1.0] for s in stats}
+    for _, a, curves in _accumulate_iter(res.matches, pairs, pairs % max(K, 1), K, params, areas, (step,),
+                                         orders=("worst", "best")):
+        for side, c in enumerate(curves):
+            q = c.q().transpose(0, 2, 1)[:, :, c.valid]                   # (T, R, valid K): precision's layout
+            for stat in stats:
+                if params.area_labels.index(stat.area) == a:
+                    sel = q if stat.iou_thr is None else q[np.flatnonzero(params.iou_thrs == stat.iou_thr)]
+                    out[stat.name][side] = mean_of_valid(sel)
+    return {name: (low, high) for name, (low, high) in out.items()}
 
 
 # -- bootstrap: the accumulation under image weights --------------------------------------------------
