@@ -82,3 +82,18 @@ def test_every_golden_case_is_quiet(case):
                            split=expected.get("split"))
     assert not [w for w in result.warnings if "read as" in w]
     assert np.isfinite([v for v in result.metrics.values() if v is not None]).all()
+
+
+def test_the_evaluate_module_warns_too():
+    """The Ref-L4 evaluate module on Hub-style rows with boxes on a 0-1000 grid declared xyxy: the warning."""
+    import warnings
+
+    import evaluate
+
+    rows = pq.read_table(REFS).to_pylist()
+    preds = [{"pred_bbox": e["pred_bbox"], "format": "xyxy"} for e in _file("xyxy 0-1000 of the image")]
+    metric = evaluate.load(vlbench.metric_path("ref_l4"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        metric.compute(predictions=preds, references=rows)
+    assert any("read as xyxy 0-1000 of the image" in str(w.message) for w in caught)

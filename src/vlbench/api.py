@@ -44,12 +44,16 @@ def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | 
         source = str(predictions)
         predictions = bench.scorer.read_predictions(predictions, max_bytes=max_bytes)
     result = bench.scorer.score(refs, predictions, opts, source=source)
-    conventions = bench.conventions
-    # another reading can beat the file by the margin only where the file scores under 100 - margin: a good file
-    # is never read again
-    if conventions is not None and (result.metrics.get(conventions.key) or 0.0) < 100 - CONVENTION_MARGIN_POINTS:
-        result.warnings.extend(convention_warning(conventions, conventions.readings(refs, predictions)))
+    check_conventions(bench, refs, predictions, result)
     return result
+
+
+def check_conventions(bench: Any, references: Any, predictions: Any, result: Result) -> None:
+    """Add :func:`convention_warning`'s warning to ``result`` for a benchmark with box conventions. Another reading
+    can beat the file by the margin only where the file scores under 100 - margin: a good file is never re-read."""
+    conventions = bench.conventions
+    if conventions is not None and (result.metrics.get(conventions.key) or 0.0) < 100 - CONVENTION_MARGIN_POINTS:
+        result.warnings.extend(convention_warning(conventions, conventions.readings(references, predictions)))
 
 
 #: another reading must score this many points more, and at least twice as much, to be named

@@ -139,6 +139,7 @@ def compute(benchmark: str, predictions: list[Any], references: list[Any], *, re
             **options: Any) -> dict[str, Any]:
     """What every evaluate module's ``_compute`` does: rows -> records, examples -> official entries, score
     through the benchmark protocol, then :func:`compute_output`."""
+    from .api import check_conventions
     from .benchmarks import get_benchmark
 
     bench = get_benchmark(benchmark)
@@ -146,4 +147,5 @@ def compute(benchmark: str, predictions: list[Any], references: list[Any], *, re
     refs = bench.scorer.references_from_rows(references)
     entries = bench.scorer.entries_from_examples(references, list(predictions))
     result = bench.scorer.score(refs, entries, bench.options(split=split, details=return_details, **options))
+    check_conventions(bench, refs, entries, result)
     return compute_output(result, return_details, ci, resamples, seed)

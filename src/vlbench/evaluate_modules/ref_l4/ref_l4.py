@@ -27,7 +27,9 @@ Args:
         `id` (int), `bbox` ([x, y, w, h] pixels) and `ori_category_id` ("refcoco_N" / "o365_N").
     protocol: "official" (default; reproduces RefL4Evaluator, its class-table bugs included) or
         "corrected" (fixed RefCOCO -> Objects365 table; case-insensitive format).
-        Optional `file_name` (the image) lets `ci` resample the expressions of one image together.
+        Optional `file_name` (the image) lets `ci` resample the expressions of one image together; optional
+        `width` / `height` (the image's, pixels) let the metric warn when the boxes look written as fractions of
+        the image or on a 0-1000 grid.
     return_details: if True, also return "breakdowns" (per size, per source, per class, per sample),
         "counts" and "warnings".
     ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
@@ -55,6 +57,8 @@ def _slim(reference):
     if isinstance(reference, dict):
         slim = {k: reference.get(k) for k in _REFERENCE_KEYS}
         slim["file_name"] = reference.get("file_name") or ""   # optional: "" when the image is not named
+        for side in ("width", "height"):      # optional: 0 when unknown (the convention check then skips grids)
+            slim[side] = reference.get(side) or 0
         return slim
     return reference
 
@@ -76,7 +80,8 @@ class RefL4(RowInputs, evaluate.Metric):
                 "references": {"id": datasets.Value("int64"),
                                "bbox": datasets.List(datasets.Value("float64")),
                                "ori_category_id": datasets.Value("string"),
-                               "file_name": datasets.Value("string")},
+                               "file_name": datasets.Value("string"),
+                               "width": datasets.Value("int64"), "height": datasets.Value("int64")},
             }),
             codebase_urls=["https://github.com/JierunChen/Ref-L4"],
             reference_urls=["https://arxiv.org/abs/2406.16866"],
