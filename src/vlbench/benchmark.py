@@ -21,9 +21,9 @@ place.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from .errors import UnsupportedError
 from .protocol import (
@@ -54,10 +54,34 @@ from .protocol import (
     option,
 )
 
-__all__ = ["Benchmark", "Card", "TIES_NOTE", "ALL_QUERIES", "AS_WRITTEN", "Conventions", "PROTOCOLS", "SHOW_SCORE",
+__all__ = ["Benchmark", "Card", "TIES_NOTE", "lazy", "ALL_QUERIES", "AS_WRITTEN", "Conventions", "PROTOCOLS", "SHOW_SCORE",
            "DatasetBuilder", "Detections", "EvalTask", "Leaderboards", "NoViews", "Options", "PredictData",
            "PredictItem", "Predictor", "Sample", "Scene", "Scorer", "Showcase", "SplitLeaderboards", "Table",
            "Views", "check_examples", "detection_badness", "mark_boxes", "option"]
+
+
+T = TypeVar("T")
+
+
+class _Lazy:
+    """What :func:`lazy` returns: the loaded object's attributes, loaded on first use."""
+
+    __slots__ = ("_load", "_loaded")
+
+    def __init__(self, load: Callable[[], Any]) -> None:
+        self._load, self._loaded = load, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._loaded is None:
+            self._loaded = self._load()
+        return getattr(self._loaded, name)
+
+
+def lazy(load: Callable[[], T]) -> T:
+    """``load()``'s result, loaded on first attribute access: a benchmark's reader, views and predict modules load
+    when used, not when the registry lists the benchmark (``vlbench --help`` needs names only). ``load`` imports
+    explicitly (``from . import views``), so readers, IDEs and type checkers follow it."""
+    return cast(T, _Lazy(load))
 
 
 #: the metric-card sentence of a benchmark whose rankings can tie (its result carries ``tie_bounds``)

@@ -16,15 +16,19 @@ from typing import Any
 from ...benchmark import (
     Benchmark,
     Card,
+    DatasetBuilder,
     EvalTask,
     Options,
+    Predictor,
     Scorer,
     Showcase,
     SplitLeaderboards,
+    Views,
     check_examples as _check_examples,
+    lazy,
     option,
 )
-from . import card, predict, reader, schema, views
+from . import card, schema
 
 __all__ = ["NocapsOptions", "NocapsScorer", "NocapsShowcase", "BENCHMARK"]
 
@@ -62,10 +66,14 @@ class NocapsScorer(Scorer[NocapsOptions]):
 
     def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
         """The official captions JSON or a Hub folder -> records."""
+        from . import reader
+
         return reader.load_references(source, split)
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of the Hub dataset -> records."""
+        from . import reader
+
         return reader.references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
@@ -118,6 +126,25 @@ class NocapsShowcase(Showcase):
 
 _DOMAINS = (("", "overall"), ("_in", "in-domain"), ("_near", "near-domain"), ("_out", "out-domain"))
 
+# the modules behind the capabilities, imported when first used (listing benchmarks loads none of them)
+def _dataset() -> DatasetBuilder:
+    from . import reader
+
+    return reader
+
+
+def _views() -> Views:
+    from . import views
+
+    return views
+
+
+def _predictor() -> Predictor:
+    from . import predict
+
+    return predict
+
+
 BENCHMARK = Benchmark(
     id="nocaps", display_name="nocaps", scorer=NocapsScorer(), listing_order=3, metric_keys=schema.METRIC_KEYS,
     headline=("CIDEr", "SPICE", "B4", "METEOR", "ROUGE_L", "CIDEr_in", "CIDEr_near", "CIDEr_out"),
@@ -126,7 +153,7 @@ BENCHMARK = Benchmark(
               citation=card.CITATION, quirks=card.QUIRKS,
               metric_names={f"{m}{suffix}": f"{m}{' (' + name + ')' if suffix else ''}"
                             for m in schema.METRICS for suffix, name in _DOMAINS}),
-    dataset=reader, views=views, predictor=predict, showcase=NocapsShowcase(),
+    dataset=lazy(_dataset), views=lazy(_views), predictor=lazy(_predictor), showcase=NocapsShowcase(),
     # CIDEr and SPICE overall and per domain, on validation
     leaderboards=SplitLeaderboards(tuple(
         EvalTask(f"{m.lower()}{suffix or '_overall'}", f"{m}{suffix}", "default", "validation", f"{m}, {name}")

@@ -16,14 +16,18 @@ from ...benchmark import (
     TIES_NOTE,
     Benchmark,
     Card,
+    DatasetBuilder,
     EvalTask,
     Options,
+    Predictor,
     Scorer,
     Showcase,
     SplitLeaderboards,
+    Views,
     check_examples as _check_examples,
+    lazy,
 )
-from . import card, predict, reader, schema, views
+from . import card, schema
 
 __all__ = ["OmniLabelScorer", "OmniLabelShowcase", "BENCHMARK"]
 
@@ -37,10 +41,14 @@ class OmniLabelScorer(Scorer[Options]):
 
     def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
         """The official ``dataset_*.json`` or a Hub folder -> records."""
+        from . import reader
+
         return reader.load_references(source, split)
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of the Hub dataset -> records."""
+        from . import reader
+
         return reader.references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
@@ -77,6 +85,25 @@ class OmniLabelShowcase(Showcase):
         return str(resources.files("vlbench").joinpath(f"samples/omnilabel/predictions_{quality}.json"))
 
 
+# the modules behind the capabilities, imported when first used (listing benchmarks loads none of them)
+def _dataset() -> DatasetBuilder:
+    from . import reader
+
+    return reader
+
+
+def _views() -> Views:
+    from . import views
+
+    return views
+
+
+def _predictor() -> Predictor:
+    from . import predict
+
+    return predict
+
+
 BENCHMARK = Benchmark(
     id="omnilabel", display_name="OmniLabel", scorer=OmniLabelScorer(), aliases=("omni-label",), listing_order=1,
     metric_keys=schema.METRIC_KEYS, headline=("AP", "AP_categ", "AP_descr", "AP_descr_pos", "AR_descr", "AR_categ"),
@@ -91,7 +118,7 @@ BENCHMARK = Benchmark(
                   "AP75_descr": "AP@0.75 descriptions", "AP50_categ": "AP@0.5 categories",
                   "AP75_categ": "AP@0.75 categories", "AR_descr": "AR descriptions", "AR_categ": "AR categories"},
               outputs_note=TIES_NOTE),
-    dataset=reader, views=views, predictor=predict, showcase=OmniLabelShowcase(),
+    dataset=lazy(_dataset), views=lazy(_views), predictor=lazy(_predictor), showcase=OmniLabelShowcase(),
     leaderboards=SplitLeaderboards((
         EvalTask("ap", "AP", "all", "validation", "AP (harmonic mean of AP_categ and AP_descr)"),
         EvalTask("ap_categ", "AP_categ", "all", "validation", "AP on plain categories"),

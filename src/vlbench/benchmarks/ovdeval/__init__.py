@@ -17,14 +17,18 @@ from ...benchmark import (
     TIES_NOTE,
     Benchmark,
     Card,
+    DatasetBuilder,
     EvalTask,
     Options,
+    Predictor,
     Scorer,
     Showcase,
+    Views,
     check_examples as _check_examples,
+    lazy,
     option,
 )
-from . import card, predict, reader, schema, views
+from . import card, schema
 
 __all__ = ["OVDEvalOptions", "OVDEvalScorer", "OVDEvalLeaderboards", "OVDEvalShowcase", "BENCHMARK"]
 
@@ -56,11 +60,14 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
 
     def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
         """A sub-dataset JSON, the release folder or a Hub folder -> every sub-dataset's records."""
+        from . import reader
+
         return reader.load_references(source, split)
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of a Hub config (``image_id``, ``boxes``) -> records, one sub-dataset per ``sub_dataset`` value (the
         default config ``all`` holds them all; each numbers its images and categories on its own)."""
+        from . import reader
         from .records import OVDEvalReferences
 
         groups = _by_sub_dataset(rows)
@@ -71,6 +78,8 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
     def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
                          max_values: int | None = None) -> Any:
         """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together."""
+        from . import reader
+
         return reader.read_predictions(source, max_bytes=max_bytes, max_values=max_values)
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> Any:
@@ -143,6 +152,25 @@ class OVDEvalShowcase(Showcase):
         return str(root if subset == _ALL else root.joinpath(f"{subset}.json"))
 
 
+# the modules behind the capabilities, imported when first used (listing benchmarks loads none of them)
+def _dataset() -> DatasetBuilder:
+    from . import reader
+
+    return reader
+
+
+def _views() -> Views:
+    from . import views
+
+    return views
+
+
+def _predictor() -> Predictor:
+    from . import predict
+
+    return predict
+
+
 BENCHMARK = Benchmark(
     id="ovdeval", display_name="OVDEval", scorer=OVDEvalScorer(), aliases=("ovd-eval",), listing_order=2,
     metric_keys=schema.METRIC_KEYS, headline=("NMS_AP", "AP", "NMS_AP50", "AP50", "NMS_AR100", "AR100"),
@@ -155,7 +183,8 @@ BENCHMARK = Benchmark(
               outputs_note=("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
                             "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the "
                             "paper's Table 3). " + TIES_NOTE)),
-    dataset=reader, views=views, predictor=predict, showcase=OVDEvalShowcase(), leaderboards=OVDEvalLeaderboards())
+    dataset=lazy(_dataset), views=lazy(_views), predictor=lazy(_predictor), showcase=OVDEvalShowcase(),
+    leaderboards=OVDEvalLeaderboards())
 
 
 def _sub_dataset_of(row: Any) -> str:

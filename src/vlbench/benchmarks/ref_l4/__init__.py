@@ -17,15 +17,20 @@ from typing import Any
 from ...benchmark import (
     Benchmark,
     Card,
+    Conventions,
+    DatasetBuilder,
     EvalTask,
     Options,
+    Predictor,
     Scorer,
     Showcase,
     SplitLeaderboards,
+    Views,
     check_examples as _check_examples,
+    lazy,
     option,
 )
-from . import card, conventions, predict, reader, schema, views
+from . import card, schema
 
 __all__ = ["RefL4Options", "RefL4Scorer", "RefL4Leaderboards", "RefL4Showcase", "BENCHMARK"]
 
@@ -47,10 +52,14 @@ class RefL4Scorer(Scorer[RefL4Options]):
 
     def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
         """The release folder (``ref-l4-{val,test}.parquet``) or a Hub folder -> records of ``split``."""
+        from . import reader
+
         return reader.load_references(source, split or "all")
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of the Hub dataset -> records."""
+        from . import reader
+
         return reader.references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
@@ -106,6 +115,31 @@ class RefL4Showcase(Showcase):
         return {"split": subset}
 
 
+# the modules behind the capabilities, imported when first used (listing benchmarks loads none of them)
+def _dataset() -> DatasetBuilder:
+    from . import reader
+
+    return reader
+
+
+def _views() -> Views:
+    from . import views
+
+    return views
+
+
+def _predictor() -> Predictor:
+    from . import predict
+
+    return predict
+
+
+def _conventions() -> Conventions:
+    from . import conventions
+
+    return conventions
+
+
 BENCHMARK = Benchmark(
     id="ref_l4", display_name="Ref-L4", scorer=RefL4Scorer(), aliases=("ref-l4", "refl4"), listing_order=0,
     metric_keys=schema.METRIC_KEYS, headline=("Acc50", "Acc75", "Acc90", "mAcc", "class_Acc50", "class_mAcc"),
@@ -119,6 +153,7 @@ BENCHMARK = Benchmark(
                   "large_Acc50": "Acc@0.5 (large)", "large_mAcc": "mAcc (large)",
                   "class_Acc50": "Acc@0.5 (class average)", "class_mAcc": "mAcc (class average)"},
               interval_note=" (the expressions of one image move together; pass `file_name` in the references)"),
-    dataset=reader, views=views, predictor=predict, showcase=RefL4Showcase(), conventions=conventions,
+    dataset=lazy(_dataset), views=lazy(_views), predictor=lazy(_predictor), showcase=RefL4Showcase(),
+    conventions=lazy(_conventions),
     leaderboards=RefL4Leaderboards(tuple(EvalTask(f"{m.lower()}_{split}", m, "default", split, f"{m}, {split} split")
                                          for split in ("test", "val") for m in ("Acc50", "mAcc"))))
