@@ -100,8 +100,9 @@ def _choose(page, elem_id: str, option: str) -> None:
 
 
 def _headline(page) -> dict[str, float | None]:
+    """metric -> value of the headline table (a third column, the tie bounds, is there when scores tie)."""
     rows = [r.split("\t") for r in page.locator("#headline").inner_text().splitlines()[1:]]
-    return {k: (None if v == "null" else float(v)) for k, v in rows}
+    return {r[0]: (None if r[1] == "null" else float(r[1])) for r in rows}
 
 
 def _wait_for_view(page) -> None:
@@ -166,6 +167,12 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     cli = _cli_metrics(bench, subset)
     # the page shows two decimals, as the papers and leaderboards do
     assert shown and all((v is None and cli[k] is None) or abs(v - cli[k]) <= 0.005 for k, v in shown.items())
+    from vlbench.report import tie_bounds
+
+    bounds = tie_bounds(api.score(bench, sample_references(bench, subset), example_predictions(bench, "good", subset),
+                                  split=subset if bench == "ref_l4" else None))
+    header = page.locator("#headline").inner_text().splitlines()[0]
+    assert ("over every order of tied scores" in header) == bool(bounds)      # bounds that move, beside the score
     page.screenshot(path=str(ARTIFACTS / f"space_{bench}_result.png"), full_page=True)
     page.get_by_role("tab", name="Samples").click()
     _wait_for_view(page)

@@ -153,3 +153,18 @@ def test_omnilabel_bounds_hold_the_official_number_and_the_harmonic_mean(omnilab
     for side in ("low", "high"):
         want = harmonic_mean_ap(bounds["AP_categ"][side] / 100, bounds["AP_descr"][side] / 100) * 100
         assert bounds["AP"][side] == pytest.approx(want)
+
+
+def test_the_report_shows_bounds_only_when_the_order_matters(tmp_path):
+    """The hand-derived block moves AP by 50 points: a bounds table; the same file with its tie between two FPs
+    only (TP, FP, FP, TP with scores 1, 0.5, 0.5, 0.2) has bounds equal to the value: no table."""
+    from vlbench import report
+
+    refs, preds = _ovdeval_case()
+    (tmp_path / "color.json").write_text(json.dumps(refs))
+    moving = vlbench.score("ovdeval", tmp_path / "color.json", preds)
+    assert any(name.startswith("tie bounds") for name in report.tables(moving))
+    still = vlbench.score("ovdeval", tmp_path / "color.json",
+                          [{**p, "score": s} for p, s in zip(preds, [1, 0.5, 0.5, 0.2])])
+    assert "tie_bounds" in still.breakdowns and report.tie_bounds(still) == {}
+    assert not any(name.startswith("tie bounds") for name in report.tables(still))

@@ -20,7 +20,7 @@ from .benchmarks import get_benchmark
 from .protocol.views import Sample, Table
 from .result import Result
 
-__all__ = ["Table", "text", "headline", "tables", "plots", "draw", "image_reader", "to_csv"]
+__all__ = ["Table", "text", "headline", "tables", "tie_bounds", "plots", "draw", "image_reader", "to_csv"]
 
 
 def _round(value: Any, digits: int) -> Any:
@@ -42,12 +42,20 @@ def tables(result: Result) -> dict[str, Table]:
     """Every metric, the benchmark's breakdown tables, then the tie bounds when scores tied, as (headers, rows)."""
     out: dict[str, Table] = {"all metrics": (["metric", "value"], [[k, _round(v, 2)] for k, v in result.metrics.items()])}
     out.update(get_benchmark(result.benchmark).views.tables(result))
-    bounds = result.breakdowns.get("tie_bounds")
+    bounds = tie_bounds(result)
     if bounds:          # detections shared scores: each AP key over every order of the ties
         out["tie bounds (AP over every order of tied scores)"] = (
             ["metric", "official", "lowest", "highest"],
             [[k, _round(result.metrics.get(k), 2), _round(b["low"], 2), _round(b["high"], 2)] for k, b in bounds.items()])
     return out
+
+
+def tie_bounds(result: Result) -> dict[str, dict[str, Any]]:
+    """The result's ``tie_bounds`` when the tie order changes some AP key (else ``{}``: ties that change nothing are
+    not worth a column)."""
+    bounds = result.breakdowns.get("tie_bounds") or {}
+    moves = any(b["low"] is not None and b["high"] is not None and b["high"] - b["low"] > 1e-9 for b in bounds.values())
+    return bounds if moves else {}
 
 
 def to_csv(table: Table) -> str:

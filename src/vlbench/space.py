@@ -338,7 +338,7 @@ def _headline_markdown(result: Any) -> str:
     """The headline metrics as a Markdown table, with each AP key's tie bounds beside it when scores tied."""
     from . import report
 
-    bounds = result.breakdowns.get("tie_bounds") or {}
+    bounds = report.tie_bounds(result)
     rows = [f"| {k} | {_shown(v)} |" + (f" {_shown(bounds[k]['low'])} to {_shown(bounds[k]['high'])} |" if k in bounds
                                        else " |" if bounds else "") for k, v in report.headline(result)]
     header = ("| metric | value | over every order of tied scores |\n|---|---|---|\n" if bounds
