@@ -99,9 +99,11 @@ def _image_sizes(table: Any) -> Any:
     """(width, height) per row, or None when a column is absent or a value missing or not positive."""
     if "width" not in table.column_names or "height" not in table.column_names:
         return None
-    try:
-        size = np.column_stack([np.asarray(table[c].to_pylist(), dtype=np.float64) for c in ("width", "height")])
-    except (TypeError, ValueError):
+    import pyarrow as pa
+
+    try:        # nulls become NaN, which the check below refuses
+        size = np.column_stack([table[c].cast(pa.float64()).to_numpy() for c in ("width", "height")])
+    except (pa.ArrowException, TypeError, ValueError):
         return None
     return size if len(size) and np.isfinite(size).all() and (size > 0).all() else None
 
