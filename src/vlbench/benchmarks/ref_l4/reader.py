@@ -101,8 +101,10 @@ def _image_sizes(table: Any) -> Any:
         return None
     import pyarrow as pa
 
-    try:        # nulls become NaN, which the check below refuses
-        size = np.column_stack([table[c].cast(pa.float64()).to_numpy() for c in ("width", "height")])
+    from ...io import arrow_to_numpy
+
+    try:        # a null, text or any other failure: no sizes (arrow_to_numpy reads the buffer: no pandas import)
+        size = np.column_stack([arrow_to_numpy(table[c], "float64") for c in ("width", "height")])
     except (pa.ArrowException, TypeError, ValueError):
         return None
     return size if len(size) and np.isfinite(size).all() and (size > 0).all() else None
