@@ -126,23 +126,11 @@ class NocapsShowcase(Showcase):
 
 _DOMAINS = (("", "overall"), ("_in", "in-domain"), ("_near", "near-domain"), ("_out", "out-domain"))
 
-# the modules behind the capabilities, imported when first used (listing benchmarks loads none of them)
-def _dataset() -> DatasetBuilder:
-    from . import reader
+def _modules() -> tuple[DatasetBuilder, Views, Predictor]:
+    """The modules behind the capabilities, imported when first used (listing the benchmarks loads none of them)."""
+    from . import predict, reader, views
 
-    return reader
-
-
-def _views() -> Views:
-    from . import views
-
-    return views
-
-
-def _predictor() -> Predictor:
-    from . import predict
-
-    return predict
+    return reader, views, predict
 
 
 BENCHMARK = Benchmark(
@@ -153,7 +141,8 @@ BENCHMARK = Benchmark(
               citation=card.CITATION, quirks=card.QUIRKS,
               metric_names={f"{m}{suffix}": f"{m}{' (' + name + ')' if suffix else ''}"
                             for m in schema.METRICS for suffix, name in _DOMAINS}),
-    dataset=lazy(_dataset), views=lazy(_views), predictor=lazy(_predictor), showcase=NocapsShowcase(),
+    dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
+    predictor=lazy(lambda: _modules()[2]), showcase=NocapsShowcase(),
     # CIDEr and SPICE overall and per domain, on validation
     leaderboards=SplitLeaderboards(tuple(
         EvalTask(f"{m.lower()}{suffix or '_overall'}", f"{m}{suffix}", "default", "validation", f"{m}, {name}")

@@ -85,23 +85,11 @@ class OmniLabelShowcase(Showcase):
         return str(resources.files("vlbench").joinpath(f"samples/omnilabel/predictions_{quality}.json"))
 
 
-# the modules behind the capabilities, imported when first used (listing benchmarks loads none of them)
-def _dataset() -> DatasetBuilder:
-    from . import reader
+def _modules() -> tuple[DatasetBuilder, Views, Predictor]:
+    """The modules behind the capabilities, imported when first used (listing the benchmarks loads none of them)."""
+    from . import predict, reader, views
 
-    return reader
-
-
-def _views() -> Views:
-    from . import views
-
-    return views
-
-
-def _predictor() -> Predictor:
-    from . import predict
-
-    return predict
+    return reader, views, predict
 
 
 BENCHMARK = Benchmark(
@@ -118,7 +106,8 @@ BENCHMARK = Benchmark(
                   "AP75_descr": "AP@0.75 descriptions", "AP50_categ": "AP@0.5 categories",
                   "AP75_categ": "AP@0.75 categories", "AR_descr": "AR descriptions", "AR_categ": "AR categories"},
               outputs_note=TIES_NOTE),
-    dataset=lazy(_dataset), views=lazy(_views), predictor=lazy(_predictor), showcase=OmniLabelShowcase(),
+    dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
+    predictor=lazy(lambda: _modules()[2]), showcase=OmniLabelShowcase(),
     leaderboards=SplitLeaderboards((
         EvalTask("ap", "AP", "all", "validation", "AP (harmonic mean of AP_categ and AP_descr)"),
         EvalTask("ap_categ", "AP_categ", "all", "validation", "AP on plain categories"),

@@ -152,23 +152,11 @@ class OVDEvalShowcase(Showcase):
         return str(root if subset == _ALL else root.joinpath(f"{subset}.json"))
 
 
-# the modules behind the capabilities, imported when first used (listing benchmarks loads none of them)
-def _dataset() -> DatasetBuilder:
-    from . import reader
+def _modules() -> tuple[DatasetBuilder, Views, Predictor]:
+    """The modules behind the capabilities, imported when first used (listing the benchmarks loads none of them)."""
+    from . import predict, reader, views
 
-    return reader
-
-
-def _views() -> Views:
-    from . import views
-
-    return views
-
-
-def _predictor() -> Predictor:
-    from . import predict
-
-    return predict
+    return reader, views, predict
 
 
 BENCHMARK = Benchmark(
@@ -183,7 +171,8 @@ BENCHMARK = Benchmark(
               outputs_note=("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
                             "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the "
                             "paper's Table 3). " + TIES_NOTE)),
-    dataset=lazy(_dataset), views=lazy(_views), predictor=lazy(_predictor), showcase=OVDEvalShowcase(),
+    dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
+    predictor=lazy(lambda: _modules()[2]), showcase=OVDEvalShowcase(),
     leaderboards=OVDEvalLeaderboards())
 
 

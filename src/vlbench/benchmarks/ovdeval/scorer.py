@@ -361,21 +361,23 @@ def _mean_curve(precision: NDArray[np.float64], t: int) -> list[float] | None:
     return p[:, valid].mean(axis=1).tolist() if valid.any() else None
 
 
+def _mean_of_defined(values: Any) -> float | None:
+    """The mean of the values that are not None (None when none is): Table 3's averages."""
+    defined = [v for v in values if v is not None]
+    return sum(defined) / len(defined) if defined else None
+
+
 def score_many(results: dict[str, Result], protocol: str = "official") -> Result:
     """Several sub-datasets at once: the paper's Table 3 (NMS-AP / AP per sub-dataset, aspects, Total Average)."""
-    def mean(values):
-        values = [v for v in values if v is not None]
-        return sum(values) / len(values) if values else None
-
     order = [s for s in schema.SUBSETS if s in results] + sorted(s for s in results if s not in schema.SUBSETS)
     table = [{"sub_dataset": s, "aspect": schema.aspect_of(s), "NMS_AP": results[s].metrics["NMS_AP"],
               "AP": results[s].metrics["AP"],
               "inflation": results[s].breakdowns["inflation"]} for s in order]
-    aspects = {a: {"NMS_AP": mean(results[s].metrics["NMS_AP"] for s in members if s in results),
-                   "AP": mean(results[s].metrics["AP"] for s in members if s in results),
+    aspects = {a: {"NMS_AP": _mean_of_defined(results[s].metrics["NMS_AP"] for s in members if s in results),
+                   "AP": _mean_of_defined(results[s].metrics["AP"] for s in members if s in results),
                    "sub_datasets": [s for s in members if s in results]}
                for a, members in schema.ASPECTS.items() if any(s in results for s in members)}
-    total = mean(results[s].metrics["NMS_AP"] for s in order)
+    total = _mean_of_defined(results[s].metrics["NMS_AP"] for s in order)
     metrics: dict[str, float | None] = {}
     for s in order:
         metrics[f"NMS_AP_{s}"] = results[s].metrics["NMS_AP"]
@@ -385,8 +387,9 @@ def score_many(results: dict[str, Result], protocol: str = "official") -> Result
     missing = [s for s in schema.SUBSETS if s not in results]
     if missing:
         warnings.append(f"Total Average over {len(order)} sub-dataset(s); not scored: {', '.join(missing)}")
-    breakdowns = {"table": table, "aspects": aspects, "Total_Average": total, "Total_Average_AP": mean(r["AP"] for r in table),
-                  "sub_datasets": {s: {"metrics": results[s].metrics, "counts": results[s].counts} for s in order}}
+    breakdowns: dict[str, Any] = {
+        "table": table, "aspects": aspects, "Total_Average": total, "Total_Average_AP": _mean_of_defined(r["AP"] for r in table),
+        "sub_datasets": {s: {"metrics": results[s].metrics, "counts": results[s].counts} for s in order}}
     if any("tie_bounds" in results[s].breakdowns for s in order):
         breakdowns["tie_bounds"] = _table3_tie_bounds(results, order)
     counts = {"sub_datasets": len(order), **{f"predictions_{s}": results[s].counts["predictions"] for s in order}}
@@ -406,10 +409,7 @@ def _table3_tie_bounds(results: dict[str, Result], order: list[str]) -> dict[str
         for key in ("NMS_AP", "AP"):
             value = results[s].metrics[key]
             out[f"{key}_{s}"] = own.get(key, {"low": value, "high": value})
-    for side in ("low", "high"):
-        values = [out[f"NMS_AP_{s}"][side] for s in order]
-        defined = [v for v in values if v is not None]
-        out.setdefault("Total_Average", {})[side] = sum(defined) / len(defined) if defined else None
+    out["Total_Average"] = {side: _mean_of_defined(out[f"NMS_AP_{s}"][side] for s in order) for side in ("low", "high")}
     return out
 
 

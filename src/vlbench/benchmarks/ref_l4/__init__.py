@@ -115,29 +115,11 @@ class RefL4Showcase(Showcase):
         return {"split": subset}
 
 
-# the modules behind the capabilities, imported when first used (listing benchmarks loads none of them)
-def _dataset() -> DatasetBuilder:
-    from . import reader
+def _modules() -> tuple[DatasetBuilder, Views, Predictor, Conventions]:
+    """The modules behind the capabilities, imported when first used (listing the benchmarks loads none of them)."""
+    from . import conventions, predict, reader, views
 
-    return reader
-
-
-def _views() -> Views:
-    from . import views
-
-    return views
-
-
-def _predictor() -> Predictor:
-    from . import predict
-
-    return predict
-
-
-def _conventions() -> Conventions:
-    from . import conventions
-
-    return conventions
+    return reader, views, predict, conventions
 
 
 BENCHMARK = Benchmark(
@@ -153,7 +135,8 @@ BENCHMARK = Benchmark(
                   "large_Acc50": "Acc@0.5 (large)", "large_mAcc": "mAcc (large)",
                   "class_Acc50": "Acc@0.5 (class average)", "class_mAcc": "mAcc (class average)"},
               interval_note=" (the expressions of one image move together; pass `file_name` in the references)"),
-    dataset=lazy(_dataset), views=lazy(_views), predictor=lazy(_predictor), showcase=RefL4Showcase(),
-    conventions=lazy(_conventions),
+    dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
+    predictor=lazy(lambda: _modules()[2]), showcase=RefL4Showcase(),
+    conventions=lazy(lambda: _modules()[3]),
     leaderboards=RefL4Leaderboards(tuple(EvalTask(f"{m.lower()}_{split}", m, "default", split, f"{m}, {split} split")
                                          for split in ("test", "val") for m in ("Acc50", "mAcc"))))

@@ -40,34 +40,6 @@ _FIX = {
 }
 
 
-def _aligned(refs: RefL4References, predictions: Any) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """Per reference row, its prediction's four numbers (NaN when there is none or they are not four numbers; the
-    first entry of an id) and whether the entry declares "xywh". Replaces a dict lookup per row."""
-    raw = np.full((len(refs), 4), np.nan)
-    xywh = np.zeros(len(refs), dtype=bool)
-    kept = predictions if isinstance(predictions, list) else []
-    try:        # a file the scorer accepted: one array at once
-        with np.errstate(over="ignore", invalid="ignore"):
-            boxes = np.array([e["pred_bbox"] for e in kept], dtype=np.float64).reshape(len(kept), 4)
-    except (KeyError, TypeError, ValueError):       # odd entries (kept under the official protocol): filtered
-        kept = [e for e in kept if isinstance(e, dict) and isinstance(e.get("pred_bbox"), list)
-                and len(e["pred_bbox"]) == 4 and all(type(v) in (int, float) for v in e["pred_bbox"])]
-        boxes = np.array([e["pred_bbox"] for e in kept], dtype=np.float64).reshape(len(kept), 4)
-    if not kept or not len(refs):
-        return raw, xywh
-    table = np.column_stack([boxes, [e.get("format") == "xywh" for e in kept]])   # x, y, a, b, declared xywh
-    ids = np.array([e.get("id") if type(e.get("id")) is int else None for e in kept], dtype=object)
-    small = np.array([i is not None and abs(i) < 2**63 for i in ids.tolist()], dtype=bool)   # an int64 id
-    ids_i = ids[small].astype(np.int64)
-    uniq, first = np.unique(ids_i, return_index=True)                 # the first entry of each id
-    at = np.minimum(np.searchsorted(uniq, refs.ids), len(uniq) - 1)
-    found = uniq[at] == refs.ids
-    rows = np.flatnonzero(small)[first[at[found]]]
-    raw[found] = table[rows, :4]
-    xywh[found] = table[rows, 4] > 0
-    return raw, xywh
-
-
 def _acc50(refs: RefL4References, boxes_xyxy: NDArray[np.float64]) -> float:
     """100 * share of rows whose box has IoU > 0.5 with the GT (NaN boxes: misses)."""
     with np.errstate(invalid="ignore"):
@@ -90,10 +62,15 @@ def _read(raw: NDArray[np.float64], reading: str, size: NDArray[np.float64] | No
 
 
 def readings(refs: RefL4References, predictions: Any) -> dict[str, float | None]:
-    """Acc@0.5 as written, then under each reading of :data:`READINGS`."""
-    raw, declared_xywh = _aligned(refs, predictions)
+    """Acc@0.5 as written, then under each reading of :data:`READINGS`; the entries aligned with the rows as the
+    scorer aligns them (:func:`.scorer.parse_predictions`, a missing row a miss)."""
+    from .scorer import parse_predictions
+
+    preds = parse_predictions(predictions, refs, missing="miss")
+    raw = preds.numbers if preds.numbers is not None else np.full((len(refs), 4), np.nan)
     with np.errstate(invalid="ignore", over="ignore"):
-        out: dict[str, float | None] = {AS_WRITTEN: _acc50(refs, np.where(declared_xywh[:, None], xywh_to_xyxy(raw), raw))}
+        out: dict[str, float | None] = {AS_WRITTEN: _acc50(refs, np.where(preds.present[:, None], preds.boxes_xyxy,
+                                                                          np.nan))}
         for reading in READINGS:
             boxes = _read(raw, reading, refs.image_size)
             out[reading] = None if boxes is None else _acc50(refs, boxes)

@@ -44,6 +44,9 @@ class Predictions:
     warnings: list[str]
     #: every box was a list of JSON integers: officially an int64 tensor, whose areas are exact
     integer_boxes: bool = False
+    #: per row, its prediction's four numbers as written (NaN where missing) and whether they read as xywh
+    numbers: NDArray[np.float64] | None = None
+    as_xywh: NDArray[np.bool_] | None = None
 
 
 def _prediction_ids(entries: list[Any], source: str) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
@@ -191,6 +194,8 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
                         f"ignored, e.g. {_describe(unknown.tolist())}")
     aligned = np.zeros((len(refs), 4), dtype=np.float64)
     aligned[present] = boxes_xyxy[pred_index[present]]
+    numbers = np.full((len(refs), 4), np.nan)
+    numbers[present] = boxes[pred_index[present]]
     if n_missing:
         warnings.append(f"{n_missing} row(s) without a prediction were counted as misses (IoU 0)")
     counts_out = {"predictions": len(entries), "predictions_used": int(present.sum()),
@@ -201,7 +206,8 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
     # the official tensor holds only the boxes of the scored rows: int64 when all of those are JSON integers
     used = pred_index[present]
     integer_boxes = integer_boxes or all(all(type(v) is int for v in entries[i]["pred_bbox"]) for i in used.tolist())
-    return Predictions(aligned, present, counts_out, warnings, integer_boxes)
+    return Predictions(aligned, present, counts_out, warnings, integer_boxes, numbers,
+                       np.where(present, is_xywh[np.maximum(pred_index, 0)], False))
 
 
 def _foreign_ids(ids: NDArray[np.int64], refs: RefL4References) -> tuple[int, NDArray[np.int64]]:
