@@ -69,17 +69,21 @@ def test_without_image_sizes_the_grid_readings_are_not_guessed(tmp_path):
     assert values["xyxy 0-1 of the image"] is None and values["xywh pixels"] is not None
 
 
-def _golden(folder: Path) -> list[Path]:
-    return sorted(p for p in (folder / "ref_l4").iterdir() if (p / "expected.json").exists()) \
-        if (folder / "ref_l4").is_dir() else []
+def _golden(folder: Path, benchmark: str = "ref_l4") -> list[Path]:
+    return sorted(p for p in (folder / benchmark).iterdir() if (p / "expected.json").exists()) \
+        if (folder / benchmark).is_dir() else []
 
 
-@pytest.mark.parametrize("case", _golden(GOLDEN) + _golden(GOLDEN_ADV3), ids=lambda p: p.name)
+_DETECTION = ("ovdeval", "omnilabel")
+
+
+@pytest.mark.parametrize("case", [c for b in ("ref_l4", *_DETECTION) for c in _golden(GOLDEN, b) + _golden(GOLDEN_ADV3, b)],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_golden_case_is_quiet(case):
     expected = json.loads((case / "expected.json").read_text())
     refs = next(p for p in case.iterdir() if p.name.startswith("references"))
-    result = vlbench.score("ref_l4", refs, case / "predictions.json", protocol=expected.get("protocol", "official"),
-                           split=expected.get("split"))
+    result = vlbench.score(case.parent.name, refs, case / "predictions.json",
+                           protocol=expected.get("protocol", "official"), split=expected.get("split"))
     assert not [w for w in result.warnings if "read as" in w]
     assert np.isfinite([v for v in result.metrics.values() if v is not None]).all()
 
@@ -97,3 +101,79 @@ def test_the_evaluate_module_warns_too():
         warnings.simplefilter("always")
         metric.compute(predictions=preds, references=rows)
     assert any("read as xyxy 0-1000 of the image" in str(w.message) for w in caught)
+
+
+# -- the detection benchmarks (COCO results: bbox [x, y, w, h] pixels) ---------------------------------------------
+OVD_REFS = GOLDEN / "ovdeval" / "coco_medium_ids1" / "references.json"
+OMNI_REFS = GOLDEN / "omnilabel" / "random_medium" / "references.json"
+
+
+def _as(convention: str, box: list[float], size: tuple[float, float] | None) -> list[float]:
+    """A GT box ``[x, y, w, h]`` written in ``convention`` (sizes (W, H) for the fractions and grids)."""
+    x, y, w, h = box
+    W, H = size or (1.0, 1.0)
+    return {"xywh pixels": [x, y, w, h], "xyxy pixels": [x, y, x + w, y + h],
+            "xyxy 0-1 of the image": [x / W, y / H, (x + w) / W, (y + h) / H],
+            "xyxy 0-1000 of the image": [1000 * x / W, 1000 * y / H, 1000 * (x + w) / W, 1000 * (y + h) / H],
+            "yxyx 0-1000 of the image": [1000 * y / H, 1000 * x / W, 1000 * (y + h) / H, 1000 * (x + w) / W],
+            }[convention]
+
+
+def _ovdeval_file(convention: str) -> list[dict]:
+    """Every GT box of OVD_REFS as a prediction of its own category, written in ``convention`` (score 1)."""
+    data = json.loads(OVD_REFS.read_text())
+    size = {img["id"]: (img["width"], img["height"]) for img in data["images"]}
+    return [{"image_id": a["image_id"], "category_id": a["category_id"], "score": 1.0,
+             "bbox": _as(convention, a["bbox"], size[a["image_id"]])} for a in data["annotations"]]
+
+
+def _omnilabel_file(convention: str) -> list[dict]:
+    """Every GT box of OMNI_REFS as a prediction of its descriptions, written in ``convention`` (score 1)."""
+    data = json.loads(OMNI_REFS.read_text())
+    return [{"image_id": a["image_id"], "description_ids": a["description_ids"],
+             "scores": [1.0] * len(a["description_ids"]), "bbox": _as(convention, a["bbox"], None)}
+            for a in data["annotations"]]
+
+
+@pytest.mark.parametrize("convention", ["xyxy pixels", "xyxy 0-1 of the image", "xyxy 0-1000 of the image",
+                                        "yxyx 0-1000 of the image"])
+def test_an_ovdeval_file_in_another_convention_is_named_with_its_fix(convention):
+    """The GT boxes themselves in another convention: read right, every (non-crowd) GT box is covered (100); as
+    written (xywh pixels) almost none is. The warning names the reading and its fix; the official number is
+    the file's own."""
+    result = vlbench.score("ovdeval", OVD_REFS, _ovdeval_file(convention))
+    named = [w for w in result.warnings if "read as" in w]
+    assert len(named) == 1 and f"but 100.0 read as {convention}" in named[0] and "fix:" in named[0], result.warnings
+    assert result.metrics["NMS_AP"] < 50
+    key, values = conventions("ovdeval", OVD_REFS, _ovdeval_file(convention))
+    assert key == "R50 (any score)" and values[convention] == 100.0 and values["as written"] < 50
+
+
+def test_an_omnilabel_file_in_xyxy_is_named_and_grids_need_image_sizes():
+    """OmniLabel's dataset JSON has no image sizes: the xyxy-pixels reading is compared, the grids are not."""
+    result = vlbench.score("omnilabel", OMNI_REFS, _omnilabel_file("xyxy pixels"))
+    named = [w for w in result.warnings if "read as" in w]
+    assert len(named) == 1 and "but 100.0 read as xyxy pixels" in named[0], result.warnings
+    _, values = conventions("omnilabel", OMNI_REFS, _omnilabel_file("xyxy pixels"))
+    assert values["xyxy pixels"] == 100.0 and values["as written"] < 50 and values["xyxy 0-1 of the image"] is None
+
+
+@pytest.mark.parametrize("bench_id, refs, make", [("ovdeval", OVD_REFS, _ovdeval_file),
+                                                   ("omnilabel", OMNI_REFS, _omnilabel_file)])
+def test_a_correct_detection_file_is_quiet(bench_id, refs, make):
+    result = vlbench.score(bench_id, refs, make("xywh pixels"))
+    assert not [w for w in result.warnings if "read as" in w]
+    assert conventions(bench_id, refs, make("xywh pixels"))[1]["as written"] == 100.0
+
+
+def test_an_ovdeval_folder_is_checked_as_one(tmp_path, ovdeval_sample):
+    """The sample's two sub-datasets, their GT boxes written as xyxy pixels in a folder: one warning."""
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    for name in ("color", "material"):
+        data = json.loads((ovdeval_sample / "annotations" / f"{name}.json").read_text())
+        (folder / f"{name}.json").write_text(json.dumps([
+            {"image_id": a["image_id"], "category_id": a["category_id"], "score": 1.0,
+             "bbox": _as("xyxy pixels", a["bbox"], None)} for a in data["annotations"]]))
+    result = vlbench.score("ovdeval", ovdeval_sample / "annotations", folder)
+    assert len([w for w in result.warnings if "but 100.0 read as xyxy pixels" in w]) == 1

@@ -103,11 +103,12 @@ def test_a_detection_answer_lists_labelled_boxes_and_none_is_valid():
     boxes, failures = parse_labelled_boxes(
         '[{"bbox_2d": [10, 20, 110, 220], "label": "red car"}, {"bbox_2d": [1900, 0, 2000, 10], "label": "cup"}]',
         "pixel", IMAGE)
-    assert boxes == [([10.0, 20.0, 110.0, 220.0], "red car")] and "outside" in failures[0].reason
+    assert [(b.xyxy, b.label) for b in boxes] == [([10.0, 20.0, 110.0, 220.0], "red car")]
+    assert "outside" in failures[0].reason
     boxes, failures = parse_labelled_boxes("car<loc_0><loc_0><loc_499><loc_999>cup<loc_500><loc_0><loc_999><loc_99>",
                                            "loc-1000", IMAGE)
-    assert [label for _, label in boxes] == ["car", "cup"] and not failures
-    assert boxes[1][0] == pytest.approx([960.96, 0.54, 1919.04, 107.46])
+    assert [b.label for b in boxes] == ["car", "cup"] and not failures
+    assert boxes[1].xyxy == pytest.approx([960.96, 0.54, 1919.04, 107.46])
     assert parse_labelled_boxes("```json\n[]\n```", "grid-1000", IMAGE) == ([], [])
     with pytest.raises(ParseFailure, match="no box"):
         parse_labelled_boxes("There is no car.", "grid-1000", IMAGE)
@@ -127,7 +128,7 @@ def test_a_detection_answer_lists_labelled_boxes_and_none_is_valid():
 ])
 def test_a_cut_off_detection_list_keeps_its_complete_entries_and_says_truncated(answer, box_format, labels):
     boxes, failures = parse_labelled_boxes(answer, box_format, IMAGE)
-    assert [label for _, label in boxes] == labels
+    assert [b.label for b in boxes] == labels
     assert failures and failures[0].reason == TRUNCATED
 
 
@@ -135,13 +136,13 @@ def test_labels_of_each_family_s_list_format():
     """InternVL's two boxes under one <ref> share it; Qwen2-VL's object_ref tags; PaliGemma's label after the box."""
     boxes, _ = parse_labelled_boxes("<ref>cat</ref><box>[[1, 2, 30, 40], [50, 60, 70, 80]]</box><ref>Red car</ref>"
                                     "<box>[[100, 100, 200, 200]]</box>", "grid-1000", IMAGE)
-    assert [label for _, label in boxes] == ["cat", "cat", "Red car"]
+    assert [b.label for b in boxes] == ["cat", "cat", "Red car"]
     boxes, _ = parse_labelled_boxes("<|object_ref_start|>a cup<|object_ref_end|><|box_start|>(1,2),(30,40)<|box_end|>",
                                     "grid-1000", IMAGE)
-    assert boxes[0][1] == "a cup"
+    assert boxes[0].label == "a cup"
     boxes, _ = parse_labelled_boxes("<loc0000><loc0000><loc0500><loc0500> red car ; <loc0100><loc0100><loc0600>"
                                     "<loc0600> cup", "loc-1024", IMAGE)
-    assert [label for _, label in boxes] == ["red car", "cup"]
+    assert [b.label for b in boxes] == ["red car", "cup"]
 
 
 def test_labels_match_queries_without_case_spaces_or_quotes():
@@ -149,3 +150,23 @@ def test_labels_match_queries_without_case_spaces_or_quotes():
     assert label_index("Red  car", queries) == 0 and label_index('"red car."', queries) == 0
     assert label_index("t-shirt", queries) == 1 and label_index("taylor swift", queries) == 2
     assert label_index("red", queries) is None and label_index(None, queries) is None
+
+
+@pytest.mark.parametrize("answer, box_format, written", [
+    # JSON: each object, the label inside it
+    ('[{"bbox_2d": [1, 2, 30, 40], "label": "car"}, {"bbox_2d": [5, 6, 70, 80], "label": "cup"}]', "pixel",
+     ['{"bbox_2d": [1, 2, 30, 40], "label": "car"}', '{"bbox_2d": [5, 6, 70, 80], "label": "cup"}']),
+    # Florence-2: the label before the box, then its location tokens
+    ("car<loc_0><loc_0><loc_499><loc_999>cup<loc_500><loc_0><loc_999><loc_99>", "loc-1000",
+     ["car<loc_0><loc_0><loc_499><loc_999>", "cup<loc_500><loc_0><loc_999><loc_99>"]),
+    # PaliGemma: the box, then its label up to ';'
+    ("<loc0000><loc0000><loc0500><loc0500> red car ; <loc0100><loc0100><loc0600><loc0600> cup", "loc-1024",
+     ["<loc0000><loc0000><loc0500><loc0500> red car ", "<loc0100><loc0100><loc0600><loc0600> cup"]),
+    # Qwen2-VL: the reference tags, then the box tokens
+    ("<|object_ref_start|>car<|object_ref_end|><|box_start|>(1,2),(30,40)<|box_end|>", "grid-1000",
+     ["<|object_ref_start|>car<|object_ref_end|><|box_start|>(1,2),(30,40)"]),
+])
+def test_each_box_spans_the_characters_of_its_coordinates_and_label(answer, box_format, written):
+    """The span (the characters whose tokens score the box) holds the box's label and its coordinates."""
+    boxes, _ = parse_labelled_boxes(answer, box_format, IMAGE)
+    assert [answer[slice(*b.span)] for b in boxes] == written

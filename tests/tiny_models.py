@@ -146,14 +146,14 @@ _QWEN_SPECIALS = ["<|im_start|>", "<|vision_start|>", "<|vision_end|>", "<|image
                   "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>", "<|box_end|>"]
 
 
-def tiny_qwen_vl(folder: Path, version: str) -> Path:
+def tiny_qwen_vl(folder: Path, version: str, *, specials: tuple[str, ...] = ()) -> Path:
     """Qwen2-VL ("2"), Qwen2.5-VL ("2.5"), Qwen3-VL ("3") or Qwen3.5 ("3.5"): a 1-block vision tower with the
     family's patch size (14, or 16 from Qwen3), a 1-layer decoder (Qwen3.5: one linear- and one full-attention
     layer). Images are resized as the released processors do (between 4 and 1,280 merged patches: a 1920x480 image
     keeps its size to the nearest patch multiple, larger ones are scaled down)."""
     import transformers as T
 
-    tokenizer = byte_tokenizer(_QWEN_SPECIALS, {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"})
+    tokenizer = byte_tokenizer([*_QWEN_SPECIALS, *specials], {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"})
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>",
                                                             "<|vision_end|>")}
     patch = 14 if version in ("2", "2.5") else 16
@@ -190,6 +190,41 @@ def tiny_qwen_vl(folder: Path, version: str) -> Path:
     processor = processor_class(image_processor=image_processor, tokenizer=tokenizer, video_processor=video_class(),
                                 chat_template=_QWEN_TEMPLATE)
     return _save(folder, model_class, config, processor)
+
+
+def scripted_qwen_vl(folder: Path, answer: list[str], margins: list[float]) -> Path:
+    """A tiny Qwen2-VL whose greedy answer to any chat prompt is ``answer`` (tokens: each a single character or one of
+    its special tokens, none twice, ending with ``<|im_end|>``), the token after ``answer[i - 1]`` (the prompt's last
+    token, a newline, for i = 0) winning by the logit margin ``margins[i]`` over every other token of the vocabulary.
+
+    How: attention and MLP outputs are zeroed, so the last hidden state is RMSNorm(embedding of the current token);
+    the chain's tokens get one-hot embeddings e_i and the output layer's only non-zero weight per step puts ``margin``
+    on the next token. So p(answer[i]) = exp(m_i) / (exp(m_i) + V - 1) exactly (V the output vocabulary)."""
+    import torch
+    import transformers as T
+
+    tiny_qwen_vl(folder, "2", specials=tuple(t for t in answer if len(t) > 1 and t != "<|im_end|>"))
+    model = T.Qwen2VLForConditionalGeneration.from_pretrained(folder)
+    tokenizer = T.AutoTokenizer.from_pretrained(folder)
+    text = model.config.text_config
+    chain = [tokenizer.convert_tokens_to_ids(t) if len(t) > 1 else tokenizer.encode(t)[0] for t in ["\n", *answer]]
+    assert len(set(chain)) == len(chain) and len(chain) <= text.hidden_size
+    with torch.no_grad():
+        for name, weight in model.named_parameters():
+            if name.endswith(("o_proj.weight", "down_proj.weight")) and "visual" not in name:
+                weight.zero_()
+            elif "norm" in name and "visual" not in name:
+                weight.fill_(1.0)
+        embed, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
+        assert embed.data_ptr() != head.data_ptr()
+        head.zero_()
+        scale = (1 / text.hidden_size + text.rms_norm_eps) ** 0.5         # RMSNorm(e_i) = e_i / scale
+        for i, (token, following) in enumerate(zip(chain, chain[1:])):
+            embed[token] = 0.0
+            embed[token, i] = 1.0
+            head[following, i] = margins[i] * scale
+    model.save_pretrained(folder)
+    return folder
 
 
 def tiny_internvl(folder: Path) -> Path:

@@ -44,16 +44,16 @@ def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | 
         source = str(predictions)
         predictions = bench.scorer.read_predictions(predictions, max_bytes=max_bytes)
     result = bench.scorer.score(refs, predictions, opts, source=source)
-    check_conventions(bench, refs, predictions, result)
+    check_conventions(bench, refs, predictions, result, opts)
     return result
 
 
-def check_conventions(bench: Any, references: Any, predictions: Any, result: Result) -> None:
+def check_conventions(bench: Any, references: Any, predictions: Any, result: Result, options: Any = None) -> None:
     """Add :func:`convention_warning`'s warning to ``result`` for a benchmark with box conventions. Another reading
     can beat the file by the margin only where the file scores under 100 - margin: a good file is never re-read."""
     conventions = bench.conventions
     if conventions is not None and (result.metrics.get(conventions.key) or 0.0) < 100 - CONVENTION_MARGIN_POINTS:
-        result.warnings.extend(convention_warning(conventions, conventions.readings(references, predictions)))
+        result.warnings.extend(convention_warning(conventions, conventions.readings(references, predictions, options)))
 
 
 #: another reading must score this many points more, and at least twice as much, to be named
@@ -89,7 +89,7 @@ def conventions(benchmark: str, references: Any, predictions: Any, *, split: str
                                fix="score the file with 'vlbench score'")
     entries = bench.scorer.read_predictions(predictions, max_bytes=max_bytes) if _is_path(predictions) else predictions
     bench.scorer.score(refs, entries, opts, source=str(predictions) if _is_path(predictions) else "predictions")
-    return bench.conventions.key, bench.conventions.readings(refs, entries)
+    return bench.conventions.key, bench.conventions.readings(refs, entries, opts)
 
 
 def score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,

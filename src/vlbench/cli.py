@@ -102,6 +102,7 @@ def _cmd_conventions(args: argparse.Namespace) -> int:
 
 def _predict_args(sub: Any, ids: str) -> None:
     """The ``predict`` and ``run`` sub-commands' arguments (run: predict, then score)."""
+    from .predict.confidence import BOX_SCORES, TOKEN_PROBABILITY
     from .predict.families import FAMILIES
     from .predict.parsers import BOX_FORMATS
 
@@ -126,6 +127,9 @@ def _predict_args(sub: Any, ids: str) -> None:
         p.add_argument("--prompt", default=None,
                        help="the VLM prompt (default: its family's preset): for one box, with {expression} where the "
                             "expression goes; for a label list, with {labels}")
+        p.add_argument("--box-scores", choices=tuple(BOX_SCORES), default=TOKEN_PROBABILITY,
+                       help="VLMs: how each generated box is scored for AP (default: token-probability): " + "; ".join(
+                           f"{k}: {v}" for k, v in BOX_SCORES.items()))
         p.add_argument("--threshold", type=float, default=0.01, help="detectors: lowest score kept (default 0.01)")
         p.add_argument("--top-k", type=int, default=100, help="detectors: boxes kept per item (default 100)")
         p.add_argument("--max-queries", type=int, default=16, help="detectors: text queries per forward pass")
@@ -175,6 +179,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
                "kind": args.kind, "box_format": args.box_format, "prompt": args.prompt, "threshold": args.threshold,
                "top_k": args.top_k, "max_queries": args.max_queries, "max_new_tokens": args.max_new_tokens,
                "batch_size": args.batch_size, "limit": args.limit, "overwrite": args.overwrite,
+               "box_scores": args.box_scores,
                "progress": sys.stderr.isatty()}
     if args.command == "run":
         report, result = run(args.benchmark, args.model, args.data, args.out, output=args.output, **options)

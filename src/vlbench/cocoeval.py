@@ -584,6 +584,72 @@ def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: 
     return ap, ap50
 
 
+def threshold_counts(m: Matches, params: Params = Params(), *, iou_thr: float = 0.5, area: int = 0,
+                     max_det: int = -1, pairs: NDArray[np.bool_] | None = None) -> tuple[int, int, int]:
+    """(true positives, false positives, non-ignored GT) at one IoU threshold, every detection kept within the
+    max-dets cut counted as predicted (no score threshold: a file without confidences is a set of boxes), each
+    matched as the official greedy matching matches it; ``pairs`` restricts them to some pairs. Not an official
+    number: the counts behind precision, recall and F1 at that IoU."""
+    t = int(np.flatnonzero(params.iou_thrs == iou_thr)[0])
+    state = m.state[area, t]
+    kept = m.rank < params.max_dets[max_det % len(params.max_dets)]
+    if pairs is not None:
+        kept &= pairs[m.pair]
+    npig = m.npig[area] if pairs is None else m.npig[area][pairs]
+    return int((kept & (state == TP)).sum()), int((kept & (state == FP)).sum()), int(npig.sum())
+
+
+def precision_recall_f1(tp: int, fp: int, n_gt: int) -> dict[str, float | None]:
+    """Precision TP / (TP + FP), recall TP / GT and their harmonic mean F1, in percent (None where undefined)."""
+    precision = 100.0 * tp / (tp + fp) if tp + fp else None
+    recall = 100.0 * tp / n_gt if n_gt else None
+    f1 = (None if precision is None or recall is None else
+          0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall))
+    return {"precision": precision, "recall": recall, "F1": f1}
+
+
+def on_objects(d_image: NDArray[np.int64], d_box_xywh: NDArray[np.float64], g_image: NDArray[np.int64],
+               g_box_xywh: NDArray[np.float64], iou_thr: float = 0.5) -> NDArray[np.bool_]:
+    """Whether each detection overlaps some GT box of its image with IoU >= ``iou_thr`` (COCO IoU, no crowd):
+    a box that lies on an object, whatever label either one carries."""
+    from .geometry import iou_matrix_xywh
+
+    out = np.zeros(len(d_image), dtype=bool)
+    d_order, g_order = np.argsort(d_image, kind="stable"), np.argsort(g_image, kind="stable")
+    d_sorted, g_sorted = d_image[d_order], g_image[g_order]
+    images = np.unique(d_sorted)
+    d_lo, d_hi = np.searchsorted(d_sorted, images), np.searchsorted(d_sorted, images, side="right")
+    g_lo, g_hi = np.searchsorted(g_sorted, images), np.searchsorted(g_sorted, images, side="right")
+    for i in np.flatnonzero(g_hi > g_lo).tolist():     # one small IoU matrix per image with detections and GT
+        d = d_order[d_lo[i]:d_hi[i]]
+        iou = iou_matrix_xywh(d_box_xywh[d], g_box_xywh[g_order[g_lo[i]:g_hi[i]]])
+        with np.errstate(invalid="ignore"):
+            out[d] = (iou >= iou_thr).any(axis=1)
+    return out
+
+
+def recall_any_score(g_key: NDArray[np.int64], g_xyxy: NDArray[np.float64], d_key: NDArray[np.int64],
+                     d_xyxy: NDArray[np.float64], iou_thr: float = 0.5) -> float | None:
+    """Percent of GT boxes that some detection of the same key (image and label) overlaps with IoU >= ``iou_thr``,
+    whatever its score or rank: how much of the GT a file's boxes cover, cheap and free of ranking (what the
+    convention check compares between readings of the same numbers). None without GT."""
+    from .geometry import iou_aligned_xyxy
+
+    if not len(g_key):
+        return None
+    d_order = np.argsort(d_key, kind="stable")
+    d_sorted = d_key[d_order]
+    first = np.searchsorted(d_sorted, g_key)
+    count = np.searchsorted(d_sorted, g_key, side="right") - first
+    c_gt = np.repeat(np.arange(len(g_key)), count)       # every (GT, detection of its key) combination
+    c_det = d_order[concat_ranges(first, count)]
+    with np.errstate(invalid="ignore", over="ignore"):
+        iou = iou_aligned_xyxy(g_xyxy[c_gt], d_xyxy[c_det], dtype=np.float64, eps=0.0)
+    covered = np.zeros(len(g_key), dtype=bool)
+    covered[c_gt[np.nan_to_num(iou, nan=0.0) >= iou_thr]] = True
+    return 100.0 * float(covered.mean())
+
+
 def mean_of_valid(s: NDArray[np.float64]) -> float:
     """pycocotools ``_summarize``: mean of the entries > -1, or -1 when there are none."""
     valid = s[s > -1]

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["xywh_to_xyxy", "xyxy_to_xywh", "box_area", "iou_aligned_xyxy", "coco_iou_xywh", "iou_matrix_xywh"]
+__all__ = ["xywh_to_xyxy", "xyxy_to_xywh", "box_area", "iou_aligned_xyxy", "coco_iou_xywh", "iou_matrix_xywh",
+           "BOX_READINGS", "read_boxes_as"]
 
 
 def xywh_to_xyxy(boxes_xywh: ArrayLike) -> NDArray[np.float64]:
@@ -88,3 +89,29 @@ def iou_matrix_xywh(dt_xywh: ArrayLike, gt_xywh: ArrayLike, gt_iscrowd: ArrayLik
     crowd = (np.zeros(len(g), dtype=bool) if gt_iscrowd is None
              else np.asarray(gt_iscrowd, dtype=bool).reshape(-1))
     return coco_iou_xywh(d.T[:, :, None], g.T[:, None, :], crowd[None, :])
+
+
+#: the common ways a box's four numbers are meant: reading -> (x first, the grid the numbers are on per image side
+#: (None: pixels), xywh). A wrong one is the first cause of near-zero grounding scores (the convention check).
+BOX_READINGS: dict[str, tuple[bool, float | None, bool]] = {
+    "xyxy pixels": (True, None, False),
+    "xywh pixels": (True, None, True),
+    "xyxy 0-1 of the image": (True, 1.0, False),
+    "xyxy 0-1000 of the image": (True, 1000.0, False),
+    "yxyx 0-1000 of the image": (False, 1000.0, False),
+}
+
+
+def read_boxes_as(numbers: NDArray[np.float64], reading: str,
+                  size_wh: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
+    """``(N, 4)`` numbers as written -> xyxy pixels under ``reading`` (:data:`BOX_READINGS`); ``size_wh`` ``(N, 2)``
+    is each box's image (width, height), needed by the grid readings (None without it)."""
+    x_first, grid, is_xywh = BOX_READINGS[reading]
+    boxes = numbers if x_first else numbers[:, [1, 0, 3, 2]]
+    if is_xywh:
+        boxes = xywh_to_xyxy(boxes)
+    if grid is None:
+        return np.asarray(boxes, dtype=np.float64)
+    if size_wh is None:
+        return None
+    return boxes * (np.column_stack([size_wh[:, 0], size_wh[:, 1], size_wh[:, 0], size_wh[:, 1]]) / grid)

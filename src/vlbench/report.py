@@ -20,7 +20,7 @@ from .benchmarks import get_benchmark
 from .protocol.views import Sample, Table
 from .result import Result
 
-__all__ = ["Table", "text", "headline", "tables", "tie_bounds", "plots", "draw", "image_reader", "to_csv"]
+__all__ = ["Table", "text", "headline", "tables", "tie_bounds", "threshold_line", "plots", "draw", "image_reader", "to_csv"]
 
 
 def _round(value: Any, digits: int) -> Any:
@@ -28,8 +28,26 @@ def _round(value: Any, digits: int) -> Any:
 
 
 def text(result: Result) -> str:
-    """The terminal rendering: the benchmark's own layout where it has one, else the generic table."""
-    return get_benchmark(result.benchmark).views.text(result) or result.table()
+    """The terminal rendering: the benchmark's own layout where it has one, else the generic table; then the
+    threshold metrics' line when the result has them."""
+    out = get_benchmark(result.benchmark).views.text(result) or result.table()
+    line = threshold_line(result)
+    return f"{out}\n{line}" if line else out
+
+
+def threshold_line(result: Result) -> str | None:
+    """One line of the result's ``threshold_metrics`` (precision, recall, F1 at one IoU over every box, and the
+    share of boxes naming a negative on an object), marked as not official; None without them."""
+    t = result.breakdowns.get("threshold_metrics")
+    if not t:
+        return None
+    shown = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
+    parts = [f"precision {shown(t.get('precision'))}, recall {shown(t.get('recall'))}, F1 {shown(t.get('F1'))}"]
+    for key, value in t.items():
+        if key.endswith("_share"):
+            what = key[:-len("_share")]
+            parts.append(f"{what.replace('_', ' ')} boxes on an object: {t.get(what + '_boxes')} ({shown(value)}%)")
+    return f"Not official, every box counted at IoU {t.get('iou', 0.5)}: " + "; ".join(parts)
 
 
 def headline(result: Result) -> list[list[Any]]:
@@ -39,7 +57,8 @@ def headline(result: Result) -> list[list[Any]]:
 
 
 def tables(result: Result) -> dict[str, Table]:
-    """Every metric, the benchmark's breakdown tables, then the tie bounds when scores tied, as (headers, rows)."""
+    """Every metric, the benchmark's breakdown tables, then the tie bounds when scores tied and the threshold metrics
+    (not official), as (headers, rows)."""
     out: dict[str, Table] = {"all metrics": (["metric", "value"], [[k, _round(v, 2)] for k, v in result.metrics.items()])}
     out.update(get_benchmark(result.benchmark).views.tables(result))
     bounds = tie_bounds(result)
@@ -47,6 +66,10 @@ def tables(result: Result) -> dict[str, Table]:
         out["tie bounds (AP over every order of tied scores)"] = (
             ["metric", "official", "lowest", "highest"],
             [[k, _round(result.metrics.get(k), 2), _round(b["low"], 2), _round(b["high"], 2)] for k, b in bounds.items()])
+    t = result.breakdowns.get("threshold_metrics")
+    if t:               # not official: the answer-set view (every box counted) beside AP
+        out["threshold metrics (not official, every box counted)"] = (
+            ["quantity", "value"], [[k, _round(v, 2)] for k, v in t.items() if isinstance(v, (int, float))])
     return out
 
 

@@ -319,7 +319,7 @@ def viewer_draw(state: Any, rank: Any, query: Any, threshold: Any) -> tuple[Any,
 
 # -- the full Space ---------------------------------------------------------------------------------------
 
-_N_TABLES, _N_PLOTS = 4, 2
+_N_TABLES, _N_PLOTS = 5, 2
 #: Gradio deletes the files of its cache older than an hour, looking every 15 minutes (``Blocks(delete_cache=)``)
 CACHE_LIFETIME = (900, 3600)
 

@@ -24,6 +24,7 @@ from ..benchmarks import get_benchmark
 from ..errors import FormatError, InputError
 from ..io import check_output, write_text_atomic
 from ..protocol.predicting import Detections, PredictData, PredictItem, Predictor
+from .confidence import BOX_SCORES, TOKEN_PROBABILITY, TokenScores, box_confidence
 
 __all__ = ["PredictSettings", "PredictReport", "predict", "run", "load_data", "answer_record", "tally",
            "write_run_record", "default_max_new_tokens"]
@@ -52,6 +53,8 @@ class PredictSettings:
     family: str | None = None
     #: how the prompt reached the model: "chat template" or "processor text" (task tokens, no chat turn)
     input: str | None = None
+    #: how a generated box is scored (:data:`.confidence.BOX_SCORES`); None for a detector (its own scores)
+    box_scores: str | None = None
 
 
 @dataclass
@@ -97,7 +100,8 @@ class PredictReport:
 #: the detector notes a run counts -> how the summary says them
 NOTES = {"queries_truncated": "queries cut at the text encoder's length",
          "queries_escaped": "queries with '.' or '?' written as ',' (phrase separators of the model)",
-         "boxes_non_finite": "boxes with NaN or infinite values dropped"}
+         "boxes_non_finite": "boxes with NaN or infinite values dropped",
+         "boxes_scored_1": "generated boxes scored 1 (the model gave no token probabilities for them)"}
 
 
 def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = None,
@@ -191,15 +195,16 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
             device: str | None = None, kind: str | None = None, box_format: str | None = None,
             prompt: str | None = None, threshold: float = 0.01, top_k: int = 100, max_queries: int = 16,
             max_new_tokens: int | None = None, batch_size: int = 4, limit: int | None = None,
-            progress: bool = True, overwrite: bool = False) -> PredictReport:
+            box_scores: str = TOKEN_PROBABILITY, progress: bool = True, overwrite: bool = False) -> PredictReport:
     """Run ``model`` over a built dataset and write the official prediction file ``out`` (and ``out.meta.json``).
 
     ``threshold`` and ``top_k`` keep detections for AP (a low threshold, float boxes: the ``pipeline`` would drop
     scores under 0.1 and round boxes to integers). An image-text-to-text model is asked as its family's preset says
     (:mod:`vlbench.predict.families`); ``prompt`` and ``box_format`` override it. ``max_new_tokens`` defaults to a
     length that fits the answer kind (see :func:`default_max_new_tokens`); ``limit`` stops after that many items.
-    An existing prediction file (or a folder holding files) is replaced only with ``overwrite``. Everything that
-    can be checked is checked before the model loads.
+    ``box_scores`` says how a generated box is scored (:data:`.confidence.BOX_SCORES`: by default from the model's
+    token probabilities). An existing prediction file (or a folder holding files) is replaced only with
+    ``overwrite``. Everything that can be checked is checked before the model loads.
     """
     from . import models
     from .families import GENERATOR
@@ -207,6 +212,9 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     bench = get_benchmark(benchmark)
     _check_numbers(batch_size=batch_size, top_k=top_k, max_queries=max_queries, limit=limit,
                    max_new_tokens=max_new_tokens, threshold=threshold)
+    if box_scores not in BOX_SCORES:
+        raise InputError(f"unknown box score rule {box_scores!r}",
+                         fix="use one of: " + "; ".join(f"{k} ({v})" for k, v in BOX_SCORES.items()))
     out = Path(out)
     check_output(out, "prediction file or folder", folder=out.suffix != ".json")
     predictor = bench.require_predictor()
@@ -228,7 +236,8 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
                                preset.prompt if preset else None, threshold, top_k, max_queries,
                                max_new_tokens if preset else None, info.family.name,
                                None if preset is None else "chat template" if preset.chat and
-                               models.has_chat_template(loaded.processor) else "processor text")
+                               models.has_chat_template(loaded.processor) else "processor text",
+                               box_scores if preset and predictor.answer_kind != "text" else None)
     report = PredictReport(settings, skipped=len(every) - len(items))
     rank, world, merge = _processes()
     report.main = rank == 0
@@ -383,20 +392,22 @@ def _answer(predictor: Predictor, loaded: Any, batch: list[PredictItem], setting
     if settings.max_new_tokens is None:      # predict() sets it for every run that generates
         raise InputError("no answer length for a model that generates", fix="pass --max-new-tokens")
     answers = models.generate(loaded, batch, prompts, preset, max_new_tokens=settings.max_new_tokens,
-                              text_answer=predictor.answer_kind == "text")
-    return [answer_record(predictor, it, a.text, settings.box_format, a.input_size, truncated=a.truncated)
-            for it, a in zip(batch, answers)]
+                              text_answer=predictor.answer_kind == "text",
+                              token_scores=settings.box_scores == TOKEN_PROBABILITY)
+    return [answer_record(predictor, it, a.text, settings.box_format, a.input_size, truncated=a.truncated,
+                          tokens=a.tokens) for it, a in zip(batch, answers)]
 
 
 def answer_record(predictor: Predictor, item: PredictItem, text: str, box_format: str | None,
                   input_size: tuple[int, int] | None = None, image_size: tuple[int, int] | None = None, *,
-                  truncated: bool = False) -> dict[str, Any]:
+                  truncated: bool = False, tokens: TokenScores | None = None) -> dict[str, Any]:
     """One text answer -> its record: the official entries, or why it gave none (with the answer). With a
     ``box_format`` the answer is parsed as a box of the image (``image_size``, default the item image's): one box
     (``answer_kind`` "box") or every labelled box it lists ("boxes"; labels matched to the item's queries without
-    case or extra spaces), scored 1 (an answer carries no confidence). A ``truncated`` answer (cut at the answer
-    length) keeps its complete entries and is reported as such."""
-    from .parsers import TRUNCATED, ParseFailure, label_index, parse_box, parse_labelled_boxes
+    case or extra spaces), each scored from the answer's ``tokens`` (:func:`.confidence.box_confidence`; one box:
+    the whole answer's tokens), or 1 without them (the record then counts ``boxes_scored_1``). A ``truncated``
+    answer (cut at the answer length) keeps its complete entries and is reported as such."""
+    from .parsers import TRUNCATED, LabelledBox, ParseFailure, label_index, parse_box, parse_labelled_boxes
 
     if box_format is None:
         return {"key": item.key, "entries": predictor.from_answer(item, text)}
@@ -405,20 +416,25 @@ def answer_record(predictor: Predictor, item: PredictItem, text: str, box_format
         if predictor.answer_kind == "boxes":       # a detection answer: every (box, label) it lists
             boxes, failures = parse_labelled_boxes(text, box_format, size, input_size)
         else:
-            boxes, failures = [(parse_box(text, box_format, size, input_size), item.queries[0])], []
+            boxes, failures = [LabelledBox(parse_box(text, box_format, size, input_size), item.queries[0],
+                                           (0, len(text)))], []
     except ParseFailure as failure:
         return {"key": item.key, "entries": [], "failure": TRUNCATED if truncated else failure.reason,
                 "answer": text}
-    matched = [(box, label_index(label, item.queries) if predictor.answer_kind == "boxes" else 0)
-               for box, label in boxes]
-    kept = [(box, q) for box, q in matched if q is not None]
-    entries = predictor.from_detections(item, Detections([b for b, _ in kept], [1.0] * len(kept), [q for _, q in kept]))
+    matched = [(b, label_index(b.label, item.queries) if predictor.answer_kind == "boxes" else 0) for b in boxes]
+    kept = [(b, q) for b, q in matched if q is not None]
+    scores = [box_confidence(tokens, b.span) for b, _ in kept]
+    entries = predictor.from_detections(item, Detections([b.xyxy for b, _ in kept], [1.0 if s is None else s
+                                                                                      for s in scores],
+                                                         [q for _, q in kept]))
     cut = any(f.reason == TRUNCATED for f in failures) or (truncated and predictor.answer_kind == "boxes")
     reason = (TRUNCATED if cut        # a cut-off list may miss entries; one box read whole is an answer
               else failures[0].reason if failures
-              else ("a box without a label" if any(label is None for _, label in boxes)
+              else ("a box without a label" if any(b.label is None for b in boxes)
                     else "a label that is not one of the image's") if len(kept) < len(boxes) else None)
     record: dict[str, Any] = {"key": item.key, "entries": entries}
+    if tokens is not None and None in scores:
+        record["notes"] = {"boxes_scored_1": scores.count(None)}
     if reason:
         record.update(failure=reason, answer=text)
     return record

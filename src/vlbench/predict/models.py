@@ -15,8 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..errors import InputError
 from ..protocol.predicting import Detections, PredictItem
+from .confidence import TokenScores, strip_with_offsets
 from .families import DETECTOR, GENERATOR, Family, Preset, family_of
 
 __all__ = ["LoadedModel", "ModelInfo", "Answer", "require_extra", "inspect_model", "load_model", "detect",
@@ -54,6 +57,8 @@ class Answer:
     text: str
     input_size: tuple[int, int] | None = None
     truncated: bool = False
+    #: the answer's tokens with their log-probabilities (box answers, when the model's generate exposes them)
+    tokens: TokenScores | None = None
 
 
 def require_extra() -> None:
@@ -249,15 +254,22 @@ def _stop_ids(loaded: LoadedModel) -> set[int]:
 
 
 def generate(loaded: LoadedModel, items: list[PredictItem], prompts: list[str], preset: Preset, *,
-             max_new_tokens: int, text_answer: bool) -> list[Answer]:
+             max_new_tokens: int, text_answer: bool, token_scores: bool = False) -> list[Answer]:
     """Greedy answers to each item's prompt. An encoder-decoder (Florence-2) returns only the answer; a decoder-only
     model returns the prompt too, which is cut off. Captions (``text_answer``) are decoded without special tokens;
-    box answers keep them (Qwen2-VL's box tokens, Florence-2's and PaliGemma's location tokens)."""
+    box answers keep them (Qwen2-VL's box tokens, Florence-2's and PaliGemma's location tokens). With
+    ``token_scores`` each answer keeps its tokens' log-probabilities and text offsets (:mod:`.confidence`)."""
     import torch
 
     inputs = _inputs(loaded, items, prompts, preset).to(loaded.device)
-    with torch.inference_mode():
-        generated = loaded.model.generate(**inputs, do_sample=False, num_beams=1, max_new_tokens=max_new_tokens)
+    recorder = _LogProbRecorder(loaded.model) if token_scores else None
+    try:
+        with torch.inference_mode():
+            generated = loaded.model.generate(**inputs, do_sample=False, num_beams=1, max_new_tokens=max_new_tokens,
+                                              **({"logits_processor": [recorder.processor()]} if recorder else {}))
+    finally:
+        if recorder:
+            recorder.close()
     prompt_ids = inputs.get("input_ids")
     new = generated
     if (prompt_ids is not None and not getattr(loaded.model.config, "is_encoder_decoder", False)
@@ -273,14 +285,89 @@ def generate(loaded: LoadedModel, items: list[PredictItem], prompts: list[str], 
     if text_answer:     # a caption holds no markup: the family's tag tokens (Kosmos-2's <phrase>, <object>...) go
         special |= {t for t in getattr(tokenizer, "get_added_vocab", dict)() if re.fullmatch(r"<[^<>\s]+>", t)}
     sizes = _input_sizes(loaded, inputs, len(items))
-    return [Answer(_strip(text, special), size, truncated=len(row) >= max_new_tokens and not stop & set(row))
-            for text, size, row in zip(texts, sizes, rows)]
+    logprobs = recorder.logprobs(len(rows), len(rows[0]) if rows else 0) if recorder else None
+    answers = []
+    for n, (raw, size, row) in enumerate(zip(texts, sizes, rows)):
+        text, position = strip_with_offsets(raw, special)
+        tokens = None
+        if logprobs is not None:
+            start, end = _token_offsets(tokenizer, row, raw, text_answer)
+            tokens = TokenScores(logprobs[n], position[start], position[end])
+        answers.append(Answer(text, size, truncated=len(row) >= max_new_tokens and not stop & set(row), tokens=tokens))
+    return answers
 
 
-def _strip(text: str, special: set[str]) -> str:
-    for token in special:
-        text = text.replace(token, "")
-    return text.strip()
+class _LogProbRecorder:
+    """The log-probability of each token greedy decoding picks, from the model's raw logits (penalties such as a
+    generation config's ``repetition_penalty`` change which token is picked, not its probability): forward hooks keep
+    the last position's log-softmax (of the model's output, else of its output embedding layer, for families whose
+    ``generate`` runs a sub-model: Kosmos-2), and a logits processor, which runs last, gathers it at the picked
+    token. One step of (batch, vocabulary) is held at a time, not the whole answer's."""
+
+    def __init__(self, model: Any) -> None:
+        self.outer: Any = None
+        self.inner: Any = None
+        self.steps: list[Any] = []
+        self.handles = [model.register_forward_hook(lambda m, a, out: self._keep("outer", getattr(out, "logits", None)))]
+        output_embeddings = getattr(model, "get_output_embeddings", None)       # every transformers model has one
+        head = output_embeddings() if output_embeddings is not None else None
+        if head is not None:
+            self.handles.append(head.register_forward_hook(lambda m, a, out: self._keep("inner", out)))
+
+    def _keep(self, which: str, logits: Any) -> None:
+        import torch
+
+        if isinstance(logits, torch.Tensor) and logits.dim() == 3:
+            setattr(self, which, torch.log_softmax(logits[:, -1, :].float(), dim=-1))
+
+    def processor(self) -> Any:
+        """The logits processor to pass to ``generate`` (it must run last: custom processors do)."""
+        import torch
+        from transformers import LogitsProcessor
+
+        recorder = self
+
+        class Gather(LogitsProcessor):
+            def __call__(self, input_ids: Any, scores: Any) -> Any:
+                raw = recorder.outer if recorder.outer is not None else recorder.inner
+                picked = scores.argmax(dim=-1)
+                if raw is not None and raw.shape == scores.shape:
+                    recorder.steps.append(raw.gather(1, picked[:, None])[:, 0].cpu())
+                else:       # logits that are not the scores' (no hook fired): unknown
+                    recorder.steps.append(torch.full((len(scores),), float("nan")))
+                recorder.outer = recorder.inner = None
+                return scores
+        return Gather()
+
+    def close(self) -> None:
+        """Remove the hooks from the model."""
+        for handle in self.handles:
+            handle.remove()
+
+    def logprobs(self, rows: int, width: int) -> Any:
+        """(rows, width) numpy log-probabilities of the returned answer tokens: the recorded steps are the last
+        columns (an encoder-decoder's answer starts with its decoder start token, which no step produced)."""
+        import torch
+
+        out = np.full((rows, width), np.nan)
+        if self.steps:
+            steps = torch.stack(self.steps, dim=1).numpy()[:, -width:] if width else np.zeros((rows, 0))
+            if steps.shape[0] == rows:
+                out[:, width - steps.shape[1]:] = steps
+        return out
+
+
+def _token_offsets(tokenizer: Any, row: list[int], raw: str, skip_special: bool) -> tuple[Any, Any]:
+    """(start, end) character offsets in ``raw`` (the row's decode) of each token, by incremental detokenisation:
+    a token's text is what decoding a few tokens before it and itself adds to decoding those before it alone
+    (decoding one token alone loses SentencePiece's spaces and splits multi-byte characters)."""
+    window = 6
+    lows = [max(0, i - window) for i in range(len(row))]
+    with_token = tokenizer.batch_decode([row[lo:i + 1] for i, lo in enumerate(lows)], skip_special_tokens=skip_special)
+    without = tokenizer.batch_decode([row[lo:i] for i, lo in enumerate(lows)], skip_special_tokens=skip_special)
+    length = np.array([max(len(a) - len(b), 0) for a, b in zip(with_token, without)], dtype=np.int64)
+    end = np.minimum(np.cumsum(length), len(raw))
+    return end - np.minimum(length, end), end
 
 
 def _input_sizes(loaded: LoadedModel, inputs: Any, n: int) -> list[tuple[int, int] | None]:

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["BOX_FORMATS", "ParseFailure", "check_box_format", "parse_box", "parse_labelled_boxes", "label_index",
-           "TRUNCATED"]
+__all__ = ["BOX_FORMATS", "ParseFailure", "LabelledBox", "check_box_format", "parse_box", "parse_labelled_boxes",
+           "label_index", "TRUNCATED"]
 
 #: box convention -> what it is, for ``--box-format`` help and errors
 BOX_FORMATS = {
@@ -72,6 +72,19 @@ _REF = re.compile(r"<ref>(.*?)</ref>|<\|object_ref_start\|>(.*?)<\|object_ref_en
                   r"|<phrase>(.*?)</phrase>", re.S)
 _TAG = re.compile(r"<[^<>]*>")
 _BOX_KEYS = ("bbox_2d", "bbox", "box_2d", "box")
+
+
+class LabelledBox(NamedTuple):
+    """One box of an answer: xyxy pixels, its label (None when the answer gives none) and ``span``, the (start, end)
+    characters of the answer that write it: its coordinates and its label (for a score from those tokens)."""
+
+    xyxy: list[float]
+    label: str | None
+    span: tuple[int, int]
+
+
+#: a box as written: its values in the convention's units, its label, its (start, end) in the answer
+_Raw = tuple[list[float], str | None, tuple[int, int]]
 
 
 class ParseFailure(Exception):
@@ -135,6 +148,19 @@ def _json_items(answer: str) -> tuple[list[Any] | None, bool]:
     return items, not text.startswith("[") or "]" in text[end:]
 
 
+def _json_spans(answer: str) -> list[tuple[int, int]]:
+    """(start, end) of each top-level JSON object of the answer, in order (the objects of a list, or the one)."""
+    decoder, spans, at = json.JSONDecoder(), [], answer.find("{")
+    while at != -1:
+        try:
+            _, end = decoder.raw_decode(answer, at)
+        except ValueError:
+            break
+        spans.append((at, end))
+        at = answer.find("{", end)
+    return spans
+
+
 def _json_box(item: Any) -> tuple[list[float], str | None] | None:
     """(box in the convention's units, label) of one JSON item, or None."""
     if not isinstance(item, dict):
@@ -175,24 +201,32 @@ def _gap_label(gap: str) -> str | None:
     return " ".join(words) or None
 
 
-def _raw_labelled_boxes(answer: str, box_format: str) -> tuple[list[tuple[list[float], str | None]], bool]:
-    """Every (box in the convention's units, its label or None) of an answer, and whether the answer was complete."""
+def _raw_labelled_boxes(answer: str, box_format: str) -> tuple[list[_Raw], bool]:
+    """Every (box in the convention's units, its label or None, its span) of an answer, and whether the answer was
+    complete. A JSON item's span is its object; a box in text spans its label and coordinates (the gap since the
+    previous box, then the box; PaliGemma: the box, then its label)."""
     if box_format not in _TOKENS:
         items, complete = _json_items(answer)
-        boxes = [b for b in map(_json_box, items or []) if b is not None]
+        spans = _json_spans(answer)
+        if len(spans) != len(items or []):      # objects not found one by one: each spans the whole answer
+            spans = [(0, len(answer))] * len(items or [])
+        boxes = [(*b, span) for b, span in zip(map(_json_box, items or []), spans) if b is not None]
         if boxes:
             return boxes, complete
     found, complete = _text_boxes(answer, box_format)
-    out: list[tuple[list[float], str | None]] = []
+    out: list[_Raw] = []
     for n, (start, end, values) in enumerate(found):
         if box_format == "loc-1024":       # PaliGemma: the label follows the box, up to ';' or the next box
             after = answer[end:found[n + 1][0] if n + 1 < len(found) else len(answer)].split(";")[0]
             label = " ".join(_TAG.sub(" ", after).split()) or None
+            span = (start, end + len(after))
         else:
-            label = _gap_label(answer[found[n - 1][1] if n else 0:start])
+            gap_start = found[n - 1][1] if n else 0
+            label = _gap_label(answer[gap_start:start])
             if label is None and out:
                 label = out[-1][1]
-        out.append((values, label))
+            span = (gap_start, end)
+        out.append((values, label, span))
     return out, complete
 
 
@@ -247,9 +281,8 @@ def _to_pixels(box: list[float], box_format: str, image_size: tuple[int, int], i
 
 # -- the public parsers ----------------------------------------------------------------------------------------
 def parse_labelled_boxes(answer: str, box_format: str, image_size: tuple[int, int],
-                         input_size: tuple[int, int] | None = None
-                         ) -> tuple[list[tuple[list[float], str | None]], list[ParseFailure]]:
-    """Every box of an answer listing several (a detection answer) as (xyxy pixels, label or None), and a failure
+                         input_size: tuple[int, int] | None = None) -> tuple[list[LabelledBox], list[ParseFailure]]:
+    """Every box of an answer listing several (a detection answer) as a :class:`LabelledBox`, and a failure
     for each box that cannot be used (empty, inverted, outside the image) plus one :data:`TRUNCATED` failure when
     the answer was cut off (its complete boxes are kept); an answer with no box at all fails."""
     raw, complete = _raw_labelled_boxes(answer, box_format)
@@ -259,9 +292,9 @@ def parse_labelled_boxes(answer: str, box_format: str, image_size: tuple[int, in
             return [], []                       # "[]": the model found nothing, a valid answer
         raise ParseFailure(TRUNCATED if not (complete and whole) else f"no box in the {box_format} convention", answer)
     boxes, failures = [], []
-    for box, label in raw:
+    for box, label, span in raw:
         try:
-            boxes.append((_to_pixels(box, box_format, image_size, input_size, answer), label))
+            boxes.append(LabelledBox(_to_pixels(box, box_format, image_size, input_size, answer), label, span))
         except ParseFailure as failure:
             failures.append(failure)
     if not complete:

@@ -23,8 +23,9 @@ class Conventions(Protocol):
         """The metric compared, e.g. Acc50."""
         ...
 
-    def readings(self, references: Any, predictions: Any, /) -> dict[str, float | None]:
-        """Reading name -> the metric (percent; None where the file cannot be read so)."""
+    def readings(self, references: Any, predictions: Any, options: Any = None, /) -> dict[str, float | None]:
+        """Reading name -> the metric (percent; None where the file cannot be read so); ``options`` are the
+        scoring options (e.g. the sub-dataset scored)."""
         ...
 
     def fix(self, reading: str, /) -> str:

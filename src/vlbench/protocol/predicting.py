@@ -52,8 +52,8 @@ class Predictor(Protocol):
 
     ``kinds``: the kinds of model that can answer ("detector", "image-text-to-text"). ``answer_kind``: what an
     image-text-to-text answer is: "box" (one for the item's expression, parsed in the model family's convention),
-    "boxes" (every labelled box it lists) or "text"; boxes reach the benchmark as :class:`Detections` (scored 1),
-    text through ``from_answer``.
+    "boxes" (every labelled box it lists) or "text"; boxes reach the benchmark as :class:`Detections` (scored from
+    the model's token probabilities, :mod:`vlbench.predict.confidence`), text through ``from_answer``.
     """
 
     @property

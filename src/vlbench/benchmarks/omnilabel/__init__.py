@@ -13,9 +13,11 @@ from importlib import resources
 from typing import Any
 
 from ...benchmark import (
+    DETECTION_CHECKS_NOTE,
     TIES_NOTE,
     Benchmark,
     Card,
+    Conventions,
     DatasetBuilder,
     EvalTask,
     Options,
@@ -85,11 +87,11 @@ class OmniLabelShowcase(Showcase):
         return str(resources.files("vlbench").joinpath(f"samples/omnilabel/predictions_{quality}.json"))
 
 
-def _modules() -> tuple[DatasetBuilder, Views, Predictor]:
+def _modules() -> tuple[DatasetBuilder, Views, Predictor, Conventions]:
     """The modules behind the capabilities, imported when first used (listing the benchmarks loads none of them)."""
-    from . import predict, reader, views
+    from . import conventions, predict, reader, views
 
-    return reader, views, predict
+    return reader, views, predict, conventions
 
 
 BENCHMARK = Benchmark(
@@ -105,9 +107,9 @@ BENCHMARK = Benchmark(
                   "AP_descr_L": "AP long descriptions (>=9 words)", "AP50_descr": "AP@0.5 descriptions",
                   "AP75_descr": "AP@0.75 descriptions", "AP50_categ": "AP@0.5 categories",
                   "AP75_categ": "AP@0.75 categories", "AR_descr": "AR descriptions", "AR_categ": "AR categories"},
-              outputs_note=TIES_NOTE),
+              outputs_note=TIES_NOTE + " " + DETECTION_CHECKS_NOTE),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
-    predictor=lazy(lambda: _modules()[2]), showcase=OmniLabelShowcase(),
+    predictor=lazy(lambda: _modules()[2]), conventions=lazy(lambda: _modules()[3]), showcase=OmniLabelShowcase(),
     leaderboards=SplitLeaderboards((
         EvalTask("ap", "AP", "all", "validation", "AP (harmonic mean of AP_categ and AP_descr)"),
         EvalTask("ap_categ", "AP_categ", "all", "validation", "AP on plain categories"),

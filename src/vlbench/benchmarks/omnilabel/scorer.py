@@ -269,6 +269,7 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
     }
     if with_per_description:
         breakdowns["per_description"] = _per_description(gt, matches)
+    breakdowns["threshold_metrics"] = threshold_metrics(gt, dets, matches)
     counts = {**gt.counts, **counts}
     overall = np.isin(member_group, [index[("all", g.key)] for g in schema.GROUPS])
     if cocoeval.has_ties(matches):
@@ -281,6 +282,34 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
                       matches, member_pair[overall], member_group[overall], len(names), gt.pair_image,
                       len(gt.image_ids), PARAMS, area=0, max_det=_MAX_DET_100),
                       {g.key: index[("all", g.key)] for g in schema.GROUPS}, (len(gt.image_ids),)))
+
+
+#: what the threshold metrics are, carried in the result beside them
+THRESHOLD_NOTE = ("not official: every box counts as predicted (no score threshold, the top 100 per image and "
+                  "description), matched at IoU 0.5 as the official matching does, per (image, description) as "
+                  "OmniLabel evaluates; a negative-description box answers a description that refers to nothing in "
+                  "its image while overlapping a ground-truth box of the image at IoU >= 0.5")
+
+
+def threshold_metrics(gt: OmniLabelReferences, dets: cocoeval.Detections, matches: cocoeval.Matches
+                      ) -> dict[str, Any]:
+    """Precision, recall and F1 at IoU 0.5 (percent), overall and for categories / free-form descriptions, and the
+    boxes that answer a negative description while lying on an object: the answer-set view of a model without
+    confidences."""
+    out: dict[str, Any] = {"note": THRESHOLD_NOTE, "iou": 0.5}
+    for name, types in (("all", None), ("categ", (schema.TYPE_C,)), ("descr", (schema.TYPE_DP, schema.TYPE_DN))):
+        pairs = None if types is None else np.isin(gt.pair_type, types)
+        tp, fp, n_gt = cocoeval.threshold_counts(matches, PARAMS, max_det=_MAX_DET_100, pairs=pairs)
+        part = {**cocoeval.precision_recall_f1(tp, fp, n_gt), "true_positives": tp, "false_positives": fp,
+                "gt_boxes": n_gt}
+        out.update(part) if name == "all" else out.setdefault("by_type", {}).update({name: part})
+    kept = matches.det_index[matches.rank < PARAMS.max_dets[_MAX_DET_100]]
+    negative = kept[gt.pair_type[dets.pair[kept]] == schema.TYPE_DN]
+    on = cocoeval.on_objects(gt.pair_image[dets.pair[negative]], dets.box_xywh[negative],
+                             gt.pair_image[gt.gt_pair], gt.gt_box)
+    out.update(boxes=len(kept), negative_description_boxes=int(on.sum()),
+               negative_description_share=100.0 * int(on.sum()) / len(kept) if len(kept) else None)
+    return out
 
 
 def _tie_bounds(matches: cocoeval.Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],

@@ -14,9 +14,11 @@ from importlib import resources
 from typing import Any, Self
 
 from ...benchmark import (
+    DETECTION_CHECKS_NOTE,
     TIES_NOTE,
     Benchmark,
     Card,
+    Conventions,
     DatasetBuilder,
     EvalTask,
     Options,
@@ -152,11 +154,11 @@ class OVDEvalShowcase(Showcase):
         return str(root if subset == _ALL else root.joinpath(f"{subset}.json"))
 
 
-def _modules() -> tuple[DatasetBuilder, Views, Predictor]:
+def _modules() -> tuple[DatasetBuilder, Views, Predictor, Conventions]:
     """The modules behind the capabilities, imported when first used (listing the benchmarks loads none of them)."""
-    from . import predict, reader, views
+    from . import conventions, predict, reader, views
 
-    return reader, views, predict
+    return reader, views, predict, conventions
 
 
 BENCHMARK = Benchmark(
@@ -170,9 +172,9 @@ BENCHMARK = Benchmark(
                             "Total_Average": "NMS-AP Total Average"},
               outputs_note=("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
                             "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the "
-                            "paper's Table 3). " + TIES_NOTE)),
+                            "paper's Table 3). " + TIES_NOTE + " " + DETECTION_CHECKS_NOTE)),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
-    predictor=lazy(lambda: _modules()[2]), showcase=OVDEvalShowcase(),
+    predictor=lazy(lambda: _modules()[2]), conventions=lazy(lambda: _modules()[3]), showcase=OVDEvalShowcase(),
     leaderboards=OVDEvalLeaderboards())
 
 

@@ -1,7 +1,8 @@
 """OVDEval with a model in the loop: one item per image of a sub-dataset, its positive labels and hard negatives
 (``text`` + ``neg_text``) as the queries, as the official evaluation prompts the detector; an image-text-to-text
-model is asked to list the boxes of those labels (:mod:`vlbench.predict` reads them as detections scored 1: an
-answer carries no confidence). Entries are COCO results ``{"image_id", "category_id", "bbox" (xywh), "score"}``."""
+model is asked to list the boxes of those labels (:mod:`vlbench.predict` reads them as detections, each scored by
+the model's probabilities of the tokens that wrote it: :mod:`vlbench.predict.confidence`). Entries are COCO
+results ``{"image_id", "category_id", "bbox" (xywh), "score"}``."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...errors import FormatError, InputError
 from ...images import ImageSource, image_cell
@@ -71,7 +72,22 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
         ann_box=box, ann_area=np.asarray([a["area"] for a in anns], dtype=np.float64),
         ann_iscrowd=np.asarray([bool(a.get("iscrowd", 0)) for a in anns], dtype=bool),
         ann_id=np.asarray(ids, dtype=np.int64), notes=notes, source=source,
-        image_file={int(img["id"]): str(img.get("file_name") or "") for img in data["images"]})
+        image_file={int(img["id"]): str(img.get("file_name") or "") for img in data["images"]},
+        image_negatives={int(img["id"]): frozenset(map(str, img["neg_text"])) for img in data["images"]
+                         if isinstance(img.get("neg_text"), list) and img["neg_text"]},
+        image_wh=_image_sizes(data["images"], image_ids))
+
+
+def _image_sizes(images: list[dict[str, Any]], image_ids: NDArray[np.int64]) -> NDArray[np.float64] | None:
+    """(width, height) per id of ``image_ids`` (sorted), NaN where an image gives none; None when none does."""
+    def number(value: Any) -> float:
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else np.nan
+
+    wh = np.full((len(image_ids), 2), np.nan)
+    rows = np.searchsorted(image_ids, np.asarray([img["id"] for img in images], dtype=np.int64))
+    wh[rows] = np.asarray([(number(img.get("width")), number(img.get("height"))) for img in images],
+                          dtype=np.float64).reshape(-1, 2)
+    return None if np.isnan(wh).all() else wh
 
 
 #: file names a sub-dataset's prediction file may have, ``{}`` the sub-dataset's name
@@ -276,7 +292,7 @@ def references_from_rows(rows: list[dict[str, Any]], name: str = "references", s
         if not isinstance(row, dict) or "image_id" not in row or "boxes" not in row:
             raise FormatError(f"reference {i} needs 'image_id' and 'boxes'", file=source,
                               fix="pass rows of an OVDEval Hub config")
-        data["images"].append({"id": row["image_id"]})
+        data["images"].append({"id": row["image_id"], **{k: row.get(k) for k in ("neg_text", "width", "height")}})
         for b in row["boxes"]:
             data["annotations"].append({**{k: b.get(k) for k in ("id", "bbox", "category_id", "area")},
                                         "image_id": row["image_id"], "iscrowd": b.get("iscrowd") or 0})

@@ -30,6 +30,10 @@ class OVDEvalSubset:
     image_file: dict[int, str] = field(default_factory=dict)
     #: the source lists every category (a sub-dataset JSON); Hub rows name only the categories of their boxes
     categories_listed: bool = True
+    #: image id -> its hard-negative labels (``neg_text``), for the threshold metrics (not used by the official scorer)
+    image_negatives: dict[int, frozenset[str]] = field(default_factory=dict)
+    #: (width, height) of each image of ``image_ids`` (NaN where not given), for the convention check; None if none
+    image_wh: NDArray[np.float64] | None = None
 
     def gt_dict(self) -> dict[str, NDArray]:
         """The annotations as the COCO engine's column dict."""

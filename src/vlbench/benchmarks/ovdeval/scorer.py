@@ -293,12 +293,44 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
     }
     counts = {"images": len(gt.image_ids), "categories": len(gt.category_ids), "gt_boxes": len(gt.ann_id),
               **preds.counts, "kept_after_suppression": sup["after"], "skipped_unknown_category": nms.skipped_detections}
+    breakdowns["threshold_metrics"] = threshold_metrics(gt, preds, keep, nms)
     if cocoeval.has_ties(plain.matches):
         breakdowns["tie_bounds"], tie_warning = _tie_bounds(nms, plain, metrics)
         warnings += tie_warning
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"sub_dataset": gt.name, **({"split": split} if split else {})},
                   resampler=lambda: OVDEvalReplicator(nms, plain))
+
+
+#: what the threshold metrics are, carried in the result beside them
+THRESHOLD_NOTE = ("not official: every box the GT-guided suppression keeps counts as predicted (no score threshold, "
+                  "the top 100 per image and label), matched at IoU 0.5 as COCOeval matches; a hard-negative box names "
+                  "one of its image's neg_text labels and overlaps a ground-truth box of the image at IoU >= 0.5")
+
+
+def threshold_metrics(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_],
+                      nms: cocoeval.CocoEvalResult) -> dict[str, Any]:
+    """Precision, recall and F1 at IoU 0.5 (percent) of the boxes kept by the suppression, and the boxes that name a
+    hard negative (``neg_text``) while lying on an object: the answer-set view of a model without confidences."""
+    tp, fp, n_gt = cocoeval.threshold_counts(nms.matches)
+    image, category, box = preds.image_id[keep], preds.category_id[keep], preds.box_xywh[keep]
+    names = np.array([gt.category_names.get(int(c), "") for c in category.tolist()], dtype=object)
+    negative = np.array([n in gt.image_negatives.get(int(i), ()) for i, n in zip(image.tolist(), names)], dtype=bool)
+    on = cocoeval.on_objects(image[negative], box[negative], gt.ann_image, gt.ann_box)
+    return {"note": THRESHOLD_NOTE, "iou": 0.5, **cocoeval.precision_recall_f1(tp, fp, n_gt),
+            "true_positives": tp, "false_positives": fp, "gt_boxes": n_gt, "boxes": int(keep.sum()),
+            "hard_negative_boxes": int(on.sum()),
+            "hard_negative_share": 100.0 * int(on.sum()) / int(keep.sum()) if keep.any() else None}
+
+
+def _sum_threshold_metrics(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The threshold metrics of several sub-datasets pooled: their counts summed (micro averages)."""
+    total = {k: sum(p[k] for p in parts) for k in ("true_positives", "false_positives", "gt_boxes", "boxes",
+                                                   "hard_negative_boxes")}
+    return {"note": THRESHOLD_NOTE, "iou": 0.5,
+            **cocoeval.precision_recall_f1(total["true_positives"], total["false_positives"], total["gt_boxes"]),
+            **total, "hard_negative_share": 100.0 * total["hard_negative_boxes"] / total["boxes"] if total["boxes"]
+            else None}
 
 
 class OVDEvalReplicator:
@@ -392,6 +424,10 @@ def score_many(results: dict[str, Result], protocol: str = "official") -> Result
         "sub_datasets": {s: {"metrics": results[s].metrics, "counts": results[s].counts} for s in order}}
     if any("tie_bounds" in results[s].breakdowns for s in order):
         breakdowns["tie_bounds"] = _table3_tie_bounds(results, order)
+    parts = [results[s].breakdowns["threshold_metrics"] for s in order if "threshold_metrics" in results[s].breakdowns]
+    if parts:
+        breakdowns["threshold_metrics"] = {**_sum_threshold_metrics(parts), "sub_datasets": {
+            s: {k: v for k, v in p.items() if k != "note"} for s, p in zip(order, parts)}}
     counts = {"sub_datasets": len(order), **{f"predictions_{s}": results[s].counts["predictions"] for s in order}}
     from ...uncertainty import stack
 

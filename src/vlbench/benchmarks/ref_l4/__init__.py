@@ -134,7 +134,9 @@ BENCHMARK = Benchmark(
                   "medium_Acc50": "Acc@0.5 (medium)", "medium_mAcc": "mAcc (medium)",
                   "large_Acc50": "Acc@0.5 (large)", "large_mAcc": "mAcc (large)",
                   "class_Acc50": "Acc@0.5 (class average)", "class_mAcc": "mAcc (class average)"},
-              interval_note=" (the expressions of one image move together; pass `file_name` in the references)"),
+              interval_note=" (the expressions of one image move together; pass `file_name` in the references)",
+              outputs_note="Not official: `breakdowns[\"threshold_metrics\"]` gives precision (over the expressions "
+                           "answered), recall (over all: Acc@0.5) and F1 at IoU 0.5, with their counts."),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
     predictor=lazy(lambda: _modules()[2]), showcase=RefL4Showcase(),
     conventions=lazy(lambda: _modules()[3]),

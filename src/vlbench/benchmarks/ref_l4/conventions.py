@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...geometry import iou_aligned_xyxy, xywh_to_xyxy
+from ...geometry import BOX_READINGS, iou_aligned_xyxy, read_boxes_as, xywh_to_xyxy
 from ...protocol.conventions import AS_WRITTEN
 from .records import RefL4References
 
@@ -20,14 +20,8 @@ __all__ = ["key", "readings", "fix", "READINGS"]
 #: the metric compared
 key = "Acc50"
 
-#: reading -> (x first?, scale: None for pixels, else the grid the numbers are on, per image side; xywh?)
-READINGS: dict[str, tuple[bool, float | None, bool]] = {
-    "xyxy pixels": (True, None, False),
-    "xywh pixels": (True, None, True),
-    "xyxy 0-1 of the image": (True, 1.0, False),
-    "xyxy 0-1000 of the image": (True, 1000.0, False),
-    "yxyx 0-1000 of the image": (False, 1000.0, False),
-}
+#: the readings compared: every common one (a Ref-L4 entry declares its format, so both pixel forms are readings)
+READINGS = tuple(BOX_READINGS)
 
 _FIX = {
     "xyxy pixels": 'write "format": "xyxy" in each entry (or convert the boxes to [x, y, w, h] with "format": "xywh")',
@@ -47,21 +41,7 @@ def _acc50(refs: RefL4References, boxes_xyxy: NDArray[np.float64]) -> float:
     return float(np.mean(np.nan_to_num(iou, nan=0.0) > 0.5) * 100) if len(refs) else 0.0
 
 
-def _read(raw: NDArray[np.float64], reading: str, size: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
-    """The four numbers of every row as xyxy pixels under ``reading`` (None when it needs image sizes)."""
-    x_first, grid, is_xywh = READINGS[reading]
-    boxes = raw if x_first else raw[:, [1, 0, 3, 2]]
-    if is_xywh:
-        boxes = xywh_to_xyxy(boxes)
-    if grid is None:
-        return boxes
-    if size is None:
-        return None
-    scale = np.column_stack([size[:, 0], size[:, 1], size[:, 0], size[:, 1]]) / grid
-    return boxes * scale
-
-
-def readings(refs: RefL4References, predictions: Any) -> dict[str, float | None]:
+def readings(refs: RefL4References, predictions: Any, options: Any = None) -> dict[str, float | None]:
     """Acc@0.5 as written, then under each reading of :data:`READINGS`; the entries aligned with the rows as the
     scorer aligns them (:func:`.scorer.parse_predictions`, a missing row a miss)."""
     from .scorer import parse_predictions
@@ -72,7 +52,7 @@ def readings(refs: RefL4References, predictions: Any) -> dict[str, float | None]
         out: dict[str, float | None] = {AS_WRITTEN: _acc50(refs, np.where(preds.present[:, None], preds.boxes_xyxy,
                                                                           np.nan))}
         for reading in READINGS:
-            boxes = _read(raw, reading, refs.image_size)
+            boxes = read_boxes_as(raw, reading, refs.image_size)
             out[reading] = None if boxes is None else _acc50(refs, boxes)
     return out
 

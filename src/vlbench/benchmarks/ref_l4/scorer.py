@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ...cocoeval import precision_recall_f1
 from ...errors import CoverageError, FormatError, InputError, PredictionError
 from ...geometry import iou_aligned_xyxy, xywh_to_xyxy
 from ...result import Result
@@ -330,6 +331,8 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
         "acc_by_threshold": {"thresholds": list(MACC_THRESHOLDS),
                              "acc": [int(c) / len(refs) * 100 for c in hits_macc.sum(axis=0)]},
     }
+    breakdowns["threshold_metrics"] = threshold_metrics(int(preds.present.sum()),
+                                                        int(hits_macc[:, MACC_THRESHOLDS.index(0.5)].sum()), len(refs))
     if with_samples:
         breakdowns["samples"] = {"id": refs.ids, "iou": iou.astype(np.float64)}  # arrays: serialised fast
     counts = {"rows": len(refs), "classes": len(classes), **preds.counts}
@@ -339,6 +342,14 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
                   counts=counts, warnings=warnings, options={"split": split, "missing": missing},
                   resampler=lambda: RefL4Replicator.build(hits_acc, hits_macc, size_of_row, class_of_row, len(classes),
                                                           unit_of_row, "image" if refs.image is not None else "expression"))
+
+
+def threshold_metrics(answered: int, hits50: int, rows: int) -> dict[str, Any]:
+    """Precision, recall and F1 at IoU 0.5 (not official): one box per expression, precision over the expressions
+    answered, recall over all of them (Acc@0.5)."""
+    return {"note": "not official: one box per expression; precision over the expressions answered, recall over all "
+                    "(recall is Acc@0.5)", "iou": 0.5, **precision_recall_f1(hits50, answered - hits50, rows),
+            "true_positives": hits50, "false_positives": answered - hits50, "gt_boxes": rows, "boxes": answered}
 
 
 _SIZE_COLS = 1 + len(ACC_THRESHOLDS) + len(MACC_THRESHOLDS)   # n, hits at Acc thresholds, hits at mAcc thresholds
