@@ -97,7 +97,7 @@ DETECTION_CHECKS_NOTE = (
     "Not official, beside AP: `breakdowns[\"threshold_metrics\"]` gives precision, recall and F1 at IoU 0.5 with "
     "every box counted as predicted (no score threshold: the view of a model without confidences), their counts, "
     "and the share of boxes that name a negative label of their image (OVDEval's `neg_text`, OmniLabel's negative "
-    "descriptions) while overlapping a ground-truth box at IoU >= 0.5. The convention check reads the first 500 "
+    "descriptions) while overlapping a ground-truth box at IoU >= 0.5. The convention check reads the first 200 "
     "images' boxes as written (`[x, y, w, h]` pixels) and as xyxy pixels, fractions of the image, a 0-1000 grid or y "
     "first (the grids need the images' `width` / `height`), compares the share of GT boxes each reading covers at "
     "IoU 0.5, and warns, naming the convention and its fix, when another reading covers at least 20 points and twice "

@@ -608,23 +608,28 @@ def precision_recall_f1(tp: int, fp: int, n_gt: int) -> dict[str, float | None]:
     return {"precision": precision, "recall": recall, "F1": f1}
 
 
+def _same_key_combinations(a_key: NDArray[np.int64], b_key: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
+    """Every (i, j) with ``a_key[i] == b_key[j]``, as two index arrays: ``b`` sorted once, each ``a`` meets its
+    key's run (replaces a loop over the keys)."""
+    b_order = np.argsort(b_key, kind="stable")
+    b_sorted = b_key[b_order]
+    first = np.searchsorted(b_sorted, a_key)
+    count = np.searchsorted(b_sorted, a_key, side="right") - first
+    return np.repeat(np.arange(len(a_key)), count), b_order[concat_ranges(first, count)]
+
+
 def on_objects(d_image: NDArray[np.int64], d_box_xywh: NDArray[np.float64], g_image: NDArray[np.int64],
                g_box_xywh: NDArray[np.float64], iou_thr: float = 0.5) -> NDArray[np.bool_]:
-    """Whether each detection overlaps some GT box of its image with IoU >= ``iou_thr`` (COCO IoU, no crowd):
-    a box that lies on an object, whatever label either one carries."""
-    from .geometry import iou_matrix_xywh
+    """Whether each detection overlaps some GT box of its image with IoU >= ``iou_thr`` (no crowd rule): a box that
+    lies on an object, whatever label either one carries."""
+    from .geometry import iou_aligned_xyxy, xywh_to_xyxy
 
+    c_det, c_gt = _same_key_combinations(d_image, g_image)
+    with np.errstate(invalid="ignore", over="ignore"):
+        iou = iou_aligned_xyxy(xywh_to_xyxy(d_box_xywh[c_det]), xywh_to_xyxy(g_box_xywh[c_gt]), dtype=np.float64,
+                               eps=0.0)
     out = np.zeros(len(d_image), dtype=bool)
-    d_order, g_order = np.argsort(d_image, kind="stable"), np.argsort(g_image, kind="stable")
-    d_sorted, g_sorted = d_image[d_order], g_image[g_order]
-    images = np.unique(d_sorted)
-    d_lo, d_hi = np.searchsorted(d_sorted, images), np.searchsorted(d_sorted, images, side="right")
-    g_lo, g_hi = np.searchsorted(g_sorted, images), np.searchsorted(g_sorted, images, side="right")
-    for i in np.flatnonzero(g_hi > g_lo).tolist():     # one small IoU matrix per image with detections and GT
-        d = d_order[d_lo[i]:d_hi[i]]
-        iou = iou_matrix_xywh(d_box_xywh[d], g_box_xywh[g_order[g_lo[i]:g_hi[i]]])
-        with np.errstate(invalid="ignore"):
-            out[d] = (iou >= iou_thr).any(axis=1)
+    out[c_det[np.nan_to_num(iou, nan=0.0) >= iou_thr]] = True
     return out
 
 
@@ -637,12 +642,7 @@ def recall_any_score(g_key: NDArray[np.int64], g_xyxy: NDArray[np.float64], d_ke
 
     if not len(g_key):
         return None
-    d_order = np.argsort(d_key, kind="stable")
-    d_sorted = d_key[d_order]
-    first = np.searchsorted(d_sorted, g_key)
-    count = np.searchsorted(d_sorted, g_key, side="right") - first
-    c_gt = np.repeat(np.arange(len(g_key)), count)       # every (GT, detection of its key) combination
-    c_det = d_order[concat_ranges(first, count)]
+    c_gt, c_det = _same_key_combinations(g_key, d_key)
     with np.errstate(invalid="ignore", over="ignore"):
         iou = iou_aligned_xyxy(g_xyxy[c_gt], d_xyxy[c_det], dtype=np.float64, eps=0.0)
     covered = np.zeros(len(g_key), dtype=bool)
