@@ -19,7 +19,8 @@ def _write(path, data):
 def test_ovdeval_precision_recall_f1_and_hard_negative_boxes(tmp_path):
     """Two images, a 'red car' each (GT A = [10,10,20,20], B = [50,50,20,20]); both list 'blue car' as neg_text.
 
-    Predictions: (1) img 1 red car on A, 0.9; (2) img 1 blue car [11,11,20,20], 0.5, IoU with A 361/439 = 0.82;
+    Predictions (two tie at 0.9, so the file's scores do not rank all of its boxes): (1) img 1 red car on A, 0.9;
+    (2) img 1 blue car [11,11,20,20], 0.5, IoU with A 361/439 = 0.82;
     (3) img 1 red car [70,70,10,10], 0.8, on nothing; (4) img 2 blue car on B, 0.9; (5) img 2 red car
     [51,51,20,20], 0.7. The GT-guided suppression keeps per GT box only its top-scoring overlapping box: (2) and (5)
     go, (1), (3), (4) stay: 3 boxes. At IoU 0.5: TP = (1); FP = (3) and (4) (blue car has no GT on img 2); GT = 2.
@@ -46,10 +47,14 @@ def test_ovdeval_precision_recall_f1_and_hard_negative_boxes(tmp_path):
     assert "threshold_metrics" not in result.metrics and "F1" not in result.metrics      # never beside the official keys
 
 
-def test_ovdeval_folder_pools_the_sub_datasets_counts(ovdeval_sample):
-    """Scoring the sample's folder: the pooled counts are the sums of the sub-datasets' (micro averages), and the
-    pooled precision is their TP over TP + FP."""
-    result = vlbench.score("ovdeval", ovdeval_sample / "annotations", ovdeval_sample / "predictions_poor")
+def test_ovdeval_folder_pools_the_sub_datasets_counts(ovdeval_sample, tmp_path):
+    """Scoring the sample's folder with every score set to 1: the pooled counts are the sums of the sub-datasets'
+    (micro averages), and the pooled precision is their TP over TP + FP."""
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    for path in (ovdeval_sample / "predictions_poor").glob("*.json"):
+        _write(folder / path.name, [{**e, "score": 1} for e in json.loads(path.read_text())])
+    result = vlbench.score("ovdeval", ovdeval_sample / "annotations", folder)
     t = result.breakdowns["threshold_metrics"]
     parts = t["sub_datasets"].values()
     for key in ("true_positives", "false_positives", "gt_boxes", "boxes", "hard_negative_boxes"):
@@ -62,7 +67,8 @@ def test_omnilabel_precision_recall_f1_by_type_and_negative_description_boxes(tm
     image's label space, refers to nothing: a negative description); one GT box [10,10,20,20] for 1 and 2 (two GT
     rows: OmniLabel evaluates per (image, description)).
 
-    Predictions: (a) the GT box for 1 and 2: two TPs; (b) [60,60,10,10] for 1: FP; (c) [11,11,20,20] for 3: FP,
+    Predictions, every score 1 (a model without confidences): (a) the GT box for 1 and 2: two TPs;
+    (b) [60,60,10,10] for 1: FP; (c) [11,11,20,20] for 3: FP,
     on the object (IoU 0.82); (d) [70,70,10,10] for 3: FP, on nothing. 5 boxes (one per description answered).
     All: TP 2, FP 3, GT 2: precision 40, recall 100, F1 2 * 0.4 / 1.4 = 57.14. Categories: TP 1, FP 1, GT 1: 50,
     100, 66.67. Descriptions: TP 1, FP 2, GT 1: 33.33, 100, 50. Negative-description boxes on an object: (c), 1
@@ -74,10 +80,10 @@ def test_omnilabel_precision_recall_f1_by_type_and_negative_description_boxes(tm
                 {"id": 3, "text": "blue car", "anno_info": {"type": "object_description"}, "image_ids": [1]}],
             "annotations": [{"id": 5, "image_id": 1, "bbox": [10, 10, 20, 20], "area": 400, "iscrowd": 0,
                              "description_ids": [1, 2]}]}
-    preds = [{"image_id": 1, "bbox": [10, 10, 20, 20], "description_ids": [1, 2], "scores": [0.9, 0.8]},
-             {"image_id": 1, "bbox": [60, 60, 10, 10], "description_ids": [1], "scores": [0.5]},
-             {"image_id": 1, "bbox": [11, 11, 20, 20], "description_ids": [3], "scores": [0.7]},
-             {"image_id": 1, "bbox": [70, 70, 10, 10], "description_ids": [3], "scores": [0.6]}]
+    preds = [{"image_id": 1, "bbox": [10, 10, 20, 20], "description_ids": [1, 2], "scores": [1, 1]},
+             {"image_id": 1, "bbox": [60, 60, 10, 10], "description_ids": [1], "scores": [1]},
+             {"image_id": 1, "bbox": [11, 11, 20, 20], "description_ids": [3], "scores": [1]},
+             {"image_id": 1, "bbox": [70, 70, 10, 10], "description_ids": [3], "scores": [1]}]
     result = vlbench.score("omnilabel", _write(tmp_path / "gt.json", data), _write(tmp_path / "p.json", preds))
     t = result.breakdowns["threshold_metrics"]
     assert (t["true_positives"], t["false_positives"], t["gt_boxes"], t["boxes"]) == (2, 3, 2, 5)
@@ -106,3 +112,15 @@ def test_ref_l4_precision_is_over_the_expressions_answered_and_recall_is_acc50(t
     assert (t["true_positives"], t["false_positives"], t["gt_boxes"], t["boxes"]) == (4, 2, 8, 6)
     assert (t["precision"], t["recall"], t["F1"]) == pytest.approx((200 / 3, 50, 400 / 7))
     assert t["recall"] == pytest.approx(result.metrics["Acc50"])
+
+
+def test_a_file_whose_scores_rank_every_box_pays_nothing(omnilabel_sample):
+    """The threshold metrics are the view of a file whose boxes tie in score; a file with distinct scores (the
+    bundled OmniLabel predictions, ties removed) gets none, and costs nothing more."""
+    preds = json.loads((omnilabel_sample / "predictions_good.json").read_text())
+    n = 0
+    for p in preds:
+        p["scores"] = [1 - (n + k) * 1e-6 for k in range(len(p["scores"]))]
+        n += len(p["scores"])
+    result = vlbench.score("omnilabel", omnilabel_sample / "dataset_val.json", preds)
+    assert "threshold_metrics" not in result.breakdowns and "tie_bounds" not in result.breakdowns

@@ -54,10 +54,10 @@ from .protocol import (
     option,
 )
 
-__all__ = ["Benchmark", "Card", "TIES_NOTE", "DETECTION_CHECKS_NOTE", "lazy", "ALL_QUERIES", "AS_WRITTEN", "Conventions", "PROTOCOLS", "SHOW_SCORE",
-           "DatasetBuilder", "Detections", "EvalTask", "Leaderboards", "NoViews", "Options", "PredictData",
-           "PredictItem", "Predictor", "Sample", "Scene", "Scorer", "Showcase", "SplitLeaderboards", "Table",
-           "Views", "check_examples", "detection_badness", "mark_boxes", "option"]
+__all__ = ["Benchmark", "Card", "TIES_NOTE", "DETECTION_CHECKS_NOTE", "lazy", "ALL_QUERIES", "AS_WRITTEN",
+           "Conventions", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "Detections", "EvalTask", "Leaderboards",
+           "NoViews", "Options", "PredictData", "PredictItem", "Predictor", "Sample", "Scene", "Scorer", "Showcase",
+           "SplitLeaderboards", "Table", "Views", "check_examples", "detection_badness", "mark_boxes", "option"]
 
 
 T = TypeVar("T")
@@ -94,14 +94,14 @@ TIES_NOTE = ("When detections share a score (a model without confidences gives e
 
 #: the metric card's words on the detection benchmarks' answer-set view and convention check
 DETECTION_CHECKS_NOTE = (
-    "Not official, beside AP: `breakdowns[\"threshold_metrics\"]` gives precision, recall and F1 at IoU 0.5 with "
-    "every box counted as predicted (no score threshold: the view of a model without confidences), their counts, "
-    "and the share of boxes that name a negative label of their image (OVDEval's `neg_text`, OmniLabel's negative "
-    "descriptions) while overlapping a ground-truth box at IoU >= 0.5. The convention check reads the first 200 "
-    "images' boxes as written (`[x, y, w, h]` pixels) and as xyxy pixels, fractions of the image, a 0-1000 grid or y "
-    "first (the grids need the images' `width` / `height`), compares the share of GT boxes each reading covers at "
-    "IoU 0.5, and warns, naming the convention and its fix, when another reading covers at least 20 points and twice "
-    "as much; the official number is unchanged.")
+    "Not official, beside AP when the scores tie: `breakdowns[\"threshold_metrics\"]` gives precision, recall and "
+    "F1 at IoU 0.5 with every box counted as predicted (no score threshold: the view of a model without "
+    "confidences), their counts, and the share of boxes that name a negative label of their image (OVDEval's "
+    "`neg_text`, OmniLabel's negative descriptions) while overlapping a ground-truth box at IoU >= 0.5. The "
+    "convention check reads the first 200 images' boxes as written (`[x, y, w, h]` pixels) and as xyxy pixels, "
+    "fractions of the image, a 0-1000 grid or y first (the grids need the images' `width` / `height`), compares "
+    "the share of GT boxes each reading covers at IoU 0.5, and warns, naming the convention and its fix, when "
+    "another reading covers at least 20 points and twice as much; the official number is unchanged.")
 
 
 @dataclass(frozen=True)

@@ -269,10 +269,10 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
     }
     if with_per_description:
         breakdowns["per_description"] = _per_description(gt, matches)
-    breakdowns["threshold_metrics"] = threshold_metrics(gt, dets, matches)
     counts = {**gt.counts, **counts}
     overall = np.isin(member_group, [index[("all", g.key)] for g in schema.GROUPS])
-    if cocoeval.has_ties(matches):
+    if cocoeval.has_ties(matches):        # scores that do not rank the boxes: the answer-set view too
+        breakdowns["threshold_metrics"] = threshold_metrics(gt, dets, matches)
         breakdowns["tie_bounds"], tie_warning = _tie_bounds(matches, member_pair[overall], member_group[overall],
                                                             index, metrics)
         warnings += tie_warning

@@ -293,8 +293,8 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
     }
     counts = {"images": len(gt.image_ids), "categories": len(gt.category_ids), "gt_boxes": len(gt.ann_id),
               **preds.counts, "kept_after_suppression": sup["after"], "skipped_unknown_category": nms.skipped_detections}
-    breakdowns["threshold_metrics"] = threshold_metrics(gt, preds, keep, nms)
-    if cocoeval.has_ties(plain.matches):
+    if cocoeval.has_ties(plain.matches):        # scores that do not rank the boxes: the answer-set view too
+        breakdowns["threshold_metrics"] = threshold_metrics(gt, preds, keep, nms)
         breakdowns["tie_bounds"], tie_warning = _tie_bounds(nms, plain, metrics)
         warnings += tie_warning
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
