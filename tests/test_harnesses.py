@@ -160,6 +160,7 @@ def test_import_lmms_eval_samples(hub, ref_l4_answers, tmp_path, with_rows):
     assert sorted(json.loads(out.read_text()), key=lambda e: e["id"]) == equivalent
     meta = json.loads(Path(f"{out}.meta.json").read_text())
     assert meta["failed_answers"] == {"no box in the pixel convention": [answers[3]]}
+    assert meta["settings"]["box_scores"] == "constant"      # a harness's answers carry no token probabilities
 
 
 def test_import_vlmevalkit_workbook(hub, nocaps_sample, tmp_path):

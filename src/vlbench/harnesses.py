@@ -150,6 +150,7 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
     :class:`vlbench.predict.PredictReport` (answers, entries, failures by reason with a few raw answers, the items
     of the split no answer was for in ``skipped``)."""
     from .predict import PredictReport, PredictSettings, answer_record, load_data, tally, write_run_record
+    from .predict.confidence import CONSTANT
     from .predict.parsers import check_box_format
     from .protocol.predicting import PredictData
 
@@ -169,7 +170,7 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
     items = list(predictor.items(rows, "image-text-to-text"))
     answers = HARNESSES[harness](path, len(items))
     settings = PredictSettings(bench.id, f"{harness}:{Path(path).name}", None, "image-text-to-text", config, split,
-                               fmt)
+                               fmt, box_scores=CONSTANT if fmt else None)     # a harness's file keeps no token scores
     report = PredictReport(settings)
     entries, answered = [], set()
     for key, record in _records(predictor, items, answers, fmt, str(path), answer_record,

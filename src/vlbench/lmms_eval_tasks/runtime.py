@@ -68,13 +68,15 @@ def _score(benchmark: str, payloads: list[dict[str, Any]], box_format: str | Non
     from .. import score
     from ..benchmarks import get_benchmark
     from ..predict import PredictReport, PredictSettings, answer_record, tally
+    from ..predict.confidence import CONSTANT
 
     bench = get_benchmark(benchmark)
     predictor = bench.require_predictor()
     rows = [p["row"] for p in payloads]
     data = PredictData(rows=rows, folder=Path(folder) if folder else None, config=config)
     items = list(predictor.items(data, "image-text-to-text"))      # the queries labels are matched to
-    report = PredictReport(PredictSettings(bench.id, "lmms-eval", None, "image-text-to-text", None, "", box_format))
+    report = PredictReport(PredictSettings(bench.id, "lmms-eval", None, "image-text-to-text", None, "", box_format,
+                                           box_scores=CONSTANT if box_format else None))
     entries = []
     for item, row, p in zip(items, rows, payloads):
         size = (row["width"], row["height"]) if row.get("width") and row.get("height") else None
