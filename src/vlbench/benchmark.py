@@ -96,8 +96,8 @@ TIES_NOTE = ("When detections share a score (a model without confidences gives e
 DETECTION_CHECKS_NOTE = (
     "Not official, beside AP when the scores tie: `breakdowns[\"threshold_metrics\"]` gives precision, recall and "
     "F1 at IoU 0.5 with every box counted as predicted (no score threshold: the view of a model without "
-    "confidences), their counts, and the share of boxes that name a negative label of their image (OVDEval's "
-    "`neg_text`, OmniLabel's negative descriptions) while overlapping a ground-truth box at IoU >= 0.5. The "
+    "confidences), their counts, and the share of boxes that name a negative label of their image (one that refers to "
+    "nothing in it) while overlapping a ground-truth box at IoU >= 0.5. The "
     "convention check reads the first 200 images' boxes as written (`[x, y, w, h]` pixels) and as xyxy pixels, "
     "fractions of the image, a 0-1000 grid or y first (the grids need the images' `width` / `height`), compares "
     "the share of GT boxes each reading covers at IoU 0.5, and warns, naming the convention and its fix, when "

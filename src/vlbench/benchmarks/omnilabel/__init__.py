@@ -107,7 +107,9 @@ BENCHMARK = Benchmark(
                   "AP_descr_L": "AP long descriptions (>=9 words)", "AP50_descr": "AP@0.5 descriptions",
                   "AP75_descr": "AP@0.75 descriptions", "AP50_categ": "AP@0.5 categories",
                   "AP75_categ": "AP@0.75 categories", "AR_descr": "AR descriptions", "AR_categ": "AR categories"},
-              outputs_note=TIES_NOTE + " " + DETECTION_CHECKS_NOTE),
+              outputs_note=TIES_NOTE + " " + DETECTION_CHECKS_NOTE + " A negative label here is a negative description "
+                           "(in the image's label space, referring to no object of it); the counts are also split "
+                           "into categories and descriptions (`by_type`)."),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
     predictor=lazy(lambda: _modules()[2]), conventions=lazy(lambda: _modules()[3]), showcase=OmniLabelShowcase(),
     leaderboards=SplitLeaderboards((

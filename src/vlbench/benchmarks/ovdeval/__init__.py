@@ -172,7 +172,8 @@ BENCHMARK = Benchmark(
                             "Total_Average": "NMS-AP Total Average"},
               outputs_note=("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
                             "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the "
-                            "paper's Table 3). " + TIES_NOTE + " " + DETECTION_CHECKS_NOTE)),
+                            "paper's Table 3). " + TIES_NOTE + " " + DETECTION_CHECKS_NOTE
+                          + " A negative label here is one of the image's hard negatives (`neg_text`).")),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
     predictor=lazy(lambda: _modules()[2]), conventions=lazy(lambda: _modules()[3]), showcase=OVDEvalShowcase(),
     leaderboards=OVDEvalLeaderboards())
