@@ -28,17 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     ids = " | ".join(b.id for b in all_benchmarks())
-    s = sub.add_parser("score", help="score a prediction file against a benchmark's references")
-    s.add_argument("benchmark", help=ids)
-    s.add_argument("--references", required=True, help="official annotation file, Hub folder or Hub dataset id")
-    s.add_argument("--predictions", required=True, help="prediction file in the official format (.json, .json.gz)")
-    _scoring_args(s)
-    s.add_argument("--output", default=None, help="write the result JSON here")
-    s.add_argument("--no-samples", action="store_true", help="leave per-sample breakdowns out of the JSON")
-    s.add_argument("--dataset-id", default=None, help="the Hub id of the references, recorded in the result for model "
-                                                      "cards (default: the id the references name, if any)")
-    s.add_argument("--quiet", action="store_true", help="do not print the table")
-    _uncertainty_args(s, ci_default=None)
+    _score_args(sub, ids)
 
     c = sub.add_parser("compare", help="paired bootstrap of two prediction files: is A really better than B?")
     c.add_argument("benchmark", help=ids)
@@ -78,6 +68,27 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     d.add_argument("--port", type=int, default=7860, help="port to serve on (default 7860)")
     return p
+
+
+def _score_args(sub: Any, ids: str) -> None:
+    """The ``score`` and ``analyze`` sub-commands' arguments (analyze: score with the error analysis, printed)."""
+    for name, help_text in (("score", "score a prediction file against a benchmark's references"),
+                            ("analyze", "score a prediction file and say why it fails: error types with the AP "
+                                        "each costs, slices, examples (not official)")):
+        s = sub.add_parser(name, help=help_text)
+        s.add_argument("benchmark", help=ids)
+        s.add_argument("--references", required=True, help="official annotation file, Hub folder or Hub dataset id")
+        s.add_argument("--predictions", required=True, help="prediction file in the official format (.json, .json.gz)")
+        _scoring_args(s)
+        s.add_argument("--output", default=None, help="write the result JSON here")
+        s.add_argument("--no-samples", action="store_true", help="leave per-sample breakdowns out of the JSON")
+        s.add_argument("--dataset-id", default=None, help="the Hub id of the references, recorded in the result for "
+                                                          "model cards (default: the id the references name, if any)")
+        s.add_argument("--quiet", action="store_true", help="do not print the table")
+        if name == "score":
+            s.add_argument("--analysis", action="store_true",
+                           help="add the error analysis to the result (slower; 'vlbench analyze' prints it)")
+        _uncertainty_args(s, ci_default=None)
 
 
 def _conventions_args(sub: Any, ids: str) -> None:
@@ -438,11 +449,15 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output(args.output, "result JSON")   # before the work: a bad destination must not cost the run
+    options = _score_options(args)
+    if args.command == "analyze" or getattr(args, "analysis", False):
+        options["analysis"] = True
     result = score(args.benchmark, args.references, args.predictions, split=args.split, protocol=args.protocol,
-                   ci=args.ci, resamples=args.resamples, seed=args.seed, dataset_id=args.dataset_id,
-                   **_score_options(args))
+                   ci=args.ci, resamples=args.resamples, seed=args.seed, dataset_id=args.dataset_id, **options)
     if not args.quiet:
         print(report.text(result))
+        if args.command == "analyze":
+            print(report.analysis_text(result))
         if "confidence_intervals" in result.breakdowns:
             from .uncertainty import interval_table
 
@@ -481,8 +496,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .errors import ServiceError, VlbenchError
 
     try:
-        return {"score": _cmd_score, "compare": _cmd_compare, "conventions": _cmd_conventions, "build": _cmd_build,
-                "export": _cmd_export,
+        return {"score": _cmd_score, "analyze": _cmd_score, "compare": _cmd_compare, "conventions": _cmd_conventions,
+                "build": _cmd_build, "export": _cmd_export,
                 "doctor": _cmd_doctor, "demo": _cmd_demo, "report": _cmd_report,
                 "publish": _cmd_publish, "predict": _cmd_predict, "run": _cmd_predict,
                 "import": _cmd_import}[args.command](args)

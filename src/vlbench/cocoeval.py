@@ -114,6 +114,9 @@ class Matches:
     is_int: NDArray[np.bool_] | None = None
     #: detections one of whose IoUs is NaN (a NaN coordinate): matched by pycocotools' own loop
     nan_iou: int = 0
+    #: with ``match(..., keep_gt_at=t)``: the GT (index into the input GT arrays) each detection took at threshold
+    #: t over the first area range, -1 for none (the error analysis needs which GT a true positive used)
+    gt_taken: NDArray[np.int64] | None = None
 
 
 def _stable_order(*keys: NDArray) -> NDArray[np.int64]:
@@ -146,24 +149,21 @@ def concat_ranges(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArr
 
 
 def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params(), *,
-          id0_quirk: bool = True) -> Matches:
+          id0_quirk: bool = True, keep_gt_at: float | None = None) -> Matches:
     """``COCOeval.evaluate()`` for every pair: greedy matching in score order, per area range and threshold.
 
-    Per pair, detections are sorted by score (stable: file order breaks ties) and cut to the best
-    ``max_dets[-1]``. A detection takes, among the GTs not yet taken at that threshold (crowd GTs
-    are never taken), the one with the highest IoU >= t, non-ignored GTs first, ties to the later
-    GT. With ``id0_quirk`` a match to a GT whose annotation id is 0 counts as unmatched, as in
-    pycocotools (``dtm`` holds the GT id and is tested against 0).
-    """
+    Per pair, detections are sorted by score (stable: file order breaks ties) and cut to the best ``max_dets[-1]``.
+    A detection takes, among the GTs not yet taken at that threshold (crowd GTs are never taken), the one with the
+    highest IoU >= t, non-ignored GTs first, ties to the later GT. With ``id0_quirk`` a match to a GT whose
+    annotation id is 0 counts as unmatched, as in pycocotools (``dtm`` holds the GT id and is tested against 0).
+    ``keep_gt_at``: also keep which GT each detection took at that threshold (:attr:`Matches.gt_taken`)."""
     A, T = len(params.area_rngs), len(params.iou_thrs)
     det_index, d_pair, d_rank = _ranked(dt, n_pairs, params.max_dets[-1])
-    d_box, d_score, d_area = dt.box_xywh[det_index], dt.score[det_index], dt.area[det_index]
-    n_det = len(det_index)
+    d_box, d_score, d_area, n_det = dt.box_xywh[det_index], dt.score[det_index], dt.area[det_index], len(det_index)
 
     # -- ground truth: per pair in file order --------------------------------------------------------
     g_order = np.argsort(gt.pair, kind="stable")
-    g_pair = gt.pair[g_order]
-    g_box, g_area = gt.box_xywh[g_order], gt.area[g_order]
+    g_pair, g_box, g_area = gt.pair[g_order], gt.box_xywh[g_order], gt.area[g_order]
     g_crowd, g_id = gt.iscrowd[g_order], gt.ann_id[g_order]
     g_ignore = (gt.iscrowd if gt.ignore is None else gt.ignore)[g_order]
     g_count = np.bincount(g_pair, minlength=n_pairs)
@@ -183,11 +183,14 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     d_outside = _outside_area_ranges(d_area, params)                                      # (A, N)
     state = np.where(d_outside, IGNORED, FP)[:, None, :].repeat(T, axis=1)               # unmatched default
     id0_changed = 0
+    gt_taken = None if keep_gt_at is None else np.full(n_det, -1, dtype=np.int64)
     if len(c_det):
         c_rank = d_rank[c_det]
         for a in range(A):
             matched_gt = _greedy_match(c_det, c_gt, c_iou, c_rank, ~g_ignored[a], g_crowd, thr, n_det, len(g_pair),
                                        nan_det)
+            if a == 0 and gt_taken is not None:     # in the caller's GT order
+                gt_taken = _in_order(matched_gt[int(np.flatnonzero(params.iou_thrs == keep_gt_at)[0])], g_order)
             hit = matched_gt >= 0                                                         # (T, N)
             t_idx, d_idx = np.nonzero(hit)
             m = matched_gt[t_idx, d_idx]
@@ -202,7 +205,13 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     return Matches(det_index=det_index, pair=d_pair, rank=d_rank, score=d_score, state=state, npig=npig,
                    has_result=has_result, id0_matches=id0_changed,
                    exact=None if dt.exact is None else dt.exact[det_index],
-                   is_int=None if dt.is_int is None else dt.is_int[det_index], nan_iou=int(nan_det.sum()))
+                   is_int=None if dt.is_int is None else dt.is_int[det_index], nan_iou=int(nan_det.sum()),
+                   gt_taken=gt_taken)
+
+
+def _in_order(taken: NDArray[np.int64], g_order: NDArray[np.int64]) -> NDArray[np.int64]:
+    """GT indices of the sorted GT (-1 for none) -> indices into the GT as given."""
+    return np.where(taken >= 0, g_order[np.maximum(taken, 0)], -1)
 
 
 def _ranked(dt: Detections, n_pairs: int, max_det: int) -> tuple[NDArray[np.int64], NDArray[np.int64],
@@ -608,7 +617,7 @@ def precision_recall_f1(tp: int, fp: int, n_gt: int) -> dict[str, float | None]:
     return {"precision": precision, "recall": recall, "F1": f1}
 
 
-def _same_key_combinations(a_key: NDArray[np.int64], b_key: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
+def same_key_combinations(a_key: NDArray[np.int64], b_key: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
     """Every (i, j) with ``a_key[i] == b_key[j]``, as two index arrays: ``b`` sorted once, each ``a`` meets its
     key's run (replaces a loop over the keys)."""
     b_order = np.argsort(b_key, kind="stable")
@@ -624,7 +633,7 @@ def on_objects(d_image: NDArray[np.int64], d_box_xywh: NDArray[np.float64], g_im
     lies on an object, whatever label either one carries."""
     from .geometry import iou_aligned_xyxy, xywh_to_xyxy
 
-    c_det, c_gt = _same_key_combinations(d_image, g_image)
+    c_det, c_gt = same_key_combinations(d_image, g_image)
     with np.errstate(invalid="ignore", over="ignore"):
         iou = iou_aligned_xyxy(xywh_to_xyxy(d_box_xywh[c_det]), xywh_to_xyxy(g_box_xywh[c_gt]), dtype=np.float64,
                                eps=0.0)
@@ -642,12 +651,47 @@ def recall_any_score(g_key: NDArray[np.int64], g_xyxy: NDArray[np.float64], d_ke
 
     if not len(g_key):
         return None
-    c_gt, c_det = _same_key_combinations(g_key, d_key)
+    c_gt, c_det = same_key_combinations(g_key, d_key)
     with np.errstate(invalid="ignore", over="ignore"):
         iou = iou_aligned_xyxy(g_xyxy[c_gt], d_xyxy[c_det], dtype=np.float64, eps=0.0)
     covered = np.zeros(len(g_key), dtype=bool)
     covered[c_gt[np.nan_to_num(iou, nan=0.0) >= iou_thr]] = True
     return 100.0 * float(covered.mean())
+
+
+def average_precision_at(group: NDArray[np.int64], rank_key: NDArray[np.int64], tp: NDArray[np.bool_],
+                         n_gt: NDArray[np.int64], params: Params = Params()) -> NDArray[np.float64]:
+    """COCO AP at one IoU threshold for each ranking group, from per-detection outcomes: ``tp`` (else a false
+    positive; ignored detections are left out by the caller), ``rank_key`` ordering a group's detections as the
+    official ranking does (lower first), ``n_gt`` non-ignored GT per group. The 101-point interpolated precision
+    averaged, as ``accumulate`` + ``summarize`` give one threshold's AP; -1 where a group has no GT. Detections
+    already in ``rank_key`` order sort in linear time (a stable radix sort on the small group numbers)."""
+    K = len(n_gt)
+    if len(rank_key) > 1 and bool((rank_key[1:] >= rank_key[:-1]).all()):
+        small = np.int16 if K < 2**15 else np.int64
+        order = np.argsort(group.astype(small), kind="stable")
+    else:
+        order = np.lexsort((rank_key, group))
+    g, hit = group[order], tp[order].astype(np.int64)
+    start = np.searchsorted(g, np.arange(K))
+    tp_sum = np.cumsum(hit)
+    before = np.r_[0, tp_sum][start]                     # TPs of the groups before each group
+    k = tp_sum - before[g]                               # the group's TP count up to each detection
+    position = np.arange(len(g)) - start[g] + 1          # its detections up to each detection
+    precision = k / (position + np.spacing(1))           # pycocotools' tp / (tp + fp + eps)
+    is_tp = hit.astype(bool)
+    envelope = _segment_reverse_cummax(precision[is_tp], g[is_tp])   # max precision from each TP on
+    ap = np.full(K, -1.0)
+    has = n_gt > 0
+    if not has.any():
+        return ap
+    reach = np.maximum(_k_min(np.maximum(n_gt, 1), params.rec_thrs), 1)           # (K, R): the TP count reaching r
+    n_tp = np.bincount(g[is_tp], minlength=K)
+    first = np.cumsum(n_tp) - n_tp
+    ok = reach <= n_tp[:, None]
+    q = np.where(ok, envelope[np.where(ok, first[:, None] + reach - 1, 0)] if len(envelope) else 0.0, 0.0)
+    ap[has] = q[has].mean(axis=1)
+    return ap
 
 
 def mean_of_valid(s: NDArray[np.float64]) -> float:
@@ -686,6 +730,9 @@ class CocoEvalResult:
     category_ids: NDArray[np.int64]
     skipped_detections: int  # detections whose category is not a GT category (pycocotools skips them)
     skipped_gt: int = 0      # GT annotations of images not in ``image_ids`` (pycocotools never looks them up)
+    #: the GT and detections as matched (pairs ``image index * K + category index``), for the error analysis
+    truth: GroundTruth | None = None
+    detections: Detections | None = None
 
 
 def resolve_by_id(gt: dict[str, NDArray], image_ids: NDArray[np.int64],
@@ -713,13 +760,14 @@ def resolve_by_id(gt: dict[str, NDArray], image_ids: NDArray[np.int64],
 
 
 def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64], gt: dict[str, NDArray],
-                  dt: dict[str, NDArray], params: Params = Params(), *, id0_quirk: bool = True) -> CocoEvalResult:
+                  dt: dict[str, NDArray], params: Params = Params(), *, id0_quirk: bool = True,
+                  keep_gt_at: float | None = None) -> CocoEvalResult:
     """Stock ``COCOeval(gt, dt, "bbox")`` evaluate + accumulate + summarize, one group per category.
 
     ``gt``: arrays ``image_id, category_id, bbox (xywh), area, iscrowd, id`` in file order;
     ``dt``: ``image_id, category_id, bbox, score`` in file order, every image a GT image (as
     ``loadRes`` asserts), and optionally ``score_exact`` / ``score_is_int`` (see :class:`Detections`).
-    Detection area is ``w * h`` as ``loadRes`` sets it.
+    Detection area is ``w * h`` as ``loadRes`` sets it. ``keep_gt_at``: see :func:`match`.
     """
     imgs = np.unique(np.asarray(image_ids, dtype=np.int64))
     cats = np.unique(np.asarray(category_ids, dtype=np.int64))
@@ -751,12 +799,13 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
                       exact=None if exact is None else np.asarray(exact, dtype=np.int64)[d_known],
                       is_int=None if exact is None else np.asarray(dt["score_is_int"], dtype=bool)[d_known])
     n_pairs = len(imgs) * K
-    matches = match(truth, dets, n_pairs, params, id0_quirk=id0_quirk)
+    matches = match(truth, dets, n_pairs, params, id0_quirk=id0_quirk, keep_gt_at=keep_gt_at)
     pairs = np.arange(n_pairs)
     precision, recall, npig = accumulate(matches, pairs, pairs % max(K, 1), K, params)
     return CocoEvalResult(stats=summarize(precision, recall, params), precision=precision, recall=recall,
                           npig=npig, matches=matches, category_ids=cats,
-                          skipped_detections=int((~d_known).sum()), skipped_gt=int(g_orphan.sum()))
+                          skipped_detections=int((~d_known).sum()), skipped_gt=int(g_orphan.sum()),
+                          truth=truth, detections=dets)
 
 
 def tie_bounds_bbox(res: CocoEvalResult, params: Params = Params()) -> dict[str, tuple[float, float]]:

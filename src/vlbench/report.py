@@ -20,7 +20,8 @@ from .benchmarks import get_benchmark
 from .protocol.views import Sample, Table
 from .result import Result
 
-__all__ = ["Table", "text", "headline", "tables", "tie_bounds", "threshold_line", "plots", "draw", "image_reader", "to_csv"]
+__all__ = ["Table", "text", "headline", "tables", "tie_bounds", "threshold_line", "analysis_tables", "analysis_text",
+           "plots", "draw", "image_reader", "to_csv"]
 
 
 def _round(value: Any, digits: int) -> Any:
@@ -48,6 +49,55 @@ def threshold_line(result: Result) -> str | None:
             what = key[:-len("_share")]
             parts.append(f"{what.replace('_', ' ')} boxes on an object: {t.get(what + '_boxes')} ({shown(value)}%)")
     return f"Not official, every box counted at IoU {t.get('iou', 0.5)}: " + "; ".join(parts)
+
+
+def analysis_tables(result: Result) -> dict[str, Table]:
+    """The result's ``analysis`` as tables (none without one): the error types with their count, the headline
+    they cost and their definition; every slice (rows: its values; columns: what each value holds); the domain
+    gaps, the IoU histogram and the most missed words where the benchmark gives them."""
+    a = result.analysis
+    if not a:
+        return {}
+    out: dict[str, Table] = {}
+    key = a.get("delta_key", "AP")
+    if "errors" in a:
+        rows = [[t, e.get("count"), _round(e.get(f"delta_{key}"), 2), e.get("definition", "")]
+                for t, e in a["errors"].items()]
+        out[f"errors ({key} as scored: {_shown(a.get('as_scored'))}; not official)"] = (
+            ["error", "count", f"{key} gained when fixed", "definition"], rows)
+    for name, mapping in {**a.get("slices", {}), **({"domain gaps": a["domain_gaps"]} if "domain_gaps" in a else {})
+                          }.items():
+        columns = list(dict.fromkeys(c for row in mapping.values() for c in row))
+        out[name if name == "domain gaps" else f"by {name}"] = (
+            [name, *columns], [[v, *[_round(row.get(c, 0 if name != "domain gaps" else None), 2) for c in columns]]
+                               for v, row in mapping.items()])
+    if "iou_histogram" in a:
+        edges, counts = a["iou_histogram"]["edges"], a["iou_histogram"]["counts"]
+        out["IoU histogram"] = (["IoU", "rows"], [[f"{lo:.1f}-{hi:.1f}", n] for lo, hi, n in zip(edges, edges[1:], counts)])
+    if "missed_words" in a:
+        words = [[w, n, kind] for kind in ("novel", "other") for w, n in a["missed_words"].get(kind, [])]
+        out["most missed words"] = (["word", "images", "kind"], words)
+    return out
+
+
+def analysis_text(result: Result) -> str:
+    """:func:`analysis_tables` as aligned terminal text, then the analysis' note."""
+    blocks = []
+    for title, (headers, rows) in analysis_tables(result).items():
+        cells = [list(map(_cell, headers))] + [list(map(_cell, r)) for r in rows]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+        blocks.append("\n".join([title, "-" * len(title), *lines]))
+    note = (result.analysis or {}).get("note")
+    return "\n\n".join(blocks + ([f"note: {note}"] if note else []))
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def _shown(value: Any) -> str:
+    return "null" if value is None else f"{value:.2f}"
 
 
 def headline(result: Result) -> list[list[Any]]:

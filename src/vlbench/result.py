@@ -55,6 +55,8 @@ class Result:
     version: str = __version__
     #: the Hub id of the dataset the references are (a published folder, or the id scored from); None if unknown
     dataset_id: str | None = None
+    #: the error analysis (``analysis=True`` / ``--analysis`` / ``vlbench analyze``): why the model fails; not official
+    analysis: dict[str, Any] | None = None
     #: builds the benchmark's bootstrap replicator (see :mod:`vlbench.uncertainty`); not serialised
     resampler: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
@@ -70,6 +72,7 @@ class Result:
             "options": self.options,
             "dataset": {"id": self.dataset_id},
             "version": self.version,
+            **({"analysis": self.analysis} if self.analysis is not None else {}),
         })
 
     def to_json(self, indent: int | None = None) -> str:
@@ -88,7 +91,8 @@ class Result:
         for key, value in data["metrics"].items():
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise FormatError(f"metric {key!r} is {value!r}, not a number or null", file=source, fix=fix)
-        for key, kind in (("breakdowns", dict), ("counts", dict), ("options", dict), ("warnings", list)):
+        for key, kind in (("breakdowns", dict), ("counts", dict), ("options", dict), ("warnings", list),
+                          ("analysis", dict)):
             if not isinstance(data.get(key, kind()), kind):
                 raise FormatError(f"'{key}' must be a JSON {'object' if kind is dict else 'list'}", file=source, fix=fix)
         dataset = data.get("dataset") or {}
@@ -98,7 +102,8 @@ class Result:
                    metrics={str(k): (None if v is None else float(v)) for k, v in data["metrics"].items()},
                    breakdowns=data.get("breakdowns", {}), counts=data.get("counts", {}),
                    warnings=[str(w) for w in data.get("warnings", [])], options=data.get("options", {}),
-                   version=str(data.get("version", __version__)), dataset_id=dataset.get("id"))
+                   version=str(data.get("version", __version__)), dataset_id=dataset.get("id"),
+                   analysis=data.get("analysis"))
 
     def table(self, digits: int = 2) -> str:
         """The metrics as a plain two-column terminal table, then counts and warnings."""

@@ -28,6 +28,8 @@ class Options:
                            cli=False)
     split: str | None = option(None, "which split of the references to score", cli=False)
     details: bool = option(True, "per-sample / per-description breakdowns in the result", cli=False)
+    analysis: bool = option(False, "the error analysis (why the model fails; slower) under the result's analysis",
+                            cli=False)
 
     @classmethod
     def names(cls) -> list[str]:

@@ -87,7 +87,8 @@ class NocapsScorer(Scorer[NocapsOptions]):
 
         return score(references, predictions, protocol=options.protocol, cider_idf=options.cider_idf,
                      tokenizer=options.tokenizer, missing=options.missing, meteor=options.meteor,
-                     meteor_backend=options.meteor_backend, spice=options.spice, split=options.split, source=source)
+                     meteor_backend=options.meteor_backend, spice=options.spice, split=options.split, source=source,
+                     analysis=options.analysis)
 
 
 class NocapsShowcase(Showcase):

@@ -196,8 +196,8 @@ def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenize
 
 def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
           tokenizer: str = "auto", missing: str = "error", meteor: bool = True, meteor_backend: str = "auto",
-          spice: bool = True, split: str | None = None, source: str = "predictions") -> Result:
-    """Score official-format nocaps captions against ``gt``."""
+          spice: bool = True, split: str | None = None, source: str = "predictions", analysis: bool = False) -> Result:
+    """Score official-format nocaps captions against ``gt``; with ``analysis`` the error analysis too."""
     _check_choices(cider_idf=cider_idf, meteor_backend=meteor_backend)
     if not gt.has_captions:
         raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
@@ -245,8 +245,12 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
         domain_masks = np.stack([masks[d] for d in ("",) + schema.DOMAINS]).astype(np.float64)
         return NocapsReplicator(bleu_feats, meteor_sums, rouge, spice_per, domain_masks, CiderDResampler(*call), parts)
 
+    from .analysis import analyze
+
     return Result(benchmark="nocaps", protocol=protocol, metrics=metrics, resampler=resampler,
                   breakdowns={"per_image": per_image}, counts=counts, warnings=warnings,
+                  analysis=analyze(gt.image_ids, list(gt.domains), t.hyp_tokens, t.ref_tokens, metrics, t.hyps,
+                                   cider * 100) if analysis else None,
                   options={"split": split or "validation", "cider_idf": cider_idf, "tokenizer": t.backend,
                            "meteor": meteor_how if meteor_corpus else None, "spice": "java" if spice_per is not None else None})
 

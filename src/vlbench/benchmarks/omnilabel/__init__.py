@@ -67,7 +67,7 @@ class OmniLabelScorer(Scorer[Options]):
         from .scorer import score
 
         return score(references, predictions, protocol=options.protocol, split=options.split, source=source,
-                     with_per_description=options.details)
+                     with_per_description=options.details, analysis=options.analysis)
 
 
 class OmniLabelShowcase(Showcase):

@@ -219,11 +219,12 @@ def _percent(values: dict[str, float]) -> dict[str, float | None]:
     return {k: (None if v == -1 else float(v) * 100) for k, v in values.items()}
 
 
-def _evaluate(gt: OmniLabelReferences, dets: cocoeval.Detections, protocol: str):
+def _evaluate(gt: OmniLabelReferences, dets: cocoeval.Detections, protocol: str, keep_gt_at: float | None = None):
     truth = cocoeval.GroundTruth(pair=gt.gt_pair, box_xywh=gt.gt_box,
                                  area=np.maximum(0.0, gt.gt_box[:, 2] * gt.gt_box[:, 3]),
                                  iscrowd=gt.gt_iscrowd, ann_id=gt.gt_id, ignore=gt.gt_ignore)
-    matches = cocoeval.match(truth, dets, len(gt.pair_image), PARAMS, id0_quirk=protocol == "official")
+    matches = cocoeval.match(truth, dets, len(gt.pair_image), PARAMS, id0_quirk=protocol == "official",
+                             keep_gt_at=keep_gt_at)
     member_pair, member_group, names = _groups(gt)
     precision, recall, npig = cocoeval.accumulate(matches, member_pair, member_group, len(names), PARAMS,
                                                   areas=(0,), max_dets=(_MAX_DET_100,))
@@ -231,15 +232,18 @@ def _evaluate(gt: OmniLabelReferences, dets: cocoeval.Detections, protocol: str)
 
 
 def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "official", split: str | None = None,
-          source: str = "predictions", with_per_description: bool = True) -> Result:
-    """Score official-format OmniLabel predictions against ``gt``."""
+          source: str = "predictions", with_per_description: bool = True, analysis: bool = False) -> Result:
+    """Score official-format OmniLabel predictions against ``gt``; with ``analysis`` the error analysis too."""
+    from .analysis import KEEP_GT_AT, analyze
+
     if not gt.has_annotations:
         raise InputError("these references have no boxes (the OmniLabel test split): there is nothing to score against",
                          file=gt.source, fix="score the validation split; the official OmniLabel test server never "
                                              "launched, so test predictions cannot be scored anywhere")
     dets, counts, warnings = parse_predictions(predictions, gt, source=source, protocol=protocol)
     warnings = list(gt.notes) + warnings
-    matches, names, precision, recall, npig, member_pair, member_group = _evaluate(gt, dets, protocol)
+    matches, names, precision, recall, npig, member_pair, member_group = _evaluate(
+        gt, dets, protocol, KEEP_GT_AT if analysis else None)
     index = {name: i for i, name in enumerate(names)}
     summaries = {scope: {g.key: _summary(precision, recall, npig, index[(scope, g.key)]) for g in schema.GROUPS}
                  for scope in ["all"] + [s for s in schema.SOURCES if (s, "categ") in index]}
@@ -281,7 +285,8 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
                   resampler=lambda: OmniLabelReplicator(cocoeval.WeightedRanking.build(
                       matches, member_pair[overall], member_group[overall], len(names), gt.pair_image,
                       len(gt.image_ids), PARAMS, area=0, max_det=_MAX_DET_100),
-                      {g.key: index[("all", g.key)] for g in schema.GROUPS}, (len(gt.image_ids),)))
+                      {g.key: index[("all", g.key)] for g in schema.GROUPS}, (len(gt.image_ids),)),
+                  analysis=analyze(gt, dets, matches, PARAMS, _MAX_DET_100) if analysis else None)
 
 
 #: what the threshold metrics are, carried in the result beside them

@@ -104,7 +104,7 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
         from .scorer import score_references
 
         return score_references(references, predictions, protocol=options.protocol, sub_dataset=options.sub_dataset,
-                                source=source)
+                                source=source, analysis=options.analysis)
 
 
 class OVDEvalLeaderboards:

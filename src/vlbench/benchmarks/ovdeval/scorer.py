@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ... import cocoeval
+from ...error_analysis import TYPES as ERROR_TYPES
 from ...errors import InputError, PredictionError
 from ...result import Result
 from ...validation import Scores, describe, integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
@@ -239,8 +240,10 @@ def suppress(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float = 0.5) 
                       "removed_per_image": {"image_id": per_image[0], "removed": per_image[1]}}
 
 
-def _stats(gt: OVDEvalSubset, dets: dict[str, NDArray], protocol: str) -> cocoeval.CocoEvalResult:
-    return cocoeval.evaluate_bbox(gt.image_ids, gt.category_ids, gt.gt_dict(), dets, id0_quirk=protocol == "official")
+def _stats(gt: OVDEvalSubset, dets: dict[str, NDArray], protocol: str,
+           keep_gt_at: float | None = None) -> cocoeval.CocoEvalResult:
+    return cocoeval.evaluate_bbox(gt.image_ids, gt.category_ids, gt.gt_dict(), dets, id0_quirk=protocol == "official",
+                                  keep_gt_at=keep_gt_at)
 
 
 def _percent(stats: dict[str, float], prefix: str = "") -> dict[str, float | None]:
@@ -268,11 +271,13 @@ def _id0_warning(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_],
 
 
 def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", source: str = "predictions",
-          split: str | None = None) -> Result:
-    """NMS-AP and AP (24 numbers) of one sub-dataset."""
+          split: str | None = None, analysis: bool = False) -> Result:
+    """NMS-AP and AP (24 numbers) of one sub-dataset; with ``analysis`` the error analysis too."""
+    from .analysis import KEEP_GT_AT, analyze
+
     preds = parse_predictions(predictions, gt, source=source, protocol=protocol)
     keep, sup = suppress(gt, preds)
-    nms = _stats(gt, preds.as_dict(keep), protocol)
+    nms = _stats(gt, preds.as_dict(keep), protocol, KEEP_GT_AT if analysis else None)
     plain = _stats(gt, preds.as_dict(), protocol)
     metrics = {**_percent(nms.stats, "NMS_"), **_percent(plain.stats)}
     warnings = list(gt.notes) + preds.warnings
@@ -299,7 +304,8 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
         warnings += tie_warning
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"sub_dataset": gt.name, **({"split": split} if split else {})},
-                  resampler=lambda: OVDEvalReplicator(nms, plain))
+                  resampler=lambda: OVDEvalReplicator(nms, plain),
+                  analysis=analyze(gt, nms, sup["removed"]) if analysis else None)
 
 
 #: what the threshold metrics are, carried in the result beside them
@@ -433,7 +439,41 @@ def score_many(results: dict[str, Result], protocol: str = "official") -> Result
 
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"sub_datasets": order},
-                  resampler=lambda: stack([_replicator(results[s]) for s in order], _combine_sub_datasets(order)))
+                  resampler=lambda: stack([_replicator(results[s]) for s in order], _combine_sub_datasets(order)),
+                  analysis=_table3_analysis(results, order) if results[order[0]].analysis is not None else None)
+
+
+def _table3_analysis(results: dict[str, Result], order: list[str]) -> dict[str, Any]:
+    """The sub-datasets' analyses pooled: counts summed, ΔTotal_Average50 the mean of their ΔNMS-AP50 (the Total
+    Average is the mean of the sub-datasets' NMS-AP, and each fix stays inside its sub-dataset), the counts per
+    sub-dataset and per aspect as slices, each sub-dataset's own analysis kept."""
+    parts = {s: results[s].analysis or {} for s in order}
+    errors: dict[str, dict[str, Any]] = {}
+    for name in next(iter(parts.values()))["errors"]:
+        rows = [p["errors"][name] for p in parts.values()]
+        errors[name] = {"count": sum(r["count"] for r in rows), "definition": rows[0]["definition"],
+                        "delta_Total_Average50": _mean_of_defined(r["delta_NMS_AP50"] for r in rows)}
+    slices: dict[str, dict[str, dict[str, int]]] = {"sub_dataset": {}, "aspect": {}}
+    for s, p in parts.items():
+        counts = {t: e["count"] for t, e in p["errors"].items() if t in ERROR_TYPES and e["count"]}
+        slices["sub_dataset"][s] = counts
+        aspect = slices["aspect"].setdefault(schema.aspect_of(s) or "other", {})
+        for t, n in counts.items():
+            aspect[t] = aspect.get(t, 0) + n
+    for name in ("size", "shape"):
+        merged: dict[str, dict[str, int]] = {}
+        for p in parts.values():
+            for value, row in p["slices"].get(name, {}).items():
+                for t, n in row.items():
+                    merged.setdefault(value, {})[t] = merged.setdefault(value, {}).get(t, 0) + n
+        slices[name] = merged
+    return {"delta_key": "Total_Average50", "as_scored": _mean_of_defined(p["as_scored"] for p in parts.values()),
+            "errors": errors, "slices": slices,
+            "examples": {t: [{**e, "sub_dataset": s} for s, p in parts.items() for e in p["examples"].get(t, [])][:5]
+                         for t in next(iter(parts.values()))["examples"]},
+            "suppressed": sum(p.get("suppressed", 0) for p in parts.values()), "sub_datasets": parts,
+            "note": next(iter(parts.values()))["note"].replace("NMS_AP50", "Total_Average50")}
+
 
 
 def _table3_tie_bounds(results: dict[str, Result], order: list[str]) -> dict[str, dict[str, float | None]]:
@@ -450,7 +490,7 @@ def _table3_tie_bounds(results: dict[str, Result], order: list[str]) -> dict[str
 
 
 def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str = "official",
-                     sub_dataset: str | None = None, source: str = "predictions") -> Result:
+                     sub_dataset: str | None = None, source: str = "predictions", analysis: bool = False) -> Result:
     """One sub-dataset and one prediction list, or several sub-datasets and a :class:`PredictionFolder` (or a
     dict name -> entries) scored together in the Table 3 layout. ``sub_dataset`` picks one of ``refs``."""
     subsets = refs.subsets
@@ -468,8 +508,8 @@ def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str
             raise InputError(f"the references hold {len(subsets)} sub-datasets but one prediction list was given",
                              file=source, fix="pass a folder of prediction files (<name>.json), or --sub-dataset NAME")
         (gt,) = subsets.values()
-        return score(gt, predictions, protocol=protocol, source=source)
-    results = {name: score(subsets[name], entries[name], protocol=protocol, source=files[name])
+        return score(gt, predictions, protocol=protocol, source=source, analysis=analysis)
+    results = {name: score(subsets[name], entries[name], protocol=protocol, source=files[name], analysis=analysis)
                for name in subsets if name in entries}
     if not results:
         raise InputError(f"no prediction file for any of {', '.join(subsets)}", file=where,

@@ -79,7 +79,8 @@ class RefL4Scorer(Scorer[RefL4Options]):
         from .scorer import score
 
         return score(references, predictions, protocol=options.protocol, missing=options.missing,
-                     split=options.split or "given", source=source, with_samples=options.details)
+                     split=options.split or "given", source=source, with_samples=options.details,
+                     analysis=options.analysis)
 
 
 class RefL4Leaderboards(SplitLeaderboards):

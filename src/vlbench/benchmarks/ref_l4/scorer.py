@@ -26,6 +26,7 @@ from ...result import Result
 from ...validation import describe as _describe
 from .. import expect_prediction_list
 from . import schema
+from .analysis import analyze
 from .records import RefL4References
 
 __all__ = ["RefL4References", "Predictions", "parse_predictions", "score", "ACC_THRESHOLDS", "MACC_THRESHOLDS"]
@@ -285,8 +286,8 @@ def _class_metrics(acc_c: NDArray[np.float64]) -> tuple[float, float]:
 
 
 def score(refs: RefL4References, predictions: Any, *, protocol: str = "official", missing: str = "error",
-          split: str = "all", source: str = "predictions", with_samples: bool = True) -> Result:
-    """Score official-format Ref-L4 predictions against ``refs``; see the module docstring."""
+          split: str = "all", source: str = "predictions", with_samples: bool = True, analysis: bool = False) -> Result:
+    """Score official-format Ref-L4 predictions against ``refs`` (module docstring); ``analysis``: also why."""
     if missing not in ("error", "miss"):
         raise InputError(f"unknown value {missing!r} for missing", fix="use 'error' or 'miss'")
     if len(refs) == 0:
@@ -340,6 +341,7 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
     class_of_row = class_of_category[category_inverse]
     return Result(benchmark="ref_l4", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
                   counts=counts, warnings=warnings, options={"split": split, "missing": missing},
+                  analysis=analyze(refs, preds.boxes_xyxy, preds.present, iou, hits_macc[:, 0]) if analysis else None,
                   resampler=lambda: RefL4Replicator.build(hits_acc, hits_macc, size_of_row, class_of_row, len(classes),
                                                           unit_of_row, "image" if refs.image is not None else "expression"))
 

@@ -1,0 +1,182 @@
+"""The error analysis (#30): every error type placed by hand, its count and the headline it costs (ΔAP50, ΔAcc50)
+derived in each test's docstring. AP50 here is COCO's 101-point interpolated precision at IoU 0.5; the as-scored
+value of every case is also the official metric of the same run (NMS_AP50, the harmonic mean of AP50_categ and
+AP50_descr, Acc50), an independent check of the analysis' own AP."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import vlbench
+from conftest import run_cli
+
+A, B = [10, 10, 40, 40], [60, 60, 30, 30]        # OVDEval: a red car and a cup on image 1 (100 x 100)
+
+
+def _ovdeval(tmp_path, preds):
+    subset = {"images": [{"id": 1, "file_name": "1.jpg", "width": 100, "height": 100, "text": ["red car", "cup"],
+                          "neg_text": ["blue car"]}],
+              "categories": [{"id": 1, "name": "red car"}, {"id": 2, "name": "blue car"}, {"id": 3, "name": "cup"}],
+              "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": A, "area": 1600, "iscrowd": 0},
+                              {"id": 2, "image_id": 1, "category_id": 3, "bbox": B, "area": 900, "iscrowd": 0}]}
+    (tmp_path / "color.json").write_text(json.dumps(subset))
+    entries = [{"image_id": 1, "category_id": c, "bbox": box, "score": s} for c, box, s in preds]
+    (tmp_path / "p.json").write_text(json.dumps(entries))
+    return vlbench.score("ovdeval", tmp_path / "color.json", tmp_path / "p.json", analysis=True)
+
+
+CUP_ON_B = (3, B, 0.8)
+
+#: type -> (predictions besides the cup on B, NMS-AP50 as scored, ΔNMS-AP50 of fixing that type)
+OVDEVAL_CASES = {
+    # red car box [30,30,40,40]: IoU with A = 400 / 2800 = 0.14: right label, poorly placed. Red car AP 0, cup AP 1:
+    # 50. Fixed: it becomes A's TP: 100.
+    "localisation": ([(1, [30, 30, 40, 40], 0.9)], 50.0, 50.0),
+    # blue car (a neg_text of the image) on A: red car AP 0, cup 1: 50. Fixed: relabelled, A's TP: 100.
+    "hard_negative": ([(2, A, 0.9)], 50.0, 50.0),
+    # a cup on A at 0.9, above the cup on B: cup ranking FP, TP: precision 1/2 at recall 1, AP 0.5; red car 0: 25.
+    # Fixed: relabelled to red car, A's TP: red car 1, cup 1: 100, +75.
+    "wrong_positive": ([(3, A, 0.9)], 25.0, 75.0),
+    # a red car on nothing at 0.9 above the red car on A at 0.5: red car AP 0.5, cup 1: 75. Fixed (removed): 100.
+    "background": ([(1, [80, 0, 10, 10], 0.9), (1, A, 0.5)], 75.0, 25.0),
+    # a cup at [30,30,40,40]: IoU 0.14 with A (another label), 100 / 2400 = 0.04 with B (its own): neither placed
+    # nor labelled right. Cup ranking FP, TP: 0.5; red car on A: 1: 75. Fixed (removed): 100.
+    "both": ([(3, [30, 30, 40, 40], 0.9), (1, A, 0.85)], 75.0, 25.0),
+    # no red car at all: A is missed. Red car 0, cup 1: 50. Fixed: A leaves the GT count, red car undefined: 100.
+    "missed": ([], 50.0, 50.0),
+}
+
+
+@pytest.mark.parametrize("error_type", list(OVDEVAL_CASES))
+def test_ovdeval_each_error_type_is_counted_with_the_ap_it_costs(tmp_path, error_type):
+    """See OVDEVAL_CASES: one error of the type, nothing else wrong (the cup on B is a TP in every case)."""
+    preds, as_scored, delta = OVDEVAL_CASES[error_type]
+    result = _ovdeval(tmp_path, preds + [CUP_ON_B])
+    a = result.analysis
+    assert result.metrics["NMS_AP50"] == pytest.approx(as_scored) and a["as_scored"] == pytest.approx(as_scored)
+    counts = {t: e["count"] for t, e in a["errors"].items() if t not in ("false_positives", "false_negatives")}
+    assert counts == {t: int(t == error_type) for t in counts}
+    assert a["errors"][error_type]["delta_NMS_AP50"] == pytest.approx(delta)
+    others = [e["delta_NMS_AP50"] for t, e in a["errors"].items() if t not in (error_type, "false_positives",
+                                                                                "false_negatives")]
+    assert others == pytest.approx([0.0] * len(others))
+    example = a["examples"][error_type][0]
+    assert example["image_id"] == 1 and example["bbox"] in ([float(v) for v in p[1]] for p in preds + [(0, A)])
+
+
+def test_ovdeval_duplicates_are_what_the_suppression_removes(tmp_path):
+    """A second red car on A ([11,11,40,40], IoU 0.91) below the first: the GT-guided suppression keeps only the
+    top box per GT, so NMS-AP never sees it: ``suppressed`` 1, no duplicate error, AP50 100."""
+    a = _ovdeval(tmp_path, [(1, A, 0.9), (1, [11, 11, 40, 40], 0.7), CUP_ON_B]).analysis
+    assert a["suppressed"] == 1 and a["errors"]["duplicate"]["count"] == 0 and a["as_scored"] == pytest.approx(100)
+
+
+def test_omnilabel_duplicate_and_negative_description_costs(tmp_path):
+    """Image 1: category 1 'car' with GT boxes A and C=[60,60,30,30]; description 2 'red car' refers to A;
+    description 3 'blue car' is in the label space and refers to nothing (a negative description).
+
+    Detections: car on A 0.9 (TP), car at [11,11,40,40] 0.8 (IoU 0.91 with A, taken: duplicate), car on C 0.7 (TP);
+    'blue car' on A 0.99 (hard negative: a negative description on an object), 'red car' on A 0.95 (TP).
+    AP50_categ: TP, FP, TP over 2 GT: recall 1/2 at precision 1, recall 1 at 2/3: (51 * 1 + 50 * 2/3) / 101 =
+    0.834983. AP50_descr: FP (0.99), TP (0.95) over 1 GT: 0.5. AP50 = hm(c, d) = 2cd / (c + d + 1e-5).
+    Fix the duplicate (removed): c = 1. Fix the hard negative: it points at A, which a TP took: removed, d = 1."""
+    data = {"images": [{"id": 1, "file_name": "1.jpg"}],
+            "descriptions": [
+                {"id": 1, "text": "car", "anno_info": {"type": "object_category"}, "image_ids": [1]},
+                {"id": 2, "text": "red car", "anno_info": {"type": "object_description"}, "image_ids": [1]},
+                {"id": 3, "text": "blue car", "anno_info": {"type": "object_description"}, "image_ids": [1]}],
+            "annotations": [{"id": 5, "image_id": 1, "bbox": A, "area": 1600, "iscrowd": 0, "description_ids": [1, 2]},
+                            {"id": 6, "image_id": 1, "bbox": B, "area": 900, "iscrowd": 0, "description_ids": [1]}]}
+    preds = [{"image_id": 1, "bbox": A, "description_ids": [1], "scores": [0.9]},
+             {"image_id": 1, "bbox": [11, 11, 40, 40], "description_ids": [1], "scores": [0.8]},
+             {"image_id": 1, "bbox": B, "description_ids": [1], "scores": [0.7]},
+             {"image_id": 1, "bbox": A, "description_ids": [3], "scores": [0.99]},
+             {"image_id": 1, "bbox": A, "description_ids": [2], "scores": [0.95]}]
+    (tmp_path / "gt.json").write_text(json.dumps(data))
+    (tmp_path / "p.json").write_text(json.dumps(preds))
+    result = vlbench.score("omnilabel", tmp_path / "gt.json", tmp_path / "p.json", analysis=True)
+    hm = lambda c, d: 100 * 2 * c * d / (c + d + 1e-5)  # noqa: E731
+    c = (51 + 50 * 2 / 3) / 101
+    a = result.analysis
+    assert a["as_scored"] == pytest.approx(hm(c, 0.5))
+    assert a["as_scored"] == pytest.approx(hm(result.metrics["AP50_categ"] / 100, result.metrics["AP50_descr"] / 100))
+    errors = a["errors"]
+    assert {t: e["count"] for t, e in errors.items() if e["count"]} == {"duplicate": 1, "hard_negative": 1,
+                                                                         "false_positives": 2}
+    assert errors["duplicate"]["delta_AP50"] == pytest.approx(hm(1, 0.5) - hm(c, 0.5))
+    assert errors["hard_negative"]["delta_AP50"] == pytest.approx(hm(c, 1) - hm(c, 0.5))
+    assert errors["false_positives"]["delta_AP50"] == pytest.approx(hm(1, 1) - hm(c, 0.5))
+    assert a["slices"]["description"] == {"category": {"duplicate": 1}, "negative description": {"hard_negative": 1}}
+
+
+def _ref_l4_rows():
+    """Two images (a: 100 x 100, b); objects X [10,10,30,30] and Y [60,10,30,30] of category refcoco_1,
+    Z [10,60,30,30] of refcoco_2, W [60,60,30,30] of refcoco_3 on a; V on b."""
+    X, Y, Z, W, V = [10, 10, 30, 30], [60, 10, 30, 30], [10, 60, 30, 30], [60, 60, 30, 30], [5, 5, 20, 20]
+    objects = [(X, "refcoco_1", "a"), (Y, "refcoco_1", "a"), (Z, "refcoco_2", "a"), (Z, "refcoco_2", "a"),
+               (W, "refcoco_3", "a"), (W, "refcoco_3", "a"), (V, "refcoco_4", "b")]
+    words = [5, 5, 5, 5, 15, 15, 15]
+    return [{"id": i, "caption": " ".join(["word"] * n), "bbox": box, "bbox_area": box[2] * box[3], "bbox_id": i,
+             "ori_category_id": cat, "image_id": image, "height": 100, "width": 100, "file_name": f"{image}.jpg",
+             "is_rewrite": False, "split": "val"} for i, ((box, cat, image), n) in enumerate(zip(objects, words))]
+
+
+def test_ref_l4_every_miss_cause(tmp_path):
+    """Row 0 answered with X (hit); row 1 (Y) with X: another object of its class; row 2 (Z) with Y: an object of
+    another class; row 3 (Z) with [20,70,30,30] (IoU 400 / 1400 = 0.29): localisation; row 4 (W) with
+    [95,95,30,30] (25 of 900 px inside the image): out of image; row 5 (W) with [0,90,5,5]: background; row 6: no
+    prediction. Acc50 = 1/7; each cause costs 100/7 and the parts add up to 100 - Acc50. By length: rows 0-3
+    (5 words) 1 of 4 = 25; rows 4-6 (15 words) 0."""
+    rows = _ref_l4_rows()
+    answers = [rows[0]["bbox"], rows[0]["bbox"], rows[1]["bbox"], [20, 70, 30, 30], [95, 95, 30, 30], [0, 90, 5, 5]]
+    preds = [{"id": i, "pred_bbox": box, "format": "xywh"} for i, box in enumerate(answers)]
+    (tmp_path / "refs.json").write_text(json.dumps(rows))
+    (tmp_path / "p.json").write_text(json.dumps(preds))
+    result = vlbench.score("ref_l4", tmp_path / "refs.json", tmp_path / "p.json", missing="miss", analysis=True)
+    a = result.analysis
+    assert a["as_scored"] == pytest.approx(100 / 7) == pytest.approx(result.metrics["Acc50"])
+    assert {c: e["count"] for c, e in a["errors"].items()} == {c: 1 for c in a["errors"]}
+    assert sum(e["delta_Acc50"] for e in a["errors"].values()) == pytest.approx(100 - result.metrics["Acc50"])
+    assert a["slices"]["length"]["1-10"] == {"n": 4, "Acc50": 25.0}
+    assert a["slices"]["length"]["11-20"] == {"n": 3, "Acc50": 0.0}
+    assert sum(a["iou_histogram"]["counts"]) == 7 and a["examples"]["same_class_object"][0]["id"] == 1
+
+
+def test_nocaps_missed_words_novel_first(tmp_path):
+    """Image 0 (in-domain) refs all say 'dog', the caption says 'cat': 'dog' is missed, and not novel (in-domain
+    references use it). Image 1 (out-domain) refs all say 'tortoise', the caption 'turtle': missed, novel (no
+    in-domain reference uses it). 'brown' (1 of 3 references) is not missed."""
+    refs = {"images": [{"id": 0, "domain": "in-domain", "file_name": "0.jpg"},
+                       {"id": 1, "domain": "out-domain", "file_name": "1.jpg"}],
+            "annotations": [{"image_id": 0, "id": i, "caption": c} for i, c in
+                            enumerate(["a dog on grass", "a dog on the grass", "a brown dog"])]
+            + [{"image_id": 1, "id": 10 + i, "caption": c} for i, c in
+               enumerate(["a red tortoise", "a tortoise walking", "the tortoise on sand"])]}
+    (tmp_path / "refs.json").write_text(json.dumps(refs))
+    (tmp_path / "p.json").write_text(json.dumps([{"image_id": 0, "caption": "a cat on grass"},
+                                                 {"image_id": 1, "caption": "a turtle on sand"}]))
+    result = vlbench.score("nocaps", tmp_path / "refs.json", tmp_path / "p.json", analysis=True, meteor=False,
+                           spice=False)
+    a = result.analysis
+    assert a["missed_words"] == {"novel": [["tortoise", 1]], "other": [["dog", 1]]}
+    assert a["domain_gaps"]["CIDEr"]["in-domain"] == pytest.approx(result.metrics["CIDEr_in"] - result.metrics["CIDEr"])
+    missed = {e["image_id"]: e["missed_words"] for e in a["examples"]["lowest_CIDEr"]}
+    assert missed == {0: ["dog"], 1: ["tortoise"]}
+
+
+def test_analyze_prints_the_tables_and_score_keeps_it_off(tmp_path, ovdeval_sample):
+    """`vlbench analyze` prints the error table; `vlbench score` writes no analysis unless --analysis."""
+    refs, preds = ovdeval_sample / "annotations", ovdeval_sample / "predictions_poor"
+    proc = run_cli("analyze", "ovdeval", "--references", str(refs), "--predictions", str(preds))
+    assert proc.returncode == 0, proc.stderr
+    assert "hard_negative" in proc.stdout and "gained when fixed" in proc.stdout and "by sub_dataset" in proc.stdout
+    out = tmp_path / "r.json"
+    assert run_cli("score", "ovdeval", "--references", str(refs), "--predictions", str(preds), "--quiet", "--output",
+                   str(out)).returncode == 0
+    assert "analysis" not in json.loads(out.read_text())
+    assert run_cli("score", "ovdeval", "--references", str(refs), "--predictions", str(preds), "--quiet", "--analysis",
+                   "--output", str(out)).returncode == 0
+    saved = vlbench.Result.from_dict(json.loads(out.read_text()))
+    assert saved.analysis is not None and saved.analysis["errors"]["hard_negative"]["count"] > 0
