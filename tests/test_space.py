@@ -444,3 +444,38 @@ def test_browser_sessions_beyond_the_store_see_their_images_dropped(browser):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+# -- issue #30: the Errors tab ----------------------------------------------------------------------------------
+
+def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
+    """OVDEval 'color', the poor example: the Errors tab lists the error types with the NMS-AP50 each costs, the
+    same counts as `vlbench analyze`; picking hard_negative opens the Samples tab on the image of its worst example
+    (the highest-scoring box named with one of the image's neg_text labels while lying on an object)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    expected = api.score("ovdeval", sample_references("ovdeval", "color"), example_predictions("ovdeval", "poor",
+                                                                                              "color"), analysis=True)
+    worst = expected.analysis["examples"]["hard_negative"][0]
+    page = browser.new_page(viewport={"width": 1280, "height": 1800})
+    _open(page, server)
+    _choose(page, "bench", "OVDEval")
+    page.wait_for_timeout(500)
+    _choose(page, "subset", "color")
+    page.locator("#example-poor").click()
+    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+    page.get_by_role("tab", name="Errors").click()
+    table = page.locator("#errors-table")
+    table.get_by_text("hard_negative").first.wait_for(timeout=20_000)
+    text = table.inner_text()
+    for kind in ("localisation", "hard_negative", "background", "missed"):
+        assert kind in text
+    assert str(expected.analysis["errors"]["hard_negative"]["count"]) in text
+    page.screenshot(path=str(ARTIFACTS / "space_errors_tab.png"), full_page=True)
+    page.locator("#error-pick input").click()
+    page.get_by_role("option").filter(has_text="hard_negative (").first.click()
+    _wait_for_view(page)
+    assert page.locator("#samples-tab").is_visible()
+    assert f"image {worst['image_id']}:" in page.locator("#image-pick input").input_value()
+    assert page.locator("#query-pick input").input_value() == worst["label"]    # that label's boxes only
+    page.screenshot(path=str(ARTIFACTS / "space_errors_examples.png"), full_page=True)
+    page.close()

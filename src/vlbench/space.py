@@ -156,7 +156,8 @@ def _score(benchmark: str, subset: str | None, predictions_path: str, references
             shutil.rmtree(unpacked, ignore_errors=True)
     show.check(preds)
     refs = load_references(bench.id, refs_path, split=options.get("split"))
-    result = score(bench.id, refs, preds, protocol=protocol, source=Path(predictions_path).name, **options)
+    result = score(bench.id, refs, preds, protocol=protocol, source=Path(predictions_path).name, analysis=True,
+                   **options)
     return result, refs, preds, refs_path
 
 
@@ -236,10 +237,34 @@ def viewer_state(benchmark: str, references: Any, predictions: Any, result: Any,
     import dataclasses
 
     ranked = sorted(get_benchmark(benchmark).views.scenes(references, predictions, result), key=lambda s: -s.badness)
+    wanted = {_example_key(e) for examples in (result.analysis or {}).get("examples", {}).values() for e in examples}
+    chosen = ranked[:MAX_SCENES] + [s for s in ranked[MAX_SCENES:] if wanted & set(s.keys)]   # the Errors tab's too
     kept = [scene if len(scene.predicted) <= MAX_SCENE_BOXES else dataclasses.replace(
         scene, predicted=sorted(scene.predicted, key=lambda p: -(1.0 if p[2] is None else p[2]))[:MAX_SCENE_BOXES])
-        for scene in ranked[:MAX_SCENES]]
-    return {"scenes": kept, "total": len(ranked), "references": references_path}
+        for scene in chosen]
+    examples = (result.analysis or {}).get("examples", {})
+    return {"scenes": kept, "total": len(ranked), "references": references_path,
+            "examples": error_examples(kept, result.analysis),
+            "example_labels": {k: e[0].get("label") for k, e in examples.items() if e}}
+
+
+def _example_key(example: dict) -> Any:
+    """The id an analysis example names its image or row by."""
+    return example.get("image_id", example.get("id"))
+
+
+def error_examples(scenes: list[Any], analysis: dict | None) -> dict[str, list[int]]:
+    """Per error type of the analysis, the viewer ranks of the scenes its examples are on (worst example first)."""
+    rank_of: dict[Any, int] = {}
+    for rank, scene in enumerate(scenes):
+        for key in scene.keys:
+            rank_of.setdefault(key, rank)
+    out = {}
+    for kind, examples in (analysis or {}).get("examples", {}).items():
+        ranks = list(dict.fromkeys(rank_of[k] for k in map(_example_key, examples) if k in rank_of))
+        if ranks:
+            out[kind] = ranks
+    return out
 
 
 class ViewerStore:
@@ -358,7 +383,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
             progress(fraction, desc=what)
 
     empty: list[Any] = ([gr.Dataframe(visible=False)] * _N_TABLES + [gr.Plot(visible=False)] * _N_PLOTS
-             + [None, None, []])
+                        + [gr.Dataframe(visible=False), gr.Dropdown(choices=[], value=None), None, None, []])
     if not predictions_path:
         return ["**Error:** upload a prediction file (or click an example) first.", ""] + empty
     if benchmark not in labels() or subset not in choices(benchmark):
@@ -404,7 +429,24 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
         path.write_text(report.to_csv(table), encoding="utf-8")
         files.append(str(path))
     metrics_json = json.dumps(result.metrics)
-    return [status, head] + table_outputs + plot_outputs + [viewer, metrics_json, files]
+    return [status, head] + table_outputs + plot_outputs + _errors_outputs(result, viewer) + [viewer, metrics_json, files]
+
+
+def _errors_outputs(result: Any, viewer: dict) -> list[Any]:
+    """The Errors tab: the analysis' first table (the error types and what each costs), and the types whose worst
+    examples the viewer can show."""
+    import gradio as gr
+
+    from . import report
+
+    tables = list(report.analysis_tables(result).items())
+    if not tables:
+        return [gr.Dataframe(visible=False), gr.Dropdown(choices=[], value=None)]
+    name, (headers, rows) = tables[0]
+    shown = gr.Dataframe(value=[[_shown(v) if v is None or isinstance(v, float) else v for v in row] for row in rows],
+                         headers=headers, label=name, visible=True)
+    kinds = [(f"{kind} ({len(ranks)} image(s))", kind) for kind, ranks in viewer["examples"].items()]
+    return [shown, gr.Dropdown(choices=kinds, value=None)]
 
 
 def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: str | None, protocol: str,
@@ -514,11 +556,7 @@ def _wire_viewer(v: _Viewer, scored: list[Any]) -> None:
             label = "these images were dropped for newer uploads: score the file again to see them"
         return page, gr.Dropdown(choices=shown, value=shown[0][1] if shown else None), label
 
-    def pick(key, rank, threshold_value):
-        state = v.store.get(key)
-        queries = viewer_queries(state, rank)
-        image, caption, boxes = viewer_draw(state, rank, ALL_QUERIES, threshold_value)
-        return gr.Dropdown(choices=queries, value=queries[0] if queries else None), image, caption, boxes
+    pick = _draw_first(v)
 
     def draw(key, rank, query, threshold_value):
         return viewer_draw(v.store.get(key), rank, query, threshold_value)
@@ -535,6 +573,44 @@ def _wire_viewer(v: _Viewer, scored: list[Any]) -> None:
         changed(draw, [v.state, v.image_pick, v.query_pick, v.threshold], [v.view, v.caption, v.boxes], **private)
 
 
+def _wire_errors(tabs: _Tabs) -> None:
+    """Picking an error type opens the Samples tab on its worst examples' images, the first drawn for the label of
+    its worst example (so the erroneous box shows with that label's ground truth only)."""
+    import gradio as gr
+
+    v = tabs.viewer
+
+    def show(key, kind, threshold_value):
+        state = v.store.get(key)
+        ranks = (state or {}).get("examples", {}).get(kind, [])
+        scenes = state["scenes"] if state else []
+        shown = [(f"#{r + 1} {scenes[r].title}", r) for r in ranks]
+        first = shown[0][1] if shown else None
+        queries = viewer_queries(state, first)
+        label = state["example_labels"].get(kind) if state else None
+        query = label if label in queries else ALL_QUERIES
+        image, caption, boxes = viewer_draw(state, first, query, threshold_value)
+        return (gr.Tabs(selected="samples"), gr.Dropdown(choices=shown, value=first),
+                f"the worst examples of {kind}: {len(shown)} image(s)" if shown else "no example to show",
+                gr.Dropdown(choices=queries, value=query if queries else None), image, caption, boxes)
+
+    private = {"api_visibility": "private", "concurrency_id": "viewer", "concurrency_limit": CONCURRENCY}
+    tabs.error_pick.input(show, [v.state, tabs.error_pick, v.threshold],
+                          [tabs.tabs, v.image_pick, v.page_label, v.query_pick, v.view, v.caption, v.boxes], **private)
+
+
+def _draw_first(v: _Viewer):
+    """The viewer's image handler (queries and the drawn image of the picked image)."""
+    import gradio as gr
+
+    def pick(key, rank, threshold_value):
+        state = v.store.get(key)
+        queries = viewer_queries(state, rank)
+        image, caption, boxes = viewer_draw(state, rank, ALL_QUERIES, threshold_value)
+        return gr.Dropdown(choices=queries, value=queries[0] if queries else None), image, caption, boxes
+    return pick
+
+
 def _benchmark_chosen(viewer: _Viewer):
     """The handler of the benchmark dropdown: its choices and references, and the viewer's box controls."""
     import gradio as gr
@@ -548,10 +624,13 @@ def _benchmark_chosen(viewer: _Viewer):
 
 @dataclass(frozen=True)
 class _Tabs:
-    """The result tabs' components: tables, plots, the sample viewer, downloads, and the comparison's."""
+    """The result tabs' components: tables, plots, the errors, the sample viewer, downloads, and the comparison's."""
 
+    tabs: Any
     tables: list[Any]
     plots: list[Any]
+    errors: Any
+    error_pick: Any
     viewer: _Viewer
     downloads: Any
     upload_b: Any
@@ -564,12 +643,17 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
     """Tables, Plots, Samples, Downloads and "Compare with another model" (inside the app's Blocks)."""
     import gradio as gr
 
-    with gr.Tabs():
+    with gr.Tabs() as tabs:
         with gr.Tab("Tables"):
             tables = [gr.Dataframe(visible=False, interactive=False, label=f"table {k + 1}") for k in range(_N_TABLES)]
         with gr.Tab("Plots"):
             plots = [gr.Plot(visible=False, label=f"plot {k + 1}") for k in range(_N_PLOTS)]
-        with gr.Tab("Samples", elem_id="samples-tab"):
+        with gr.Tab("Errors", elem_id="errors-tab"):
+            gr.Markdown("Why the model fails (not official): each error type with how much of the headline it costs "
+                        "(fixed alone, as TIDE fixes it). Pick a type to see its worst examples in the viewer.")
+            errors = gr.Dataframe(visible=False, interactive=False, label="error types", elem_id="errors-table")
+            error_pick = gr.Dropdown([], label="show the worst examples of", elem_id="error-pick")
+        with gr.Tab("Samples", id="samples", elem_id="samples-tab"):
             viewer = _viewer_components(has_boxes)
         with gr.Tab("Downloads", elem_id="downloads-tab"):
             downloads = gr.File(label="result JSON, model-index YAML, tables as CSV", file_count="multiple",
@@ -582,7 +666,8 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
             compare_button = gr.Button("Compare A and B", elem_id="compare")
             comparison = gr.Markdown(elem_id="comparison")
             comparison_file = gr.File(label="comparison JSON", file_count="multiple", elem_id="comparison-file")
-    return _Tabs(tables, plots, viewer, downloads, upload_b, compare_button, comparison, comparison_file)
+    return _Tabs(tabs, tables, plots, errors, error_pick, viewer, downloads, upload_b, compare_button, comparison,
+                 comparison_file)
 
 
 _INTRO = ("Upload a prediction file in the benchmark's official format (or click an example) and get the official "
@@ -634,7 +719,8 @@ def build_app(only: str | None = None):
             out[-3] = viewer.store.put(out[-3]) if out[-3] else None     # the session holds the viewer state's key
             return out
 
-        outputs = [status, head] + table_slots + plot_slots + [viewer.state, metrics_json, downloads]
+        outputs = [status, head] + table_slots + plot_slots + [tabs.errors, tabs.error_pick, viewer.state,
+                                                               metrics_json, downloads]
         # every event that scores shares one limit of CONCURRENCY (by default each event would have its own)
         scoring: dict[str, Any] = {"concurrency_id": "scoring", "concurrency_limit": CONCURRENCY}
         inputs = [bench, subset, upload, protocol, model_name, references, dataset_id]
@@ -642,6 +728,7 @@ def build_app(only: str | None = None):
         for clicked in (good_click, poor_click):   # an example click scores at once, as a visitor expects
             scored.append(clicked.then(score_with_progress, inputs, outputs, api_visibility="private", **scoring))
         _wire_viewer(viewer, scored)
+        _wire_errors(tabs)
 
         compare_inputs = [bench, subset, upload, tabs.upload_b, protocol, references]
         tabs.compare_button.click(lambda b, s, fa, fb, pr, refs, progress=gr.Progress():

@@ -83,6 +83,8 @@ class Scene:
     gt: list[tuple[list[float], str]] = field(default_factory=list)
     predicted: list[tuple[list[float], str, float | None]] = field(default_factory=list)
     text: str = ""
+    #: the ids an analysis' examples name this scene by (its image id, or the ids of the rows it shows)
+    keys: tuple[Any, ...] = ()
 
     def queries(self) -> list[str]:
         """The queries of this image, in first-seen order."""

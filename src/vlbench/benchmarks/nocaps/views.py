@@ -74,5 +74,5 @@ def scenes(refs: NocapsReferences, predictions: Any, result: Any) -> list[Scene]
         references = refs.references[n] if n is not None else []
         out.append(Scene(image=file_name or None, title=f"image {img} ({pi['domain'][i]}), CIDEr {cider:.1f}",
                          badness=-cider, text=f"caption: \"{pi['caption'][i]}\" | references: "
-                                              + " / ".join(references)))
+                                              + " / ".join(references), keys=(img,)))
     return out

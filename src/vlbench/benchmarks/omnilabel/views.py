@@ -80,5 +80,6 @@ def scenes(refs: OmniLabelReferences, predictions: Any, result: Any) -> list[Sce
     for img in range(len(refs.image_ids)):
         errors = detection_badness(gt.get(img, []), pred.get(img, []))
         out.append(Scene(image=refs.image_file[img], badness=errors, gt=gt.get(img, []), predicted=pred.get(img, []),
-                         title=f"image {int(refs.image_ids[img])}: {errors} missed or spurious boxes"))
+                         title=f"image {int(refs.image_ids[img])}: {errors} missed or spurious boxes",
+                         keys=(int(refs.image_ids[img]),)))
     return out

@@ -105,5 +105,5 @@ def scenes(refs: OVDEvalReferences, predictions: Any, result: Any) -> list[Scene
     for img in gt.image_ids.tolist():
         errors = detection_badness(gt_by.get(img, []), pred_by.get(img, []))
         out.append(Scene(image=gt.image_file.get(img) or None, title=f"image {img}: {errors} missed or spurious boxes",
-                         badness=errors, gt=gt_by.get(img, []), predicted=pred_by.get(img, [])))
+                         badness=errors, gt=gt_by.get(img, []), predicted=pred_by.get(img, []), keys=(img,)))
     return out

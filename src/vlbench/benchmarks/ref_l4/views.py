@@ -81,5 +81,5 @@ def scenes(refs: RefL4References, predictions: Any, result: Any) -> list[Scene]:
         name = refs.image_names[img] if refs.image is not None and refs.image_names else None
         out.append(Scene(image=name, title=f"{name or 'id ' + str(int(refs.ids[rows[0]]))}: {len(rows)} "
                                            f"expression(s), lowest IoU {worst:.3f}",
-                         badness=1.0 - worst, gt=gt, predicted=predicted))
+                         badness=1.0 - worst, gt=gt, predicted=predicted, keys=tuple(int(refs.ids[i]) for i in rows)))
     return out
