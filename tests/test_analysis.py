@@ -180,3 +180,40 @@ def test_analyze_prints_the_tables_and_score_keeps_it_off(tmp_path, ovdeval_samp
                    "--output", str(out)).returncode == 0
     saved = vlbench.Result.from_dict(json.loads(out.read_text()))
     assert saved.analysis is not None and saved.analysis["errors"]["hard_negative"]["count"] > 0
+
+
+def test_the_card_names_every_error_type_and_the_evaluate_module_returns_the_analysis(ovdeval_sample):
+    """The metric card's words (benchmark.DETECTION_ANALYSIS_NOTE) and the engine's types are the same list; the
+    OVDEval evaluate module on Hub-style rows returns the analysis with ``analysis=True``: the counts of scoring
+    the same rows with vlbench.score. (Rows name only the categories of their boxes, so boxes labelled with a
+    category that has no box in the split, most hard negatives here, are dropped as the scorer drops them: the
+    card says to score the sub-dataset JSON for those.)"""
+    import evaluate
+
+    from vlbench.benchmark import DETECTION_ANALYSIS_NOTE
+    from vlbench.error_analysis import TYPES
+
+    assert all(f"`{t}`" in DETECTION_ANALYSIS_NOTE for t in TYPES)
+    data = json.loads((ovdeval_sample / "annotations" / "color.json").read_text())
+    preds = json.loads((ovdeval_sample / "predictions_poor" / "color.json").read_text())
+    boxes = {img["id"]: [] for img in data["images"]}
+    for a in data["annotations"]:
+        boxes[a["image_id"]].append({k: a.get(k) for k in ("id", "bbox", "category_id", "area", "iscrowd")})
+    references = [{"image_id": img["id"], "boxes": boxes[img["id"]], "neg_text": img.get("neg_text"),
+                   "width": img.get("width"), "height": img.get("height")} for img in data["images"]]
+    per_image = {img["id"]: {"boxes": [], "scores": [], "labels": []} for img in data["images"]}
+    for p in preds:
+        per_image[p["image_id"]]["boxes"].append(p["bbox"])
+        per_image[p["image_id"]]["scores"].append(p["score"])
+        per_image[p["image_id"]]["labels"].append(p["category_id"])
+    metric = evaluate.load(vlbench.metric_path("ovdeval"))
+    out = metric.compute(predictions=[per_image[img["id"]] for img in data["images"]], references=references,
+                         analysis=True)
+    from vlbench.benchmarks import get_benchmark
+
+    scorer = get_benchmark("ovdeval").scorer
+    rows = scorer.references_from_rows(references)
+    entries = scorer.entries_from_examples(references, [per_image[img["id"]] for img in data["images"]])
+    expected = vlbench.score("ovdeval", rows, entries, analysis=True).analysis
+    got = {t: e["count"] for t, e in out["analysis"]["errors"].items()}
+    assert got == {t: e["count"] for t, e in expected["errors"].items()} and got["localisation"] > 0

@@ -54,8 +54,8 @@ from .protocol import (
     option,
 )
 
-__all__ = ["Benchmark", "Card", "TIES_NOTE", "DETECTION_CHECKS_NOTE", "lazy", "ALL_QUERIES", "AS_WRITTEN",
-           "Conventions", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "Detections", "EvalTask", "Leaderboards",
+__all__ = ["Benchmark", "Card", "TIES_NOTE", "DETECTION_CHECKS_NOTE", "DETECTION_ANALYSIS_NOTE", "lazy",
+           "ALL_QUERIES", "AS_WRITTEN", "Conventions", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "Detections", "EvalTask", "Leaderboards",
            "NoViews", "Options", "PredictData", "PredictItem", "Predictor", "Sample", "Scene", "Scorer", "Showcase",
            "SplitLeaderboards", "Table", "Views", "check_examples", "detection_badness", "mark_boxes", "option"]
 
@@ -92,6 +92,21 @@ TIES_NOTE = ("When detections share a score (a model without confidences gives e
               "matches as the official order makes them; AR does not depend on the order), with a warning when "
               "they are more than 1 point apart.")
 
+#: the metric card's words on the detection benchmarks' error analysis (vlbench.error_analysis; a test holds the
+#: two to the same error types)
+DETECTION_ANALYSIS_NOTE = (
+    "A TIDE-style decomposition (Bolya et al., ECCV 2020) at IoU 0.5: every false positive is `localisation` (its "
+    "own label's GT at 0.1 <= IoU < 0.5), `duplicate` (its own label's GT at IoU >= 0.5, already taken by a "
+    "higher-ranked box), `hard_negative` (a GT of another label at IoU >= 0.5, and its label is a negative of the "
+    "image), `wrong_positive` (the same with a positive label), `background` (IoU < 0.1 with every GT) or `both` "
+    "(anything else); a GT no box took and no localisation or label error points at is `missed`. `errors[type]` "
+    "gives its `count` and `delta_<headline>50`: the headline at IoU 0.5 with that type fixed alone, minus as scored "
+    "(a localisation or label error becomes the TP of the GT it points at, once per GT and only if no box took it, "
+    "the others are removed; duplicates, background and both are removed; missed GT leave the GT count), plus "
+    "TIDE's `false_positives` (all removed) and `false_negatives` (all unmatched GT removed). The rows do not add "
+    "up: each is fixed alone. `slices` count the types by box size and shape and by the benchmark's own slices; "
+    "`examples` hold the worst boxes of each type (image id, label, box, score).")
+
 #: the metric card's words on the detection benchmarks' answer-set view and convention check
 DETECTION_CHECKS_NOTE = (
     "Not official, beside AP when the scores tie: `breakdowns[\"threshold_metrics\"]` gives precision, recall and "
@@ -110,7 +125,8 @@ class Card:
 
     ``task_type`` / ``task_name``: the model card's task; ``license``: the annotations' license; ``quirks``: the
     official scorer's known quirks; ``metric_names``: metric key -> readable name; ``outputs_note`` and
-    ``interval_note``: extra sentences of the metric card (under the output keys; about the bootstrap unit).
+    ``interval_note``: extra sentences of the metric card (under the output keys; about the bootstrap unit);
+    ``analysis_note``: what its error analysis holds.
     """
 
     task_type: str = "other"
@@ -121,6 +137,8 @@ class Card:
     metric_names: Mapping[str, str] = field(default_factory=dict)
     outputs_note: str = ""
     interval_note: str = ""
+    #: what ``analysis=True`` (``vlbench analyze``) returns for this benchmark (the metric card's "Error analysis")
+    analysis_note: str = ""
 
 
 @dataclass(frozen=True, eq=False)

@@ -131,6 +131,8 @@ def compute_output(result: Result, return_details: bool, ci: float | None = None
                                        for k, v in result.breakdowns["confidence_intervals"]["metrics"].items()}
     if return_details:
         out.update(breakdowns=result.breakdowns, counts=result.counts, warnings=result.warnings)
+    if result.analysis is not None:
+        out["analysis"] = result.analysis
     return out
 
 

@@ -141,7 +141,12 @@ BENCHMARK = Benchmark(
     card=Card(task_type="image-to-text", task_name="Novel Object Captioning", license=card.card_metadata()["license"],
               citation=card.CITATION, quirks=card.QUIRKS,
               metric_names={f"{m}{suffix}": f"{m}{' (' + name + ')' if suffix else ''}"
-                            for m in schema.METRICS for suffix, name in _DOMAINS}),
+                            for m in schema.METRICS for suffix, name in _DOMAINS},
+              analysis_note="`domain_gaps[metric][domain]`: the domain's value minus the whole split's; "
+                            "`missed_words`: the words at least half of an image's references use and its caption "
+                            "does not (stop words aside), counted over images, `novel` ones (never used by an "
+                            "in-domain image's references: what COCO lacks) apart from the `other`; `examples`: the "
+                            "images of lowest CIDEr-D with their missed words, novel first."),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
     predictor=lazy(lambda: _modules()[2]), showcase=NocapsShowcase(),
     # CIDEr and SPICE overall and per domain, on validation

@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any
 
 from ...benchmark import (
+    DETECTION_ANALYSIS_NOTE,
     DETECTION_CHECKS_NOTE,
     TIES_NOTE,
     Benchmark,
@@ -109,7 +110,11 @@ BENCHMARK = Benchmark(
                   "AP75_categ": "AP@0.75 categories", "AR_descr": "AR descriptions", "AR_categ": "AR categories"},
               outputs_note=TIES_NOTE + " " + DETECTION_CHECKS_NOTE + " A negative label here is a negative description "
                            "(in the image's label space, referring to no object of it); the counts are also split "
-                           "into categories and descriptions (`by_type`)."),
+                           "into categories and descriptions (`by_type`).",
+              analysis_note=DETECTION_ANALYSIS_NOTE + " Here the headline is AP50: the harmonic mean of AP50_categ and "
+              "AP50_descr (the two pooled rankings); negative labels are the image's negative descriptions; the "
+              "slices add `description` (category, positive or negative description), `length` (AP_descr_S/M/L's "
+              "buckets) and `source` (the image's dataset)."),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
     predictor=lazy(lambda: _modules()[2]), conventions=lazy(lambda: _modules()[3]), showcase=OmniLabelShowcase(),
     leaderboards=SplitLeaderboards((

@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any, Self
 
 from ...benchmark import (
+    DETECTION_ANALYSIS_NOTE,
     DETECTION_CHECKS_NOTE,
     TIES_NOTE,
     Benchmark,
@@ -173,7 +174,13 @@ BENCHMARK = Benchmark(
               outputs_note=("Scoring several sub-datasets at once (CLI: a folder of prediction files) gives "
                             "`NMS_AP_<sub-dataset>`, `AP_<sub-dataset>` and `Total_Average` (mean NMS-AP, the "
                             "paper's Table 3). " + TIES_NOTE + " " + DETECTION_CHECKS_NOTE
-                          + " A negative label here is one of the image's hard negatives (`neg_text`).")),
+                          + " A negative label here is one of the image's hard negatives (`neg_text`)."),
+              analysis_note=DETECTION_ANALYSIS_NOTE + " Here the headline is NMS-AP50 (the boxes the GT-guided "
+              "suppression keeps; `suppressed` counts the others), negative labels are the image's `neg_text`, and the "
+              "slices add `sub_dataset` and `aspect` when several sub-datasets are scored (`delta_Total_Average50`: "
+              "the mean of theirs). Hub rows name only the categories of their boxes, so a label no box of the "
+              "split has is unknown there and its boxes are dropped (as the scorer drops them): score the "
+              "sub-dataset JSON to see the hard negatives such labels hold."),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
     predictor=lazy(lambda: _modules()[2]), conventions=lazy(lambda: _modules()[3]), showcase=OVDEvalShowcase(),
     leaderboards=OVDEvalLeaderboards())

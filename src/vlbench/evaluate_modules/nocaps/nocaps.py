@@ -37,6 +37,8 @@ Args:
     ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
         over images recomputing each corpus metric per resample; `resamples` (1000) and `seed` (0).
     return_details: also return "breakdowns" (per-image scores), "counts" and "warnings".
+    analysis: also return "analysis": why the model fails (error types with the headline each costs, slices,
+        worst examples; not official; slower). See the card.
 Returns:
     B1, B2, B3, B4, METEOR, ROUGE_L, CIDEr, SPICE, and the same with _in, _near, _out.
 Examples:
@@ -84,7 +86,8 @@ class Nocaps(RowInputs, evaluate.Metric):
         )
 
     def _compute(self, predictions, references, cider_idf="global", tokenizer="auto", protocol="official",
-                 meteor_backend="auto", return_details=False, ci=None, resamples=1000, seed=0):
+                 meteor_backend="auto", return_details=False, ci=None, resamples=1000, seed=0,
+                 analysis=False):
         return compute("nocaps", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
-                       seed=seed, cider_idf=cider_idf, tokenizer=tokenizer, protocol=protocol,
+                       seed=seed, analysis=analysis, cider_idf=cider_idf, tokenizer=tokenizer, protocol=protocol,
                        meteor_backend=meteor_backend)

@@ -35,6 +35,8 @@ Args:
         over images recomputing each corpus metric per resample; `resamples` (1000) and `seed` (0).
     return_details: if True, also return "breakdowns" (per source, PR curves, per description),
         "counts" and "warnings".
+    analysis: also return "analysis": why the model fails (error types with the headline each costs, slices,
+        worst examples; not official; slower). See the card.
 Returns:
     AP, AP_categ, AP_descr, AP_descr_pos, AP_descr_S, AP_descr_M, AP_descr_L, AP50_descr, AP75_descr,
     AP50_categ, AP75_categ, AR_descr, AR_categ (percent, or None).
@@ -111,6 +113,6 @@ class OmniLabel(RowInputs, evaluate.Metric):
         )
 
     def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
-                 seed=0):
+                 seed=0, analysis=False):
         return compute("omnilabel", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
-                       seed=seed, protocol=protocol)
+                       seed=seed, analysis=analysis, protocol=protocol)

@@ -33,6 +33,8 @@ Args:
         over images recomputing each corpus metric per resample; `resamples` (1000) and `seed` (0).
     return_details: also return "breakdowns" (suppression counts, per-category AP, inflation = AP - NMS_AP),
         "counts" and "warnings".
+    analysis: also return "analysis": why the model fails (error types with the headline each costs, slices,
+        worst examples; not official; slower). See the card.
 Returns:
     NMS_AP, NMS_AP50, NMS_AP75, NMS_AP_small, NMS_AP_medium, NMS_AP_large, NMS_AR1, NMS_AR10, NMS_AR100,
     NMS_AR_small, NMS_AR_medium, NMS_AR_large, and the same twelve without suppression (AP, AP50, ...).
@@ -86,6 +88,6 @@ class OVDEval(RowInputs, evaluate.Metric):
         )
 
     def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
-                 seed=0):
+                 seed=0, analysis=False):
         return compute("ovdeval", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
-                       seed=seed, protocol=protocol)
+                       seed=seed, analysis=analysis, protocol=protocol)

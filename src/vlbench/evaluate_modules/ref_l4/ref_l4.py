@@ -32,6 +32,8 @@ Args:
         the image or on a 0-1000 grid.
     return_details: if True, also return "breakdowns" (per size, per source, per class, per sample),
         "counts" and "warnings".
+    analysis: also return "analysis": why the model fails (error types with the headline each costs, slices,
+        worst examples; not official; slower). See the card.
     ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
         over images (over expressions when no `file_name` is given); `resamples` (1000) and `seed` (0).
 Returns:
@@ -88,6 +90,6 @@ class RefL4(RowInputs, evaluate.Metric):
         )
 
     def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
-                 seed=0):
+                 seed=0, analysis=False):
         return compute("ref_l4", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
-                       seed=seed, protocol=protocol, split="given")
+                       seed=seed, analysis=analysis, protocol=protocol, split="given")
