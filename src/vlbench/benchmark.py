@@ -55,9 +55,10 @@ from .protocol import (
 )
 
 __all__ = ["Benchmark", "Card", "TIES_NOTE", "DETECTION_CHECKS_NOTE", "DETECTION_ANALYSIS_NOTE", "lazy",
-           "ALL_QUERIES", "AS_WRITTEN", "Conventions", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "Detections", "EvalTask", "Leaderboards",
-           "NoViews", "Options", "PredictData", "PredictItem", "Predictor", "Sample", "Scene", "Scorer", "Showcase",
-           "SplitLeaderboards", "Table", "Views", "check_examples", "detection_badness", "mark_boxes", "option"]
+           "ALL_QUERIES", "AS_WRITTEN", "Conventions", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "Detections",
+           "EvalTask", "Leaderboards", "NoViews", "Options", "PredictData", "PredictItem", "Predictor", "Sample",
+           "Scene", "Scorer", "Showcase", "SplitLeaderboards", "Table", "Views", "check_examples",
+           "detection_badness", "mark_boxes", "option"]
 
 
 T = TypeVar("T")
