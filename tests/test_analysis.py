@@ -217,3 +217,38 @@ def test_the_card_names_every_error_type_and_the_evaluate_module_returns_the_ana
     expected = vlbench.score("ovdeval", rows, entries, analysis=True).analysis
     got = {t: e["count"] for t, e in out["analysis"]["errors"].items()}
     assert got == {t: e["count"] for t, e in expected["errors"].items()} and got["localisation"] > 0
+
+
+def test_compare_shows_what_each_error_type_costs_each_file_with_paired_intervals(tmp_path):
+    """Two OVDEval files on the hand case of OVDEVAL_CASES: A names A's object with a hard negative ('blue car'),
+    B finds it right. A's hard negatives cost it 50 points of NMS-AP50, B's none: the difference is 50, and every
+    resample keeps it (one image: each resample draws it, or draws nothing and is undefined), so the interval is
+    [50, 50] and A loses more to that type; the other types cost neither file anything."""
+    from vlbench.api import compare
+
+    def write(name, preds):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps([{"image_id": 1, "category_id": c, "bbox": box, "score": s} for c, box, s in preds]))
+        return path
+
+    _ovdeval(tmp_path, [])      # writes the references
+    a = write("a", [(2, A, 0.9), CUP_ON_B])
+    b = write("b", [(1, A, 0.9), CUP_ON_B])
+    comparison, _, _ = compare("ovdeval", tmp_path / "color.json", a, b, analysis=True, resamples=200)
+    rows = {r["metric"]: r for r in comparison.to_dict()["metrics"]}
+    hard = rows["cost of hard_negative (NMS_AP50)"]
+    assert (hard["a"], hard["b"], hard["diff"]) == pytest.approx((50.0, 0.0, 50.0))
+    assert (hard["low"], hard["high"]) == pytest.approx((50.0, 50.0)) and hard["verdict"] == "A loses more to it"
+    assert rows["cost of background (NMS_AP50)"]["diff"] == pytest.approx(0.0)
+
+
+def test_a_file_compared_with_itself_differs_in_no_cost(omnilabel_sample):
+    """OmniLabel's bundled poor file against itself: the same resampled images, the same costs, so every cost's
+    difference and interval is exactly 0 (the weighted rankings of each fix are rebuilt for each file)."""
+    from vlbench.api import compare
+
+    refs, preds = omnilabel_sample / "dataset_val.json", omnilabel_sample / "predictions_poor.json"
+    comparison, a, _ = compare("omnilabel", refs, preds, preds, analysis=True, resamples=100)
+    rows = [r for r in comparison.to_dict()["metrics"] if r["metric"].startswith("cost of ")]
+    assert len(rows) == 9 and all(r["diff"] == 0 and r["low"] == 0 and r["high"] == 0 for r in rows)
+    assert a.analysis["errors"]["localisation"]["delta_AP50"] > 0

@@ -36,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--predictions", required=True, nargs=2, metavar=("A", "B"), help="the two prediction files")
     _scoring_args(c)
     c.add_argument("--output", default=None, help="write the comparison JSON here")
+    c.add_argument("--analysis", action="store_true",
+                   help="also compare what each error type costs the two files (the error analysis; detection "
+                        "benchmarks: paired intervals on each cost)")
     _uncertainty_args(c, ci_default=0.95)
     _conventions_args(sub, ids)
 
@@ -298,9 +301,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output(args.output, "comparison JSON")
+    options = _score_options(args)
+    if args.analysis:
+        options["analysis"] = True
     comparison, _, _ = compare(args.benchmark, args.references, *args.predictions, split=args.split,
-                               protocol=args.protocol, ci=args.ci, resamples=args.resamples, seed=args.seed,
-                               **_score_options(args))
+                               protocol=args.protocol, ci=args.ci, resamples=args.resamples, seed=args.seed, **options)
     print(comparison.table())
     if args.output:
         write_text_atomic(args.output, json.dumps(comparison.to_dict(), indent=1), "comparison JSON")

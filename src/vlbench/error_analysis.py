@@ -38,7 +38,7 @@ from .geometry import iou_aligned_xyxy, xywh_to_xyxy
 
 __all__ = ["TYPES", "DEFINITIONS", "FOREGROUND_IOU", "BACKGROUND_IOU", "Detections", "Truth", "Classified",
            "classify", "delta_ap", "count_by", "categories", "size_of", "shape_of", "SIZES", "SHAPES", "summary",
-           "EXAMPLES"]
+           "EXAMPLES", "FIXES", "Fixed", "fixed", "AnalysisReplicator"]
 
 #: examples kept per error type (the highest-ranked false positives; the largest missed GT)
 EXAMPLES = 5
@@ -173,13 +173,24 @@ def _codes(names: set[str]) -> list[int]:
     return [TYPES.index(n) for n in names if n in TYPES]
 
 
-def _fixed_ap(det: Detections, gt: Truth, c: Classified, fix: set[str], n_groups: int,
-              params: Params) -> NDArray[np.float64]:
-    """Per-group AP at IoU 0.5 with the error types in ``fix`` fixed (see the module docstring)."""
+@dataclass(frozen=True)
+class Fixed:
+    """The outcome at IoU 0.5 with some error types fixed: per detection whether it still counts, whether it is a
+    TP, the pair and group it now belongs to (a fixed label error moves to its GT's); per GT row whether it left
+    the GT count."""
+
+    counted: NDArray[np.bool_]
+    tp: NDArray[np.bool_]
+    pair: NDArray[np.int64]
+    group: NDArray[np.int64]
+    gt_removed: NDArray[np.bool_]
+
+
+def fixed(det: Detections, gt: Truth, c: Classified, fix: set[str]) -> Fixed:
+    """The error types in ``fix`` fixed as TIDE fixes them (see the module docstring)."""
     counted = det.state != IGNORED
     tp = det.state == TP
-    group = det.group.copy()
-    n_gt = np.bincount(gt.group[~gt.ignored], minlength=n_groups).astype(np.int64)
+    pair, group = det.pair.copy(), det.group.copy()
     in_fix = np.isin(c.det_type, _codes(fix))
     counted &= ~(in_fix & np.isin(c.det_type, _codes(_REMOVED)))
     if fix & _POINTING:
@@ -191,15 +202,28 @@ def _fixed_ap(det: Detections, gt: Truth, c: Classified, fix: set[str], n_groups
         winners = best[in_fix[best]]
         losers = np.setdiff1d(np.flatnonzero(in_fix & np.isin(c.det_type, _codes(_POINTING))), winners)
         tp[winners] = True
-        group[winners] = gt.group[c.det_target[winners]]
+        pair[winners], group[winners] = gt.pair[c.det_target[winners]], gt.group[c.det_target[winners]]
         counted[losers] = False
+    removed = np.zeros(len(gt.pair), dtype=bool)
     if "missed" in fix:
-        n_gt -= np.bincount(gt.group[c.gt_missed], minlength=n_groups)
+        removed |= c.gt_missed
     if "false_positives" in fix:
         counted &= tp
     if "false_negatives" in fix:
-        n_gt -= np.bincount(gt.group[~gt.ignored & ~c.gt_taken], minlength=n_groups)
-    return average_precision_at(group[counted], det.rank_key[counted], tp[counted], n_gt, params)
+        removed |= ~gt.ignored & ~c.gt_taken
+    return Fixed(counted, tp, pair, group, removed)
+
+
+def _fixed_ap(det: Detections, gt: Truth, c: Classified, fix: set[str], n_groups: int,
+              params: Params) -> NDArray[np.float64]:
+    """Per-group AP at IoU 0.5 with the error types in ``fix`` fixed."""
+    f = fixed(det, gt, c, fix)
+    n_gt = np.bincount(gt.group[~gt.ignored & ~f.gt_removed], minlength=n_groups).astype(np.int64)
+    return average_precision_at(f.group[f.counted], det.rank_key[f.counted], f.tp[f.counted], n_gt, params)
+
+
+#: what a fix is named by in results: each error type, and TIDE's two special rows
+FIXES = (*TYPES, "false_positives", "false_negatives")
 
 
 def delta_ap(det: Detections, gt: Truth, c: Classified, n_groups: int, headline: Any,
@@ -211,7 +235,7 @@ def delta_ap(det: Detections, gt: Truth, c: Classified, n_groups: int, headline:
     c = dataclasses.replace(c, det_type=c.det_type[order], det_target=c.det_target[order])
     base = headline(_fixed_ap(det, gt, c, set(), n_groups, params))
     out: dict[str, float | None] = {}
-    for name in (*TYPES, "false_positives", "false_negatives"):
+    for name in FIXES:
         value = headline(_fixed_ap(det, gt, c, {name}, n_groups, params))
         out[name] = None if value is None or base is None else 100.0 * (value - base)
     return (None if base is None else 100.0 * base), out
@@ -282,3 +306,38 @@ def summary(det: Detections, gt: Truth, c: Classified, n_groups: int, headline: 
             "note": "not official: a TIDE-style decomposition at IoU 0.5 (vlbench.error_analysis); each type's "
                     f"delta_{delta_key} is {delta_key} with that type fixed alone minus {delta_key} as scored, so "
                     "the parts do not add up"}
+
+
+#: COCO's parameters cut to what the analysis reads: IoU 0.5, every area, 100 detections
+_AT_50 = Params(iou_thrs=np.array([FOREGROUND_IOU]), max_dets=(100,), area_rngs=((0.0, 1e10),), area_labels=("all",))
+
+
+class AnalysisReplicator:
+    """Each fix's cost under image weights (:mod:`vlbench.uncertainty`), for paired comparisons of two files'
+    analyses: every fix's outcome as a one-threshold ranking (:class:`vlbench.cocoeval.WeightedRanking`), the
+    headline of each resample from its per-group APs, the cost fixed minus as scored. Keys ``analysis:<fix>``."""
+
+    unit = "image"
+
+    def __init__(self, det: Detections, gt: Truth, c: Classified, *, pair_group: NDArray[np.int64],
+                 unit_of_pair: NDArray[np.int64], n_units: int, headline_rows: Any) -> None:
+        from .cocoeval import Matches, WeightedRanking
+
+        self.strata, self.headline_rows = (n_units,), headline_rows
+        n_pairs, n_groups = len(pair_group), int(pair_group.max(initial=-1)) + 1
+        base_npig = np.bincount(gt.pair[~gt.ignored], minlength=n_pairs)
+        self.rankings = {}
+        for name in ("", *FIXES):
+            f = fixed(det, gt, c, {name} if name else set())
+            state = np.where(f.counted, np.where(f.tp, TP, FP), IGNORED).astype(np.uint8)
+            npig = base_npig - np.bincount(gt.pair[f.gt_removed & ~gt.ignored], minlength=n_pairs)
+            m = Matches(det_index=np.arange(len(f.pair)), pair=f.pair, rank=np.zeros(len(f.pair), dtype=np.int64),
+                        score=-det.rank_key.astype(np.float64), state=state[None, None, :], npig=npig[None, :],
+                        has_result=np.ones(n_pairs, dtype=bool), id0_matches=0)
+            self.rankings[name] = WeightedRanking.build(m, np.arange(n_pairs), pair_group, n_groups, unit_of_pair,
+                                                        n_units, _AT_50)
+
+    def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        """``weights`` (R, images) -> ``analysis:<fix>`` -> (R,) cost in percent points (NaN where undefined)."""
+        heads = {name: self.headline_rows(r(weights)[0][:, 0, :]) for name, r in self.rankings.items()}
+        return {f"analysis:{name}": 100.0 * (heads[name] - heads[""]) for name in FIXES}

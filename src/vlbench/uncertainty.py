@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from .errors import InputError
 
 __all__ = ["Replicator", "draw_weights", "replicate", "percentile_interval", "add_intervals", "compare",
-           "Comparison", "interval_table", "stack", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
+           "Comparison", "interval_table", "stack", "merge", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
@@ -228,19 +228,60 @@ def compare(result_a: Any, result_b: Any, level: float = 0.95, *, resamples: int
                          fix="score both prediction files against the same references and split")
     weights = draw_weights(rep_a.strata, resamples, seed)
     sa, sb = replicate(rep_a, weights), replicate(rep_b, weights)
+    values = [(key, key, va, result_b.metrics.get(key)) for key, va in result_a.metrics.items()]
+    values += _analysis_values(result_a, result_b)
     rows = []
-    for key, va in result_a.metrics.items():
-        vb = result_b.metrics.get(key)
-        row: dict[str, Any] = {"metric": key, "a": va, "b": vb, "diff": None, "low": None, "high": None,
+    for label, key, va, vb in values:
+        row: dict[str, Any] = {"metric": label, "a": va, "b": vb, "diff": None, "low": None, "high": None,
                                "a_wins": None, "verdict": "undefined"}
+        if va is not None and vb is not None:
+            row["diff"] = va - vb
         if va is not None and vb is not None and key in sa and key in sb:
             d = sa[key] - sb[key]
             d = d[np.isfinite(d)]
             lo, hi = percentile_interval(d, level)
-            row.update({"diff": va - vb, "low": lo, "high": hi,
-                        "a_wins": float(np.mean(d > 0)) if len(d) else None, "verdict": _verdict(lo, hi)})
+            verdict = _verdict(lo, hi)
+            if key.startswith("analysis:"):     # a cost: more of it is worse
+                verdict = {"A better": "A loses more to it", "B better": "B loses more to it"}.get(verdict, verdict)
+            row.update({"low": lo, "high": hi, "a_wins": float(np.mean(d > 0)) if len(d) else None,
+                        "verdict": verdict})
         rows.append(row)
     return Comparison(result_a.benchmark, level, resamples, seed, rep_a.unit, rows, names)
+
+
+def _analysis_values(result_a: Any, result_b: Any) -> list[tuple[str, str, Any, Any]]:
+    """(row label, replicate key, A's, B's) of each error type both results' analyses cost: what a fix of that type
+    would gain in each file (a positive difference: A loses more to that type than B)."""
+    a, b = getattr(result_a, "analysis", None) or {}, getattr(result_b, "analysis", None) or {}
+    if "errors" not in a or "errors" not in b or a.get("delta_key") != b.get("delta_key"):
+        return []
+    field = f"delta_{a['delta_key']}"
+    return [(f"cost of {name} ({a['delta_key']})", f"analysis:{name}", a["errors"][name].get(field),
+             b["errors"][name].get(field)) for name in a["errors"] if name in b["errors"]]
+
+
+def merge(primary: Replicator, extra: Replicator | None) -> Replicator:
+    """One replicator giving both's values (the same resampling units: e.g. a result's metrics and its analysis)."""
+    return primary if extra is None else _Merged(primary, extra)
+
+
+@dataclass(frozen=True)
+class _Merged:
+    primary: Replicator
+    extra: Replicator
+
+    @property
+    def strata(self) -> tuple[int, ...]:
+        """The primary replicator's strata (the extra one resamples the same units)."""
+        return tuple(self.primary.strata)
+
+    @property
+    def unit(self) -> str:
+        """The resampling unit."""
+        return self.primary.unit
+
+    def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        return {**self.primary(weights), **self.extra(weights)}
 
 
 def stack(replicators: Sequence[Replicator], combine: Callable[[list[dict[str, NDArray]]], dict[str, NDArray]]

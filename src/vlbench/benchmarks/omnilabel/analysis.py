@@ -5,6 +5,7 @@ the harmonic mean of AP50_categ and AP50_descr (the headline AP's form at IoU 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,10 +45,17 @@ def _length(gt: OmniLabelReferences) -> NDArray[np.str_]:
                     np.where(words <= 3, "short (<= 3 words)", np.where(words <= 8, "medium (4-8)", "long (>= 9)")))
 
 
+def _headline_rows(ap: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`_headline` per resample: (R, 2) APs, NaN undefined -> (R,) harmonic means (NaN if either is)."""
+    from .scorer import harmonic_mean_ap
+
+    return harmonic_mean_ap(ap[:, 0], ap[:, 1])
+
+
 def analyze(gt: OmniLabelReferences, dets: Detections, matches: Matches, params: Params,
-            max_det: int) -> dict[str, Any]:
-    """The analysis from the official matching (run with ``keep_gt_at=KEEP_GT_AT``); ``max_det`` indexes the
-    max-dets setting of the headline (100)."""
+            max_det: int) -> tuple[dict[str, Any], Callable[[], ea.AnalysisReplicator]]:
+    """The analysis from the official matching (run with ``keep_gt_at=KEEP_GT_AT``; ``max_det`` indexes the
+    max-dets setting of the headline, 100), and what builds its bootstrap replicator (for ``vlbench compare``)."""
     m = matches
     assert m.gt_taken is not None, "match(..., keep_gt_at=0.5)"
     pair_group = np.where(gt.pair_type == schema.TYPE_C, 0, 1)
@@ -74,5 +82,8 @@ def analyze(gt: OmniLabelReferences, dets: Detections, matches: Matches, params:
     slices = {"size": (ea.size_of(box), ea.size_of(truth.box_xywh), ea.SIZES),
               "shape": (ea.shape_of(box), ea.shape_of(truth.box_xywh), ea.SHAPES),
               **{name: (codes[det.pair], codes[truth.pair], names) for name, (codes, names) in per_pair.items()}}
-    return ea.summary(det, truth, classified, len(_GROUPS), _headline, delta_key="AP50", slices=slices,
-                      describe=describe, params=params)
+    out = ea.summary(det, truth, classified, len(_GROUPS), _headline, delta_key="AP50", slices=slices,
+                     describe=describe, params=params)
+    return out, lambda: ea.AnalysisReplicator(det, truth, classified, pair_group=pair_group,
+                                              unit_of_pair=gt.pair_image, n_units=len(gt.image_ids),
+                                              headline_rows=_headline_rows)

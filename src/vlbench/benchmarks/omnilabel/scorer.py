@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from ... import cocoeval
 from ...errors import InputError, PredictionError
 from ...result import Result
+from ...uncertainty import merge
 from ...validation import integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
 from .. import expect_prediction_list
 from . import schema
@@ -275,6 +276,7 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
         breakdowns["per_description"] = _per_description(gt, matches)
     counts = {**gt.counts, **counts}
     overall = np.isin(member_group, [index[("all", g.key)] for g in schema.GROUPS])
+    analyzed, analysis_replicator = analyze(gt, dets, matches, PARAMS, _MAX_DET_100) if analysis else (None, None)
     if cocoeval.has_ties(matches):        # scores that do not rank the boxes: the answer-set view too
         breakdowns["threshold_metrics"] = threshold_metrics(gt, dets, matches)
         breakdowns["tie_bounds"], tie_warning = _tie_bounds(matches, member_pair[overall], member_group[overall],
@@ -282,11 +284,12 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
         warnings += tie_warning
     return Result(benchmark="omnilabel", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"split": split or "validation"},
-                  resampler=lambda: OmniLabelReplicator(cocoeval.WeightedRanking.build(
+                  resampler=lambda: merge(OmniLabelReplicator(cocoeval.WeightedRanking.build(
                       matches, member_pair[overall], member_group[overall], len(names), gt.pair_image,
                       len(gt.image_ids), PARAMS, area=0, max_det=_MAX_DET_100),
                       {g.key: index[("all", g.key)] for g in schema.GROUPS}, (len(gt.image_ids),)),
-                  analysis=analyze(gt, dets, matches, PARAMS, _MAX_DET_100) if analysis else None)
+                      analysis_replicator() if analysis_replicator else None),
+                  analysis=analyzed)
 
 
 #: what the threshold metrics are, carried in the result beside them

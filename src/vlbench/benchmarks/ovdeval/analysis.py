@@ -5,6 +5,7 @@ boxes never reach NMS-AP (the plain AP's surplus is the result's ``inflation``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,9 +42,17 @@ def _negative_pairs(gt: OVDEvalSubset, images: NDArray[np.int64], cats: NDArray[
     return i[ok] * len(cats) + k[ok]
 
 
+def _mean_ap_rows(ap: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`_mean_ap` per resample: (R, K) APs, NaN undefined -> (R,) means of the defined (NaN if none)."""
+    defined = np.isfinite(ap)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(defined, ap, 0.0).sum(axis=1) / defined.sum(axis=1)
+
+
 def analyze(gt: OVDEvalSubset, nms: CocoEvalResult, suppressed: int,
-            params: Params = ea.DEFAULT_PARAMS) -> dict[str, Any]:
-    """The analysis of one sub-dataset from its NMS-AP evaluation (run with ``keep_gt_at=KEEP_GT_AT``)."""
+            params: Params = ea.DEFAULT_PARAMS) -> tuple[dict[str, Any], Callable[[], ea.AnalysisReplicator]]:
+    """The analysis of one sub-dataset from its NMS-AP evaluation (run with ``keep_gt_at=KEEP_GT_AT``), and what
+    builds its bootstrap replicator (for ``vlbench compare``)."""
     m, truth, dets = nms.matches, nms.truth, nms.detections
     assert truth is not None and dets is not None and m.gt_taken is not None, "evaluate_bbox(..., keep_gt_at=0.5)"
     cats, images = nms.category_ids, np.unique(gt.image_ids)
@@ -71,4 +80,6 @@ def analyze(gt: OVDEvalSubset, nms: CocoEvalResult, suppressed: int,
     out = ea.summary(det, truths, classified, len(cats), _mean_ap, delta_key="NMS_AP50", slices=slices,
                      describe=describe, params=params)
     out["suppressed"] = suppressed
-    return out
+    pairs = np.arange(len(images) * K)
+    return out, lambda: ea.AnalysisReplicator(det, truths, classified, pair_group=pairs % K, unit_of_pair=pairs // K,
+                                              n_units=len(images), headline_rows=_mean_ap_rows)

@@ -20,6 +20,7 @@ from ... import cocoeval
 from ...error_analysis import TYPES as ERROR_TYPES
 from ...errors import InputError, PredictionError
 from ...result import Result
+from ...uncertainty import merge
 from ...validation import Scores, describe, integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
 from .. import expect_prediction_list
 from . import schema
@@ -298,14 +299,16 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
     }
     counts = {"images": len(gt.image_ids), "categories": len(gt.category_ids), "gt_boxes": len(gt.ann_id),
               **preds.counts, "kept_after_suppression": sup["after"], "skipped_unknown_category": nms.skipped_detections}
+    analyzed, analysis_replicator = analyze(gt, nms, sup["removed"]) if analysis else (None, None)
     if cocoeval.has_ties(plain.matches):        # scores that do not rank the boxes: the answer-set view too
         breakdowns["threshold_metrics"] = threshold_metrics(gt, preds, keep, nms)
         breakdowns["tie_bounds"], tie_warning = _tie_bounds(nms, plain, metrics)
         warnings += tie_warning
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"sub_dataset": gt.name, **({"split": split} if split else {})},
-                  resampler=lambda: OVDEvalReplicator(nms, plain),
-                  analysis=analyze(gt, nms, sup["removed"]) if analysis else None)
+                  resampler=lambda: merge(OVDEvalReplicator(nms, plain),
+                                          analysis_replicator() if analysis_replicator else None),
+                  analysis=analyzed)
 
 
 #: what the threshold metrics are, carried in the result beside them
@@ -384,10 +387,12 @@ def _combine_sub_datasets(names: list[str]):
         out = {}
         for name, part in zip(names, parts):
             out[f"NMS_AP_{name}"], out[f"AP_{name}"] = part["NMS_AP"], part["AP"]
-        stacked = np.stack([p["NMS_AP"] for p in parts])
-        with np.errstate(invalid="ignore"):
-            defined = np.isfinite(stacked)
-            out["Total_Average"] = np.where(defined, stacked, 0).sum(axis=0) / defined.sum(axis=0)
+        for key in ["NMS_AP", *(k for k in parts[0] if k.startswith("analysis:"))]:   # the Total Average's form
+            stacked = np.stack([p[key] for p in parts])
+            with np.errstate(invalid="ignore"):
+                defined = np.isfinite(stacked)
+                out["Total_Average" if key == "NMS_AP" else key] = (np.where(defined, stacked, 0).sum(axis=0)
+                                                                    / defined.sum(axis=0))
         return out
     return combine
 
