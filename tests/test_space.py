@@ -470,6 +470,7 @@ def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
     for kind in ("localisation", "hard_negative", "background", "missed"):
         assert kind in text
     assert str(expected.analysis["errors"]["hard_negative"]["count"]) in text
+    page.locator("#errors-plot").wait_for(timeout=20_000)      # the costs as bars
     page.screenshot(path=str(ARTIFACTS / "space_errors_tab.png"), full_page=True)
     page.locator("#error-pick input").click()
     page.get_by_role("option").filter(has_text="hard_negative (").first.click()

@@ -21,7 +21,7 @@ from .protocol.views import Sample, Table
 from .result import Result
 
 __all__ = ["Table", "text", "headline", "tables", "tie_bounds", "threshold_line", "analysis_tables", "analysis_text",
-           "plots", "draw", "image_reader", "to_csv"]
+           "analysis_plot", "plots", "draw", "image_reader", "to_csv"]
 
 
 def _round(value: Any, digits: int) -> Any:
@@ -107,8 +107,8 @@ def headline(result: Result) -> list[list[Any]]:
 
 
 def tables(result: Result) -> dict[str, Table]:
-    """Every metric, the benchmark's breakdown tables, then the tie bounds when scores tied and the threshold metrics
-    (not official), as (headers, rows)."""
+    """Every metric, the benchmark's breakdown tables, then the tie bounds when scores tied, the threshold metrics
+    and the error analysis' tables (both not official), as (headers, rows)."""
     out: dict[str, Table] = {"all metrics": (["metric", "value"], [[k, _round(v, 2)] for k, v in result.metrics.items()])}
     out.update(get_benchmark(result.benchmark).views.tables(result))
     bounds = tie_bounds(result)
@@ -120,6 +120,7 @@ def tables(result: Result) -> dict[str, Table]:
     if t:               # not official: the answer-set view (every box counted) beside AP
         out["threshold metrics (not official, every box counted)"] = (
             ["quantity", "value"], [[k, _round(v, 2)] for k, v in t.items() if isinstance(v, (int, float))])
+    out.update(analysis_tables(result))
     return out
 
 
@@ -145,6 +146,31 @@ def plots(result: Result) -> dict[str, Any]:
     from matplotlib.figure import Figure
 
     return get_benchmark(result.benchmark).views.plots(result, lambda **kwargs: Figure(**kwargs))
+
+
+def analysis_plot(result: Result) -> Any:
+    """A horizontal bar per error type: what fixing it alone gains (the analysis' costs), with its count; None
+    without an analysis that costs its errors (nocaps' has none)."""
+    from matplotlib.figure import Figure
+
+    a = result.analysis or {}
+    key = a.get("delta_key", "AP")
+    rows = [(t, e.get(f"delta_{key}"), e.get("count")) for t, e in a.get("errors", {}).items()]
+    rows = [(t, v, n) for t, v, n in rows if v is not None]
+    if not rows:
+        return None
+    fig = Figure(figsize=(6, 0.45 * len(rows) + 1.2))
+    ax = fig.subplots()
+    names, values, counts = zip(*rows[::-1])
+    bars = ax.barh(names, values, color=["#1f77b4" if n not in ("false_positives", "false_negatives") else "#999999"
+                                         for n in names])
+    for bar, count in zip(bars, counts):
+        ax.annotate(f" {count}", (max(bar.get_width(), 0), bar.get_y() + bar.get_height() / 2), va="center",
+                    fontsize=8)
+    ax.set(xlabel=f"{key} gained when fixed alone (points; as scored: {_shown(a.get('as_scored'))})",
+           title="what each error costs (not official)")
+    fig.tight_layout()
+    return fig
 
 
 # -- samples ------------------------------------------------------------------------------------------

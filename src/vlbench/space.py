@@ -383,7 +383,8 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
             progress(fraction, desc=what)
 
     empty: list[Any] = ([gr.Dataframe(visible=False)] * _N_TABLES + [gr.Plot(visible=False)] * _N_PLOTS
-                        + [gr.Dataframe(visible=False), gr.Dropdown(choices=[], value=None), None, None, []])
+                        + [gr.Dataframe(visible=False), gr.Plot(visible=False), gr.Dropdown(choices=[], value=None),
+                           None, None, []])
     if not predictions_path:
         return ["**Error:** upload a prediction file (or click an example) first.", ""] + empty
     if benchmark not in labels() or subset not in choices(benchmark):
@@ -441,12 +442,13 @@ def _errors_outputs(result: Any, viewer: dict) -> list[Any]:
 
     tables = list(report.analysis_tables(result).items())
     if not tables:
-        return [gr.Dataframe(visible=False), gr.Dropdown(choices=[], value=None)]
+        return [gr.Dataframe(visible=False), gr.Plot(visible=False), gr.Dropdown(choices=[], value=None)]
     name, (headers, rows) = tables[0]
     shown = gr.Dataframe(value=[[_shown(v) if v is None or isinstance(v, float) else v for v in row] for row in rows],
                          headers=headers, label=name, visible=True)
+    figure = report.analysis_plot(result)
     kinds = [(f"{kind} ({len(ranks)} image(s))", kind) for kind, ranks in viewer["examples"].items()]
-    return [shown, gr.Dropdown(choices=kinds, value=None)]
+    return [shown, gr.Plot(value=figure, visible=figure is not None), gr.Dropdown(choices=kinds, value=None)]
 
 
 def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: str | None, protocol: str,
@@ -630,6 +632,7 @@ class _Tabs:
     tables: list[Any]
     plots: list[Any]
     errors: Any
+    errors_plot: Any
     error_pick: Any
     viewer: _Viewer
     downloads: Any
@@ -652,6 +655,7 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
             gr.Markdown("Why the model fails (not official): each error type with how much of the headline it costs "
                         "(fixed alone, as TIDE fixes it). Pick a type to see its worst examples in the viewer.")
             errors = gr.Dataframe(visible=False, interactive=False, label="error types", elem_id="errors-table")
+            errors_plot = gr.Plot(visible=False, label="what each error costs", elem_id="errors-plot")
             error_pick = gr.Dropdown([], label="show the worst examples of", elem_id="error-pick")
         with gr.Tab("Samples", id="samples", elem_id="samples-tab"):
             viewer = _viewer_components(has_boxes)
@@ -666,8 +670,8 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
             compare_button = gr.Button("Compare A and B", elem_id="compare")
             comparison = gr.Markdown(elem_id="comparison")
             comparison_file = gr.File(label="comparison JSON", file_count="multiple", elem_id="comparison-file")
-    return _Tabs(tabs, tables, plots, errors, error_pick, viewer, downloads, upload_b, compare_button, comparison,
-                 comparison_file)
+    return _Tabs(tabs, tables, plots, errors, errors_plot, error_pick, viewer, downloads, upload_b, compare_button,
+                 comparison, comparison_file)
 
 
 _INTRO = ("Upload a prediction file in the benchmark's official format (or click an example) and get the official "
@@ -719,8 +723,8 @@ def build_app(only: str | None = None):
             out[-3] = viewer.store.put(out[-3]) if out[-3] else None     # the session holds the viewer state's key
             return out
 
-        outputs = [status, head] + table_slots + plot_slots + [tabs.errors, tabs.error_pick, viewer.state,
-                                                               metrics_json, downloads]
+        outputs = [status, head] + table_slots + plot_slots + [tabs.errors, tabs.errors_plot, tabs.error_pick,
+                                                               viewer.state, metrics_json, downloads]
         # every event that scores shares one limit of CONCURRENCY (by default each event would have its own)
         scoring: dict[str, Any] = {"concurrency_id": "scoring", "concurrency_limit": CONCURRENCY}
         inputs = [bench, subset, upload, protocol, model_name, references, dataset_id]
