@@ -252,3 +252,47 @@ def test_a_file_compared_with_itself_differs_in_no_cost(omnilabel_sample):
     rows = [r for r in comparison.to_dict()["metrics"] if r["metric"].startswith("cost of ")]
     assert len(rows) == 9 and all(r["diff"] == 0 and r["low"] == 0 and r["high"] == 0 for r in rows)
     assert a.analysis["errors"]["localisation"]["delta_AP50"] > 0
+
+
+# OmniLabel cases: object A (a "car", described as "red car"); B a "cup"
+CAR_ON_A, RED_ON_A, CUP_ON_B_OMNI = (1, A, 0.9), (2, A, 0.9), (3, B, 0.8)
+HM = lambda c, d: 100 * 2 * c * d / (c + d + 1e-5)  # noqa: E731  (OmniLabel's harmonic mean, in points)
+
+#: type -> (predictions (description, box, score), AP50_categ and AP50_descr as scored, the same fixed)
+OMNILABEL_CASES = {
+    # 'car' at [30,30,40,40] (IoU 0.14 with A) at 0.95, no car on A: categ ranking FP, TP(cup) over 2 GT: recall
+    # 1/2 at precision 1/2, never 1: c = 51 * 0.5 / 101. Fixed: it becomes A's TP: c = 1.
+    "localisation": ([(1, [30, 30, 40, 40], 0.95), RED_ON_A, CUP_ON_B_OMNI], (51 * 0.5 / 101, 1.0), (1.0, 1.0)),
+    # 'cup' on A at 0.95 (A is a car, taken): categ FP, TP, TP: envelope 2/3 at both recalls: c = 2/3. Fixed
+    # (A taken: removed): c = 1.
+    "wrong_positive": ([(3, A, 0.95), CAR_ON_A, RED_ON_A, CUP_ON_B_OMNI], (2 / 3, 1.0), (1.0, 1.0)),
+    # 'car' at [80,0,10,10], on nothing, at 0.95: the same ranking, c = 2/3; removed: 1.
+    "background": ([(1, [80, 0, 10, 10], 0.95), CAR_ON_A, RED_ON_A, CUP_ON_B_OMNI], (2 / 3, 1.0), (1.0, 1.0)),
+    # 'cup' at [30,30,40,40]: 0.04 with B (its own label), 0.14 with A: c = 2/3; removed: 1.
+    "both": ([(3, [30, 30, 40, 40], 0.95), CAR_ON_A, RED_ON_A, CUP_ON_B_OMNI], (2 / 3, 1.0), (1.0, 1.0)),
+    # no cup at all: categ recall 1/2 at precision 1: c = 51 / 101. Fixed: B leaves the GT count: c = 1.
+    "missed": ([CAR_ON_A, RED_ON_A], (51 / 101, 1.0), (1.0, 1.0)),
+}
+
+
+@pytest.mark.parametrize("error_type", list(OMNILABEL_CASES))
+def test_omnilabel_each_error_type_is_counted_with_the_ap_it_costs(tmp_path, error_type):
+    """See OMNILABEL_CASES: descriptions 1 'car' and 3 'cup' (categories), 2 'red car' (refers to A), 4 'blue car'
+    (a negative description); GT A for 1 and 2, B for 3. The headline is hm(AP50_categ, AP50_descr)."""
+    preds, (c, d), (c_fixed, d_fixed) = OMNILABEL_CASES[error_type]
+    data = {"images": [{"id": 1, "file_name": "1.jpg"}],
+            "descriptions": [{"id": i, "text": t, "anno_info": {"type": kind}, "image_ids": [1]} for i, t, kind in
+                             ((1, "car", "object_category"), (2, "red car", "object_description"),
+                              (3, "cup", "object_category"), (4, "blue car", "object_description"))],
+            "annotations": [{"id": 5, "image_id": 1, "bbox": A, "area": 1600, "iscrowd": 0, "description_ids": [1, 2]},
+                            {"id": 6, "image_id": 1, "bbox": B, "area": 900, "iscrowd": 0, "description_ids": [3]}]}
+    (tmp_path / "gt.json").write_text(json.dumps(data))
+    (tmp_path / "p.json").write_text(json.dumps([{"image_id": 1, "bbox": box, "description_ids": [i], "scores": [s]}
+                                                 for i, box, s in preds]))
+    result = vlbench.score("omnilabel", tmp_path / "gt.json", tmp_path / "p.json", analysis=True)
+    a = result.analysis
+    assert (result.metrics["AP50_categ"], result.metrics["AP50_descr"]) == pytest.approx((100 * c, 100 * d))
+    assert a["as_scored"] == pytest.approx(HM(c, d))
+    counts = {t: e["count"] for t, e in a["errors"].items() if t not in ("false_positives", "false_negatives")}
+    assert counts == {t: int(t == error_type) for t in counts}
+    assert a["errors"][error_type]["delta_AP50"] == pytest.approx(HM(c_fixed, d_fixed) - HM(c, d))

@@ -151,3 +151,28 @@ def test_mean_ap_per_group_equals_the_full_accumulation(data):
         exact = summary_value(p[:, :, [k]], r[:, [k]], Params(), ap=True)
         exact50 = summary_value(p[:, :, [k]], r[:, [k]], Params(), ap=True, iou_thr=0.5)
         assert fast[k] == pytest.approx(exact, abs=1e-12) and fast50[k] == pytest.approx(exact50, abs=1e-12)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(scene())
+def test_ap_at_one_threshold_equals_pycocotools_ap50_per_category(data):
+    """average_precision_at (the error analysis' AP) from the matches' outcomes at IoU 0.5, the detections in the
+    official tie order: each category's AP at IoU 0.5 as pycocotools' precision array gives it (-1 without GT)."""
+    from vlbench.cocoeval import IGNORED, TP, average_precision_at
+
+    images, categories, anns, dets = data
+    ev = run_pycocotools(images, categories, anns, dets)
+    if ev is None:
+        return
+    res = run_engine(images, categories, anns, dets)
+    m, K = res.matches, len(res.category_ids)
+    rank_key = np.empty(len(m.score), dtype=np.int64)
+    rank_key[np.argsort(-m.score, kind="stable")] = np.arange(len(m.score))
+    state = m.state[0, 0]
+    counted = state != IGNORED
+    n_gt = np.bincount((np.arange(len(m.has_result)) % K), weights=m.npig[0], minlength=K).astype(np.int64)
+    ap = average_precision_at((m.pair % K)[counted], rank_key[counted], (state == TP)[counted], n_gt)
+    for k in range(K):
+        p = ev.eval["precision"][0, :, k, 0, 2]
+        expected = -1.0 if (p == -1).all() else float(np.mean(p))
+        assert ap[k] == pytest.approx(expected, abs=1e-12)
