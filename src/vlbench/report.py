@@ -150,7 +150,7 @@ def plots(result: Result) -> dict[str, Any]:
 
 def analysis_plot(result: Result) -> Any:
     """A horizontal bar per error type: what fixing it alone gains (the analysis' costs), with its count; None
-    without an analysis that costs its errors (nocaps' has none)."""
+    without an analysis that costs its errors (a captioning analysis has none)."""
     from matplotlib.figure import Figure
 
     a = result.analysis or {}
