@@ -128,3 +128,31 @@ def test_predict_writes_each_box_s_token_probability_score_and_records_the_rule(
         assert json.loads((tmp_path / f"{rule}.json.meta.json").read_text())["settings"]["box_scores"] == rule
     with pytest.raises(Exception, match="box score rule"):
         predict("ovdeval", str(model), data, tmp_path / "x.json", config="color", box_scores="area")
+
+
+def test_predict_in_bfloat16_spread_by_a_device_map(built_samples, tmp_path):
+    """--dtype bfloat16 and --device-map auto (accelerate; here every weight lands on the CPU): the scripted model
+    still writes its one box (bfloat16 moves its probabilities a little, not its greedy answer), the weights are
+    bfloat16, and the meta file records both settings; a dtype that is not one is refused before the model loads."""
+    from tiny_models import scripted_qwen_vl
+    from vlbench.benchmarks import get_benchmark
+    from vlbench.predict import _items, load_data, predict
+
+    data = built_samples / "ovdeval"
+    rows, _ = load_data("ovdeval", data, config="color")
+    label = _items(get_benchmark("ovdeval"), rows, "image-text-to-text", data)[0].queries[0]
+    model = scripted_qwen_vl(tmp_path / "model", ["<loc0000>", "<loc0100>", "<loc0500>", "<loc0600>", " ", label,
+                                                  "<|im_end|>"], [3.0, 1.0, 2.0, 4.0, 5.0, 0.5, 6.0])
+    out = tmp_path / "bf16.json"
+    predict("ovdeval", str(model), data, out, config="color", limit=1, batch_size=1, max_new_tokens=12,
+            box_format="loc-1024", dtype="bfloat16", device_map="auto", progress=False)
+    entries = json.loads(out.read_text())
+    assert len(entries) == 1 and 0 < entries[0]["score"] < 1
+    settings = json.loads((tmp_path / "bf16.json.meta.json").read_text())["settings"]
+    assert settings["dtype"] == "bfloat16" and settings["device_map"] == "auto"
+    from vlbench.predict import models
+
+    loaded = models.load_model(str(model), models.inspect_model(str(model)), dtype="bfloat16", device_map="auto")
+    assert loaded.model.dtype == torch.bfloat16 and loaded.device == "cpu"
+    with pytest.raises(Exception, match="unknown dtype"):
+        predict("ovdeval", str(model), data, tmp_path / "x.json", config="color", dtype="float8")

@@ -144,6 +144,10 @@ def _predict_args(sub: Any, ids: str) -> None:
         p.add_argument("--box-scores", choices=tuple(BOX_SCORES), default=TOKEN_PROBABILITY,
                        help="VLMs: how each generated box is scored for AP (default: token-probability): " + "; ".join(
                            f"{k}: {v}" for k, v in BOX_SCORES.items()))
+        p.add_argument("--dtype", choices=("auto", "float32", "float16", "bfloat16"), default="auto",
+                       help="the weights' dtype (default auto: the checkpoint's own)")
+        p.add_argument("--device-map", choices=("auto",), default=None,
+                       help="auto: spread a model larger than one device over every device (accelerate)")
         p.add_argument("--threshold", type=float, default=0.01, help="detectors: lowest score kept (default 0.01)")
         p.add_argument("--top-k", type=int, default=100, help="detectors: boxes kept per item (default 100)")
         p.add_argument("--max-queries", type=int, default=16, help="detectors: text queries per forward pass")
@@ -193,7 +197,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
                "kind": args.kind, "box_format": args.box_format, "prompt": args.prompt, "threshold": args.threshold,
                "top_k": args.top_k, "max_queries": args.max_queries, "max_new_tokens": args.max_new_tokens,
                "batch_size": args.batch_size, "limit": args.limit, "overwrite": args.overwrite,
-               "box_scores": args.box_scores,
+               "box_scores": args.box_scores, "dtype": args.dtype, "device_map": args.device_map,
                "progress": sys.stderr.isatty()}
     if args.command == "run":
         report, result = run(args.benchmark, args.model, args.data, args.out, output=args.output, **options)

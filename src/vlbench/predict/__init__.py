@@ -1,11 +1,12 @@
 """``vlbench predict``: a Hugging Face model over a built dataset -> the benchmark's official prediction file.
 
-The loop is resumable: every finished batch is appended to ``<out>.partial.jsonl`` (a first line records the
-settings: model, revision, kind, box convention, prompt, thresholds), a rerun with the same settings continues
-where it stopped, and the official file is written (atomically) only at the end, with ``<out>.meta.json`` beside
-it: the settings, the counts, each kind of unparseable answer with a few raw answers. Several processes
-(``accelerate launch -m vlbench predict ...``) each take a shard of the items and write their own partial file;
-the main process merges them in item order.
+Items are cheap: their images stay in the dataset's shards until their batch is decoded (:mod:`.streaming`), so
+memory does not grow with the split. The loop is resumable: every finished batch is appended to
+``<out>.partial.jsonl`` (a first line records the settings: model, revision, kind, box convention, prompt,
+thresholds), a rerun with the same settings continues where it stopped, and the official file is written
+(atomically) only at the end, with ``<out>.meta.json`` beside it: the settings, the counts, each kind of unparseable
+answer with a few raw answers. Several processes (``accelerate launch -m vlbench predict ...``) each take a shard of
+the items and write their own partial file; the main process merges them in item order.
 
 Benchmarks say what to ask through their predictor (:class:`vlbench.protocol.Predictor`); nothing here
 names one. torch and transformers load only when a model runs (``pip install "vlbench[predict]"``).
@@ -55,6 +56,9 @@ class PredictSettings:
     input: str | None = None
     #: how a generated box is scored (:data:`.confidence.BOX_SCORES`); None for a detector (its own scores)
     box_scores: str | None = None
+    #: the weights' dtype ("auto": the checkpoint's) and the device map ("auto": spread over every device)
+    dtype: str = "auto"
+    device_map: str | None = None
 
 
 @dataclass
@@ -106,7 +110,8 @@ NOTES = {"queries_truncated": "queries cut at the text encoder's length",
 
 def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = None,
               config: str | None = None) -> tuple[PredictData, str | None]:
-    """(the rows of ``config`` / ``split`` of a built dataset folder or Hub id, the split)."""
+    """(the rows of ``config`` / ``split`` of a built dataset folder or Hub id, the split). The rows' images are
+    :class:`.streaming.LazyImage`: read when a batch needs them."""
     from datasets import concatenate_datasets, load_dataset
 
     bench = get_benchmark(benchmark)
@@ -129,8 +134,10 @@ def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = No
                          file=str(data),
                          fix=f"pass a folder written by 'vlbench build {bench.id}' (or its Hub id) and one of its "
                              "splits / configs; rebuild it if a shard is damaged") from None
+    from .streaming import LazyRows
+
     folder = Path(data) if Path(data).is_dir() else None
-    return PredictData(rows=rows, folder=folder, config=config), split
+    return PredictData(rows=LazyRows(rows), folder=folder, config=config), split
 
 
 def _a(kind: str) -> str:
@@ -195,7 +202,8 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
             device: str | None = None, kind: str | None = None, box_format: str | None = None,
             prompt: str | None = None, threshold: float = 0.01, top_k: int = 100, max_queries: int = 16,
             max_new_tokens: int | None = None, batch_size: int = 4, limit: int | None = None,
-            box_scores: str = TOKEN_PROBABILITY, progress: bool = True, overwrite: bool = False) -> PredictReport:
+            box_scores: str = TOKEN_PROBABILITY, dtype: str = "auto", device_map: str | None = None,
+            progress: bool = True, overwrite: bool = False) -> PredictReport:
     """Run ``model`` over a built dataset and write the official prediction file ``out`` (and ``out.meta.json``).
 
     ``threshold`` and ``top_k`` keep detections for AP (a low threshold, float boxes: the ``pipeline`` would drop
@@ -203,8 +211,9 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     (:mod:`vlbench.predict.families`); ``prompt`` and ``box_format`` override it. ``max_new_tokens`` defaults to a
     length that fits the answer kind (see :func:`default_max_new_tokens`); ``limit`` stops after that many items.
     ``box_scores`` says how a generated box is scored (:data:`.confidence.BOX_SCORES`: by default from the model's
-    token probabilities). An existing prediction file (or a folder holding files) is replaced only with
-    ``overwrite``. Everything that can be checked is checked before the model loads.
+    token probabilities). ``dtype`` casts the weights (default: the checkpoint's own); ``device_map="auto"``
+    spreads a model larger than one device over all of them. An existing prediction file (or a folder holding
+    files) is replaced only with ``overwrite``. Everything that can be checked is checked before the model loads.
     """
     from . import models
     from .families import GENERATOR
@@ -212,9 +221,7 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     bench = get_benchmark(benchmark)
     _check_numbers(batch_size=batch_size, top_k=top_k, max_queries=max_queries, limit=limit,
                    max_new_tokens=max_new_tokens, threshold=threshold)
-    if box_scores not in BOX_SCORES:
-        raise InputError(f"unknown box score rule {box_scores!r}",
-                         fix="use one of: " + "; ".join(f"{k} ({v})" for k, v in BOX_SCORES.items()))
+    _check_choices(box_scores, dtype, device_map)
     out = Path(out)
     check_output(out, "prediction file or folder", folder=out.suffix != ".json")
     predictor = bench.require_predictor()
@@ -230,14 +237,15 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     if preset is not None:
         max_new_tokens = max_new_tokens or default_max_new_tokens(predictor.answer_kind, items)
     out.parent.mkdir(parents=True, exist_ok=True)
-    loaded = models.load_model(model, info, revision=revision, device=device, preset=preset)
+    loaded = models.load_model(model, info, revision=revision, device=device, preset=preset, dtype=dtype,
+                               device_map=device_map)
     settings = PredictSettings(bench.id, model, revision, info.kind, config, split,
                                preset.box_format if preset and predictor.answer_kind != "text" else None,
                                preset.prompt if preset else None, threshold, top_k, max_queries,
                                max_new_tokens if preset else None, info.family.name,
                                None if preset is None else "chat template" if preset.chat and
                                models.has_chat_template(loaded.processor) else "processor text",
-                               box_scores if preset and predictor.answer_kind != "text" else None)
+                               box_scores if preset and predictor.answer_kind != "text" else None, dtype, device_map)
     report = PredictReport(settings, skipped=len(every) - len(items))
     rank, world, merge = _processes()
     report.main = rank == 0
@@ -245,6 +253,18 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
                 progress and rank == 0)
     merge(lambda: _finish(bench, items, out, report, world))
     return report
+
+
+def _check_choices(box_scores: str, dtype: str, device_map: str | None) -> None:
+    """The named choices of a run, before anything loads."""
+    from .models import DTYPES
+
+    if box_scores not in BOX_SCORES:
+        raise InputError(f"unknown box score rule {box_scores!r}",
+                         fix="use one of: " + "; ".join(f"{k} ({v})" for k, v in BOX_SCORES.items()))
+    if dtype not in DTYPES or device_map not in (None, "auto"):
+        raise InputError(f"unknown dtype {dtype!r} or device map {device_map!r}",
+                         fix=f"use --dtype {' / '.join(DTYPES)} and --device-map auto (or leave them out)")
 
 
 def _check_targets(items: list[PredictItem], data: str | os.PathLike, benchmark: str, out: Path,
@@ -262,6 +282,7 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
                 preset: Any, batch_size: int, progress: bool) -> None:
     """This process's items in batches, each answer appended to its partial file (resumed where a run stopped)."""
     from .families import render_prompt
+    from .streaming import batches
 
     done = _resume(partial, report.settings, repair=True)
     report.resumed = sum(it.key in done for it in mine)
@@ -271,8 +292,7 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
             if fh.tell() == 0:
                 fh.write(json.dumps({"settings": asdict(report.settings)}) + "\n")
             bar = _progress(len(mine), report.resumed, progress)
-            for start in range(0, len(todo), batch_size):
-                batch = todo[start:start + batch_size]
+            for batch in batches(todo, batch_size):      # images decoded a batch ahead, in a background thread
                 prompts = [render_prompt(preset, predictor.answer_kind, it.queries) for it in batch] if preset else []
                 for record in _answer(predictor, loaded, batch, report.settings, preset, prompts):
                     fh.write(json.dumps(record, allow_nan=False) + "\n")

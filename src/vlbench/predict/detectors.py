@@ -66,7 +66,7 @@ def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: flo
     inputs = loaded.processor(text=queries, images=images, return_tensors="pt", padding="max_length",
                               truncation=True, max_length=limit)
     with torch.inference_mode():
-        outputs = loaded.model(**inputs.to(loaded.device))
+        outputs = loaded.model(**loaded.place(inputs))
     found = []
     for n, (image, qs) in enumerate(zip(images, queries)):
         logits = outputs.logits[n, :, :len(qs)].float()         # the padding queries of shorter lists dropped
@@ -132,7 +132,7 @@ def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], thr
         encoded = tokenizer(captions, padding="longest", truncation=True, max_length=limit,
                             return_offsets_mapping=True)
         with torch.inference_mode():
-            outputs = loaded.model(**inputs.to(loaded.device))
+            outputs = loaded.model(**loaded.place(inputs))
         for row, ((n, part), spans) in enumerate(zip(batch, chars)):
             offsets = encoded["offset_mapping"][row]
             tokens = _spans(offsets, spans)
@@ -167,7 +167,7 @@ def omdet_turbo(loaded: Any, images: list[Any], queries: list[list[str]], thresh
         inputs = loaded.processor(images=[images[n] for n in members], text=texts, return_tensors="pt",
                                   padding="max_length", truncation=True)
         with torch.inference_mode():
-            outputs = loaded.model(**inputs.to(loaded.device))
+            outputs = loaded.model(**loaded.place(inputs))
         results = loaded.processor.post_process_grounded_object_detection(
             outputs, text_labels=texts, threshold=threshold, target_sizes=[images[n].size[::-1] for n in members])
         for n, res in zip(members, results):

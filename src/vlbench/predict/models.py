@@ -48,6 +48,13 @@ class LoadedModel:
     device: str
     family: Family | None = None
 
+    def place(self, inputs: Any) -> Any:
+        """A batch's inputs on the model's (first) device, floating tensors in the model's dtype (the processors
+        give float32 pixels; a bfloat16 model wants bfloat16)."""
+        inputs = inputs.to(self.device)
+        dtype = getattr(self.model, "dtype", None)
+        return inputs.to(dtype) if dtype is not None and str(dtype) != "torch.float32" else inputs
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -143,11 +150,11 @@ def _device(device: str | None) -> str:
     return device
 
 
-def _load_weights(auto: Any, name: str, revision: str | None) -> Any:
+def _load_weights(auto: Any, name: str, revision: str | None, placing: dict[str, Any]) -> Any:
     """``auto.from_pretrained`` with its failures (no weights, a truncated file, a config of another kind) as clear
     errors; weights the checkpoint lacks are refused (the model would predict from random initialisation)."""
     try:
-        model, info = auto.from_pretrained(name, revision=revision, output_loading_info=True)
+        model, info = auto.from_pretrained(name, revision=revision, output_loading_info=True, **placing)
     except Exception as exc:
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise
@@ -167,10 +174,15 @@ def has_chat_template(processor: Any) -> bool:
                 or getattr(getattr(processor, "tokenizer", None), "chat_template", None))
 
 
+#: ``--dtype`` values: the checkpoint's own (auto), or one the weights are cast to
+DTYPES = ("auto", "float32", "float16", "bfloat16")
+
+
 def load_model(name: str, info: ModelInfo, *, revision: str | None = None, device: str | None = None,
-               preset: Preset | None = None) -> LoadedModel:
+               preset: Preset | None = None, dtype: str | None = None, device_map: str | None = None) -> LoadedModel:
     """The processor (checked against ``preset`` before the weights load), then the model in eval mode on ``device``
-    (default: cuda if present, else cpu)."""
+    (default: cuda if present, else cpu), in ``dtype`` (default the checkpoint's); ``device_map="auto"`` spreads a
+    model larger than one device over all of them (accelerate) instead."""
     import torch
     from transformers import AutoModelForImageTextToText, AutoModelForZeroShotObjectDetection
 
@@ -182,11 +194,16 @@ def load_model(name: str, info: ModelInfo, *, revision: str | None = None, devic
                          "build its input", file=name,
                          fix="use a model folder with its chat template (chat_template.jinja), or another family")
     auto = AutoModelForZeroShotObjectDetection if info.kind == DETECTOR else AutoModelForImageTextToText
+    placing = {"dtype": getattr(torch, dtype) if dtype and dtype != "auto" else "auto",
+               **({"device_map": device_map} if device_map else {})}
     try:
-        model = _load_weights(auto, name, revision).to(device).eval()
+        model = _load_weights(auto, name, revision, placing)
+        model = (model if device_map else model.to(device)).eval()
     except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:
-        raise InputError(f"cannot place the model on {device} ({_first_line(exc)})", file=name,
-                         fix="pass another --device, or free memory on it") from None
+        raise InputError(f"cannot place the model on {device_map or device} ({_first_line(exc)})", file=name,
+                         fix="pass another --device (or --device-map auto), a smaller --dtype, or free memory") from None
+    if device_map:
+        device = str(model.device)
     if info.kind == GENERATOR and getattr(processor, "tokenizer", None) is not None:
         processor.tokenizer.padding_side = "left"       # batched generation continues every prompt at its end
     return LoadedModel(model, processor, info.kind, info.model_type, device, info.family)
@@ -261,7 +278,7 @@ def generate(loaded: LoadedModel, items: list[PredictItem], prompts: list[str], 
     ``token_scores`` each answer keeps its tokens' log-probabilities and text offsets (:mod:`.confidence`)."""
     import torch
 
-    inputs = _inputs(loaded, items, prompts, preset).to(loaded.device)
+    inputs = loaded.place(_inputs(loaded, items, prompts, preset))
     recorder = _LogProbRecorder(loaded.model) if token_scores else None
     try:
         with torch.inference_mode():
