@@ -14,6 +14,6 @@ def best_process_run(cmd: list[str], runs: int = 3) -> tuple[float, int]:
     results = []
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=True).stdout
-        seconds, peak = out.split()
+        seconds, peak = out.split()[-2:]          # the probe's line comes last (the command may print too)
         results.append((float(seconds), int(peak)))
     return min(results)

@@ -296,3 +296,24 @@ def test_omnilabel_each_error_type_is_counted_with_the_ap_it_costs(tmp_path, err
     counts = {t: e["count"] for t, e in a["errors"].items() if t not in ("false_positives", "false_negatives")}
     assert counts == {t: int(t == error_type) for t in counts}
     assert a["errors"][error_type]["delta_AP50"] == pytest.approx(HM(c_fixed, d_fixed) - HM(c, d))
+
+
+def test_ref_l4_costs_get_paired_intervals_too(tmp_path):
+    """The hand case of test_ref_l4_every_miss_cause against a file that answers every row with its own box: A
+    loses 100/7 points to each cause, B none; B costs 0 in every resample of the two images and A never less, so
+    each cause's interval starts at 0 or above and holds the difference."""
+    from vlbench.api import compare
+
+    rows = _ref_l4_rows()
+    answers = [rows[0]["bbox"], rows[0]["bbox"], rows[1]["bbox"], [20, 70, 30, 30], [95, 95, 30, 30], [0, 90, 5, 5]]
+    (tmp_path / "refs.json").write_text(json.dumps(rows))
+    (tmp_path / "a.json").write_text(json.dumps([{"id": i, "pred_bbox": b, "format": "xywh"}
+                                                 for i, b in enumerate(answers)]))
+    (tmp_path / "b.json").write_text(json.dumps([{"id": r["id"], "pred_bbox": r["bbox"], "format": "xywh"}
+                                                 for r in rows]))
+    comparison, _, _ = compare("ref_l4", tmp_path / "refs.json", tmp_path / "a.json", tmp_path / "b.json",
+                               missing="miss", analysis=True, resamples=200)
+    rows_out = {r["metric"]: r for r in comparison.to_dict()["metrics"] if r["metric"].startswith("cost of ")}
+    assert len(rows_out) == 6
+    for r in rows_out.values():
+        assert r["diff"] == pytest.approx(100 / 7) and r["low"] >= 0 and r["low"] <= r["diff"] <= r["high"]

@@ -250,7 +250,8 @@ def test_api_compare_two_uploads_is_the_paired_bootstrap(server):
     table, files = Client(server, verbose=False).predict("ref_l4", "val", handle_file(good), handle_file(poor), "official",
                                                          "bundled sample", api_name="/compare")
     refs = sample_references("ref_l4", "val")
-    want = compare(api.score("ref_l4", refs, good, split="val"), api.score("ref_l4", refs, poor, split="val"))
+    want = compare(api.score("ref_l4", refs, good, split="val", analysis=True),          # the Space analyses too
+                   api.score("ref_l4", refs, poor, split="val", analysis=True))
     row = next(r for r in want.rows if r["metric"] == "mAcc")
     shown = next(line for line in table.splitlines() if line.startswith("| mAcc |"))
     assert f"| {row['diff']:.2f} | [{row['low']:.2f}, {row['high']:.2f}] |" in shown and "A better" in shown

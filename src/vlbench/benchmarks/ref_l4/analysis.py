@@ -104,9 +104,29 @@ def _accuracy_by(labels: NDArray[Any], hit: NDArray[np.bool_], order: list[str])
     return out
 
 
+class CauseReplicator:
+    """Each cause's cost (its share of the rows, percent) under unit weights (:mod:`vlbench.uncertainty`): per
+    unit, its rows of each cause (keys ``analysis:<cause>``, as the detection benchmarks' costs)."""
+
+    def __init__(self, cause: NDArray[np.int8], unit_of_row: NDArray[np.int64], unit: str) -> None:
+        _, units = np.unique(unit_of_row, return_inverse=True)
+        n_units = int(units.max()) + 1 if len(units) else 0
+        self.strata, self.unit = (n_units,), unit
+        self.rows = np.bincount(units, minlength=n_units).astype(np.float64)
+        self.per_cause = np.stack([np.bincount(units[cause == c], minlength=n_units) for c in range(len(CAUSES))]
+                                  ).astype(np.float64) if len(CAUSES) else np.zeros((0, n_units))
+
+    def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        """``weights`` (R, units) -> ``analysis:<cause>`` -> (R,) percent of the weighted rows."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = (self.per_cause @ weights.T) / (self.rows @ weights.T) * 100       # (causes, R)
+        return {f"analysis:{c}": share[i] for i, c in enumerate(CAUSES)}
+
+
 def analyze(refs: RefL4References, boxes_xyxy: NDArray[np.float64], present: NDArray[np.bool_],
-            iou: NDArray[np.float32], hit: NDArray[np.bool_]) -> dict[str, Any]:
-    """The analysis of one scored split: ``iou`` and ``hit`` (IoU > 0.5) as the scorer computed them."""
+            iou: NDArray[np.float32], hit: NDArray[np.bool_]) -> tuple[dict[str, Any], NDArray[np.int8]]:
+    """The analysis of one scored split (``iou`` and ``hit``, IoU > 0.5, as the scorer computed them), and each
+    row's cause (index into CAUSES, -1 for a hit: what :class:`CauseReplicator` resamples)."""
     cause = miss_causes(refs, boxes_xyxy, present, iou, hit)
     n = len(iou)
     counts = np.bincount(cause[cause >= 0], minlength=len(CAUSES))
@@ -133,4 +153,4 @@ def analyze(refs: RefL4References, boxes_xyxy: NDArray[np.float64], present: NDA
     return {"delta_key": "Acc50", "as_scored": float(hit.mean() * 100) if n else None, "errors": errors,
             "slices": slices, "iou_histogram": {"edges": list(IOU_BINS), "counts": histogram.tolist()},
             "examples": examples, "note": "not official: every miss at IoU 0.5 given one cause "
-                                          "(vlbench.benchmarks.ref_l4.analysis); the parts add up to 100 - Acc50"}
+                                          "(vlbench.benchmarks.ref_l4.analysis); the parts add up to 100 - Acc50"}, cause

@@ -23,10 +23,11 @@ from ...cocoeval import precision_recall_f1
 from ...errors import CoverageError, FormatError, InputError, PredictionError
 from ...geometry import iou_aligned_xyxy, xywh_to_xyxy
 from ...result import Result
+from ...uncertainty import merge
 from ...validation import describe as _describe
 from .. import expect_prediction_list
 from . import schema
-from .analysis import analyze
+from .analysis import CauseReplicator, analyze
 from .records import RefL4References
 
 __all__ = ["RefL4References", "Predictions", "parse_predictions", "score", "ACC_THRESHOLDS", "MACC_THRESHOLDS"]
@@ -338,12 +339,15 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
         breakdowns["samples"] = {"id": refs.ids, "iou": iou.astype(np.float64)}  # arrays: serialised fast
     counts = {"rows": len(refs), "classes": len(classes), **preds.counts}
     unit_of_row = refs.image if refs.image is not None else np.arange(len(refs))
+    unit = "image" if refs.image is not None else "expression"
+    analyzed, cause = analyze(refs, preds.boxes_xyxy, preds.present, iou, hits_macc[:, 0]) if analysis else (None, None)
     class_of_row = class_of_category[category_inverse]
     return Result(benchmark="ref_l4", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
                   counts=counts, warnings=warnings, options={"split": split, "missing": missing},
-                  analysis=analyze(refs, preds.boxes_xyxy, preds.present, iou, hits_macc[:, 0]) if analysis else None,
-                  resampler=lambda: RefL4Replicator.build(hits_acc, hits_macc, size_of_row, class_of_row, len(classes),
-                                                          unit_of_row, "image" if refs.image is not None else "expression"))
+                  analysis=analyzed,
+                  resampler=lambda: merge(RefL4Replicator.build(hits_acc, hits_macc, size_of_row, class_of_row,
+                                                                len(classes), unit_of_row, unit),
+                                          None if cause is None else CauseReplicator(cause, unit_of_row, unit)))
 
 
 def threshold_metrics(answered: int, hits50: int, rows: int) -> dict[str, Any]:
