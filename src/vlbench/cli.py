@@ -148,6 +148,12 @@ def _predict_args(sub: Any, ids: str) -> None:
                        help="the weights' dtype (default auto: the checkpoint's own)")
         p.add_argument("--device-map", choices=("auto",), default=None,
                        help="auto: spread a model larger than one device over every device (accelerate)")
+        p.add_argument("--server", default=None, metavar="URL",
+                       help="an OpenAI-compatible chat-completions endpoint (vLLM, SGLang, transformers serve, a "
+                            "provider) to send the prompts to; --model is then the name it serves")
+        p.add_argument("--concurrency", type=int, default=8, help="--server: requests in flight at once (default 8)")
+        p.add_argument("--api-key-env", default=None, metavar="VAR",
+                       help="--server: the environment variable holding the API key (sent as a Bearer token)")
         p.add_argument("--threshold", type=float, default=0.01, help="detectors: lowest score kept (default 0.01)")
         p.add_argument("--top-k", type=int, default=100, help="detectors: boxes kept per item (default 100)")
         p.add_argument("--max-queries", type=int, default=16, help="detectors: text queries per forward pass")
@@ -198,6 +204,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
                "top_k": args.top_k, "max_queries": args.max_queries, "max_new_tokens": args.max_new_tokens,
                "batch_size": args.batch_size, "limit": args.limit, "overwrite": args.overwrite,
                "box_scores": args.box_scores, "dtype": args.dtype, "device_map": args.device_map,
+               "server": args.server, "concurrency": args.concurrency, "api_key_env": args.api_key_env,
                "progress": sys.stderr.isatty()}
     if args.command == "run":
         report, result = run(args.benchmark, args.model, args.data, args.out, output=args.output, **options)

@@ -59,6 +59,8 @@ class PredictSettings:
     #: the weights' dtype ("auto": the checkpoint's) and the device map ("auto": spread over every device)
     dtype: str = "auto"
     device_map: str | None = None
+    #: the OpenAI-compatible endpoint that answered (``--server``), None for a model run in this process
+    server: str | None = None
 
 
 @dataclass
@@ -203,6 +205,7 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
             prompt: str | None = None, threshold: float = 0.01, top_k: int = 100, max_queries: int = 16,
             max_new_tokens: int | None = None, batch_size: int = 4, limit: int | None = None,
             box_scores: str = TOKEN_PROBABILITY, dtype: str = "auto", device_map: str | None = None,
+            server: str | None = None, concurrency: int = 8, api_key_env: str | None = None,
             progress: bool = True, overwrite: bool = False) -> PredictReport:
     """Run ``model`` over a built dataset and write the official prediction file ``out`` (and ``out.meta.json``).
 
@@ -212,10 +215,12 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     length that fits the answer kind (see :func:`default_max_new_tokens`); ``limit`` stops after that many items.
     ``box_scores`` says how a generated box is scored (:data:`.confidence.BOX_SCORES`: by default from the model's
     token probabilities). ``dtype`` casts the weights (default: the checkpoint's own); ``device_map="auto"``
-    spreads a model larger than one device over all of them. An existing prediction file (or a folder holding
-    files) is replaced only with ``overwrite``. Everything that can be checked is checked before the model loads.
+    spreads a model larger than one device over all of them. With ``server`` (an OpenAI-compatible endpoint) the
+    prompts go there, ``concurrency`` at a time (:mod:`.serving`; ``model`` is the name it serves, ``api_key_env``
+    the variable holding its key). An existing prediction file (or a folder holding files) is replaced only with
+    ``overwrite``. Everything that can be checked is checked before the model loads.
     """
-    from . import models
+    from . import models, serving
     from .families import GENERATOR
 
     bench = get_benchmark(benchmark)
@@ -225,7 +230,7 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     out = Path(out)
     check_output(out, "prediction file or folder", folder=out.suffix != ".json")
     predictor = bench.require_predictor()
-    info = models.inspect_model(model, revision=revision, kind=kind)
+    info = serving.model_info(model, revision) if server else models.inspect_model(model, revision=revision, kind=kind)
     if info.kind not in predictor.kinds:
         raise InputError(f"{bench.display_name} cannot be answered by {_a(info.kind)} model", file=model,
                          fix="use " + " or ".join(f"{_a(k)} model" for k in predictor.kinds))
@@ -237,15 +242,14 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     if preset is not None:
         max_new_tokens = max_new_tokens or default_max_new_tokens(predictor.answer_kind, items)
     out.parent.mkdir(parents=True, exist_ok=True)
-    loaded = models.load_model(model, info, revision=revision, device=device, preset=preset, dtype=dtype,
-                               device_map=device_map)
+    loaded, how = _load(model, info, preset, server=server, concurrency=concurrency, api_key_env=api_key_env,
+                        revision=revision, device=device, dtype=dtype, device_map=device_map)
+    boxes = preset is not None and predictor.answer_kind != "text"
     settings = PredictSettings(bench.id, model, revision, info.kind, config, split,
-                               preset.box_format if preset and predictor.answer_kind != "text" else None,
+                               preset.box_format if boxes and preset else None,
                                preset.prompt if preset else None, threshold, top_k, max_queries,
-                               max_new_tokens if preset else None, info.family.name,
-                               None if preset is None else "chat template" if preset.chat and
-                               models.has_chat_template(loaded.processor) else "processor text",
-                               box_scores if preset and predictor.answer_kind != "text" else None, dtype, device_map)
+                               max_new_tokens if preset else None, info.family.name, how if preset else None,
+                               box_scores if boxes else None, dtype, device_map, server)
     report = PredictReport(settings, skipped=len(every) - len(items))
     rank, world, merge = _processes()
     report.main = rank == 0
@@ -253,6 +257,19 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
                 progress and rank == 0)
     merge(lambda: _finish(bench, items, out, report, world))
     return report
+
+
+def _load(model: str, info: Any, preset: Any, *, server: str | None, concurrency: int, api_key_env: str | None,
+          revision: str | None, device: str | None, dtype: str, device_map: str | None) -> tuple[Any, str]:
+    """(the model loaded here, or the server checked, how a prompt reaches it)."""
+    from . import models, serving
+
+    if server:
+        return serving.connect(server, model, info, concurrency=concurrency, api_key_env=api_key_env), "server chat"
+    loaded = models.load_model(model, info, revision=revision, device=device, preset=preset, dtype=dtype,
+                               device_map=device_map)
+    chat = preset is not None and preset.chat and models.has_chat_template(loaded.processor)
+    return loaded, "chat template" if chat else "processor text"
 
 
 def _check_choices(box_scores: str, dtype: str, device_map: str | None) -> None:
@@ -402,7 +419,7 @@ def default_max_new_tokens(answer_kind: str, items: list[PredictItem]) -> int:
 def _answer(predictor: Predictor, loaded: Any, batch: list[PredictItem], settings: PredictSettings, preset: Any,
             prompts: list[str]) -> list[dict[str, Any]]:
     """One batch -> one record per item: its entries, or why its answer gave none (with the raw answer)."""
-    from . import models
+    from . import models, serving
 
     if loaded.kind == models.DETECTOR:
         found, notes = models.detect(loaded, batch, threshold=settings.threshold, top_k=settings.top_k,
@@ -411,9 +428,9 @@ def _answer(predictor: Predictor, loaded: Any, batch: list[PredictItem], setting
                 for it, d, n in zip(batch, found, notes)]
     if settings.max_new_tokens is None:      # predict() sets it for every run that generates
         raise InputError("no answer length for a model that generates", fix="pass --max-new-tokens")
-    answers = models.generate(loaded, batch, prompts, preset, max_new_tokens=settings.max_new_tokens,
-                              text_answer=predictor.answer_kind == "text",
-                              token_scores=settings.box_scores == TOKEN_PROBABILITY)
+    answer = serving.generate if isinstance(loaded, serving.ServedModel) else models.generate
+    answers = answer(loaded, batch, prompts, preset, max_new_tokens=settings.max_new_tokens,
+                     text_answer=predictor.answer_kind == "text", token_scores=settings.box_scores == TOKEN_PROBABILITY)
     return [answer_record(predictor, it, a.text, settings.box_format, a.input_size, truncated=a.truncated,
                           tokens=a.tokens) for it, a in zip(batch, answers)]
 

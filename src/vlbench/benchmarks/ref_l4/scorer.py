@@ -333,13 +333,11 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
         "acc_by_threshold": {"thresholds": list(MACC_THRESHOLDS),
                              "acc": [int(c) / len(refs) * 100 for c in hits_macc.sum(axis=0)]},
     }
-    breakdowns["threshold_metrics"] = threshold_metrics(int(preds.present.sum()),
-                                                        int(hits_macc[:, MACC_THRESHOLDS.index(0.5)].sum()), len(refs))
+    breakdowns["threshold_metrics"] = threshold_metrics(int(preds.present.sum()), int(hits_macc[:, 0].sum()), len(refs))
     if with_samples:
         breakdowns["samples"] = {"id": refs.ids, "iou": iou.astype(np.float64)}  # arrays: serialised fast
     counts = {"rows": len(refs), "classes": len(classes), **preds.counts}
-    unit_of_row = refs.image if refs.image is not None else np.arange(len(refs))
-    unit = "image" if refs.image is not None else "expression"
+    unit_of_row, unit = (refs.image, "image") if refs.image is not None else (np.arange(len(refs)), "expression")
     analyzed, cause = analyze(refs, preds.boxes_xyxy, preds.present, iou, hits_macc[:, 0]) if analysis else (None, None)
     class_of_row = class_of_category[category_inverse]
     return Result(benchmark="ref_l4", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
