@@ -158,6 +158,12 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
         task = by_id[e["dataset"]["task_id"]]
         key = f"NMS_AP_{task.config}" if bench == "ovdeval" and task.config else task.metric
         assert e["value"] == round(metrics[key], 4)
+    # read back by huggingface_hub's own parser of the format (#33): the same datasets, tasks, values and dates
+    from huggingface_hub import parse_eval_result_entries
+
+    parsed = parse_eval_result_entries(entries)
+    assert [(p.dataset_id, p.task_id, p.value, p.date) for p in parsed] == \
+        [(e["dataset"]["id"], e["dataset"]["task_id"], e["value"], e["date"]) for e in entries]
 
 
 def test_metric_cards_are_generated_from_the_dataset_card_sources():
@@ -274,3 +280,16 @@ def test_push_dry_run_prints_the_diff_and_the_one_commit(tmp_path, sample_releas
     assert "README.md" in proc.stdout and ".eval_results/ref_l4.yaml" in proc.stdout
     assert "+      type: me/ref-l4" in proc.stdout and "-license" not in proc.stdout
     assert "A detector." in card_path.read_text()
+
+
+def test_existing_eval_results_missing_a_hub_field_are_refused_with_the_fix():
+    """An existing .eval_results entry without a value (huggingface_hub's parser needs one) is a clear error naming
+    the file; a valid one with fields the library does not know is kept as written (never lost)."""
+    from vlbench.errors import InputError
+    from vlbench.registration import merge_eval_results
+
+    new = [{"dataset": {"id": "me/ref-l4", "task_id": "acc50_test"}, "value": 50.0}]
+    with pytest.raises(InputError, match="lacks a field the Hub needs"):
+        merge_eval_results("- dataset: {id: someone/x, task_id: t}\n", new, source="model/.eval_results/x.yaml")
+    kept = merge_eval_results("- dataset: {id: someone/x, task_id: t}\n  value: 1.5\n  mine: keep me\n", new)
+    assert kept[0] == {"dataset": {"id": "someone/x", "task_id": "t"}, "value": 1.5, "mine": "keep me"}

@@ -71,7 +71,10 @@ def write_eval_yaml(out_dir: str | Path, benchmark: str, card_meta: dict[str, An
 def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | None = None,
                  date: str | None = None, source_url: str | None = None, source_name: str | None = None,
                  notes: str | None = None) -> list[dict[str, Any]]:
-    """The ``.eval_results`` entries of a result: one per task whose number it holds (value in percent)."""
+    """The ``.eval_results`` entries of a result: one per task whose number it holds (value in percent), built as
+    ``huggingface_hub``'s own :class:`~huggingface_hub.EvalResultEntry` and written by its
+    ``eval_result_entries_to_yaml`` (so the schema is the library's, not a copy of it)."""
+    from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
     info = get_benchmark(result.benchmark)
     info.leaderboards.check(result)
@@ -80,20 +83,16 @@ def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | 
         value = info.leaderboards.value(task, result)
         if value is None:
             continue
-        dataset: dict[str, Any] = {"id": require_dataset_id(result, dataset_id), "task_id": task.id}
-        if revision:
-            dataset["revision"] = revision
-        entry: dict[str, Any] = {"dataset": dataset, "value": round(float(value), 4),
-                                 "date": date or _dt.date.today().isoformat()}
-        if source_url:
-            entry["source"] = {"url": source_url, **({"name": source_name} if source_name else {})}
-        entry["notes"] = notes or f"vlbench {result.version}, protocol={result.protocol}"
-        entries.append(entry)
+        entries.append(EvalResultEntry(
+            dataset_id=require_dataset_id(result, dataset_id), task_id=task.id, value=round(float(value), 4),
+            dataset_revision=revision, date=date or _dt.date.today().isoformat(), source_url=source_url,
+            source_name=source_name if source_url else None,
+            notes=notes or f"vlbench {result.version}, protocol={result.protocol}"))
     if not entries:
         raise InputError(f"this {info.id} result holds none of the registered leaderboard numbers "
                          f"({', '.join(t.id for t in info.leaderboards.tasks())})",
                          fix="score a split that has leaderboards (see the dataset's eval.yaml)")
-    return entries
+    return eval_result_entries_to_yaml(entries)
 
 
 def merge_eval_results(existing: str, new: list[dict[str, Any]], source: str = ".eval_results") -> list[dict[str, Any]]:
@@ -112,6 +111,13 @@ def merge_eval_results(existing: str, new: list[dict[str, Any]], source: str = "
     if not isinstance(old, list) or not all(isinstance(e, dict) and isinstance(e.get("dataset"), dict) for e in old):
         raise InputError("the existing evaluation results are not a list of {dataset: {...}, value: ...} entries",
                          file=source, fix="fix or remove the file, then write the results again")
+    from huggingface_hub import parse_eval_result_entries
+
+    try:        # what the Hub's library reads; the entries themselves are kept as written (fields it does not know)
+        parse_eval_result_entries(old)
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"an existing evaluation result lacks a field the Hub needs ({type(exc).__name__}: {exc})",
+                         file=source, fix="fix or remove the file, then write the results again") from None
 
     def key(entry: dict[str, Any]) -> tuple:
         d = entry["dataset"]
