@@ -1,16 +1,17 @@
 """The overhead of vlbench's predict loop over a bare ``model(**inputs)`` loop on the same batches.
 
-    python bench/predict.py [--repeats 8] [--batch-size 8]
+    python bench/predict.py [--repeats 8] [--batch-size 8] [--pairs 5]
 
 A randomly initialised OWL-ViT of a moderate size (4-layer 256-wide towers, 224x224 input, 49 boxes; built from a
 config, offline) over the Ref-L4 sample's test split repeated ``--repeats`` times (a built Hub folder):
 
 - vlbench: ``vlbench.predict.predict`` end to end (rows from the folder, queries, processor, forward,
   post-processing, entries, the resumable partial file, the official file);
-- bare: the same items' batches prepared by the processor beforehand, then only ``model(**inputs)`` timed;
-- bare with processing: the processor, ``model(**inputs)`` and the post-processing per batch (what any loop does).
+- bare: the processor, ``model(**inputs)`` and the post-processing per batch (what any loop does).
 
-Prints images per second of both and their ratio (the loop's overhead). Best of 3 runs each.
+Also a detector sent OmniLabel's label spaces 4 queries at a time (multi-query chunking) and a tiny LLaVA
+generating 16 tokens per Ref-L4 item. Each pair runs vlbench then the bare loop (A B A B ...); prints items per
+second and the median of the paired time ratios with their spread (the loop's overhead; 1.0 is none).
 """
 
 from __future__ import annotations
@@ -52,56 +53,69 @@ def build_data(folder: Path, repeats: int) -> Path:
     return folder / "hub"
 
 
-def best(fn, runs: int = 3) -> float:
+def paired(a, b, pairs: int) -> tuple[float, float, float, float, float]:
+    """A and B run in turn (A B A B ...): (median A seconds, median B seconds, median of the paired ratios A / B,
+    their min, their max)."""
+    import statistics
+
     times = []
-    for _ in range(runs):
+    for _ in range(pairs):
         t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+        a()
+        ta = time.perf_counter() - t
+        t = time.perf_counter()
+        b()
+        times.append((ta, time.perf_counter() - t))
+    ratios = [x / y for x, y in times]
+    return (statistics.median(x for x, _ in times), statistics.median(y for _, y in times), statistics.median(ratios),
+            min(ratios), max(ratios))
+
+
+def _report(name: str, n: int, result: tuple[float, float, float, float, float]) -> None:
+    a, b, med, lo, hi = result
+    print(f"| {name} | {n} | {n / a:.1f} | {n / b:.1f} | {med:.2f} ({lo:.2f}-{hi:.2f}) |")
 
 
 def main() -> None:
+    """Build the models and data, then time each loop against its bare loop, interleaved."""
     import torch
 
+    from vlbench.benchmarks import get_benchmark
     from vlbench.predict import load_data, models, predict
+    from vlbench.predict.families import render_prompt
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--pairs", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(2)
+    sys.path.insert(0, str(ROOT / "tests"))
+    from tiny_models import tiny_llava
+
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         model_dir, hub = build_model(tmp / "model"), build_data(tmp, args.repeats)
-        n = 0
-
-        def ours() -> None:
-            nonlocal n
-            out = tmp / "preds.json"
-            out.unlink(missing_ok=True)
-            n = predict("ref_l4", str(model_dir), hub, out, split="test", batch_size=args.batch_size,
-                        progress=False).items
-
-        loaded = models.load_model(str(model_dir), models.inspect_model(str(model_dir)), device="cpu")
+        vlm_dir = tiny_llava(tmp / "llava")
+        out = tmp / "preds.json"
         data, _ = load_data("ref_l4", hub, split="test")
-        from vlbench.benchmarks import get_benchmark
-
         items = list(get_benchmark("ref_l4").require_predictor().items(data, "detector"))
-        batches = [loaded.processor(text=[list(it.queries) for it in items[i:i + args.batch_size]],
-                                    images=[it.image.convert("RGB") for it in items[i:i + args.batch_size]],
-                                    return_tensors="pt", padding="max_length", truncation=True)
-                   for i in range(0, len(items), args.batch_size)]
+        bs = args.batch_size
+        print(f"{len(items)} items, batch size {bs}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+              f"{args.pairs} pairs A B A B\n")
+        print("| loop | items | vlbench items/s | bare items/s | time ratio vlbench / bare, median (min-max) |")
+        print("|---|---|---|---|---|")
 
-        def bare() -> None:
-            with torch.inference_mode():
-                for inputs in batches:
-                    loaded.model(**inputs)
+        # detector: vlbench predict end to end vs the processor, forward and post-processing per batch
+        loaded = models.load_model(str(model_dir), models.inspect_model(str(model_dir)), device="cpu")
 
-        def bare_with_processor() -> None:
+        def ours_detector() -> None:
+            predict("ref_l4", str(model_dir), hub, out, split="test", batch_size=bs, progress=False, overwrite=True)
+
+        def bare_detector() -> None:
             with torch.inference_mode():
-                for i in range(0, len(items), args.batch_size):
-                    chunk = items[i:i + args.batch_size]
+                for i in range(0, len(items), bs):
+                    chunk = items[i:i + bs]
                     images = [it.image.convert("RGB") for it in chunk]
                     inputs = loaded.processor(text=[list(it.queries) for it in chunk], images=images,
                                               return_tensors="pt", padding="max_length", truncation=True)
@@ -109,14 +123,57 @@ def main() -> None:
                     loaded.processor.post_process_grounded_object_detection(
                         outputs, threshold=0.01, target_sizes=[im.size[::-1] for im in images])
 
-        bare(), ours(), bare_with_processor()       # warm-up: thread pools, allocator, first-call compilation
-        bare_s, ours_s, processed_s = best(bare), best(ours), best(bare_with_processor)
-        print(f"{n} items, batch size {args.batch_size}, torch {torch.__version__}, {torch.get_num_threads()} threads")
-        print(f"| loop | images/s |\n|---|---|\n| bare model(**inputs), batches prepared beforehand | {n / bare_s:.1f} |")
-        print(f"| bare loop with the processor and post-processing per batch | {n / processed_s:.1f} |")
-        print(f"| vlbench predict, end to end (model and rows loaded, partial file, official file) | {n / ours_s:.1f} |")
-        print(f"overhead ratio (vlbench time / bare model time): {ours_s / bare_s:.2f}")
-        print(f"overhead ratio (vlbench time / bare loop with processing): {ours_s / processed_s:.2f}")
+        ours_detector(), bare_detector()          # warm-up
+        _report("detector (OWL-ViT, Ref-L4)", len(items), paired(ours_detector, bare_detector, args.pairs))
+
+        # multi-query chunking: OmniLabel's label spaces sent 4 queries at a time
+        omni = tmp / "omni"
+        from vlbench import api
+
+        api.build("omnilabel", ROOT / "src" / "vlbench" / "samples" / "omnilabel" / "dataset_val.json", omni,
+                  images=ROOT / "src" / "vlbench" / "samples" / "omnilabel" / "images")
+        o_data, _ = load_data("omnilabel", omni)
+        o_items = list(get_benchmark("omnilabel").require_predictor().items(o_data, "detector"))
+
+        def ours_chunked() -> None:
+            predict("omnilabel", str(model_dir), omni, out, batch_size=bs, max_queries=4, progress=False,
+                    overwrite=True)
+
+        def bare_chunked() -> None:
+            with torch.inference_mode():
+                for it in o_items:
+                    image = it.image.convert("RGB")
+                    for q in range(0, len(it.queries), 4):
+                        inputs = loaded.processor(text=[list(it.queries[q:q + 4])], images=[image],
+                                                  return_tensors="pt", padding="max_length", truncation=True)
+                        loaded.processor.post_process_grounded_object_detection(
+                            loaded.model(**inputs), threshold=0.01, target_sizes=[image.size[::-1]])
+
+        ours_chunked(), bare_chunked()
+        _report("detector, 4 queries per pass (OmniLabel)", len(o_items), paired(ours_chunked, bare_chunked,
+                                                                                    args.pairs))
+
+        # generator: vlbench predict (prompt, generate, parse, token scores) vs prompt + generate + decode
+        vlm_info = models.inspect_model(str(vlm_dir))
+        preset = vlm_info.family.preset("box", None, None)
+        vlm = models.load_model(str(vlm_dir), vlm_info, device="cpu", preset=preset)
+        g_items = items[: 4 * bs]
+
+        def ours_generator() -> None:
+            predict("ref_l4", str(vlm_dir), hub, out, split="test", batch_size=bs, limit=len(g_items),
+                    max_new_tokens=16, progress=False, overwrite=True)
+
+        def bare_generator() -> None:
+            with torch.inference_mode():
+                for i in range(0, len(g_items), bs):
+                    chunk = g_items[i:i + bs]
+                    inputs = models._inputs(vlm, chunk, [render_prompt(preset, "box", it.queries) for it in chunk],
+                                            preset)
+                    vlm.processor.batch_decode(vlm.model.generate(**inputs, do_sample=False, max_new_tokens=16))
+
+        ours_generator(), bare_generator()
+        _report("generator (LLaVA, Ref-L4, 16 new tokens)", len(g_items),
+                paired(ours_generator, bare_generator, args.pairs))
 
 
 if __name__ == "__main__":
