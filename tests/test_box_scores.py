@@ -156,3 +156,15 @@ def test_predict_in_bfloat16_spread_by_a_device_map(built_samples, tmp_path):
     assert loaded.model.dtype == torch.bfloat16 and loaded.device == "cpu"
     with pytest.raises(Exception, match="unknown dtype"):
         predict("ovdeval", str(model), data, tmp_path / "x.json", config="color", dtype="float8")
+
+
+def test_an_image_that_does_not_decode_names_its_item():
+    """Damaged image bytes in a dataset cell: decoding the batch is a FormatError naming the item (not PIL's OSError,
+    which the loop would report as a failed write of its partial file)."""
+    from vlbench.errors import FormatError
+    from vlbench.predict.streaming import LazyImage, loaded
+    from vlbench.protocol.predicting import PredictItem
+
+    cells = [{"image": {"bytes": b"not an image", "path": None}}]
+    with pytest.raises(FormatError, match="item row-7"):
+        loaded([PredictItem("row-7", LazyImage(cells, 0, "image"), ("cup",))])

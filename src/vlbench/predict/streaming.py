@@ -83,8 +83,22 @@ class LazyRows:
 
 
 def loaded(batch: list[PredictItem]) -> list[PredictItem]:
-    """The batch with its images decoded (items whose image is already an image are kept as they are)."""
-    return [dataclasses.replace(it, image=it.image.load()) if isinstance(it.image, LazyImage) else it for it in batch]
+    """The batch with its images decoded (items whose image is already an image are kept as they are); an image
+    that does not decode is a :class:`~vlbench.errors.FormatError` naming its item (PIL's own errors are OSErrors,
+    which the loop would take for a failed write)."""
+    out = []
+    for it in batch:
+        if isinstance(it.image, LazyImage):
+            try:
+                it = dataclasses.replace(it, image=it.image.load())
+            except (OSError, ValueError, SyntaxError) as exc:      # what PIL raises on damaged bytes
+                from ..errors import FormatError
+
+                raise FormatError(f"the image of item {it.key} does not decode ({type(exc).__name__}: {exc})",
+                                  fix="rebuild the dataset (vlbench build ... --skip-bad-images leaves such images "
+                                      "out), or pass --limit to stop before it") from None
+        out.append(it)
+    return out
 
 
 def batches(items: list[PredictItem], size: int) -> Iterable[list[PredictItem]]:
