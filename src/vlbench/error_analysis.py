@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .cocoeval import FP, IGNORED, TP, Params, average_precision_at, concat_ranges
+from .cocoeval import FP, IGNORED, TP, Params, average_precision_at, same_key_combinations
 from .geometry import iou_aligned_xyxy, xywh_to_xyxy
 
 __all__ = ["TYPES", "DEFINITIONS", "FOREGROUND_IOU", "BACKGROUND_IOU", "Detections", "Truth", "Classified",
@@ -128,13 +128,10 @@ def classify(det: Detections, gt: Truth) -> Classified:
     n, fp = len(det.pair), det.state == FP
     taken = np.zeros(len(gt.pair), dtype=bool)
     taken[det.gt_taken[(det.state == TP) & (det.gt_taken >= 0)]] = True
-    # every (false positive, GT of its image) combination: GT sorted by image, each FP meets its image's run
+    # every (false positive, GT of its image) combination
     f = np.flatnonzero(fp)
-    g_order = np.argsort(gt.image, kind="stable")
-    first = np.searchsorted(gt.image[g_order], det.image[f])
-    count = np.searchsorted(gt.image[g_order], det.image[f], side="right") - first
-    c_det = np.repeat(f, count)
-    c_gt = g_order[concat_ranges(first, count)]
+    c_fp, c_gt = same_key_combinations(det.image[f], gt.image)
+    c_det = f[c_fp]
     with np.errstate(invalid="ignore", over="ignore"):
         d_xyxy, g_xyxy = xywh_to_xyxy(det.box_xywh), xywh_to_xyxy(gt.box_xywh)
         iou = np.nan_to_num(iou_aligned_xyxy(d_xyxy[c_det], g_xyxy[c_gt], dtype=np.float64, eps=0.0), nan=0.0)
@@ -264,9 +261,11 @@ SIZES, SHAPES = ("small", "medium", "large"), ("tall", "square", "wide")
 
 
 def size_of(box_xywh: NDArray[np.float64]) -> NDArray[np.int64]:
-    """COCO's size of each box by its area w * h, as indices into SIZES: small (< 32^2), medium (< 96^2), large."""
+    """COCO's size of each box by its area w * h, as indices into SIZES: small (< 32^2), medium (< 96^2), large
+    (the bounds of ``Params.area_rngs``)."""
     area = box_xywh[:, 2] * box_xywh[:, 3] if len(box_xywh) else np.zeros(0)
-    return np.where(area < 32**2, 0, np.where(area < 96**2, 1, 2))
+    small, medium = DEFAULT_PARAMS.area_rngs[1][1], DEFAULT_PARAMS.area_rngs[2][1]
+    return np.where(area < small, 0, np.where(area < medium, 1, 2))
 
 
 def shape_of(box_xywh: NDArray[np.float64]) -> NDArray[np.int64]:

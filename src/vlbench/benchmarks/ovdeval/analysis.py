@@ -27,21 +27,6 @@ def _mean_ap(ap: NDArray[np.float64]) -> float | None:
     return float(defined.mean()) if len(defined) else None
 
 
-def _negative_pairs(gt: OVDEvalSubset, images: NDArray[np.int64], cats: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The pairs ``image index * K + category index`` whose category is a negative (``neg_text``) of the image."""
-    by_name: dict[str, list[int]] = {}
-    for cid, name in gt.category_names.items():
-        by_name.setdefault(name, []).append(cid)
-    found = [(image, cid) for image, names in gt.image_negatives.items() for n in names for cid in by_name.get(n, ())]
-    if not found:
-        return np.zeros(0, dtype=np.int64)
-    image_id, cat_id = np.asarray(found, dtype=np.int64).T
-    i, k = np.searchsorted(images, image_id), np.searchsorted(cats, cat_id)
-    ok = (i < len(images)) & (k < len(cats))
-    ok[ok] &= (images[i[ok]] == image_id[ok]) & (cats[k[ok]] == cat_id[ok])
-    return i[ok] * len(cats) + k[ok]
-
-
 def _mean_ap_rows(ap: NDArray[np.float64]) -> NDArray[np.float64]:
     """:func:`_mean_ap` per resample: (R, K) APs, NaN undefined -> (R,) means of the defined (NaN if none)."""
     defined = np.isfinite(ap)
@@ -63,7 +48,7 @@ def analyze(gt: OVDEvalSubset, nms: CocoEvalResult, suppressed: int,
     box = dets.box_xywh[m.det_index]
     det = ea.Detections(pair=m.pair, image=m.pair // K, group=m.pair % K, box_xywh=box, rank_key=rank_key,
                         state=m.state[0, t], gt_taken=m.gt_taken,
-                        negative=np.isin(m.pair, _negative_pairs(gt, images, cats)))
+                        negative=gt.is_negative(images[m.pair // K], cats[m.pair % K]))
     outside = (truth.area < params.area_rngs[0][0]) | (truth.area > params.area_rngs[0][1])
     truths = ea.Truth(pair=truth.pair, image=truth.pair // K, group=truth.pair % K, box_xywh=truth.box_xywh,
                       ignored=truth.iscrowd | outside)

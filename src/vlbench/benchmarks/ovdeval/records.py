@@ -35,6 +35,24 @@ class OVDEvalSubset:
     #: (width, height) of each image of ``image_ids`` (NaN where not given), for the convention check; None if none
     image_wh: NDArray[np.float64] | None = None
 
+    def is_negative(self, image_ids: NDArray[np.int64], category_ids: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """Whether each (image id, category id) names one of the image's hard negatives (``neg_text``)."""
+        by_name: dict[str, list[int]] = {}
+        for cid, name in self.category_names.items():
+            by_name.setdefault(name, []).append(int(cid))
+        pairs = [(image, cid) for image, names in self.image_negatives.items() for n in names
+                 for cid in by_name.get(n, ())]
+        if not pairs or not len(image_ids):
+            return np.zeros(len(image_ids), dtype=bool)
+        both = np.concatenate([np.asarray(pairs, dtype=np.int64),
+                               np.column_stack([image_ids, category_ids]).astype(np.int64)])
+        # each pair as one integer (image rank, category rank): a vectorised membership test replaces a set
+        # lookup per prediction
+        _, image = np.unique(both[:, 0], return_inverse=True)
+        _, category = np.unique(both[:, 1], return_inverse=True)
+        key = image.reshape(-1) * (int(category.max()) + 1) + category.reshape(-1)
+        return np.isin(key[len(pairs):], key[:len(pairs)])
+
     def gt_dict(self) -> dict[str, NDArray]:
         """The annotations as the COCO engine's column dict."""
         return {"image_id": self.ann_image, "category_id": self.ann_category, "bbox": self.ann_box,

@@ -323,8 +323,7 @@ def threshold_metrics(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bo
     hard negative (``neg_text``) while lying on an object: the answer-set view of a model without confidences."""
     tp, fp, n_gt = cocoeval.threshold_counts(nms.matches)
     image, category, box = preds.image_id[keep], preds.category_id[keep], preds.box_xywh[keep]
-    names = np.array([gt.category_names.get(int(c), "") for c in category.tolist()], dtype=object)
-    negative = np.array([n in gt.image_negatives.get(int(i), ()) for i, n in zip(image.tolist(), names)], dtype=bool)
+    negative = gt.is_negative(image, category)
     on = cocoeval.on_objects(image[negative], box[negative], gt.ann_image, gt.ann_box)
     return {"note": THRESHOLD_NOTE, "iou": 0.5, **cocoeval.precision_recall_f1(tp, fp, n_gt),
             "true_positives": tp, "false_positives": fp, "gt_boxes": n_gt, "boxes": int(keep.sum()),
