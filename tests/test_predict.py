@@ -187,3 +187,57 @@ def _rows(folder: Path, split: str) -> list[dict]:
     from datasets import load_dataset
 
     return list(load_dataset(str(folder), split=split).remove_columns("image"))
+
+
+def test_batches_hold_alike_items_within_a_window_and_every_item_once():
+    """Hand-derived: batches of 2, windows of 2 batches (4 items). Window 1 holds query counts 3, 1, 2, 1 -> sorted
+    one query each ("short" before "long query": less text), two, three; window 2: one query each, the 10x20 image
+    before the 20x10 (size compared width first), then two queries.
+    Nothing is lost or repeated."""
+    from PIL import Image
+
+    from vlbench.predict.streaming import grouped
+    from vlbench.protocol.predicting import PredictItem
+
+    def item(key: str, queries: tuple[str, ...], wh: tuple[int, int] = (8, 8)) -> PredictItem:
+        return PredictItem(key, Image.new("RGB", wh), queries)
+
+    items = [item("a", ("x", "y", "z")), item("b", ("long query",)), item("c", ("q", "r")), item("d", ("short",)),
+             item("e", ("x",), (20, 10)), item("f", ("x",), (10, 20)), item("g", ("x", "y"))]
+    order = [it.key for it in grouped(items, size=2, window=2)]
+    assert order == ["d", "b", "c", "a", "f", "e", "g"]
+
+
+def test_image_cells_read_through_their_own_mappings_are_the_dataset_s_cells_before_and_after_release(tmp_path):
+    """The image bytes :class:`ImageCells` reads from its own mappings of the Arrow files equal the cells
+    ``datasets`` itself gives (decode=False) for every row, for a dataset of one file and for a concatenation of
+    two (row order across files); reading again after :meth:`release` gives the same bytes. A dataset seen through
+    an indices mapping (``select``) is read through ``datasets``."""
+    import io
+
+    import datasets
+    from PIL import Image
+
+    from vlbench.predict.streaming import ImageCells
+
+    def part(n: int, shade: int) -> datasets.Dataset:
+        def png(k: int) -> bytes:
+            buf = io.BytesIO()
+            Image.new("RGB", (4 + k, 3), (shade, k, 0)).save(buf, format="PNG")
+            return buf.getvalue()
+
+        rows = {"id": list(range(n)), "image": [{"bytes": png(k), "path": None} for k in range(n)]}
+        ds = datasets.Dataset.from_dict(rows, features=datasets.Features(
+            {"id": datasets.Value("int64"), "image": datasets.Image()}))
+        ds.save_to_disk(str(tmp_path / f"part{shade}"))
+        return datasets.load_from_disk(str(tmp_path / f"part{shade}"))
+
+    one, two = part(5, 10), part(3, 200)
+    for dataset, mapped in ((one, True), (datasets.concatenate_datasets([one, two]), True),
+                            (one.select([4, 0, 2]), False)):
+        expected = [row["image"]["bytes"] for row in dataset.cast_column("image", datasets.Image(decode=False))]
+        cells = ImageCells(dataset, ["image"])
+        assert (cells.table is not None) == mapped and len(cells.maps) == mapped * len(dataset.cache_files)
+        assert [cells.cell(i, "image")["bytes"] for i in range(len(dataset))] == expected
+        cells.release()
+        assert [cells.cell(i, "image")["bytes"] for i in range(len(dataset))] == expected

@@ -585,3 +585,33 @@ def test_a_processor_package_that_does_not_load_is_named_before_the_model(family
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "torchvision" in proc.stderr and 'pip install "vlbench[predict]"' in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["OWL-ViT", "OWLv2"])
+def test_owl_queries_padded_to_the_batch_s_longest_answer_as_the_processor_s_full_length_padding(name,
+                                                                                                 family_models):
+    """The loop pads OWL queries to the longest of the batch (less work) where the family's processor pads to the
+    text encoder's 16 tokens. The reference is the model run on the processor's own ``padding="max_length"``
+    inputs: every image's kept boxes, scores and queries must be the same (the text tower is causal and pools at
+    the end token). Queries of 2 to 9 tokens, unequal list lengths."""
+    from PIL import Image
+
+    from vlbench.predict import detectors, models
+
+    info = models.inspect_model(str(family_models[name]))
+    loaded = models.load_model(str(family_models[name]), info, device="cpu")
+    rng = np.random.default_rng(0)
+    images = [Image.fromarray(rng.integers(0, 255, (48 + 16 * n, 64, 3), dtype=np.uint8)) for n in range(3)]
+    queries = [["a", "red car"], ["dog"], ["tall man", "cup", "sky"]]
+    got = detectors.owl(loaded, images, queries, threshold=0.0)
+    inputs = loaded.processor(text=queries, images=images, return_tensors="pt", padding="max_length",
+                              truncation=True, max_length=16)
+    assert inputs["input_ids"].shape[-1] == 16 and max(map(len, (q for qs in queries for q in qs))) + 2 < 16
+    with torch.inference_mode():
+        outputs = loaded.model(**inputs)
+    for n, qs in enumerate(queries):
+        logits = outputs.logits[n, :, :len(qs)]
+        best, label = logits.max(-1)
+        mine = got.boxes[n]
+        assert [q for _, _, q in mine] == label.tolist()
+        np.testing.assert_allclose([s for s, _, _ in mine], torch.sigmoid(best).numpy(), rtol=1e-5, atol=1e-6)

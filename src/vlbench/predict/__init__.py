@@ -299,7 +299,7 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
                 preset: Any, batch_size: int, progress: bool) -> None:
     """This process's items in batches, each answer appended to its partial file (resumed where a run stopped)."""
     from .families import render_prompt
-    from .streaming import batches
+    from .streaming import batches, grouped
 
     done = _resume(partial, report.settings, repair=True)
     report.resumed = sum(it.key in done for it in mine)
@@ -309,7 +309,8 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
             if fh.tell() == 0:
                 fh.write(json.dumps({"settings": asdict(report.settings)}) + "\n")
             bar = _progress(len(mine), report.resumed, progress)
-            for batch in batches(todo, batch_size):      # images decoded a batch ahead, in a background thread
+            # alike items batched together; images decoded a batch ahead, in a background thread
+            for batch in batches(grouped(todo, batch_size), batch_size):
                 prompts = [render_prompt(preset, predictor.answer_kind, it.queries) for it in batch] if preset else []
                 for record in _answer(predictor, loaded, batch, report.settings, preset, prompts):
                     fh.write(json.dumps(record, allow_nan=False) + "\n")

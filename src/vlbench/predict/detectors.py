@@ -63,8 +63,14 @@ def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: flo
     import torch
 
     limit = _text_limit(loaded, 16)
-    inputs = loaded.processor(text=queries, images=images, return_tensors="pt", padding="max_length",
-                              truncation=True, max_length=limit)
+    # The processor pads each list to the batch's query count with " " and every query to the encoder's length;
+    # here queries are padded to the batch's longest instead: the text tower is causal and pools at the end token,
+    # so the padding after it changes nothing but the work.
+    width = max(map(len, queries))
+    texts = [q for qs in queries for q in [*qs, *[" "] * (width - len(qs))]]
+    inputs = loaded.processor.tokenizer(texts, return_tensors="pt", padding="longest", truncation=True,
+                                        max_length=limit)
+    inputs["pixel_values"] = loaded.processor.image_processor(images, return_tensors="pt")["pixel_values"]
     with torch.inference_mode():
         outputs = loaded.model(**loaded.place(inputs))
     found = []
