@@ -153,12 +153,17 @@ def read_boxes(boxes: list[Any], source: str, *, protocol: str, key: str = "bbox
 
     from .errors import PredictionError
 
+    from itertools import chain
+
     try:
-        arr = np.asarray(boxes, dtype=np.float64).reshape(len(boxes), 4)
-        flat = set(map(type, (v for b in boxes for v in b)))
-        ok = all(len(b) == 4 for b in boxes) and flat <= {int, float} and not any(isinstance(b, str) for b in boxes)
-    except (TypeError, ValueError):
-        ok, flat = False, set()
+        # numbers only when numpy makes a numeric (N, 4) array of them and no coordinate is a JSON boolean (numpy
+        # would cast it); one pass over the values' types, not a Python loop per box
+        arr = np.array(boxes)
+        ok = arr.shape == (len(boxes), 4) and arr.dtype.kind in "fiu" and \
+            set(map(type, chain.from_iterable(boxes))) <= {int, float}
+        arr = arr.astype(np.float64) if ok else arr
+    except (TypeError, ValueError, OverflowError):
+        ok = False
     unusual: dict[str, list[int]] = {}
     for i, b in enumerate(boxes) if not ok else ():
         if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)):

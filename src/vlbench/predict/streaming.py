@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..protocol.predicting import PredictItem
 
@@ -38,6 +39,7 @@ class ImageCells:
 
     def __init__(self, dataset: Any, columns: list[str]) -> None:
         self.maps: list[mmap.mmap] = []
+        self.parts: dict[str, Any] = {}
         self.table = self._mapped(dataset, columns) if columns else None
         if self.table is None and columns:
             from datasets import Image
@@ -66,11 +68,39 @@ class ImageCells:
             return None
         return table
 
-    def cell(self, index: int, column: str) -> dict[str, Any]:
-        """Row ``index``'s encoded image in ``column``."""
+    def open(self, index: int, column: str) -> Any:
+        """Row ``index``'s encoded image in ``column``, as a file to read (the mapped bytes themselves, not a copy:
+        reading a header touches a page or two) or its path."""
         if self.table is None:
-            return dict(self.rows[index][column])
-        return dict(self.table.column(column)[index].as_py())
+            cell = self.rows[index][column]
+            return io.BytesIO(cell["bytes"]) if cell.get("bytes") else cell["path"]
+        import pyarrow as pa
+
+        if column not in self.parts:
+            self.parts[column] = self._parts(column)
+        starts, parts = self.parts[column]
+        k = int(np.searchsorted(starts, index, side="right")) - 1
+        row = index - int(starts[k])
+        offsets, values, paths = parts[k]
+        begin, end = int(offsets[row]), int(offsets[row + 1])
+        if end > begin:         # a null cell has equal offsets
+            return pa.BufferReader(values.slice(begin, end - begin))
+        return paths[row].as_py()
+
+    def _parts(self, column: str) -> tuple[NDArray[np.int64], list[tuple[NDArray[np.int64], Any, Any]]]:
+        """Where each chunk of ``column`` starts, and per chunk the offsets and values buffer of its bytes and
+        its paths. The bytes are sliced from the values buffer: Arrow's scalar accessors read a whole value."""
+        import pyarrow as pa
+
+        chunks = self.table.column(column).chunks
+        parts = []
+        for chunk in chunks:
+            data = chunk.field("bytes")
+            wide = pa.types.is_large_binary(data.type)
+            offsets = np.frombuffer(data.buffers()[1], dtype=np.int64 if wide else np.int32)
+            parts.append((offsets[data.offset:data.offset + len(data) + 1].astype(np.int64), data.buffers()[2],
+                          chunk.field("path")))
+        return np.cumsum([0, *map(len, chunks)]), parts
 
     def release(self) -> None:
         """Give back the pages of the mapped files read so far."""
@@ -90,10 +120,10 @@ class LazyImage:
     def _open(self) -> Any:
         from PIL import Image
 
-        cells = self.cells
-        cell = cells.cell(self.index, self.column) if isinstance(cells, ImageCells) else cells[self.index][self.column]
-        source = io.BytesIO(cell["bytes"]) if cell.get("bytes") else cell["path"]
-        return Image.open(source)
+        if isinstance(self.cells, ImageCells):
+            return Image.open(self.cells.open(self.index, self.column))
+        cell = self.cells[self.index][self.column]
+        return Image.open(io.BytesIO(cell["bytes"]) if cell.get("bytes") else cell["path"])
 
     @property
     def size(self) -> tuple[int, int]:
@@ -150,10 +180,15 @@ def loaded(batch: list[PredictItem]) -> list[PredictItem]:
                                   fix="rebuild the dataset (vlbench build ... --skip-bad-images leaves such images "
                                       "out), or pass --limit to stop before it") from None
         out.append(it)
-    for cells in {id(it.image.cells): it.image.cells for it in batch if isinstance(it.image, LazyImage)}.values():
+    _release(batch)
+    return out
+
+
+def _release(items: list[PredictItem]) -> None:
+    """Give back the mapped pages the images of ``items`` were read from."""
+    for cells in {id(it.image.cells): it.image.cells for it in items if isinstance(it.image, LazyImage)}.values():
         if isinstance(cells, ImageCells):
             cells.release()
-    return out
 
 
 #: batches whose items are grouped together (a window of the item order, so that a run keeps moving through the split)
@@ -172,8 +207,11 @@ def grouped(items: list[PredictItem], size: int, window: int = GROUP_WINDOW) -> 
     """``items`` reordered so that the items of each batch of ``size`` are alike (:func:`shape_key`): sorted within
     each run of ``window`` batches, so a batch no longer generates until the longest answer of a random mix, nor
     pads its images to the largest of one. The order of the written files is the split's, whatever this order."""
-    step = size * window
-    return [it for start in range(0, len(items), step) for it in sorted(items[start:start + step], key=shape_key)]
+    step, out = size * window, []
+    for start in range(0, len(items), step):
+        out.extend(sorted(items[start:start + step], key=shape_key))
+        _release(items[start:start + step])     # the header pages read (the kernel maps ~100 kB around each)
+    return out
 
 
 def batches(items: list[PredictItem], size: int) -> Iterable[list[PredictItem]]:

@@ -1,0 +1,107 @@
+"""Plain COCO bbox evaluation of two files, as pycocotools' ``COCO``, ``loadRes`` and ``COCOeval(..., "bbox")``
+read and score them: the twelve stats, the precision and recall arrays.
+
+The engine (:func:`vlbench.cocoeval.evaluate_bbox`) reproduces ``COCOeval`` on arrays; this module reads an
+instances file and a results file straight into those arrays: the JSON parsed once (orjson), then one list
+comprehension per column, no object per detection of our own. Whatever pycocotools would refuse (a results entry on an
+image the instances file lacks: ``loadRes``' assertion; a missing key: its KeyError) is an error naming the file,
+the entry and the fix. Example::
+
+    from vlbench.coco import evaluate_files
+    result = evaluate_files("instances_val2017.json", "detections.json")
+    print(result.stats["AP"], result.stats["AP50"])
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .cocoeval import CocoEvalResult, Params, evaluate_bbox
+from .errors import FormatError
+from .io import read_json
+from .validation import integral_ids, read_boxes, read_scores
+
+__all__ = ["read_instances", "read_results", "evaluate_files"]
+
+#: the keys ``COCOeval(..., "bbox")`` reads from a ground-truth annotation and from a result
+ANNOTATION_KEYS = ("id", "image_id", "category_id", "bbox", "area", "iscrowd")
+RESULT_KEYS = ("image_id", "category_id", "bbox", "score")
+
+
+def _column(entries: list[Any], key: str, path: str, what: str, fix: str) -> list[Any]:
+    """``[e[key] for e in entries]``, or an error naming the first entry without it."""
+    try:
+        return [e[key] for e in entries]
+    except (KeyError, TypeError, IndexError):
+        for i, e in enumerate(entries):
+            if not isinstance(e, dict) or key not in e:
+                raise FormatError(f"{what} {i} has no {key!r} (pycocotools reads it)", file=path,
+                                  entry=f"{what} {i}", fix=fix) from None
+        raise
+
+
+def _list_of(data: Any, key: str | None, path: str, fix: str) -> list[Any]:
+    """``data[key]`` (or ``data``) as a list, or an error saying what the file should hold."""
+    value = data.get(key) if key is not None and isinstance(data, dict) else (data if key is None else None)
+    if not isinstance(value, list):
+        where = f"a list under {key!r}" if key else "a list of detections"
+        raise FormatError(f"this file should hold {where}", file=path, fix=fix)
+    return value
+
+
+def read_instances(path: str | os.PathLike) -> tuple[NDArray[np.int64], NDArray[np.int64], dict[str, NDArray]]:
+    """A COCO instances file -> (image ids, category ids, the annotations as ``evaluate_bbox``'s GT columns)."""
+    source = str(path)
+    data = read_json(path, what="instances file")
+    fix = "pass a COCO instances file (images, annotations, categories), e.g. instances_val2017.json"
+    images, anns = _list_of(data, "images", source, fix), _list_of(data, "annotations", source, fix)
+    categories = _list_of(data, "categories", source, fix)
+    image_ids = integral_ids(_column(images, "id", source, "image", fix), source, "id")
+    category_ids = integral_ids(_column(categories, "id", source, "category", fix), source, "id")
+    columns = {key: _column(anns, key, source, "annotation", fix) for key in ANNOTATION_KEYS}
+    boxes, _ = read_boxes(columns["bbox"], source, protocol="official")
+    gt = {"image_id": integral_ids(columns["image_id"], source, "image_id"),
+          "category_id": integral_ids(columns["category_id"], source, "category_id"),
+          "id": integral_ids(columns["id"], source, "id"), "bbox": boxes,
+          "area": np.asarray(columns["area"], dtype=np.float64), "iscrowd": np.asarray(columns["iscrowd"]) != 0}
+    return image_ids, category_ids, gt
+
+
+def read_results(path: str | os.PathLike, image_ids: NDArray[np.int64]) -> dict[str, NDArray]:
+    """A COCO results file (``[{image_id, category_id, bbox, score}, ...]``) -> ``evaluate_bbox``'s detection
+    columns. Every result must be on an image of ``image_ids`` (``loadRes`` asserts it)."""
+    source = str(path)
+    fix = "write the detections as COCO results: [{\"image_id\", \"category_id\", \"bbox\": [x, y, w, h], \"score\"}]"
+    dets = _list_of(read_json(path, what="results file"), None, source, fix)
+    if not dets:
+        raise FormatError("the results file holds no detections (pycocotools' loadRes cannot read an empty list)",
+                          file=source, fix="score a file with at least one detection")
+    columns = {key: _column(dets, key, source, "result", fix) for key in RESULT_KEYS}
+    image = integral_ids(columns["image_id"], source, "image_id")
+    unknown = np.flatnonzero(~np.isin(image, image_ids))
+    if len(unknown):
+        raise FormatError(f"{len(unknown)} result(s) are on images the instances file does not have (e.g. image_id "
+                          f"{int(image[unknown[0]])}); pycocotools' loadRes refuses such a file", file=source,
+                          entry=f"result {int(unknown[0])}", fix="score it against the instances file of its split")
+    boxes, _ = read_boxes(columns["bbox"], source, protocol="official")
+    scores = read_scores(columns["score"], source, protocol="official")
+    if scores.text.any():
+        first = int(np.flatnonzero(scores.text)[0])
+        raise FormatError(f"score {columns['score'][first]!r} is text (pycocotools cannot rank it)", file=source,
+                          entry=f"result {first}", fix="write scores as numbers")
+    dt = {"image_id": image, "category_id": integral_ids(columns["category_id"], source, "category_id"),
+          "bbox": boxes, "score": scores.value}
+    if scores.exact is not None:        # integers beyond 2^53, which numpy ranks exactly in an all-integer list
+        dt.update(score_exact=scores.exact, score_is_int=scores.is_int)
+    return dt
+
+
+def evaluate_files(instances: str | os.PathLike, results: str | os.PathLike,
+                   params: Params = Params()) -> CocoEvalResult:
+    """``COCOeval(COCO(instances), COCO(instances).loadRes(results), "bbox")``: evaluate, accumulate, summarize."""
+    image_ids, category_ids, gt = read_instances(instances)
+    return evaluate_bbox(image_ids, category_ids, gt, read_results(results, image_ids), params)

@@ -1,0 +1,79 @@
+"""Plain COCO bbox evaluation of an instances file and a results file (``vlbench.coco``) against pycocotools'
+``COCO`` / ``loadRes`` / ``COCOeval`` on the same files: the twelve stats and the whole precision array; what
+pycocotools refuses is a clear error naming the entry."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pytest
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
+
+from vlbench.coco import evaluate_files
+from vlbench.errors import FormatError
+
+
+def _files(tmp_path, seed: int = 0, n_images: int = 30, n_dets: int = 900):
+    """A random COCO set with integer and float coordinates, crowd boxes, tied scores and a category no result
+    names."""
+    rng = np.random.default_rng(seed)
+    images = [{"id": i, "width": 200, "height": 150} for i in range(1, n_images + 1)]
+    categories = [{"id": c, "name": f"c{c}"} for c in (1, 2, 3, 7)]
+    anns = []
+    for k in range(4 * n_images):
+        w, h = float(rng.integers(2, 120)), round(float(rng.uniform(2, 100)), 2)
+        anns.append({"id": k + 1, "image_id": int(rng.integers(1, n_images + 1)), "category_id": int(rng.choice([1, 2, 3, 7])),
+                     "bbox": [float(rng.integers(0, 80)), round(float(rng.uniform(0, 50)), 2), w, h],
+                     "area": round(w * h * float(rng.uniform(0.5, 1)), 2), "iscrowd": int(rng.random() < 0.05)})
+    dets = []
+    for _ in range(n_dets):
+        a = anns[int(rng.integers(len(anns)))]
+        x, y, w, h = (v + float(rng.normal(0, 4)) for v in a["bbox"])
+        dets.append({"image_id": a["image_id"], "category_id": int(rng.choice([1, 2, 3])),
+                     "bbox": [round(x, 2), round(y, 2), round(abs(w) + 1, 2), round(abs(h) + 1, 2)],
+                     "score": round(float(rng.random()), 2)})
+    gt, dt = tmp_path / "instances.json", tmp_path / "results.json"
+    gt.write_text(json.dumps({"images": images, "annotations": anns, "categories": categories}))
+    dt.write_text(json.dumps(dets))
+    return gt, dt
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_files_score_as_pycocotools_scores_them(tmp_path, seed):
+    gt_path, dt_path = _files(tmp_path, seed)
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(gt_path))
+        ev = COCOeval(gt, gt.loadRes(str(dt_path)), "bbox")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    res = evaluate_files(gt_path, dt_path)
+    np.testing.assert_array_equal(res.precision, ev.eval["precision"])
+    np.testing.assert_array_equal(res.recall, ev.eval["recall"])
+    assert list(res.stats.values()) == ev.stats.tolist()
+
+
+def test_what_pycocotools_refuses_is_an_error_naming_the_entry(tmp_path):
+    gt_path, dt_path = _files(tmp_path, n_dets=5)
+    dets = json.loads(dt_path.read_text())
+    for change, message, entry in (
+            (lambda d: d[3].pop("score"), "has no 'score'", "result 3"),
+            (lambda d: d[2].update(image_id=999), "not have (e.g. image_id 999)", "result 2"),
+            (lambda d: d[4].update(score="high"), "is text", "result 4"),
+            (lambda d: d.clear(), "no detections", None)):
+        bad = json.loads(json.dumps(dets))
+        change(bad)
+        dt_path.write_text(json.dumps(bad))
+        with pytest.raises(FormatError) as err:
+            evaluate_files(gt_path, dt_path)
+        assert message in str(err.value) and str(dt_path) in str(err.value) and "Fix:" in str(err.value)
+        assert err.value.entry == entry
+    data = json.loads(gt_path.read_text())
+    del data["annotations"][6]["area"]
+    gt_path.write_text(json.dumps(data))
+    with pytest.raises(FormatError, match="annotation 6 has no 'area'"):
+        evaluate_files(gt_path, dt_path)
