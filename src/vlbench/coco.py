@@ -101,7 +101,8 @@ def read_results(path: str | os.PathLike, image_ids: NDArray[np.int64]) -> dict[
 
 
 def evaluate_files(instances: str | os.PathLike, results: str | os.PathLike,
-                   params: Params = Params()) -> CocoEvalResult:
-    """``COCOeval(COCO(instances), COCO(instances).loadRes(results), "bbox")``: evaluate, accumulate, summarize."""
+                   params: Params | None = None) -> CocoEvalResult:
+    """``COCOeval(COCO(instances), COCO(instances).loadRes(results), "bbox")``: evaluate, accumulate, summarize
+    (``params``: COCOeval's defaults unless given)."""
     image_ids, category_ids, gt = read_instances(instances)
-    return evaluate_bbox(image_ids, category_ids, gt, read_results(results, image_ids), params)
+    return evaluate_bbox(image_ids, category_ids, gt, read_results(results, image_ids), params or Params())

@@ -149,11 +149,11 @@ def read_boxes(boxes: list[Any], source: str, *, protocol: str, key: str = "bbox
     """Boxes of four numbers as float64 (N, 4). Under ``protocol="official"`` NaN / infinite coordinates and JSON
     booleans (1 / 0 in the official arrays) are kept and listed in the second value by kind; under
     ``corrected`` they are a clear error."""
+    from itertools import chain
+
     import numpy as np
 
     from .errors import PredictionError
-
-    from itertools import chain
 
     try:
         # numbers only when numpy makes a numeric (N, 4) array of them and no coordinate is a JSON boolean (numpy
