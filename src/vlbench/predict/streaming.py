@@ -92,6 +92,7 @@ class ImageCells:
         its paths. The bytes are sliced from the values buffer: Arrow's scalar accessors read a whole value."""
         import pyarrow as pa
 
+        assert self.table is not None, "only the mapped table has parts"
         chunks = self.table.column(column).chunks
         parts = []
         for chunk in chunks:
