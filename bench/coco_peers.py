@@ -12,8 +12,8 @@ summarize), peak memory from the child's ``ru_maxrss``:
   dependency; the first run needs the package index);
 - ``vlbench.coco.evaluate_files`` in this interpreter.
 
-Every engine's twelve stats must equal pycocotools', and the precision arrays must be bit-identical (SHA-256 of
-the float64 array). The fast engines run ``--pairs`` rounds, in an order that rotates each round, and the ratio
+Every engine's twelve stats must equal pycocotools', and vlbench's precision array must be bit-identical to
+pycocotools' (SHA-256 of the float64 array; printed for every engine). The fast engines run ``--pairs`` rounds, in an order that rotates each round, and the ratio
 (fastest of hotcoco and ultrafast-pycocotools) / vlbench is taken per round: its median and spread are the result
 (>= 1.0 means vlbench is at least as fast). pycocotools and faster-coco-eval run in the first round only.
 """
@@ -155,7 +155,7 @@ def main() -> None:
         same_precision = outputs[name]["precision"] == reference["precision"]
         print(f"{name:<24}{statistics.median(times[name]):>24.2f} s ({len(times[name])}){memory[name] / 2**20:>10.0f} MiB"
               f"  {str(same_stats):<20} {same_precision}")
-        if not (same_stats and same_precision):
+        if not same_stats or (name == "vlbench" and not same_precision):
             raise SystemExit(f"{name} differs from pycocotools")
     print(f"ratio fastest of {' / '.join(FAST)} over vlbench, per round: median {statistics.median(ratios):.2f} "
           f"(min {min(ratios):.2f}, max {max(ratios):.2f}; >= 1.0: vlbench at least as fast)")

@@ -60,8 +60,8 @@ def test_publish_dataset_dry_run_lists_exactly_the_folder(tmp_path, omnilabel_sa
     out = tmp_path / "hub"
     run_cli("build", "omnilabel", "--raw", str(omnilabel_sample / "dataset_val.json"), "--images",
             str(omnilabel_sample / "images"), "--out", str(out), check=True)
-    proc = run_cli("publish", "dataset", "omnilabel", "--folder", str(out), "--repo-id", "me/omnilabel", "--dry-run",
-                   check=True)
+    proc = run_cli("publish", "dataset", "omnilabel", "--folder", str(out), "--repo-id", "me/omnilabel", "--dry-run")
+    assert proc.returncode == 1 and "refused:" in proc.stdout     # the framework vlbench writes is not on the Hub's list
     listed = sorted(line.split()[-1] for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
                     if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)"))
     on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
@@ -125,7 +125,14 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
     args, _ = BUILDS[bench]
     out = tmp_path / "hub"
     run_cli("build", bench, *args(samples), "--out", str(out), check=True)
-    # the dry run lists exactly the files of the folder, eval.yaml included
+    # the dry run lists exactly the files of the folder, eval.yaml included, and says the Hub would refuse the
+    # framework vlbench writes (not on the Hub's list, huggingface.js eval.ts); with a listed one it passes
+    proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}", "--dry-run")
+    assert proc.returncode == 1 and "evaluation_framework 'vlbench' is not on the Hub's list" in proc.stdout
+    assert "packages/tasks/src/eval.ts" in proc.stdout and "Traceback" not in proc.stdout + proc.stderr
+    listed_framework = (out / "eval.yaml").read_text().replace("evaluation_framework: vlbench",
+                                                               "evaluation_framework: inspect-ai")
+    (out / "eval.yaml").write_text(listed_framework)
     proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}", "--dry-run", check=True)
     listed = sorted(line.split()[-1] for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
                     if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)"))
@@ -135,7 +142,7 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
 
     # eval.yaml: the registration fields; every task points at a config/split the card lists
     spec = yaml.safe_load((out / "eval.yaml").read_text())
-    assert spec["name"] and spec["description"] and spec["evaluation_framework"] == "vlbench"
+    assert spec["name"] and spec["description"] and spec["evaluation_framework"] == "inspect-ai"
     card = yaml.safe_load((out / "README.md").read_text().split("---")[1])
     splits = {c["config_name"]: [f["split"] for f in c["data_files"]] for c in card["configs"]}
     assert spec["tasks"]
@@ -265,8 +272,8 @@ def test_a_published_folder_names_its_dataset_in_results(tmp_path, sample_releas
     assert json.loads(out.read_text())["dataset"] == {"id": "me/ref-l4"}
     block = run_cli("report", str(out), "--model-index", "--model-name", "g", check=True).stdout
     assert {e.dataset_type for e in ModelCard(f"---\n{block}---\n").data.eval_results} == {"me/ref-l4"}
-    publish = run_cli("publish", "dataset", "ref_l4", "--folder", str(folder), "--repo-id", "me/other", "--dry-run",
-                      check=True)
+    publish = run_cli("publish", "dataset", "ref_l4", "--folder", str(folder), "--repo-id", "me/other", "--dry-run")
+    assert publish.returncode == 1 and "refused:" in publish.stdout     # eval.yaml's framework: not on the Hub's list
     assert ".vlbench-build.json" not in publish.stdout        # the bookkeeping is not uploaded
 
 
@@ -293,3 +300,27 @@ def test_existing_eval_results_missing_a_hub_field_are_refused_with_the_fix():
         merge_eval_results("- dataset: {id: someone/x, task_id: t}\n", new, source="model/.eval_results/x.yaml")
     kept = merge_eval_results("- dataset: {id: someone/x, task_id: t}\n  value: 1.5\n  mine: keep me\n", new)
     assert kept[0] == {"dataset": {"id": "someone/x", "task_id": "t"}, "value": 1.5, "mine": "keep me"}
+
+
+def test_an_eval_yaml_the_hub_would_refuse_is_refused_with_the_fix():
+    """The Hub's push-time rules (huggingface.js eval.ts and the Hub docs' fields), each broken once; a build keeps
+    an unlisted framework as a warning, publishing refuses it."""
+    from vlbench.errors import InputError
+    from vlbench.registration import check_eval_yaml, eval_yaml_problems
+
+    good = {"name": "X", "description": "d", "evaluation_framework": "inspect-ai",
+            "tasks": [{"id": "a", "config": "c", "split": "test"}, {"id": "b"}]}
+    assert eval_yaml_problems(good) == [] and check_eval_yaml(good) == []
+    cases = [({"evaluation_framework": "vlbench"}, "evaluation_framework 'vlbench' is not on the Hub's list"),
+             ({"name": " "}, "'name' must be non-empty text"),
+             ({"tasks": []}, "'tasks' must be a non-empty list"),
+             ({"tasks": [{"id": "a"}, {"id": "a"}]}, "task id 'a' is used twice"),
+             ({"tasks": [{"config": "c"}]}, "tasks[0] needs an 'id'"),
+             ({"tasks": [{"id": "a", "split": 3}]}, "'config' and 'split' must be text")]
+    for change, problem in cases:
+        assert problem in " ".join(eval_yaml_problems({**good, **change})), change
+        with pytest.raises(InputError, match="the Hub would refuse this eval.yaml") as err:
+            check_eval_yaml({**good, **change}, "me/eval.yaml")
+        assert problem in str(err.value) and "Fix:" in str(err.value)
+    warnings = check_eval_yaml({**good, "evaluation_framework": "vlbench"}, allow_unlisted=True)
+    assert len(warnings) == 1 and "eval.ts" in warnings[0]

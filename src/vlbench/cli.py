@@ -414,7 +414,7 @@ def _publish_and_show(folder: Path, args: argparse.Namespace, repo_type: str) ->
             if (folder / name).is_file():
                 print(f"\n--- {name} ---")
                 print((folder / name).read_text(encoding="utf-8"))
-    return 0
+    return 1 if plan.refused else 0
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:

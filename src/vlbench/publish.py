@@ -4,6 +4,7 @@ full Space, a metric Space) that deploy from their own files, vlbench shipped in
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +19,11 @@ _SKIP_PREFIXES = (".", "__pycache__")
 
 @dataclass(frozen=True)
 class UploadPlan:
-    """What an upload would send: repo-relative paths and sizes in bytes."""
+    """What an upload would send: repo-relative paths and sizes in bytes, and why the Hub would refuse it."""
 
     folder: Path
     files: tuple[tuple[str, int], ...]
+    refused: str | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -32,7 +34,7 @@ class UploadPlan:
         """The plan as terminal lines, one per file and a total."""
         out = [f"{size:>14,}  {path}" for path, size in self.files]
         out.append(f"{self.total_bytes:>14,}  total, {len(self.files)} file(s)")
-        return out
+        return out + ([f"refused: {self.refused}"] if self.refused else [])
 
 
 def plan_upload(folder: str | os.PathLike) -> UploadPlan:
@@ -51,8 +53,17 @@ def plan_upload(folder: str | os.PathLike) -> UploadPlan:
 
 def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = "dataset", dry_run: bool = False,
                    private: bool = False, token: str | None = None, revision: str | None = None) -> UploadPlan:
-    """Create ``repo_id`` if needed and upload the folder; with ``dry_run`` only return the plan."""
+    """Create ``repo_id`` if needed and upload the folder; with ``dry_run`` only return the plan. A dataset's
+    ``eval.yaml`` is checked first as the Hub checks it at push time: refused with the fix (a dry run says so in
+    the plan's ``refused``)."""
     plan = plan_upload(folder)
+    if repo_type == "dataset" and (plan.folder / "eval.yaml").is_file():
+        try:
+            check_hub_eval_yaml(plan.folder / "eval.yaml")
+        except InputError as exc:
+            if not dry_run:
+                raise
+            return dataclasses.replace(plan, refused=str(exc))    # a dry run shows the plan and the refusal
     if dry_run:
         return plan
     from huggingface_hub import HfApi
@@ -69,6 +80,20 @@ def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = 
                           allow_patterns=[path for path, _ in plan.files],
                           commit_message=f"vlbench: upload {len(plan.files)} file(s)")
     return plan
+
+
+def check_hub_eval_yaml(path: Path) -> None:
+    """The folder's ``eval.yaml`` as the Hub would take it, or an :class:`InputError` with the fix."""
+    import yaml
+
+    from .registration import check_eval_yaml
+
+    try:
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"eval.yaml cannot be read ({exc})", file=str(path),
+                         fix="rebuild the folder with 'vlbench build'") from None
+    check_eval_yaml(spec, str(path))
 
 
 @contextlib.contextmanager

@@ -19,11 +19,24 @@ from .errors import InputError
 from .protocol.leaderboards import EvalTask
 
 __all__ = ["EvalTask", "eval_tasks", "eval_yaml", "eval_results", "write_eval_yaml", "merge_eval_results",
-           "require_dataset_id", "EVALUATION_FRAMEWORK"]
+           "require_dataset_id", "EVALUATION_FRAMEWORK", "HUB_EVALUATION_FRAMEWORKS", "eval_yaml_problems",
+           "check_eval_yaml"]
 
-#: The framework key the tasks name. The Hub accepts keys from an allowlist (``EVALUATION_FRAMEWORKS`` in
-#: huggingface.js ``packages/tasks/src/eval.ts``); "vlbench" has to be added there before the Hub shows leaderboards.
+#: The framework key the tasks name. The Hub accepts keys from a closed list (below); "vlbench" has to be added there
+#: before the Hub takes a dataset published with it as a benchmark.
 EVALUATION_FRAMEWORK = "vlbench"
+#: The ``evaluation_framework`` values the Hub accepts in ``eval.yaml`` at push time: ``EVALUATION_FRAMEWORKS`` of
+#: huggingface.js ``packages/tasks/src/eval.ts`` (read at commit 0589d13, 2026-11). No VLM harness is among them.
+HUB_EVALUATION_FRAMEWORKS = frozenset({
+    "exgentic", "inspect-ai", "math-arena", "mteb", "olmocr-bench", "harbor", "archipelago", "apex-evals",
+    "screenspot-pro", "swe-bench", "swe-bench-pro", "nemo-evaluator", "yc-bench", "open-asr-leaderboard", "mdpbench",
+    "parsebench", "video-mme-v2", "claw-eval", "wildclawbench"})
+#: where the Hub's list lives (a framework is added there by a pull request)
+HUB_FRAMEWORK_LIST = "https://github.com/huggingface/huggingface.js/blob/main/packages/tasks/src/eval.ts"
+UNLISTED_FIX = (f"the Hub takes evaluation_framework only from its list ({HUB_FRAMEWORK_LIST}, EVALUATION_FRAMEWORKS): "
+                f"propose {EVALUATION_FRAMEWORK!r} there (a pull request adding its name, description and url), or "
+                "set eval.yaml's evaluation_framework to a listed framework whose harness runs these tasks "
+                "(inspect-ai only once an Inspect task pack for them is published with the dataset), then publish")
 
 
 def eval_tasks(benchmark: str, available: dict[str, list[str]] | None = None) -> list[EvalTask]:
@@ -58,14 +71,53 @@ def eval_yaml(benchmark: str, card_meta: dict[str, Any] | None = None) -> dict[s
     return out
 
 
-def write_eval_yaml(out_dir: str | Path, benchmark: str, card_meta: dict[str, Any]) -> Path:
-    """Write ``eval.yaml`` into a built Hub folder, for the configs and splits its card lists."""
+def eval_yaml_problems(spec: Any) -> list[str]:
+    """What the Hub's push-time check of ``eval.yaml`` would refuse: the documented fields (``name``,
+    ``description``, ``evaluation_framework`` from :data:`HUB_EVALUATION_FRAMEWORKS`, ``tasks``: a non-empty list of
+    ``{id, config?, split?}`` with distinct ids), each problem as a sentence."""
+    if not isinstance(spec, dict):
+        return ["eval.yaml must be a mapping of name, description, evaluation_framework and tasks"]
+    problems = [f"{key!r} must be non-empty text" for key in ("name", "description")
+                if not (isinstance(spec.get(key), str) and spec[key].strip())]
+    framework = spec.get("evaluation_framework")
+    if framework not in HUB_EVALUATION_FRAMEWORKS:
+        problems.append(f"evaluation_framework {framework!r} is not on the Hub's list of frameworks")
+    tasks = spec.get("tasks")
+    if not (isinstance(tasks, list) and tasks):
+        return [*problems, "'tasks' must be a non-empty list"]
+    for i, task in enumerate(tasks):
+        if not (isinstance(task, dict) and isinstance(task.get("id"), str) and task["id"]):
+            problems.append(f"tasks[{i}] needs an 'id' (text)")
+        elif any(key in task and not isinstance(task[key], str) for key in ("config", "split")):
+            problems.append(f"tasks[{i}] ({task['id']}): 'config' and 'split' must be text")
+    ids = [t.get("id") for t in tasks if isinstance(t, dict)]
+    problems += [f"task id {i!r} is used twice" for i in sorted({i for i in ids if ids.count(i) > 1}, key=str)]
+    return problems
+
+
+def check_eval_yaml(spec: Any, source: str = "eval.yaml", *, allow_unlisted: bool = False) -> list[str]:
+    """Refuse (an :class:`InputError` with the fix) an ``eval.yaml`` the Hub would refuse; with ``allow_unlisted``
+    a framework missing from the Hub's list is returned as a warning instead (a local build may name one)."""
+    problems = eval_yaml_problems(spec)
+    unlisted = [p for p in problems if p.startswith("evaluation_framework")]
+    refused = [p for p in problems if p not in unlisted or not allow_unlisted]
+    if refused:
+        fix = UNLISTED_FIX if refused == unlisted else "rebuild the folder with 'vlbench build' (or correct the file)"
+        raise InputError("the Hub would refuse this eval.yaml: " + "; ".join(refused), file=source, fix=fix)
+    return [f"{u}: the Hub refuses it when the dataset is pushed. Fix: {UNLISTED_FIX}" for u in unlisted]
+
+
+def write_eval_yaml(out_dir: str | Path, benchmark: str, card_meta: dict[str, Any]) -> tuple[Path, list[str]]:
+    """Write ``eval.yaml`` into a built Hub folder, for the configs and splits its card lists, checked first as the
+    Hub checks it (:func:`check_eval_yaml`; a framework off the Hub's list is a warning here, refused at publishing).
+    Returns the path and the warnings."""
     import yaml
 
     path = Path(out_dir) / "eval.yaml"
-    path.write_text(yaml.safe_dump(eval_yaml(benchmark, card_meta), sort_keys=False, allow_unicode=True, width=100),
-                    encoding="utf-8")
-    return path
+    spec = eval_yaml(benchmark, card_meta)
+    warnings = check_eval_yaml(spec, str(path), allow_unlisted=True)
+    path.write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+    return path, warnings
 
 
 def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | None = None,
