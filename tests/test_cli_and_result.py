@@ -109,5 +109,9 @@ def test_publish_without_token_is_a_clear_error(tmp_path, sample_release, monkey
     run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out), check=True)
     monkeypatch.setenv("HF_TOKEN", "")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    with pytest.raises(InputError, match="evaluation_framework 'vlbench' is not on the Hub's list"):
+        publish_folder(out, "someone/ref-l4")       # checked first: the Hub would refuse the push
+    spec = (out / "eval.yaml").read_text()
+    (out / "eval.yaml").write_text(spec.replace("evaluation_framework: vlbench", "evaluation_framework: inspect-ai"))
     with pytest.raises(InputError, match="no Hugging Face token"):
         publish_folder(out, "someone/ref-l4")
