@@ -124,7 +124,8 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
                "nocaps": nocaps_sample}
     args, _ = BUILDS[bench]
     out = tmp_path / "hub"
-    run_cli("build", bench, *args(samples), "--out", str(out), check=True)
+    built = run_cli("build", bench, *args(samples), "--out", str(out), check=True)
+    assert "eval.yaml the Hub would refuse at push time: evaluation_framework 'vlbench'" in built.stdout + built.stderr
     # the dry run lists exactly the files of the folder, eval.yaml included, and says the Hub would refuse the
     # framework vlbench writes (not on the Hub's list, huggingface.js eval.ts); with a listed one it passes
     proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}", "--dry-run")

@@ -160,7 +160,7 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
         _, warnings = write_eval_yaml(staging, bench.id, read_card_metadata(staging))
         report.files.insert(1, "eval.yaml")
         for warning in warnings:     # kept for local use and the .eval_results task ids; publishing refuses it
-            report.count("eval_yaml_framework", "eval.yaml: " + warning)
+            report.count("eval_yaml_framework", "eval.yaml the Hub would refuse at push time: " + warning)
         _verify_embedded_images(staging)
         _move_build(staging, out, previous)
     finally:

@@ -104,7 +104,7 @@ def check_eval_yaml(spec: Any, source: str = "eval.yaml", *, allow_unlisted: boo
     if refused:
         fix = UNLISTED_FIX if refused == unlisted else "rebuild the folder with 'vlbench build' (or correct the file)"
         raise InputError("the Hub would refuse this eval.yaml: " + "; ".join(refused), file=source, fix=fix)
-    return [f"{u}: the Hub refuses it when the dataset is pushed. Fix: {UNLISTED_FIX}" for u in unlisted]
+    return [f"{u}. Fix: {UNLISTED_FIX}" for u in unlisted]
 
 
 def write_eval_yaml(out_dir: str | Path, benchmark: str, card_meta: dict[str, Any]) -> tuple[Path, list[str]]:
