@@ -143,3 +143,28 @@ def test_an_edited_index_is_caught_by_its_digests_and_other_indexes_are_kept(tmp
     copy.parent.mkdir()
     copy.write_bytes(table.read_bytes())
     assert ParaphraseIndex.cache_path(copy, tmp_path / "cache") == folder
+
+
+def test_the_table_streamed_in_small_blocks_is_the_table_read_whole(tmp_path):
+    """Blocks of 20 bytes cut entries everywhere (mid-line, mid-entry); a block holding a tab or doubled space
+    reads its phrases as the jar's tokenizer does. Every entry's two phrases, read back from the index, are the
+    table's own (words one space apart), whatever the block size; damaged tables are refused."""
+    entries = [*TINY, ("big\tdog", "large  dog"), (" red car", "crimson auto "), ("dog", "big\fdog")]
+    table = _tiny_table(tmp_path / "p.gz", entries)
+
+    def read(index: ParaphraseIndex) -> list[tuple[str, str]]:
+        def text(p: int) -> str:
+            return bytes(index.phrase_text[index.phrase_start[p]:index.phrase_end[p]]).decode("utf-8")
+        return [(text(a), text(b)) for a, b in zip(index.entry_first, index.entry_second)]
+
+    expected = [(" ".join(a.split()), " ".join(b.split())) for a, b in entries]
+    for block in (20, 1 << 22):
+        index = ParaphraseIndex.parse(table, block_bytes=block)
+        assert read(index) == expected
+        assert len(index.phrase_hash) == len({p for pair in expected for p in pair})   # distinct phrases once
+    (tmp_path / "cr.gz").write_bytes(gzip.compress(b"0.5\nbig\r\nlarge\n"))
+    with pytest.raises(ValueError, match="carriage return"):
+        ParaphraseIndex.parse(tmp_path / "cr.gz", block_bytes=4)
+    (tmp_path / "short.gz").write_bytes(gzip.compress(b"0.5\nbig\nlarge\n0.4\nsmall\n"))
+    with pytest.raises(ValueError, match="three-line entries"):
+        ParaphraseIndex.parse(tmp_path / "short.gz", block_bytes=4)

@@ -26,7 +26,8 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+import zlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -110,6 +111,53 @@ def _digest_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def _entry_blocks(table: Path, block_bytes: int) -> Iterator[list[bytes]]:
+    """The gzip'd table's lines, decompressed as a stream, in blocks of whole three-line entries."""
+    inflate = zlib.decompressobj(wbits=31)          # gzip framing
+    pending = b""
+    with open(table, "rb") as fh:
+        while True:
+            chunk = fh.read(1 << 22)
+            piece = inflate.decompress(chunk) if chunk else inflate.flush()
+            if b"\r" in piece:
+                raise ValueError("carriage return in the paraphrase table (Java would split lines there)")
+            pending += piece
+            if chunk and len(pending) < block_bytes:
+                continue
+            lines = pending.split(b"\n")
+            if not chunk:                           # the end: a last line without its newline is a line too
+                if lines and lines[-1] == b"":
+                    lines.pop()
+                if len(lines) % 3:
+                    raise ValueError("the paraphrase table is not made of three-line entries")
+                if lines:
+                    yield lines
+                return
+            whole = (len(lines) - 1) // 3 * 3       # the last element is an unfinished line
+            pending = b"\n".join(lines[whole:])
+            if whole:
+                yield lines[:whole]
+
+
+def _phrase_columns(lines: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """A block's first phrases and second phrases, each as the jar reads its words (one space apart)."""
+    if _needs_canonical(lines):
+        return [_canonical_words(s) for s in lines[1::3]], [_canonical_words(s) for s in lines[2::3]]
+    return lines[1::3], lines[2::3]
+
+
+def _needs_canonical(lines: list[bytes]) -> bool:
+    """Whether some phrase of these lines is written with other separators than single spaces (tabs, form feeds,
+    doubled, leading or trailing spaces)."""
+    text = b"\n" + b"\n".join(lines) + b"\n"
+    return any(sep in text for sep in (b"\t", b"\f", b"  ", b"\n ", b" \n"))
+
+
+def _canonical_words(s: bytes) -> bytes:
+    """A phrase's words as Java's StringTokenizer splits them, one space apart."""
+    return b" ".join(w for w in re.split(rb"[ \t\f]+", s) if w)
+
+
 @dataclass(frozen=True)
 class ParaphraseIndex:
     """The paraphrase table as arrays: words, distinct phrases (text, hash, always-kept flag) and the
@@ -127,41 +175,47 @@ class ParaphraseIndex:
 
     # -- building and caching ------------------------------------------------------------------------
     @classmethod
-    def parse(cls, table: Path) -> ParaphraseIndex:
+    def parse(cls, table: Path, block_bytes: int = 1 << 22) -> ParaphraseIndex:
         """Parse ``paraphrase-en.gz``: blocks of three lines (probability, which the jar ignores; phrase;
-        paraphrase). Raises ValueError on anything the jar would read differently from this parser."""
-        raw = gzip.decompress(Path(table).read_bytes())
-        if b"\r" in raw:
-            raise ValueError("carriage return in the paraphrase table (Java would split lines there)")
-        lines = raw.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
-        if len(lines) % 3:
-            raise ValueError("the paraphrase table is not made of three-line entries")
-        if any(sep in raw for sep in (b"\t", b"\f", b"  ", b"\n ", b" \n")):
-            def canonical(s: bytes) -> bytes:  # words as Java's StringTokenizer splits them, one space apart
-                return b" ".join(w for w in re.split(rb"[ \t\f]+", s) if w)
-        else:
-            def canonical(s: bytes) -> bytes:
-                return s
+        paraphrase). Raises ValueError on anything the jar would read differently from this parser.
+
+        The table (272 MB of text in 16 M lines) is streamed in blocks of about ``block_bytes`` of whole entries:
+        memory holds one block and the 2.6 M distinct phrases, not the whole text and a list of its lines (2 GB)."""
         distinct: dict[bytes, int] = {}
-        first = np.fromiter((distinct.setdefault(canonical(s), len(distinct)) for s in lines[1::3]), dtype=np.int32)
-        second = np.fromiter((distinct.setdefault(canonical(s), len(distinct)) for s in lines[2::3]), dtype=np.int32)
+        firsts, seconds = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
+        for lines in _entry_blocks(Path(table), block_bytes):
+            for column, out in zip(_phrase_columns(lines), (firsts, seconds)):
+                out.append(np.fromiter((distinct.setdefault(k, len(distinct)) for k in column), dtype=np.int32,
+                                       count=len(column)))
         phrases = list(distinct)
+        del distinct
+        return cls._from_phrases(phrases, np.concatenate(firsts), np.concatenate(seconds))
+
+    @classmethod
+    def _from_phrases(cls, phrases: list[bytes], first: NDArray[np.int64], second: NDArray[np.int64]
+                      ) -> ParaphraseIndex:
+        """The index of distinct ``phrases`` and the entries' phrase numbers: words numbered, phrases hashed over
+        their word ids and renumbered in hash order. ``phrases`` is emptied on the way (its bytes are the largest
+        thing held)."""
         words: dict[bytes, int] = {}
-        ids = [words.setdefault(w, len(words)) for p in phrases for w in (p.split(b" ") if p else ())]
+        ids = np.fromiter((words.setdefault(w, len(words)) for p in phrases for w in (p.split(b" ") if p else ())),
+                          dtype=np.int64)
         counts = np.fromiter((p.count(b" ") + 1 if p else 0 for p in phrases), dtype=np.int64, count=len(phrases))
         ptr = np.concatenate([[0], np.cumsum(counts)])
-        offsets = np.concatenate([[0], np.cumsum([len(p) for p in phrases])]).astype(np.int64)
+        lengths = np.fromiter(map(len, phrases), dtype=np.int64, count=len(phrases))
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         always = np.fromiter((not p.isascii() or not p for p in phrases), dtype=bool, count=len(phrases))
-        hashes = phrase_hashes(np.asarray(ids, dtype=np.int64), ptr)
+        text = np.frombuffer(b"".join(phrases), dtype=np.uint8)
+        phrases.clear()
+        hashes = phrase_hashes(ids, ptr)
+        del ids
         order = np.argsort(hashes, kind="stable")  # renumber phrases in hash order (a fast sorted lookup)
-        renumber = np.empty_like(order)
-        renumber[order] = np.arange(len(order))
+        renumber = np.empty(len(order), dtype=np.int32)
+        renumber[order] = np.arange(len(order), dtype=np.int32)
         starts, ends = offsets[:-1][order].astype(np.int32), offsets[1:][order].astype(np.int32)
-        return cls({w.decode("utf-8"): i for w, i in words.items()}, np.frombuffer(b"".join(phrases), dtype=np.uint8),
-                   starts, ends, hashes[order], always[order], renumber[first].astype(np.int32),
-                   renumber[second].astype(np.int32), int(counts.max(initial=0)))
+        return cls({w.decode("utf-8"): i for w, i in words.items()}, text, starts, ends, hashes[order],
+                   always[order], renumber[first].astype(np.int32), renumber[second].astype(np.int32),
+                   int(counts.max(initial=0)))
 
     @staticmethod
     def cache_path(table: Path, cache_dir: Path | None = None) -> Path:
