@@ -27,9 +27,9 @@ import re
 import shutil
 import tempfile
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, count
 from pathlib import Path
 
 import numpy as np
@@ -111,8 +111,9 @@ def _digest_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def _entry_blocks(table: Path, block_bytes: int) -> Iterator[list[bytes]]:
-    """The gzip'd table's lines, decompressed as a stream, in blocks of whole three-line entries."""
+def _entry_blocks(table: Path, block_bytes: int) -> Iterator[tuple[list[bytes], bool]]:
+    """The gzip'd table's lines, decompressed as a stream, in blocks of whole three-line entries, each with whether
+    its phrases need reading word by word (:func:`_needs_canonical`, checked on the text before it is split)."""
     inflate = zlib.decompressobj(wbits=31)          # gzip framing
     pending = b""
     with open(table, "rb") as fh:
@@ -124,6 +125,7 @@ def _entry_blocks(table: Path, block_bytes: int) -> Iterator[list[bytes]]:
             pending += piece
             if chunk and len(pending) < block_bytes:
                 continue
+            canonical = _needs_canonical(pending)     # the carried part may make a clean block slow, never wrong
             lines = pending.split(b"\n")
             if not chunk:                           # the end: a last line without its newline is a line too
                 if lines and lines[-1] == b"":
@@ -131,26 +133,34 @@ def _entry_blocks(table: Path, block_bytes: int) -> Iterator[list[bytes]]:
                 if len(lines) % 3:
                     raise ValueError("the paraphrase table is not made of three-line entries")
                 if lines:
-                    yield lines
+                    yield lines, canonical
                 return
             whole = (len(lines) - 1) // 3 * 3       # the last element is an unfinished line
             pending = b"\n".join(lines[whole:])
             if whole:
-                yield lines[:whole]
+                yield lines[:whole], canonical
 
 
-def _phrase_columns(lines: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+def _dense(tickets: Iterable[int], n: int) -> NDArray[np.int32]:
+    """ticket -> its rank among ``tickets`` (given in insertion order): dense numbers 0..n-1 in that order."""
+    issued = np.fromiter(tickets, dtype=np.int64, count=n)
+    out = np.zeros(int(issued.max(initial=-1)) + 1, dtype=np.int32)
+    out[issued] = np.arange(n, dtype=np.int32)
+    return out
+
+
+def _phrase_columns(lines: list[bytes], canonical: bool) -> tuple[list[bytes], list[bytes]]:
     """A block's first phrases and second phrases, each as the jar reads its words (one space apart)."""
-    if _needs_canonical(lines):
+    if canonical:
         return [_canonical_words(s) for s in lines[1::3]], [_canonical_words(s) for s in lines[2::3]]
     return lines[1::3], lines[2::3]
 
 
-def _needs_canonical(lines: list[bytes]) -> bool:
-    """Whether some phrase of these lines is written with other separators than single spaces (tabs, form feeds,
-    doubled, leading or trailing spaces)."""
-    text = b"\n" + b"\n".join(lines) + b"\n"
-    return any(sep in text for sep in (b"\t", b"\f", b"  ", b"\n ", b" \n"))
+def _needs_canonical(text: bytes) -> bool:
+    """Whether some line of ``text`` is written with other separators than single spaces (tabs, form feeds,
+    doubled, leading or trailing spaces); a probability line that does only makes its block take the slow path."""
+    return text.startswith(b" ") or text.endswith(b" ") or any(sep in text for sep in (b"\t", b"\f", b"  ", b"\n ",
+                                                                                         b" \n"))
 
 
 def _canonical_words(s: bytes) -> bytes:
@@ -182,24 +192,33 @@ class ParaphraseIndex:
         The table (272 MB of text in 16 M lines) is streamed in blocks of about ``block_bytes`` of whole entries:
         memory holds one block and the 2.6 M distinct phrases, not the whole text and a list of its lines (2 GB)."""
         distinct: dict[bytes, int] = {}
+        tickets = count()       # a new phrase keeps the ticket it was offered: unique, not dense (renumbered below)
         firsts, seconds = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
-        for lines in _entry_blocks(Path(table), block_bytes):
-            for column, out in zip(_phrase_columns(lines), (firsts, seconds)):
-                out.append(np.fromiter((distinct.setdefault(k, len(distinct)) for k in column), dtype=np.int32,
-                                       count=len(column)))
+        for lines, canonical in _entry_blocks(Path(table), block_bytes):
+            for column, out in zip(_phrase_columns(lines, canonical), (firsts, seconds)):
+                # map, not a generator: no Python frame per phrase (10.5 M of them)
+                out.append(np.fromiter(map(distinct.setdefault, column, tickets), dtype=np.int32, count=len(column)))
+        dense = _dense(distinct.values(), len(distinct))
         phrases = list(distinct)
         del distinct
-        return cls._from_phrases(phrases, np.concatenate(firsts), np.concatenate(seconds))
+        first = dense[np.concatenate(firsts)]
+        del firsts
+        second = dense[np.concatenate(seconds)]
+        del seconds, dense
+        return cls._from_phrases(phrases, first, second)
 
     @classmethod
-    def _from_phrases(cls, phrases: list[bytes], first: NDArray[np.int64], second: NDArray[np.int64]
+    def _from_phrases(cls, phrases: list[bytes], first: NDArray[np.int32], second: NDArray[np.int32]
                       ) -> ParaphraseIndex:
         """The index of distinct ``phrases`` and the entries' phrase numbers: words numbered, phrases hashed over
         their word ids and renumbered in hash order. ``phrases`` is emptied on the way (its bytes are the largest
         thing held)."""
         words: dict[bytes, int] = {}
-        ids = np.fromiter((words.setdefault(w, len(words)) for p in phrases for w in (p.split(b" ") if p else ())),
-                          dtype=np.int64)
+        tokens = chain.from_iterable(p.split(b" ") if p else () for p in phrases)
+        tickets = np.fromiter(map(words.setdefault, tokens, count()), dtype=np.int64)
+        ids = _dense(words.values(), len(words))[tickets].astype(np.int64)
+        del tickets
+        words = dict(zip(words, range(len(words))))     # ids in first-appearance order (the cache stores that order)
         counts = np.fromiter((p.count(b" ") + 1 if p else 0 for p in phrases), dtype=np.int64, count=len(phrases))
         ptr = np.concatenate([[0], np.cumsum(counts)])
         lengths = np.fromiter(map(len, phrases), dtype=np.int64, count=len(phrases))
