@@ -174,10 +174,11 @@ def _import_args(sub: Any, ids: str) -> None:
     from .harnesses import HARNESSES
     from .predict.parsers import BOX_FORMATS
 
-    p = sub.add_parser("import", help="another harness's answers (lmms-eval samples .jsonl, VLMEvalKit .xlsx) -> the "
-                                      "official prediction file")
+    p = sub.add_parser("import", help="another harness's answers (lmms-eval samples .jsonl, VLMEvalKit .xlsx, an "
+                                      "Inspect log of vlbench's Inspect task) -> the official prediction file")
     p.add_argument("harness", choices=tuple(HARNESSES), help="the harness that wrote the file")
-    p.add_argument("file", help="lmms-eval: *_samples_<task>.jsonl (--log_samples); VLMEvalKit: <model>_<data>.xlsx")
+    p.add_argument("file", help="lmms-eval: *_samples_<task>.jsonl (--log_samples); VLMEvalKit: <model>_<data>.xlsx; "
+                                "inspect: the .eval log of 'inspect eval .../vlbench/inspect_tasks.py@vlbench'")
     p.add_argument("--benchmark", required=True, help=ids)
     p.add_argument("--data", required=True, help="the built dataset the harness evaluated (names rows by position)")
     p.add_argument("--split", default=None, help="the split the harness evaluated (default: the benchmark's)")

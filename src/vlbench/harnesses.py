@@ -6,6 +6,8 @@ box conventions as ``vlbench predict``; answers without a usable box are counted
   the row it answered (``{"row": {...}, "answer": ...}`` under each metric key), which names it exactly.
 - VLMEvalKit's result workbook (``<model>_<dataset>.xlsx``): one row per question with ``index`` and
   ``prediction`` columns (and ``id`` / ``image_id`` when the dataset had them).
+- An Inspect (inspect-ai) eval log (``.eval`` or ``.json``) of vlbench's Inspect tasks (:mod:`vlbench.inspect_tasks`):
+  one sample per item, its id the item's key, its metadata the row, its output the answer.
 
 A line without its row names it by position (``doc_id`` / ``index``) in the given split of the built dataset.
 """
@@ -22,7 +24,7 @@ from .benchmarks import get_benchmark
 from .errors import FormatError, InputError
 from .io import check_output, require_file, write_text_atomic
 
-__all__ = ["read_lmms_eval", "read_vlmevalkit", "import_answers", "HARNESSES"]
+__all__ = ["read_lmms_eval", "read_vlmevalkit", "read_inspect", "import_answers", "score_answers", "HARNESSES"]
 
 
 def _first_text(value: Any) -> str | None:
@@ -137,7 +139,63 @@ def _refuse_formulas(p: Path, rows: list[int]) -> None:
 
 
 #: harness name -> its reader
-HARNESSES = {"lmms-eval": read_lmms_eval, "vlmevalkit": read_vlmevalkit}
+def read_inspect(path: str | os.PathLike, max_samples: int | None = None
+                 ) -> list[tuple[Any, str, dict[str, Any] | None]]:
+    """(sample id, answer text, the row from the sample's metadata) of each sample of an Inspect eval log."""
+    p = require_file(path, "Inspect eval log")
+    fix = "pass the log 'inspect eval' wrote for one of vlbench's Inspect tasks (logs/*.eval)"
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise InputError("reading an Inspect log needs inspect-ai", fix="pip install inspect-ai") from None
+    try:
+        log = read_eval_log(str(p))
+    except Exception as exc:        # inspect-ai raises many types for a file that is not one of its logs
+        if isinstance(exc, (KeyboardInterrupt, MemoryError)):
+            raise
+        raise FormatError(f"not an Inspect eval log ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
+                          file=str(p), fix=fix) from None
+    samples = log.samples or []
+    if max_samples is not None and len(samples) > max_samples:
+        raise FormatError(f"the log holds {len(samples):,} samples, more than the split has rows", file=str(p), fix=fix)
+    out: list[tuple[Any, str, dict[str, Any] | None]] = []
+    for sample in samples:
+        row = (sample.metadata or {}).get("row")
+        out.append((sample.id, sample.output.completion if sample.output else "", row if isinstance(row, dict) else
+                    {"id": str(sample.id)}))
+    return out
+
+
+def score_answers(benchmark: str, rows: list[dict[str, Any]], answers: list[str], box_format: str | None,
+                  folder: str | os.PathLike | None = None, config: str | None = None,
+                  harness: str = "harness") -> dict[str, float | None]:
+    """Answers to the rows of a built dataset (images left out) -> the benchmark's metrics, as ``vlbench predict``
+    parses answers and ``vlbench score`` scores the file: what the lmms-eval and Inspect packs report."""
+    from .api import score
+    from .predict import PredictReport, PredictSettings, answer_record, tally
+    from .predict.confidence import CONSTANT
+    from .protocol.predicting import PredictData
+
+    bench = get_benchmark(benchmark)
+    predictor = bench.require_predictor()
+    data = PredictData(rows=rows, folder=Path(folder) if folder else None, config=config)
+    items = list(predictor.items(data, "image-text-to-text"))      # the queries labels are matched to
+    report = PredictReport(PredictSettings(bench.id, harness, None, "image-text-to-text", None, "", box_format,
+                                           box_scores=CONSTANT if box_format else None))
+    entries = []
+    for item, row, text in zip(items, rows, answers):
+        size = (row["width"], row["height"]) if row.get("width") and row.get("height") else None
+        record = answer_record(predictor, item, text, box_format, image_size=size)
+        tally(report, record)
+        entries.extend(record["entries"])
+    if not entries:
+        return {key: 0.0 for key in bench.metric_keys}      # no usable answer at all: every prediction missed
+    result = score(bench.id, bench.scorer.references_from_rows(rows), entries,
+                   **predictor.options_for_run(config, report.unanswered))
+    return result.metrics
+
+
+HARNESSES = {"lmms-eval": read_lmms_eval, "vlmevalkit": read_vlmevalkit, "inspect": read_inspect}
 #: harnesses whose positions are only trusted when they cover the whole split (lmms-eval's doc_id is the row's
 #: position in the split it loaded, so a partial run is fine)
 _POSITIONS_MUST_COVER = {"vlmevalkit"}

@@ -65,29 +65,10 @@ def process_results(benchmark: str) -> Callable[[dict[str, Any], list[Any]], dic
 
 def _score(benchmark: str, payloads: list[dict[str, Any]], box_format: str | None, folder: str | None,
            config: str | None) -> dict[str, float | None]:
-    from .. import score
-    from ..benchmarks import get_benchmark
-    from ..predict import PredictReport, PredictSettings, answer_record, tally
-    from ..predict.confidence import CONSTANT
+    from ..harnesses import score_answers
 
-    bench = get_benchmark(benchmark)
-    predictor = bench.require_predictor()
-    rows = [p["row"] for p in payloads]
-    data = PredictData(rows=rows, folder=Path(folder) if folder else None, config=config)
-    items = list(predictor.items(data, "image-text-to-text"))      # the queries labels are matched to
-    report = PredictReport(PredictSettings(bench.id, "lmms-eval", None, "image-text-to-text", None, "", box_format,
-                                           box_scores=CONSTANT if box_format else None))
-    entries = []
-    for item, row, p in zip(items, rows, payloads):
-        size = (row["width"], row["height"]) if row.get("width") and row.get("height") else None
-        record = answer_record(predictor, item, p["answer"], box_format, image_size=size)
-        tally(report, record)
-        entries.extend(record["entries"])
-    if not entries:
-        return {key: 0.0 for key in bench.metric_keys}      # no usable answer at all: every prediction missed
-    result = score(bench.id, bench.scorer.references_from_rows(rows), entries,
-                   **predictor.options_for_run(config, report.unanswered))
-    return result.metrics
+    return score_answers(benchmark, [p["row"] for p in payloads], [p["answer"] for p in payloads], box_format,
+                         folder, config, harness="lmms-eval")
 
 
 def aggregation(benchmark: str, key: str, box_format: str | None = None, folder: str | None = None,

@@ -28,7 +28,7 @@ from .confidence import TokenScores, strip_with_offsets
 from .families import GENERATOR, OTHER, Preset
 from .models import Answer, ModelInfo
 
-__all__ = ["ServedModel", "model_info", "connect", "generate", "RETRIES"]
+__all__ = ["ServedModel", "model_info", "connect", "generate", "data_url", "RETRIES"]
 
 #: attempts per request (waits 1, 2, 4, 8 s between them)
 RETRIES = 5
@@ -121,7 +121,8 @@ def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8, api_
     return ServedModel(url, model, api_key, concurrency, info, timeout)
 
 
-def _data_url(image: Any) -> str:
+def data_url(image: Any) -> str:
+    """An image as a PNG data URL, what a chat message carries (lossless: the server sees the dataset's pixels)."""
     buf = io.BytesIO()
     image.convert("RGB").save(buf, format="PNG")       # lossless: the server sees the pixels the dataset holds
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
@@ -145,7 +146,7 @@ def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_n
          token_scores: bool) -> Answer:
     body: dict[str, Any] = {
         "model": served.model, "max_tokens": max_new_tokens, "temperature": 0,
-        "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": _data_url(item.image)}},
+        "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": data_url(item.image)}},
                                                   {"type": "text", "text": prompt}]}]}
     if token_scores:
         body["logprobs"] = True
