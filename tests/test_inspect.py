@@ -15,36 +15,58 @@ pytest.importorskip("inspect_ai", reason="the Inspect task pack needs inspect-ai
 
 from test_serving import _cli, served  # noqa: F401  (the server fixture and the CLI runner)
 
+#: benchmark -> (the task's arguments, the same rows for predict / import, scoring options, box format)
+CASES = {"ovdeval": ({"config": "color"}, ["--config", "color"], {"sub_dataset": "color"}, "loc-1024"),
+         "ref_l4": ({"split": "val"}, ["--split", "val"], {"split": "val"}, "loc-1024"),
+         "nocaps": ({}, [], {}, None)}
 
-def test_the_inspect_task_scores_as_vlbench_scores_the_served_run_s_file(served, built_samples, tmp_path,  # noqa: F811
-                                                                         monkeypatch):
+
+@pytest.mark.parametrize("bench_id", list(CASES))
+def test_the_inspect_task_scores_as_vlbench_scores_the_served_run_s_file(bench_id, served, built_samples,  # noqa: F811
+                                                                         tmp_path, monkeypatch):
+    """The task run by ``inspect_ai.eval`` on every row (the scripted answer: a PaliGemma box and a label, read as a
+    box, a labelled box or a caption); its metrics against ``vlbench score`` of ``vlbench predict --server``'s file;
+    ``vlbench import inspect`` of its log against that file. For OVDEval also the ``inspect eval`` command line."""
     from inspect_ai import eval as inspect_eval
 
     from vlbench import score
     from vlbench.inspect_tasks import vlbench
 
+    task_args, rows, options, box_format = CASES[bench_id]
     model, url = served
-    data = built_samples / "ovdeval"
+    data = built_samples / bench_id
     monkeypatch.setenv("LOCAL_BASE_URL", url + "/v1")
     monkeypatch.setenv("LOCAL_API_KEY", "unused")
-    task = vlbench(benchmark="ovdeval", data=str(data), config="color", family="PaliGemma", max_tokens=12)
+    task = vlbench(benchmark=bench_id, data=str(data), family="PaliGemma", max_tokens=12, **task_args)
     log, = inspect_eval(task, model=f"openai-api/local/{model}", log_dir=str(tmp_path / "logs"), display="none",
                         max_connections=2)
     assert log.status == "success", log.error
     metrics = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
 
+    boxes = ["--box-format", box_format, "--box-scores", "constant"] if box_format else []
     served_file = tmp_path / "served.json"
-    proc = _cli("predict", "ovdeval", "--server", url, "--model", str(model), "--data", str(data), "--config",
-                "color", "--box-format", "loc-1024", "--box-scores", "constant", "--max-new-tokens", "12",
-                "--out", str(served_file))
+    proc = _cli("predict", bench_id, "--server", url, "--model", str(model), "--data", str(data), *rows, *boxes,
+                "--max-new-tokens", "12", "--out", str(served_file))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    expected = score("ovdeval", data, served_file, sub_dataset="color").metrics
-    assert json.loads(served_file.read_text()), "the scripted answer gives boxes"
-    assert any(v for v in expected.values()), expected       # a number the comparison can get wrong
-    for key, value in expected.items():
-        assert metrics[key] == pytest.approx(value, abs=1e-9) if value is not None else metrics[key] is None, key
+    assert json.loads(served_file.read_text()), "the scripted answer gives entries"
+    expected = score(bench_id, data, served_file, **options).metrics
+    if bench_id == "ovdeval":
+        assert any(v for v in expected.values()), expected       # a number the comparison can get wrong
+    for key, value in expected.items():      # an undefined number (None: SPICE without its jars) is left out
+        assert metrics[key] == pytest.approx(value, abs=1e-9) if value is not None else metrics.get(key) is None, key
 
-    # the same task through the `inspect eval` command line, the file found in the installed package
+    imported = tmp_path / "imported.json"
+    fmt = ["--box-format", box_format] if box_format else []
+    proc = _cli("import", "inspect", str(log.location), "--benchmark", bench_id, "--data", str(data), *rows, *fmt,
+                "--out", str(imported))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(imported.read_text()) == json.loads(served_file.read_text())
+    if bench_id == "ovdeval":
+        _the_command_line_gives_the_same_metrics(url, model, data, tmp_path, metrics)
+
+
+def _the_command_line_gives_the_same_metrics(url, model, data, tmp_path, metrics):
+    """The same task through the `inspect eval` command line, the file found in the installed package."""
     import os
     import subprocess
     import sys
@@ -62,12 +84,6 @@ def test_the_inspect_task_scores_as_vlbench_scores_the_served_run_s_file(served,
     assert proc.returncode == 0, proc.stderr[-2000:]
     cli_log = read_eval_log(list_eval_logs(str(tmp_path / "cli-logs"))[0])
     assert {n: m.value for s in cli_log.results.scores for n, m in s.metrics.items()} == metrics
-
-    imported = tmp_path / "imported.json"
-    proc = _cli("import", "inspect", str(log.location), "--benchmark", "ovdeval", "--data", str(data), "--config",
-                "color", "--box-format", "loc-1024", "--out", str(imported))
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert json.loads(imported.read_text()) == json.loads(served_file.read_text())
 
 
 def test_a_file_that_is_not_an_inspect_log_is_a_clear_error(built_samples, tmp_path):

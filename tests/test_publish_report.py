@@ -325,3 +325,14 @@ def test_an_eval_yaml_the_hub_would_refuse_is_refused_with_the_fix():
         assert problem in str(err.value) and "Fix:" in str(err.value)
     warnings = check_eval_yaml({**good, "evaluation_framework": "vlbench"}, allow_unlisted=True)
     assert len(warnings) == 1 and "eval.ts" in warnings[0]
+
+
+def test_a_build_for_inspect_names_a_framework_the_hub_takes(tmp_path, sample_release):
+    """--eval-framework inspect-ai: eval.yaml names it, the build warns of nothing, the dry run is not refused."""
+    out = tmp_path / "hub"
+    built = run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out), "--eval-framework",
+                    "inspect-ai", check=True)
+    assert yaml.safe_load((out / "eval.yaml").read_text())["evaluation_framework"] == "inspect-ai"
+    assert "the Hub would refuse" not in built.stdout + built.stderr
+    proc = run_cli("publish", "dataset", "ref_l4", "--folder", str(out), "--repo-id", "me/ref-l4", "--dry-run")
+    assert proc.returncode == 0 and "refused" not in proc.stdout

@@ -135,8 +135,10 @@ def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: 
 MANIFEST = ".vlbench-build.json"
 
 
-def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool = False, **kwargs: Any) -> Any:
-    """Official release -> Hub folder (the benchmark's builder), then the folder's ``eval.yaml``.
+def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool = False,
+          eval_framework: str = "vlbench", **kwargs: Any) -> Any:
+    """Official release -> Hub folder (the benchmark's builder), then the folder's ``eval.yaml`` naming
+    ``eval_framework`` (see :func:`vlbench.registration.eval_yaml`).
 
     The build happens in a staging folder next to ``out`` and is moved in at the end, so an error or Ctrl-C
     leaves ``out`` as it was. ``out`` must be new or empty; with ``overwrite``, a folder an earlier vlbench build
@@ -157,7 +159,7 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
     try:
         report = bench.require_dataset().build(raw, staging, **kwargs)
         _note_missing_images(staging, report)
-        _, warnings = write_eval_yaml(staging, bench.id, read_card_metadata(staging))
+        _, warnings = write_eval_yaml(staging, bench.id, read_card_metadata(staging), eval_framework)
         report.files.insert(1, "eval.yaml")
         for warning in warnings:     # kept for local use and the .eval_results task ids; publishing refuses it
             report.count("eval_yaml_framework", "eval.yaml the Hub would refuse at push time: " + warning)

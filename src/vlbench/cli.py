@@ -55,6 +55,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="leave out (and count) image files that are not readable images instead of failing")
     b.add_argument("--overwrite", action="store_true",
                    help="update a folder an earlier build wrote (only its files are replaced; yours are never touched)")
+    b.add_argument("--eval-framework", choices=("vlbench", "inspect-ai"), default="vlbench",
+                   help="eval.yaml's evaluation_framework: vlbench (not yet on the Hub's list: publishing refuses it) "
+                        "or inspect-ai (the dataset's tasks run through vlbench's Inspect task, "
+                        "vlbench/inspect_tasks.py@vlbench)")
     e = sub.add_parser("export", help="write the official annotation file back from a Hub folder")
     e.add_argument("benchmark", help="benchmark id")
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
@@ -493,7 +497,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     if args.max_shard_mb:
         kwargs["max_shard_bytes"] = args.max_shard_mb * 1024**2
     raw = args.raw[0] if len(args.raw) == 1 else args.raw
-    report = build(info.id, raw, args.out, overwrite=args.overwrite, **kwargs)
+    report = build(info.id, raw, args.out, overwrite=args.overwrite, eval_framework=args.eval_framework, **kwargs)
     print(f"built {info.display_name} into {args.out}")
     for line in report.lines():
         print("  " + line)

@@ -35,8 +35,8 @@ HUB_EVALUATION_FRAMEWORKS = frozenset({
 HUB_FRAMEWORK_LIST = "https://github.com/huggingface/huggingface.js/blob/main/packages/tasks/src/eval.ts"
 UNLISTED_FIX = (f"the Hub takes evaluation_framework only from its list ({HUB_FRAMEWORK_LIST}, EVALUATION_FRAMEWORKS): "
                 f"propose {EVALUATION_FRAMEWORK!r} there (a pull request adding its name, description and url), or "
-                "set eval.yaml's evaluation_framework to a listed framework whose harness runs these tasks "
-                "(inspect-ai only once an Inspect task pack for them is published with the dataset), then publish")
+                "rebuild with --eval-framework inspect-ai (the tasks then run through vlbench's Inspect task, "
+                "vlbench/inspect_tasks.py@vlbench), then publish")
 
 
 def eval_tasks(benchmark: str, available: dict[str, list[str]] | None = None) -> list[EvalTask]:
@@ -53,15 +53,17 @@ def _available(card_meta: dict[str, Any]) -> dict[str, list[str]]:
     return {c["config_name"]: [f["split"] for f in c["data_files"]] for c in card_meta.get("configs", [])}
 
 
-def eval_yaml(benchmark: str, card_meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``eval.yaml`` of a benchmark dataset: one task per headline number (restricted to the card's configs)."""
+def eval_yaml(benchmark: str, card_meta: dict[str, Any] | None = None,
+              framework: str = EVALUATION_FRAMEWORK) -> dict[str, Any]:
+    """``eval.yaml`` of a benchmark dataset: one task per headline number (restricted to the card's configs), under
+    ``framework`` (``vlbench``, or ``inspect-ai``: the tasks run through vlbench's Inspect task)."""
     info = get_benchmark(benchmark)
     tasks = eval_tasks(info.id, _available(card_meta) if card_meta else None)
     lines = "; ".join(f"{t.id} = {t.title}" for t in tasks)
     description = (f"{info.display_name} ({info.card.task_name}), scored by vlbench number for number with the official "
                    f"scorer, in percent. Tasks: {lines}.")
     out: dict[str, Any] = {"name": info.display_name, "description": description,
-                           "evaluation_framework": EVALUATION_FRAMEWORK, "tasks": []}
+                           "evaluation_framework": framework, "tasks": []}
     for t in tasks:
         entry: dict[str, Any] = {"id": t.id}
         if t.config:
@@ -107,15 +109,16 @@ def check_eval_yaml(spec: Any, source: str = "eval.yaml", *, allow_unlisted: boo
     return [f"{u}. Fix: {UNLISTED_FIX}" for u in unlisted]
 
 
-def write_eval_yaml(out_dir: str | Path, benchmark: str, card_meta: dict[str, Any]) -> tuple[Path, list[str]]:
+def write_eval_yaml(out_dir: str | Path, benchmark: str, card_meta: dict[str, Any],
+                    framework: str = EVALUATION_FRAMEWORK) -> tuple[Path, list[str]]:
     """Write ``eval.yaml`` into a built Hub folder, for the configs and splits its card lists, checked first as the
     Hub checks it (:func:`check_eval_yaml`; a framework off the Hub's list is a warning here, refused at publishing).
     Returns the path and the warnings."""
     import yaml
 
     path = Path(out_dir) / "eval.yaml"
-    spec = eval_yaml(benchmark, card_meta)
-    warnings = check_eval_yaml(spec, str(path), allow_unlisted=True)
+    spec = eval_yaml(benchmark, card_meta, framework)
+    warnings = check_eval_yaml(spec, str(path), allow_unlisted=framework == EVALUATION_FRAMEWORK)
     path.write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
     return path, warnings
 
