@@ -104,9 +104,13 @@ class ImageCells:
         return np.cumsum([0, *map(len, chunks)]), parts
 
     def release(self) -> None:
-        """Give back the pages of the mapped files read so far."""
+        """Give back the pages of the mapped files read so far (where the platform can: Windows has no madvise,
+        and there the pages simply stay until the kernel needs them)."""
         for mapped in self.maps:
-            mapped.madvise(mmap.MADV_DONTNEED)
+            try:
+                mapped.madvise(mmap.MADV_DONTNEED)
+            except (AttributeError, OSError, ValueError):
+                return
 
 
 class LazyImage:
