@@ -24,7 +24,8 @@ from .benchmarks import get_benchmark
 from .errors import FormatError, InputError
 from .io import check_output, require_file, write_text_atomic
 
-__all__ = ["read_lmms_eval", "read_vlmevalkit", "read_inspect", "import_answers", "score_answers", "HARNESSES"]
+__all__ = ["read_lmms_eval", "read_vlmevalkit", "read_inspect", "import_answers", "score_answers", "logged_row",
+           "HARNESSES"]
 
 
 def _first_text(value: Any) -> str | None:
@@ -164,6 +165,12 @@ def read_inspect(path: str | os.PathLike, max_samples: int | None = None
         out.append((sample.id, sample.output.completion if sample.output else "", row if isinstance(row, dict) else
                     {"id": str(sample.id)}))
     return out
+
+
+def logged_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A dataset row without its image (and anything else not JSON): what a harness logs with an answer, enough to
+    name the item and to score it (:func:`score_answers`)."""
+    return {k: v for k, v in row.items() if isinstance(v, (str, int, float, bool, list, dict, type(None)))}
 
 
 def score_answers(benchmark: str, rows: list[dict[str, Any]], answers: list[str], box_format: str | None,

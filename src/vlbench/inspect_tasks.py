@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
+from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -31,7 +31,7 @@ from inspect_ai.solver import TaskState, generate
 
 # absolute imports: `inspect eval FILE@vlbench` loads this file as a module of its own, outside the package
 from vlbench.benchmarks import get_benchmark
-from vlbench.harnesses import score_answers
+from vlbench.harnesses import logged_row, score_answers
 
 __all__ = ["vlbench", "benchmark_task", "official_metrics", "answers"]
 
@@ -57,7 +57,7 @@ def answers(benchmark: str, box_format: str | None, folder: str | None, config: 
 
     async def score(state: TaskState, target: Target) -> Score:
         row = state.metadata.get("row", {})
-        data = PredictData(rows=[row], folder=folder, config=config)
+        data = PredictData(rows=[row], folder=Path(folder) if folder else None, config=config)
         item = next(iter(predictor.items(data, "image-text-to-text")))
         size = (row["width"], row["height"]) if row.get("width") and row.get("height") else None
         text = state.output.completion
@@ -65,11 +65,6 @@ def answers(benchmark: str, box_format: str | None, folder: str | None, config: 
         return Score(value=0 if record.get("failure") or not record["entries"] else 1, answer=text,
                      explanation=record.get("failure"))
     return score
-
-
-def _row_of(row: dict[str, Any]) -> dict[str, Any]:
-    """A row without its image (and anything else not JSON): what scoring needs."""
-    return {k: v for k, v in row.items() if isinstance(v, (str, int, float, bool, list, dict, type(None)))}
 
 
 def benchmark_task(benchmark: str, data: str, split: str | None = None, config: str | None = None,
@@ -92,7 +87,7 @@ def benchmark_task(benchmark: str, data: str, split: str | None = None, config: 
         image = ContentImage(image=data_url(item.image.load()))
         text = ContentText(text=render_prompt(preset, predictor.answer_kind, item.queries))
         samples.append(Sample(input=[ChatMessageUser(content=[image, text])], id=item.key,
-                              metadata={"row": _row_of(row)}))
+                              metadata={"row": logged_row(row)}))
         if limit is not None and len(samples) >= limit:
             break
     fmt = preset.box_format if predictor.answer_kind != "text" else None

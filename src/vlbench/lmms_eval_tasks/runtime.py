@@ -43,14 +43,10 @@ def doc_to_text(benchmark: str, folder: str | None = None, config: str | None = 
     return prompt
 
 
-def _json_safe(doc: dict[str, Any]) -> dict[str, Any]:
-    """The row without its image (and anything else not JSON): what scoring needs, small enough to log."""
-    return {k: v for k, v in doc.items() if isinstance(v, (str, int, float, bool, list, dict, type(None)))}
-
-
 def process_results(benchmark: str) -> Callable[[dict[str, Any], list[Any]], dict[str, Any]]:
     """Per document: ``{metric: {"row": the row, "answer": the text}}`` for every metric (aggregated together)."""
     from ..benchmarks import get_benchmark
+    from ..harnesses import logged_row
 
     keys = get_benchmark(benchmark).metric_keys
 
@@ -58,7 +54,7 @@ def process_results(benchmark: str) -> Callable[[dict[str, Any], list[Any]], dic
         answer = results[0] if results else ""
         while isinstance(answer, list):
             answer = answer[0] if answer else ""
-        payload = {"row": _json_safe(doc), "answer": str(answer)}
+        payload = {"row": logged_row(doc), "answer": str(answer)}
         return {key: payload for key in keys}
     return keep
 
