@@ -81,9 +81,8 @@ def eval_yaml_problems(spec: Any) -> list[str]:
         return ["eval.yaml must be a mapping of name, description, evaluation_framework and tasks"]
     problems = [f"{key!r} must be non-empty text" for key in ("name", "description")
                 if not (isinstance(spec.get(key), str) and spec[key].strip())]
-    framework = spec.get("evaluation_framework")
-    if framework not in HUB_EVALUATION_FRAMEWORKS:
-        problems.append(f"evaluation_framework {framework!r} is not on the Hub's list of frameworks")
+    unlisted = _unlisted_framework(spec)
+    problems += [unlisted] if unlisted else []
     tasks = spec.get("tasks")
     if not (isinstance(tasks, list) and tasks):
         return [*problems, "'tasks' must be a non-empty list"]
@@ -97,16 +96,24 @@ def eval_yaml_problems(spec: Any) -> list[str]:
     return problems
 
 
+def _unlisted_framework(spec: dict[str, Any]) -> str | None:
+    """The problem of an ``evaluation_framework`` off the Hub's list, or None."""
+    framework = spec.get("evaluation_framework")
+    if framework in HUB_EVALUATION_FRAMEWORKS:
+        return None
+    return f"evaluation_framework {framework!r} is not on the Hub's list of frameworks"
+
+
 def check_eval_yaml(spec: Any, source: str = "eval.yaml", *, allow_unlisted: bool = False) -> list[str]:
     """Refuse (an :class:`InputError` with the fix) an ``eval.yaml`` the Hub would refuse; with ``allow_unlisted``
     a framework missing from the Hub's list is returned as a warning instead (a local build may name one)."""
     problems = eval_yaml_problems(spec)
-    unlisted = [p for p in problems if p.startswith("evaluation_framework")]
-    refused = [p for p in problems if p not in unlisted or not allow_unlisted]
+    unlisted = _unlisted_framework(spec) if isinstance(spec, dict) else None
+    refused = [p for p in problems if not (allow_unlisted and p == unlisted)]
     if refused:
-        fix = UNLISTED_FIX if refused == unlisted else "rebuild the folder with 'vlbench build' (or correct the file)"
+        fix = UNLISTED_FIX if refused == [unlisted] else "rebuild the folder with 'vlbench build' (or correct the file)"
         raise InputError("the Hub would refuse this eval.yaml: " + "; ".join(refused), file=source, fix=fix)
-    return [f"{u}. Fix: {UNLISTED_FIX}" for u in unlisted]
+    return [f"{unlisted}. Fix: {UNLISTED_FIX}"] if unlisted else []
 
 
 def write_eval_yaml(out_dir: str | Path, benchmark: str, card_meta: dict[str, Any],

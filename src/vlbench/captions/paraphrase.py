@@ -233,7 +233,7 @@ class ParaphraseIndex:
         renumber[order] = np.arange(len(order), dtype=np.int32)
         starts, ends = offsets[:-1][order].astype(np.int32), offsets[1:][order].astype(np.int32)
         return cls({w.decode("utf-8"): i for w, i in words.items()}, text, starts, ends, hashes[order],
-                   always[order], renumber[first].astype(np.int32), renumber[second].astype(np.int32),
+                   always[order], renumber[first], renumber[second],
                    int(counts.max(initial=0)))
 
     @staticmethod

@@ -27,6 +27,11 @@ from ..protocol.predicting import PredictItem
 __all__ = ["ImageCells", "LazyImage", "LazyRows", "loaded", "grouped", "batches"]
 
 
+def _file_of(cell: dict[str, Any]) -> Any:
+    """An encoded image cell (``{"bytes", "path"}``) as a file to read: its bytes, else its path."""
+    return io.BytesIO(cell["bytes"]) if cell.get("bytes") else cell["path"]
+
+
 class ImageCells:
     """The image columns of a ``datasets.Dataset`` as encoded cells (``{"bytes", "path"}``), one read at a time.
 
@@ -39,8 +44,8 @@ class ImageCells:
 
     def __init__(self, dataset: Any, columns: list[str]) -> None:
         self.maps: list[mmap.mmap] = []
-        self.parts: dict[str, Any] = {}
         self.table = self._mapped(dataset, columns) if columns else None
+        self.parts = {c: self._parts(c) for c in columns} if self.table is not None else {}
         if self.table is None and columns:
             from datasets import Image
 
@@ -72,12 +77,9 @@ class ImageCells:
         """Row ``index``'s encoded image in ``column``, as a file to read (the mapped bytes themselves, not a copy:
         reading a header touches a page or two) or its path."""
         if self.table is None:
-            cell = self.rows[index][column]
-            return io.BytesIO(cell["bytes"]) if cell.get("bytes") else cell["path"]
+            return _file_of(self.rows[index][column])
         import pyarrow as pa
 
-        if column not in self.parts:
-            self.parts[column] = self._parts(column)
         starts, parts = self.parts[column]
         k = int(np.searchsorted(starts, index, side="right")) - 1
         row = index - int(starts[k])
@@ -127,8 +129,7 @@ class LazyImage:
 
         if isinstance(self.cells, ImageCells):
             return Image.open(self.cells.open(self.index, self.column))
-        cell = self.cells[self.index][self.column]
-        return Image.open(io.BytesIO(cell["bytes"]) if cell.get("bytes") else cell["path"])
+        return Image.open(_file_of(self.cells[self.index][self.column]))
 
     @property
     def size(self) -> tuple[int, int]:
