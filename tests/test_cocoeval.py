@@ -176,3 +176,34 @@ def test_ap_at_one_threshold_equals_pycocotools_ap50_per_category(data):
         p = ev.eval["precision"][0, :, k, 0, 2]
         expected = -1.0 if (p == -1).all() else float(np.mean(p))
         assert ap[k] == pytest.approx(expected, abs=1e-12)
+
+
+def test_one_accumulation_on_a_hand_worked_ranking():
+    """One ranking TP, FP, TP over 2 GT boxes (hand derivation): the true positives have tp = 1, 2 and seen = 1, 3;
+    precision 1 / (1 + eps) and 2 / (3 + eps), already non-increasing, so the envelope is the same; recall 0.5 and
+    1.0, so the 51 thresholds 0.00 .. 0.50 land on the first TP and the 50 thresholds 0.51 .. 1.00 on the second;
+    AP = (51 * 1/(1+eps) + 50 * 2/(3+eps)) / 101. A second segment with no GT reached past 1/4 of its recall gets
+    26 thresholds (0 .. 0.25) on its single TP. The weighted (bootstrap) form, two resamples with the same counts
+    as columns, gives the same per column."""
+    from vlbench.cocoeval import interpolated_ap, interpolated_precision, recall_hits, tp_envelope
+
+    eps, rec = np.spacing(1), np.linspace(0.0, 1.0, 101)
+    segment = np.array([0, 0, 1])
+    tp, seen, n_gt = np.array([1, 2, 1]), np.array([1, 3, 2]), np.array([2, 2, 4])
+    envelope = tp_envelope(tp, seen, segment)
+    assert envelope.tolist() == [1 / (1 + eps), 2 / (3 + eps), 1 / (2 + eps)]
+    hits = recall_hits(tp, n_gt, segment, rec)
+    assert hits.tolist() == [51, 50, 26]
+    q = interpolated_precision(envelope, hits, segment, 3, len(rec))
+    assert q[0].tolist() == [1 / (1 + eps)] * 51 + [2 / (3 + eps)] * 50
+    assert q[1].tolist() == [1 / (2 + eps)] * 26 + [0.0] * 75
+    assert not q[2].any()                                       # a segment without true positives
+    ap = interpolated_ap(envelope, hits, segment, 3, len(rec))
+    assert ap[0] == pytest.approx((51 / (1 + eps) + 50 * 2 / (3 + eps)) / 101, abs=1e-15)
+    assert ap[2] == 0.0
+    both = np.stack([tp, tp], axis=1).astype(float), np.stack([seen, seen], axis=1).astype(float)
+    env2 = tp_envelope(*both, segment)
+    hits2 = recall_hits(both[0], n_gt[:, None].astype(float), segment, rec)
+    assert hits2.tolist() == [[51, 51], [50, 50], [26, 26]]
+    np.testing.assert_allclose(interpolated_ap(env2, hits2, segment, 3, len(rec)), np.stack([ap, ap], axis=1),
+                               rtol=0, atol=1e-12)

@@ -12,6 +12,10 @@ order at every IoU threshold and area range), :func:`accumulate` (per group: poo
 precision envelope, 101-point interpolation) and :func:`summarize` (the 12 COCO stats).
 Instead of a Python loop per pair, :func:`match` walks the detection *ranks* (at most 100) and
 handles every pair at once; :func:`accumulate` works on whole groups with segment operations.
+
+Every AP here (plain, pooled, tie bounds, per description, the error analysis's :func:`average_precision_at`, the
+bootstrap's :class:`WeightedRanking`) is one accumulation: a ranking reduced to its true positives, then
+:func:`tp_envelope`, :func:`recall_hits` and :func:`interpolated_precision` / :func:`interpolated_ap`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from .geometry import coco_iou_xywh
 
 __all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize", "evaluate_bbox",
            "CocoEvalResult", "mean_ap_per_group", "Stat", "STATS", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges",
-           "TIE_ORDERS", "has_ties", "tied_detections", "tie_bounds_bbox", "accumulate_orders"]
+           "TIE_ORDERS", "has_ties", "tied_detections", "tie_bounds_bbox", "accumulate_orders", "tp_envelope",
+           "recall_hits", "interpolated_precision", "interpolated_ap"]
 
 #: Detection states after matching, per (area range, IoU threshold).
 FP, TP, IGNORED = np.uint8(0), np.uint8(1), np.uint8(2)
@@ -306,16 +311,6 @@ def _loop_match(det: int, gts: NDArray[np.int64], ious: NDArray[np.float64], g_n
             taken[t, m] = True
 
 
-def _k_min(npig: NDArray[np.int64], rec_thrs: NDArray[np.float64]) -> NDArray[np.int64]:
-    """Smallest k with ``k / npig >= r`` in float64, shape (G, R): the TP count at which recall reaches r."""
-    n = npig[:, None].astype(np.float64)
-    guess = np.ceil(rec_thrs[None, :] * n).astype(np.int64)
-    k = np.maximum(guess - 1, 0)
-    for _ in range(3):  # float rounding moves the boundary by at most one step
-        k = np.where(k / n < rec_thrs[None, :], k + 1, k)
-    return k
-
-
 def _segment_reverse_cummax(values: NDArray[np.float64], segment: NDArray[np.int64]) -> NDArray[np.float64]:
     """``max(values[i:end_of_segment])`` for every i; ``segment`` sorted ascending. Exact (rank-based)."""
     if len(values) == 0:
@@ -328,30 +323,93 @@ def _segment_reverse_cummax(values: NDArray[np.float64], segment: NDArray[np.int
     return uniq[acc[::-1]]
 
 
+def _segment_reverse_cummax_rows(x: NDArray[np.float64], segment: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``max(x[i:end_of_segment])`` down axis 0 for values in [0, 1], ``segment`` sorted: each run is lifted by an
+    offset that grows along the reversed walk, so no maximum carries across runs. Exact to the offsets' rounding
+    (about 2 * runs * 2^-52): used for weighted (bootstrap) counts only."""
+    if not len(x):
+        return x
+    run = np.cumsum(np.r_[True, segment[1:] != segment[:-1]])
+    off = (2.0 * (run[-1] - run[::-1]))[:, None]
+    return (np.maximum.accumulate(x[::-1] + off, axis=0) - off)[::-1]
+
+
+# -- one AP accumulation ---------------------------------------------------------------------------------
+# pycocotools' accumulate, for one ranking at one IoU threshold: tp_sum and fp_sum down the ranking,
+# pr = tp / (fp + tp + eps), the envelope pr[i] = max(pr[i:]), rc = tp / npig and q[r] = pr[searchsorted(rc,
+# recThrs[r], "left")]. Recall moves only at true positives, so q reads the envelope there alone. Every AP in
+# vlbench (plain, pooled, tie bounds, per description, error analysis, bootstrap) reduces its rankings to their
+# true positives, "rows" grouped by segment (one segment per ranking and threshold) in ranking order, and goes
+# through these four functions; only how it counts ``tp`` and ``seen`` differs (exact integers, or image weights).
+
+def tp_envelope(tp: NDArray, seen: NDArray, segment: NDArray[np.int64]) -> NDArray[np.float64]:
+    """pycocotools' precision envelope at each true positive: ``tp / (seen + eps)`` (``seen`` = tp + fp up to it,
+    ``eps`` = ``np.spacing(1)``, its order of operations), then the max over the segment's later true positives.
+    ``tp``/``seen``: (rows,) exact counts (the result is exact), or (rows, S) weighted counts of S resamples."""
+    precision = tp / (seen + np.spacing(1))
+    if precision.ndim == 1:
+        return _segment_reverse_cummax(precision, segment)
+    return _segment_reverse_cummax_rows(precision, segment)
+
+
+def recall_hits(tp: NDArray, n_gt: NDArray, segment: NDArray[np.int64], rec_thrs: NDArray[np.float64]
+                ) -> NDArray[np.int64]:
+    """How many recall thresholds land on each true positive: those its recall ``tp / n_gt`` reaches first
+    (pycocotools' ``searchsorted(rc, recThrs, side="left")``, counted from the other side). Shapes as
+    :func:`tp_envelope`; ``n_gt`` per row (> 0)."""
+    reached = np.searchsorted(rec_thrs, tp / n_gt, side="right")
+    hits = reached.copy()
+    hits[1:] -= reached[:-1]
+    first = _segment_starts(segment)
+    hits[first] = reached[first]
+    return hits
+
+
+def interpolated_precision(envelope: NDArray[np.float64], hits: NDArray[np.int64], segment: NDArray[np.int64],
+                           n_segments: int, n_rec: int) -> NDArray[np.float64]:
+    """pycocotools' ``q`` per segment, (n_segments, n_rec): each true positive's envelope value at the recall
+    thresholds it reaches first, 0 past the last one. The values are copies of the envelope (bit for bit)."""
+    q = np.zeros((n_segments, n_rec))
+    if not len(hits):
+        return q
+    seg_of = np.repeat(segment, hits)
+    per_segment = np.bincount(seg_of, minlength=n_segments)
+    column = np.arange(len(seg_of)) - np.repeat(np.cumsum(per_segment) - per_segment, per_segment)
+    q[seg_of, column] = np.repeat(envelope, hits)
+    return q
+
+
+def interpolated_ap(envelope: NDArray[np.float64], hits: NDArray[np.int64], segment: NDArray[np.int64],
+                    n_segments: int, n_rec: int) -> NDArray[np.float64]:
+    """The mean of :func:`interpolated_precision` over the recall thresholds, per segment ((n_segments,) or
+    (n_segments, S)), without the (segments, n_rec) array: equal up to summation order."""
+    out = np.zeros((n_segments,) + envelope.shape[1:])
+    if len(hits):
+        first = _segment_starts(segment)
+        out[segment[first]] = np.add.reduceat(envelope * hits, first, axis=0) / n_rec
+    return out
+
+
+def _segment_starts(segment: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Row index where each run of equal (sorted) segment numbers starts."""
+    return np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]]) if len(segment) else np.zeros(0, np.int64)
+
+
 @dataclass(frozen=True)
 class _Curves:
-    """One (max-det, area) step of the accumulation: all IoU thresholds and all groups at once.
-
-    The precision envelope is only needed at true positives: the k-th TP of a group sits where its
-    recall first reaches k / npig, and the envelope there is the max precision of its later TPs.
-    TPs are stored flat, grouped by (threshold, group).
-    """
+    """One (max-det, area) step of the accumulation, all IoU thresholds and all groups at once, reduced to its true
+    positives: rows in segment ``threshold * K + group`` order, each with its envelope and recall hits."""
 
     valid: NDArray[np.bool_]          # (K,) the group has a result and non-ignored GT
-    reach: NDArray[np.int64]          # (K, R) the TP count at which recall reaches r (>= 1)
-    n_tp: NDArray[np.int64]           # (T, K)
-    tp_first: NDArray[np.int64]       # (T, K) offset of the (threshold, group)'s first TP in ``envelope``
-    nd: NDArray[np.int64]             # (K,) detections in the group's ranking
-    envelope: NDArray[np.float64]     # per TP: the precision envelope there
-    tp_segment: NDArray[np.int64]     # per TP: threshold * K + group
+    segment: NDArray[np.int64]        # per TP: threshold * K + group
+    envelope: NDArray[np.float64]     # per TP: the precision envelope there (:func:`tp_envelope`)
+    hits: NDArray[np.int64]           # per TP: the recall thresholds it reaches first (:func:`recall_hits`)
     recall: NDArray[np.float64]       # (T, K) final recall (0 without detections)
 
-    def q(self) -> NDArray[np.float64]:
+    def q(self, n_rec: int) -> NDArray[np.float64]:
         """(T, K, R): interpolated precision at every recall threshold (0 past the last TP)."""
-        ok = (self.reach[None] <= self.n_tp[:, :, None]) & (self.nd[None, :, None] > 0)
-        if not len(self.envelope):
-            return np.zeros(ok.shape)
-        return np.where(ok, self.envelope[np.where(ok, self.tp_first[:, :, None] + self.reach[None] - 1, 0)], 0.0)
+        T, K = self.recall.shape
+        return interpolated_precision(self.envelope, self.hits, self.segment, T * K, n_rec).reshape(T, K, n_rec)
 
 
 #: Work size per block of IoU thresholds in the accumulation (bounds memory on million-detection rankings).
@@ -430,7 +488,7 @@ def has_ties(m: Matches) -> bool:
 
 
 def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
-                     params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *, need_reach: bool = True,
+                     params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *,
                      orders: tuple[str, ...] = ("official",)):
     """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area), ``curves`` one per tie order
     of ``orders`` (TIE_ORDERS), sharing the ranking and the cumulative counts: the precision at a true positive
@@ -460,58 +518,51 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
             tie_first, tie_last = _tie_span(m, e_det, e_group)
             fp_ats = [None if o == "official" else tie_first - 1 if o == "best" else tie_last for o in orders]
         for a in areas:
-            valid = group_has & (npig_group[:, a] > 0)
             npig_a = np.maximum(npig_group[:, a], 1)
-            if need_reach:  # k_min depends on npig only: compute it once per distinct value
-                values, inverse = np.unique(npig_a, return_inverse=True)
-                reach = np.maximum(_k_min(values, params.rec_thrs), 1)[inverse]        # (K, R)
-            else:
-                reach = np.zeros((K, 0), np.int64)
             # Thresholds in blocks (all at once when the ranking is short): TP t of group g is segment t * K + g.
             block = max(1, min(T, _BLOCK_ELEMENTS // max(n, 1)))
-            segments: list[NDArray[np.int64]] = []
-            prs: list[list[NDArray[np.float64]]] = [[] for _ in orders]
+            segments, tps, seens = [], [], []
             n_tp = np.zeros((T, K), dtype=np.int64)
             for t0 in range(0, T, block):
                 st = m.state[a][t0:t0 + block][:, e_det] if n else np.zeros((min(block, T - t0), 0), np.uint8)
-                seg, pr_orders, n_tp[t0:t0 + len(st)] = _tp_precision(st, t0, e_group, group_start, K, fp_ats)
+                seg, tp_b, seen_b, n_tp[t0:t0 + len(st)] = _tp_counts(st, t0, e_group, group_start, K, fp_ats)
                 segments.append(seg)
-                for out, pr in zip(prs, pr_orders):
-                    out.append(pr)
-            segment = np.concatenate(segments)
-            tp_first = (np.cumsum(n_tp) - n_tp.ravel()).reshape(T, K)
+                tps.append(tp_b)
+                seens.append(seen_b)
+            segment, tp = np.concatenate(segments), np.concatenate(tps)
+            hits = recall_hits(tp, npig_a[segment % K], segment, params.rec_thrs)
+            valid = group_has & (npig_group[:, a] > 0)
             recall = np.where(nd[None] > 0, n_tp / npig_a[None], 0.0)
-            yield mi, a, tuple(_Curves(valid, reach, n_tp, tp_first, nd,
-                                       _segment_reverse_cummax(np.concatenate(pr), segment), segment, recall)
-                               for pr in prs)
+            yield mi, a, tuple(_Curves(valid, segment, tp_envelope(tp, np.concatenate([s[i] for s in seens]), segment),
+                                       hits, recall) for i in range(len(orders)))
 
 
-def _tp_precision(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.int64], group_start: NDArray[np.int64],
-                  K: int, fp_ats: list[NDArray[np.int64] | None]) -> tuple[NDArray[np.int64], list[NDArray[np.float64]],
-                                                                        NDArray]:
-    """One block of thresholds ``st`` (b, n) starting at ``t0``: every TP's segment ``t * K + group``, its precision
-    ``tp / (fp + tp)`` once per entry of ``fp_ats``, and the TP count per (threshold, group). The FPs counted are
-    those before the TP in the ranking (None), or those up to a given position per entry: the tie bounds' orders."""
+def _tp_counts(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.int64], group_start: NDArray[np.int64],
+               K: int, fp_ats: list[NDArray[np.int64] | None]) -> tuple[NDArray[np.int64], NDArray[np.int64],
+                                                                     list[NDArray[np.int64]], NDArray[np.int64]]:
+    """One block of thresholds ``st`` (b, n) starting at ``t0``: every TP's segment ``t * K + group``, its group's TP
+    count up to it, the detections counted up to it (TPs and FPs) once per entry of ``fp_ats``, and the TP count per
+    (threshold, group). The FPs counted are those before the TP in the ranking (None), or those up to a given
+    position per entry: the tie bounds' orders."""
     n = st.shape[1]
     fp_cum = np.cumsum(st == FP, axis=1, dtype=np.int32)                             # (b, n)
     t_idx, pos = np.nonzero(st == TP)                                                # row-major: (t, group) order
     seg = (t0 + t_idx) * K + e_group[pos]
     n_tp_b = np.bincount(seg - t0 * K, minlength=len(st) * K).reshape(len(st), K)
     first_b = (np.cumsum(n_tp_b) - n_tp_b.ravel())
-    k = (np.arange(len(pos)) - first_b[seg - t0 * K] + 1).astype(np.float64)          # tp_sum at the TP
+    k = np.arange(len(pos)) - first_b[seg - t0 * K] + 1                              # tp_sum at the TP
     before = np.zeros((len(st), K), dtype=np.int64)
     if n:
         before[:, group_start > 0] = fp_cum[:, group_start[group_start > 0] - 1]
     fp_before = before[t_idx, e_group[pos]]
-    prs = []
+    seen = []
     for fp_at in fp_ats:
         if fp_at is None:
             fp_here = fp_cum[t_idx, pos]
         else:           # FPs up to fp_at (none before the ranking's first entry)
             fp_here = np.where(fp_at[pos] >= 0, fp_cum[t_idx, np.maximum(fp_at[pos], 0)], 0)
-        fp_k = (fp_here - fp_before).astype(np.float64)
-        prs.append(k / (fp_k + k + np.spacing(1)))                                      # pycocotools' order
-    return seg, prs, n_tp_b
+        seen.append(fp_here - fp_before + k)
+    return seg, k, seen, n_tp_b
 
 
 def group_npig(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
@@ -558,7 +609,7 @@ def accumulate_orders(m: Matches, member_pair: NDArray[np.int64], member_group: 
     for mi, a, curves in _accumulate_iter(m, member_pair, member_group, n_groups, params, areas, max_dets,
                                           orders=orders):
         for o, c in zip(orders, curves):
-            precision[o][:, :, c.valid, a, mi] = c.q()[:, c.valid, :].transpose(0, 2, 1)
+            precision[o][:, :, c.valid, a, mi] = c.q(R)[:, c.valid, :].transpose(0, 2, 1)
             recall[o][:, c.valid, a, mi] = c.recall[:, c.valid]
     npig = group_npig(m, member_pair, member_group, n_groups)
     return {o: (precision[o], recall[o], npig) for o in orders}
@@ -567,30 +618,14 @@ def accumulate_orders(m: Matches, member_pair: NDArray[np.int64], member_group: 
 def mean_ap_per_group(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
                       params: Params = Params(), *, area: int = 0, max_det: int = -1) -> tuple[NDArray, NDArray]:
     """AP and AP@0.5 per group (mean interpolated precision over thresholds x recall points; -1 undefined)
-    for many small groups (per-description diagnostics), without (K, R) arrays: each TP's envelope value
-    is weighted by the number of recall thresholds that land on it. Equal to the pycocotools values up
-    to floating-point summation order."""
+    for many small groups (per-description diagnostics), without (K, R) arrays (:func:`interpolated_ap`).
+    Equal to the pycocotools values up to floating-point summation order."""
     mi = max_det % len(params.max_dets)
     T, R, K = len(params.iou_thrs), len(params.rec_thrs), n_groups
     t50 = int(np.flatnonzero(params.iou_thrs == 0.5)[0])
-    npig = np.maximum(group_npig(m, member_pair, member_group, K)[:, area], 1)
-    (_, _, (c,)), = _accumulate_iter(m, member_pair, member_group, K, params, (area,), (mi,), need_reach=False)
-    flat: NDArray[np.float64] = np.zeros(T * K)
-    if len(c.envelope):
-        # weight of the k-th TP of a group = #recall thresholds whose reach is k (reach depends on npig)
-        group = c.tp_segment % K
-        k = np.arange(len(c.envelope)) - c.tp_first.ravel()[c.tp_segment] + 1
-        n_of_tp = npig[group]
-        weights = np.zeros(len(k), dtype=np.float64)
-        for n in np.unique(n_of_tp).tolist():
-            hist = np.bincount(np.maximum(_k_min(np.array([n]), params.rec_thrs)[0], 1), minlength=n + 2)
-            sel = n_of_tp == n
-            weights[sel] = hist[k[sel]]
-        flat = np.bincount(c.tp_segment, weights=weights * c.envelope, minlength=T * K).astype(np.float64)
-    per_segment = flat.reshape(T, K)
-    ap = np.where(c.valid, per_segment.sum(axis=0) / (T * R), -1.0)
-    ap50 = np.where(c.valid, per_segment[t50] / R, -1.0)
-    return ap, ap50
+    (_, _, (c,)), = _accumulate_iter(m, member_pair, member_group, K, params, (area,), (mi,))
+    per_segment = interpolated_ap(c.envelope, c.hits, c.segment, T * K, R).reshape(T, K)
+    return np.where(c.valid, per_segment.mean(axis=0), -1.0), np.where(c.valid, per_segment[t50], -1.0)
 
 
 def threshold_counts(m: Matches, params: Params = Params(), *, iou_thr: float = 0.5, area: int = 0,
@@ -676,20 +711,16 @@ def average_precision_at(group: NDArray[np.int64], rank_key: NDArray[np.int64], 
     start = np.searchsorted(g, np.arange(K))
     tp_sum = np.cumsum(hit)
     before = np.r_[0, tp_sum][start]                     # TPs of the groups before each group
-    k = tp_sum - before[g]                               # the group's TP count up to each detection
-    position = np.arange(len(g)) - start[g] + 1          # its detections up to each detection
-    precision = k / (position + np.spacing(1))           # pycocotools' tp / (tp + fp + eps)
     is_tp = hit.astype(bool)
-    envelope = _segment_reverse_cummax(precision[is_tp], g[is_tp])   # max precision from each TP on
+    k = (tp_sum - before[g])[is_tp]                      # the group's TP count up to each true positive
+    seen = (np.arange(len(g)) - start[g] + 1)[is_tp]     # its detections up to there
+    segment = g[is_tp]
     ap = np.full(K, -1.0)
     has = n_gt > 0
     if not has.any():
         return ap
-    reach = np.maximum(_k_min(np.maximum(n_gt, 1), params.rec_thrs), 1)           # (K, R): the TP count reaching r
-    n_tp = np.bincount(g[is_tp], minlength=K)
-    first = np.cumsum(n_tp) - n_tp
-    ok = reach <= n_tp[:, None]
-    q = np.where(ok, envelope[np.where(ok, first[:, None] + reach - 1, 0)] if len(envelope) else 0.0, 0.0)
+    hits = recall_hits(k, np.maximum(n_gt, 1)[segment], segment, params.rec_thrs)
+    q = interpolated_precision(tp_envelope(k, seen, segment), hits, segment, K, len(params.rec_thrs))
     ap[has] = q[has].mean(axis=1)
     return ap
 
@@ -824,7 +855,7 @@ def tie_bounds_bbox(res: CocoEvalResult, params: Params = Params()) -> dict[str,
     for _, a, curves in _accumulate_iter(res.matches, pairs, pairs % max(K, 1), K, params, areas, (step,),
                                          orders=("worst", "best")):
         for side, c in enumerate(curves):
-            q = c.q().transpose(0, 2, 1)[:, :, c.valid]                   # (T, R, valid K): precision's layout
+            q = c.q(len(params.rec_thrs)).transpose(0, 2, 1)[:, :, c.valid]     # (T, R, valid K): precision's layout
             for stat in stats:
                 if params.area_labels.index(stat.area) == a:
                     sel = q if stat.iou_thr is None else q[np.flatnonzero(params.iou_thrs == stat.iou_thr)]
@@ -842,24 +873,6 @@ def _segment_cumsum(x: NDArray[np.float64], starts: NDArray[np.int64]) -> NDArra
         before[1:] = cs[starts[1:] - 1]
         cs -= np.repeat(before, np.diff(np.r_[starts, len(x)]), axis=0)
     return cs
-
-
-def _thresholds_reached(rec_thrs: NDArray[np.float64], x: NDArray[np.float64]) -> NDArray[np.int64]:
-    """``searchsorted(rec_thrs, x, side="right")`` for evenly spaced thresholds from 0 (exact, no log-time search)."""
-    step = rec_thrs[1] - rec_thrs[0] if len(rec_thrs) > 1 else 1.0
-    k = np.clip(np.floor(x / step), 0, len(rec_thrs) - 1).astype(np.int64)
-    k -= rec_thrs[k] > x                     # the float guess may be one too high ...
-    up = np.minimum(k + 1, len(rec_thrs) - 1)
-    k += (k + 1 < len(rec_thrs)) & (rec_thrs[up] <= x)   # ... or one too low
-    return k + 1
-
-
-def _segment_reverse_cummax_rows(x: NDArray[np.float64], segment: NDArray[np.int64]) -> NDArray[np.float64]:
-    """``max(x[i:end_of_segment])`` down axis 0 for values in [0, 1]; offsets keep segments apart."""
-    if not len(x):
-        return x
-    off = (2.0 * (segment.max() - segment[::-1]))[:, None]      # grows along the reversed walk
-    return (np.maximum.accumulate(x[::-1] + off, axis=0) - off)[::-1]
 
 
 @dataclass(frozen=True)
@@ -924,7 +937,7 @@ class WeightedRanking:
         recall = np.zeros((R, T, K))
         n = len(self.row_unit)
         if n:
-            starts = np.flatnonzero(np.r_[True, self.row_group[1:] != self.row_group[:-1]])
+            starts = _segment_starts(self.row_group)
             counted = _segment_cumsum(np.asarray(self.blocks @ wt), starts)   # (rows, R) detections up to the row
             row_w = wt[self.row_unit]                                          # (rows, R)
             for t in range(T):
@@ -935,17 +948,12 @@ class WeightedRanking:
                 if self.ignored[t] is not None:
                     total = total - _segment_cumsum(np.asarray(self.ignored[t] @ wt), starts)[idx]
                 group = self.row_group[idx]
-                first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-                seg = np.cumsum(np.r_[True, group[1:] != group[:-1]]) - 1
+                first = _segment_starts(group)
                 tp = _segment_cumsum(row_w[idx], first)
-                env = _segment_reverse_cummax_rows(tp / (total + np.spacing(1)), seg)   # pycocotools' precision
-                rc = tp / np.maximum(npig.T[group], 1e-300)
-                reached = _thresholds_reached(self.rec_thrs, rc)               # recall thresholds <= rc
-                hits = reached.copy()
-                hits[1:] -= reached[:-1]
-                hits[first] = reached[first]                                   # threshold 0 lands on the first TP
-                ap[:, t, group[first]] = (np.add.reduceat(env * hits, first, axis=0) / len(self.rec_thrs)).T
-                recall[:, t, group[first]] = rc[np.r_[first[1:], len(idx)] - 1].T
+                n_gt = np.maximum(npig.T[group], 1e-300)
+                hits = recall_hits(tp, n_gt, group, self.rec_thrs)
+                ap[:, t] = interpolated_ap(tp_envelope(tp, total, group), hits, group, K, len(self.rec_thrs)).T
+                recall[:, t, group[first]] = (tp / n_gt)[np.r_[first[1:], len(idx)] - 1].T
         nan = np.where(valid, 0.0, np.nan)[:, None, :]
         return ap + nan, recall + nan, valid
 
