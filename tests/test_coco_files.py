@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
@@ -42,9 +43,20 @@ def _files(tmp_path, seed: int = 0, n_images: int = 30, n_dets: int = 900):
     return gt, dt
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_files_score_as_pycocotools_scores_them(tmp_path, seed):
+def _float_ids(path):
+    """The same results with every third image id written as a float (``5.0``): pycocotools reads them as the ints
+    (equal hash), the typed decoding does not take them, so the file goes through the general reader."""
+    dets = json.loads(path.read_text())
+    text = json.dumps([dict(d, image_id=float(d["image_id"])) if i % 3 == 0 else d for i, d in enumerate(dets)])
+    path.write_text(text)
+    assert "0.0," in text
+
+
+@pytest.mark.parametrize("seed,reader", [(0, "typed"), (1, "typed"), (2, "typed"), (0, "general"), (1, "general")])
+def test_the_files_score_as_pycocotools_scores_them(tmp_path, seed, reader):
     gt_path, dt_path = _files(tmp_path, seed)
+    if reader == "general":
+        _float_ids(dt_path)
     with contextlib.redirect_stdout(io.StringIO()):
         gt = COCO(str(gt_path))
         ev = COCOeval(gt, gt.loadRes(str(dt_path)), "bbox")
@@ -77,3 +89,24 @@ def test_what_pycocotools_refuses_is_an_error_naming_the_entry(tmp_path):
     gt_path.write_text(json.dumps(data))
     with pytest.raises(FormatError, match="annotation 6 has no 'area'"):
         evaluate_files(gt_path, dt_path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-2**70, 2**70)),
+                min_size=1, max_size=30))
+def test_typed_decoding_reads_the_numbers_plain_json_reads(tmp_path_factory, values):
+    """Whatever number a results file holds (floats in any notation json.dumps writes, -0.0, integers beyond 2^53
+    and beyond 64 bits), the typed decoding gives the value and type Python's json gives (the columns then go
+    through the same checks)."""
+    from vlbench.coco import _Result
+    from vlbench.io import read_json
+
+    path = tmp_path_factory.mktemp("typed") / "results.json"
+    path.write_text(json.dumps([{"image_id": 1, "category_id": 1, "bbox": [v, v, v, v], "score": v} for v in values]))
+    expected = json.loads(path.read_text())
+    got = read_json(path, typed=list[_Result])
+    assert all(isinstance(r, _Result) for r in got)
+    for r, e in zip(got, expected):
+        assert (type(r.score), r.score) == (type(e["score"]), e["score"])
+        assert [(type(v), v) for v in r.bbox] == [(type(v), v) for v in e["bbox"]]
+        assert str(r.score) == str(e["score"])                                     # -0.0 stays -0.0

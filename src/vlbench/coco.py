@@ -2,8 +2,9 @@
 read and score them: the twelve stats, the precision and recall arrays.
 
 The engine (:func:`vlbench.cocoeval.evaluate_bbox`) reproduces ``COCOeval`` on arrays; this module reads an
-instances file and a results file straight into those arrays: the JSON parsed once (orjson), then one list
-comprehension per column, no object per detection of our own. Whatever pycocotools would refuse (a results entry on an
+instances file and a results file straight into those arrays: a file of the usual shape decoded once into typed
+records (msgspec: no dict per detection), then one list comprehension per column; any other file parsed as plain
+JSON (orjson) so that what is wrong in it can be named. Whatever pycocotools would refuse (a results entry on an
 image the instances file lacks: ``loadRes``' assertion; a missing key: its KeyError) is an error naming the file,
 the entry and the fix. Example::
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
@@ -30,6 +32,44 @@ __all__ = ["read_instances", "read_results", "evaluate_files"]
 #: the keys ``COCOeval(..., "bbox")`` reads from a ground-truth annotation and from a result
 ANNOTATION_KEYS = ("id", "image_id", "category_id", "bbox", "area", "iscrowd")
 RESULT_KEYS = ("image_id", "category_id", "bbox", "score")
+
+
+Number = int | float
+
+
+class _Result(msgspec.Struct, gc=False):
+    """A result as ``loadRes`` reads it (other keys are not read); the values keep their JSON types."""
+
+    image_id: int
+    category_id: int
+    bbox: list[Number]
+    score: Number
+
+
+class _Id(msgspec.Struct, gc=False):
+    id: int
+
+
+class _Annotation(msgspec.Struct, gc=False):
+    id: int
+    image_id: int
+    category_id: int
+    bbox: list[Number]
+    area: Number
+    iscrowd: int
+
+
+class _Instances(msgspec.Struct, gc=False):
+    """The parts of an instances file ``COCO`` and ``COCOeval(..., "bbox")`` read."""
+
+    images: list[_Id]
+    annotations: list[_Annotation]
+    categories: list[_Id]
+
+
+def _fields(records: list[Any], keys: tuple[str, ...]) -> dict[str, list[Any]]:
+    """Typed records -> one list per key, the values as ``[e[key] for e in entries]`` gives them."""
+    return {key: [getattr(r, key) for r in records] for key in keys}
 
 
 def _column(entries: list[Any], key: str, path: str, what: str, fix: str) -> list[Any]:
@@ -56,13 +96,18 @@ def _list_of(data: Any, key: str | None, path: str, fix: str) -> list[Any]:
 def read_instances(path: str | os.PathLike) -> tuple[NDArray[np.int64], NDArray[np.int64], dict[str, NDArray]]:
     """A COCO instances file -> (image ids, category ids, the annotations as ``evaluate_bbox``'s GT columns)."""
     source = str(path)
-    data = read_json(path, what="instances file")
+    data = read_json(path, what="instances file", typed=_Instances)
     fix = "pass a COCO instances file (images, annotations, categories), e.g. instances_val2017.json"
-    images, anns = _list_of(data, "images", source, fix), _list_of(data, "annotations", source, fix)
-    categories = _list_of(data, "categories", source, fix)
-    image_ids = integral_ids(_column(images, "id", source, "image", fix), source, "id")
-    category_ids = integral_ids(_column(categories, "id", source, "category", fix), source, "id")
-    columns = {key: _column(anns, key, source, "annotation", fix) for key in ANNOTATION_KEYS}
+    if isinstance(data, _Instances):
+        image_ids = integral_ids(_fields(data.images, ("id",))["id"], source, "id")
+        category_ids = integral_ids(_fields(data.categories, ("id",))["id"], source, "id")
+        columns = _fields(data.annotations, ANNOTATION_KEYS)
+    else:
+        images, anns = _list_of(data, "images", source, fix), _list_of(data, "annotations", source, fix)
+        categories = _list_of(data, "categories", source, fix)
+        image_ids = integral_ids(_column(images, "id", source, "image", fix), source, "id")
+        category_ids = integral_ids(_column(categories, "id", source, "category", fix), source, "id")
+        columns = {key: _column(anns, key, source, "annotation", fix) for key in ANNOTATION_KEYS}
     boxes, _ = read_boxes(columns["bbox"], source, protocol="official")
     gt = {"image_id": integral_ids(columns["image_id"], source, "image_id"),
           "category_id": integral_ids(columns["category_id"], source, "category_id"),
@@ -76,11 +121,12 @@ def read_results(path: str | os.PathLike, image_ids: NDArray[np.int64]) -> dict[
     columns. Every result must be on an image of ``image_ids`` (``loadRes`` asserts it)."""
     source = str(path)
     fix = "write the detections as COCO results: [{\"image_id\", \"category_id\", \"bbox\": [x, y, w, h], \"score\"}]"
-    dets = _list_of(read_json(path, what="results file"), None, source, fix)
+    dets = _list_of(read_json(path, what="results file", typed=list[_Result]), None, source, fix)
     if not dets:
         raise FormatError("the results file holds no detections (pycocotools' loadRes cannot read an empty list)",
                           file=source, fix="score a file with at least one detection")
-    columns = {key: _column(dets, key, source, "result", fix) for key in RESULT_KEYS}
+    columns = (_fields(dets, RESULT_KEYS) if isinstance(dets[0], _Result)
+               else {key: _column(dets, key, source, "result", fix) for key in RESULT_KEYS})
     image = integral_ids(columns["image_id"], source, "image_id")
     unknown = np.flatnonzero(~np.isin(image, image_ids))
     if len(unknown):

@@ -190,6 +190,9 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
     id0_changed = 0
     gt_taken = None if keep_gt_at is None else np.full(n_det, -1, dtype=np.int64)
     if len(c_det):
+        # one sort for every area range; each range then only moves its non-ignored GTs last within a detection
+        pre = _stable_order(d_rank[c_det], c_det, c_iou, c_gt)
+        c_det, c_gt, c_iou = c_det[pre], c_gt[pre], c_iou[pre]
         c_rank = d_rank[c_det]
         for a in range(A):
             matched_gt = _greedy_match(c_det, c_gt, c_iou, c_rank, ~g_ignored[a], g_crowd, thr, n_det, len(g_pair),
@@ -257,14 +260,17 @@ def _candidates(d_box, d_pair, g_box, g_crowd, g_count, g_start, lowest: float):
 def _greedy_match(c_det, c_gt, c_iou, c_rank, g_nonignored, g_crowd, thr, n_det, n_gt,
                   nan_det=None) -> NDArray[np.int64]:
     """For one area range: the GT each detection takes at each threshold (-1 if none), shape (T, N).
+    Candidates come sorted by (rank, detection, IoU, GT).
 
     Walks the ranks: the r-th detections of all pairs choose at once, since a detection only
     competes with the higher-scored detections of its own pair. Detections in ``nan_det`` go through
     pycocotools' loop itself (:func:`_loop_match`).
     """
     T = len(thr)
-    # Within each detection, candidates in ascending preference: (non-ignored, IoU, later GT).
-    pref = _stable_order(c_rank, c_det, g_nonignored[c_gt], c_iou, c_gt)
+    # Within each detection, candidates in ascending preference: (non-ignored, IoU, later GT). A stable sort on
+    # (detection's run, non-ignored) keeps the given (IoU, GT) order inside each class (replaces a 5-key lexsort).
+    run = np.cumsum(np.r_[True, c_det[1:] != c_det[:-1]]) if len(c_det) else np.zeros(0, np.int64)
+    pref = np.argsort(2 * run + g_nonignored[c_gt], kind="stable")
     c_det, c_gt, c_iou, c_rank = c_det[pref], c_gt[pref], c_iou[pref], c_rank[pref]
     looped = np.zeros(len(c_det), dtype=bool) if nan_det is None else nan_det[c_det]
     taken = np.zeros((T, n_gt), dtype=bool)
@@ -312,26 +318,16 @@ def _loop_match(det: int, gts: NDArray[np.int64], ious: NDArray[np.float64], g_n
 
 
 def _segment_reverse_cummax(values: NDArray[np.float64], segment: NDArray[np.int64]) -> NDArray[np.float64]:
-    """``max(values[i:end_of_segment])`` for every i; ``segment`` sorted ascending. Exact (rank-based)."""
-    if len(values) == 0:
+    """``max(values[i:end_of_segment])`` down axis 0 for every i, ``segment`` sorted (a loop over segments, in one
+    running maximum). Exact: numpy orders complex numbers lexicographically, so with the segment's place in the
+    reversed walk as real part and the value as imaginary part, no maximum carries from one segment to the next."""
+    if not len(values):
         return values
-    uniq, ranks = np.unique(values, return_inverse=True)
-    span = len(uniq)
-    seg_rev = segment[::-1]
-    offset = (seg_rev.max() - seg_rev) * span      # grows along the reversed walk: no carry across segments
-    acc = np.maximum.accumulate(offset + ranks[::-1]) - offset
-    return uniq[acc[::-1]]
-
-
-def _segment_reverse_cummax_rows(x: NDArray[np.float64], segment: NDArray[np.int64]) -> NDArray[np.float64]:
-    """``max(x[i:end_of_segment])`` down axis 0 for values in [0, 1], ``segment`` sorted: each run is lifted by an
-    offset that grows along the reversed walk, so no maximum carries across runs. Exact to the offsets' rounding
-    (about 2 * runs * 2^-52): used for weighted (bootstrap) counts only."""
-    if not len(x):
-        return x
     run = np.cumsum(np.r_[True, segment[1:] != segment[:-1]])
-    off = (2.0 * (run[-1] - run[::-1]))[:, None]
-    return (np.maximum.accumulate(x[::-1] + off, axis=0) - off)[::-1]
+    z = np.empty(values.shape[::-1], np.complex128)            # the walk along the last axis: contiguous
+    z.real = (run[-1] - run)[::-1]
+    z.imag = values[::-1].T
+    return np.ascontiguousarray(np.maximum.accumulate(z, axis=-1).imag.T[::-1])
 
 
 # -- one AP accumulation ---------------------------------------------------------------------------------
@@ -345,11 +341,8 @@ def _segment_reverse_cummax_rows(x: NDArray[np.float64], segment: NDArray[np.int
 def tp_envelope(tp: NDArray, seen: NDArray, segment: NDArray[np.int64]) -> NDArray[np.float64]:
     """pycocotools' precision envelope at each true positive: ``tp / (seen + eps)`` (``seen`` = tp + fp up to it,
     ``eps`` = ``np.spacing(1)``, its order of operations), then the max over the segment's later true positives.
-    ``tp``/``seen``: (rows,) exact counts (the result is exact), or (rows, S) weighted counts of S resamples."""
-    precision = tp / (seen + np.spacing(1))
-    if precision.ndim == 1:
-        return _segment_reverse_cummax(precision, segment)
-    return _segment_reverse_cummax_rows(precision, segment)
+    ``tp``/``seen``: (rows,) exact counts, or (rows, S) weighted counts of S resamples."""
+    return _segment_reverse_cummax(tp / (seen + np.spacing(1)), segment)
 
 
 def recall_hits(tp: NDArray, n_gt: NDArray, segment: NDArray[np.int64], rec_thrs: NDArray[np.float64]

@@ -127,15 +127,28 @@ def write_text_atomic(path: str | os.PathLike, text: str, what: str = "output") 
 
 
 def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, max_values: int | None = None,
-              what: str = "file") -> Any:
+              what: str = "file", typed: Any = None) -> Any:
     """Parse a ``.json`` or ``.json.gz`` file; any failure is a :class:`FormatError` naming the file. The limits
-    (decompressed bytes, JSON values as bounded by :func:`json_values_bound`) are checked while reading."""
+    (decompressed bytes, JSON values as bounded by :func:`json_values_bound`) are checked while reading.
+
+    ``typed``: a msgspec type (say ``list[SomeStruct]``) the file is expected to match. When it does, the value
+    comes back decoded as that type, with no dict per object (msgspec's typed decoding: half the whole-process time
+    of orjson's dicts on a 200,000-detection results file, ``bench/json_decoders.py``); when it does not (a missing
+    key, another type, NaN), the file is parsed as without ``typed``, so that the caller's checks name the entry
+    at fault. A caller tells the two apart by the type of what it gets."""
     p = require_file(path, what)
     try:
         data = _read_bytes(p, max_bytes, max_values)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise FormatError(f"cannot read the {what} ({exc})", file=str(p)) from None
     with _gc_paused():  # the cyclic GC rescans the growing object graph: 3x slower on big files
+        if typed is not None:
+            import msgspec
+
+            try:
+                return msgspec.json.decode(data, type=typed)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                pass                                              # not the expected shape: read it the general way
         try:
             import orjson  # faster than json on million-entry prediction files
 
