@@ -20,6 +20,7 @@ bootstrap's :class:`WeightedRanking`) is one accumulation: a ranking reduced to 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,10 +124,23 @@ class Matches:
     #: t over the first area range, -1 for none (the error analysis needs which GT a true positive used)
     gt_taken: NDArray[np.int64] | None = None
 
+    @functools.cached_property
+    def score_order(self) -> NDArray[np.int64]:
+        """The kept detections by descending score, ties in (pair, rank) order: the rows are in that order, so a
+        stable sort on the score alone gives it. Shared by every pooled ranking of these matches."""
+        return np.argsort(-self.score, kind="stable")
+
 
 def _stable_order(*keys: NDArray) -> NDArray[np.int64]:
     """``np.lexsort`` with the first key primary (lexsort takes the primary key last)."""
     return np.lexsort(keys[::-1])
+
+
+def _stable_group_order(group: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``np.argsort(group, kind="stable")`` for small non-negative group numbers: numpy radix-sorts 16-bit keys in
+    linear time (64-bit keys go through a merge sort, 5x slower on a million entries)."""
+    small = group.max(initial=0) < 2**15
+    return np.argsort(group.astype(np.int16) if small else group, kind="stable")
 
 
 def _descending_rank(values: NDArray) -> NDArray[np.int64]:
@@ -421,7 +435,7 @@ def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDA
     pair_start = np.cumsum(pair_count) - pair_count
     if m.exact is None:
         # Matches are in (pair, rank) order, so a stable sort on the score alone breaks ties by (pair, rank).
-        global_order = np.argsort(-m.score, kind="stable")
+        global_order = m.score_order
     else:
         global_order = np.flatnonzero(m.rank < (max_det if max_det is not None else m.rank.max(initial=0) + 1))
     det_pair = m.pair[global_order]
@@ -429,7 +443,7 @@ def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDA
     entry_det = np.repeat(global_order, reps)
     entry_group = member_group[by_pair[concat_ranges(pair_start[det_pair], reps)]]
     if m.exact is None or m.is_int is None:
-        by_group = np.argsort(entry_group, kind="stable")   # stable: keeps the ranking order inside a group
+        by_group = _stable_group_order(entry_group)         # stable: keeps the ranking order inside a group
         return entry_det[by_group], entry_group[by_group]
     n_groups = int(member_group.max(initial=-1)) + 1
     dets_of_pair = np.bincount(m.pair[global_order], minlength=len(m.has_result))
@@ -696,8 +710,7 @@ def average_precision_at(group: NDArray[np.int64], rank_key: NDArray[np.int64], 
     already in ``rank_key`` order sort in linear time (a stable radix sort on the small group numbers)."""
     K = len(n_gt)
     if len(rank_key) > 1 and bool((rank_key[1:] >= rank_key[:-1]).all()):
-        small = np.int16 if K < 2**15 else np.int64
-        order = np.argsort(group.astype(small), kind="stable")
+        order = _stable_group_order(group)
     else:
         order = np.lexsort((rank_key, group))
     g, hit = group[order], tp[order].astype(np.int64)

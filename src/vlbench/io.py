@@ -37,7 +37,7 @@ def _read_bytes(path: Path, max_bytes: int, max_values: int | None = None) -> by
             if size > max_bytes:
                 raise FormatError(f"the file is larger than {max_bytes:,} bytes (decompressed)", file=str(path),
                                   fix="split it, or raise the limit with max_bytes=")
-            values += json_values_bound(chunk)
+            values += json_values_bound(chunk) if max_values is not None else 0
             if max_values is not None and values > max_values:
                 raise FormatError(f"the file holds more than {max_values:,} JSON values (numbers, strings, lists, "
                                   "objects)", file=str(path),

@@ -20,6 +20,10 @@ from .errors import FormatError
 __all__ = ["Result"]
 
 
+#: value types that are JSON as they are (a float only when finite)
+_PLAIN = {int, float, str, bool, type(None)}
+
+
 def _clean(value: Any) -> Any:
     """JSON-safe copy: NaN/inf -> None, numpy scalars and arrays -> Python."""
     if isinstance(value, dict):
@@ -29,6 +33,8 @@ def _clean(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return value.tolist() if np.isfinite(value).all() else _clean(value.tolist())   # NaN/inf -> None below
     if isinstance(value, (list, tuple)):
+        if set(map(type, value)) <= _PLAIN:     # long per-description columns: no call per value
+            return [None if type(v) is float and not math.isfinite(v) else v for v in value]
         return [_clean(v) for v in value]
     if isinstance(value, (np.generic, np.ndarray)):
         return _clean(value.tolist())
