@@ -149,7 +149,8 @@ def test_the_table_streamed_in_small_blocks_is_the_table_read_whole(tmp_path):
     """Blocks of 20 bytes cut entries everywhere (mid-line, mid-entry); a block holding a tab or doubled space
     reads its phrases as the jar's tokenizer does. Every entry's two phrases, read back from the index, are the
     table's own (words one space apart), whatever the block size; damaged tables are refused."""
-    entries = [*TINY, ("big\tdog", "large  dog"), (" red car", "crimson auto "), ("dog", "big\fdog")]
+    entries = [*TINY, ("big\tdog", "large  dog"), (" red car", "crimson auto "), ("dog", "big\fdog"),
+               ("a b c d e f g h i", "a b c d"), ("a b c d e", "a b c d"), ("a b c d", "a b c d e f g h i")]
     table = _tiny_table(tmp_path / "p.gz", entries)
 
     def read(index: ParaphraseIndex) -> list[tuple[str, str]]:
@@ -168,3 +169,20 @@ def test_the_table_streamed_in_small_blocks_is_the_table_read_whole(tmp_path):
     (tmp_path / "short.gz").write_bytes(gzip.compress(b"0.5\nbig\nlarge\n0.4\nsmall\n"))
     with pytest.raises(ValueError, match="three-line entries"):
         ParaphraseIndex.parse(tmp_path / "short.gz", block_bytes=4)
+
+
+def test_a_vocabulary_beyond_16_bit_word_ids_is_indexed_alike(tmp_path):
+    """Phrases are packed as 16-bit word ids; a table with more than 65,535 distinct words is parsed again with
+    32-bit ids. Every entry reads back as written, distinct phrases are counted once, and the reduction finds
+    a phrase made of the last words numbered."""
+    words = [f"w{i}" for i in range(70_000)]
+    entries = [(f"{words[i]} {words[i + 1]}", words[i + 2]) for i in range(0, 69_990, 3)] + [("w1 w2", "w69999")]
+    table = _tiny_table(tmp_path / "wide.gz", entries)
+    index = ParaphraseIndex.parse(table, block_bytes=1 << 16)
+    assert set(index.words) == {w for pair in entries for p in pair for w in p.split()}       # 69,991 words
+    text = bytes(index.phrase_text)
+    got = [(text[index.phrase_start[a]:index.phrase_end[a]].decode(), text[index.phrase_start[b]:index.phrase_end[b]]
+            .decode()) for a, b in zip(index.entry_first.tolist(), index.entry_second.tolist())]
+    assert got == entries
+    assert len(index.phrase_hash) == len({p for pair in entries for p in pair})
+    assert index.kept_entries(["w69987 w69988 w69989"]).tolist() == [len(entries) - 2]
