@@ -113,9 +113,9 @@ def test_index_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path):
     assert folders == [ParaphraseIndex.cache_path(table, tmp_path / "cache")]
     loaded = ParaphraseIndex.load(table, tmp_path / "cache")
     assert isinstance(loaded.phrase_hash, np.memmap)  # read from the cache, not parsed again
-    assert loaded.words == built.words and loaded.max_words == built.max_words == 2
+    assert loaded.vocabulary() == built.vocabulary() and loaded.max_words == built.max_words == 2
     for field in ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first",
-                  "entry_second"):
+                  "entry_second", "multipliers"):
         np.testing.assert_array_equal(getattr(loaded, field), getattr(built, field))
     (folders[0] / "phrase_hash.npy").write_bytes(b"not an array")
     again = ParaphraseIndex.load(table, tmp_path / "cache")
@@ -171,18 +171,24 @@ def test_the_table_streamed_in_small_blocks_is_the_table_read_whole(tmp_path):
         ParaphraseIndex.parse(tmp_path / "short.gz", block_bytes=4)
 
 
-def test_a_vocabulary_beyond_16_bit_word_ids_is_indexed_alike(tmp_path):
-    """Phrases are packed as 16-bit word ids; a table with more than 65,535 distinct words is parsed again with
-    32-bit ids. Every entry reads back as written, distinct phrases are counted once, and the reduction finds
-    a phrase made of the last words numbered."""
-    words = [f"w{i}" for i in range(70_000)]
-    entries = [(f"{words[i]} {words[i + 1]}", words[i + 2]) for i in range(0, 69_990, 3)] + [("w1 w2", "w69999")]
-    table = _tiny_table(tmp_path / "wide.gz", entries)
-    index = ParaphraseIndex.parse(table, block_bytes=1 << 16)
-    assert set(index.words) == {w for pair in entries for p in pair for w in p.split()}       # 69,991 words
+def test_two_phrases_with_one_hash_make_the_parse_start_again(tmp_path, monkeypatch):
+    """Phrases are numbered by a 64-bit hash of their 8-byte words and told apart by a second one. With the first
+    multiplier 1 the hash is the sum of the words (and the length), so "abcdefg hijklmn" and "hijklmn abcdefg"
+    (words "abcdefg ", "hijklmn" and "hijklmn ", "abcdefg": one sum) share it while the second hash differs: the
+    parse starts again with the next pair, and every entry reads back as written. With no other pair left, the
+    table is refused rather than two phrases taken for one."""
+    from vlbench.captions import paraphrase
+
+    entries = [("abcdefg hijklmn", "big"), ("hijklmn abcdefg", "small"), ("big", "abcdefg hijklmn")]
+    table = _tiny_table(tmp_path / "collide.gz", entries)
+    monkeypatch.setattr(paraphrase, "_MULTIPLIERS", ((1, 0xC2B2AE3D27D4EB4F), (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F)))
+    index = ParaphraseIndex.parse(table)
+    assert index.multipliers.tolist() == [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F]
     text = bytes(index.phrase_text)
     got = [(text[index.phrase_start[a]:index.phrase_end[a]].decode(), text[index.phrase_start[b]:index.phrase_end[b]]
             .decode()) for a, b in zip(index.entry_first.tolist(), index.entry_second.tolist())]
-    assert got == entries
-    assert len(index.phrase_hash) == len({p for pair in entries for p in pair})
-    assert index.kept_entries(["w69987 w69988 w69989"]).tolist() == [len(entries) - 2]
+    assert got == entries and len(index.phrase_hash) == 4
+    assert index.kept_entries(["the hijklmn abcdefg is small"]).tolist() == [1]
+    monkeypatch.setattr(paraphrase, "_MULTIPLIERS", ((1, 0xC2B2AE3D27D4EB4F),))
+    with pytest.raises(ValueError, match="collide"):
+        ParaphraseIndex.parse(table)

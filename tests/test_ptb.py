@@ -108,6 +108,39 @@ def test_a_generated_corpus_of_every_class_and_character_equals_the_jar(corpus):
     assert differ == [], differ[:20]
 
 
+def test_the_lines_scanned_at_once_are_the_stream_scanned_one_match_at_a_time(corpus):
+    """The line-parallel scan (``_scan_lines``) gives the sequential scan's matches on the generated corpus in one
+    stream (every fifth caption) and on 5,000 random texts dense in line breaks, abbreviations and trailing
+    contexts; where a match would run past its line (forced here), the stream is scanned match by match and the
+    tokens are the same."""
+    import numpy as np
+
+    from vlbench.captions import ptb
+
+    dfa = ptb.automaton()
+
+    def both(text: str) -> tuple[list, list]:
+        units = np.frombuffer(text.encode("utf-16-le", errors="surrogatepass"), dtype=np.uint16)
+        return list(zip(*(a.tolist() for a in ptb._scan_lines(dfa, units)))), ptb._scan(dfa, units.tolist())
+
+    fast, slow = both("\n".join(corpus[::5]))          # a fifth: the sequential scan is slow
+    assert len(fast) > 200_000 and fast == slow
+    rng = random.Random(1)
+    alphabet = [*"ab .'-&;\n\r\t\u2028\u0085\u00a0", "U.S.", "Calif.", "I.", "&amp;", " \n", "\n ", "(800)",
+                "555-1212", "...", ". . .", "--", "'s", "amp", "\U0001f600", "\ud800"]
+    for _ in range(5_000):
+        fast, slow = both("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30))))
+        assert fast == slow
+
+    def crossing(*args):
+        raise ptb._CrossedLine
+
+    expected = ptb.tokenize_stream("\n".join(corpus[:3000]))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ptb, "_scan_lines", crossing)
+        assert ptb.tokenize_stream("\n".join(corpus[:3000])) == expected
+
+
 @needs_java
 def test_line_breaks_shift_later_captions_as_the_jar_does(corpus):
     """The official quirk (``shift_lines``): CR, U+2028, U+2029, VT and FF start new output lines."""

@@ -171,7 +171,7 @@ def test_stemmer_equals_the_jars_snowball_stemmer(tmp_path):
     with zipfile.ZipFile(java.meteor_jar()) as z:
         words = set(z.read("synonym/english.synsets").decode().split("\n")[0::2])
         words.update(z.read("synonym/english.exceptions").decode().split())
-    words.update(ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz").words)
+    words.update(ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz").vocabulary())
     rng = random.Random(2)
     letters = "abcdefghijklmnopqrstuvwxyz'y\u00e9\u00fc\u00df\u0131\u03c3\U0001d431"
     words.update("".join(rng.choice(letters) for _ in range(rng.randint(1, 12))) for _ in range(20_000))

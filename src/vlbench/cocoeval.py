@@ -213,22 +213,28 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
                                        nan_det)
             if a == 0 and gt_taken is not None:     # in the caller's GT order
                 gt_taken = _in_order(matched_gt[int(np.flatnonzero(params.iou_thrs == keep_gt_at)[0])], g_order)
-            hit = matched_gt >= 0                                                         # (T, N)
-            t_idx, d_idx = np.nonzero(hit)
-            m = matched_gt[t_idx, d_idx]
-            ignored = g_ignored[a][m]
-            zero_id = (g_id[m] == 0) & ~ignored
-            new = np.where(ignored, IGNORED, TP).astype(np.uint8)
-            if id0_quirk:
-                # dtm == 0: the detection counts as unmatched (FP, or ignored if outside the range)
-                new = np.where(zero_id, np.where(d_outside[a, d_idx], IGNORED, FP), new).astype(np.uint8)
-                id0_changed += int(zero_id.sum())
-            state[a, t_idx, d_idx] = new
+            id0_changed += _record_outcomes(state[a], matched_gt, g_ignored[a], g_id, d_outside[a], id0_quirk)
     return Matches(det_index=det_index, pair=d_pair, rank=d_rank, score=d_score, state=state, npig=npig,
                    has_result=has_result, id0_matches=id0_changed,
                    exact=None if dt.exact is None else dt.exact[det_index],
                    is_int=None if dt.is_int is None else dt.is_int[det_index], nan_iou=int(nan_det.sum()),
                    gt_taken=gt_taken)
+
+
+def _record_outcomes(state: NDArray[np.uint8], matched_gt: NDArray[np.int64], g_ignored: NDArray[np.bool_],
+                     g_id: NDArray[np.int64], d_outside: NDArray[np.bool_], id0_quirk: bool) -> int:
+    """One area range's (T, N) states from its matches: TP, or IGNORED where the GT taken is ignored; with
+    ``id0_quirk`` a match to a GT of annotation id 0 is unmatched (pycocotools' ``dtm`` holds the GT id and is
+    tested against 0). Returns how many matches that quirk changed."""
+    t_idx, d_idx = np.nonzero(matched_gt >= 0)
+    m = matched_gt[t_idx, d_idx]
+    ignored = g_ignored[m]
+    zero_id = (g_id[m] == 0) & ~ignored
+    new = np.where(ignored, IGNORED, TP).astype(np.uint8)
+    if id0_quirk:   # dtm == 0: the detection counts as unmatched (FP, or ignored if outside the range)
+        new = np.where(zero_id, np.where(d_outside[d_idx], IGNORED, FP), new).astype(np.uint8)
+    state[t_idx, d_idx] = new
+    return int(zero_id.sum()) if id0_quirk else 0
 
 
 def _in_order(taken: NDArray[np.int64], g_order: NDArray[np.int64]) -> NDArray[np.int64]:

@@ -10,7 +10,9 @@ knows only the class-file format (JVM specification, chapter 4): the constant po
 from __future__ import annotations
 
 import struct
+import sys
 import zipfile
+from array import array
 from os import PathLike
 
 __all__ = ["string_constants"]
@@ -20,20 +22,12 @@ _SIZES = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 
 
 
 def _utf16_units(data: bytes) -> list[int]:
-    """Java's modified UTF-8 -> the string's UTF-16 code units (a char table may hold any 16-bit value)."""
-    out, i = [], 0
-    while i < len(data):
-        c = data[i]
-        if c < 0x80:
-            out.append(c)
-            i += 1
-        elif c & 0xE0 == 0xC0:
-            out.append(((c & 0x1F) << 6) | (data[i + 1] & 0x3F))
-            i += 2
-        else:
-            out.append(((c & 0x0F) << 12) | ((data[i + 1] & 0x3F) << 6) | (data[i + 2] & 0x3F))
-            i += 3
-    return out
+    """Java's modified UTF-8 -> the string's UTF-16 code units (a char table may hold any 16-bit value). It is
+    UTF-8 but for NUL, written C0 80, and each surrogate encoded on its own (3 bytes), which Python's decoder
+    reads with ``surrogatepass`` as one code point per surrogate: a C-speed decode instead of a loop per byte."""
+    text = data.replace(b"\xc0\x80", b"\x00").decode("utf-8", errors="surrogatepass")
+    return array("H", text.encode("utf-16-le", errors="surrogatepass")).tolist() if sys.byteorder == "little" \
+        else [ord(c) for c in text]
 
 
 def string_constants(jar: str | PathLike, class_name: str) -> dict[str, list[int]]:

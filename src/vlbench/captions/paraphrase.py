@@ -7,15 +7,18 @@ phrases do not both occur somewhere in the normalised, lowercased corpus can the
 dropping it, and keeping the others in file order (the order in which the jar lists candidate
 matches), leaves every statistic unchanged. What is kept here is a superset of those entries:
 
-- a phrase counts as present when its word sequence occurs in a corpus line (64-bit hashes of
-  word-id sequences; a hash collision can only keep an entry too many, never drop one);
+- a phrase counts as present when its words occur, one after the other, in a corpus line (64-bit hashes of
+  the words' bytes one space apart; a hash collision can only keep an entry too many, never drop one);
 - a phrase with non-ASCII bytes always counts as present: the jar lowercases with Java's ``toLowerCase``,
   which Python's ``str.lower`` equals on everything that lowercases to ASCII, but not necessarily
   beyond (locale and Unicode-version differences); ``U+0130`` in the corpus disables the reduction.
 
-The table is parsed once into an index in the user cache directory (~10 s and ~500 MB at the peak, without a
-Python object per phrase; ~150 MB on disk), shared by every installation on the machine (keyed by the table's
-content); every call then takes a fraction of a second to write the reduced table (tens of thousands of entries).
+The table is read once into an index in the user cache directory in one streamed pass (~8 s, ~400 MB of arrays at
+the peak; ~120 MB on disk): every phrase gets two polynomial hashes of its 8-byte words, computed for all phrases
+of a block at once (:func:`string_hashes`), and the distinct phrases are found by sorting the first and told apart by
+both. The index is shared by every installation on the machine (keyed by the table's content); every call then
+takes a fraction of a second to find the entries a corpus can use (its n-grams hashed the same way) and write the
+reduced table.
 """
 
 from __future__ import annotations
@@ -29,63 +32,111 @@ import shutil
 import tempfile
 import zlib
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import chain
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..cocoeval import concat_ranges
 from . import java
 
-__all__ = ["HASH_MULTIPLIER", "ParaphraseIndex", "phrase_hashes"]
+__all__ = ["HASH_MULTIPLIER", "Chunks", "ParaphraseIndex", "string_hashes"]
 
 #: Bump when the index layout changes: older files are then rebuilt.
-FORMAT = 6
-#: Multiplier of the polynomial hash over word ids (odd, so every power is invertible mod 2**64).
+FORMAT = 7
+#: Multiplier of ``pymeteor``'s polynomial hashes over word ids (odd, so invertible mod 2**64).
 HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
-#: A second, independent multiplier: words are told apart by two hashes of their bytes (then checked byte by byte).
-_SECOND_MULTIPLIER = np.uint64(0xC2B2AE3D27D4EB4F)
+#: (hash, check) multiplier pairs, tried in turn: phrases are numbered by the first hash and told apart by both; two
+#: phrases that share the first but not the second (odds ~1e-7 for this table) make the parse start again.
+_MULTIPLIERS = ((0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F), (0xD6E8FEB86659FD93, 0xA0761D6478BD642F),
+                (0xE7037ED1A0B428DB, 0x8EBC6AF09C88C6E3))
 #: Java's StringTokenizer delimiters, which the jar uses to split phrases and sentences into words.
 _JAVA_SPACE = re.compile(r"[ \t\n\r\f]+")
 #: The index's arrays, one ``.npy`` file each in its cache folder.
-_ARRAYS = ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first", "entry_second")
+_ARRAYS = ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first", "entry_second",
+           "multipliers", "max_words")
 
 
-def phrase_hashes(ids: NDArray[np.integer], ptr: NDArray[np.int64], chunk: int = 1 << 18) -> NDArray[np.uint64]:
-    """Hash of every word-id sequence ``ids[ptr[i]:ptr[i+1]]``: sum of (id+1) * P**(n-1-k), mod 2**64."""
-    lengths = np.diff(ptr)
-    out = np.zeros(len(lengths), dtype=np.uint64)
-    for x in range(0, len(lengths), chunk):     # chunks of phrases: the temporaries stay a few MB
-        part, first = out[x:x + chunk], ptr[x:x + chunk]
-        for k in range(int(lengths[x:x + chunk].max(initial=0))):
-            has = np.flatnonzero(lengths[x:x + chunk] > k)
-            part[has] = part[has] * HASH_MULTIPLIER + (ids[first[has] + k].astype(np.uint64) + np.uint64(1))
-    return out
+_BYTE_MASK = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)   # the low r bytes of a word
+_LOW7, _HIGH = np.uint64(0x7F7F7F7F7F7F7F7F), np.uint64(0x8080808080808080)
+_SPACE8 = np.uint64(0x2020202020202020)
 
 
-def _ngram_hashes(lines: Sequence[Sequence[int]], max_n: int) -> NDArray[np.uint64]:
-    """Sorted hashes of every n-gram (n <= max_n) of every line, in the hash of ``phrase_hashes``;
-    words outside the table's vocabulary (id -1) end every n-gram that would contain them."""
-    # one separator (-1) after each line, so windows never cross lines
-    ids = np.fromiter(chain.from_iterable(chain(line, (-1,)) for line in lines), dtype=np.int64)
-    return _ngram_hashes_flat(ids, max_n)
+class Chunks:
+    """The 8-byte little-endian words at any byte offset of a byte string: an unaligned word is the two aligned
+    words around it, shifted together (two gathers from one uint64 view instead of a read per byte). Strings are
+    then hashed, compared and inspected a word (8 bytes) at a time."""
+
+    def __init__(self, data: NDArray[np.uint8]) -> None:
+        padded = np.zeros(8 * (len(data) // 8 + 2), dtype=np.uint8)
+        padded[:len(data)] = data
+        self.aligned = padded.view("<u8")
+
+    def word(self, offset: NDArray[np.int64], length: NDArray[np.int64], k: int) -> NDArray[np.uint64]:
+        """Word ``k`` of each string ``[offset, offset + length)``, its bytes past the string's end zeroed."""
+        at = offset + 8 * k
+        index, shift = at >> 3, (at & 7).astype(np.uint64) << np.uint64(3)
+        low = self.aligned[index] >> shift
+        high = (self.aligned[index + 1] << np.uint64(1)) << (np.uint64(63) - shift)   # 0 when shift is 0
+        return (low | high) & _BYTE_MASK[np.clip(length - 8 * k, 0, 8)]
 
 
-def _ngram_hashes_flat(ids: NDArray[np.int64], max_n: int) -> NDArray[np.uint64]:
-    """:func:`_ngram_hashes` of lines given as one id array, each line followed by a -1."""
-    valid = ids >= 0
-    codes = ids.astype(np.uint64) + np.uint64(1)
-    found, h, ok = [], np.zeros(len(ids), dtype=np.uint64), np.ones(len(ids), dtype=bool)
+def _longest_first(length: NDArray[np.int64]) -> tuple[NDArray[np.int64], list[int]]:
+    """An order of strings, longest first, and per word index k how many strings have a word k (a prefix of that
+    order): the loops over words then work on prefixes instead of masks."""
+    words = (length + 7) // 8
+    order = np.argsort(-words.astype(np.int16), kind="stable")
+    return order, (len(words) - np.searchsorted(words[order][::-1], np.arange(int(words.max(initial=0))),
+                                               side="right")).tolist()
+
+
+def string_hashes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.int64], multipliers: Sequence[int]
+                  ) -> tuple[list[NDArray[np.uint64]], NDArray[np.int64], NDArray[np.bool_]]:
+    """Per string ``[start, start + length)`` of ``chunks``: one polynomial hash of its 8-byte words and its length
+    per multiplier M (``h = h * M + word`` for each word, then ``h * M + length``, mod 2**64: the same bytes hash
+    alike wherever they are), its number of spaces and whether it has a byte >= 128. One step per word index, over
+    all strings at once (spaces counted by a SWAR zero-byte test on ``word ^ 0x2020..``)."""
+    order, going = _longest_first(length)
+    first, size = start[order], length[order]
+    hashes = [np.zeros(len(order), dtype=np.uint64) for _ in multipliers]
+    spaces = np.zeros(len(order), dtype=np.int64)
+    high = np.zeros(len(order), dtype=bool)
+    ms = [np.uint64(m) for m in multipliers]
+    for k, n in enumerate(going):
+        w = chunks.word(first[:n], size[:n], k)
+        for h, m in zip(hashes, ms):
+            h[:n] = h[:n] * m + w
+        t = w ^ _SPACE8
+        is_space = ~(((t & _LOW7) + _LOW7) | t | _LOW7) & _BYTE_MASK[np.clip(size[:n] - 8 * k, 0, 8)]
+        spaces[:n] += np.bitwise_count(is_space)
+        high[:n] |= (w & _HIGH) != 0
+    out = []
+    for h, m in zip(hashes, ms):
+        back = np.empty_like(h)
+        back[order] = h * m + size.astype(np.uint64)
+        out.append(back)
+    out_spaces, out_high = np.empty_like(spaces), np.empty_like(high)
+    out_spaces[order], out_high[order] = spaces, high
+    return out, out_spaces, out_high
+
+
+def _ngram_hashes(text: bytes, max_n: int, multiplier: int) -> NDArray[np.uint64]:
+    """Sorted distinct hashes (:func:`string_hashes`) of every run of at most ``max_n`` consecutive words of every
+    line of ``text`` (words one space apart, lines ended by newlines), as the bytes of those words one space apart,
+    which is how a phrase of the table reads."""
+    data = np.frombuffer(text, dtype=np.uint8)
+    is_word = (data != 32) & (data != 10)
+    edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    start, end = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    line = np.cumsum(data == 10)[start] if len(start) else start
+    chunks = Chunks(data)
+    found = []
     for n in range(1, max_n + 1):
-        m = len(ids) - n + 1
-        if m <= 0:
-            break
-        h = h[:m] * HASH_MULTIPLIER + codes[n - 1:]
-        ok = ok[:m] & valid[n - 1:]
-        found.append(_sorted_distinct(h[ok]))  # distinct per order: far fewer than windows (peak memory)
-    return np.sort(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
+        first = np.flatnonzero(line[n - 1:] == line[:len(line) - n + 1]) if len(line) >= n else start[:0]
+        found.append(_sorted_distinct(string_hashes(chunks, start[first], end[first + n - 1] - start[first],
+                                                    [multiplier])[0][0]))
+    return _sorted_distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
 
 
 def _release(array: NDArray) -> None:
@@ -106,108 +157,132 @@ def _sorted_distinct(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
 
 
 def _digest_file(path: Path) -> str:
-    """BLAKE2b of a file's bytes, read in 16 MB blocks (~1 GB/s)."""
+    """SHA-1 of a file's bytes, read in 16 MB blocks: the table's content key."""
     import hashlib
 
-    h = hashlib.blake2b(digest_size=20)
+    h = hashlib.sha1()
     with open(path, "rb") as fh:
         while block := fh.read(1 << 24):
             h.update(block)
     return h.hexdigest()
 
 
-def _entry_blocks(table: Path, block_bytes: int) -> Iterator[NDArray[np.uint8]]:
-    """The gzip'd table decompressed as a stream, in blocks of about ``block_bytes`` of whole three-line entries
-    (each block ends with a newline; a last line without one gets it)."""
-    inflate = zlib.decompressobj(wbits=31)          # gzip framing
+def _checksum(path: Path) -> str:
+    """CRC-32 of a file's bytes (~2 GB/s): catches a damaged or edited index file at every load."""
+    crc = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 24):
+            crc = zlib.crc32(block, crc)
+    return f"{crc:08x}"
+
+
+def _inflated(table: Path, read_bytes: int = 1 << 20) -> Iterator[bytes]:
+    """The gzip'd table decompressed as a stream of pieces, each inflated in a thread while the caller works on the
+    one before (zlib releases the GIL: the decompression, a sixth of the parse, then costs no wall time)."""
+    def pieces() -> Iterator[bytes]:
+        inflate = zlib.decompressobj(wbits=31)          # gzip framing
+        with open(table, "rb") as fh:
+            while chunk := fh.read(read_bytes):
+                yield inflate.decompress(chunk)
+        yield inflate.flush()
+
+    source = pieces()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(next, source, None)
+        while (piece := ahead.result()) is not None:
+            ahead = pool.submit(next, source, None)
+            yield piece
+
+
+def _entry_blocks(table: Path, block_bytes: int) -> Iterator[tuple[bytes, NDArray[np.int64]]]:
+    """The gzip'd table decompressed as a stream, in blocks of at least ``block_bytes`` (but the last) of whole
+    three-line entries, each with the positions of its newlines (it ends with one; a last line without one gets
+    it)."""
     pending = b""
-    with open(table, "rb") as fh:
-        while True:
-            chunk = fh.read(1 << 22)
-            piece = inflate.decompress(chunk) if chunk else inflate.flush()
-            if b"\r" in piece:
-                raise ValueError("carriage return in the paraphrase table (Java would split lines there)")
-            pending += piece
-            if chunk and len(pending) < block_bytes:
-                continue
-            if not chunk:                           # the end: a last line without its newline is a line too
-                if pending and not pending.endswith(b"\n"):
-                    pending += b"\n"
-                if pending.count(b"\n") % 3:
-                    raise ValueError("the paraphrase table is not made of three-line entries")
-                if pending:
-                    yield np.frombuffer(pending, dtype=np.uint8)
-                return
-            entry_ends = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == 10)[2::3] + 1
-            # a decompressed piece holds several blocks: cut at the entry ends nearest each multiple of block_bytes
-            wanted = np.arange(block_bytes, len(pending) + block_bytes, block_bytes)
-            cuts = np.unique(entry_ends[np.minimum(np.searchsorted(entry_ends, wanted), len(entry_ends) - 1)]) \
-                if len(entry_ends) else entry_ends
-            for lo, hi in zip(np.r_[0, cuts[:-1]].tolist(), cuts.tolist()):
-                yield np.frombuffer(pending, dtype=np.uint8, count=hi - lo, offset=lo)
-            pending = pending[int(cuts[-1]):] if len(cuts) else pending
+    for piece in _inflated(table, max(1, block_bytes // 4)):
+        if b"\r" in piece:
+            raise ValueError("carriage return in the paraphrase table (Java would split lines there)")
+        pending += piece
+        if len(pending) < block_bytes:
+            continue
+        newline = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == 10)
+        whole = len(newline) - len(newline) % 3                  # lines of whole entries
+        if whole:
+            cut = int(newline[whole - 1]) + 1
+            yield pending[:cut], newline[:whole]
+            pending = pending[cut:]
+    if pending and not pending.endswith(b"\n"):        # the end: a last line without its newline is a line too
+        pending += b"\n"
+    newline = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == 10)
+    if len(newline) % 3:
+        raise ValueError("the paraphrase table is not made of three-line entries")
+    if pending:
+        yield pending, newline
 
 
-def _byte_hashes(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64]
-                 ) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
-    """Two independent polynomial hashes of each byte string ``text[start:start + length]``: one step per byte
-    position for all strings at once (the loop over strings replaced by one over positions), the strings taken
-    longest first so that those still going are a prefix."""
-    by_length = np.argsort(-length.astype(np.int32), kind="stable")
-    first, size = start[by_length], length[by_length]
-    h1 = np.zeros(len(start), dtype=np.uint64)
-    h2 = np.zeros(len(start), dtype=np.uint64)
-    still = len(size) - np.searchsorted(size[::-1], np.arange(int(size.max(initial=0))), side="right")  # length > k
-    for k, n in enumerate(still.tolist()):
-        byte = text[first[:n] + k].astype(np.uint64) + np.uint64(1)
-        h1[:n] = h1[:n] * HASH_MULTIPLIER + byte
-        h2[:n] = h2[:n] * _SECOND_MULTIPLIER + byte
-    out1, out2 = np.empty_like(h1), np.empty_like(h2)
-    out1[by_length], out2[by_length] = h1, h2
-    return out1, out2
+def _canonical(raw: bytes) -> bytes:
+    """A block's lines with their words one space apart, as Java's StringTokenizer splits them (space, tab, form
+    feed): what the jar compares. Only blocks holding another separator, a doubled or an edge space come here."""
+    return b"\n".join(b" ".join(w for w in _JAVA_SPACE_BYTES.split(line) if w) for line in raw.split(b"\n"))
 
 
-class _Vocabulary:
-    """The table's words numbered in order of first appearance. A block's words are told apart in numpy by their
-    length and two independent 64-bit hashes of their bytes (two different words would have to agree in all three);
-    only each block's distinct words become Python objects (thousands, not the table's 30 million words)."""
-
-    def __init__(self) -> None:
-        self.ids: dict[bytes, int] = {}
-
-    def number(self, text: NDArray[np.uint8], start: NDArray[np.int64], end: NDArray[np.int64]) -> NDArray[np.int32]:
-        """The word id of every word ``text[start:end]`` (in order), new words numbered as they first appear."""
-        length = end - start
-        h1, h2 = _byte_hashes(text, start, length)
-        order = np.lexsort((length, h2, h1))
-        new = np.r_[True, (np.diff(h1[order]) != 0) | (np.diff(h2[order]) != 0) | (np.diff(length[order]) != 0)] \
-            if len(order) else np.zeros(0, dtype=bool)
-        group = np.empty(len(order), dtype=np.int64)
-        group[order] = np.cumsum(new) - 1
-        first = np.sort(order[new])                   # a stable sort: each word's earliest occurrence, in order
-        raw, ids = text.tobytes(), self.ids
-        numbered = np.fromiter((ids.setdefault(raw[s:e], len(ids)) for s, e in zip(start[first].tolist(),
-                                                                                   end[first].tolist())),
-                               dtype=np.int32, count=len(first))
-        word_of_group = np.empty(len(first), dtype=np.int32)
-        word_of_group[group[first]] = numbered
-        return word_of_group[group]
+_JAVA_SPACE_BYTES = re.compile(rb"[ \t\f]+")
 
 
-def _block_phrases(block: NDArray[np.uint8], vocabulary: _Vocabulary) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
-    """A block's phrases in file order (each entry's first, then its second) as word ids, split at Java's
-    StringTokenizer delimiters (space, tab, form feed; newlines end lines): (ids, words per phrase)."""
-    newline = block == 10
-    line = np.cumsum(newline, dtype=np.int32) - newline                  # the line of every byte
-    in_phrase = (line % 3 != 0) & ~newline                               # line 0 of an entry: its probability
-    is_word = in_phrase & (block != 32) & (block != 9) & (block != 12)
-    edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    start, end = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    ids = vocabulary.number(block, start, end)
-    n_lines = int(newline.sum())
-    phrase_line = np.flatnonzero(np.arange(n_lines) % 3 != 0)
-    words = np.bincount(line[start], minlength=n_lines)[phrase_line]
-    return ids, words.astype(np.int32)
+def _block_phrases(raw: bytes, newline: NDArray[np.int64]) -> tuple[NDArray[np.uint8], NDArray[np.int64],
+                                                                   NDArray[np.int64]]:
+    """A block of whole entries (line 0 of each: the probability, which the jar ignores; lines 1 and 2: the
+    phrases) and its newlines' positions; its words made one space apart: its bytes, and each phrase's start and
+    length in file order (each entry's first, then its second)."""
+    block = np.frombuffer(raw, dtype=np.uint8)
+    starts = np.r_[0, newline[:-1] + 1]
+    # a space after a space or at a line's start or end is not one word separator
+    if (b"\t" in raw or b"\x0c" in raw or b"  " in raw or (block[starts[starts < newline]] == 32).any()
+            or (block[newline[newline > starts] - 1] == 32).any()):
+        raw = _canonical(raw)
+        return _block_phrases(raw, np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10))
+    phrase = np.flatnonzero(np.arange(len(newline)) % 3 != 0)
+    return block, starts[phrase], newline[phrase] - starts[phrase]
+
+
+def _strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.uint8]:
+    """The strings ``text[start:start + length]`` (ascending starts, no overlaps) end to end: one mask over ``text``
+    (a +1 at each start and a -1 at each end, summed) instead of an index per byte."""
+    edge = np.zeros(len(text) + 1, dtype=np.int8)
+    edge[(start + length)[length > 0]] = -1
+    edge[start[length > 0]] += 1                    # 0 where one string ends as the next begins
+    return text[np.cumsum(edge[:-1], dtype=np.int8).view(bool)]
+
+
+def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
+    """The parts end to end, each part freed from the list as soon as it is copied (the peak stays one copy)."""
+    out: NDArray = np.empty(sum(map(len, parts)), dtype=dtype)
+    at = 0
+    for k in range(len(parts)):
+        out[at:at + len(parts[k])] = parts[k]
+        at += len(parts[k])
+        parts[k] = out[:0]                  # (a slice of the part would keep it alive)
+    return out
+
+
+class _Collision(Exception):
+    """Two different phrases share a hash but not the other (the parse starts again with other multipliers)."""
+
+
+def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64]) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
+    """The distinct values of ``hashes``: (one index of each, in ascending order; each value's number in that
+    order). Strings are told apart by two independent 64-bit hashes: :class:`_Collision` where equal ``hashes``
+    come with different ``checks`` (two different strings agreeing on both has odds of 2**-64 a pair)."""
+    order = np.argsort(hashes, kind="stable")
+    sorted_hashes = hashes[order]
+    new = np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]] if len(order) else np.zeros(0, dtype=bool)
+    group = np.cumsum(new, dtype=np.int32) - 1
+    first = order[new]
+    if not np.array_equal(checks[order], checks[first][group]):
+        raise _Collision
+    number = np.empty(len(order), dtype=np.int32)
+    number[order] = group
+    return first, number
 
 
 def _trim_heap() -> None:
@@ -222,182 +297,79 @@ def _trim_heap() -> None:
         pass
 
 
-class _WideVocabulary(Exception):
-    """More distinct words than the packing's bits per word can number."""
-
-
-def _pack_phrases(ids: NDArray[np.int32], counts: NDArray[np.int32], bits: int) -> list[NDArray[np.uint64]]:
-    """Each phrase's word ids packed into uint64 columns (id + 1 in ``bits`` bits per word, 0 past the phrase's
-    end): equal columns <=> equal word sequences, exactly (no hash)."""
-    per_col = 64 // bits
-    keys = [np.zeros(len(counts), dtype=np.uint64) for _ in range(max(1, -(-int(counts.max(initial=0)) // per_col)))]
-    ptr = np.cumsum(counts, dtype=np.int64) - counts
-    for j in range(int(counts.max(initial=0))):
-        has = np.flatnonzero(counts > j)
-        col, shift = divmod(j, per_col)
-        keys[col][has] |= (ids[ptr[has] + j].astype(np.uint64) + np.uint64(1)) << np.uint64(shift * bits)
-    return keys
-
-
-def _unpack_phrases(keys: list[NDArray[np.uint64]], counts: NDArray[np.integer], bits: int
-                    ) -> tuple[NDArray[np.int32], NDArray[np.int64]]:
-    """:func:`_pack_phrases` undone: (word ids, pointer) of the phrases."""
-    per_col, mask = 64 // bits, np.uint64((1 << bits) - 1)
-    ptr = np.r_[0, np.cumsum(counts, dtype=np.int64)]
-    ids = np.zeros(int(ptr[-1]), dtype=np.int32)
-    for j in range(int(counts.max(initial=0))):
-        has = np.flatnonzero(counts > j)
-        col, shift = divmod(j, per_col)
-        ids[ptr[has] + j] = ((keys[col][has] >> np.uint64(shift * bits)) & mask).astype(np.int32) - 1
-    return ids, ptr
-
-
-def _columns(blocks: list[list[NDArray[np.uint64]]]) -> list[NDArray[np.uint64]]:
-    """The blocks' packed phrases as whole columns (blocks with fewer columns padded with zeros), each block's
-    part freed as it is copied."""
-    n_cols = max((len(b) for b in blocks), default=1)
-    sizes = [len(b[0]) for b in blocks]
-    out = []
-    for c in range(n_cols):
-        parts = []
-        for b, size in zip(blocks, sizes):
-            parts.append(b[c] if c < len(b) else np.zeros(size, dtype=np.uint64))
-            if c < len(b):
-                b[c] = np.zeros(0, dtype=np.uint64)          # a slice would keep the block's array alive
-        out.append(np.concatenate([np.zeros(0, np.uint64), *parts]))
-    return out
-
-
-def _distinct(keys: list[NDArray[np.uint64]]) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
-    """(first occurrence of each distinct key, in order of appearance; each occurrence's distinct number)."""
-    order = np.lexsort(keys[::-1])
-    same = np.ones(max(len(order) - 1, 0), dtype=bool)
-    for col in keys:                                            # one sorted column at a time (memory)
-        sorted_col = col[order]
-        same &= sorted_col[1:] == sorted_col[:-1]
-        del sorted_col
-    new = np.r_[True, ~same] if len(order) else np.zeros(0, dtype=bool)
-    del same
-    first = order[new]                                          # a stable sort: the earliest occurrence
-    group = np.cumsum(new, dtype=np.int32) - 1                  # in sorted order
-    del new
-    by_appearance = np.argsort(first, kind="stable")
-    rank = np.empty(len(first), dtype=np.int32)
-    rank[by_appearance] = np.arange(len(first), dtype=np.int32)
-    number = np.empty(len(order), dtype=np.int32)
-    number[order] = rank[group]
-    return first[by_appearance], number
-
-
-def _joined_words(words: list[bytes], ids: NDArray[np.int32], ptr: NDArray[np.int64], chunk: int = 1 << 16
-                  ) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
-    """Each phrase's text (its words one space apart), concatenated, and the phrases' offsets into it. Chunks of
-    phrases: no array of the text's size but the text itself."""
-    word_len = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    word_text = np.frombuffer(b"".join(words), dtype=np.uint8)
-    word_start = np.cumsum(word_len) - word_len
-    counts = np.diff(ptr)
-    phrase_bytes = np.zeros(len(counts), dtype=np.int64)
-    for x in range(0, len(counts), chunk):           # bytes per phrase: its words and the spaces between them
-        lo, hi = int(ptr[x]), int(ptr[min(x + chunk, len(counts))])
-        c = counts[x:x + chunk]
-        within = np.repeat(np.arange(len(c)), c)
-        phrase_bytes[x:x + chunk] = np.bincount(within, weights=word_len[ids[lo:hi]], minlength=len(c)) \
-            + np.maximum(c - 1, 0)
-    offsets = np.r_[0, np.cumsum(phrase_bytes)]
-    text = np.full(int(offsets[-1]), 32, dtype=np.uint8)
-    for x in range(0, len(counts), chunk):           # each word's bytes copied to its place
-        lo, hi = int(ptr[x]), int(ptr[min(x + chunk, len(counts))])
-        c, w = counts[x:x + chunk], ids[lo:hi]
-        phrase = np.repeat(np.arange(len(c)), c)
-        rank = np.arange(len(w)) - (np.cumsum(c) - c)[phrase]               # the word's place in its phrase
-        before = np.cumsum(word_len[w]) - word_len[w]                        # word bytes before it in the chunk
-        first_word = (np.cumsum(c) - c)[phrase]
-        out = offsets[x + phrase] + (before - before[first_word] if len(w) else before) + rank
-        text[concat_ranges(out, word_len[w])] = word_text[concat_ranges(word_start[w], word_len[w])]
-    return text, offsets
-
-
 @dataclass(frozen=True)
 class ParaphraseIndex:
-    """The paraphrase table as arrays: words, distinct phrases (text, hash, always-kept flag) and the
-    entries as (first phrase, second phrase) in file order."""
+    """The paraphrase table as arrays: distinct phrases (text, hash, always-kept flag) and the entries as (first
+    phrase, second phrase) in file order."""
 
-    words: dict[str, int]
     phrase_text: NDArray[np.uint8]        # distinct phrases, concatenated
     phrase_start: NDArray[np.int32]       # (phrases,) where each phrase's text starts and ends
     phrase_end: NDArray[np.int32]
     phrase_hash: NDArray[np.uint64]       # (phrases,) ascending: phrases are numbered in hash order
-    phrase_always: NDArray[np.bool_]      # (phrases,) non-ASCII: never dropped
+    phrase_always: NDArray[np.bool_]      # (phrases,) non-ASCII or empty: never dropped
     entry_first: NDArray[np.int32]        # (entries,)
     entry_second: NDArray[np.int32]       # (entries,)
-    max_words: int
+    multipliers: NDArray[np.uint64]       # (2,) the phrases' hash's and check's multipliers
+    max_words: NDArray[np.int64]          # () the longest phrase's number of words
 
     # -- building and caching ------------------------------------------------------------------------
     @classmethod
-    def parse(cls, table: Path, block_bytes: int = 1 << 20) -> ParaphraseIndex:
+    def parse(cls, table: Path, block_bytes: int = 1 << 21) -> ParaphraseIndex:
         """Parse ``paraphrase-en.gz``: blocks of three lines (probability, which the jar ignores; phrase;
         paraphrase). Raises ValueError on anything the jar would read differently from this parser.
 
         The table (272 MB of text, 10.5 M phrases, 2.6 M distinct) is streamed in blocks of about ``block_bytes``
-        of whole entries, and its phrases never become Python objects: words are found and hashed in numpy (only
-        each block's distinct words are looked up in a dict), phrases are their word ids packed into uint64
-        columns (16 bits a word; 32 for a vocabulary beyond 65,535 words), distinct by one sort."""
-        for bits in (16, 32):
+        of whole entries and never split into Python objects: each block's phrases are hashed at once
+        (:func:`substring_hashes`), each block keeps the text of its distinct phrases, and the distinct phrases
+        of the table are found by one sort of those hashes."""
+        for multipliers in _MULTIPLIERS:
             try:
-                return cls._parse_packed(Path(table), block_bytes, bits)
-            except _WideVocabulary:
+                return cls._parse(Path(table), block_bytes, multipliers)
+            except _Collision:
                 continue
-        raise ValueError("the paraphrase table has more than 2^32 distinct words")
+        raise ValueError(f"{table}: phrases whose hashes collide under every multiplier")
 
     @classmethod
-    def _parse_packed(cls, table: Path, block_bytes: int, bits: int) -> ParaphraseIndex:
-        vocabulary = _Vocabulary()
-        key_blocks, count_blocks, number_blocks = [], [], []
-        for block in _entry_blocks(table, block_bytes):
-            ids, counts = _block_phrases(block, vocabulary)
-            if len(vocabulary.ids) >= 1 << bits:
-                raise _WideVocabulary
-            keys = _pack_phrases(ids, counts, bits)
-            first, number = _distinct(keys)         # a block repeats its phrases 2.4 times: keep each once
-            key_blocks.append([k[first] for k in keys])
-            count_blocks.append(counts[first].astype(np.uint16 if counts.max(initial=0) < 1 << 16 else np.int32))
-            number_blocks.append(number)
-        counts = np.concatenate([np.zeros(0, np.uint16), *count_blocks])
-        del count_blocks
-        keys = _columns(key_blocks)
-        del key_blocks
+    def _parse(cls, table: Path, block_bytes: int, multipliers: tuple[int, int]) -> ParaphraseIndex:
+        numbers: list[NDArray[np.int32]] = []        # every phrase's number among its block's distinct phrases
+        fields: tuple[list[NDArray], ...] = ([], [], [], [], [], [])   # each block's distinct phrases: hash, check,
+        for raw, newline in _entry_blocks(table, block_bytes):          # text, length, always kept, words
+            block, start, length = _block_phrases(raw, newline)
+            (hashes, checks), spaces, high = string_hashes(Chunks(block), start, length, multipliers)
+            first, number = _distinct(hashes, checks)     # a block repeats its phrases 2.4 times: keep each once
+            first = np.sort(first)                        # renumbered in the order they lie in the block
+            renumber = np.empty(len(first), dtype=np.int32)
+            renumber[number[first]] = np.arange(len(first), dtype=np.int32)
+            numbers.append(renumber[number])
+            for out, part in zip(fields, (hashes[first], checks[first], _strings(block, start[first], length[first]),
+                                          length[first].astype(np.int32), high[first] | (length[first] == 0),
+                                          np.where(length[first] > 0, spaces[first] + 1, 0).astype(np.int16))):
+                out.append(part)
+        hashes, checks, text, length, always, words = (_concatenate(f, dtype) for f, dtype in
+                                                       zip(fields, (np.uint64, np.uint64, np.uint8, np.int32, bool,
+                                                                    np.int16)))
+        first, global_number = _distinct(hashes, checks)        # distinct across blocks, numbered in hash order
+        del checks
+        entries = np.empty(sum(map(len, numbers)), dtype=np.int32)   # each block's numbers -> the table's
+        at, put = 0, 0
+        for k in range(len(numbers)):
+            n, numbers[k] = numbers[k], entries[:0]
+            entries[put:put + len(n)] = global_number[at + n]
+            at, put = at + (int(n.max()) + 1 if len(n) else 0), put + len(n)
+        del numbers, global_number
+        chosen = np.zeros(len(length), dtype=bool)
+        chosen[first] = True
+        phrase_text = text[np.repeat(chosen, length)]           # the kept strings, in the order they lie in text
+        del text, chosen
+        if len(phrase_text) >= 1 << 31:
+            raise ValueError(f"{table}: over 2 GB of distinct phrases")
+        start = np.empty(len(first), dtype=np.int64)           # where each kept string starts in phrase_text
+        by_place = np.sort(first)
+        start[np.argsort(first)] = np.cumsum(length[by_place], dtype=np.int64) - length[by_place]
         _trim_heap()
-        first, number = _distinct(keys)             # the blocks' phrases, distinct across blocks
-        ids, ptr = _unpack_phrases([k[first] for k in keys], counts[first], bits)
-        del keys, counts
-        _trim_heap()
-        offsets = np.cumsum([0] + [int(n.max(initial=-1)) + 1 for n in number_blocks])
-        phrase_of = np.concatenate([np.zeros(0, np.int32), *(number[at + n] for at, n in zip(offsets.tolist(),
-                                                                                            number_blocks))])
-        del number_blocks, number
-        return cls._from_phrases(list(vocabulary.ids), ids, ptr, phrase_of[0::2], phrase_of[1::2])
-
-    @classmethod
-    def _from_phrases(cls, words: list[bytes], ids: NDArray[np.int32], ptr: NDArray[np.int64],
-                      first: NDArray[np.int32], second: NDArray[np.int32]) -> ParaphraseIndex:
-        """The index of the distinct phrases (word ids ``ids[ptr[k]:ptr[k+1]]``, in order of appearance) and the
-        entries' phrase numbers: phrases hashed over their word ids and renumbered in hash order."""
-        counts = np.diff(ptr)
-        non_ascii = np.fromiter(map(bytes.isascii, words), dtype=bool, count=len(words)) == 0
-        always = (counts == 0)
-        always[counts > 0] |= np.logical_or.reduceat(non_ascii[ids], ptr[:-1][counts > 0]) if len(ids) else False
-        hashes = phrase_hashes(ids, ptr)
-        order = np.argsort(hashes, kind="stable")  # renumber phrases in hash order (a fast sorted lookup)
-        hashes, always = hashes[order], always[order]
-        text, offsets = _joined_words(words, ids, ptr)
-        del ids, ptr
-        starts, ends = offsets[:-1][order].astype(np.int32), offsets[1:][order].astype(np.int32)
-        del offsets
-        renumber = np.empty(len(order), dtype=np.int32)
-        renumber[order] = np.arange(len(order), dtype=np.int32)
-        return cls({w.decode("utf-8"): i for i, w in enumerate(words)}, text, starts, ends, hashes, always,
-                   renumber[first], renumber[second], int(counts.max(initial=0)))
+        return cls(phrase_text, start.astype(np.int32), (start + length[first]).astype(np.int32), hashes[first],
+                   always[first], entries[0::2].copy(), entries[1::2].copy(), np.asarray(multipliers, dtype=np.uint64),
+                   np.asarray(int(words.max(initial=0)), dtype=np.int64))
 
     @staticmethod
     def cache_path(table: Path, cache_dir: Path | None = None) -> Path:
@@ -426,17 +398,15 @@ class ParaphraseIndex:
     @classmethod
     def _read(cls, path: Path) -> ParaphraseIndex:
         manifest = json.loads((path / "digests.json").read_text(encoding="utf-8"))
-        for name in (*_ARRAYS, "words", "max_words"):
-            if _digest_file(path / f"{name}.npy") != manifest.get(name):
-                raise ValueError(f"{name}.npy of the paraphrase index in {path} does not match its digest")
+        for name in _ARRAYS:
+            if _checksum(path / f"{name}.npy") != manifest.get(name):
+                raise ValueError(f"{name}.npy of the paraphrase index in {path} does not match its checksum")
         arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
         if not (len(arrays["entry_first"]) == len(arrays["entry_second"])
                 and len(arrays["phrase_hash"]) == len(arrays["phrase_start"]) == len(arrays["phrase_end"])
-                == len(arrays["phrase_always"])):
+                == len(arrays["phrase_always"]) and arrays["multipliers"].shape == (2,)):
             raise ValueError(f"inconsistent paraphrase index in {path}")
-        words = bytes(np.load(path / "words.npy", allow_pickle=False)).decode("utf-8").split("\n")
-        return cls({w: i for i, w in enumerate(words)}, **arrays,
-                   max_words=int(np.load(path / "max_words.npy", allow_pickle=False)))
+        return cls(**arrays)
 
     def _save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -444,9 +414,7 @@ class ParaphraseIndex:
         try:
             for name in _ARRAYS:
                 np.save(tmp / f"{name}.npy", getattr(self, name))
-            np.save(tmp / "words.npy", np.frombuffer("\n".join(self.words).encode("utf-8"), dtype=np.uint8))
-            np.save(tmp / "max_words.npy", np.int64(self.max_words))
-            digests = {name: _digest_file(tmp / f"{name}.npy") for name in (*_ARRAYS, "words", "max_words")}
+            digests = {name: _checksum(tmp / f"{name}.npy") for name in _ARRAYS}
             (tmp / "digests.json").write_text(json.dumps(digests), encoding="utf-8")
             os.rename(tmp, path)                          # atomic; a concurrent builder that won keeps its copy
         finally:
@@ -459,17 +427,12 @@ class ParaphraseIndex:
         jar sees them before lowercasing), or None when the reduction cannot be trusted for it."""
         if any("\u0130" in line for line in corpus):
             return None                               # Java may lowercase it to ASCII 'i', Python does not
-        lookup = self.words.get
-        lines = [[lookup(w, -1) for w in _JAVA_SPACE.split(line.lower()) if w] for line in corpus]
-        return self._kept(_ngram_hashes(lines, self.max_words))
+        return self.kept_entries_for_words([[w for w in _JAVA_SPACE.split(line.lower()) if w] for line in corpus])
 
-    def kept_entries_for_ids(self, ids: NDArray[np.int64], ptr: NDArray[np.int64]) -> NDArray[np.int64]:
-        """:meth:`kept_entries` for lines already lowercased and split: word ids of this table's vocabulary
-        (-1 outside it), line k being ``ids[ptr[k]:ptr[k+1]]``."""
-        line_of = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
-        flat = np.full(len(ids) + len(ptr) - 1, -1, dtype=np.int64)
-        flat[np.arange(len(ids)) + line_of] = ids     # a -1 after every line
-        return self._kept(_ngram_hashes_flat(flat, self.max_words))
+    def kept_entries_for_words(self, lines: Sequence[Sequence[str]]) -> NDArray[np.int64]:
+        """:meth:`kept_entries` for lines already lowercased and split into words."""
+        text = "".join(" ".join(words) + "\n" for words in lines).encode("utf-8", errors="surrogatepass")
+        return self._kept(_ngram_hashes(text, int(self.max_words), int(self.multipliers[0])))
 
     def _kept(self, grams: NDArray[np.uint64], block: int = 1 << 20) -> NDArray[np.int64]:
         """Entries whose two phrases are always kept or among ``grams`` (sorted). Blocks of the (memory-
@@ -485,6 +448,12 @@ class ParaphraseIndex:
         for mapped in (self.phrase_hash, self.phrase_always, self.entry_first, self.entry_second):
             _release(mapped)
         return np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
+
+    def vocabulary(self) -> set[str]:
+        """Every word of the table's phrases (slow: for tests and tools)."""
+        text = bytes(self.phrase_text)
+        return {w for a, b in zip(self.phrase_start.tolist(), self.phrase_end.tolist())
+                for w in text[a:b].decode("utf-8").split(" ") if w}
 
     def phrase_words(self, phrase: int) -> list[str]:
         """The words of phrase number ``phrase`` (as the jar's StringTokenizer splits them)."""

@@ -14,9 +14,13 @@ line per newline token, each token lower-cased as Java's ``toLowerCase(Locale.EN
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from os import PathLike
+
+import numpy as np
+from numpy.typing import NDArray
 
 __all__ = ["Automaton", "automaton", "tokenize_stream", "tokens", "java_lower", "UNPROVEN"]
 
@@ -50,6 +54,17 @@ class Automaton:
     rowmap: list[int]
     trans: list[int]
     attribute: list[int]
+
+    @cached_property
+    def dense(self) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.uint8], NDArray[np.int16]]:
+        """The tables as arrays for :func:`_scan_lines`: code unit -> class, a (states, classes + 1) transition
+        matrix whose extra last class (the end of the input) goes nowhere, the attributes, and the actions."""
+        cmap = np.asarray(self.cmap, dtype=np.int32)
+        classes = int(cmap.max()) + 1
+        trans = np.asarray(self.trans, dtype=np.int32)
+        rows = trans[np.asarray(self.rowmap, dtype=np.int64)[:, None] + np.arange(classes)]
+        table = np.concatenate([rows, np.full((len(rows), 1), -1, dtype=np.int32)], axis=1)
+        return (cmap, table, np.asarray(self.attribute, dtype=np.uint8), np.asarray(self.action, dtype=np.int16))
 
 
 def _pairs(units: list[int], offset: int = 0) -> list[int]:
@@ -129,7 +144,8 @@ _TRAILING_SPACE = {0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x85}
 
 
 # -- the scanner -------------------------------------------------------------------------------------------------
-def _lookahead(dfa: Automaton, units: list[int], start: int, marked: int, forward: int, backward: int) -> int:
+def _lookahead(dfa: Automaton, units: Sequence[int] | NDArray[np.uint16], start: int, marked: int, forward: int,
+               backward: int) -> int:
     """The end of r1 in an ``r1/r2`` match ending at ``marked``: mark where r1's DFA accepts walking forward, then
     walk r2's reversed DFA back from the end to the first position both accept (JFlex's general lookahead)."""
     cmap, trans, rowmap, attribute = dfa.cmap, dfa.trans, dfa.rowmap, dfa.attribute
@@ -186,24 +202,126 @@ def _scan(dfa: Automaton, units: list[int]) -> list[tuple[int, int, int]]:
     return out
 
 
+class _CrossedLine(Exception):
+    """A match of :func:`_scan_lines` ran past the end of its line (the lines are then not independent)."""
+
+
+#: per action: code units given back (the fixed-length trailing contexts of ``_PUSHBACK``)
+_GIVE_BACK = np.zeros(64, dtype=np.int64)
+_GIVE_BACK[list(_PUSHBACK)] = list(_PUSHBACK.values())
+
+
+def _scan_lines(dfa: Automaton, units: NDArray[np.uint16]) -> tuple[NDArray[np.int64], ...]:
+    """:func:`_scan` of the stream with every line (ended by ``\n``) scanned at once, in lock step: one numpy
+    step moves each line's scanner one code unit (the loop over the stream's units becomes a loop over one line's).
+    Each line is scanned from its own start, so the matches are the sequential scan's as long as every line's
+    matches end within it; :class:`_CrossedLine` otherwise. Returns (action, start, end) arrays in stream order."""
+    cmap, table, attribute, action_of = dfa.dense
+    n, width = len(units), table.shape[1]
+    classes = np.r_[cmap[units], width - 1].astype(np.int64)      # the end of the input: the dead class
+    flat = table.ravel()
+    line_end = np.r_[np.flatnonzero(units == 10) + 1, n]
+    line_end = line_end[np.r_[True, line_end[1:] > line_end[:-1]]]            # no empty line after a final \n
+    start = np.r_[0, line_end[:-1]].astype(np.int64)
+    pos, marked = start.copy(), start.copy()
+    state = np.full(len(start), _START_STATE, dtype=np.int64)
+    accepted = np.full(len(start), -1, dtype=np.int64)
+    live = np.flatnonzero(start < line_end)
+    found: list[tuple[NDArray[np.int64], ...]] = []
+    while len(live):
+        nxt = flat[state[live] * width + classes[pos[live]]].astype(np.int64)
+        moved = nxt >= 0
+        going, to = live[moved], nxt[moved]
+        pos[going] += 1
+        state[going] = to
+        flags = attribute[to]
+        accepting = (flags & 1) != 0
+        accepted[going[accepting]] = to[accepting]
+        marked[going[accepting]] = pos[going[accepting]]
+        final = accepting & ((flags & 8) != 0)
+        done = np.concatenate([live[~moved], going[final]])
+        live = going[~final]
+        if len(done):
+            restarted = _finish(dfa, units, done, start, marked, accepted, line_end, found)
+            pos[restarted], marked[restarted] = start[restarted], start[restarted]
+            state[restarted], accepted[restarted] = _START_STATE, -1
+            live = np.concatenate([live, restarted])
+    if not found:
+        return (np.zeros(0, dtype=np.int64),) * 3
+    line, number, first, last = (np.concatenate(part) for part in zip(*found))
+    # each line's matches were found in order: a stable sort by line, as two 16-bit radix passes (numpy's merge
+    # sort of 64-bit keys is 5x slower)
+    low = np.argsort((line & 0xFFFF).astype(np.uint16), kind="stable")
+    order = low[np.argsort((line[low] >> 16).astype(np.uint16), kind="stable")]
+    return number[order], first[order], last[order]
+
+
+def _finish(dfa: Automaton, units: NDArray[np.uint16], done: NDArray[np.int64], start: NDArray[np.int64],
+            marked: NDArray[np.int64], accepted: NDArray[np.int64], line_end: NDArray[np.int64],
+            found: list[tuple[NDArray[np.int64], ...]]) -> NDArray[np.int64]:
+    """The matches that ended in this step, resolved as :func:`_scan` resolves one (trailing contexts, the
+    abbreviation rules); records (line, action, start, end) and moves each line's start to where its action leaves
+    the input. Returns the lines that go on."""
+    if (accepted[done] < 0).any():
+        raise _CrossedLine          # no rule matched (the lexer's catch-all rule makes this unreachable)
+    number = dfa.dense[3][accepted[done]].astype(np.int64)
+    first, mark = start[done], marked[done] - _GIVE_BACK[number]
+    mark = np.where(number == 35, first + _FIXED_BASE[35], mark)
+    for k in np.flatnonzero(np.isin(number, [*_GENERAL_LOOKAHEAD, 44, 47])).tolist():   # rare: one at a time
+        at, m = int(first[k]), int(marked[done[k]])
+        if int(number[k]) in _GENERAL_LOOKAHEAD:
+            m = _lookahead(dfa, units, at, m, *_GENERAL_LOOKAHEAD[int(number[k])])
+        if int(number[k]) in (44, 47):
+            while m > at and int(units[m - 1]) in _TRAILING_SPACE:
+                m -= 1
+        mark[k] = m
+    end = mark.copy()
+    letter_period = (number == 47) & (mark - first == 2)     # "I." before a sentence start
+    mark[letter_period] -= 1
+    end[letter_period] -= 1
+    mark[~letter_period & np.isin(number, (33, 47, 49))] -= 1
+    found.append((done, number, first, end))
+    if (mark > line_end[done]).any():
+        raise _CrossedLine
+    start[done] = mark
+    return done[mark < line_end[done]]
+
+
 def _text(units: list[int], start: int, end: int) -> str:
     """Code units -> text (a surrogate without its pair is written as '?', as Java's UTF-8 writer does)."""
     raw = b"".join(u.to_bytes(2, "little") for u in units[start:end])
     return raw.decode("utf-16-le", errors="surrogatepass").encode("utf-8", errors="replace").decode("utf-8")
 
 
+def _matches(text: str, dfa: Automaton) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], bool]:
+    """The stream's matches (action, start, end, in code units) and whether code units index ``text`` itself (no
+    character beyond the BMP, no lone surrogate): the lines at once where they are independent, else one by one."""
+    units = np.frombuffer(text.encode("utf-16-le", errors="surrogatepass"), dtype=np.uint16)
+    try:
+        number, start, end = _scan_lines(dfa, units)
+    except _CrossedLine:
+        found = _scan(dfa, units.tolist())
+        number, start, end = (np.array([m[k] for m in found], dtype=np.int64) for k in range(3))
+    return number, start, end, len(units) == len(text) and not _SURROGATE.search(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: actions whose token is the matched text as it is (no constant, no normalization, no soft hyphen to remove)
+_PLAIN = np.setdiff1d(np.arange(64), [*_CONSTANT, *_SOFT_HYPHENS, *_TRANSFORMS, *_SKIP, 5])
+
+
 def tokens(text: str, dfa: Automaton | None = None) -> list[object]:
     """The lexer's tokens of ``text`` (original case), a newline token as :data:`_NEWLINE`."""
-    dfa = dfa or automaton()
-    units = list(memoryview(text.encode("utf-16-le", errors="surrogatepass")).cast("H"))
+    number, start, end, direct = _matches(text, dfa or automaton())
+    units = None if direct else np.frombuffer(text.encode("utf-16-le", errors="surrogatepass"), np.uint16).tolist()
     out: list[object] = []
-    for number, start, end in _scan(dfa, units):
-        if number in _SKIP:
+    for k, a, b in zip(number.tolist(), start.tolist(), end.tolist()):
+        if k in _SKIP:
             continue
-        if number == 5:
+        if k == 5:
             out.append(_NEWLINE)
             continue
-        out.append(_action(number, _text(units, start, end)))
+        out.append(_action(k, text[a:b] if units is None else _text(units, a, b)))
     return out
 
 
@@ -234,6 +352,28 @@ def _lower_table() -> dict[int, str]:
     return table
 
 
+def _java_lower_text(text: str) -> str:
+    """:func:`java_lower` of every character of ``text`` in one piece where that equals the tokens' lower cases
+    sliced out of it: Java lower-cases code point by code point but for the capital sigma (then "" is returned), and
+    a slice needs each character's lower case to be one character. Python's ``str.lower`` where it agrees with Java
+    on the text's characters, else the table."""
+    if "\u03a3" in text:
+        return ""
+    lower = text.lower()
+    if not text.isascii() and any(java_lower(c) != c.lower() for c in set(_NON_ASCII.findall(text))):
+        lower = text.translate(_lower_translation())
+    return lower if len(lower) == len(text) else ""
+
+
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+@lru_cache(maxsize=1)
+def _lower_translation() -> dict[int, str]:
+    """:func:`java_lower` of every character as a ``str.translate`` table (ASCII letters included)."""
+    return {**{c: chr(c + 32) for c in range(ord("A"), ord("Z") + 1)}, **_lower_table()}
+
+
 #: characters whose lower case depends on their context or on the JVM: the Greek capital sigma (Java decides a
 #: final sigma by word boundaries, Python by case-ignorable neighbours); texts holding it go to the jar
 UNPROVEN = re.compile("[\u03a3\ud800-\udfff]")
@@ -252,13 +392,20 @@ def java_lower(token: str) -> str:
 
 def tokenize_stream(text: str, dfa: Automaton | None = None) -> list[str]:
     """``PTBTokenizer -preserveLines -lowerCase`` on ``text``: its output lines (tokens joined by spaces)."""
-    lines: list[str] = []
-    current: list[str] = []
-    for token in tokens(text, dfa):
-        if isinstance(token, str):
-            current.append(java_lower(token))
-        else:                                   # _NEWLINE
-            lines.append(" ".join(current))
-            current = []
-    lines.append(" ".join(current))
-    return lines
+    number, start, end, direct = _matches(text, dfa or automaton())
+    newline = number == 5
+    kept = ~(newline | np.isin(number, list(_SKIP)))
+    line = np.cumsum(newline)[kept]                      # a line per newline token, and one after the last
+    n_lines = int(newline.sum()) + 1
+    number, start, end = number[kept].tolist(), start[kept].tolist(), end[kept].tolist()
+    lower = _java_lower_text(text) if direct else ""
+    if len(lower) == len(text):     # each plain token's lower case is a slice of the text's
+        plain = set(_PLAIN.tolist()) | (set() if "\u00ad" in text else _SOFT_HYPHENS)
+        words = [lower[a:b] if k in plain else java_lower(_action(k, text[a:b]))
+                 for k, a, b in zip(number, start, end)]
+    else:
+        units = None if direct else np.frombuffer(text.encode("utf-16-le", errors="surrogatepass"), np.uint16).tolist()
+        words = [java_lower(_action(k, text[a:b] if units is None else _text(units, a, b)))
+                 for k, a, b in zip(number, start, end)]
+    bounds = np.searchsorted(line, np.arange(n_lines + 1)).tolist()
+    return [" ".join(words[x:y]) for x, y in zip(bounds[:-1], bounds[1:])]

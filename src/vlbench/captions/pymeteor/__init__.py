@@ -111,7 +111,7 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
         words = _words(lines[k])
         got = [info(w) for w in words]
         hashes, stems, synsets, function = ([g[f] for g in got] for f in range(4))
-        return Sentence.build(words, hashes, stems, synsets, function, table, phrases, index.max_words)
+        return Sentence.build(words, hashes, stems, synsets, function, table, phrases, int(index.max_words))
 
     number = {line: k for k, line in enumerate(lines)}
     owner = np.asarray([k for k, p in enumerate(pieces) if len(p) >= 2 for _ in p[:-1]], np.int64)

@@ -72,6 +72,8 @@ class Corpus:
         vocab = {w: k for k, w in enumerate(dict.fromkeys(chain.from_iterable(tokens)))}
         ptr = np.r_[0, np.cumsum([len(t) for t in tokens])].astype(np.int64)
         word = np.fromiter(map(vocab.__getitem__, chain.from_iterable(tokens)), dtype=np.int64, count=int(ptr[-1]))
+        # the table's entries these lines can use
+        kept = index.kept_entries_for_words(tokens)
         del tokens
         words = list(vocab)
         nw = len(words)
@@ -88,9 +90,7 @@ class Corpus:
         shared = (incidence @ incidence.T).tocoo()      # words sharing a synset (the jar's set intersection)
         related = np.sort(shared.row.astype(np.int64) * nw + shared.col)
         has_syn = np.diff(incidence.indptr) > 0
-        # the table's entries these lines can use, their phrases renumbered in first-seen order
-        table_id = np.fromiter((index.words.get(w, -1) for w in words), dtype=np.int64, count=nw)
-        kept = index.kept_entries_for_ids(table_id[word] if nw else word, ptr)
+        # their phrases renumbered in first-seen order
         first_idx, second_idx = index.entry_first[kept].astype(np.int64), index.entry_second[kept].astype(np.int64)
         distinct, inverse = np.unique(np.r_[first_idx, second_idx], return_inverse=True)
         firsts, seconds = inverse[:len(kept)], inverse[len(kept):]
