@@ -106,25 +106,43 @@ def test_reduction_keeps_entries_whose_two_phrases_occur_as_consecutive_words(tm
     assert index.kept_entries(["\u0130zmir"]) is None
 
 
-def test_index_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path):
+def _counting_parses(monkeypatch) -> list[int]:
+    """Counts ParaphraseIndex.parse calls (whether a load read the cache or parsed the table again)."""
+    calls: list[int] = []
+    real = ParaphraseIndex.parse.__func__
+
+    def parse(cls, *args, **kwargs):
+        calls.append(1)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(ParaphraseIndex, "parse", classmethod(parse))
+    return calls
+
+
+def test_index_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch):
+    """A first load parses the table, saves the index and reads it back memory-mapped; a second reads the cache
+    (the same arrays); a damaged file makes the next load parse again and rewrite the cache."""
+    parses = _counting_parses(monkeypatch)
     table = _tiny_table(tmp_path / "p.gz", TINY)
-    built = ParaphraseIndex.load(table, tmp_path / "cache")
+    built = ParaphraseIndex.parse(table)
+    first = ParaphraseIndex.load(table, tmp_path / "cache")
+    assert len(parses) == 2 and isinstance(first.phrase_hash, np.memmap)
     folders = list((tmp_path / "cache" / "meteor").iterdir())
     assert folders == [ParaphraseIndex.cache_path(table, tmp_path / "cache")]
     loaded = ParaphraseIndex.load(table, tmp_path / "cache")
-    assert isinstance(loaded.phrase_hash, np.memmap)  # read from the cache, not parsed again
+    assert len(parses) == 2                           # read from the cache, not parsed again
     assert loaded.vocabulary() == built.vocabulary() and loaded.max_words == built.max_words == 2
     for field in ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first",
                   "entry_second", "multipliers"):
         np.testing.assert_array_equal(getattr(loaded, field), getattr(built, field))
     (folders[0] / "phrase_hash.npy").write_bytes(b"not an array")
     again = ParaphraseIndex.load(table, tmp_path / "cache")
-    assert not isinstance(again.phrase_hash, np.memmap)
+    assert len(parses) == 3
     assert again.kept_entries(["a big dog"]).tolist() == [3]
-    assert isinstance(ParaphraseIndex.load(table, tmp_path / "cache").phrase_hash, np.memmap)  # rebuilt on disk
+    np.testing.assert_array_equal(np.load(folders[0] / "phrase_hash.npy"), built.phrase_hash)   # rebuilt on disk
 
 
-def test_an_edited_index_is_caught_by_its_digests_and_other_indexes_are_kept(tmp_path):
+def test_an_edited_index_is_caught_by_its_digests_and_other_indexes_are_kept(tmp_path, monkeypatch):
     """An index whose hashes were zeroed (still a valid array) no longer matches the digests written with it, so it
     is rebuilt rather than read (it would change METEOR without a word); another installation's index (another
     table, another format) stays; two copies of the same table share one index (keyed by content, not by file
@@ -136,8 +154,9 @@ def test_an_edited_index_is_caught_by_its_digests_and_other_indexes_are_kept(tmp
     folder = ParaphraseIndex.cache_path(table, tmp_path / "cache")
     hashes = np.load(folder / "phrase_hash.npy")
     np.save(folder / "phrase_hash.npy", np.zeros_like(hashes))
+    parses = _counting_parses(monkeypatch)
     again = ParaphraseIndex.load(table, tmp_path / "cache")
-    assert not isinstance(again.phrase_hash, np.memmap) and again.kept_entries(["a big dog"]).tolist() == [3]
+    assert parses == [1] and again.kept_entries(["a big dog"]).tolist() == [3]
     assert other.is_dir()
     copy = tmp_path / "elsewhere" / "p.gz"
     copy.parent.mkdir()

@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     _report_and_publish_args(sub)
     doctor = sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
     doctor.add_argument("--prepare", action="store_true",
-                        help="build METEOR's paraphrase index now (otherwise built on first use, ~20 s, once)")
+                        help="build METEOR's paraphrase index now (otherwise built on first use, ~10 s, once)")
     _predict_args(sub, ids)
     _import_args(sub, ids)
     d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")

@@ -29,12 +29,12 @@ def backends(*, prepare: bool = False) -> list[tuple[str, str]]:
                                ("SPICE", spice_available())):
         out.append((name, "ready" if ok else "not available: " + reason))
     if meteor_available()[0]:
+        from .meteor import paraphrase_index
         from .paraphrase import ParaphraseIndex
 
-        table = java.require_meteor_jar().parent / "data" / "paraphrase-en.gz"
         if prepare:
-            ParaphraseIndex.load(table)
-        cached = ParaphraseIndex.cache_path(table)
+            paraphrase_index()
+        cached = ParaphraseIndex.cache_path(java.require_meteor_jar().parent / "data" / "paraphrase-en.gz")
         out.append(("METEOR paraphrase index", f"cached ({cached})" if cached.exists() else
-                    "not built yet (built on first METEOR use, ~20 s, once; 'vlbench doctor --prepare' builds it now)"))
+                    "not built yet (built on first METEOR use, ~10 s, once; 'vlbench doctor --prepare' builds it now)"))
     return out

@@ -188,6 +188,11 @@ def normalize(texts: Sequence[str]) -> list[str] | None:
     return out[1:]
 
 
+def paraphrase_index(cache_dir: Path | None = None) -> ParaphraseIndex:
+    """The index of the jar's paraphrase table (``data/paraphrase-en.gz``), built and cached on first use."""
+    return ParaphraseIndex.load(java.require_meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
+
+
 def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend: str = "auto",
                  cache_dir: Path | None = None) -> tuple[list[str], str]:
     """The jar's statistics line of every (hypothesis, references) pair, and how they were computed
@@ -209,7 +214,7 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend:
     if use == "java":
         lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir)
         return lines, f"java, {how}{note}"
-    index = ParaphraseIndex.load(java.require_meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
+    index = paraphrase_index(cache_dir)
     return python_stats(hyps, refs, jar=java.require_meteor_jar(), index=index), f"python{note}"
 
 
@@ -223,7 +228,7 @@ def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
         return _stock(lines, "a line without a reference")
     distinct = list(dict.fromkeys(t for p in pieces for t in p))
     with ThreadPoolExecutor(max_workers=1) as pool:  # the index loads while Java normalises
-        loading = pool.submit(ParaphraseIndex.load, java.require_meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
+        loading = pool.submit(paraphrase_index, cache_dir)
         normal = normalize(distinct)
         index = loading.result()
     if normal is None:

@@ -269,17 +269,21 @@ class _Collision(Exception):
     """Two different phrases share a hash but not the other (the parse starts again with other multipliers)."""
 
 
-def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64]) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
+def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], chunk: int = 1 << 20
+              ) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
     """The distinct values of ``hashes``: (one index of each, in ascending order; each value's number in that
     order). Strings are told apart by two independent 64-bit hashes: :class:`_Collision` where equal ``hashes``
-    come with different ``checks`` (two different strings agreeing on both has odds of 2**-64 a pair)."""
+    come with different ``checks`` (two different strings agreeing on both has odds of 2**-64 a pair). The checks
+    are compared in chunks, so the temporaries stay small."""
     order = np.argsort(hashes, kind="stable")
     sorted_hashes = hashes[order]
     new = np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]] if len(order) else np.zeros(0, dtype=bool)
+    del sorted_hashes
     group = np.cumsum(new, dtype=np.int32) - 1
     first = order[new]
-    if not np.array_equal(checks[order], checks[first][group]):
-        raise _Collision
+    for x in range(0, len(order), chunk):
+        if not np.array_equal(checks[order[x:x + chunk]], checks[first[group[x:x + chunk]]]):
+            raise _Collision
     number = np.empty(len(order), dtype=np.int32)
     number[order] = group
     return first, number
@@ -348,15 +352,19 @@ class ParaphraseIndex:
         hashes, checks, text, length, always, words = (_concatenate(f, dtype) for f, dtype in
                                                        zip(fields, (np.uint64, np.uint64, np.uint8, np.int32, bool,
                                                                     np.int16)))
+        _trim_heap()                                            # the blocks' parts, freed, back to the system
         first, global_number = _distinct(hashes, checks)        # distinct across blocks, numbered in hash order
         del checks
-        entries = np.empty(sum(map(len, numbers)), dtype=np.int32)   # each block's numbers -> the table's
+        n_entries = sum(map(len, numbers)) // 2
+        entry_first, entry_second = np.empty(n_entries, dtype=np.int32), np.empty(n_entries, dtype=np.int32)
         at, put = 0, 0
-        for k in range(len(numbers)):
-            n, numbers[k] = numbers[k], entries[:0]
-            entries[put:put + len(n)] = global_number[at + n]
-            at, put = at + (int(n.max()) + 1 if len(n) else 0), put + len(n)
+        for k in range(len(numbers)):                           # each block's numbers -> the table's
+            n, numbers[k] = numbers[k], entry_first[:0]
+            entry_first[put:put + len(n) // 2] = global_number[at + n[0::2]]
+            entry_second[put:put + len(n) // 2] = global_number[at + n[1::2]]
+            at, put = at + (int(n.max()) + 1 if len(n) else 0), put + len(n) // 2
         del numbers, global_number
+        _trim_heap()
         chosen = np.zeros(len(length), dtype=bool)
         chosen[first] = True
         phrase_text = text[np.repeat(chosen, length)]           # the kept strings, in the order they lie in text
@@ -368,7 +376,7 @@ class ParaphraseIndex:
         start[np.argsort(first)] = np.cumsum(length[by_place], dtype=np.int64) - length[by_place]
         _trim_heap()
         return cls(phrase_text, start.astype(np.int32), (start + length[first]).astype(np.int32), hashes[first],
-                   always[first], entries[0::2].copy(), entries[1::2].copy(), np.asarray(multipliers, dtype=np.uint64),
+                   always[first], entry_first, entry_second, np.asarray(multipliers, dtype=np.uint64),
                    np.asarray(int(words.max(initial=0)), dtype=np.int64))
 
     @staticmethod
@@ -379,9 +387,10 @@ class ParaphraseIndex:
 
     @classmethod
     def load(cls, table: Path, cache_dir: Path | None = None) -> ParaphraseIndex:
-        """The cached index of ``table`` (memory-mapped ``.npy`` files), built and cached on first use; an
-        unwritable cache directory only costs the rebuild. What is read is checked against the digests written
-        with it (a damaged or edited index would silently change METEOR): a mismatch rebuilds it."""
+        """The cached index of ``table`` (memory-mapped ``.npy`` files), built and cached on first use (then read
+        back mapped too); an unwritable cache directory only costs the rebuild. What is read is checked against the
+        checksums written with it (a damaged or edited index would silently change METEOR): a mismatch rebuilds
+        it."""
         path = cls.cache_path(table, cache_dir)
         if path.is_dir():
             try:
@@ -391,9 +400,9 @@ class ParaphraseIndex:
         index = cls.parse(table)
         try:
             index._save(path)
-        except OSError:
-            pass
-        return index
+            return cls._read(path)       # memory-mapped: the run goes on without the parsed arrays in memory
+        except (OSError, ValueError, KeyError):
+            return index
 
     @classmethod
     def _read(cls, path: Path) -> ParaphraseIndex:

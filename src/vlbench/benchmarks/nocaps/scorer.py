@@ -10,6 +10,7 @@ toolkit run per domain gives); every other number is the same under both.
 
 from __future__ import annotations
 
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
@@ -18,7 +19,15 @@ from numpy.typing import NDArray
 
 from ...captions import bleu as bleu_mod
 from ...captions.cider import CiderDResampler, cider_d
-from ...captions.meteor import METEOR_BACKENDS, meteor_available, meteor_from_stats, meteor_stats, parse_stats, summable_stats
+from ...captions.meteor import (
+    METEOR_BACKENDS,
+    meteor_available,
+    meteor_from_stats,
+    meteor_stats,
+    paraphrase_index,
+    parse_stats,
+    summable_stats,
+)
 from ...captions.ngrams import count_ngrams
 from ...captions.rouge import rouge_l
 from ...captions.spice import spice_available, spice_scores
@@ -203,8 +212,13 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
         raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
                          file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
     hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
-    t = _tokenize_all(gt, hyps, protocol, tokenizer)
     ok, why = meteor_available(meteor_backend)
+    if meteor and ok:
+        # a first run on a machine builds METEOR's paraphrase index here, before the other metrics' arrays exist
+        # (the peak memory is the larger of the two, not their sum); a failure is METEOR's own to report, below
+        with contextlib.suppress(Exception):
+            paraphrase_index()
+    t = _tokenize_all(gt, hyps, protocol, tokenizer)
     with ThreadPoolExecutor(max_workers=1) as jvm:
         # METEOR runs next to the other metrics (in Java processes, or numpy work that releases the GIL)
         jar = jvm.submit(meteor_stats, t.hyp_tokens, t.ref_tokens, backend=meteor_backend) if meteor and ok else None
