@@ -203,6 +203,17 @@ def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenize
     return _Tokens(hyps, tok_hyps, refs_per_image, backend, broken_h, changed_r, len(refs_flat))
 
 
+def _meteor_ready(meteor: bool, backend: str) -> tuple[bool, str]:
+    """(whether METEOR can run with this backend, why not). A first run on a machine builds METEOR's paraphrase
+    index here, before the other metrics' arrays exist (the peak memory is the larger of the two, not their sum);
+    a failure there is left to METEOR itself to report."""
+    ok, why = meteor_available(backend)
+    if meteor and ok:
+        with contextlib.suppress(Exception):
+            paraphrase_index()
+    return ok, why
+
+
 def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
           tokenizer: str = "auto", missing: str = "error", meteor: bool = True, meteor_backend: str = "auto",
           spice: bool = True, split: str | None = None, source: str = "predictions", analysis: bool = False) -> Result:
@@ -212,12 +223,7 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
         raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
                          file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
     hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
-    ok, why = meteor_available(meteor_backend)
-    if meteor and ok:
-        # a first run on a machine builds METEOR's paraphrase index here, before the other metrics' arrays exist
-        # (the peak memory is the larger of the two, not their sum); a failure is METEOR's own to report, below
-        with contextlib.suppress(Exception):
-            paraphrase_index()
+    ok, why = _meteor_ready(meteor, meteor_backend)
     t = _tokenize_all(gt, hyps, protocol, tokenizer)
     with ThreadPoolExecutor(max_workers=1) as jvm:
         # METEOR runs next to the other metrics (in Java processes, or numpy work that releases the GIL)
