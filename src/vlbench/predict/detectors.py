@@ -1,5 +1,6 @@
 """Zero-shot detectors, one function per family: a batch of images, each with its own text queries, -> every
-(score, xyxy box in pixels, query index) at or above the threshold. The family table
+(score, xyxy box in pixels, query index) at or above the threshold (with ``top_k``, the best ``top_k`` per image and
+pass, chosen on the device). The family table
 (:mod:`vlbench.predict.families`) names the function. torch is imported inside each.
 
 Each keeps every box on the query it answers however the queries are written or batched:
@@ -26,15 +27,36 @@ __all__ = ["Found", "owl", "grounding_dino", "omdet_turbo"]
 @dataclass
 class Found:
     """A batch's detections, per image: (score, xyxy box, query index) of each box, how many of its queries were cut
-    at the text encoder's length (their last tokens never reach the model), and how many had '.' / '?' written as
-    ',' (Grounding DINO's phrase separators)."""
+    at the text encoder's length (their last tokens never reach the model), how many had '.' / '?' written as
+    ',' (Grounding DINO's phrase separators), and how many boxes at or above the threshold had a NaN or infinite
+    value (dropped: not a box, and not valid JSON)."""
 
     boxes: list[list[tuple[float, list[float], int]]]
     truncated: list[int]
     escaped: list[int] = field(default_factory=list)
+    non_finite: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.escaped = self.escaped or [0] * len(self.boxes)
+        self.non_finite = self.non_finite or [0] * len(self.boxes)
+
+
+def _kept(scores: Any, boxes: Any, labels: Any, threshold: float, top_k: int | None
+          ) -> tuple[list[tuple[float, list[float], int]], int]:
+    """The candidates (score, xyxy box, label; tensors on the model's device) at or above ``threshold`` with finite
+    values, in candidate order, or, where more than ``top_k`` are, the ``top_k`` best by descending score (ties in
+    candidate order: the order the caller's stable sort gives them), moved to the host in one transfer per tensor;
+    and how many were dropped for a NaN or infinite value. A loop reading one box at a time synchronises with the
+    device per box: thousands per image for a detector whose every patch is a box."""
+    import torch
+
+    keep = scores >= threshold
+    finite = torch.isfinite(boxes).all(-1) & torch.isfinite(scores)
+    dropped = int((keep & ~finite).sum())
+    at = (keep & finite).nonzero().flatten()
+    if top_k is not None and len(at) > top_k:
+        at = at[torch.sort(-scores[at], stable=True).indices[:top_k]]
+    return list(zip(scores[at].tolist(), boxes[at].tolist(), labels[at].tolist())), dropped
 
 
 def _xyxy_pixels(cxcywh: Any, width: float, height: float) -> Any:
@@ -57,7 +79,7 @@ def _count_truncated(loaded: Any, queries: list[list[str]], limit: int) -> list[
     return [sum(len(tokenizer(q)["input_ids"]) > limit for q in qs) for qs in queries]
 
 
-def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float) -> Found:
+def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float, top_k: int | None = None) -> Found:
     """OWL-ViT / OWLv2: each box (an image patch) with its best real query. OWLv2 predicts on the image padded to a
     square at the bottom and right, so its boxes are scaled by the longer side."""
     import torch
@@ -73,18 +95,18 @@ def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: flo
     inputs["pixel_values"] = loaded.processor.image_processor(images, return_tensors="pt")["pixel_values"]
     with torch.inference_mode():
         outputs = loaded.model(**loaded.place(inputs))
-    found = []
+    found, dropped = [], []
     for n, (image, qs) in enumerate(zip(images, queries)):
         logits = outputs.logits[n, :, :len(qs)].float()         # the padding queries of shorter lists dropped
         best, label = logits.max(-1)
-        scores = torch.sigmoid(best)
         width, height = image.size
         if loaded.model_type == "owlv2":
             width = height = max(width, height)
-        boxes = _xyxy_pixels(outputs.pred_boxes[n].float(), width, height)
-        keep = (scores >= threshold).nonzero().flatten().tolist()
-        found.append([(float(scores[k]), boxes[k].tolist(), int(label[k])) for k in keep])
-    return Found(found, truncated=_count_truncated(loaded, queries, limit))
+        boxes, lost = _kept(torch.sigmoid(best), _xyxy_pixels(outputs.pred_boxes[n].float(), width, height), label,
+                            threshold, top_k)
+        found.append(boxes)
+        dropped.append(lost)
+    return Found(found, truncated=_count_truncated(loaded, queries, limit), non_finite=dropped)
 
 
 def _escape(query: str) -> str:
@@ -113,7 +135,8 @@ def _spans(offsets: list[tuple[int, int]], chars: list[tuple[int, int]]) -> list
     return [[t for t, (a, b) in enumerate(offsets) if b > a and a >= start and b <= end] for start, end in chars]
 
 
-def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float) -> Found:
+def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float,
+                   top_k: int | None = None) -> Found:
     """Grounding DINO family: captions of the queries, scores by token span (see the module docstring)."""
     import torch
 
@@ -122,7 +145,7 @@ def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], thr
     escaped = [[_escape(q) for q in qs] for qs in queries]
     parts = [_caption_parts(tokenizer, qs, limit) for qs in escaped]
     found: list[list[tuple[float, list[float], int]]] = [[] for _ in images]
-    truncated = [0] * len(images)
+    truncated, dropped = [0] * len(images), [0] * len(images)
     for round_ in range(max(map(len, parts), default=0)):
         batch = [(n, parts[n][round_]) for n in range(len(images)) if round_ < len(parts[n])]
         captions, chars = [], []
@@ -153,18 +176,24 @@ def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], thr
             scores = probs @ weights.T.to(probs.device)                             # (boxes, queries)
             width, height = images[n].size
             boxes = _xyxy_pixels(outputs.pred_boxes[row].float(), width, height)
-            for b, j in (scores >= threshold).nonzero().tolist():
-                found[n].append((float(scores[b, j]), boxes[b].tolist(), part[j]))
-    return Found(found, truncated=truncated, escaped=[sum("." in q or "?" in q for q in qs) for qs in queries])
+            # every (box, query) pair a candidate, box-major (each box's queries in order)
+            kept, lost = _kept(scores.flatten(), boxes.repeat_interleave(len(part), 0),
+                               torch.arange(len(part), device=scores.device).repeat(len(boxes)), threshold, top_k)
+            found[n].extend((s, box, part[j]) for s, box, j in kept)
+            dropped[n] += lost
+    return Found(found, truncated=truncated, escaped=[sum("." in q or "?" in q for q in qs) for qs in queries],
+                 non_finite=dropped)
 
 
-def omdet_turbo(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float) -> Found:
+def omdet_turbo(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float,
+                top_k: int | None = None) -> Found:
     """OmDet-Turbo: a class list per image; the family's post-processing (per-class NMS) gives indices into it.
     Images are sent in groups of equal class counts: the model pads shorter class lists and its decoder attends to
     the padding, so a batch of unequal lists changes every image's scores."""
     import torch
 
     found: list[list[tuple[float, list[float], int]]] = [[] for _ in images]
+    dropped = [0] * len(images)
     groups: dict[int, list[int]] = {}
     for n, qs in enumerate(queries):
         groups.setdefault(len(qs), []).append(n)
@@ -177,6 +206,5 @@ def omdet_turbo(loaded: Any, images: list[Any], queries: list[list[str]], thresh
         results = loaded.processor.post_process_grounded_object_detection(
             outputs, text_labels=texts, threshold=threshold, target_sizes=[images[n].size[::-1] for n in members])
         for n, res in zip(members, results):
-            found[n] = [(float(s), [float(v) for v in b], int(q))
-                        for b, s, q in zip(res["boxes"].tolist(), res["scores"].tolist(), res["labels"].tolist())]
-    return Found(found, truncated=_count_truncated(loaded, queries, _text_limit(loaded, 77)))
+            found[n], dropped[n] = _kept(res["scores"].float(), res["boxes"].float(), res["labels"], threshold, top_k)
+    return Found(found, truncated=_count_truncated(loaded, queries, _text_limit(loaded, 77)), non_finite=dropped)

@@ -10,7 +10,6 @@ checked, before any weight loads.
 from __future__ import annotations
 
 import importlib
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -226,19 +225,16 @@ def detect(loaded: LoadedModel, items: list[PredictItem], *, threshold: float, t
         if not batch:
             continue
         images = [items[n].image.convert("RGB") for n, _ in batch]
-        result = run(loaded, images, [queries for _, queries in batch], threshold)
+        result = run(loaded, images, [queries for _, queries in batch], threshold, top_k)
         for row, (n, _) in enumerate(batch):
             found[n].extend((s, box, c * max_queries + q) for s, box, q in result.boxes[row])
-            for key, counts in (("queries_truncated", result.truncated), ("queries_escaped", result.escaped)):
+            for key, counts in (("queries_truncated", result.truncated), ("queries_escaped", result.escaped),
+                                ("boxes_non_finite", result.non_finite)):
                 if counts[row]:
                     notes[n][key] = notes[n].get(key, 0) + counts[row]
     out = []
-    for n, boxes in enumerate(found):
-        finite = [b for b in boxes if math.isfinite(b[0]) and all(map(math.isfinite, b[1]))]
-        if len(finite) < len(boxes):     # a NaN or infinite output: not a box (and not valid JSON)
-            notes[n]["boxes_non_finite"] = notes[n].get("boxes_non_finite", 0) + len(boxes) - len(finite)
-        boxes = sorted(finite, key=lambda t: -t[0])
-        kept = boxes[:top_k]
+    for boxes in found:     # each pass's best top_k (finite) merged: the item's best top_k, ties in pass order
+        kept = sorted(boxes, key=lambda t: -t[0])[:top_k]
         out.append(Detections([b for _, b, _ in kept], [s for s, _, _ in kept], [q for _, _, q in kept]))
     return out, notes
 
