@@ -71,6 +71,24 @@ def paired(a, b, pairs: int) -> tuple[float, float, float, float, float]:
             min(ratios), max(ratios))
 
 
+def bare_detector_loop(loaded, items: list, batch_size: int, device: str) -> None:
+    """What a hand-written detector loop does per batch: decode, processor, ``model(**inputs)`` on ``device``,
+    the family's post-processing (waiting for the device at the end)."""
+    import torch
+
+    with torch.inference_mode():
+        for i in range(0, len(items), batch_size):
+            chunk = items[i:i + batch_size]
+            images = [it.image.convert("RGB") for it in chunk]
+            inputs = loaded.processor(text=[list(it.queries) for it in chunk], images=images,
+                                      return_tensors="pt", padding="max_length", truncation=True)
+            outputs = loaded.model(**inputs.to(device))
+            loaded.processor.post_process_grounded_object_detection(
+                outputs, threshold=0.01, target_sizes=[im.size[::-1] for im in images])
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+
 def _report(name: str, n: int, result: tuple[float, float, float, float, float]) -> None:
     a, b, med, lo, hi = result
     print(f"| {name} | {n} | {n / a:.1f} | {n / b:.1f} | {med:.2f} ({lo:.2f}-{hi:.2f}) |")
@@ -113,15 +131,7 @@ def main() -> None:
             predict("ref_l4", str(model_dir), hub, out, split="test", batch_size=bs, progress=False, overwrite=True)
 
         def bare_detector() -> None:
-            with torch.inference_mode():
-                for i in range(0, len(items), bs):
-                    chunk = items[i:i + bs]
-                    images = [it.image.convert("RGB") for it in chunk]
-                    inputs = loaded.processor(text=[list(it.queries) for it in chunk], images=images,
-                                              return_tensors="pt", padding="max_length", truncation=True)
-                    outputs = loaded.model(**inputs)
-                    loaded.processor.post_process_grounded_object_detection(
-                        outputs, threshold=0.01, target_sizes=[im.size[::-1] for im in images])
+            bare_detector_loop(loaded, items, bs, "cpu")
 
         ours_detector(), bare_detector()          # warm-up
         _report("detector (OWL-ViT, Ref-L4)", len(items), paired(ours_detector, bare_detector, args.pairs))

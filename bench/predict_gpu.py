@@ -40,6 +40,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     sys.path.insert(0, str(ROOT / "bench"))
     import torch
+    from predict import bare_detector_loop
     from predict_memory import build_split
 
     from tiny_models import tiny_owlvit
@@ -67,17 +68,7 @@ def main() -> None:
                     progress=False, overwrite=True)
 
         def bare() -> None:
-            with torch.inference_mode():
-                for i in range(0, len(items), bs):
-                    chunk = items[i:i + bs]
-                    images = [it.image.convert("RGB") for it in chunk]
-                    inputs = loaded.processor(text=[list(it.queries) for it in chunk], images=images,
-                                              return_tensors="pt", padding="max_length", truncation=True)
-                    outputs = loaded.model(**inputs.to(args.device))
-                    loaded.processor.post_process_grounded_object_detection(
-                        outputs, threshold=0.01, target_sizes=[im.size[::-1] for im in images])
-                if args.device.startswith("cuda"):
-                    torch.cuda.synchronize()
+            bare_detector_loop(loaded, items, bs, args.device)
 
         ours(), bare()                                   # warm-up (kernels, caches)
         times = []
