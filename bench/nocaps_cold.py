@@ -4,7 +4,9 @@ and the stock pycocoevalcap pipeline (#32).
     python bench/nocaps_cold.py [--pairs 3] [--case ../shared/golden/nocaps/real_viecap_val]
 
 The golden case's real references (4,500 images x 10 captions) and captions. Per round, in this order: vlbench with
-a fresh ``VLBENCH_CACHE_DIR`` (cold), vlbench again on that cache (warm), then the stock toolkit as
+a fresh ``VLBENCH_CACHE_DIR`` (cold), vlbench again on that cache (warm: the paraphrase index and the references'
+tokens and METEOR word data cached), vlbench with only the index cached (new refs: the references' cache removed,
+as for a split scored for the first time on a machine that has the index), then the stock toolkit as
 ``COCOEvalCap.evaluate`` runs it without SPICE (PTBTokenizer, Bleu(4), Meteor, Rouge, Cider), each a fresh process
 timed from start to exit with its peak resident memory. The vlbench processes run under an audit hook that records
 every process they start (``subprocess.Popen``, ``os.posix_spawn``, ``os.exec*``): none is expected, though Java and
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -80,12 +83,14 @@ def main() -> None:
     parser.add_argument("--case", type=Path, default=ROOT.parent / "shared" / "golden" / "nocaps" / "real_viecap_val")
     args = parser.parse_args()
     refs, preds = args.case / "references.json", args.case / "predictions.json"
-    rows: dict[str, list[tuple[float, float]]] = {"cold": [], "warm": [], "stock": []}
+    rows: dict[str, list[tuple[float, float]]] = {"cold": [], "warm": [], "new refs": [], "stock": []}
     spawned: set[str] = set()
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.pairs):
             env = dict(os.environ, VLBENCH_CACHE_DIR=str(Path(tmp) / f"cache{r}"))
-            for kind in ("cold", "warm"):
+            for kind in ("cold", "warm", "new refs"):
+                if kind == "new refs":      # the index cached, these references never seen (no text cache)
+                    shutil.rmtree(Path(env["VLBENCH_CACHE_DIR"]) / "texts")
                 s, peak, out = run([sys.executable, "-c", _VLBENCH, str(refs), str(preds), str(Path(tmp) / "r.json")],
                                    env)
                 record = json.loads(out.splitlines()[-1])
@@ -95,11 +100,12 @@ def main() -> None:
             s, peak, out = run([sys.executable, "-c", _STOCK, str(refs), str(preds)])
             rows["stock"].append((s, peak))
             stock = json.loads(out.splitlines()[-1])
-            print(f"round {r + 1}: cold {rows['cold'][-1][0]:.1f} s, warm {rows['warm'][-1][0]:.1f} s, stock {s:.1f} s; "
+            print(f"round {r + 1}: cold {rows['cold'][-1][0]:.1f} s, warm {rows['warm'][-1][0]:.1f} s, new refs "
+                  f"{rows['new refs'][-1][0]:.1f} s, stock {s:.1f} s; "
                   f"METEOR {metrics['METEOR']:.4f} vs stock {100 * stock['METEOR']:.4f}", flush=True)
     for kind, values in rows.items():
-        print(f"{kind:6} {statistics.median(v[0] for v in values):7.2f} s   peak {max(v[1] for v in values):6.0f} MB")
-    for kind in ("cold", "warm"):
+        print(f"{kind:8} {statistics.median(v[0] for v in values):7.2f} s   peak {max(v[1] for v in values):6.0f} MB")
+    for kind in ("cold", "warm", "new refs"):
         ratios = [st[0] / v[0] for st, v in zip(rows["stock"], rows[kind])]
         print(f"stock / {kind}: median {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})")
     print("processes started by vlbench:", sorted(spawned) or "none")

@@ -244,3 +244,26 @@ def test_per_pair_aligner_equals_the_batch_on_the_stress_corpus(monkeypatch):
     monkeypatch.setattr(batch, "MAX_WORDS", 0)       # every pair with words takes the per-pair aligner
     per_pair, _ = meteor_stats(hyps, refs, backend="python")
     assert per_pair == arrays
+
+
+@needs_java
+def test_cached_reference_side_gives_the_same_lines(tmp_path, monkeypatch):
+    """The references' METEOR data read back from the disk cache (#32) give the statistics the jar gives."""
+    import vlbench.captions.pymeteor as pymeteor
+    from vlbench.captions import textcache
+
+    monkeypatch.setattr(textcache, "folder", lambda: tmp_path / "texts")
+    index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
+    hyps, refs = _stress_corpus(index, n=600, seed=2)
+    assert len({r for rs in refs for r in rs}) >= textcache.MIN_TEXTS
+    calls: list[str] = []
+    real = pymeteor._word_info
+    monkeypatch.setattr(pymeteor, "_word_info", lambda w, data: calls.append(w) or real(w, data))
+    first = _assert_same_lines(hyps, refs)              # computed, compared with the jar, stored
+    (stored,) = (tmp_path / "texts").glob("meteor-references-*.json")
+    reference_words = {row[0] for row in json.loads(stored.read_bytes().partition(b"\n")[2])[1]}
+    looked_up, calls[:] = set(calls), []
+    again = _assert_same_lines(hyps, refs)              # read back, compared with the jar again
+    assert again == first
+    assert reference_words and not reference_words & set(calls)     # the references' words came from the file
+    assert looked_up == reference_words | set(calls)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError, VlbenchError
-from . import java
+from . import java, textcache
 
 __all__ = ["tokenize", "sanitize", "PUNCTUATION", "LINE_BREAKS", "SHIFTING_LINE_BREAK", "python_proven"]
 
@@ -71,18 +71,28 @@ def _java_tokenize(captions: list[str]) -> list[str]:
     return [_filter(line) for line in lines[: len(captions)]]
 
 
-def tokenize(captions: Sequence[str], backend: str = "auto", *, shift_lines: bool = False) -> tuple[list[str], str]:
+def tokenize(captions: Sequence[str], backend: str = "auto", *, shift_lines: bool = False,
+             cache: bool = False) -> tuple[list[str], str]:
     """Tokenize captions as the toolkit does; returns (tokenized, backend used).
 
     By default every line break becomes a space first. With ``shift_lines`` only ``\\n`` does (as the
     toolkit's wrapper does): the tokenizer's other line breaks (CR, U+2028, U+2029, VT, FF) then start
     new output lines, and output line k goes to caption k, so later captions shift, as officially.
+    With ``cache`` (a split's references, the same at every run) the result is kept on disk by content
+    (:mod:`.textcache`) and read back next time.
     """
     if backend not in ("auto", "java", "python"):
         raise InputError(f"unknown tokenizer backend {backend!r}", fix="use auto, java or python")
     if backend == "auto":
         backend = ("java" if not python_proven(captions) and java.java_executable() and java.tokenizer_jar()
                    else "python")
+    if cache:
+        kind = f"ptb-{backend}-{'shifted' if shift_lines else 'lines'}"
+        out = textcache.cached(kind, _tokenizer_code(backend), captions,
+                               lambda: tokenize(captions, backend, shift_lines=shift_lines)[0],
+                               lambda v: isinstance(v, list) and len(v) == len(captions)
+                               and all(isinstance(t, str) for t in v))
+        return out, backend
     if shift_lines:
         # the lines the tokenizer sees: the captions joined by "\n", split at its own line breaks
         lines = TOKENIZER_LINE_BREAK.split("\n".join(c.replace("\n", " ") for c in captions))
@@ -94,6 +104,16 @@ def tokenize(captions: Sequence[str], backend: str = "auto", *, shift_lines: boo
 
     # the jar's input: the lines joined by "\n" (its -preserveLines output has a line per newline token)
     return [_filter(line) for line in tokenize_stream("\n".join(lines))[: len(captions)]], "python"
+
+
+def _tokenizer_code(backend: str) -> str:
+    """What a tokenization depends on besides its input: this code, the jar (and the Java that runs it)."""
+    here = Path(__file__).parent
+    files = [here / "tokenize.py", here / "ptb.py", here / "jvmclass.py", here.parent / "data" / "java17_lowercase.json",
+             java.tokenizer_jar() or here / "tokenize.py"]
+    if backend == "java":
+        files.append(Path(java.java_executable() or here / "java.py").resolve())
+    return textcache.code_digest(files)
 
 
 def python_proven(captions: Sequence[str]) -> bool:

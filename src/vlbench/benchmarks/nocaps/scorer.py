@@ -196,7 +196,7 @@ def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenize
     if not shift:
         hyps, _ = sanitize(hyps)
         refs_flat, _ = sanitize(refs_flat)
-    tok_refs, backend = tokenize(refs_flat, tokenizer, shift_lines=shift)
+    tok_refs, backend = tokenize(refs_flat, tokenizer, shift_lines=shift, cache=True)
     tok_hyps, _ = tokenize(hyps, backend, shift_lines=shift)
     bounds = np.cumsum([0] + [len(rs) for rs in gt.references])   # the flat references back per image
     refs_per_image = [tok_refs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]

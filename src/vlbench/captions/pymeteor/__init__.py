@@ -15,16 +15,18 @@ the jar: lowercasing differs between Unicode versions for characters outside a f
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ...errors import VlbenchError
+from .. import textcache
 from ..meteor import _split_like_jar, meteor_from_stats, score_lines
 from ..paraphrase import ParaphraseIndex
 from .aligner import Sentence
-from .batch import Corpus, stats_many
+from .batch import Corpus, WordInfo, stats_many
 from .normalizer import java_tokens, java_trim, normalize_line
 from .resources import EnglishData, english_data, java_string_hash
 from .stemmer import stem, utf16_units
@@ -82,6 +84,35 @@ def _java_double(v: float) -> str:
     return f"{digits[0]}.{digits[1:] or '0'}E{exponent}"
 
 
+def _word_info(w: str, data: EnglishData) -> WordInfo:
+    """What the aligner knows of a word: ``hashCode`` of it and of its stem, its synsets, whether a function word."""
+    units = utf16_units(w)
+    return (java_string_hash(units), java_string_hash(stem(units)), data.synonym_sets(w),
+            w.lower() in data.function_words)
+
+
+def _reference_side(refs: list[str], data: EnglishData, jar: Path) -> tuple[dict[str, str], dict[str, WordInfo]]:
+    """Each reference's aligned text and the :func:`_word_info` of their words: the same for every model scored on
+    a split, so kept on disk by content (:mod:`..textcache`)."""
+    def compute() -> list:
+        low = [_normal_lower(t, data) for t in refs]
+        words = dict.fromkeys(w for line in dict.fromkeys(low) for w in _words(line))
+        infos = {w: _word_info(w, data) for w in words}
+        return [low, [[w, h, s, sorted(syn), fn] for w, (h, s, syn, fn) in infos.items()]]
+
+    here = Path(__file__).parent
+    code = textcache.code_digest([*sorted(here.glob("*.py")), jar])
+    low, words = textcache.cached("meteor-references", code, refs, compute, _reference_side_valid(len(refs)))
+    return dict(zip(refs, low)), {w: (h, s, frozenset(syn), fn) for w, h, s, syn, fn in words}
+
+
+def _reference_side_valid(n: int) -> Callable[[Any], bool]:
+    """Whether a stored value has the shape :func:`_reference_side` computes (``n`` texts, 5 fields per word)."""
+    return lambda v: (isinstance(v, list) and len(v) == 2 and isinstance(v[0], list) and len(v[0]) == n
+                      and all(isinstance(t, str) for t in v[0]) and isinstance(v[1], list)
+                      and all(isinstance(r, list) and len(r) == 5 and isinstance(r[0], str) for r in v[1]))
+
+
 def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Path,
                  index: ParaphraseIndex) -> list[str]:
     """The jar's statistics line of every (hypothesis, references) pair, computed in Python."""
@@ -90,15 +121,13 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
     if any("\n" in t or "\r" in t for p in pieces for t in p):
         raise VlbenchError("a caption contains a line break: the METEOR jar would read it as two lines")
     distinct = list(dict.fromkeys(t for p in pieces for t in p))
-    lowered = {t: _normal_lower(t, data) for t in distinct}
+    known, infos = _reference_side(list(dict.fromkeys(t for p in pieces for t in p[:-1])), data, Path(jar))
+    lowered = {t: known[t] if t in known else _normal_lower(t, data) for t in distinct}
     lines = list(dict.fromkeys(lowered.values()))
-    infos: dict[str, tuple] = {}
 
-    def info(w: str) -> tuple:
+    def info(w: str) -> WordInfo:
         if w not in infos:
-            units = utf16_units(w)
-            infos[w] = (java_string_hash(units), java_string_hash(stem(units)), data.synonym_sets(w),
-                        w.lower() in data.function_words)
+            infos[w] = _word_info(w, data)
         return infos[w]
 
     corpus = Corpus.build(lines, _words, info, index)
@@ -110,8 +139,8 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
         table, phrases = tables[0]
         words = _words(lines[k])
         got = [info(w) for w in words]
-        hashes, stems, synsets, function = ([g[f] for g in got] for f in range(4))
-        return Sentence.build(words, hashes, stems, synsets, function, table, phrases, int(index.max_words))
+        return Sentence.build(words, [g[0] for g in got], [g[1] for g in got], [g[2] for g in got],
+                              [g[3] for g in got], table, phrases, int(index.max_words))
 
     number = {line: k for k, line in enumerate(lines)}
     owner = np.asarray([k for k, p in enumerate(pieces) if len(p) >= 2 for _ in p[:-1]], np.int64)
