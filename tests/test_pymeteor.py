@@ -13,6 +13,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import SHARED
@@ -260,10 +261,25 @@ def test_cached_reference_side_gives_the_same_lines(tmp_path, monkeypatch):
     real = pymeteor._word_info
     monkeypatch.setattr(pymeteor, "_word_info", lambda w, data: calls.append(w) or real(w, data))
     first = _assert_same_lines(hyps, refs)              # computed, compared with the jar, stored
-    (stored,) = (tmp_path / "texts").glob("meteor-references-*.json")
-    reference_words = {row[0] for row in json.loads(stored.read_bytes().partition(b"\n")[2])[1]}
+    (stored,) = (tmp_path / "texts").glob("meteor-references-*.bin")
+    header = stored.read_bytes().split(b"\n", 2)[1]           # the JSON line after the file's own header
+    reference_words = {row[0] for row in json.loads(header)["value"][1]}
     looked_up, calls[:] = set(calls), []
     again = _assert_same_lines(hyps, refs)              # read back, compared with the jar again
     assert again == first
     assert reference_words and not reference_words & set(calls)     # the references' words came from the file
     assert looked_up == reference_words | set(calls)
+
+
+@needs_java
+def test_kept_entries_from_parts_of_the_lines_equal_those_of_all_lines():
+    """n-grams never cross a line: the paraphrase reduction from the references' cached hashes united with the
+    hypotheses' is the reduction of all lines."""
+    index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
+    hyps, refs = _stress_corpus(index, n=400, seed=3)
+    a = [h.lower().split() for h in hyps]
+    b = [r.lower().split() for rs in refs for r in rs]
+    whole = index.kept_entries_for_words(a + b)
+    assert len(whole) > 100
+    assert np.array_equal(index.kept_entries_for_grams(index.ngram_hashes(b), index.ngram_hashes(a)), whole)
+    assert np.array_equal(index.kept_entries_for_grams(index.ngram_hashes(a + b)), whole)

@@ -440,8 +440,18 @@ class ParaphraseIndex:
 
     def kept_entries_for_words(self, lines: Sequence[Sequence[str]]) -> NDArray[np.int64]:
         """:meth:`kept_entries` for lines already lowercased and split into words."""
+        return self.kept_entries_for_grams(self.ngram_hashes(lines))
+
+    def ngram_hashes(self, lines: Sequence[Sequence[str]]) -> NDArray[np.uint64]:
+        """Sorted distinct hashes of the n-grams (up to the longest phrase) of lines split into words, as this
+        index hashes its phrases: what :meth:`kept_entries_for_grams` looks up."""
         text = "".join(" ".join(words) + "\n" for words in lines).encode("utf-8", errors="surrogatepass")
-        return self._kept(_ngram_hashes(text, int(self.max_words), int(self.multipliers[0])))
+        return _ngram_hashes(text, int(self.max_words), int(self.multipliers[0]))
+
+    def kept_entries_for_grams(self, *grams: NDArray[np.uint64]) -> NDArray[np.int64]:
+        """:meth:`kept_entries` for the lines whose :meth:`ngram_hashes` are ``grams`` (one set per part of the
+        lines: n-grams never cross a line, so the parts' union is the whole corpus's)."""
+        return self._kept(grams[0] if len(grams) == 1 else _sorted_distinct(np.concatenate(grams)))
 
     def _kept(self, grams: NDArray[np.uint64], block: int = 1 << 20) -> NDArray[np.int64]:
         """Entries whose two phrases are always kept or among ``grams`` (sorted). Blocks of the (memory-

@@ -6,8 +6,8 @@ is stored once per (kind, code, texts) under ``<cache dir>/texts/`` and read bac
 
 - the key is a SHA-256 of the kind, :data:`FORMAT`, a digest of the code that computed the value (its source
   files and data files: an edit or an upgrade never reads an older result) and the texts themselves;
-- a file holds a header (format, key, CRC-32 and length of the payload) and the value as JSON: a damaged or
-  foreign file is recomputed, never trusted;
+- a file holds a header (format, key, CRC-32 and length of the payload), the value as JSON and numpy arrays as
+  raw bytes (a dtype whitelist: nothing is unpickled): a damaged or foreign file is recomputed, never trusted;
 - writes are atomic (a temporary file renamed); at most :data:`KEEP` results per kind are kept, the least
   recently used go; an unwritable cache only costs the computation.
 
@@ -22,13 +22,15 @@ import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+import numpy as np
 import orjson
+from numpy.typing import NDArray
 
 from . import java
 
-__all__ = ["FORMAT", "KEEP", "MIN_TEXTS", "cached", "code_digest", "folder"]
+__all__ = ["FORMAT", "KEEP", "MIN_TEXTS", "Entry", "cached", "code_digest", "folder"]
 
 #: The file layout; part of every key.
 FORMAT = 1
@@ -37,7 +39,10 @@ KEEP = 8
 #: Fewer texts than this are computed, not cached (quick anyway; keeps small runs from filling the cache).
 MIN_TEXTS = 1000
 
-T = TypeVar("T")
+#: A stored result: a JSON value and numpy arrays.
+Entry = tuple[Any, tuple[NDArray[Any], ...]]
+#: The array types an entry may hold (never object arrays: nothing in a cache file is unpickled).
+_DTYPES = frozenset({"<u8", "<i8", "<u4", "<i4", "<f8", "|u1", "|b1"})
 
 
 def code_digest(paths: Iterable[str | os.PathLike[str]]) -> str:
@@ -62,8 +67,33 @@ def _key(kind: str, code: str, texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _read(path: Path, key: str) -> Any:
-    """The value stored under ``key`` in ``path``; ValueError when the file is not exactly that."""
+def _encode(entry: Entry) -> bytes:
+    """A JSON line (the value, each array's dtype and shape), then the arrays' bytes."""
+    value, arrays = entry
+    arrays = tuple(np.ascontiguousarray(a) for a in arrays)
+    if any(a.dtype.str not in _DTYPES for a in arrays):
+        raise TypeError(f"a cached array must have one of the types {sorted(_DTYPES)}")
+    head = orjson.dumps({"value": value, "arrays": [[a.dtype.str, list(a.shape)] for a in arrays]})
+    return head + b"\n" + b"".join(a.tobytes() for a in arrays)     # JSON holds no raw newline
+
+
+def _decode(payload: bytes) -> Entry:
+    head, _, raw = payload.partition(b"\n")
+    meta = orjson.loads(head)
+    arrays, at = [], 0
+    for dtype, shape in meta["arrays"]:
+        if dtype not in _DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
+            raise ValueError("unexpected array")
+        count = int(np.prod(shape, dtype=np.int64))
+        arrays.append(np.frombuffer(raw, dtype, count, at).reshape(shape).copy())   # ValueError past the end
+        at += count * np.dtype(dtype).itemsize
+    if at != len(raw):
+        raise ValueError("trailing bytes")
+    return meta["value"], tuple(arrays)
+
+
+def _read(path: Path, key: str) -> Entry:
+    """The entry stored under ``key`` in ``path``; ValueError when the file is not exactly that."""
     data = path.read_bytes()
     header, _, payload = data.partition(b"\n")
     fields = header.decode("ascii", errors="replace").split()
@@ -71,11 +101,11 @@ def _read(path: Path, key: str) -> Any:
         raise ValueError("foreign header")
     if int(fields[4]) != len(payload) or f"{zlib.crc32(payload):08x}" != fields[3]:
         raise ValueError("damaged payload")
-    return orjson.loads(payload)
+    return _decode(payload)
 
 
-def _write(where: Path, name: str, key: str, value: Any) -> None:
-    payload = orjson.dumps(value)
+def _write(where: Path, name: str, key: str, entry: Entry) -> None:
+    payload = _encode(entry)
     where.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=where, prefix=".writing-")
     try:
@@ -90,33 +120,34 @@ def _write(where: Path, name: str, key: str, value: Any) -> None:
 
 def _evict(where: Path, kind: str) -> None:
     """Keep the :data:`KEEP` most recently used results of ``kind``."""
-    files = sorted(where.glob(f"{kind}-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    files = sorted(where.glob(f"{kind}-*.bin"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
     for old in files[KEEP:]:
         old.unlink(missing_ok=True)
 
 
-def cached(kind: str, code: str, texts: Sequence[str], compute: Callable[[], T],
-           valid: Callable[[Any], bool]) -> T:
-    """``compute()``, or the value a previous run stored for the same ``kind``, ``code`` and ``texts``.
+def cached(kind: str, code: str, texts: Sequence[str], compute: Callable[[], Entry],
+           valid: Callable[[Any, tuple[NDArray[Any], ...]], bool]) -> Entry:
+    """``compute()``, or the entry a previous run stored for the same ``kind``, ``code`` and ``texts``.
 
-    ``valid`` checks a stored value's shape before it is used (a value that fails is recomputed); values are
-    JSON (lists, strings, numbers), as ``compute`` must return them."""
+    An entry is a JSON value (lists, strings, numbers) and numpy arrays of plain numbers (bulk numbers without a
+    JSON list each); ``valid(value, arrays)`` checks a stored entry's shape before it is used (one that fails is
+    recomputed)."""
     if len(texts) < MIN_TEXTS:
         return compute()
     key = _key(kind, code, texts)
     where = folder()
-    path = where / f"{kind}-{key[:40]}.json"
+    path = where / f"{kind}-{key[:40]}.bin"
     try:
-        value = _read(path, key)
-        if valid(value):
+        entry = _read(path, key)
+        if valid(*entry):
             os.utime(path)                  # recently used
-            return value
-    except (OSError, ValueError, UnicodeDecodeError, orjson.JSONDecodeError):
+            return entry
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         pass
-    value = compute()
+    entry = compute()
     try:
-        _write(where, path.name, key, value)
+        _write(where, path.name, key, entry)
         _evict(where, kind)
     except OSError:
         pass
-    return value
+    return entry

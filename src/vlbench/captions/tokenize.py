@@ -88,10 +88,10 @@ def tokenize(captions: Sequence[str], backend: str = "auto", *, shift_lines: boo
                    else "python")
     if cache:
         kind = f"ptb-{backend}-{'shifted' if shift_lines else 'lines'}"
-        out = textcache.cached(kind, _tokenizer_code(backend), captions,
-                               lambda: tokenize(captions, backend, shift_lines=shift_lines)[0],
-                               lambda v: isinstance(v, list) and len(v) == len(captions)
-                               and all(isinstance(t, str) for t in v))
+        out, _ = textcache.cached(kind, _tokenizer_code(backend), captions,
+                                  lambda: (tokenize(captions, backend, shift_lines=shift_lines)[0], ()),
+                                  lambda v, _: isinstance(v, list) and len(v) == len(captions)
+                                  and all(isinstance(t, str) for t in v))
         return out, backend
     if shift_lines:
         # the lines the tokenizer sees: the captions joined by "\n", split at its own line breaks

@@ -214,6 +214,20 @@ def _meteor_ready(meteor: bool, backend: str) -> tuple[bool, str]:
     return ok, why
 
 
+def _sentence_metrics(t: _Tokens, meteor_backend: str | None) -> tuple[Any, NDArray[np.float64], NDArray[np.float64],
+                                                                       tuple[list[str] | None, str | None]]:
+    """BLEU statistics, CIDEr-D and ROUGE-L per image, and METEOR's statistics lines and backend (none without a
+    backend). METEOR runs next to the other metrics (in Java processes, or numpy work that releases the GIL)."""
+    with ThreadPoolExecutor(max_workers=1) as jvm:
+        jar = jvm.submit(meteor_stats, t.hyp_tokens, t.ref_tokens, backend=meteor_backend) if meteor_backend else None
+        call = _toolkit_call(t.hyp_tokens, t.ref_tokens)
+        stats = bleu_mod.bleu_stats(*call)
+        cider = cider_d(*call)
+        del call        # its n-gram table (~80 MB on a whole split) is not held through METEOR's peak
+        rouge = rouge_l(t.hyp_tokens, t.ref_tokens)
+        return stats, cider, rouge, jar.result() if jar is not None else (None, None)
+
+
 def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
           tokenizer: str = "auto", missing: str = "error", meteor: bool = True, meteor_backend: str = "auto",
           spice: bool = True, split: str | None = None, source: str = "predictions", analysis: bool = False) -> Result:
@@ -225,15 +239,7 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
     hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
     ok, why = _meteor_ready(meteor, meteor_backend)
     t = _tokenize_all(gt, hyps, protocol, tokenizer)
-    with ThreadPoolExecutor(max_workers=1) as jvm:
-        # METEOR runs next to the other metrics (in Java processes, or numpy work that releases the GIL)
-        jar = jvm.submit(meteor_stats, t.hyp_tokens, t.ref_tokens, backend=meteor_backend) if meteor and ok else None
-        call = _toolkit_call(t.hyp_tokens, t.ref_tokens)
-        stats = bleu_mod.bleu_stats(*call)
-        cider = cider_d(*call)
-        del call        # its n-gram table (~80 MB on a whole split) is not held through METEOR's peak
-        rouge = rouge_l(t.hyp_tokens, t.ref_tokens)
-        meteor_lines, meteor_how = jar.result() if jar is not None else (None, None)
+    stats, cider, rouge, (meteor_lines, meteor_how) = _sentence_metrics(t, meteor_backend if meteor and ok else None)
     domains = np.asarray([d or "" for d in gt.domains], dtype=object)
     masks = {"": np.ones(len(hyps), dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
     meteor_scores, meteor_corpus, meteor_sums = _meteor_summaries(meteor_lines, masks)
