@@ -116,7 +116,7 @@ def test_arrays_come_back_bit_for_bit_and_only_plain_numbers_are_stored(store):
     value, back = textcache.cached("k", "code", TEXTS, compute, _any)
     assert not calls and value == {"n": 4}
     assert all(a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b) for a, b in zip(arrays, back))
-    assert len(back) == len(arrays) and back[0].flags.writeable
+    assert len(back) == len(arrays) and not back[0].flags.writeable     # views of the file, read-only
     with pytest.raises(TypeError, match="cached array"):
         textcache.cached("k", "code", [*TEXTS, "x"], lambda: (None, (np.array(["a"], dtype=object),)), _any)
 

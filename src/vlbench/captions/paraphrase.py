@@ -442,11 +442,14 @@ class ParaphraseIndex:
         """:meth:`kept_entries` for lines already lowercased and split into words."""
         return self.kept_entries_for_grams(self.ngram_hashes(lines))
 
-    def ngram_hashes(self, lines: Sequence[Sequence[str]]) -> NDArray[np.uint64]:
+    def ngram_hashes(self, lines: Sequence[Sequence[str]], part: int = 8192) -> NDArray[np.uint64]:
         """Sorted distinct hashes of the n-grams (up to the longest phrase) of lines split into words, as this
-        index hashes its phrases: what :meth:`kept_entries_for_grams` looks up."""
-        text = "".join(" ".join(words) + "\n" for words in lines).encode("utf-8", errors="surrogatepass")
-        return _ngram_hashes(text, int(self.max_words), int(self.multipliers[0]))
+        index hashes its phrases: what :meth:`kept_entries_for_grams` looks up. ``part`` lines at a time: the
+        per-n-gram temporaries of 45,000 lines at once were ~100 MB."""
+        found = [_ngram_hashes("".join(" ".join(words) + "\n" for words in lines[x:x + part])
+                               .encode("utf-8", errors="surrogatepass"), int(self.max_words), int(self.multipliers[0]))
+                 for x in range(0, len(lines), part)]
+        return _sorted_distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
 
     def kept_entries_for_grams(self, *grams: NDArray[np.uint64]) -> NDArray[np.int64]:
         """:meth:`kept_entries` for the lines whose :meth:`ngram_hashes` are ``grams`` (one set per part of the

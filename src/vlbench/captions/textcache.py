@@ -17,6 +17,7 @@ Only the library's own files under the cache directory are ever written or delet
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import tempfile
 import zlib
@@ -67,51 +68,63 @@ def _key(kind: str, code: str, texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _encode(entry: Entry) -> bytes:
-    """A JSON line (the value, each array's dtype and shape), then the arrays' bytes."""
+def _encode(entry: Entry) -> list[memoryview | bytes]:
+    """The payload's parts: a JSON line (the value, each array's dtype and shape), then the arrays' bytes (kept
+    apart: no joined copy of many MB)."""
     value, arrays = entry
     arrays = tuple(np.ascontiguousarray(a) for a in arrays)
     if any(a.dtype.str not in _DTYPES for a in arrays):
         raise TypeError(f"a cached array must have one of the types {sorted(_DTYPES)}")
     head = orjson.dumps({"value": value, "arrays": [[a.dtype.str, list(a.shape)] for a in arrays]})
-    return head + b"\n" + b"".join(a.tobytes() for a in arrays)     # JSON holds no raw newline
+    return [head, b"\n", *(a.data.cast("B") for a in arrays)]      # JSON holds no raw newline
 
 
-def _decode(payload: bytes) -> Entry:
-    head, _, raw = payload.partition(b"\n")
-    meta = orjson.loads(head)
-    arrays, at = [], 0
+def _decode(mapped: mmap.mmap, start: int) -> Entry:
+    """The entry whose payload starts at ``start``; its arrays are read-only views of the file (no copy)."""
+    cut = mapped.find(b"\n", start)
+    if cut < 0:
+        raise ValueError("no JSON line")
+    payload = memoryview(mapped)
+    meta = orjson.loads(payload[start:cut])
+    arrays, at = [], cut + 1
     for dtype, shape in meta["arrays"]:
         if dtype not in _DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
             raise ValueError("unexpected array")
         count = int(np.prod(shape, dtype=np.int64))
-        arrays.append(np.frombuffer(raw, dtype, count, at).reshape(shape).copy())   # ValueError past the end
+        arrays.append(np.frombuffer(payload, dtype, count, at).reshape(shape))   # ValueError past the end
         at += count * np.dtype(dtype).itemsize
-    if at != len(raw):
+    if at != len(payload):
         raise ValueError("trailing bytes")
     return meta["value"], tuple(arrays)
 
 
 def _read(path: Path, key: str) -> Entry:
-    """The entry stored under ``key`` in ``path``; ValueError when the file is not exactly that."""
-    data = path.read_bytes()
-    header, _, payload = data.partition(b"\n")
-    fields = header.decode("ascii", errors="replace").split()
-    if fields[:3] != ["vlbench-textcache", str(FORMAT), key] or len(fields) != 5:
+    """The entry stored under ``key`` in ``path``; ValueError when the file is not exactly that. The file is
+    memory-mapped: no transient copy of it on the heap (a freed block of many MB raises glibc's mmap threshold,
+    and the heap then keeps more of the run's later arrays)."""
+    with path.open("rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)    # ValueError for an empty file
+    end = mapped.find(b"\n")
+    fields = mapped[:max(end, 0)].decode("ascii", errors="replace").split()
+    if end < 0 or fields[:3] != ["vlbench-textcache", str(FORMAT), key] or len(fields) != 5:
         raise ValueError("foreign header")
-    if int(fields[4]) != len(payload) or f"{zlib.crc32(payload):08x}" != fields[3]:
+    size = len(mapped) - end - 1
+    if int(fields[4]) != size or f"{zlib.crc32(memoryview(mapped)[end + 1:]):08x}" != fields[3]:
         raise ValueError("damaged payload")
-    return _decode(payload)
+    return _decode(mapped, end + 1)
 
 
 def _write(where: Path, name: str, key: str, entry: Entry) -> None:
-    payload = _encode(entry)
+    parts = _encode(entry)
+    crc = 0
+    for part in parts:
+        crc = zlib.crc32(part, crc)
     where.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=where, prefix=".writing-")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(f"vlbench-textcache {FORMAT} {key} {zlib.crc32(payload):08x} {len(payload)}\n".encode("ascii"))
-            f.write(payload)
+            f.write(f"vlbench-textcache {FORMAT} {key} {crc:08x} {sum(map(len, parts))}\n".encode("ascii"))
+            f.writelines(parts)
         os.replace(tmp, where / name)
     finally:
         if os.path.exists(tmp):

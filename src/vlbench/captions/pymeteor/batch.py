@@ -64,16 +64,15 @@ class Corpus:
 
     @classmethod
     def build(cls, lines: Sequence[str], split: Callable[[str], list[str]], info: Callable[[str], WordInfo],
-              index: ParaphraseIndex, grams: Sequence[NDArray[np.uint64]] | None = None) -> Corpus:
+              index: ParaphraseIndex) -> Corpus:
         """From the lines (normalised, lowercased), how the jar splits a line into words, each word's (hash,
-        stem hash, synsets, function word) and the paraphrase table's index; ``grams``: the lines'
-        ``index.ngram_hashes``, in parts, where the caller has them."""
+        stem hash, synsets, function word) and the paraphrase table's index."""
         tokens = list(map(split, lines))
         vocab = {w: k for k, w in enumerate(dict.fromkeys(chain.from_iterable(tokens)))}
         ptr = np.r_[0, np.cumsum([len(t) for t in tokens])].astype(np.int64)
         word = np.fromiter(map(vocab.__getitem__, chain.from_iterable(tokens)), dtype=np.int64, count=int(ptr[-1]))
         # the table's entries these lines can use
-        kept = index.kept_entries_for_grams(*grams) if grams is not None else index.kept_entries_for_words(tokens)
+        kept = index.kept_entries_for_words(tokens)
         del tokens
         words = list(vocab)
         nw = len(words)
