@@ -20,7 +20,6 @@ median of the paired time ratios vlbench / bare with their spread (< 1: vlbench'
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -40,7 +39,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     sys.path.insert(0, str(ROOT / "bench"))
     import torch
-    from predict import bare_detector_loop
+    from predict import bare_detector_loop, paired
     from predict_memory import build_split
 
     from tiny_models import tiny_owlvit
@@ -71,20 +70,9 @@ def main() -> None:
             bare_detector_loop(loaded, items, bs, args.device)
 
         ours(), bare()                                   # warm-up (kernels, caches)
-        times = []
-        for _ in range(args.pairs):
-            t = time.perf_counter()
-            ours()
-            a = time.perf_counter() - t
-            t = time.perf_counter()
-            bare()
-            times.append((a, time.perf_counter() - t))
-            print(f"pair: vlbench {a:.2f} s, bare {times[-1][1]:.2f} s", flush=True)
-        ratios = [a / b for a, b in times]
-        a, b = statistics.median(x for x, _ in times), statistics.median(y for _, y in times)
+        a, b, ratio, low, high = paired(ours, bare, args.pairs)
         print(f"| detector (OWL-ViT B/16 768 px, random weights) | {len(items)} | {len(items) / a:.1f} | "
-              f"{len(items) / b:.1f} | {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |")
-
+              f"{len(items) / b:.1f} | {ratio:.2f} ({low:.2f}-{high:.2f}) |")
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT / "src"))

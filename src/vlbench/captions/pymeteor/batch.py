@@ -85,8 +85,9 @@ class Corpus:
             for x in synsets:
                 syn_rows.append(k)
                 syn_cols.append(syn_ids.setdefault(x, len(syn_ids)))
-        related = _sharing_a_synset(np.asarray(syn_rows, np.int64), np.asarray(syn_cols, np.int64), nw)
-        has_syn = np.bincount(np.asarray(syn_rows, np.int64), minlength=nw) > 0
+        syn_word = np.asarray(syn_rows, np.int64)
+        related = _sharing_a_synset(syn_word, np.asarray(syn_cols, np.int64), nw)
+        has_syn = np.bincount(syn_word, minlength=nw) > 0
         # their phrases renumbered in first-seen order
         first_idx, second_idx = index.entry_first[kept].astype(np.int64), index.entry_second[kept].astype(np.int64)
         distinct, inverse = np.unique(np.r_[first_idx, second_idx], return_inverse=True)
