@@ -59,6 +59,21 @@ def test_no_ties_no_bounds_and_the_official_number_unchanged():
     assert tied.stats == distinct.stats              # the tie is broken in file order: the same ranking
 
 
+@pytest.mark.parametrize(("scores", "tied"), [
+    ([0.1, 0.2, 0.3, 0.4, 0.5], 0),
+    ([0.5, 0.2, 0.5, 0.4, 0.5], 3),                               # one block of three
+    ([float("nan"), float("nan"), 1.0, 2.0, 2.0], 4),            # two NaNs tie with each other, and two 2.0s
+    ([float("nan"), 1.0, 2.0, 3.0, 4.0], 0),                      # a lone NaN ties with nothing
+])
+def test_the_tied_detections_counted_once_each(scores, tied):
+    """Counted by hand: a detection is tied when another kept detection has its score; the official sorts keep NaNs
+    together, so two NaNs tie. (numpy 2's ``np.unique`` already merges NaNs: adding the NaN count on top of its
+    counts, as an earlier version did, counted each NaN twice.)"""
+    res = _engine_case([GT_BOXES[0], FAR, FAR, GT_BOXES[1], FAR], scores)
+    assert cocoeval.tied_detections(res.matches) == tied
+    assert cocoeval.has_ties(res.matches) == (tied > 0)
+
+
 def _pycocotools_ap(images: list[dict], gts: list[dict], dets: list[dict]) -> float:
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval

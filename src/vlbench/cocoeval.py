@@ -486,13 +486,23 @@ def _tie_span(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64]) 
 
 def tied_detections(m: Matches) -> int:
     """How many kept detections share their score with another (then a ranking may hold a tie, and its AP depend on
-    the order the official code gives the tie); a cheap count on the scores alone."""
-    if len(m.score) < 2:
+    the order the official code gives the tie): NaN ties with NaN, as the official sorts put NaNs together; with
+    exact integer scores, equal integers. Read off the descending score order that the pooled rankings share
+    (adjacent equal scores), not a sort of its own."""
+    n = len(m.score)
+    if n < 2:
         return 0
-    key = m.score if m.exact is None else m.exact
-    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    nan = int(np.isnan(m.score).sum())           # np.unique keeps every NaN apart; NaNs tie with each other
-    return int((counts[inverse.reshape(-1)] > 1).sum()) + (nan if nan > 1 and m.exact is None else 0)
+    if m.exact is None:
+        ranked = m.score[m.score_order]                        # NaNs last, together
+        with np.errstate(invalid="ignore"):
+            same = (ranked[1:] == ranked[:-1]) | (np.isnan(ranked[1:]) & np.isnan(ranked[:-1]))
+    else:
+        ranked_exact = np.sort(m.exact)
+        same = ranked_exact[1:] == ranked_exact[:-1]
+    tied = np.zeros(n, dtype=bool)
+    tied[1:] = same
+    tied[:-1] |= same
+    return int(tied.sum())
 
 
 def has_ties(m: Matches) -> bool:

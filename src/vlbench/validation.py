@@ -44,15 +44,17 @@ def describe(values: Iterable[Any], limit: int = 5) -> str:
     return shown + (f" (and {len(values) - limit} more)" if len(values) > limit else "")
 
 
-def integral_ids(values: list[Any], source: str, key: str, start: int = 0) -> np.ndarray:
+def integral_ids(values: list[Any], source: str, key: str, start: int = 0, kinds: set[type] | None = None
+                 ) -> np.ndarray:
     """Ids as int64. An integral float (``3.0``) is the integer, as in the official loaders' dict look-ups
     (equal hashes); booleans, strings, ``3.5`` and ids outside int64 are a :class:`PredictionError` naming the entry
-    (``values[i]`` is entry ``start + i``)."""
+    (``values[i]`` is entry ``start + i``). ``kinds``: the values' types, where the caller has already collected
+    them (a pass over a million ids is not free)."""
     import numpy as np
 
     from .errors import PredictionError
 
-    kinds = set(map(type, values))
+    kinds = set(map(type, values)) if kinds is None else kinds
     if kinds <= {int}:
         try:
             return np.asarray(values, dtype=np.int64)
@@ -92,6 +94,7 @@ def read_scores(values: list[Any], source: str, *, protocol: str, entry_of: Any 
     """Scores as numbers the official code sorts. Under ``protocol="official"`` every value the official scorers
     accept is kept (NaN, infinities, booleans, huge integers, text: each kind is listed in ``unusual``); under
     ``corrected`` anything but a finite number is a clear error. ``entry_of[i]``: the entry of value ``i``."""
+    import itertools
     import math
 
     import numpy as np
@@ -108,8 +111,9 @@ def read_scores(values: list[Any], source: str, *, protocol: str, entry_of: Any 
         finite = bool(np.isfinite(value).all())
         if finite or protocol == "official":
             flagged = {} if finite else {"non-finite": np.flatnonzero(~np.isfinite(value)).tolist()}
-            return Scores(value, np.asarray([type(v) is int for v in values], dtype=bool), None,
-                          np.zeros(len(values), dtype=bool), flagged)
+            is_int = (np.fromiter(map(isinstance, values, itertools.repeat(int)), dtype=bool, count=len(values))
+                      if int in kinds else np.zeros(len(values), dtype=bool))       # no booleans here
+            return Scores(value, is_int, None, np.zeros(len(values), dtype=bool), flagged)
     value = np.empty(len(values), dtype=np.float64)
     is_int = np.zeros(len(values), dtype=bool)
     text = np.zeros(len(values), dtype=bool)
