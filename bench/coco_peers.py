@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timing import compile_like_an_install
+
 #: engine -> the package pinned in the scratch venv (None: this interpreter's vlbench)
 PEERS = {"pycocotools": "pycocotools==2.0.11", "faster-coco-eval": "faster-coco-eval==1.8.0",
          "hotcoco": "hotcoco==1.3.0", "ultrafast-pycocotools": "ultrafast-pycocotools==0.1.14"}
@@ -129,6 +131,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--venv", type=Path, default=Path.home() / ".cache" / "vlbench-bench" / "coco-peers")
     args = ap.parse_args()
+    compile_like_an_install()
     python = scratch_venv(args.venv)
     commands = {name: [str(python), "-c", PEER_CHILD.format(imports=IMPORTS[name])] for name in PEERS}
     commands["vlbench"] = [sys.executable, "-c", VLBENCH_CHILD]

@@ -25,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _timing import compile_like_an_install
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: the child: (seconds, peak KiB of its own child) of one command, the command's stdout after them
@@ -82,6 +84,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--case", type=Path, default=ROOT.parent / "shared" / "golden" / "nocaps" / "real_viecap_val")
     args = parser.parse_args()
+    compile_like_an_install()
     refs, preds = args.case / "references.json", args.case / "predictions.json"
     rows: dict[str, list[tuple[float, float]]] = {"cold": [], "warm": [], "new refs": [], "stock": []}
     spawned: set[str] = set()

@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timing import compile_like_an_install
+
 FLOOR = """
 import sys, orjson
 for path in sys.argv[1:]:
@@ -71,6 +73,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--only", choices=("omnilabel", "ovdeval", "ref_l4"))
     args = parser.parse_args()
+    compile_like_an_install()
     for bench in [args.only] if args.only else ["omnilabel", "ovdeval", "ref_l4"]:
         with tempfile.TemporaryDirectory() as tmp:
             refs, preds = make_inputs(bench, Path(tmp))

@@ -221,7 +221,7 @@ def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params
                    gt_taken=gt_taken)
 
 
-def _record_outcomes(state: NDArray[np.uint8], matched_gt: NDArray[np.int64], g_ignored: NDArray[np.bool_],
+def _record_outcomes(state: NDArray[np.uint8], matched_gt: NDArray[np.int32], g_ignored: NDArray[np.bool_],
                      g_id: NDArray[np.int64], d_outside: NDArray[np.bool_], id0_quirk: bool) -> int:
     """One area range's (T, N) states from its matches: TP, or IGNORED where the GT taken is ignored; with
     ``id0_quirk`` a match to a GT of annotation id 0 is unmatched (pycocotools' ``dtm`` holds the GT id and is
@@ -237,7 +237,7 @@ def _record_outcomes(state: NDArray[np.uint8], matched_gt: NDArray[np.int64], g_
     return int(zero_id.sum()) if id0_quirk else 0
 
 
-def _in_order(taken: NDArray[np.int64], g_order: NDArray[np.int64]) -> NDArray[np.int64]:
+def _in_order(taken: NDArray[np.int32], g_order: NDArray[np.int64]) -> NDArray[np.int64]:
     """GT indices of the sorted GT (-1 for none) -> indices into the GT as given."""
     return np.where(taken >= 0, g_order[np.maximum(taken, 0)], -1)
 
@@ -278,8 +278,9 @@ def _candidates(d_box, d_pair, g_box, g_crowd, g_count, g_start, lowest: float):
 
 
 def _greedy_match(c_det, c_gt, c_iou, c_rank, g_nonignored, g_crowd, thr, n_det, n_gt,
-                  nan_det=None) -> NDArray[np.int64]:
-    """For one area range: the GT each detection takes at each threshold (-1 if none), shape (T, N).
+                  nan_det=None) -> NDArray[np.int32]:
+    """For one area range: the GT each detection takes at each threshold (-1 if none), shape (T, N), int32 (GT
+    indices; half the memory of int64 on (10, millions)).
     Candidates come sorted by (rank, detection, IoU, GT).
 
     Walks the ranks: the r-th detections of all pairs choose at once, since a detection only
@@ -294,7 +295,7 @@ def _greedy_match(c_det, c_gt, c_iou, c_rank, g_nonignored, g_crowd, thr, n_det,
     c_det, c_gt, c_iou, c_rank = c_det[pref], c_gt[pref], c_iou[pref], c_rank[pref]
     looped = np.zeros(len(c_det), dtype=bool) if nan_det is None else nan_det[c_det]
     taken = np.zeros((T, n_gt), dtype=bool)
-    out = np.full((T, n_det), -1, dtype=np.int64)
+    out = np.full((T, n_det), -1, dtype=np.int32)
     bounds = np.flatnonzero(np.diff(c_rank)) + 1
     for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(c_rank)]):
         plain = ~looped[lo:hi]
@@ -315,7 +316,7 @@ def _greedy_match(c_det, c_gt, c_iou, c_rank, g_nonignored, g_crowd, thr, n_det,
 
 def _loop_match(det: int, gts: NDArray[np.int64], ious: NDArray[np.float64], g_nonignored: NDArray[np.bool_],
                 g_crowd: NDArray[np.bool_], thr: NDArray[np.float64], taken: NDArray[np.bool_],
-                out: NDArray[np.int64]) -> None:
+                out: NDArray[np.int32]) -> None:
     """``COCOeval.evaluateImg``'s matching loop for one detection (its pair's GTs non-ignored first, file order):
     a GT already taken (not crowd) is skipped, an ignored GT ends the search once a non-ignored one matched, and a
     GT whose IoU is not below the running best becomes the match. A NaN is never below anything, and nothing is
@@ -467,20 +468,20 @@ TIE_ORDERS = ("official", "best", "worst")
 
 
 def _tie_span(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
-    """(first, last) position of each entry's tie block: the run of entries of its group with an equal score (NaN
-    equal to NaN; with exact integer scores, equal integers too). Replaces a walk along every group's ranking."""
+    """(first, last) position of each entry's tie block, int32: the run of entries of its group with an equal score
+    (NaN equal to NaN; with exact integer scores, equal integers too). Replaces a walk along every group's ranking."""
     n = len(e_det)
     if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int32), np.zeros(0, np.int32)
     score = m.score[e_det]
     with np.errstate(invalid="ignore"):
         same = (score[1:] == score[:-1]) | (np.isnan(score[1:]) & np.isnan(score[:-1]))
     same &= e_group[1:] == e_group[:-1]
     if m.exact is not None:
         same &= m.exact[e_det][1:] == m.exact[e_det][:-1]
-    starts = np.flatnonzero(np.r_[True, ~same])
+    starts = np.flatnonzero(np.r_[True, ~same]).astype(np.int32)
     block = np.cumsum(np.r_[True, ~same]) - 1
-    ends = np.r_[starts[1:], n] - 1
+    ends = np.r_[starts[1:], n].astype(np.int32) - 1
     return starts[block], ends[block]
 
 
@@ -530,16 +531,18 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
         if grouped is not None:
             entry_det, entry_group = grouped
             keep = m.rank[entry_det] < params.max_dets[mi]
-            e_det, e_group = entry_det[keep], entry_group[keep]
+            e_det, e_group = (entry_det, entry_group) if keep.all() else (entry_det[keep], entry_group[keep])
         else:       # the ranking's dtype can change with the cut: one order per max-det
             e_det, e_group = _group_entries(m, member_pair, member_group, params.max_dets[mi])
         n = len(e_det)
         nd = np.bincount(e_group, minlength=K)
         group_start = np.cumsum(nd) - nd
-        fp_ats: list[NDArray[np.int64] | None] = [None] * len(orders)      # the last position whose FPs count
+        fp_ats: list[NDArray[np.int32] | None] = [None] * len(orders)      # the last position whose FPs count
         if set(orders) - {"official"}:
             tie_first, tie_last = _tie_span(m, e_det, e_group)
-            fp_ats = [None if o == "official" else tie_first - 1 if o == "best" else tie_last for o in orders]
+            tie_first -= 1                                   # best: the FPs before the block
+            fp_ats = [None if o == "official" else tie_first if o == "best" else tie_last for o in orders]
+            del tie_first, tie_last
         for a in areas:
             npig_a = np.maximum(npig_group[:, a], 1)
             # Thresholds in blocks (all at once when the ranking is short): TP t of group g is segment t * K + g.
@@ -561,7 +564,7 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
 
 
 def _tp_counts(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.int64], group_start: NDArray[np.int64],
-               K: int, fp_ats: list[NDArray[np.int64] | None]) -> tuple[NDArray[np.int64], NDArray[np.int64],
+               K: int, fp_ats: list[NDArray[np.int32] | None]) -> tuple[NDArray[np.int64], NDArray[np.int64],
                                                                      list[NDArray[np.int64]], NDArray[np.int64]]:
     """One block of thresholds ``st`` (b, n) starting at ``t0``: every TP's segment ``t * K + group``, its group's TP
     count up to it, the detections counted up to it (TPs and FPs) once per entry of ``fp_ats``, and the TP count per
@@ -692,12 +695,18 @@ def on_objects(d_image: NDArray[np.int64], d_box_xywh: NDArray[np.float64], g_im
     from .geometry import iou_aligned_xyxy, xywh_to_xyxy
 
     c_det, c_gt = same_key_combinations(d_image, g_image)
-    with np.errstate(invalid="ignore", over="ignore"):
-        iou = iou_aligned_xyxy(xywh_to_xyxy(d_box_xywh[c_det]), xywh_to_xyxy(g_box_xywh[c_gt]), dtype=np.float64,
-                               eps=0.0)
+    d_xyxy, g_xyxy = xywh_to_xyxy(d_box_xywh), xywh_to_xyxy(g_box_xywh)
     out = np.zeros(len(d_image), dtype=bool)
-    out[c_det[np.nan_to_num(iou, nan=0.0) >= iou_thr]] = True
+    for lo in range(0, len(c_det), _ON_OBJECTS_PART):     # parts: a few hundred bytes of temporaries per combination
+        det, gt = c_det[lo:lo + _ON_OBJECTS_PART], c_gt[lo:lo + _ON_OBJECTS_PART]
+        with np.errstate(invalid="ignore", over="ignore"):
+            iou = iou_aligned_xyxy(d_xyxy[det], g_xyxy[gt], dtype=np.float64, eps=0.0)
+        out[det[np.nan_to_num(iou, nan=0.0) >= iou_thr]] = True
     return out
+
+
+#: (detection, GT) combinations per part in :func:`on_objects`
+_ON_OBJECTS_PART = 1 << 18
 
 
 def recall_any_score(g_key: NDArray[np.int64], g_xyxy: NDArray[np.float64], d_key: NDArray[np.int64],
