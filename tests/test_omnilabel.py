@@ -222,3 +222,83 @@ def test_wrong_benchmark_prediction_file_is_named(omnilabel_sample):
     proc = run_cli("score", "omnilabel", "--references", str(omnilabel_sample / "dataset_val.json"),
                    "--predictions", str(ref_l4_preds))
     assert proc.returncode == 2 and "looks like a ref_l4 prediction file" in proc.stderr
+
+
+# -- typed reading (#32): a file of the usual shape decoded without a dict per entry ------------------------------
+
+BAD_ENTRIES = [
+    (lambda p: p.update(scores=p["scores"][:-1]), "official", r"'description_ids' has \d+ entries but 'scores' has \d+"),
+    (lambda p: p.update(bbox=[1, 2, 3]), "official", r"'bbox' must be \[x, y, w, h\]"),
+    (lambda p: p.pop("scores"), "official", "missing key 'scores'"),
+    (lambda p: p.update(image_id="100"), "official", "'image_id' must be an integer"),
+    (lambda p: p.update(image_id=2**63), "official", "beyond the 64-bit integer range"),
+    (lambda p: p.update(description_ids=[True] * len(p["description_ids"])), "official",
+     "'description_ids' must be integers"),
+    (lambda p: p.update(scores=["0.5"] * len(p["scores"])), "official", "holds text for a description"),
+]
+
+
+@pytest.mark.parametrize("change, protocol, message", BAD_ENTRIES)
+def test_a_file_read_typed_names_the_same_bad_entry(gt_and_preds, omnilabel_sample, tmp_path, change, protocol,
+                                                     message):
+    """Scoring a path reads it typed where it can; a file typed decoding refuses is read as dicts, and one it takes
+    (unequal list lengths) is checked on the records: either way the error names entry 3 as the dict path does."""
+    _, preds = gt_and_preds
+    change(preds[3])
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preds))
+    with pytest.raises(PredictionError, match=message) as err:
+        api.score("omnilabel", omnilabel_sample / "dataset_val.json", path, protocol=protocol)
+    assert "entry 3" in str(err.value)
+
+
+def test_typed_records_only_when_asked_and_only_for_the_usual_shape(omnilabel_sample, tmp_path):
+    """``read_predictions`` gives dicts by default (what the Space, the views and users read); with ``typed`` a file
+    of the usual shape comes back as records, and one holding what typed decoding leaves to the general path (an
+    integer score beyond 2^53, a boolean coordinate, an integral float id) as dicts."""
+    from vlbench.benchmarks import get_benchmark
+    from vlbench.benchmarks.omnilabel.scorer import TypedPrediction
+
+    scorer = get_benchmark("omnilabel").scorer
+    good = omnilabel_sample / "predictions_good.json"
+    assert isinstance(scorer.read_predictions(good)[0], dict)
+    assert isinstance(scorer.read_predictions(good, typed=True)[0], TypedPrediction)
+    for odd in ({"scores": [2**53 + 1]}, {"bbox": [1, 2, True, 4]}, {"image_id": 100.0}):
+        entry = {"image_id": 100, "bbox": [1, 2, 3, 4], "description_ids": [1], "scores": [0.5], **odd}
+        path = tmp_path / "odd.json"
+        path.write_text(json.dumps([entry]))
+        assert isinstance(scorer.read_predictions(path, typed=True)[0], dict), odd
+
+
+def test_typed_and_dict_entries_give_the_same_result(omnilabel_sample, tmp_path):
+    """The same file scored from its path (typed records) and from its parsed dicts: every metric and breakdown
+    equal, bit for bit; integers in boxes and scores (read by typed decoding as their floats) included."""
+    refs = omnilabel_sample / "dataset_val.json"
+    preds = json.loads((omnilabel_sample / "predictions_good.json").read_text())
+    for i, p in enumerate(preds[::7]):                  # some integer coordinates and scores
+        p["bbox"] = [int(v) for v in p["bbox"]]
+        p["scores"] = [i % 2] + p["scores"][1:]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preds))
+    from_path = api.score("omnilabel", refs, path).to_dict()
+    from_dicts = api.score("omnilabel", refs, json.loads(path.read_text())).to_dict()
+    assert from_path == from_dicts
+
+
+def test_typed_decoding_reads_numbers_as_python_does():
+    """The typed reader's numbers against Python's own correctly rounded ``float()`` (what ``json`` gives), on
+    decimal strings of every length, exponents and the subnormal range: the same float64 bit for bit."""
+    import random
+
+    import msgspec
+
+    rng = random.Random(0)
+    texts = ["0.1", "5e-324", "2.2250738585072014e-308", "1.7976931348623157e308", "9007199254740991", "-0.0"]
+    for _ in range(20_000):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 25)))
+        point = rng.randint(0, len(digits))
+        whole = digits[:point].lstrip("0") or "0"               # JSON allows no leading zero
+        exponent = rng.randint(-340, 306 - len(whole))           # within float64's range
+        texts.append(f"{rng.choice(['', '-'])}{whole}.{digits[point:] or '0'}e{exponent}")
+    decoded = msgspec.json.decode(("[" + ",".join(texts) + "]").encode(), type=list[float])
+    assert [v.hex() for v in decoded] == [float(t).hex() for t in texts]

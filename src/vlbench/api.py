@@ -42,7 +42,7 @@ def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | 
            source: str = "predictions") -> Result:
     if _is_path(predictions):
         source = str(predictions)
-        predictions = bench.scorer.read_predictions(predictions, max_bytes=max_bytes)
+        predictions = bench.scorer.read_predictions(predictions, max_bytes=max_bytes, typed=True)
     result = bench.scorer.score(refs, predictions, opts, source=source)
     check_conventions(bench, refs, predictions, result, opts)
     return result
@@ -87,7 +87,8 @@ def conventions(benchmark: str, references: Any, predictions: Any, *, split: str
     if bench.conventions is None:
         raise UnsupportedError(f"{bench.display_name} has no box conventions to compare",
                                fix="score the file with 'vlbench score'")
-    entries = bench.scorer.read_predictions(predictions, max_bytes=max_bytes) if _is_path(predictions) else predictions
+    entries = (bench.scorer.read_predictions(predictions, max_bytes=max_bytes, typed=True) if _is_path(predictions)
+               else predictions)
     bench.scorer.score(refs, entries, opts, source=str(predictions) if _is_path(predictions) else "predictions")
     return bench.conventions.key, bench.conventions.readings(refs, entries, opts)
 

@@ -65,11 +65,12 @@ def fix(reading: str) -> str:
 
 
 def entries_of_images(entries: Any, images: set[int]) -> list[Any]:
-    """The entries (official dicts) of the given images, in file order."""
-    try:        # entries the scorer has read: dicts with a hashable image_id (a pass in C, not a Python loop)
-        return list(itertools.compress(entries, map(images.__contains__, map(operator.itemgetter("image_id"),
-                                                                             entries))))
-    except (TypeError, KeyError):
+    """The entries (official dicts, or a scorer's typed records) of the given images, in file order."""
+    typed = bool(entries) and isinstance(entries, list) and not isinstance(entries[0], dict)
+    image_id = operator.attrgetter("image_id") if typed else operator.itemgetter("image_id")
+    try:        # entries the scorer has read: a hashable image_id each (a pass in C, not a Python loop)
+        return list(itertools.compress(entries, map(images.__contains__, map(image_id, entries))))
+    except (TypeError, KeyError, AttributeError):
         pass
 
     def wanted(entry: Any) -> bool:

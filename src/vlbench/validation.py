@@ -9,7 +9,9 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import msgspec
 
 from .errors import FormatError, InputError
 
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["fail", "require", "describe", "integral_ids", "require_utf8", "aligned_lists", "extra_fields", "percent",
            "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT",
-           "tie_bounds", "TIE_SPREAD_POINTS"]
+           "tie_bounds", "TIE_SPREAD_POINTS", "TypedId", "TypedNumber"]
 
 #: integers of larger magnitude lose precision as float64: the official int64 arrays order them differently
 FLOAT_EXACT = 2**53
@@ -69,6 +71,14 @@ def integral_ids(values: list[Any], source: str, key: str, start: int = 0, kinds
             raise PredictionError(f"{key!r} {v!r} is beyond the 64-bit integer range, so no reference has it",
                                   file=source, entry=f"entry {start + i}", fix=f"write the {key} of the references")
     return np.asarray([int(v) for v in values], dtype=np.int64)
+
+
+#: msgspec types for typed decoding (:func:`vlbench.io.read_json`'s ``typed``): an integer id within int64, and a
+#: number whose float64 value is exact (``|v| < 2^53``; msgspec reads a JSON integer as its float). JSON booleans,
+#: strings, nulls, integral floats as ids and integers beyond 2^53 fail them, so a file holding any of those is read
+#: the general way, where each is named, kept or warned about as the official code treats it.
+TypedId = Annotated[int, msgspec.Meta(ge=-2**63, le=2**63 - 1)]
+TypedNumber = Annotated[float, msgspec.Meta(gt=-float(FLOAT_EXACT), lt=float(FLOAT_EXACT))]
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,10 @@ class Scorer(ABC, Generic[OptionsT]):
         raise UnsupportedError("this benchmark reads no Hub rows", fix="pass an annotation file or folder")
 
     def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
-                         max_values: int | None = None) -> Any:
-        """A prediction file (official format) -> its parsed entries; the limits as :func:`vlbench.io.read_json`."""
+                         max_values: int | None = None, typed: bool = False) -> Any:
+        """A prediction file (official format) -> its parsed entries; the limits as :func:`vlbench.io.read_json`.
+        ``typed``: the caller only hands the entries to this scorer (``score``, the convention check), so a benchmark
+        may return typed records for a file of the usual shape (no dict per entry); without it, dicts."""
         from ..io import MAX_JSON_BYTES, read_json
 
         return read_json(source, what="prediction file", max_bytes=max_bytes or MAX_JSON_BYTES, max_values=max_values)

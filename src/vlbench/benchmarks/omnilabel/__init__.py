@@ -54,6 +54,16 @@ class OmniLabelScorer(Scorer[Options]):
 
         return reader.references_from_rows(rows, source="references")
 
+    def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
+                         max_values: int | None = None, typed: bool = False) -> Any:
+        """The prediction file's entries; with ``typed``, a file of the usual shape as
+        :class:`~.scorer.TypedPrediction` records (half the reading time and memory of dicts), others as dicts."""
+        from ...io import MAX_JSON_BYTES, read_json
+        from .scorer import TypedPrediction
+
+        return read_json(source, what="prediction file", max_bytes=max_bytes or MAX_JSON_BYTES, max_values=max_values,
+                         typed=list[TypedPrediction] if typed else None)
+
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"boxes", "scores", "description_ids"}`` per image -> one official entry per box."""
         from ...validation import aligned_lists

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
@@ -19,12 +20,12 @@ from ... import cocoeval
 from ...errors import InputError, PredictionError
 from ...result import Result
 from ...uncertainty import merge
-from ...validation import integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
+from ...validation import Scores, TypedId, TypedNumber, integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
 from .. import expect_prediction_list
 from . import schema
 from .records import OmniLabelReferences
 
-__all__ = ["parse_predictions", "score", "PARAMS"]
+__all__ = ["parse_predictions", "score", "PARAMS", "TypedPrediction"]
 
 #: Only area "all" is ever reported by the official summary, so only that range is matched.
 PARAMS = cocoeval.Params(area_rngs=((0.0, 1e10),), area_labels=("all",))
@@ -33,6 +34,16 @@ _MAX_DET_100 = 2
 
 def _fail(message: str, source: str, index: int, fix: str | None = None) -> None:
     raise PredictionError(message, file=source, entry=f"entry {index}", fix=fix)
+
+
+class TypedPrediction(msgspec.Struct, gc=False):
+    """An entry of a prediction file of the usual shape, decoded without a dict (``read_predictions(typed=True)``):
+    integer ids, four exact numbers, and lists of ids and exact scores. Any other file is read as dicts."""
+
+    image_id: TypedId
+    bbox: tuple[TypedNumber, TypedNumber, TypedNumber, TypedNumber]
+    description_ids: list[TypedId]
+    scores: list[TypedNumber]
 
 
 #: how omnilabeltools treats each kind of unusual value kept under the official protocol
@@ -59,21 +70,43 @@ def _diagnose(entries: list[Any], source: str) -> None:
         if not isinstance(e["description_ids"], list) or not isinstance(e["scores"], list):
             _fail("'description_ids' and 'scores' must be lists", source, i)
         if len(e["description_ids"]) != len(e["scores"]):
-            _fail(f"'description_ids' has {len(e['description_ids'])} entries but 'scores' has {len(e['scores'])}",
-                  source, i, "give one score per description id")
+            _unequal_lengths(len(e["description_ids"]), len(e["scores"]), source, i)
         integral_ids([e["image_id"]], source, "image_id", start=i)
         if not all(isinstance(d, (int, float)) and not isinstance(d, bool) and float(d).is_integer()
                    for d in e["description_ids"]):
             _fail(f"'description_ids' must be integers, got {e['description_ids']!r}", source, i)
 
 
-def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "predictions",
-                      protocol: str = "official") -> tuple[cocoeval.Detections, dict[str, int], list[str]]:
-    """Official-format predictions -> one detection per (box, description, score), filed under its pair. Under
-    ``official`` every value omnilabeltools scores is kept (NaN, booleans, huge integers, text scores it never
-    compares), with a warning per kind; ``corrected`` refuses them."""
-    expect_prediction_list(entries, "omnilabel", source, schema.PREDICTION_FORM)
-    warnings: list[str] = []
+def _unequal_lengths(n_ids: int, n_scores: int, source: str, index: int) -> None:
+    _fail(f"'description_ids' has {n_ids} entries but 'scores' has {n_scores}", source, index,
+          "give one score per description id")
+
+
+def _typed_columns(entries: list[TypedPrediction], source: str
+                   ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64], Scores]:
+    """(image ids, boxes, description ids, list lengths, scores) of typed records: their types are already checked
+    (ids within int64, finite numbers exact in float64), so each column is one pass with no per-value test."""
+    n = len(entries)
+    dids = [e.description_ids for e in entries]
+    scs = [e.scores for e in entries]
+    lens = np.fromiter(map(len, dids), dtype=np.int64, count=n)
+    n_scores = np.fromiter(map(len, scs), dtype=np.int64, count=n)
+    if not np.array_equal(lens, n_scores):
+        i = int(np.flatnonzero(lens != n_scores)[0])
+        _unequal_lengths(int(lens[i]), int(n_scores[i]), source, i)
+    total = int(lens.sum())
+    score = np.fromiter(itertools.chain.from_iterable(scs), dtype=np.float64, count=total)
+    return (np.fromiter([e.image_id for e in entries], dtype=np.int64, count=n),
+            np.array([e.bbox for e in entries], dtype=np.float64).reshape(n, 4),
+            np.fromiter(itertools.chain.from_iterable(dids), dtype=np.int64, count=total), lens,
+            Scores(score, np.zeros(total, dtype=bool), None, np.zeros(total, dtype=bool), {}))
+
+
+def _dict_columns(entries: list[Any], source: str, protocol: str
+                  ) -> tuple[NDArray[np.int64], NDArray[np.float64], dict[str, list[int]], NDArray[np.int64],
+                             NDArray[np.int64], Scores]:
+    """(image ids, boxes, their unusual values, description ids, list lengths, scores) of parsed JSON entries, every
+    value checked; the first malformed entry is named."""
     n = len(entries)
     try:
         img_list = [e["image_id"] for e in entries]
@@ -92,9 +125,25 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     img = integral_ids(img_list, source, "image_id")
     d_flat = integral_ids(d_list, source, "description_ids", kinds=d_kinds)
     boxes, odd_boxes = read_boxes(box_lists, source, protocol=protocol, fix="boxes are [x, y, w, h] in pixels")
+    scores = read_scores(list(itertools.chain.from_iterable(scs)), source, protocol=protocol,
+                         entry_of=np.repeat(np.arange(n), lens), key="scores")
+    return img, boxes, odd_boxes, d_flat, lens, scores
+
+
+def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "predictions",
+                      protocol: str = "official") -> tuple[cocoeval.Detections, dict[str, int], list[str]]:
+    """Official-format predictions (parsed JSON, or :class:`TypedPrediction` records) -> one detection per (box,
+    description, score), filed under its pair. Under ``official`` every value omnilabeltools scores is kept (NaN,
+    booleans, huge integers, text scores it never compares), with a warning per kind; ``corrected`` refuses them."""
+    expect_prediction_list(entries, "omnilabel", source, schema.PREDICTION_FORM)
+    warnings: list[str] = []
+    n = len(entries)
+    if n and isinstance(entries[0], TypedPrediction):
+        img, boxes, d_flat, lens, scores = _typed_columns(entries, source)
+        odd_boxes: dict[str, list[int]] = {}
+    else:
+        img, boxes, odd_boxes, d_flat, lens, scores = _dict_columns(entries, source, protocol)
     entry_of = np.repeat(np.arange(n), lens)
-    scores = read_scores(list(itertools.chain.from_iterable(scs)), source, protocol=protocol, entry_of=entry_of,
-                         key="scores")
     # Official: a box with zero or negative width or height is scored, with IoU 0 against every GT box
     # and area max(0, w*h), so each of its detections is a false positive.
     degenerate = (boxes[:, 2] <= 0) | (boxes[:, 3] <= 0)

@@ -79,8 +79,9 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
         return OVDEvalReferences(subsets=subsets, source="references")
 
     def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
-                         max_values: int | None = None) -> Any:
-        """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together."""
+                         max_values: int | None = None, typed: bool = False) -> Any:
+        """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together (dicts, ``typed`` or
+        not)."""
         from . import reader
 
         return reader.read_predictions(source, max_bytes=max_bytes, max_values=max_values)
