@@ -245,3 +245,49 @@ def test_wrong_files_are_named(ovdeval_sample, omnilabel_sample):
     proc = run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"),
                    "--predictions", str(omnilabel_sample / "predictions_good.json"))
     assert proc.returncode == 2 and "looks like a omnilabel prediction file" in proc.stderr
+
+
+# -- typed reading (#32): a results file of the usual shape decoded without a dict per entry ---------------------
+
+@pytest.mark.parametrize("bad, protocol, message", [
+    ({"bbox": [0, 0, 5]}, "official", "must be \\[x, y, w, h\\]"),
+    ({"image_id": "0"}, "official", "'image_id' must be an integer"),
+    ({"score": "high"}, "official", "is text, and this prediction's category has ground truth"),
+    ({"score": None}, "official", "'score' must be a number"),
+    ({"score": True}, "corrected", "must be a number below 2\\^53"),
+])
+def test_a_file_read_typed_names_the_same_bad_entry(ovdeval_sample, tmp_path, bad, protocol, message):
+    """A file that typed decoding refuses is read as dicts: scored from its path, the error names entry 2 as the
+    dict path does."""
+    preds = json.loads((ovdeval_sample / "predictions_good" / "color.json").read_text())
+    preds[2] = {**preds[2], **bad}
+    path = tmp_path / "color.json"
+    path.write_text(json.dumps(preds))
+    with pytest.raises(PredictionError, match=message) as err:
+        api.score("ovdeval", ovdeval_sample / "annotations" / "color.json", path, protocol=protocol)
+    assert "entry 2" in str(err.value)
+
+
+def test_typed_records_score_as_dicts_and_only_for_the_usual_shape(ovdeval_sample, tmp_path):
+    """Scored from a path (typed records) and from parsed dicts: the same result, bit for bit, integer coordinates
+    and scores included; a file with a label written as text stays dicts (and keeps its official warning); a folder
+    of sub-dataset files is read typed file by file."""
+    from vlbench.benchmarks import get_benchmark
+    from vlbench.benchmarks.ovdeval.scorer import TypedResult
+
+    refs = ovdeval_sample / "annotations" / "color.json"
+    preds = json.loads((ovdeval_sample / "predictions_good" / "color.json").read_text())
+    for i, p in enumerate(preds[::5]):
+        p["bbox"], p["score"] = [int(v) for v in p["bbox"]], i % 2
+    path = tmp_path / "color.json"
+    path.write_text(json.dumps(preds))
+    scorer = get_benchmark("ovdeval").scorer
+    assert isinstance(scorer.read_predictions(path)[0], dict)
+    assert isinstance(scorer.read_predictions(path, typed=True)[0], TypedResult)
+    assert api.score("ovdeval", refs, path).to_dict() == api.score("ovdeval", refs, preds).to_dict()
+    named = [{**preds[0], "category_id": "red"}] + preds[1:]
+    path.write_text(json.dumps(named))
+    assert isinstance(scorer.read_predictions(path, typed=True)[0], dict)
+    assert any("NEVER scored" in w for w in api.score("ovdeval", refs, path).warnings)
+    folder = scorer.read_predictions(ovdeval_sample / "predictions_good", typed=True)
+    assert all(isinstance(entries[0], TypedResult) for entries in folder.entries.values())

@@ -80,11 +80,11 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
 
     def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
                          max_values: int | None = None, typed: bool = False) -> Any:
-        """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together (dicts, ``typed`` or
-        not)."""
+        """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together; with ``typed``, files
+        of the usual shape as :class:`~.scorer.TypedResult` records (a third of the reading time), others as dicts."""
         from . import reader
 
-        return reader.read_predictions(source, max_bytes=max_bytes, max_values=max_values)
+        return reader.read_predictions(source, max_bytes=max_bytes, max_values=max_values, typed=typed)
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> Any:
         """``{"boxes", "scores", "labels"}`` per image -> COCO results (a list, or one per sub-dataset)."""

@@ -95,15 +95,19 @@ PREDICTION_STEMS = ("{}", "{}_results", "{}_preds", "{}_predictions")
 _PREDICTION_SUFFIXES = tuple(s.removeprefix("{}") for s in PREDICTION_STEMS if s != "{}")
 
 
-def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None, max_values: int | None = None) -> Any:
+def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None, max_values: int | None = None,
+                     typed: bool = False) -> Any:
     """A prediction file -> its entries; a folder -> a :class:`PredictionFolder` of its ``<name>.json`` /
-    ``<name>_results.json`` files (``.json.gz`` too), one per sub-dataset; the limits apply to each file."""
+    ``<name>_results.json`` files (``.json.gz`` too), one per sub-dataset; the limits apply to each file. With
+    ``typed``, a file of the usual shape as :class:`~.scorer.TypedResult` records (others as dicts)."""
     from ...io import MAX_JSON_BYTES, read_json
+    from .scorer import TypedResult
 
     limit = max_bytes or MAX_JSON_BYTES
+    shape = list[TypedResult] if typed else None
     path = Path(source)
     if not path.is_dir():
-        return read_json(path, what="prediction file", max_bytes=limit, max_values=max_values)
+        return read_json(path, what="prediction file", max_bytes=limit, max_values=max_values, typed=shape)
     found: dict[str, Path] = {}
     for f in sorted(path.iterdir()):
         if not f.is_file() or not f.name.endswith((".json", ".json.gz")):
@@ -114,7 +118,8 @@ def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None,
             raise FormatError(f"two prediction files for sub-dataset {name!r}: {found[name].name} and {f.name}",
                               file=str(path), fix="keep one file per sub-dataset")
         found[name] = f
-    entries = {n: read_json(f, what="prediction file", max_bytes=limit, max_values=max_values) for n, f in found.items()}
+    entries = {n: read_json(f, what="prediction file", max_bytes=limit, max_values=max_values, typed=shape)
+               for n, f in found.items()}
     return PredictionFolder(entries=entries,
                             files={n: str(f) for n, f in found.items()}, folder=str(path))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
@@ -21,12 +22,22 @@ from ...error_analysis import TYPES as ERROR_TYPES
 from ...errors import InputError, PredictionError
 from ...result import Result
 from ...uncertainty import merge
-from ...validation import Scores, describe, integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
+from ...validation import (
+    Scores,
+    TypedId,
+    TypedNumber,
+    describe,
+    integral_ids,
+    read_boxes,
+    read_scores,
+    tie_bounds,
+    unusual_warning,
+)
 from .. import expect_prediction_list
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
-__all__ = ["parse_predictions", "suppress", "score", "score_many", "score_references", "Predictions"]
+__all__ = ["parse_predictions", "suppress", "score", "score_many", "score_references", "Predictions", "TypedResult"]
 
 
 
@@ -119,6 +130,28 @@ def _name_warning(values: list[Any], rows: list[int], gt: OVDEvalSubset) -> str:
             "which resolves names to ids")
 
 
+class TypedResult(msgspec.Struct, gc=False):
+    """A COCO result of the usual shape, decoded without a dict (``read_predictions(typed=True)``): integer image and
+    category ids, four exact numbers, an exact score. Any other file (a label as text, NaN, ...) is read as dicts."""
+
+    image_id: TypedId
+    category_id: TypedId
+    bbox: tuple[TypedNumber, TypedNumber, TypedNumber, TypedNumber]
+    score: TypedNumber
+
+
+def _typed_columns(entries: list[TypedResult]) -> tuple[NDArray[np.int64], NDArray[np.float64], Scores,
+                                                         NDArray[np.int64]]:
+    """(image ids, boxes, scores, category ids) of typed records, whose types are already checked: one pass per
+    column, no per-value test."""
+    n = len(entries)
+    score = np.fromiter([e.score for e in entries], dtype=np.float64, count=n)
+    return (np.fromiter([e.image_id for e in entries], dtype=np.int64, count=n),
+            np.array([e.bbox for e in entries], dtype=np.float64).reshape(n, 4),
+            Scores(score, np.zeros(n, dtype=bool), None, np.zeros(n, dtype=bool), {}),
+            np.fromiter([e.category_id for e in entries], dtype=np.int64, count=n))
+
+
 def _diagnose(entries: list[Any], source: str) -> None:
     """Name the first entry without the four keys (called only when the fast path failed)."""
     for i, e in enumerate(entries):
@@ -132,20 +165,26 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
     ``eval.py`` scores is kept (NaN, booleans, huge integers, text scores and labels), with a warning per kind."""
     expect_prediction_list(entries, "ovdeval", source, schema.PREDICTION_FORM)
     warnings: list[str] = []
-    try:
-        images = [e["image_id"] for e in entries]
-        boxes = [e["bbox"] for e in entries]
-        scores = [e["score"] for e in entries]
-        labels = [e["category_id"] for e in entries]
-    except (KeyError, TypeError):
-        _diagnose(entries, source)
-        raise PredictionError("malformed prediction file", file=source) from None  # pragma: no cover
-    image = integral_ids(images, source, "image_id")
-    box, odd_boxes = read_boxes(boxes, source, protocol=protocol)
-    score = read_scores(scores, source, protocol=protocol)
-    category, text_labels = _resolve_labels(labels, gt, source, protocol)
-    if text_labels:
-        warnings.append(_name_warning(labels, text_labels, gt))
+    if entries and isinstance(entries[0], TypedResult):
+        image, box, score, category = _typed_columns(entries)
+        odd_boxes: dict[str, list[int]] = {}
+        scores: list[Any] = []
+        text_labels: list[int] = []
+    else:
+        try:
+            images = [e["image_id"] for e in entries]
+            boxes = [e["bbox"] for e in entries]
+            scores = [e["score"] for e in entries]
+            labels = [e["category_id"] for e in entries]
+        except (KeyError, TypeError):
+            _diagnose(entries, source)
+            raise PredictionError("malformed prediction file", file=source) from None  # pragma: no cover
+        image = integral_ids(images, source, "image_id")
+        box, odd_boxes = read_boxes(boxes, source, protocol=protocol)
+        score = read_scores(scores, source, protocol=protocol)
+        category, text_labels = _resolve_labels(labels, gt, source, protocol)
+        if text_labels:
+            warnings.append(_name_warning(labels, text_labels, gt))
     known = np.isin(image, gt.image_ids)
     evaluated = known & np.isin(category, gt.category_ids)
     if score.text[evaluated].any():
