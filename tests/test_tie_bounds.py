@@ -23,13 +23,14 @@ GT_BOXES = [[10.0, 10.0, 50.0, 50.0], [100.0, 10.0, 50.0, 50.0]]
 FAR = [10.0, 150.0, 40.0, 40.0]          # overlaps no GT: a false positive at every IoU threshold
 
 
-def _engine_case(det_boxes: list[list[float]], scores: list[float], gt_boxes: list[list[float]] = GT_BOXES):
+def _engine_case(det_boxes: list[list[float]], scores: list[float], gt_boxes: list[list[float]] = GT_BOXES,
+                 tie_bounds: bool = False):
     gt = {"image_id": np.zeros(len(gt_boxes), int), "category_id": np.ones(len(gt_boxes), int),
           "bbox": np.array(gt_boxes), "area": np.array([b[2] * b[3] for b in gt_boxes]),
           "iscrowd": np.zeros(len(gt_boxes), int), "id": np.arange(1, len(gt_boxes) + 1)}
     dt = {"image_id": np.zeros(len(det_boxes), int), "category_id": np.ones(len(det_boxes), int),
           "bbox": np.array(det_boxes), "score": np.array(scores, dtype=float)}
-    return cocoeval.evaluate_bbox(np.array([0]), np.array([1]), gt, dt)
+    return cocoeval.evaluate_bbox(np.array([0]), np.array([1]), gt, dt, tie_bounds=tie_bounds)
 
 
 def test_hand_derived_bounds_of_one_tied_block():
@@ -49,6 +50,7 @@ def test_hand_derived_bounds_of_one_tied_block():
         assert bounds[key] == pytest.approx((0.5, 1.0), abs=1e-12), key
     assert bounds["AP_small"] == bounds["AP_large"] == (-1.0, -1.0)
     assert set(bounds) == {"AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large"}     # AR keys do not depend on order
+    assert _engine_case([GT_BOXES[0], FAR, FAR, GT_BOXES[1]], [1.0] * 4, tie_bounds=True).tie_bounds == bounds
 
 
 def test_no_ties_no_bounds_and_the_official_number_unchanged():
@@ -112,13 +114,16 @@ def test_bounds_equal_pycocotools_over_every_order_of_the_ties(seed):
     dets = [dets[k] for k in rng.permutation(len(dets))]
     every = [_pycocotools_ap(images, gts, [{**dets[k], "score": dets[k]["score"] - 1e-9 * r} for r, k in enumerate(order)])
              for order in itertools.permutations(range(len(dets)))]
-    res = cocoeval.evaluate_bbox(
-        np.arange(2), np.array([1]),
-        {k: np.array([g[k] for g in gts]) for k in ("image_id", "category_id", "bbox", "area", "iscrowd", "id")},
-        {k: np.array([d[k] for d in dets]) for k in ("image_id", "category_id", "bbox", "score")})
-    assert res.stats["AP"] == pytest.approx(_pycocotools_ap(images, gts, dets), abs=1e-12)
-    low, high = cocoeval.tie_bounds_bbox(res).get("AP", (res.stats["AP"], res.stats["AP"]))
-    assert (low, high) == pytest.approx((min(every), max(every)), abs=1e-12)
+    for in_pass in (False, True):      # a pass of their own, or inside evaluate_bbox's accumulation
+        res = cocoeval.evaluate_bbox(
+            np.arange(2), np.array([1]),
+            {k: np.array([g[k] for g in gts]) for k in ("image_id", "category_id", "bbox", "area", "iscrowd", "id")},
+            {k: np.array([d[k] for d in dets]) for k in ("image_id", "category_id", "bbox", "score")},
+            tie_bounds=in_pass)
+        assert (res.tie_bounds is not None) == (in_pass and cocoeval.has_ties(res.matches))
+        assert res.stats["AP"] == pytest.approx(_pycocotools_ap(images, gts, dets), abs=1e-12)
+        low, high = cocoeval.tie_bounds_bbox(res).get("AP", (res.stats["AP"], res.stats["AP"]))
+        assert (low, high) == pytest.approx((min(every), max(every)), abs=1e-12)
 
 
 def _ovdeval_case() -> tuple[dict, list[dict]]:

@@ -513,11 +513,12 @@ def has_ties(m: Matches) -> bool:
 
 def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
                      params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *,
-                     orders: tuple[str, ...] = ("official",)):
+                     orders: tuple[str, ...] = ("official",), orders_at: tuple[int, ...] | None = None):
     """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area), ``curves`` one per tie order
     of ``orders`` (TIE_ORDERS), sharing the ranking and the cumulative counts: the precision at a true positive
     counts the false positives before it in the official order, or, for the bounds, those before its tie block
-    (``best``: its true positives first) or up to the block's end (``worst``)."""
+    (``best``: its true positives first) or up to the block's end (``worst``). ``orders_at``: the max-det indices
+    where every order is computed; elsewhere only the first (a step nobody asks bounds of costs nothing more)."""
     T, A, K = len(params.iou_thrs), len(params.area_rngs), n_groups
     group_has = np.zeros(K, dtype=bool)
     group_has[member_group[m.has_result[member_pair]]] = True
@@ -527,7 +528,9 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
 
     grouped = _group_entries(m, member_pair, member_group) if m.exact is None else None
 
+    all_orders = orders
     for mi in max_dets:
+        orders = all_orders if orders_at is None or mi in orders_at else all_orders[:1]
         if grouped is not None:
             entry_det, entry_group = grouped
             keep = m.rank[entry_det] < params.max_dets[mi]
@@ -795,6 +798,8 @@ class CocoEvalResult:
     #: the GT and detections as matched (pairs ``image index * K + category index``), for the error analysis
     truth: GroundTruth | None = None
     detections: Detections | None = None
+    #: :func:`tie_bounds_bbox`'s values when ``evaluate_bbox(..., tie_bounds=True)`` found tied scores
+    tie_bounds: dict[str, tuple[float, float]] | None = None
 
 
 def resolve_by_id(gt: dict[str, NDArray], image_ids: NDArray[np.int64],
@@ -823,13 +828,14 @@ def resolve_by_id(gt: dict[str, NDArray], image_ids: NDArray[np.int64],
 
 def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64], gt: dict[str, NDArray],
                   dt: dict[str, NDArray], params: Params = Params(), *, id0_quirk: bool = True,
-                  keep_gt_at: float | None = None) -> CocoEvalResult:
+                  keep_gt_at: float | None = None, tie_bounds: bool = False) -> CocoEvalResult:
     """Stock ``COCOeval(gt, dt, "bbox")`` evaluate + accumulate + summarize, one group per category.
 
     ``gt``: arrays ``image_id, category_id, bbox (xywh), area, iscrowd, id`` in file order;
     ``dt``: ``image_id, category_id, bbox, score`` in file order, every image a GT image (as
     ``loadRes`` asserts), and optionally ``score_exact`` / ``score_is_int`` (see :class:`Detections`).
-    Detection area is ``w * h`` as ``loadRes`` sets it. ``keep_gt_at``: see :func:`match`.
+    Detection area is ``w * h`` as ``loadRes`` sets it. ``keep_gt_at``: see :func:`match`. ``tie_bounds``: when
+    scores tie, :func:`tie_bounds_bbox`'s values too, from the same accumulation (kept in the result).
     """
     imgs = np.unique(np.asarray(image_ids, dtype=np.int64))
     cats = np.unique(np.asarray(category_ids, dtype=np.int64))
@@ -862,36 +868,78 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
                       is_int=None if exact is None else np.asarray(dt["score_is_int"], dtype=bool)[d_known])
     n_pairs = len(imgs) * K
     matches = match(truth, dets, n_pairs, params, id0_quirk=id0_quirk, keep_gt_at=keep_gt_at)
-    pairs = np.arange(n_pairs)
-    precision, recall, npig = accumulate(matches, pairs, pairs % max(K, 1), K, params)
+    precision, recall, npig, bounds = _accumulate_bbox(matches, K, params, tie_bounds and has_ties(matches))
     return CocoEvalResult(stats=summarize(precision, recall, params), precision=precision, recall=recall,
                           npig=npig, matches=matches, category_ids=cats,
                           skipped_detections=int((~d_known).sum()), skipped_gt=int(g_orphan.sum()),
-                          truth=truth, detections=dets)
+                          truth=truth, detections=dets, tie_bounds=bounds)
+
+
+def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool
+                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], dict | None]:
+    """:func:`accumulate` with one group per category; with ``bounds``, :func:`tie_bounds_bbox`'s values from the
+    same pass (the bounds' orders only at the max-dets step the AP stats read, taken to stats at once: no (T, R, K,
+    A, M) arrays of theirs)."""
+    T, R, A, M = len(params.iou_thrs), len(params.rec_thrs), len(params.area_rngs), len(params.max_dets)
+    pairs = np.arange(len(m.has_result))
+    precision, recall = -np.ones((T, R, K, A, M)), -np.ones((T, K, A, M))
+    step = _bounds_step(params)
+    out = _BoundStats(params) if bounds else None
+    for mi, a, curves in _accumulate_iter(m, pairs, pairs % max(K, 1), K, params, tuple(range(A)), tuple(range(M)),
+                                          orders=("official", "worst", "best") if bounds else ("official",),
+                                          orders_at=(step,)):
+        c = curves[0]
+        precision[:, :, c.valid, a, mi] = c.q(R)[:, c.valid, :].transpose(0, 2, 1)
+        recall[:, c.valid, a, mi] = c.recall[:, c.valid]
+        if out is not None and mi == step:
+            out.add(a, curves[1:])
+    return precision, recall, group_npig(m, pairs, pairs % max(K, 1), K), None if out is None else out.values()
+
+
+def _bounds_step(params: Params) -> int:
+    """The max-dets index the AP stats read (AR needs no bounds: it does not depend on the order)."""
+    return {s.max_det % len(params.max_dets) for s in STATS if s.ap}.pop()
+
+
+class _BoundStats:
+    """The AP stats' (low, high) gathered from the worst / best curves of each area range at :func:`_bounds_step`:
+    each stat taken from the curves directly (no (T, R, K, A, M) arrays: an upload's memory stays as it was)."""
+
+    def __init__(self, params: Params):
+        self.params, self.stats = params, [s for s in STATS if s.ap]
+        self.out = {s.name: [-1.0, -1.0] for s in self.stats}
+
+    def add(self, a: int, worst_best: tuple[_Curves, ...]) -> None:
+        p = self.params
+        for side, c in enumerate(worst_best):
+            q = c.q(len(p.rec_thrs)).transpose(0, 2, 1)[:, :, c.valid]     # (T, R, valid K): precision's layout
+            for stat in self.stats:
+                if p.area_labels.index(stat.area) == a:
+                    sel = q if stat.iou_thr is None else q[np.flatnonzero(p.iou_thrs == stat.iou_thr)]
+                    self.out[stat.name][side] = mean_of_valid(sel)
+
+    def values(self) -> dict[str, tuple[float, float]]:
+        return {name: (low, high) for name, (low, high) in self.out.items()}
 
 
 def tie_bounds_bbox(res: CocoEvalResult, params: Params = Params()) -> dict[str, tuple[float, float]]:
     """The lowest and highest value of each AP stat of :func:`evaluate_bbox` over the orders of its tied detections
     (fractions, -1 undefined), each detection matched as the official order matches it; ``{}`` when no two
     detections share a score. Per IoU threshold a tie block's true positives go last / first, the extreme orders.
-    Only the area ranges and the max-dets step the AP stats read are accumulated, and each stat is taken from the
-    curves directly (no (T, R, K, A, M) arrays: an upload's memory stays as it was)."""
+    Those of ``evaluate_bbox(..., tie_bounds=True)`` when it computed them in its own pass; else only the area ranges
+    and the max-dets step the AP stats read are accumulated."""
     if not has_ties(res.matches):
         return {}
+    if res.tie_bounds is not None:
+        return res.tie_bounds
     K, pairs = len(res.category_ids), np.arange(len(res.matches.has_result))
-    stats = [s for s in STATS if s.ap]
-    step = {s.max_det % len(params.max_dets) for s in stats}.pop()         # AR needs no bounds
-    areas = tuple(sorted({params.area_labels.index(s.area) for s in stats}))
-    out = {s.name: [-1.0, -1.0] for s in stats}
+    step = _bounds_step(params)
+    areas = tuple(sorted({params.area_labels.index(s.area) for s in STATS if s.ap}))
+    out = _BoundStats(params)
     for _, a, curves in _accumulate_iter(res.matches, pairs, pairs % max(K, 1), K, params, areas, (step,),
                                          orders=("worst", "best")):
-        for side, c in enumerate(curves):
-            q = c.q(len(params.rec_thrs)).transpose(0, 2, 1)[:, :, c.valid]     # (T, R, valid K): precision's layout
-            for stat in stats:
-                if params.area_labels.index(stat.area) == a:
-                    sel = q if stat.iou_thr is None else q[np.flatnonzero(params.iou_thrs == stat.iou_thr)]
-                    out[stat.name][side] = mean_of_valid(sel)
-    return {name: (low, high) for name, (low, high) in out.items()}
+        out.add(a, curves)
+    return out.values()
 
 
 # -- bootstrap: the accumulation under image weights --------------------------------------------------

@@ -280,10 +280,10 @@ def suppress(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float = 0.5) 
                       "removed_per_image": {"image_id": per_image[0], "removed": per_image[1]}}
 
 
-def _stats(gt: OVDEvalSubset, dets: dict[str, NDArray], protocol: str,
-           keep_gt_at: float | None = None) -> cocoeval.CocoEvalResult:
+def _stats(gt: OVDEvalSubset, dets: dict[str, NDArray], protocol: str, keep_gt_at: float | None = None,
+           tie_bounds: bool = False) -> cocoeval.CocoEvalResult:
     return cocoeval.evaluate_bbox(gt.image_ids, gt.category_ids, gt.gt_dict(), dets, id0_quirk=protocol == "official",
-                                  keep_gt_at=keep_gt_at)
+                                  keep_gt_at=keep_gt_at, tie_bounds=tie_bounds)
 
 
 def _percent(stats: dict[str, float], prefix: str = "") -> dict[str, float | None]:
@@ -317,8 +317,8 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
 
     preds = parse_predictions(predictions, gt, source=source, protocol=protocol)
     keep, sup = suppress(gt, preds)
-    nms = _stats(gt, preds.as_dict(keep), protocol, KEEP_GT_AT if analysis else None)
-    plain = _stats(gt, preds.as_dict(), protocol)
+    nms = _stats(gt, preds.as_dict(keep), protocol, KEEP_GT_AT if analysis else None, tie_bounds=True)
+    plain = _stats(gt, preds.as_dict(), protocol, tie_bounds=True)
     metrics = {**_percent(nms.stats, "NMS_"), **_percent(plain.stats)}
     warnings = list(gt.notes) + preds.warnings
     if nms.skipped_gt:
