@@ -207,3 +207,15 @@ def test_one_accumulation_on_a_hand_worked_ranking():
     assert hits2.tolist() == [[51, 51], [50, 50], [26, 26]]
     np.testing.assert_allclose(interpolated_ap(env2, hits2, segment, 3, len(rec)), np.stack([ap, ap], axis=1),
                                rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("top", [2, 2**15, 2**16 - 1, 2**16, 150_000, 2**32 - 1, 2**40])
+def test_the_radix_group_order_is_numpys_stable_argsort(top):
+    """One 16-bit radix pass below 2^16, two (low half, then high half) below 2^32, numpy's merge sort above: the
+    same permutation as ``np.argsort(keys, kind="stable")`` on keys with many repeats (stability shows)."""
+    from vlbench.cocoeval import _stable_group_order
+
+    rng = np.random.default_rng(top)
+    keys = rng.integers(0, top + 1, 50_000, dtype=np.int64)
+    keys[:1000] = keys[1000:2000]                       # repeats in every range
+    assert np.array_equal(_stable_group_order(keys), np.argsort(keys, kind="stable"))

@@ -137,10 +137,17 @@ def _stable_order(*keys: NDArray) -> NDArray[np.int64]:
 
 
 def _stable_group_order(group: NDArray[np.int64]) -> NDArray[np.int64]:
-    """``np.argsort(group, kind="stable")`` for small non-negative group numbers: numpy radix-sorts 16-bit keys in
-    linear time (64-bit keys go through a merge sort, 5x slower on a million entries)."""
-    small = group.max(initial=0) < 2**15
-    return np.argsort(group.astype(np.int16) if small else group, kind="stable")
+    """``np.argsort(group, kind="stable")`` for non-negative integers (group, pair or run numbers): numpy radix-sorts
+    16-bit keys in linear time, so keys below 2^16 take one such pass and keys below 2^32 two (the low half, then
+    the high half: a least-significant-digit radix sort); 64-bit keys go through a merge sort, 5-6x slower on a
+    million entries."""
+    top = int(group.max(initial=0))
+    if top < 2**16:
+        return np.argsort(group.astype(np.uint16), kind="stable")
+    if top >= 2**32 or int(group.min(initial=0)) < 0:
+        return np.argsort(group, kind="stable")
+    low = np.argsort((group & 0xFFFF).astype(np.uint16), kind="stable")
+    return low[np.argsort((group[low] >> 16).astype(np.uint16), kind="stable")]
 
 
 def _descending_rank(values: NDArray) -> NDArray[np.int64]:
@@ -291,7 +298,7 @@ def _greedy_match(c_det, c_gt, c_iou, c_rank, g_nonignored, g_crowd, thr, n_det,
     # Within each detection, candidates in ascending preference: (non-ignored, IoU, later GT). A stable sort on
     # (detection's run, non-ignored) keeps the given (IoU, GT) order inside each class (replaces a 5-key lexsort).
     run = np.cumsum(np.r_[True, c_det[1:] != c_det[:-1]]) if len(c_det) else np.zeros(0, np.int64)
-    pref = np.argsort(2 * run + g_nonignored[c_gt], kind="stable")
+    pref = _stable_group_order(2 * run + g_nonignored[c_gt])
     c_det, c_gt, c_iou, c_rank = c_det[pref], c_gt[pref], c_iou[pref], c_rank[pref]
     looped = np.zeros(len(c_det), dtype=bool) if nan_det is None else nan_det[c_det]
     taken = np.zeros((T, n_gt), dtype=bool)
@@ -438,7 +445,7 @@ def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDA
     concatenation is int64 (every per-image list of the group non-empty and all integers, within ``max_det``),
     else by float64; the entries then hold only detections ranked below ``max_det``."""
     pair_count = np.bincount(member_pair, minlength=len(m.has_result))
-    by_pair = np.argsort(member_pair, kind="stable")
+    by_pair = _stable_group_order(member_pair)
     pair_start = np.cumsum(pair_count) - pair_count
     if m.exact is None:
         # Matches are in (pair, rank) order, so a stable sort on the score alone breaks ties by (pair, rank).
