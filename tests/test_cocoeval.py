@@ -219,3 +219,5 @@ def test_the_radix_group_order_is_numpys_stable_argsort(top):
     keys = rng.integers(0, top + 1, 50_000, dtype=np.int64)
     keys[:1000] = keys[1000:2000]                       # repeats in every range
     assert np.array_equal(_stable_group_order(keys), np.argsort(keys, kind="stable"))
+    keys[::7] *= -1                                     # a negative key: numpy's own sort, whatever the range
+    assert np.array_equal(_stable_group_order(keys), np.argsort(keys, kind="stable"))

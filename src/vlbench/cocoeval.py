@@ -142,10 +142,10 @@ def _stable_group_order(group: NDArray[np.int64]) -> NDArray[np.int64]:
     the high half: a least-significant-digit radix sort); 64-bit keys go through a merge sort, 5-6x slower on a
     million entries."""
     top = int(group.max(initial=0))
-    if top < 2**16:
-        return np.argsort(group.astype(np.uint16), kind="stable")
     if top >= 2**32 or int(group.min(initial=0)) < 0:
         return np.argsort(group, kind="stable")
+    if top < 2**16:
+        return np.argsort(group.astype(np.uint16), kind="stable")
     low = np.argsort((group & 0xFFFF).astype(np.uint16), kind="stable")
     return low[np.argsort((group[low] >> 16).astype(np.uint16), kind="stable")]
 
@@ -917,6 +917,7 @@ class _BoundStats:
         self.out = {s.name: [-1.0, -1.0] for s in self.stats}
 
     def add(self, a: int, worst_best: tuple[_Curves, ...]) -> None:
+        """Take area range ``a``'s AP stats from its worst and best curves."""
         p = self.params
         for side, c in enumerate(worst_best):
             q = c.q(len(p.rec_thrs)).transpose(0, 2, 1)[:, :, c.valid]     # (T, R, valid K): precision's layout
@@ -926,6 +927,7 @@ class _BoundStats:
                     self.out[stat.name][side] = mean_of_valid(sel)
 
     def values(self) -> dict[str, tuple[float, float]]:
+        """Stat name -> (low, high), fractions, -1 undefined."""
         return {name: (low, high) for name, (low, high) in self.out.items()}
 
 
