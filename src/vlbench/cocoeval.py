@@ -645,8 +645,7 @@ def accumulate_orders(m: Matches, member_pair: NDArray[np.int64], member_group: 
     for mi, a, curves in _accumulate_iter(m, member_pair, member_group, n_groups, params, areas, max_dets,
                                           orders=orders):
         for o, c in zip(orders, curves):
-            precision[o][:, :, c.valid, a, mi] = c.q(R)[:, c.valid, :].transpose(0, 2, 1)
-            recall[o][:, c.valid, a, mi] = c.recall[:, c.valid]
+            _store(c, precision[o], recall[o], a, mi, R)
     npig = group_npig(m, member_pair, member_group, n_groups)
     return {o: (precision[o], recall[o], npig) for o in orders}
 
@@ -889,18 +888,23 @@ def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool
     A, M) arrays of theirs)."""
     T, R, A, M = len(params.iou_thrs), len(params.rec_thrs), len(params.area_rngs), len(params.max_dets)
     pairs = np.arange(len(m.has_result))
+    category = pairs % max(K, 1)
     precision, recall = -np.ones((T, R, K, A, M)), -np.ones((T, K, A, M))
     step = _bounds_step(params)
     out = _BoundStats(params) if bounds else None
-    for mi, a, curves in _accumulate_iter(m, pairs, pairs % max(K, 1), K, params, tuple(range(A)), tuple(range(M)),
+    for mi, a, curves in _accumulate_iter(m, pairs, category, K, params, tuple(range(A)), tuple(range(M)),
                                           orders=("official", "worst", "best") if bounds else ("official",),
                                           orders_at=(step,)):
-        c = curves[0]
-        precision[:, :, c.valid, a, mi] = c.q(R)[:, c.valid, :].transpose(0, 2, 1)
-        recall[:, c.valid, a, mi] = c.recall[:, c.valid]
+        _store(curves[0], precision, recall, a, mi, R)
         if out is not None and mi == step:
             out.add(a, curves[1:])
-    return precision, recall, group_npig(m, pairs, pairs % max(K, 1), K), None if out is None else out.values()
+    return precision, recall, group_npig(m, pairs, category, K), None if out is None else out.values()
+
+
+def _store(c: _Curves, precision: NDArray[np.float64], recall: NDArray[np.float64], a: int, mi: int, R: int) -> None:
+    """One (area, max-dets) step's curves into ``accumulate``'s (T, R, K, A, M) precision and (T, K, A, M) recall."""
+    precision[:, :, c.valid, a, mi] = c.q(R)[:, c.valid, :].transpose(0, 2, 1)
+    recall[:, c.valid, a, mi] = c.recall[:, c.valid]
 
 
 def _bounds_step(params: Params) -> int:

@@ -98,6 +98,14 @@ class Scores:
     text: np.ndarray
     unusual: dict[str, list[int]]
 
+    @classmethod
+    def of_typed(cls, value: np.ndarray) -> Scores:
+        """Scores that typed decoding (:data:`TypedNumber`) has read: finite, exact in float64, none text, none
+        unusual; whether one was a JSON integer only matters beyond 2^53, which typed decoding leaves to dicts."""
+        import numpy as np
+
+        return cls(value, np.zeros(len(value), dtype=bool), None, np.zeros(len(value), dtype=bool), {})
+
 
 def read_scores(values: list[Any], source: str, *, protocol: str, entry_of: Any = None,
                 key: str = "score") -> Scores:

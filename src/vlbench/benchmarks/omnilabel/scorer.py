@@ -99,7 +99,7 @@ def _typed_columns(entries: list[TypedPrediction], source: str
     return (np.fromiter([e.image_id for e in entries], dtype=np.int64, count=n),
             np.array([e.bbox for e in entries], dtype=np.float64).reshape(n, 4),
             np.fromiter(itertools.chain.from_iterable(dids), dtype=np.int64, count=total), lens,
-            Scores(score, np.zeros(total, dtype=bool), None, np.zeros(total, dtype=bool), {}))
+            Scores.of_typed(score))
 
 
 def _dict_columns(entries: list[Any], source: str, protocol: str

@@ -145,10 +145,9 @@ def _typed_columns(entries: list[TypedResult]) -> tuple[NDArray[np.int64], NDArr
     """(image ids, boxes, scores, category ids) of typed records, whose types are already checked: one pass per
     column, no per-value test."""
     n = len(entries)
-    score = np.fromiter([e.score for e in entries], dtype=np.float64, count=n)
     return (np.fromiter([e.image_id for e in entries], dtype=np.int64, count=n),
             np.array([e.bbox for e in entries], dtype=np.float64).reshape(n, 4),
-            Scores(score, np.zeros(n, dtype=bool), None, np.zeros(n, dtype=bool), {}),
+            Scores.of_typed(np.fromiter([e.score for e in entries], dtype=np.float64, count=n)),
             np.fromiter([e.category_id for e in entries], dtype=np.int64, count=n))
 
 
@@ -168,7 +167,7 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
     if entries and isinstance(entries[0], TypedResult):
         image, box, score, category = _typed_columns(entries)
         odd_boxes: dict[str, list[int]] = {}
-        scores: list[Any] = []
+        scores: list[Any] = []                # the raw values are read only for text scores, which typed ones never are
         text_labels: list[int] = []
     else:
         try:
