@@ -10,7 +10,7 @@ summarize), peak memory from the child's ``ru_maxrss``:
 - pycocotools 2.0.11, faster-coco-eval 1.8.0 (C++), hotcoco 1.3.0 (Rust), ultrafast-pycocotools 0.1.14 (Rust), each
   through its pycocotools-style API, installed by this script into a scratch virtual environment (never a project
   dependency; the first run needs the package index);
-- ``vlbench.coco.evaluate_files`` in this interpreter.
+- ``vlbench.library.coco.evaluate_files`` in this interpreter.
 
 Every engine's twelve stats must equal pycocotools', and vlbench's precision array must be bit-identical to
 pycocotools' (SHA-256 of the float64 array; printed for every engine). The fast engines run ``--pairs`` rounds, in an order that rotates each round, and the ratio
@@ -58,7 +58,7 @@ print(json.dumps({{"stats": [float(v) for v in ev.stats], "precision": hashlib.s
 VLBENCH_CHILD = """
 import hashlib, json, sys
 import numpy as np
-from vlbench.coco import evaluate_files
+from vlbench.library.coco import evaluate_files
 res = evaluate_files(sys.argv[1], sys.argv[2])
 precision = np.ascontiguousarray(res.precision, dtype=np.float64)
 print(json.dumps({"stats": list(res.stats.values()), "precision": hashlib.sha256(precision).hexdigest()}))

@@ -44,13 +44,13 @@ def main() -> None:
 
     from vlbench.benchmarks.nocaps.reader import parse_official
     from vlbench.benchmarks.nocaps.scorer import score
-    from vlbench.captions import bleu as vbleu, java
-    from vlbench.captions.cider import cider_d
-    from vlbench.captions.meteor import meteor_stats
-    from vlbench.captions.ngrams import count_ngrams
-    from vlbench.captions.paraphrase import ParaphraseIndex
-    from vlbench.captions.rouge import rouge_l
-    from vlbench.captions.tokenize import tokenize
+    from vlbench.engine.captions import bleu as vbleu, java
+    from vlbench.engine.captions.cider import cider_d
+    from vlbench.engine.captions.meteor import meteor_stats
+    from vlbench.engine.captions.ngrams import count_ngrams
+    from vlbench.engine.captions.paraphrase import ParaphraseIndex
+    from vlbench.engine.captions.rouge import rouge_l
+    from vlbench.engine.captions.tokenize import tokenize
 
     case = Path(args.case)
     refs_json = json.loads((case / "references.json").read_text())

@@ -77,9 +77,9 @@ def child_baseline(gt_path: str, pred_path: str, out_path: str) -> None:
 
 def engine_single_group(gt_path: str, pred_path: str):
     """The vlbench engine on the same pooling (all pairs, one group, ids as pycocotools sees them)."""
-    from vlbench import cocoeval
     from vlbench.benchmarks.omnilabel.reader import parse_official
     from vlbench.benchmarks.omnilabel.scorer import parse_predictions
+    from vlbench.engine import cocoeval
 
     gt = parse_official(json.loads(Path(gt_path).read_text()))
     dets, _, _ = parse_predictions(json.loads(Path(pred_path).read_text()), gt)

@@ -38,7 +38,7 @@ def build_data(folder: Path, repeats: int) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from vlbench import api
+    from vlbench.library import api
 
     raw = folder / "raw"
     raw.mkdir()
@@ -138,7 +138,7 @@ def main() -> None:
 
         # multi-query chunking: OmniLabel's label spaces sent 4 queries at a time
         omni = tmp / "omni"
-        from vlbench import api
+        from vlbench.library import api
 
         api.build("omnilabel", ROOT / "src" / "vlbench" / "samples" / "omnilabel" / "dataset_val.json", omni,
                   images=ROOT / "src" / "vlbench" / "samples" / "omnilabel" / "images")

@@ -44,8 +44,8 @@ def peak_memory(cmd: list[str]) -> tuple[float, int, int]:
 
 def build_split(folder: Path, rows: int) -> Path:
     """A Ref-L4 release of ``rows`` rows, one noisy 640x480 image each, built into a Hub folder."""
-    from vlbench import api
     from vlbench.benchmarks.ref_l4 import synthetic
+    from vlbench.library import api
 
     data = synthetic.make_rows(rows, seed=0, n_images=rows, image_size=(640, 480))
     synthetic.make_release(folder / "raw", data, noise=True)

@@ -32,7 +32,7 @@ def rss(field):
 
 from vlbench import api, space
 from vlbench.benchmarks import get_benchmark
-from vlbench.io import json_values_bound
+from vlbench.engine.io import json_values_bound
 bench_id, subset, upload = sys.argv[1:4]
 bench = get_benchmark(bench_id)
 refs = api.load_references(bench_id, space.sample_references(bench_id, subset),

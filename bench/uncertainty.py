@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import vlbench
-from vlbench import uncertainty as U
+from vlbench.engine import uncertainty as U
 
 
 def _timed(score, resamples: int, metric: str, title: str) -> tuple[object, float]:
@@ -47,7 +47,7 @@ def _naive_report(seconds: float, naive: int, resamples: int, fast: float) -> No
 def _nocaps(resamples: int, naive: int) -> None:
     from vlbench.benchmarks.nocaps import synthetic
     from vlbench.benchmarks.nocaps.reader import parse_official
-    from vlbench.captions.meteor import meteor_available
+    from vlbench.engine.captions.meteor import meteor_available
 
     data = synthetic.make_dataset(4500, seed=0)
     preds = synthetic.make_predictions(data, seed=1, quality="poor")

@@ -190,8 +190,8 @@ def test_the_card_names_every_error_type_and_the_evaluate_module_returns_the_ana
     card says to score the sub-dataset JSON for those.)"""
     import evaluate
 
-    from vlbench.benchmark import DETECTION_ANALYSIS_NOTE
-    from vlbench.error_analysis import TYPES
+    from vlbench.benchmarks.benchmark import DETECTION_ANALYSIS_NOTE
+    from vlbench.engine.error_analysis import TYPES
 
     assert all(f"`{t}`" in DETECTION_ANALYSIS_NOTE for t in TYPES)
     data = json.loads((ovdeval_sample / "annotations" / "color.json").read_text())
@@ -224,7 +224,7 @@ def test_compare_shows_what_each_error_type_costs_each_file_with_paired_interval
     B finds it right. A's hard negatives cost it 50 points of NMS-AP50, B's none: the difference is 50, and every
     resample keeps it (one image: each resample draws it, or draws nothing and is undefined), so the interval is
     [50, 50] and A loses more to that type; the other types cost neither file anything."""
-    from vlbench.api import compare
+    from vlbench.library.api import compare
 
     def write(name, preds):
         path = tmp_path / f"{name}.json"
@@ -245,7 +245,7 @@ def test_compare_shows_what_each_error_type_costs_each_file_with_paired_interval
 def test_a_file_compared_with_itself_differs_in_no_cost(omnilabel_sample):
     """OmniLabel's bundled poor file against itself: the same resampled images, the same costs, so every cost's
     difference and interval is exactly 0 (the weighted rankings of each fix are rebuilt for each file)."""
-    from vlbench.api import compare
+    from vlbench.library.api import compare
 
     refs, preds = omnilabel_sample / "dataset_val.json", omnilabel_sample / "predictions_poor.json"
     comparison, a, _ = compare("omnilabel", refs, preds, preds, analysis=True, resamples=100)
@@ -302,7 +302,7 @@ def test_ref_l4_costs_get_paired_intervals_too(tmp_path):
     """The hand case of test_ref_l4_every_miss_cause against a file that answers every row with its own box: A
     loses 100/7 points to each cause, B none; B costs 0 in every resample of the two images and A never less, so
     each cause's interval starts at 0 or above and holds the difference."""
-    from vlbench.api import compare
+    from vlbench.library.api import compare
 
     rows = _ref_l4_rows()
     answers = [rows[0]["bbox"], rows[0]["bbox"], rows[1]["bbox"], [20, 70, 30, 30], [95, 95, 30, 30], [0, 90, 5, 5]]

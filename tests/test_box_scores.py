@@ -32,7 +32,7 @@ def qwen(tmp_path_factory):
 
 
 def _item(seed: int):
-    from vlbench.protocol.predicting import PredictItem
+    from vlbench.benchmarks.protocol.predicting import PredictItem
 
     pixels = np.random.default_rng(seed).integers(0, 255, (56, 84, 3), dtype=np.uint8)
     return PredictItem(f"k{seed}", Image.fromarray(pixels), ("red car", "cup"))
@@ -161,9 +161,9 @@ def test_predict_in_bfloat16_spread_by_a_device_map(built_samples, tmp_path):
 def test_an_image_that_does_not_decode_names_its_item():
     """Damaged image bytes in a dataset cell: decoding the batch is a FormatError naming the item (not PIL's OSError,
     which the loop would report as a failed write of its partial file)."""
-    from vlbench.errors import FormatError
+    from vlbench.benchmarks.protocol.predicting import PredictItem
+    from vlbench.engine.errors import FormatError
     from vlbench.predict.streaming import LazyImage, loaded
-    from vlbench.protocol.predicting import PredictItem
 
     cells = [{"image": {"bytes": b"not an image", "path": None}}]
     with pytest.raises(FormatError, match="item row-7"):

@@ -11,8 +11,8 @@ import yaml
 
 from conftest import ROOT, run_cli
 from vlbench import __version__
-from vlbench.publish import plan_upload
-from vlbench.result import Result
+from vlbench.engine.result import Result
+from vlbench.library.publish import plan_upload
 
 CONTRACT_KEYS = ["Acc50", "Acc75", "Acc90", "mAcc", "small_Acc50", "small_mAcc", "medium_Acc50", "medium_mAcc",
                  "large_Acc50", "large_mAcc", "class_Acc50", "class_mAcc"]
@@ -66,7 +66,7 @@ def test_model_index_round_trips_through_huggingface_hub(sample_release):
     from vlbench import score
 
     result = score("ref_l4", sample_release, sample_release / "predictions_poor.json", split="val")
-    from vlbench.model_card import model_index_yaml
+    from vlbench.library.model_card import model_index_yaml
 
     block = model_index_yaml(result, "my-grounding-model", dataset_id="vlbench/ref-l4", split="val")
     card = ModelCard(f"---\n{block}---\n\n# my-grounding-model\n")
@@ -102,8 +102,8 @@ def test_publish_dry_run_lists_exactly_the_folder_files(sample_release, tmp_path
 
 
 def test_publish_without_token_is_a_clear_error(tmp_path, sample_release, monkeypatch):
-    from vlbench.errors import InputError
-    from vlbench.publish import publish_folder
+    from vlbench.engine.errors import InputError
+    from vlbench.library.publish import publish_folder
 
     out = tmp_path / "hub"
     run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out), check=True)

@@ -1,4 +1,4 @@
-"""Plain COCO bbox evaluation of an instances file and a results file (``vlbench.coco``) against pycocotools'
+"""Plain COCO bbox evaluation of an instances file and a results file (``vlbench.library.coco``) against pycocotools'
 ``COCO`` / ``loadRes`` / ``COCOeval`` on the same files: the twelve stats and the whole precision array; what
 pycocotools refuses is a clear error naming the entry."""
 
@@ -14,8 +14,8 @@ from hypothesis import given, settings, strategies as st
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
-from vlbench.coco import evaluate_files
-from vlbench.errors import FormatError
+from vlbench.engine.errors import FormatError
+from vlbench.library.coco import evaluate_files
 
 
 def _files(tmp_path, seed: int = 0, n_images: int = 30, n_dets: int = 900):
@@ -98,8 +98,8 @@ def test_typed_decoding_reads_the_numbers_plain_json_reads(tmp_path_factory, val
     """Whatever number a results file holds (floats in any notation json.dumps writes, -0.0, integers beyond 2^53
     and beyond 64 bits), the typed decoding gives the value and type Python's json gives (the columns then go
     through the same checks)."""
-    from vlbench.coco import _Result
-    from vlbench.io import read_json
+    from vlbench.engine.io import read_json
+    from vlbench.library.coco import _Result
 
     path = tmp_path_factory.mktemp("typed") / "results.json"
     path.write_text(json.dumps([{"image_id": 1, "category_id": 1, "bbox": [v, v, v, v], "score": v} for v in values]))

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
-from vlbench.cocoeval import Params, evaluate_bbox
+from vlbench.engine.cocoeval import Params, evaluate_bbox
 
 
 def run_pycocotools(images, categories, anns, dets):
@@ -139,7 +139,7 @@ def test_params_match_pycocotools():
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(scene())
 def test_mean_ap_per_group_equals_the_full_accumulation(data):
-    from vlbench.cocoeval import accumulate, mean_ap_per_group, summary_value
+    from vlbench.engine.cocoeval import accumulate, mean_ap_per_group, summary_value
 
     images, categories, anns, dets = data
     res = run_engine(images, categories, anns, dets)
@@ -158,7 +158,7 @@ def test_mean_ap_per_group_equals_the_full_accumulation(data):
 def test_ap_at_one_threshold_equals_pycocotools_ap50_per_category(data):
     """average_precision_at (the error analysis' AP) from the matches' outcomes at IoU 0.5, the detections in the
     official tie order: each category's AP at IoU 0.5 as pycocotools' precision array gives it (-1 without GT)."""
-    from vlbench.cocoeval import IGNORED, TP, average_precision_at
+    from vlbench.engine.cocoeval import IGNORED, TP, average_precision_at
 
     images, categories, anns, dets = data
     ev = run_pycocotools(images, categories, anns, dets)
@@ -185,7 +185,7 @@ def test_one_accumulation_on_a_hand_worked_ranking():
     AP = (51 * 1/(1+eps) + 50 * 2/(3+eps)) / 101. A second segment with no GT reached past 1/4 of its recall gets
     26 thresholds (0 .. 0.25) on its single TP. The weighted (bootstrap) form, two resamples with the same counts
     as columns, gives the same per column."""
-    from vlbench.cocoeval import interpolated_ap, interpolated_precision, recall_hits, tp_envelope
+    from vlbench.engine.cocoeval import interpolated_ap, interpolated_precision, recall_hits, tp_envelope
 
     eps, rec = np.spacing(1), np.linspace(0.0, 1.0, 101)
     segment = np.array([0, 0, 1])
@@ -213,7 +213,7 @@ def test_one_accumulation_on_a_hand_worked_ranking():
 def test_the_radix_group_order_is_numpys_stable_argsort(top):
     """One 16-bit radix pass below 2^16, two (low half, then high half) below 2^32, numpy's merge sort above: the
     same permutation as ``np.argsort(keys, kind="stable")`` on keys with many repeats (stability shows)."""
-    from vlbench.cocoeval import _stable_group_order
+    from vlbench.engine.cocoeval import _stable_group_order
 
     rng = np.random.default_rng(top)
     keys = rng.integers(0, top + 1, 50_000, dtype=np.int64)

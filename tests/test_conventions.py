@@ -15,7 +15,7 @@ import pytest
 
 import vlbench
 from conftest import GOLDEN, GOLDEN_ADV3, run_cli
-from vlbench.api import conventions
+from vlbench.library.api import conventions
 
 REFS = GOLDEN / "ref_l4" / "random_all_medium" / "references.parquet"
 

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from pycocotools import mask as mask_utils
 
-from vlbench.geometry import iou_aligned_xyxy, iou_matrix_xywh, xywh_to_xyxy, xyxy_to_xywh
+from vlbench.engine.geometry import iou_aligned_xyxy, iou_matrix_xywh, xywh_to_xyxy, xyxy_to_xywh
 
 coord = st.floats(-50, 500, allow_nan=False, allow_infinity=False, width=32)
 size = st.floats(0, 300, allow_nan=False, allow_infinity=False, width=32)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from vlbench import api
+from vlbench.library import api
 
 pytest.importorskip("lmms_eval", reason="the task-pack tests need lmms-eval (see .ci/run: pip install --no-deps)")
 
@@ -126,7 +126,7 @@ def test_ovdeval_task_scores_listed_boxes_with_nms_ap_like_vlbench_score(tmp_pat
 
 
 def test_the_pack_refuses_what_it_cannot_score(hub, tmp_path):
-    from vlbench.errors import InputError
+    from vlbench.engine.errors import InputError
     from vlbench.lmms_eval_tasks import write_task_pack
 
     with pytest.raises(InputError, match="--box-format"):

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from conftest import SHARED
-from vlbench.captions.meteor import Meteor, meteor_available, meteor_stats, normalize
-from vlbench.captions.paraphrase import ParaphraseIndex
-from vlbench.captions.tokenize import tokenize
+from vlbench.engine.captions.meteor import Meteor, meteor_available, meteor_stats, normalize
+from vlbench.engine.captions.paraphrase import ParaphraseIndex
+from vlbench.engine.captions.tokenize import tokenize
 
 GOLDEN = SHARED / "golden" / "nocaps"
 needs_java = pytest.mark.skipif(not meteor_available("java")[0], reason="the METEOR jar needs Java and pycocoevalcap")
@@ -196,7 +196,7 @@ def test_two_phrases_with_one_hash_make_the_parse_start_again(tmp_path, monkeypa
     (words "abcdefg ", "hijklmn" and "hijklmn ", "abcdefg": one sum) share it while the second hash differs: the
     parse starts again with the next pair, and every entry reads back as written. With no other pair left, the
     table is refused rather than two phrases taken for one."""
-    from vlbench.captions import paraphrase
+    from vlbench.engine.captions import paraphrase
 
     entries = [("abcdefg hijklmn", "big"), ("hijklmn abcdefg", "small"), ("big", "abcdefg hijklmn")]
     table = _tiny_table(tmp_path / "collide.gz", entries)

@@ -60,7 +60,7 @@ def test_add_batch_with_dataset_batches(hub_folder, sample_release):
 
 def test_bad_prediction_in_the_loop_is_a_clear_error():
     metric = evaluate.load(str(METRIC_DIR))
-    from vlbench.errors import PredictionError
+    from vlbench.engine.errors import PredictionError
 
     with pytest.raises(PredictionError, match="'format' is 'cxcywh'"):
         metric.compute(predictions=[{"pred_bbox": [0, 0, 1, 1], "format": "cxcywh"}],
@@ -104,7 +104,7 @@ _OVD_REF = {"image_id": 1, "boxes": [{"id": 1, "bbox": [0, 0, 10, 10], "category
 ])
 def test_unequal_per_box_lists_are_an_error_not_dropped_boxes(module, prediction, reference):
     """zip() would drop the second (correct) box and score AP 0 instead of 100."""
-    from vlbench.errors import PredictionError
+    from vlbench.engine.errors import PredictionError
 
     metric = evaluate.load(str(ROOT / "metrics" / module))
     with pytest.raises(PredictionError, match=r"example 0: the per-box lists differ in length"):
@@ -112,7 +112,7 @@ def test_unequal_per_box_lists_are_an_error_not_dropped_boxes(module, prediction
 
 
 def test_no_predictions_is_a_clear_error():
-    from vlbench.errors import PredictionError
+    from vlbench.engine.errors import PredictionError
 
     metric = evaluate.load(str(ROOT / "metrics" / "omnilabel"))
     with pytest.raises(PredictionError, match="no predictions were given"):
@@ -159,7 +159,7 @@ def test_nocaps_domain_minus_one_is_no_domain_not_out_domain():
 def test_publish_metric_from_anywhere_writes_a_deployable_folder(tmp_path):
     """`vlbench publish metric` run outside the repository: the module, its card and app, the wheel, and a
     requirements.txt installing that wheel; nothing uploaded (--dry-run)."""
-    from vlbench.publish import _source_checkout
+    from vlbench.library.publish import _source_checkout
 
     wheel = tmp_path / "vlbench-0.1.0-py3-none-any.whl"
     wheel.write_bytes(b"PK")          # a stand-in: the folder is listed, not installed (tests/test_packaging.py does)

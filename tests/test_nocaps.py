@@ -13,11 +13,11 @@ import pytest
 from datasets import load_dataset
 
 from conftest import GOLDEN, ROOT, agree, golden_cases, run_cli
-from vlbench import api
 from vlbench.benchmarks.nocaps.reader import build, export, parse_official
 from vlbench.benchmarks.nocaps.scorer import score
-from vlbench.captions.tokenize import tokenize
-from vlbench.errors import CoverageError, FormatError, InputError, PredictionError
+from vlbench.engine.captions.tokenize import tokenize
+from vlbench.engine.errors import CoverageError, FormatError, InputError, PredictionError
+from vlbench.library import api
 
 CASES = golden_cases("nocaps")
 HAVE_JAVA = any(os.access(os.path.join(p, "java"), os.X_OK) for p in os.environ.get("PATH", "").split(os.pathsep))

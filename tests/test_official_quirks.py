@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import GOLDEN, agree
-from vlbench import api
-from vlbench.cocoeval import evaluate_bbox
+from vlbench.engine.cocoeval import evaluate_bbox
+from vlbench.library import api
 
 
 def _pycocotools_stats(images: list[int], categories: list[int], anns: list[dict], dets: list[dict]) -> np.ndarray:

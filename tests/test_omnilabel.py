@@ -10,11 +10,11 @@ import pytest
 from datasets import load_dataset
 
 from conftest import ROOT, SHARED, agree, golden_cases, run_cli
-from vlbench import api
 from vlbench.benchmarks.omnilabel import schema
 from vlbench.benchmarks.omnilabel.reader import build, export, parse_official
 from vlbench.benchmarks.omnilabel.scorer import score
-from vlbench.errors import FormatError, PredictionError
+from vlbench.engine.errors import FormatError, PredictionError
+from vlbench.library import api
 
 CASES = golden_cases("omnilabel")
 #: with the round-3 cases, for the face that reads the official files

@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import ROOT, agree, golden_cases, run_cli
 from reference import ovdeval_nms
-from vlbench import api
 from vlbench.benchmarks.ovdeval import synthetic
 from vlbench.benchmarks.ovdeval.reader import build, export, parse_official
 from vlbench.benchmarks.ovdeval.scorer import parse_predictions, score, suppress
-from vlbench.errors import FormatError, PredictionError
+from vlbench.engine.errors import FormatError, PredictionError
+from vlbench.library import api
 
 CASES = golden_cases("ovdeval")
 #: with the round-3 cases, for the face that reads the official files

@@ -103,7 +103,7 @@ def test_the_space_starts_from_its_folder_and_scores(space_venv):
     """`python app.py` in the folder (the way a Space starts it), then one upload through gradio_client."""
     from gradio_client import Client, handle_file
 
-    from vlbench import api
+    from vlbench.library import api
     from vlbench.space import example_predictions, sample_references
 
     folder, venv = space_venv

@@ -196,8 +196,8 @@ def test_batches_hold_alike_items_within_a_window_and_every_item_once():
     Nothing is lost or repeated."""
     from PIL import Image
 
+    from vlbench.benchmarks.protocol.predicting import PredictItem
     from vlbench.predict.streaming import grouped
-    from vlbench.protocol.predicting import PredictItem
 
     def item(key: str, queries: tuple[str, ...], wh: tuple[int, int] = (8, 8)) -> PredictItem:
         return PredictItem(key, Image.new("RGB", wh), queries)

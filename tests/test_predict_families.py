@@ -32,7 +32,7 @@ pytest.importorskip("transformers", reason="predict needs transformers (pip inst
 pytest.importorskip("torchvision", reason="Qwen-VL, InternVL and OmDet-Turbo processors need torchvision")
 
 from tiny_models import BUILDERS  # noqa: E402
-from vlbench.errors import InputError  # noqa: E402
+from vlbench.engine.errors import InputError  # noqa: E402
 from vlbench.predict import predict  # noqa: E402
 from vlbench.predict.families import DETECTOR, family_of  # noqa: E402
 
@@ -480,7 +480,7 @@ def test_each_preset_prompt_is_what_the_family_s_processor_expects(name, family_
     vocabulary, and the image placeholders appear once per image (no doubled <image>)."""
     from PIL import Image
 
-    from vlbench.benchmark import PredictItem
+    from vlbench.benchmarks.benchmark import PredictItem
     from vlbench.predict import models
     from vlbench.predict.families import render_prompt
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vlbench.errors import InputError
+from vlbench.engine.errors import InputError
 from vlbench.predict.families import FAMILIES, OTHER, family_of
 from vlbench.predict.parsers import TRUNCATED, ParseFailure, label_index, parse_box, parse_labelled_boxes
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED
-from vlbench.captions import java
-from vlbench.captions.ptb import UNPROVEN, java_lower
-from vlbench.captions.tokenize import python_proven, tokenize
+from vlbench.engine.captions import java
+from vlbench.engine.captions.ptb import UNPROVEN, java_lower
+from vlbench.engine.captions.tokenize import python_proven, tokenize
 
 PROBES = SHARED / "golden-adv3" / "nocaps_tokenizer" / "probes.json"
 HAVE_JAVA = java.java_executable() is not None and java.tokenizer_jar() is not None
@@ -115,7 +115,7 @@ def test_the_lines_scanned_at_once_are_the_stream_scanned_one_match_at_a_time(co
     tokens are the same."""
     import numpy as np
 
-    from vlbench.captions import ptb
+    from vlbench.engine.captions import ptb
 
     dfa = ptb.automaton()
 

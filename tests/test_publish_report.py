@@ -177,12 +177,12 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
 def test_metric_cards_are_generated_from_the_dataset_card_sources():
     """The metric cards' generated blocks (outputs, quirks, data, citation) equal what the sources give now."""
     from vlbench.benchmarks import get_benchmark
-    from vlbench.metric_card import REGIONS, render
+    from vlbench.library.metric_card import REGIONS, render
 
     for bench in ("ref_l4", "omnilabel", "ovdeval", "nocaps"):
         text = (ROOT / "metrics" / bench / "README.md").read_text()
-        assert render(text, bench) == text, f"metrics/{bench}/README.md is stale: run python -m vlbench.metric_card"
-        assert all(f"vlbench.metric_card: {name} " in text for name in REGIONS), bench
+        assert render(text, bench) == text, f"metrics/{bench}/README.md is stale: run python -m vlbench.library.metric_card"
+        assert all(f"vlbench.library.metric_card: {name} " in text for name in REGIONS), bench
         info = get_benchmark(bench)
         assert info.card.quirks and all(q in text for q in info.card.quirks) and info.card.citation in text
 
@@ -261,7 +261,7 @@ def test_a_published_folder_names_its_dataset_in_results(tmp_path, sample_releas
     folder carries the Hub id, and the card and .eval_results use it without --dataset-id."""
     from huggingface_hub import ModelCard
 
-    from vlbench.api import record_hub_id
+    from vlbench.library.api import record_hub_id
 
     folder = tmp_path / "hub"
     run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(folder), check=True)
@@ -293,8 +293,8 @@ def test_push_dry_run_prints_the_diff_and_the_one_commit(tmp_path, sample_releas
 def test_existing_eval_results_missing_a_hub_field_are_refused_with_the_fix():
     """An existing .eval_results entry without a value (huggingface_hub's parser needs one) is a clear error naming
     the file; a valid one with fields the library does not know is kept as written (never lost)."""
-    from vlbench.errors import InputError
-    from vlbench.registration import merge_eval_results
+    from vlbench.engine.errors import InputError
+    from vlbench.library.registration import merge_eval_results
 
     new = [{"dataset": {"id": "me/ref-l4", "task_id": "acc50_test"}, "value": 50.0}]
     with pytest.raises(InputError, match="lacks a field the Hub needs"):
@@ -306,8 +306,8 @@ def test_existing_eval_results_missing_a_hub_field_are_refused_with_the_fix():
 def test_an_eval_yaml_the_hub_would_refuse_is_refused_with_the_fix():
     """The Hub's push-time rules (huggingface.js eval.ts and the Hub docs' fields), each broken once; a build keeps
     an unlisted framework as a warning, publishing refuses it."""
-    from vlbench.errors import InputError
-    from vlbench.registration import check_eval_yaml, eval_yaml_problems
+    from vlbench.engine.errors import InputError
+    from vlbench.library.registration import check_eval_yaml, eval_yaml_problems
 
     good = {"name": "X", "description": "d", "evaluation_framework": "inspect-ai",
             "tasks": [{"id": "a", "config": "c", "split": "test"}, {"id": "b"}]}

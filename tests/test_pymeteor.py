@@ -1,4 +1,4 @@
-"""The Python METEOR (``vlbench.captions.pymeteor``) against ``meteor-1.5.jar`` run exactly as pycocoevalcap
+"""The Python METEOR (``vlbench.engine.captions.pymeteor``) against ``meteor-1.5.jar`` run exactly as pycocoevalcap
 runs it (``java -jar meteor-1.5.jar - - -stdio -l en -norm``, the whole paraphrase table): every statistics
 line must be equal, byte for byte, on every golden case, on the 45,000 real nocaps references with the
 released ViECap captions, and on a stress corpus generated here. Any difference fails; there is no
@@ -17,15 +17,15 @@ import numpy as np
 import pytest
 
 from conftest import SHARED
-from vlbench.captions import java
-from vlbench.captions.meteor import _UTF8, _run_jar, _stock, meteor_available, meteor_stats, normalize, score_lines
-from vlbench.captions.paraphrase import ParaphraseIndex
-from vlbench.captions.pymeteor import python_eligible
-from vlbench.captions.pymeteor.normalizer import normalize_line, parse_prefixes
-from vlbench.captions.pymeteor.resources import java_string_hash
-from vlbench.captions.pymeteor.stemmer import stem, utf16_units
-from vlbench.captions.tokenize import tokenize
-from vlbench.errors import InputError
+from vlbench.engine.captions import java
+from vlbench.engine.captions.meteor import _UTF8, _run_jar, _stock, meteor_available, meteor_stats, normalize, score_lines
+from vlbench.engine.captions.paraphrase import ParaphraseIndex
+from vlbench.engine.captions.pymeteor import python_eligible
+from vlbench.engine.captions.pymeteor.normalizer import normalize_line, parse_prefixes
+from vlbench.engine.captions.pymeteor.resources import java_string_hash
+from vlbench.engine.captions.pymeteor.stemmer import stem, utf16_units
+from vlbench.engine.captions.tokenize import tokenize
+from vlbench.engine.errors import InputError
 
 GOLDEN = SHARED / "golden" / "nocaps"
 needs_java = pytest.mark.skipif(not meteor_available("java")[0], reason="the METEOR jar needs Java and pycocoevalcap")
@@ -237,7 +237,7 @@ def test_per_pair_aligner_equals_the_batch_on_the_stress_corpus(monkeypatch):
     """The loop-for-loop aligner (``pymeteor.aligner``, the reference implementation and the path for long
     lines) and the array version (``batch`` + ``beam``) give the same statistics on every stress pair;
     no Java needed, so this holds the two together wherever the jar tests cannot run."""
-    from vlbench.captions.pymeteor import batch
+    from vlbench.engine.captions.pymeteor import batch
 
     index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
     hyps, refs = _stress_corpus(index, n=400, seed=3)
@@ -250,8 +250,8 @@ def test_per_pair_aligner_equals_the_batch_on_the_stress_corpus(monkeypatch):
 @needs_java
 def test_cached_reference_side_gives_the_same_lines(tmp_path, monkeypatch):
     """The references' METEOR data read back from the disk cache (#32) give the statistics the jar gives."""
-    import vlbench.captions.pymeteor as pymeteor
-    from vlbench.captions import textcache
+    import vlbench.engine.captions.pymeteor as pymeteor
+    from vlbench.engine.captions import textcache
 
     monkeypatch.setattr(textcache, "folder", lambda: tmp_path / "texts")
     index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from conftest import run_cli
-from vlbench import api
 from vlbench.benchmarks.ref_l4.reader import references_from_rows
 from vlbench.benchmarks.ref_l4.scorer import score
-from vlbench.errors import CoverageError, FormatError, InputError, PredictionError
+from vlbench.engine.errors import CoverageError, FormatError, InputError, PredictionError
+from vlbench.library import api
 
 REFS = references_from_rows([{"id": i, "bbox": [0, 0, 50, 50], "ori_category_id": "o365_1"} for i in range(12)])
 

@@ -15,7 +15,7 @@ from datasets import load_dataset
 from conftest import run_cli
 from vlbench.benchmarks.ref_l4 import schema, synthetic
 from vlbench.benchmarks.ref_l4.reader import build
-from vlbench.errors import FormatError
+from vlbench.engine.errors import FormatError
 
 
 @pytest.fixture(scope="module")

@@ -146,7 +146,7 @@ def test_hub_calls_without_a_network_are_a_clear_error(tmp_path, sample_release)
 
 
 def test_unsupported_error_takes_a_fix():
-    from vlbench.errors import InputError, UnsupportedError
+    from vlbench.engine.errors import InputError, UnsupportedError
 
     error = UnsupportedError("no sample", fix="pass --references")
     assert isinstance(error, InputError) and "pass --references" in str(error)
@@ -170,7 +170,7 @@ def test_an_evaluate_module_names_a_missing_prediction_key(bench, prediction, ne
     """evaluate's own feature encoding used to leak a bare KeyError before vlbench saw the example."""
     import evaluate
 
-    from vlbench.errors import VlbenchError
+    from vlbench.engine.errors import VlbenchError
 
     metric = evaluate.load(str(ROOT / "metrics" / bench))
     with pytest.raises(VlbenchError, match=needle):
@@ -182,7 +182,7 @@ def test_the_nocaps_module_names_captions_arrow_cannot_hold(caption, needle):
     """A None caption (evaluate's ValueError) and a lone surrogate (Arrow's UnicodeEncodeError) leaked."""
     import evaluate
 
-    from vlbench.errors import VlbenchError
+    from vlbench.engine.errors import VlbenchError
 
     metric = evaluate.load(str(ROOT / "metrics" / "nocaps"))
     with pytest.raises(VlbenchError, match=needle):
@@ -194,7 +194,7 @@ def test_the_ref_l4_module_refuses_text_as_a_number():
     """evaluate used to cast the string "12" to a number before vlbench saw it."""
     import evaluate
 
-    from vlbench.errors import VlbenchError
+    from vlbench.engine.errors import VlbenchError
 
     metric = evaluate.load(str(ROOT / "metrics" / "ref_l4"))
     with pytest.raises(VlbenchError, match="pred_bbox"):
@@ -572,10 +572,10 @@ def test_python_meteor_memory_is_bounded_on_long_and_repetitive_captions():
     pairs at once); 3 of 1,500 words took 4 GB. Now parts are cut by word pairs and long pairs never enter the
     array path: the peak stays under 1 GB (the child process's VmHWM, as the OS counts it, once the paraphrase
     index is cached: building it takes ~2 GB once)."""
-    pytest.importorskip("vlbench.captions.pymeteor")
+    pytest.importorskip("vlbench.engine.captions.pymeteor")
     script = """
 import random
-from vlbench.captions.meteor import meteor_stats
+from vlbench.engine.captions.meteor import meteor_stats
 random.seed(0)
 vocab = "a dog cat man woman sitting on the table with red blue car street people near building".split()
 prefix = " ".join(random.choice(vocab) for _ in range(60))
@@ -588,7 +588,7 @@ assert len(stats) == 802 and note.startswith("python"), note
 # VmHWM: this program's own peak (ru_maxrss would also count the forking parent's, kept across exec)
 print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")))
 """
-    warm = ("from vlbench.captions.meteor import meteor_stats; "
+    warm = ("from vlbench.engine.captions.meteor import meteor_stats; "
             "meteor_stats(['a dog'], [['a cat']], backend='python')")     # the paraphrase index built, if it is not
     subprocess.run([sys.executable, "-c", warm], capture_output=True, timeout=900, check=True)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, start_app, start_space
-from vlbench import api
+from vlbench.library import api
 from vlbench.space import example_predictions, sample_references
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -167,7 +167,7 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     cli = _cli_metrics(bench, subset)
     # the page shows two decimals, as the papers and leaderboards do
     assert shown and all((v is None and cli[k] is None) or abs(v - cli[k]) <= 0.005 for k, v in shown.items())
-    from vlbench.report import tie_bounds
+    from vlbench.library.report import tie_bounds
 
     bounds = tie_bounds(api.score(bench, sample_references(bench, subset), example_predictions(bench, "good", subset),
                                   split=subset if bench == "ref_l4" else None))
@@ -244,7 +244,7 @@ def test_api_scores_against_an_operator_hub_folder(server):
 def test_api_compare_two_uploads_is_the_paired_bootstrap(server):
     from gradio_client import Client, handle_file
 
-    from vlbench.uncertainty import compare
+    from vlbench.engine.uncertainty import compare
 
     good, poor = (example_predictions("ref_l4", q, "val") for q in ("good", "poor"))
     table, files = Client(server, verbose=False).predict("ref_l4", "val", handle_file(good), handle_file(poor), "official",
@@ -304,7 +304,7 @@ def test_browser_viewer_draws_every_box_inside_the_shown_image(server, browser, 
     import numpy as np
     from PIL import Image
 
-    from vlbench.report import COLOURS
+    from vlbench.library.report import COLOURS
 
     preds = json.loads(Path(example_predictions("ref_l4", "good", "val")).read_text())
     preds[0]["pred_bbox"], preds[0]["format"] = [-150, -80, 60, 40], "xyxy"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import start_space
-from vlbench.errors import VlbenchError
-from vlbench.io import json_values_bound
+from vlbench.engine.errors import VlbenchError
+from vlbench.engine.io import json_values_bound
 from vlbench.space import example_predictions, sample_references
 
 
@@ -167,8 +167,8 @@ def test_a_drawn_sample_holds_every_box_whole():
     import numpy as np
     from PIL import Image
 
-    from vlbench.benchmark import Sample
-    from vlbench.report import COLOURS, draw
+    from vlbench.benchmarks.benchmark import Sample
+    from vlbench.library.report import COLOURS, draw
 
     buf = io.BytesIO()
     Image.new("RGB", (100, 80), (255, 255, 255)).save(buf, format="PNG")

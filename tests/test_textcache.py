@@ -9,8 +9,8 @@ import os
 import numpy as np
 import pytest
 
-from vlbench.captions import textcache
-from vlbench.captions.tokenize import tokenize
+from vlbench.engine.captions import textcache
+from vlbench.engine.captions.tokenize import tokenize
 
 TEXTS = [f"A dog, number {k}, runs (fast) on the grass." for k in range(textcache.MIN_TEXTS)]
 
@@ -127,7 +127,7 @@ def test_the_tokenizer_gives_the_same_tokens_from_the_cache(store, monkeypatch):
     # the toolkit's tokens: punctuation dropped, but not the lower-cased -lrb- / -rrb- (its filter lists upper case)
     assert want[3] == "a man 's 3-th bike -lrb- red -rrb- is n't it"
     assert tokenize(texts, "python", cache=True) == (want, "python")
-    import vlbench.captions.ptb as ptb
+    import vlbench.engine.captions.ptb as ptb
 
     def fail(*a, **k):
         raise AssertionError("tokenized again")

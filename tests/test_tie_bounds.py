@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import vlbench
-from vlbench import cocoeval
+from vlbench.engine import cocoeval
 
 #: two GT boxes (50x50, a medium area) far apart in one image
 GT_BOXES = [[10.0, 10.0, 50.0, 50.0], [100.0, 10.0, 50.0, 50.0]]
@@ -178,7 +178,7 @@ def test_omnilabel_bounds_hold_the_official_number_and_the_harmonic_mean(omnilab
 def test_the_report_shows_bounds_only_when_the_order_matters(tmp_path):
     """The hand-derived block moves AP by 50 points: a bounds table; the same file with its tie between two FPs
     only (TP, FP, FP, TP with scores 1, 0.5, 0.5, 0.2) has bounds equal to the value: no table."""
-    from vlbench import report
+    from vlbench.library import report
 
     refs, preds = _ovdeval_case()
     (tmp_path / "color.json").write_text(json.dumps(refs))

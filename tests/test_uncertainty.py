@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import vlbench
 from conftest import GOLDEN, agree, run_cli
 from test_cocoeval import run_engine, scene
-from vlbench import cocoeval, uncertainty as U
-from vlbench.errors import InputError
+from vlbench.engine import cocoeval, uncertainty as U
+from vlbench.engine.errors import InputError
 
 BENCHMARK_CASES = {"ref_l4": "random_all_medium", "omnilabel": "random_medium", "ovdeval": "coco_medium_ids1",
                    "nocaps": "random_medium"}
@@ -133,9 +133,9 @@ def test_weighted_ref_l4_equals_scoring_the_copied_rows():
 
 
 def test_weighted_cider_d_equals_the_toolkit_call_on_copied_images():
-    from vlbench.captions.cider import CiderDResampler, cider_d
-    from vlbench.captions.ngrams import count_ngrams
-    from vlbench.captions.tokenize import tokenize
+    from vlbench.engine.captions.cider import CiderDResampler, cider_d
+    from vlbench.engine.captions.ngrams import count_ngrams
+    from vlbench.engine.captions.tokenize import tokenize
 
     data = json.loads((GOLDEN / "nocaps" / "random_medium" / "references.json").read_text())
     case = GOLDEN / "nocaps" / "random_medium"
@@ -161,11 +161,11 @@ def test_weighted_cider_d_equals_the_toolkit_call_on_copied_images():
     np.testing.assert_allclose(got[keep], want, rtol=0, atol=1e-12)
 
 
-@pytest.mark.skipif(not __import__("vlbench.captions.meteor", fromlist=["x"]).meteor_available("java")[0],
+@pytest.mark.skipif(not __import__("vlbench.engine.captions.meteor", fromlist=["x"]).meteor_available("java")[0],
                     reason="METEOR needs Java")
 def test_meteor_from_summed_statistics_equals_the_jars_eval():
-    from vlbench.captions.meteor import Meteor, meteor_from_stats, parse_stats, summable_stats
-    from vlbench.captions.tokenize import tokenize
+    from vlbench.engine.captions.meteor import Meteor, meteor_from_stats, parse_stats, summable_stats
+    from vlbench.engine.captions.tokenize import tokenize
 
     rng = np.random.default_rng(0)
     for case in ("random_medium", "copies_and_empties", "edge_handmade"):
@@ -209,7 +209,7 @@ def test_compare_prints_a_verdict_table_and_writes_json(sample_release, tmp_path
 
 def test_comparing_a_file_with_itself_finds_no_difference():
     folder, refs, preds, _ = _golden("omnilabel", "random_medium")
-    cmp, _, _ = vlbench.api.compare("omnilabel", refs, preds, preds, resamples=200)
+    cmp, _, _ = vlbench.library.api.compare("omnilabel", refs, preds, preds, resamples=200)
     for row in cmp.rows:
         if row["a"] is not None:
             assert (row["diff"], row["low"], row["high"], row["a_wins"]) == (0, 0, 0, 0)

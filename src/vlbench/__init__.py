@@ -1,22 +1,30 @@
 """vlbench: hard vision-language benchmarks as Hugging Face datasets, metrics and Spaces, scored like the
 official scorers.
 
-The public API is imported lazily so that ``vlbench --version`` and the CLI start fast.
+The public API is imported lazily so that ``vlbench --version`` and the CLI start fast. The code sits in layer
+folders, each importing only the ones below it: ``engine/``, ``benchmarks/`` (the registry, the capability
+interfaces and one folder per benchmark), ``library/`` (the library API and renderings), and at the top the fronts
+(CLI, Space, model runner, harness importers, task packs, ``evaluate`` modules). The 0.1 flat import paths
+(``vlbench.cocoeval``, ``vlbench.api``, ...) still work: see :mod:`vlbench._moved`.
 """
 
 from __future__ import annotations
+
+from . import _moved
 
 __version__ = "0.1.0"
 
 #: public name -> the module that defines it
 _PUBLIC = {
-    "score": "api", "compare": "api", "load_references": "api", "build": "api", "export": "api", "metric_path": "api",
-    "Result": "result", "Benchmark": "benchmark", "Options": "benchmark",
+    **dict.fromkeys(("score", "compare", "load_references", "build", "export", "metric_path"), "library.api"),
+    "Result": "engine.result", "Benchmark": "benchmarks.benchmark", "Options": "benchmarks.benchmark",
     "BENCHMARKS": "benchmarks", "register": "benchmarks", "get_benchmark": "benchmarks",
-    "VlbenchError": "errors", "InputError": "errors",
+    "VlbenchError": "engine.errors", "InputError": "engine.errors",
 }
 
 __all__ = ["__version__", *_PUBLIC]
+
+_moved.install()
 
 
 def __getattr__(name: str):

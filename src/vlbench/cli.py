@@ -15,7 +15,7 @@ from typing import Any
 
 from . import __version__
 from .benchmarks import all_benchmarks, get_benchmark
-from .protocol.options import PROTOCOLS
+from .benchmarks.protocol.options import PROTOCOLS
 
 EXIT_BAD_INPUT = 2
 
@@ -108,7 +108,7 @@ def _conventions_args(sub: Any, ids: str) -> None:
 
 
 def _cmd_conventions(args: argparse.Namespace) -> int:
-    from .api import conventions
+    from .library.api import conventions
 
     key, values = conventions(args.benchmark, args.references, args.predictions, split=args.split)
     width = max(len(k) for k in values)
@@ -219,7 +219,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {args.out}: {report.summary()}")
     if result is not None:
-        from . import report as rendering
+        from .library import report as rendering
 
         print(rendering.text(result))
     return 0
@@ -294,7 +294,7 @@ def _uncertainty_args(p: argparse.ArgumentParser, ci_default: float | None) -> N
 
 def _score_options(args: argparse.Namespace) -> dict:
     """The benchmark options given on the command line (their values are validated by the benchmark)."""
-    from .errors import InputError
+    from .engine.errors import InputError
 
     bench = get_benchmark(args.benchmark)
     options = {name: getattr(args, name) for name in args._option_owners if getattr(args, name) is not None}
@@ -312,8 +312,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     import json
 
     gc.disable()
-    from .api import compare
-    from .io import check_output, write_text_atomic
+    from .engine.io import check_output, write_text_atomic
+    from .library.api import compare
 
     if args.output:
         check_output(args.output, "comparison JSON")
@@ -329,10 +329,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from . import model_card, report
-    from .errors import FormatError, InputError
-    from .io import check_output, read_json, write_text_atomic
-    from .result import Result
+    from .engine.errors import FormatError, InputError
+    from .engine.io import check_output, read_json, write_text_atomic
+    from .engine.result import Result
+    from .library import model_card, report
 
     result = Result.from_dict(read_json(args.result, what="result JSON"), source=args.result)
     if not (args.model_index or args.csv or args.eval_results or args.into or args.push):
@@ -373,8 +373,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_publish(args: argparse.Namespace) -> int:
     import tempfile
 
-    from .errors import InputError
-    from .publish import find_wheel, space_folder
+    from .engine.errors import InputError
+    from .library.publish import find_wheel, space_folder
 
     if args.kind != "space" and not args.benchmark:
         raise InputError(f"publish {args.kind} needs a benchmark", fix=f"vlbench publish {args.kind} <benchmark> ... "
@@ -384,12 +384,12 @@ def _cmd_publish(args: argparse.Namespace) -> int:
             raise InputError("--folder is required for a dataset", fix="pass the folder 'vlbench build' wrote")
         code = _publish_and_show(Path(args.folder), args, "dataset")
         if not args.dry_run:      # results scored against this folder now name the dataset by its Hub id
-            from .api import record_hub_id
+            from .library.api import record_hub_id
 
             record_hub_id(args.folder, args.repo_id)
         return code
     if args.kind == "metric":
-        from .api import metric_path
+        from .library.api import metric_path
 
         source = Path(args.folder or metric_path(args.benchmark))
     else:
@@ -398,7 +398,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
         raise InputError("the source folder has no app.py / requirements.txt", file=str(source),
                          fix="pass the folder of a Space (or leave --folder out)")
     if args.out:
-        from .io import check_output
+        from .engine.io import check_output
 
         check_output(args.out, "Space folder", folder=True)
     with tempfile.TemporaryDirectory(prefix="vlbench-publish-") as tmp:
@@ -409,7 +409,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
 
 
 def _publish_and_show(folder: Path, args: argparse.Namespace, repo_type: str) -> int:
-    from .publish import publish_folder
+    from .library.publish import publish_folder
 
     plan = publish_folder(folder, args.repo_id, repo_type=repo_type, dry_run=args.dry_run, private=args.private)
     print(("would upload to " if args.dry_run else "uploaded to ") + f"{repo_type} {args.repo_id}:")
@@ -423,7 +423,7 @@ def _publish_and_show(folder: Path, args: argparse.Namespace, repo_type: str) ->
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from .captions import backends
+    from .engine.captions import backends
 
     print(f"vlbench {__version__}")
     for name, state in backends(prepare=args.prepare):
@@ -432,7 +432,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .errors import InputError
+    from .engine.errors import InputError
 
     try:
         import gradio  # noqa: F401
@@ -447,8 +447,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     import json
 
-    from .api import export
-    from .io import check_output, write_parquet_atomic, write_text_atomic
+    from .engine.io import check_output, write_parquet_atomic, write_text_atomic
+    from .library.api import export
 
     check_output(args.out, "exported file")
     data = export(args.benchmark, args.folder, split=args.split)
@@ -464,9 +464,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
     import gc
 
     gc.disable()  # a short-lived process building millions of small objects: the cyclic GC only costs time
-    from . import report
-    from .api import score
-    from .io import check_output, write_text_atomic
+    from .engine.io import check_output, write_text_atomic
+    from .library import report
+    from .library.api import score
 
     if args.output:
         check_output(args.output, "result JSON")   # before the work: a bad destination must not cost the run
@@ -480,7 +480,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
         if args.command == "analyze":
             print(report.analysis_text(result))
         if "confidence_intervals" in result.breakdowns:
-            from .uncertainty import interval_table
+            from .engine.uncertainty import interval_table
 
             print(interval_table(result))
     if args.output:
@@ -489,7 +489,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from .api import build
+    from .library.api import build
 
     info = get_benchmark(args.benchmark)
     kwargs = {"images": args.images, "allow_missing_images": args.allow_missing_images,
@@ -514,7 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
-    from .errors import ServiceError, VlbenchError
+    from .engine.errors import ServiceError, VlbenchError
 
     try:
         return {"score": _cmd_score, "analyze": _cmd_score, "compare": _cmd_compare, "conventions": _cmd_conventions,

@@ -7,10 +7,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .api import build
 from .benchmarks import get_benchmark
-from .errors import VlbenchError
-from .publish import publish_folder
+from .engine.errors import VlbenchError
+from .library.api import build
+from .library.publish import publish_folder
 
 __all__ = ["main"]
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from .benchmarks import get_benchmark
-from .errors import FormatError, InputError
-from .io import check_output, require_file, write_text_atomic
+from .engine.errors import FormatError, InputError
+from .engine.io import check_output, require_file, write_text_atomic
 
 __all__ = ["read_lmms_eval", "read_vlmevalkit", "read_inspect", "import_answers", "score_answers", "logged_row",
            "HARNESSES"]
@@ -178,10 +178,10 @@ def score_answers(benchmark: str, rows: list[dict[str, Any]], answers: list[str]
                   harness: str = "harness") -> dict[str, float | None]:
     """Answers to the rows of a built dataset (images left out) -> the benchmark's metrics, as ``vlbench predict``
     parses answers and ``vlbench score`` scores the file: what the lmms-eval and Inspect packs report."""
-    from .api import score
+    from .benchmarks.protocol.predicting import PredictData
+    from .library.api import score
     from .predict import PredictReport, PredictSettings, answer_record, tally
     from .predict.confidence import CONSTANT
-    from .protocol.predicting import PredictData
 
     bench = get_benchmark(benchmark)
     predictor = bench.require_predictor()
@@ -214,10 +214,10 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
     """A harness's answers -> the official prediction file ``out`` (and ``out.meta.json``); returns the
     :class:`vlbench.predict.PredictReport` (answers, entries, failures by reason with a few raw answers, the items
     of the split no answer was for in ``skipped``)."""
+    from .benchmarks.protocol.predicting import PredictData
     from .predict import PredictReport, PredictSettings, answer_record, load_data, tally, write_run_record
     from .predict.confidence import CONSTANT
     from .predict.parsers import check_box_format
-    from .protocol.predicting import PredictData
 
     bench = get_benchmark(benchmark)
     predictor = bench.require_predictor()

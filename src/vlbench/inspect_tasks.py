@@ -50,8 +50,8 @@ def official_metrics(benchmark: str, box_format: str | None, folder: str | None,
 def answers(benchmark: str, box_format: str | None, folder: str | None, config: str | None) -> Scorer:
     """Keeps each answer (the task's metric scores them all at once); a sample's own value is 1 when the answer
     was read (a caption, or a box in the family's convention), 0 when not."""
+    from vlbench.benchmarks.protocol.predicting import PredictData
     from vlbench.predict import answer_record
-    from vlbench.protocol.predicting import PredictData
 
     predictor = get_benchmark(benchmark).require_predictor()
 

@@ -1,6 +1,6 @@
 """The upload-and-score Space (Gradio), for every registered benchmark, and the small per-metric apps.
 
-All logic lives in the engine (``vlbench.api``, ``vlbench.report``); this module only wires Gradio
+All logic lives in the engine (``vlbench.library.api``, ``vlbench.library.report``); this module only wires Gradio
 components. Uploads are read from Gradio's temporary files only; references are the bundled samples
 (no user-given path is ever opened). Gradio is imported only here.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from .benchmarks import all_benchmarks, get_benchmark
-from .errors import VlbenchError
-from .protocol.views import ALL_QUERIES, SHOW_SCORE
+from .benchmarks.protocol.views import ALL_QUERIES, SHOW_SCORE
+from .engine.errors import VlbenchError
 
 __all__ = ["sample_references", "example_predictions", "build_app", "run_space", "run_compare", "choices",
            "labels"]
@@ -139,7 +139,7 @@ def _score(benchmark: str, subset: str | None, predictions_path: str, references
     """(result, records, parsed predictions) of one upload; a .zip is unpacked into a folder of prediction files."""
     import zipfile
 
-    from .api import load_references, score
+    from .library.api import load_references, score
 
     bench, subset = _allowed(benchmark, subset)
     show = bench.require_showcase()
@@ -166,8 +166,8 @@ def _unzip_predictions(path: str, max_bytes: int, max_values: int) -> Path:
     MAX_ZIP_MEMBERS files, ``max_bytes`` and ``max_values`` in all (counted while decompressing), one file per name."""
     import zipfile
 
-    from .errors import FormatError
-    from .io import json_values_bound
+    from .engine.errors import FormatError
+    from .engine.io import json_values_bound
 
     name_of_upload = Path(path).name
     folder = Path(tempfile.mkdtemp(prefix="vlbench-upload-"))
@@ -218,8 +218,8 @@ LEGEND_WORDS = {"gt": "ground truth found", "miss": "ground truth missed",
 
 
 def legend() -> str:
-    """The viewer's legend (HTML in Markdown), in the colours :func:`vlbench.report.draw` uses."""
-    from .report import COLOURS
+    """The viewer's legend (HTML in Markdown), in the colours :func:`vlbench.library.report.draw` uses."""
+    from .library.report import COLOURS
 
     keys = " · ".join(f'<span style="color: rgb{COLOURS[k]}; font-weight: bold">■ {words}</span>'
                       for k, words in LEGEND_WORDS.items())
@@ -326,7 +326,7 @@ def viewer_queries(state: Any, rank: Any) -> list[str]:
 
 def viewer_draw(state: Any, rank: Any, query: Any, threshold: Any) -> tuple[Any, str, str]:
     """(drawn image, caption, the drawn boxes as JSON in the drawn image's pixels) of one image and query."""
-    from . import report
+    from .library import report
 
     scene = _scene(state, rank)
     if scene is None:
@@ -361,7 +361,7 @@ def _output_dir() -> Path:
 
 def _headline_markdown(result: Any) -> str:
     """The headline metrics as a Markdown table, with each AP key's tie bounds beside it when scores tied."""
-    from . import report
+    from .library import report
 
     bounds = report.tie_bounds(result)
     rows = [f"| {k} | {_shown(v)} |" + (f" {_shown(bounds[k]['low'])} to {_shown(bounds[k]['high'])} |" if k in bounds
@@ -376,7 +376,7 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     """Everything the Space shows for one upload; errors become a status message, never a crash."""
     import gradio as gr
 
-    from . import model_card, report
+    from .library import model_card, report
 
     def step(fraction: float, what: str) -> None:
         if progress is not None:
@@ -438,7 +438,7 @@ def _errors_outputs(result: Any, viewer: dict) -> list[Any]:
     examples the viewer can show."""
     import gradio as gr
 
-    from . import report
+    from .library import report
 
     tables = list(report.analysis_tables(result).items())
     if not tables:
@@ -454,7 +454,7 @@ def _errors_outputs(result: Any, viewer: dict) -> list[Any]:
 def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: str | None, protocol: str,
                 references: str | None = None, progress: Any = None) -> tuple[str, list[str]]:
     """Paired bootstrap of two uploads on the same references: (verdict table as Markdown, [comparison JSON])."""
-    from .uncertainty import compare
+    from .engine.uncertainty import compare
 
     if not a_path or not b_path:
         return "**Error:** upload two prediction files (A above, B here) to compare them.", []

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from vlbench import Result
-from vlbench.benchmark import (
+from vlbench.benchmarks import expect_prediction_list
+from vlbench.benchmarks.benchmark import (
     Benchmark,
     Card,
     EvalTask,
@@ -26,8 +27,7 @@ from vlbench.benchmark import (
     SplitLeaderboards,
     check_examples,
 )
-from vlbench.benchmarks import expect_prediction_list
-from vlbench.errors import FormatError, PredictionError
+from vlbench.engine.errors import FormatError, PredictionError
 
 HERE = Path(__file__).parent
 FORM = '{"image_id", "count"}'
@@ -51,7 +51,7 @@ def _records(images: list[dict], source: str) -> CountRecords:
 
 
 class CountReplicator:
-    """Step 2b: the metrics under image weights, for ``--ci`` (:mod:`vlbench.uncertainty`)."""
+    """Step 2b: the metrics under image weights, for ``--ci`` (:mod:`vlbench.engine.uncertainty`)."""
 
     unit = "image"
 
@@ -118,9 +118,9 @@ class CountDataset:
         """One ``test`` split of rows {image_id, count, file_name, image}."""
         import datasets
 
-        from vlbench.hub import ShardedParquetWriter, card_yaml, write_card
-        from vlbench.images import image_cell
-        from vlbench.validation import BuildReport
+        from vlbench.benchmarks.validation import BuildReport
+        from vlbench.engine.hub import ShardedParquetWriter, card_yaml, write_card
+        from vlbench.engine.images import image_cell
 
         if images is None and not allow_missing_images:
             raise FormatError("no images were given", file=str(raw), fix="pass --images or --allow-missing-images")

@@ -1,6 +1,6 @@
 """The registry of benchmarks.
 
-Every sub-package of this package that defines ``BENCHMARK`` (a :class:`~vlbench.benchmark.Benchmark`)
+Every sub-package of this package that defines ``BENCHMARK`` (a :class:`~vlbench.benchmarks.benchmark.Benchmark`)
 is registered on first use, then every object an installed distribution names under the entry-point
 group ``vlbench.benchmarks``; :func:`register` adds one at run time (a notebook, a test). This module
 knows no benchmark by name: they are discovered.
@@ -14,8 +14,8 @@ import pkgutil
 import warnings
 from collections.abc import Iterator, Mapping
 
-from ..benchmark import Benchmark
-from ..errors import InputError
+from ..engine.errors import InputError
+from .benchmark import Benchmark
 
 __all__ = ["register", "unregister", "get_benchmark", "canonical_id", "all_benchmarks", "sniff_predictions",
            "expect_prediction_list", "BENCHMARKS"]
@@ -97,7 +97,7 @@ def sniff_predictions(entries: object) -> str | None:
 
 def expect_prediction_list(entries: object, benchmark: str, source: str, entry_form: str) -> None:
     """Raise a FormatError unless ``entries`` is a JSON list that does not look like another benchmark's file."""
-    from ..errors import FormatError
+    from ..engine.errors import FormatError
 
     if not isinstance(entries, list):
         raise FormatError(f"the predictions must be a JSON list of {entry_form} objects, "

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from ..benchmarks import get_benchmark
-from ..errors import InputError
+from ..engine.errors import InputError
 
 __all__ = ["write_task_pack", "main"]
 
@@ -48,7 +48,7 @@ def _yaml(task: dict) -> str:
 def _tasks(folder: Path) -> list[tuple[str | None, str]]:
     """(config, split) of each task of a built dataset folder, from its card: every split of the one config, or of
     each named config when there are several (e.g. one per sub-dataset; the default union is left out)."""
-    from ..validation import read_card_metadata
+    from ..benchmarks.validation import read_card_metadata
 
     configs = [c for c in read_card_metadata(folder).get("configs") or [] if isinstance(c, dict)]
     named = [c for c in configs if not c.get("default")] if len(configs) > 1 else configs
@@ -61,7 +61,7 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
     """Write the task YAMLs of every ``benchmark -> built folder`` in ``data`` and their ``vlbench_lmms.py`` into
     ``out``; returns ``out`` (the ``--include_path``). ``family`` (a model family of :mod:`vlbench.predict.families`)
     gives each task that family's prompt and box convention; ``box_format`` overrides the convention."""
-    from ..io import check_output, write_text_atomic
+    from ..engine.io import check_output, write_text_atomic
     from ..predict.families import family_named
     from ..predict.parsers import check_box_format
 
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from ..errors import VlbenchError
+    from ..engine.errors import VlbenchError
     from ..predict.parsers import BOX_FORMATS
 
     parser = argparse.ArgumentParser(prog="python -m vlbench.lmms_eval_tasks", description=__doc__.splitlines()[0])

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..protocol.predicting import PredictData
+from ..benchmarks.protocol.predicting import PredictData
 
 __all__ = ["doc_to_visual", "doc_to_text", "process_results", "aggregation"]
 

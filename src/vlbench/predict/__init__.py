@@ -8,7 +8,7 @@ thresholds), a rerun with the same settings continues where it stopped, and the 
 answer with a few raw answers. Several processes (``accelerate launch -m vlbench predict ...``) each take a shard of
 the items and write their own partial file; the main process merges them in item order.
 
-Benchmarks say what to ask through their predictor (:class:`vlbench.protocol.Predictor`); nothing here
+Benchmarks say what to ask through their predictor (:class:`vlbench.benchmarks.protocol.Predictor`); nothing here
 names one. torch and transformers load only when a model runs (``pip install "vlbench[predict]"``).
 """
 
@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks import get_benchmark
-from ..errors import FormatError, InputError
-from ..io import check_output, write_text_atomic
-from ..protocol.predicting import Detections, PredictData, PredictItem, Predictor
+from ..benchmarks.protocol.predicting import Detections, PredictData, PredictItem, Predictor
+from ..engine.errors import FormatError, InputError
+from ..engine.io import check_output, write_text_atomic
 from .confidence import BOX_SCORES, TOKEN_PROBABILITY, TokenScores, box_confidence
 
 __all__ = ["PredictSettings", "PredictReport", "predict", "run", "load_data", "answer_record", "tally",
@@ -324,11 +324,11 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
 def run(benchmark: str, model: str, data: str | os.PathLike, out: str | os.PathLike, *,
         output: str | os.PathLike | None = None, **predict_options: Any) -> tuple[PredictReport, Any]:
     """:func:`predict`, then score the file it wrote against the same dataset: (the report, the
-    :class:`~vlbench.result.Result`, None in a non-main process of ``accelerate launch``). The result records the run's
+    :class:`~vlbench.engine.result.Result`, None in a non-main process of ``accelerate launch``). The result records the run's
     settings under ``options["predicted_by"]`` and is written to ``output`` when given (checked before the model
     loads; never the prediction file). Items the run could not answer are scored as the benchmark's predictor says
     (misses, empty captions)."""
-    from ..api import score
+    from ..library.api import score
 
     if output is not None:
         check_output(output, "result JSON")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ..engine.errors import InputError
 from .parsers import BOX_FORMATS
 
 __all__ = ["Preset", "Family", "FAMILIES", "OTHER", "family_of", "family_named", "DETECTOR", "GENERATOR",

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
-from ..protocol.predicting import Detections, PredictItem
+from ..benchmarks.protocol.predicting import Detections, PredictItem
+from ..engine.errors import InputError
 from .confidence import TokenScores, strip_with_offsets
 from .families import DETECTOR, GENERATOR, Family, Preset, family_of
 

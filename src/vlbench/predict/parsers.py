@@ -100,7 +100,7 @@ class ParseFailure(Exception):
 
 def check_box_format(box_format: str) -> str:
     """``box_format`` if it is a known convention, else a clear error listing them."""
-    from ..errors import InputError
+    from ..engine.errors import InputError
 
     if box_format not in BOX_FORMATS:
         raise InputError(f"unknown box format {box_format!r}",

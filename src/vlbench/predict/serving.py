@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, ServiceError
-from ..protocol.predicting import PredictItem
+from ..benchmarks.protocol.predicting import PredictItem
+from ..engine.errors import InputError, ServiceError
 from .confidence import TokenScores, strip_with_offsets
 from .families import GENERATOR, OTHER, Preset
 from .models import Answer, ModelInfo

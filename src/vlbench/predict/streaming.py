@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..protocol.predicting import PredictItem
+from ..benchmarks.protocol.predicting import PredictItem
 
 __all__ = ["ImageCells", "LazyImage", "LazyRows", "loaded", "grouped", "batches"]
 
@@ -172,7 +172,7 @@ class LazyRows:
 
 def loaded(batch: list[PredictItem]) -> list[PredictItem]:
     """The batch with its images decoded (items whose image is already an image are kept as they are); an image
-    that does not decode is a :class:`~vlbench.errors.FormatError` naming its item (PIL's own errors are OSErrors,
+    that does not decode is a :class:`~vlbench.engine.errors.FormatError` naming its item (PIL's own errors are OSErrors,
     which the loop would take for a failed write)."""
     out = []
     for it in batch:
@@ -180,7 +180,7 @@ def loaded(batch: list[PredictItem]) -> list[PredictItem]:
             try:
                 it = dataclasses.replace(it, image=it.image.load())
             except (OSError, ValueError, SyntaxError) as exc:      # what PIL raises on damaged bytes
-                from ..errors import FormatError
+                from ..engine.errors import FormatError
 
                 raise FormatError(f"the image of item {it.key} does not decode ({type(exc).__name__}: {exc})",
                                   fix="rebuild the dataset (vlbench build ... --skip-bad-images leaves such images "

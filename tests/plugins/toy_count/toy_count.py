@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from vlbench.metric_support import RowInputs, compute
+from vlbench.library.metric_support import RowInputs, compute
 
 
 class ToyCount(RowInputs, evaluate.Metric):

@@ -3,7 +3,7 @@
 Read top to bottom: :mod:`.schema` (domains, metric keys, features), :mod:`.records` (images with
 domains and references), :mod:`.reader` (captions JSON / Hub folder -> records; JSON -> Hub folder
 and back), :mod:`.scorer` (the toolkit's metrics overall and per domain), :mod:`.views`,
-:mod:`.predict`, :mod:`.card`. :data:`BENCHMARK` composes them (:mod:`vlbench.protocol`).
+:mod:`.predict`, :mod:`.card`. :data:`BENCHMARK` composes them (:mod:`vlbench.benchmarks.protocol`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ...benchmark import (
+from ..benchmark import (
     Benchmark,
     Card,
     DatasetBuilder,
@@ -110,7 +110,7 @@ class NocapsShowcase(Showcase):
     def check(self, predictions: Any) -> None:
         """At most SPACE_CAPTION_WORDS words per caption and SPACE_WORDS in all: METEOR's alignment search
         grows with the product of the lengths it aligns (a 5,000-word caption takes minutes, the jar's too)."""
-        from ...errors import FormatError
+        from ...engine.errors import FormatError
 
         entries = predictions if isinstance(predictions, list) else []
         lengths = [len(e["caption"].split()) if isinstance(e, dict) and isinstance(e.get("caption"), str) else 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...protocol.predicting import PredictData, PredictItem
+from ..protocol.predicting import PredictData, PredictItem
 
 #: an image-text-to-text model answering a caption
 kinds = ("image-text-to-text",)

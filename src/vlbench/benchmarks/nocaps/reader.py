@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...errors import FormatError, InputError
-from ...images import ImageSource, image_cell
-from ...validation import BuildReport, read_card_metadata, require_utf8
+from ...engine.errors import FormatError, InputError
+from ...engine.images import ImageSource, image_cell
+from ..validation import BuildReport, read_card_metadata, require_utf8
 from . import schema
 from .records import NocapsReferences
 
@@ -84,7 +84,7 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
 
 def load_references(ref: str | os.PathLike, split: str | None = None) -> NocapsReferences:
     """Official captions JSON or a Hub folder (``split``) -> records."""
-    from ...io import read_json
+    from ...engine.io import read_json
 
     path = Path(ref)
     if path.is_dir():
@@ -123,8 +123,8 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
           allow_missing_images: bool = False, skip_bad_images: bool = False,
           max_shard_bytes: int | None = None) -> BuildReport:
     """Captions JSON(s) -> Hub folder: with annotations -> validation, without -> test."""
-    from ...hub import MAX_SHARD_BYTES, ShardedParquetWriter, card_yaml, write_card
-    from ...io import read_json
+    from ...engine.hub import MAX_SHARD_BYTES, ShardedParquetWriter, card_yaml, write_card
+    from ...engine.io import read_json
     from .card import card_body, card_metadata
 
     raws = [Path(p) for p in (raw if isinstance(raw, (list, tuple)) else [raw])]

@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ...captions import bleu as bleu_mod
-from ...captions.cider import CiderDResampler, cider_d
-from ...captions.meteor import (
+from ...engine.captions import bleu as bleu_mod
+from ...engine.captions.cider import CiderDResampler, cider_d
+from ...engine.captions.meteor import (
     METEOR_BACKENDS,
     meteor_available,
     meteor_from_stats,
@@ -28,14 +28,14 @@ from ...captions.meteor import (
     parse_stats,
     summable_stats,
 )
-from ...captions.ngrams import count_ngrams
-from ...captions.rouge import rouge_l
-from ...captions.spice import spice_available, spice_scores
-from ...captions.tokenize import SHIFTING_LINE_BREAK, sanitize, tokenize
-from ...errors import CoverageError, InputError, PredictionError
-from ...result import Result
-from ...validation import describe as _describe, require_utf8
+from ...engine.captions.ngrams import count_ngrams
+from ...engine.captions.rouge import rouge_l
+from ...engine.captions.spice import spice_available, spice_scores
+from ...engine.captions.tokenize import SHIFTING_LINE_BREAK, sanitize, tokenize
+from ...engine.errors import CoverageError, InputError, PredictionError
+from ...engine.result import Result
 from .. import expect_prediction_list
+from ..validation import describe as _describe, require_utf8
 from . import schema
 from .records import NocapsReferences
 
@@ -167,7 +167,7 @@ def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int
 
 def _check_choices(**chosen: str) -> None:
     """An :class:`InputError` naming the option and its choices for a value outside them (the scorer is public: a
-    direct call gets the same check as :class:`~vlbench.protocol.Options`)."""
+    direct call gets the same check as :class:`~vlbench.benchmarks.protocol.Options`)."""
     choices = {"cider_idf": ("global", "subset"), "meteor_backend": METEOR_BACKENDS}
     for name, value in chosen.items():
         if value not in choices[name]:
@@ -297,7 +297,7 @@ def _subset_resamplers(t: _Tokens, masks: dict[str, NDArray[np.bool_]]) -> dict[
 
 
 class NocapsReplicator:
-    """Every nocaps metric under image weights (:mod:`vlbench.uncertainty`): corpus BLEU and METEOR from
+    """Every nocaps metric under image weights (:mod:`vlbench.engine.uncertainty`): corpus BLEU and METEOR from
     weighted sums of per-image statistics, CIDEr-D with reweighted document frequencies (per domain
     under ``cider_idf="subset"``), ROUGE-L and SPICE as weighted means of per-image scores."""
 

@@ -3,7 +3,7 @@
 Read top to bottom: :mod:`.schema` (groups, features), :mod:`.records` (pairs of image and
 description as arrays), :mod:`.reader` (official JSON / Hub folder -> records; JSON -> Hub folder
 and back), :mod:`.scorer` (the 13 official numbers), :mod:`.views` (tables, plots, samples),
-:mod:`.predict`, :mod:`.card`. :data:`BENCHMARK` composes them (:mod:`vlbench.protocol`).
+:mod:`.predict`, :mod:`.card`. :data:`BENCHMARK` composes them (:mod:`vlbench.benchmarks.protocol`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 from importlib import resources
 from typing import Any
 
-from ...benchmark import (
+from ..benchmark import (
     DETECTION_ANALYSIS_NOTE,
     DETECTION_CHECKS_NOTE,
     TIES_NOTE,
@@ -58,7 +58,7 @@ class OmniLabelScorer(Scorer[Options]):
                          max_values: int | None = None, typed: bool = False) -> Any:
         """The prediction file's entries; with ``typed``, a file of the usual shape as
         :class:`~.scorer.TypedPrediction` records (half the reading time and memory of dicts), others as dicts."""
-        from ...io import MAX_JSON_BYTES, read_json
+        from ...engine.io import MAX_JSON_BYTES, read_json
         from .scorer import TypedPrediction
 
         return read_json(source, what="prediction file", max_bytes=max_bytes or MAX_JSON_BYTES, max_values=max_values,
@@ -66,7 +66,7 @@ class OmniLabelScorer(Scorer[Options]):
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"boxes", "scores", "description_ids"}`` per image -> one official entry per box."""
-        from ...validation import aligned_lists
+        from ..validation import aligned_lists
 
         _check_examples(references, predictions)
         return [{"image_id": ref["image_id"], "bbox": box, "description_ids": ids, "scores": scores}

@@ -1,4 +1,4 @@
-"""OmniLabel's error analysis (:mod:`vlbench.error_analysis`): the detections as the official evaluation matches
+"""OmniLabel's error analysis (:mod:`vlbench.engine.error_analysis`): the detections as the official evaluation matches
 them per (image, description), ranked in two pooled groups (categories, free-form descriptions) as AP_categ and
 AP_descr rank them, with the negative descriptions of each image as its negative labels; ΔAP50 per error type is on
 the harmonic mean of AP50_categ and AP50_descr (the headline AP's form at IoU 0.5)."""
@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ... import error_analysis as ea
-from ...cocoeval import Detections, Matches, Params
+from ...engine import error_analysis as ea
+from ...engine.cocoeval import Detections, Matches, Params
 from . import schema
 from .records import OmniLabelReferences
 

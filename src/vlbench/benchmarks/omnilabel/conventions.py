@@ -1,4 +1,4 @@
-"""OmniLabel's convention check (:mod:`vlbench.box_conventions`): the first images' GT boxes per (image,
+"""OmniLabel's convention check (:mod:`vlbench.benchmarks.box_conventions`): the first images' GT boxes per (image,
 description) against the file's boxes read as written (``[x, y, w, h]`` pixels) and as xyxy pixels. The dataset
 JSON gives no image sizes, so the grid readings are not compared (None). The official number stays the scorer's."""
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import box_conventions
-from ...errors import VlbenchError
+from ...engine.errors import VlbenchError
+from .. import box_conventions
 from .records import OmniLabelReferences
 
 __all__ = ["key", "readings", "fix"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...protocol.predicting import Detections, PredictData, PredictItem
+from ..protocol.predicting import Detections, PredictData, PredictItem
 
 #: detectors only (a label space of free-form descriptions per image)
 kinds = ("detector",)

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import FormatError, InputError
-from ...images import image_cell
-from ...validation import BuildReport, extra_fields, read_card_metadata, require as _require
+from ...engine.errors import FormatError, InputError
+from ...engine.images import image_cell
+from ..validation import BuildReport, extra_fields, read_card_metadata, require as _require
 from . import schema
 from .records import OmniLabelReferences
 
@@ -275,7 +275,7 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
 
 def load_references(ref: str | os.PathLike, split: str | None = None) -> OmniLabelReferences:
     """Official dataset JSON (``.json`` / ``.json.gz``) or a Hub folder built by vlbench -> records."""
-    from ...io import read_json
+    from ...engine.io import read_json
 
     path = Path(ref)
     if path.is_dir():
@@ -346,7 +346,7 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
           allow_missing_images: bool = False, skip_bad_images: bool = False,
           max_shard_bytes: int | None = None) -> BuildReport:
     """Official dataset JSON(s) -> Hub folder. A JSON with ``annotations`` is the validation split, one without the test split."""
-    from ...hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
+    from ...engine.hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
     from .card import card_body, card_metadata
 
     raws = [Path(p) for p in (raw if isinstance(raw, (list, tuple)) else [raw])]
@@ -404,7 +404,7 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
 def _write_images(out: Path, split: str, data: dict, images_root: Path | None, report: BuildReport,
                   skip_bad_images: bool, max_shard_bytes: int) -> dict[str, Any]:
     """One split's image rows, one series of shards per image source: source -> its ``SplitSummary``."""
-    from ...hub import ShardedParquetWriter
+    from ...engine.hub import ShardedParquetWriter
 
     writers: dict[str, ShardedParquetWriter] = {}
     for source, row in _image_rows(data, images_root, report, split, skip_bad_images):
@@ -418,7 +418,7 @@ def _write_images(out: Path, split: str, data: dict, images_root: Path | None, r
 def _files_by_split(raws: list[Path]) -> dict[str, tuple[Path, dict]]:
     """split -> (file, its JSON), each validated: a JSON with ``annotations`` is the validation split, one without it
     the test split; two files of one split are refused."""
-    from ...io import read_json
+    from ...engine.io import read_json
 
     by_split: dict[str, tuple[Path, dict]] = {}
     for path in raws:

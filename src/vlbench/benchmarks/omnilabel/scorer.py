@@ -16,12 +16,12 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
-from ... import cocoeval
-from ...errors import InputError, PredictionError
-from ...result import Result
-from ...uncertainty import merge
-from ...validation import Scores, TypedId, TypedNumber, integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
+from ...engine import cocoeval
+from ...engine.errors import InputError, PredictionError
+from ...engine.result import Result
+from ...engine.uncertainty import merge
 from .. import expect_prediction_list
+from ..validation import Scores, TypedId, TypedNumber, integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
 from . import schema
 from .records import OmniLabelReferences
 
@@ -393,7 +393,7 @@ def _tie_bounds(matches: cocoeval.Matches, curves: dict[str, tuple[NDArray, NDAr
 
 
 class OmniLabelReplicator:
-    """The 13 official numbers under image weights (:mod:`vlbench.uncertainty`): each group's pooled
+    """The 13 official numbers under image weights (:mod:`vlbench.engine.uncertainty`): each group's pooled
     ranking re-accumulated with every detection and GT box counted with its image's weight."""
 
     unit = "image"

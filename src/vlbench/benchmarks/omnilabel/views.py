@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ...protocol.views import Scene, Table, detection_badness
+from ..protocol.views import Scene, Table, detection_badness
 from .records import OmniLabelReferences
 
 #: predictions below this score are not kept for the viewer (its slider starts at this value)

@@ -3,7 +3,7 @@
 Read top to bottom: :mod:`.schema` (sub-datasets, aspects, features), :mod:`.records` (a sub-dataset's
 ground truth as arrays; a folder of prediction files), :mod:`.reader` (sub-dataset JSON / release /
 Hub folder -> records; release -> Hub folder and back), :mod:`.scorer` (NMS-AP and AP; Table 3),
-:mod:`.views`, :mod:`.predict`, :mod:`.card`. :data:`BENCHMARK` composes them (:mod:`vlbench.protocol`).
+:mod:`.views`, :mod:`.predict`, :mod:`.card`. :data:`BENCHMARK` composes them (:mod:`vlbench.benchmarks.protocol`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Self
 
-from ...benchmark import (
+from ..benchmark import (
     DETECTION_ANALYSIS_NOTE,
     DETECTION_CHECKS_NOTE,
     TIES_NOTE,
@@ -88,7 +88,7 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> Any:
         """``{"boxes", "scores", "labels"}`` per image -> COCO results (a list, or one per sub-dataset)."""
-        from ...validation import aligned_lists
+        from ..validation import aligned_lists
         from .records import PredictionFolder
 
         _check_examples(references, predictions)

@@ -1,4 +1,4 @@
-"""OVDEval's error analysis (:mod:`vlbench.error_analysis`): the boxes the GT-guided suppression keeps, as NMS-AP
+"""OVDEval's error analysis (:mod:`vlbench.engine.error_analysis`): the boxes the GT-guided suppression keeps, as NMS-AP
 scores them, with each image's ``neg_text`` as its negative labels; ΔNMS-AP50 per error type (the mean over
 categories of AP at IoU 0.5, as NMS_AP50). What the suppression removed is counted apart (``suppressed``): those
 boxes never reach NMS-AP (the plain AP's surplus is the result's ``inflation``)."""
@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ... import error_analysis as ea
-from ...cocoeval import CocoEvalResult, Params
+from ...engine import error_analysis as ea
+from ...engine.cocoeval import CocoEvalResult, Params
 from .records import OVDEvalSubset
 
 __all__ = ["analyze", "KEEP_GT_AT"]

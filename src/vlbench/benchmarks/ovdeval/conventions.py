@@ -1,4 +1,4 @@
-"""OVDEval's convention check (:mod:`vlbench.box_conventions`): each sub-dataset's first images, their GT boxes per
+"""OVDEval's convention check (:mod:`vlbench.benchmarks.box_conventions`): each sub-dataset's first images, their GT boxes per
 (image, category) against the file's boxes read as written (COCO ``[x, y, w, h]`` pixels) and as the other common
 conventions (the grid readings use the images' ``width`` / ``height``). A folder of sub-dataset files is read as
 one. The official number stays the scorer's."""
@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import box_conventions
-from ...errors import VlbenchError
+from ...engine.errors import VlbenchError
+from .. import box_conventions
 from .records import OVDEvalReferences, PredictionFolder
 
 __all__ = ["key", "readings", "fix"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...protocol.predicting import Detections, PredictData, PredictItem
+from ..protocol.predicting import Detections, PredictData, PredictItem
 
 #: a detector, or an image-text-to-text model listing labelled boxes
 kinds = ("detector", "image-text-to-text")
@@ -24,7 +24,7 @@ def options_for_run(config: str | None, unanswered: int) -> dict[str, Any]:
 def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
     """One item per image; each query maps to the category id of that name in its sub-dataset's category list
     (kept in the built folder's card: rows name only the categories of their boxes)."""
-    from ...errors import InputError
+    from ...engine.errors import InputError
     from .reader import sub_dataset_header
 
     if data.folder is None:

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...errors import FormatError, InputError
-from ...images import ImageSource, image_cell
-from ...validation import BuildReport, extra_fields, fail as _fail, read_card_metadata
+from ...engine.errors import FormatError, InputError
+from ...engine.images import ImageSource, image_cell
+from ..validation import BuildReport, extra_fields, fail as _fail, read_card_metadata
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
@@ -100,7 +100,7 @@ def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None,
     """A prediction file -> its entries; a folder -> a :class:`PredictionFolder` of its ``<name>.json`` /
     ``<name>_results.json`` files (``.json.gz`` too), one per sub-dataset; the limits apply to each file. With
     ``typed``, a file of the usual shape as :class:`~.scorer.TypedResult` records (others as dicts)."""
-    from ...io import MAX_JSON_BYTES, read_json
+    from ...engine.io import MAX_JSON_BYTES, read_json
     from .scorer import TypedResult
 
     limit = max_bytes or MAX_JSON_BYTES
@@ -140,7 +140,7 @@ def load_references(ref: str | os.PathLike, split: str | None = None) -> OVDEval
 
     ``split`` is the Hub split (``test``); the sub-dataset is chosen when scoring.
     """
-    from ...io import read_json
+    from ...engine.io import read_json
 
     path = Path(ref)
     if path.is_dir() and (path / "README.md").exists() and (path / "data").is_dir():
@@ -192,8 +192,8 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
     """The release (``annotations/<sub>.json`` + ``<sub>.tar.gz`` or image folders) -> Hub folder, one config each."""
     if isinstance(raw, (list, tuple)):
         raise InputError("OVDEval is built from one release folder (or one sub-dataset JSON)", fix="pass one --raw")
-    from ...hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
-    from ...io import read_json
+    from ...engine.hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
+    from ...engine.io import read_json
     from .card import card_body, card_metadata
 
     raw_path, out = Path(raw), Path(out)

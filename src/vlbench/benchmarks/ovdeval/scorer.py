@@ -17,12 +17,13 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
-from ... import cocoeval
-from ...error_analysis import TYPES as ERROR_TYPES
-from ...errors import InputError, PredictionError
-from ...result import Result
-from ...uncertainty import merge
-from ...validation import (
+from ...engine import cocoeval
+from ...engine.error_analysis import TYPES as ERROR_TYPES
+from ...engine.errors import InputError, PredictionError
+from ...engine.result import Result
+from ...engine.uncertainty import merge
+from .. import expect_prediction_list
+from ..validation import (
     Scores,
     TypedId,
     TypedNumber,
@@ -33,7 +34,6 @@ from ...validation import (
     tie_bounds,
     unusual_warning,
 )
-from .. import expect_prediction_list
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
@@ -43,7 +43,7 @@ __all__ = ["parse_predictions", "suppress", "score", "score_many", "score_refere
 
 class Predictions:
     """Validated predictions of one sub-dataset, file order, unknown images already dropped. ``scores`` keeps
-    what the official arrays make of each score (integers, text; see :class:`vlbench.validation.Scores`)."""
+    what the official arrays make of each score (integers, text; see :class:`vlbench.benchmarks.validation.Scores`)."""
 
     def __init__(self, image_id, category_id, box_xywh, scores, counts, warnings, score_text=None):
         self.image_id, self.category_id, self.box_xywh, self.scores = image_id, category_id, box_xywh, scores
@@ -380,7 +380,7 @@ def _sum_threshold_metrics(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 class OVDEvalReplicator:
-    """The 24 numbers of one sub-dataset under image weights (:mod:`vlbench.uncertainty`): the GT-guided
+    """The 24 numbers of one sub-dataset under image weights (:mod:`vlbench.engine.uncertainty`): the GT-guided
     suppression is per image, so it is done once; both COCO accumulations are re-run weighted."""
 
     unit = "image"
@@ -477,7 +477,7 @@ def score_many(results: dict[str, Result], protocol: str = "official") -> Result
         breakdowns["threshold_metrics"] = {**_sum_threshold_metrics(parts), "sub_datasets": {
             s: {k: v for k, v in p.items() if k != "note"} for s, p in zip(order, parts)}}
     counts = {"sub_datasets": len(order), **{f"predictions_{s}": results[s].counts["predictions"] for s in order}}
-    from ...uncertainty import stack
+    from ...engine.uncertainty import stack
 
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"sub_datasets": order},

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ...protocol.views import Scene, Table, detection_badness
+from ..protocol.views import Scene, Table, detection_badness
 from . import schema
 from .records import OVDEvalReferences
 

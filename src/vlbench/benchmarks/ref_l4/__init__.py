@@ -2,9 +2,9 @@
 
 Read top to bottom: :mod:`.schema` (columns, features, class table), :mod:`.records` (the rows as
 arrays), :mod:`.reader` (official release / Hub folder -> records; release -> Hub folder),
-:mod:`.scorer` (records + predictions -> :class:`~vlbench.result.Result`), :mod:`.views` (tables,
+:mod:`.scorer` (records + predictions -> :class:`~vlbench.engine.result.Result`), :mod:`.views` (tables,
 plots, scenes), :mod:`.predict` (a model in the loop), :mod:`.card` (dataset card). :data:`BENCHMARK`
-composes them (:mod:`vlbench.protocol`).
+composes them (:mod:`vlbench.benchmarks.protocol`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ...benchmark import (
+from ..benchmark import (
     Benchmark,
     Card,
     Conventions,
@@ -64,7 +64,7 @@ class RefL4Scorer(Scorer[RefL4Options]):
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
         """``{"pred_bbox", "format"}`` per row -> official entries carrying the row's ``id``."""
-        from ...errors import PredictionError
+        from ...engine.errors import PredictionError
 
         _check_examples(references, predictions)
         for n, p in enumerate(predictions):
@@ -88,7 +88,7 @@ class RefL4Leaderboards(SplitLeaderboards):
 
     def check(self, result: Any) -> None:
         """The Hub leaderboards are per split: ``all`` has none."""
-        from ...errors import InputError
+        from ...engine.errors import InputError
 
         split = result.options.get("split")
         if split not in ("val", "test"):

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...cocoeval import same_key_combinations
-from ...geometry import iou_aligned_xyxy, xywh_to_xyxy
+from ...engine.cocoeval import same_key_combinations
+from ...engine.geometry import iou_aligned_xyxy, xywh_to_xyxy
 from . import schema
 from .records import RefL4References
 
@@ -105,7 +105,7 @@ def _accuracy_by(labels: NDArray[Any], hit: NDArray[np.bool_], order: list[str])
 
 
 class CauseReplicator:
-    """Each cause's cost (its share of the rows, percent) under unit weights (:mod:`vlbench.uncertainty`): per
+    """Each cause's cost (its share of the rows, percent) under unit weights (:mod:`vlbench.engine.uncertainty`): per
     unit, its rows of each cause (keys ``analysis:<cause>``, as the detection benchmarks' costs)."""
 
     def __init__(self, cause: NDArray[np.int8], unit_of_row: NDArray[np.int64], unit: str) -> None:

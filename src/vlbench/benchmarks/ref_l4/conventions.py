@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...geometry import BOX_READINGS, iou_aligned_xyxy, read_boxes_as, xywh_to_xyxy
-from ...protocol.conventions import AS_WRITTEN
+from ...engine.geometry import BOX_READINGS, iou_aligned_xyxy, read_boxes_as, xywh_to_xyxy
+from ..protocol.conventions import AS_WRITTEN
 from .records import RefL4References
 
 __all__ = ["key", "readings", "fix", "READINGS"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...protocol.predicting import Detections, PredictData, PredictItem
+from ..protocol.predicting import Detections, PredictData, PredictItem
 
 #: a detector (its best box), or an image-text-to-text model answering one box
 kinds = ("detector", "image-text-to-text")

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import FormatError, InputError
-from ...images import ImageSource, image_cell
-from ...io import arrow_codes
-from ...validation import BuildReport
+from ...engine.errors import FormatError, InputError
+from ...engine.images import ImageSource, image_cell
+from ...engine.io import arrow_codes
+from ..validation import BuildReport
 from . import schema
 from .records import RefL4References
 
@@ -37,7 +37,7 @@ def _select_split(table: Any, split: str, source: str) -> tuple[Any, Any]:
     """The rows of ``split`` and the ids of the file's other rows (predictions for those are expected, not unknown)."""
     import pyarrow.compute as pc
 
-    from ...io import arrow_to_numpy
+    from ...engine.io import arrow_to_numpy
 
     if split == "all":
         return table, None
@@ -57,7 +57,7 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
                           + ", ".join(schema.OFFICIAL_COLUMNS), file=source,
                           fix="pass ref-l4-val.parquet / ref-l4-test.parquet, a Hub folder built by vlbench, "
                               "or JSON rows with the official columns")
-    from ...io import arrow_to_numpy
+    from ...engine.io import arrow_to_numpy
 
     try:
         ids = arrow_to_numpy(table["id"], "int64")
@@ -101,7 +101,7 @@ def _image_sizes(table: Any) -> Any:
         return None
     import pyarrow as pa
 
-    from ...io import arrow_to_numpy
+    from ...engine.io import arrow_to_numpy
 
     try:        # a null, text or any other failure: no sizes (arrow_to_numpy reads the buffer: no pandas import)
         size = np.column_stack([arrow_to_numpy(table[c], "float64") for c in ("width", "height")])
@@ -128,7 +128,7 @@ def _read_parquet(path: Path, columns: tuple[str, ...] | None) -> Any:
     """The ``columns`` (all with None) of a Parquet file that exist; any failure is a FormatError naming it."""
     import pyarrow.parquet as pq
 
-    from ...io import require_file
+    from ...engine.io import require_file
 
     require_file(path, "Parquet file")
     try:
@@ -150,7 +150,7 @@ def _hub_folder_files(folder: Path, split: str) -> list[Path]:
 
 
 def _ids_of(tables: list[Any]) -> Any:
-    from ...io import arrow_to_numpy
+    from ...engine.io import arrow_to_numpy
 
     return np.concatenate([arrow_to_numpy(t["id"], "int64") for t in tables]) if tables else None
 
@@ -159,7 +159,7 @@ def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4Referenc
     """Read the GT rows of ``split`` (val, test, all) from any supported reference source."""
     import pyarrow as pa
 
-    from ...io import read_json
+    from ...engine.io import read_json
 
     columns = SCORING_COLUMNS + ("split",) + SHOWN_COLUMNS
     path = Path(ref)
@@ -295,7 +295,7 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
           allow_missing_images: bool = False, skip_bad_images: bool = False, max_shard_bytes: int | None = None,
           rows_per_group: int = 100) -> BuildReport:
     """Official release -> Hub folder (``README.md`` + ``data/{val,test}-*.parquet``)."""
-    from ...hub import MAX_SHARD_BYTES, ShardedParquetWriter, card_yaml, write_card
+    from ...engine.hub import MAX_SHARD_BYTES, ShardedParquetWriter, card_yaml, write_card
     from .card import card_body, card_metadata
 
     if isinstance(raw, (list, tuple)):

@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...cocoeval import precision_recall_f1
-from ...errors import CoverageError, FormatError, InputError, PredictionError
-from ...geometry import iou_aligned_xyxy, xywh_to_xyxy
-from ...result import Result
-from ...uncertainty import merge
-from ...validation import describe as _describe
+from ...engine.cocoeval import precision_recall_f1
+from ...engine.errors import CoverageError, FormatError, InputError, PredictionError
+from ...engine.geometry import iou_aligned_xyxy, xywh_to_xyxy
+from ...engine.result import Result
+from ...engine.uncertainty import merge
 from .. import expect_prediction_list
+from ..validation import describe as _describe
 from . import schema
 from .analysis import CauseReplicator, analyze
 from .records import RefL4References
@@ -364,7 +364,7 @@ _CLASS_COLS = 1 + len(MACC_THRESHOLDS)
 @dataclass(frozen=True)
 class RefL4Replicator:
     """Every Ref-L4 metric under image weights, from per-image hit counts per size bucket and class
-    (:mod:`vlbench.uncertainty`); the expressions of one image move together."""
+    (:mod:`vlbench.engine.uncertainty`); the expressions of one image move together."""
 
     features: Any            # scipy CSR (units, _SIZES * _SIZE_COLS + classes * _CLASS_COLS): counts per unit
     n_classes: int

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ...geometry import xyxy_to_xywh
-from ...protocol.views import Scene, Table
+from ...engine.geometry import xyxy_to_xywh
+from ..protocol.views import Scene, Table
 from .records import RefL4References
 
 

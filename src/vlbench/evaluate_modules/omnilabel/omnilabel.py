@@ -7,7 +7,7 @@ import datasets
 import evaluate
 
 from vlbench.benchmarks import get_benchmark
-from vlbench.metric_support import RowInputs, compute
+from vlbench.library.metric_support import RowInputs, compute
 
 _CITATION = get_benchmark("omnilabel").card.citation
 

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from ..engine.errors import InputError
 
 __all__ = ["UploadPlan", "plan_upload", "publish_folder", "find_wheel", "space_folder", "remote_card",
            "push_model_card", "hub_errors"]
@@ -99,8 +99,8 @@ def check_hub_eval_yaml(path: Path) -> None:
 @contextlib.contextmanager
 def hub_errors(what: str):
     """Any failure of a Hub call (offline, no DNS, a proxy, a refused token, a rate limit) as a
-    :class:`~vlbench.errors.ServiceError` that says what could not be done, never a traceback."""
-    from .errors import ServiceError, VlbenchError
+    :class:`~vlbench.engine.errors.ServiceError` that says what could not be done, never a traceback."""
+    from ..engine.errors import ServiceError, VlbenchError
 
     try:
         yield
@@ -114,7 +114,7 @@ def hub_errors(what: str):
 
 def _source_checkout() -> Path | None:
     """The source tree vlbench runs from (an editable install or a clone on PYTHONPATH), or None for a wheel."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     return root if (root / "pyproject.toml").is_file() and (root / "src" / "vlbench").is_dir() else None
 
 
@@ -124,8 +124,8 @@ def find_wheel(wheel: str | os.PathLike | None, workdir: str | os.PathLike) -> P
     import subprocess
     import sys
 
-    from . import __version__
-    from .errors import FormatError
+    from .. import __version__
+    from ..engine.errors import FormatError
 
     if wheel:
         path = Path(wheel)
@@ -188,7 +188,7 @@ def remote_card(repo_id: str, token: str | None = None, path: str = "README.md")
     except UnicodeDecodeError:
         raise InputError(f"{path} of {repo_id} on the Hub is not UTF-8 text", fix="fix the file on the Hub") from None
     except Exception as exc:  # offline, no DNS, proxy: huggingface_hub raises several types
-        from .errors import ServiceError
+        from ..engine.errors import ServiceError
 
         raise ServiceError(f"cannot read {path} of {repo_id} from the Hub ({type(exc).__name__})"
                            + (": pass --into path/to/README.md to merge into a local copy of the card"

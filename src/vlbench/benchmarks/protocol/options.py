@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from ..errors import InputError
+from ...engine.errors import InputError
 
 __all__ = ["PROTOCOLS", "Options", "option"]
 

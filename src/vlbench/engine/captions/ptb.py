@@ -3,7 +3,7 @@
 The tokenizer is a JFlex 1.5.1 scanner (``PTBLexer.flex``): a DFA over UTF-16 code units, longest match first,
 ties to the earlier rule, some rules with trailing context (``r1/r2``), each rule an action that may normalize its
 text. This module runs the jar's own automaton: its tables (character classes, transitions, accepting states, the
-action of each state) are read from the jar pycocoevalcap installs (:mod:`vlbench.captions.jvmclass`), so character
+action of each state) are read from the jar pycocoevalcap installs (:mod:`vlbench.engine.captions.jvmclass`), so character
 classes such as ``[:letter:]`` are the jar's, not today's Unicode. Written here, from the published ``PTBLexer.flex``
 of the 3.4.1 release and JFlex's scanning rules: the scanner loop, the trailing-context resolution, and what each of
 the automaton's 54 actions does under the options the command line sets (PTB3 escaping, ``tokenizeNLs`` from

@@ -33,7 +33,7 @@ class Leaderboards(Protocol):
         ...
 
     def check(self, result: Any, /) -> None:
-        """Raise an :class:`~vlbench.errors.InputError` with the fix when no leaderboard can take ``result``."""
+        """Raise an :class:`~vlbench.engine.errors.InputError` with the fix when no leaderboard can take ``result``."""
         ...
 
     def value(self, task: EvalTask, result: Any, /) -> float | None:

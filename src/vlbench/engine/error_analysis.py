@@ -302,7 +302,7 @@ def summary(det: Detections, gt: Truth, c: Classified, n_groups: int, headline: 
     areas = gt.box_xywh[missed, 2] * gt.box_xywh[missed, 3] if len(missed) else np.zeros(0)
     examples["missed"] = [describe("gt", int(g)) for g in missed[np.argsort(-areas, kind="stable")[:EXAMPLES]]]
     return {"delta_key": delta_key, "as_scored": base, "errors": errors, "slices": counted, "examples": examples,
-            "note": "not official: a TIDE-style decomposition at IoU 0.5 (vlbench.error_analysis); each type's "
+            "note": "not official: a TIDE-style decomposition at IoU 0.5 (vlbench.engine.error_analysis); each type's "
                     f"delta_{delta_key} is {delta_key} with that type fixed alone minus {delta_key} as scored, so "
                     "the parts do not add up"}
 
@@ -312,8 +312,8 @@ _AT_50 = Params(iou_thrs=np.array([FOREGROUND_IOU]), max_dets=(100,), area_rngs=
 
 
 class AnalysisReplicator:
-    """Each fix's cost under image weights (:mod:`vlbench.uncertainty`), for paired comparisons of two files'
-    analyses: every fix's outcome as a one-threshold ranking (:class:`vlbench.cocoeval.WeightedRanking`), the
+    """Each fix's cost under image weights (:mod:`vlbench.engine.uncertainty`), for paired comparisons of two files'
+    analyses: every fix's outcome as a one-threshold ranking (:class:`vlbench.engine.cocoeval.WeightedRanking`), the
     headline of each resample from its per-group APs, the cost fixed minus as scored. Keys ``analysis:<fix>``."""
 
     unit = "image"

@@ -1,6 +1,6 @@
 """The library entry points: ``vlbench.score``, ``compare``, ``load_references``, ``build``, ``export``.
 
-Each works for every registered benchmark through the :class:`~vlbench.benchmark.Benchmark` protocol:
+Each works for every registered benchmark through the :class:`~vlbench.benchmarks.benchmark.Benchmark` protocol:
 options are validated once, paths are read here (the scorers never touch files), and predictions are
 checked not to be another benchmark's file.
 """
@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .benchmarks import get_benchmark
-from .io import write_text_atomic
-from .result import Result
+from ..benchmarks import get_benchmark
+from ..engine.io import write_text_atomic
+from ..engine.result import Result
 
 __all__ = ["score", "compare", "conventions", "load_references", "build", "export", "metric_path", "dataset_id_of",
            "record_hub_id"]
@@ -63,7 +63,7 @@ CONVENTION_MARGIN_POINTS = 20.0
 def convention_warning(conventions: Any, values: dict[str, float | None]) -> list[str]:
     """A warning when another reading of the file's boxes scores far better than the file as written (by
     CONVENTION_MARGIN_POINTS and at least twice): the file is probably in that convention."""
-    from .protocol.conventions import AS_WRITTEN
+    from ..benchmarks.protocol.conventions import AS_WRITTEN
 
     written = values.get(AS_WRITTEN) or 0.0
     others = {k: v for k, v in values.items() if k != AS_WRITTEN and v is not None}
@@ -81,7 +81,7 @@ def conventions(benchmark: str, references: Any, predictions: Any, *, split: str
                 max_bytes: int | None = None) -> tuple[str, dict[str, float | None]]:
     """(the metric compared, its value under each common reading of the file's box numbers, the official reading
     first): what ``vlbench conventions`` prints. A benchmark without box conventions is an UnsupportedError."""
-    from .errors import UnsupportedError
+    from ..engine.errors import UnsupportedError
 
     bench, opts, refs = _prepare(benchmark, references, split, "official", {})
     if bench.conventions is None:
@@ -111,7 +111,7 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
     result = _score(bench, opts, refs, predictions, max_bytes, source)
     result.dataset_id = dataset_id or dataset_id_of(references)
     if ci is not None:
-        from .uncertainty import add_intervals
+        from ..engine.uncertainty import add_intervals
 
         add_intervals(result, ci, resamples=resamples, seed=seed)
     return result
@@ -120,9 +120,9 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
 def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: Any, *, split: str | None = None,
             protocol: str = "official", ci: float = 0.95, resamples: int = 1000, seed: int = 0,
             names: tuple[str, str] | None = None, max_bytes: int | None = None, **options: Any):
-    """Paired bootstrap of two prediction files on the same references (see :func:`vlbench.uncertainty.compare`).
+    """Paired bootstrap of two prediction files on the same references (see :func:`vlbench.engine.uncertainty.compare`).
     Returns ``(comparison, result_a, result_b)``."""
-    from .uncertainty import compare as paired
+    from ..engine.uncertainty import compare as paired
 
     bench, opts, refs = _prepare(benchmark, references, split, protocol, options)   # read once, scored twice
     a = _score(bench, opts, refs, predictions_a, max_bytes)
@@ -139,7 +139,7 @@ MANIFEST = ".vlbench-build.json"
 def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool = False,
           eval_framework: str = "vlbench", **kwargs: Any) -> Any:
     """Official release -> Hub folder (the benchmark's builder), then the folder's ``eval.yaml`` naming
-    ``eval_framework`` (see :func:`vlbench.registration.eval_yaml`).
+    ``eval_framework`` (see :func:`vlbench.library.registration.eval_yaml`).
 
     The build happens in a staging folder next to ``out`` and is moved in at the end, so an error or Ctrl-C
     leaves ``out`` as it was. ``out`` must be new or empty; with ``overwrite``, a folder an earlier vlbench build
@@ -148,9 +148,9 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
     import shutil
     import tempfile
 
-    from .io import check_output
+    from ..benchmarks.validation import read_card_metadata
+    from ..engine.io import check_output
     from .registration import write_eval_yaml
-    from .validation import read_card_metadata
 
     bench = get_benchmark(benchmark)
     out = check_output(out, "output folder", folder=True)
@@ -185,7 +185,7 @@ def _note_missing_images(folder: Path, report: Any) -> None:
 def _check_build_target(out: Path, overwrite: bool) -> list[str]:
     """The files an earlier build wrote into ``out`` (its manifest); refuses a folder holding anything else
     unless ``overwrite``, and then only where the new build would replace a file vlbench did not write."""
-    from .errors import InputError
+    from ..engine.errors import InputError
 
     if not out.exists() or not any(out.iterdir()):
         return []
@@ -206,7 +206,7 @@ def _verify_embedded_images(folder: Path) -> None:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from .errors import FormatError
+    from ..engine.errors import FormatError
 
     for shard in sorted(folder.rglob("*.parquet")):
         parquet = pq.ParquetFile(shard)
@@ -224,7 +224,7 @@ def _verify_embedded_images(folder: Path) -> None:
 
 def _move_build(staging: Path, out: Path, previous: list[str]) -> None:
     """Replace the files of the previous build by the staged ones; refuse to replace a file vlbench did not write."""
-    from .errors import InputError
+    from ..engine.errors import InputError
 
     new = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
     clash = [f for f in new if (out / f).exists() and f not in previous]
@@ -248,7 +248,7 @@ def export(benchmark: str, folder: str | os.PathLike, *, split: str | None = Non
     """Hub folder -> the benchmark's official annotation data (JSON-serialisable)."""
     bench = get_benchmark(benchmark)
     if not Path(folder).is_dir():
-        from .errors import FormatError
+        from ..engine.errors import FormatError
 
         raise FormatError("the folder does not exist", file=str(folder), fix="pass the folder 'vlbench build' wrote")
     return bench.require_dataset().export(folder, split or bench.default_split or "")
@@ -257,11 +257,11 @@ def export(benchmark: str, folder: str | os.PathLike, *, split: str | None = Non
 def metric_path(benchmark: str) -> str:
     """The folder of a benchmark's ``evaluate`` module (inside the installed package, or the one a plug-in names), for
     ``evaluate.load(vlbench.metric_path(benchmark))`` from any working directory (it is also the metric Space)."""
-    from .errors import UnsupportedError
+    from ..engine.errors import UnsupportedError
 
     bench = get_benchmark(benchmark)
     folder = (Path(bench.evaluate_module) if bench.evaluate_module
-              else Path(__file__).resolve().parent / "evaluate_modules" / bench.id)
+              else Path(__file__).resolve().parents[1] / "evaluate_modules" / bench.id)
     if not (folder / f"{bench.id}.py").is_file():
         raise UnsupportedError(f"{bench.display_name} has no evaluate module in this installation",
                                fix="score with vlbench.score(...) or 'vlbench score'")

@@ -52,7 +52,7 @@ def mark_boxes(gt: list[tuple[list[float], str]], predicted: list[tuple[list[flo
     IoU >= ``iou_threshold`` (a picture, not the metric); and the number of misses plus false positives."""
     import numpy as np
 
-    from ..geometry import iou_matrix_xywh
+    from ...engine.geometry import iou_matrix_xywh
 
     iou = (iou_matrix_xywh([b for b, _ in predicted], [b for b, _ in gt]) if gt and predicted
            else np.zeros((len(predicted), len(gt))))

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .benchmarks import get_benchmark
+from ..benchmarks import get_benchmark
+from ..engine.result import Result
 from .registration import eval_results, merge_eval_results, require_dataset_id
-from .result import Result
 
 __all__ = ["model_index", "model_index_yaml", "merge_model_index", "write_eval_results", "update_model_card",
            "read_text"]
@@ -49,7 +49,7 @@ def merge_model_index(card_text: str, result: Result, model_name: str | None = N
     from huggingface_hub import ModelCard
     from huggingface_hub.repocard_data import model_index_to_eval_results
 
-    from .errors import FormatError
+    from ..engine.errors import FormatError
 
     fix = "fix the card's YAML header (between the --- lines), or merge into a new card with --into"
     try:
@@ -92,7 +92,7 @@ def model_index_yaml(result: Result, model_name: str, **kwargs: Any) -> str:
 
 def read_text(path: str | os.PathLike, what: str) -> str:
     """A user's text file, with a clear error when it is not UTF-8 or cannot be read."""
-    from .errors import FormatError
+    from ..engine.errors import FormatError
 
     try:
         return Path(path).read_text(encoding="utf-8")
@@ -106,10 +106,10 @@ def write_eval_results(result: Result, folder: str | os.PathLike,
                        **entry_fields: Any) -> tuple[Path, list[dict[str, Any]], int]:
     """Write (merge) the result's entries into ``<folder>/.eval_results/<benchmark>.yaml`` (``folder`` may name the
     ``.eval_results`` folder itself): entries of other tasks, splits or dates are kept. ``entry_fields``: those of
-    :func:`vlbench.registration.eval_results`. Returns (the file, the entries written, how many others were kept)."""
+    :func:`vlbench.library.registration.eval_results`. Returns (the file, the entries written, how many others were kept)."""
     import yaml
 
-    from .io import check_output, write_text_atomic
+    from ..engine.io import check_output, write_text_atomic
 
     target_dir = Path(folder) if Path(folder).name == ".eval_results" else Path(folder) / ".eval_results"
     check_output(target_dir, "evaluation results folder", folder=True)
@@ -127,10 +127,10 @@ def update_model_card(result: Result, *, into: str | os.PathLike | None = None, 
     """Merge the result's ``model-index`` into a model card: the file ``into`` (written in place) and / or the card of
     the Hub model ``push``, committed there with its ``.eval_results`` entries in one commit (``dry_run``: the diff
     and the files, nothing sent). ``card_options``: those of :func:`model_index`; ``entry_fields``: those of
-    :func:`vlbench.registration.eval_results`. Returns what was done, one line each."""
+    :func:`vlbench.library.registration.eval_results`. Returns what was done, one line each."""
     import yaml
 
-    from .io import check_output, write_text_atomic
+    from ..engine.io import check_output, write_text_atomic
     from .publish import push_model_card, remote_card
 
     card_options = card_options or {}
@@ -140,7 +140,7 @@ def update_model_card(result: Result, *, into: str | os.PathLike | None = None, 
     elif push:
         before = remote_card(push)
     else:
-        from .errors import InputError
+        from ..engine.errors import InputError
 
         raise InputError("no model card to update", fix="pass into=README.md and / or push=ORG/MODEL")
     after = merge_model_index(before, result, model_name, source=str(into or f"{push}/README.md"), **card_options)

@@ -14,9 +14,9 @@ import datetime as _dt
 from pathlib import Path
 from typing import Any
 
-from .benchmarks import get_benchmark
-from .errors import InputError
-from .protocol.leaderboards import EvalTask
+from ..benchmarks import get_benchmark
+from ..benchmarks.protocol.leaderboards import EvalTask
+from ..engine.errors import InputError
 
 __all__ = ["EvalTask", "eval_tasks", "eval_yaml", "eval_results", "write_eval_yaml", "merge_eval_results",
            "require_dataset_id", "EVALUATION_FRAMEWORK", "HUB_EVALUATION_FRAMEWORKS", "eval_yaml_problems",

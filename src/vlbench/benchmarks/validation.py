@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import msgspec
 
-from .errors import FormatError, InputError
+from ..engine.errors import FormatError, InputError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,7 +54,7 @@ def integral_ids(values: list[Any], source: str, key: str, start: int = 0, kinds
     them (a pass over a million ids is not free)."""
     import numpy as np
 
-    from .errors import PredictionError
+    from ..engine.errors import PredictionError
 
     kinds = set(map(type, values)) if kinds is None else kinds
     if kinds <= {int}:
@@ -73,7 +73,7 @@ def integral_ids(values: list[Any], source: str, key: str, start: int = 0, kinds
     return np.asarray([int(v) for v in values], dtype=np.int64)
 
 
-#: msgspec types for typed decoding (:func:`vlbench.io.read_json`'s ``typed``): an integer id within int64, and a
+#: msgspec types for typed decoding (:func:`vlbench.engine.io.read_json`'s ``typed``): an integer id within int64, and a
 #: number whose float64 value is exact (``|v| < 2^53``; msgspec reads a JSON integer as its float). JSON booleans,
 #: strings, nulls, integral floats as ids and integers beyond 2^53 fail them, so a file holding any of those is read
 #: the general way, where each is named, kept or warned about as the official code treats it.
@@ -117,7 +117,7 @@ def read_scores(values: list[Any], source: str, *, protocol: str, entry_of: Any 
 
     import numpy as np
 
-    from .errors import PredictionError
+    from ..engine.errors import PredictionError
 
     def entry(i: int) -> str:
         return f"entry {int(entry_of[i]) if entry_of is not None else i}"
@@ -175,7 +175,7 @@ def read_boxes(boxes: list[Any], source: str, *, protocol: str, key: str = "bbox
 
     import numpy as np
 
-    from .errors import PredictionError
+    from ..engine.errors import PredictionError
 
     try:
         # numbers only when numpy makes a numeric (N, 4) array of them and no coordinate is a JSON boolean (numpy
@@ -224,7 +224,7 @@ def unusual_warning(what: str, unusual: dict[str, list[int]], how: dict[str, str
 def require_utf8(texts: list[str], source: str, what: str, entry: Any = None) -> None:
     """Every text encodes as UTF-8 (a lone surrogate such as ``\\ud800``, legal in JSON, does not: the official
     toolkit crashes writing it for Java); ``entry(i)`` names entry i in the error."""
-    from .errors import PredictionError
+    from ..engine.errors import PredictionError
 
     try:
         "\n".join(texts).encode("utf-8")
@@ -244,7 +244,7 @@ def require_utf8(texts: list[str], source: str, what: str, entry: Any = None) ->
 def aligned_lists(prediction: Any, keys: tuple[str, ...], index: int, source: str = "predictions") -> list[tuple]:
     """The per-box lists ``keys`` of one ``evaluate`` example zipped, after checking they are lists of equal length
     (``zip`` would silently drop the boxes of the longer ones)."""
-    from .errors import PredictionError
+    from ..engine.errors import PredictionError
 
     form = "{" + ", ".join(f'"{k}": [...]' for k in keys) + "}"
     if not isinstance(prediction, dict):

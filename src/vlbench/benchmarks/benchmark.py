@@ -2,12 +2,12 @@
 
 Every package ``vlbench.benchmarks.<id>`` builds one :class:`Benchmark` and exposes it as ``BENCHMARK``; the
 registry (:mod:`vlbench.benchmarks`) finds it. What a benchmark can do lives in small interfaces, one per
-capability (:mod:`vlbench.protocol`): a :class:`~vlbench.protocol.Scorer` (every benchmark), and optionally a
-:class:`~vlbench.protocol.DatasetBuilder`, :class:`~vlbench.protocol.Views`, a
-:class:`~vlbench.protocol.Predictor`, a :class:`~vlbench.protocol.Showcase` (the Space) and
-:class:`~vlbench.protocol.Leaderboards`. The fronts (CLI, library API, report, registration, metric cards, the
+capability (:mod:`vlbench.benchmarks.protocol`): a :class:`~vlbench.benchmarks.protocol.Scorer` (every benchmark),
+and optionally a :class:`~vlbench.benchmarks.protocol.DatasetBuilder`, :class:`~vlbench.benchmarks.protocol.Views`, a
+:class:`~vlbench.benchmarks.protocol.Predictor`, a :class:`~vlbench.benchmarks.protocol.Showcase` (the Space) and
+:class:`~vlbench.benchmarks.protocol.Leaderboards`. The fronts (CLI, library API, report, registration, metric cards, the
 Space, the ``evaluate`` modules) ask a benchmark for the capability they need; one it lacks is a clear
-:class:`~vlbench.errors.UnsupportedError`.
+:class:`~vlbench.engine.errors.UnsupportedError`.
 
 Data flows one way::
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from .errors import UnsupportedError
+from ..engine.errors import UnsupportedError
 from .protocol import (
     ALL_QUERIES,
     AS_WRITTEN,
@@ -93,7 +93,7 @@ TIES_NOTE = ("When detections share a score (a model without confidences gives e
               "matches as the official order makes them; AR does not depend on the order), with a warning when "
               "they are more than 1 point apart.")
 
-#: the metric card's words on the detection benchmarks' error analysis (vlbench.error_analysis; a test holds the
+#: the metric card's words on the detection benchmarks' error analysis (vlbench.engine.error_analysis; a test holds the
 #: two to the same error types)
 DETECTION_ANALYSIS_NOTE = (
     "A TIDE-style decomposition (Bolya et al., ECCV 2020) at IoU 0.5: every false positive is `localisation` (its "
@@ -172,7 +172,7 @@ class Benchmark:
 
     def options(self, **kwargs: Any) -> Options:
         """Validated options (:meth:`Options.parse` of the scorer's ``options_type``): unknown names and values are
-        an :class:`~vlbench.errors.InputError` saying what is taken; no split means ``default_split``."""
+        an :class:`~vlbench.engine.errors.InputError` saying what is taken; no split means ``default_split``."""
         return self.scorer.options_type.parse(kwargs, owner=self.id, default_split=self.default_split)
 
     def require_dataset(self) -> DatasetBuilder:

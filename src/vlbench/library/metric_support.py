@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from .result import Result
+from ..engine.result import Result
 
 __all__ = ["RowInputs", "batch_rows", "compute_output", "compute", "check_examples"]
 
@@ -42,7 +42,7 @@ class RowInputs:
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Add a batch of predictions and references (Hub rows or a Dataset batch)."""
-        from .errors import PredictionError
+        from ..engine.errors import PredictionError
 
         if predictions is None or references is None:
             missing = "predictions" if predictions is None else "references"
@@ -60,7 +60,7 @@ def check_examples(features: Any, predictions: Any, references: Any) -> None:
     """Each example against the module's declared features, before ``evaluate`` encodes it (whose own errors, a
     bare ``KeyError``, Arrow's ``UnicodeEncodeError``, would name neither the example nor the fix, and which would
     silently turn the text "0.5" into a number): a missing key, ``None``, text where a number goes (or the
-    reverse), a lone surrogate, are a :class:`~vlbench.errors.PredictionError` naming the example and the key."""
+    reverse), a lone surrogate, are a :class:`~vlbench.engine.errors.PredictionError` naming the example and the key."""
     for name, examples in (("predictions", predictions), ("references", references)):
         if examples is None or name not in (features or {}):
             continue
@@ -79,7 +79,7 @@ def _check_value(value: Any, feature: Any, where: str) -> None:
 
     import datasets
 
-    from .errors import PredictionError
+    from ..engine.errors import PredictionError
 
     def fail(message: str, fix: str) -> None:
         raise PredictionError(message, file=where.split("[")[0], entry=where, fix=fix)
@@ -120,7 +120,7 @@ def compute_output(result: Result, return_details: bool, ci: float | None = None
     """The metrics dict of a Result; its warnings as Python warnings; details on request. With ``ci``,
     also ``confidence_intervals``: metric -> (low, high), a percentile bootstrap over images."""
     if ci is not None:
-        from .uncertainty import add_intervals
+        from ..engine.uncertainty import add_intervals
 
         add_intervals(result, ci, resamples=resamples, seed=seed)
     for message in result.warnings:
@@ -141,8 +141,8 @@ def compute(benchmark: str, predictions: list[Any], references: list[Any], *, re
             **options: Any) -> dict[str, Any]:
     """What every evaluate module's ``_compute`` does: rows -> records, examples -> official entries, score
     through the benchmark protocol, then :func:`compute_output`."""
+    from ..benchmarks import get_benchmark
     from .api import check_conventions
-    from .benchmarks import get_benchmark
 
     bench = get_benchmark(benchmark)
     references = list(references)

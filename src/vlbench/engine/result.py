@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
+from .. import __version__
 from .errors import FormatError
 
 __all__ = ["Result"]
@@ -63,7 +63,7 @@ class Result:
     dataset_id: str | None = None
     #: the error analysis (``analysis=True`` / ``--analysis`` / ``vlbench analyze``): why the model fails; not official
     analysis: dict[str, Any] | None = None
-    #: builds the benchmark's bootstrap replicator (see :mod:`vlbench.uncertainty`); not serialised
+    #: builds the benchmark's bootstrap replicator (see :mod:`vlbench.engine.uncertainty`); not serialised
     resampler: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:

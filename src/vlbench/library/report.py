@@ -1,7 +1,7 @@
-"""The reporting layer: renderings of a :class:`~vlbench.result.Result` for people and for the Hub.
+"""The reporting layer: renderings of a :class:`~vlbench.engine.result.Result` for people and for the Hub.
 
 Terminal text, headline rows, breakdown tables and CSV, plots, samples drawn on their images (the model card and
-the Hub's entries are :mod:`vlbench.model_card`). Every function works for any registered benchmark: what differs
+the Hub's entries are :mod:`vlbench.library.model_card`). Every function works for any registered benchmark: what differs
 comes from the benchmark's views. matplotlib and PIL are
 imported only here, and only through their object APIs (no pyplot state: safe in worker threads).
 """
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .benchmarks import get_benchmark
-from .protocol.views import Sample, Table
-from .result import Result
+from ..benchmarks import get_benchmark
+from ..benchmarks.protocol.views import Sample, Table
+from ..engine.result import Result
 
 __all__ = ["Table", "text", "headline", "tables", "tie_bounds", "threshold_line", "analysis_tables", "analysis_text",
            "analysis_plot", "plots", "draw", "image_reader", "to_csv"]
@@ -199,7 +199,7 @@ def image_reader(references: str | os.PathLike) -> Callable[[str], bytes | None]
     return read
 
 
-#: outline colours of the box kinds of :class:`~vlbench.benchmark.Sample`
+#: outline colours of the box kinds of :class:`~vlbench.benchmarks.benchmark.Sample`
 COLOURS = {"gt": (20, 170, 60), "miss": (240, 150, 0), "match": (40, 110, 230), "fp": (220, 40, 40)}
 
 

@@ -2,7 +2,7 @@
 numbers read as written and as the other common conventions (xyxy pixels; xyxy as fractions of the image, on a 0-1000
 grid, or y first on a 0-1000 grid, which need image sizes), each scored by the same cheap, ranking-free quantity:
 the share of GT boxes that some box of the same image and label covers at IoU >= 0.5, whatever its score
-(:func:`vlbench.cocoeval.recall_any_score`). A wrong convention puts nearly every box off its object; the right one
+(:func:`vlbench.engine.cocoeval.recall_any_score`). A wrong convention puts nearly every box off its object; the right one
 covers what the model found. Only the first :data:`SAMPLE_IMAGES` images with GT are read (sorted by id), so the
 check costs the same on a full split as on a small one; the official number is never touched."""
 
@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .cocoeval import recall_any_score
-from .geometry import read_boxes_as, xywh_to_xyxy
+from ..engine.cocoeval import recall_any_score
+from ..engine.geometry import read_boxes_as, xywh_to_xyxy
 from .protocol.conventions import AS_WRITTEN
 
 __all__ = ["KEY", "READINGS", "SAMPLE_IMAGES", "sample_images", "entries_of_images", "readings", "fix"]

@@ -71,7 +71,7 @@ def image_cell(path: Path, name: str, *, skip_bad: bool = False, report: Any = N
     """The Hub ``Image`` cell of one file, ``{"path": name, "bytes": ...}``, and its (width, height), after a cheap
     check that it is an image (PIL reads its header and size). A file that is not (empty, truncated header,
     another kind of file, a link to one) is a :class:`FormatError` naming it, or with ``skip_bad`` no cell,
-    counted in ``report`` (a :class:`~vlbench.validation.BuildReport`)."""
+    counted in ``report`` (a :class:`~vlbench.benchmarks.validation.BuildReport`)."""
     import io
 
     from PIL import Image, UnidentifiedImageError

@@ -1,7 +1,7 @@
 """String constants of a compiled Java class, read from a jar without a JVM.
 
 The COCO caption toolkit's tokenizer is a JFlex scanner whose DFA tables are compiled into its class as
-``static final String`` constants (``ZZ_CMAP_PACKED``, ``ZZ_TRANS_PACKED_0``...). :mod:`vlbench.captions.ptb` reads
+``static final String`` constants (``ZZ_CMAP_PACKED``, ``ZZ_TRANS_PACKED_0``...). :mod:`vlbench.engine.captions.ptb` reads
 them from the jar pycocoevalcap installs, so the Python tokenizer runs the very automaton the jar runs. This module
 knows only the class-file format (JVM specification, chapter 4): the constant pool, and each field's
 ``ConstantValue`` attribute.

@@ -110,7 +110,7 @@ def _replicator_of(result: Any) -> Replicator:
 
 def add_intervals(result: Any, level: float = 0.95, *, resamples: int = DEFAULT_RESAMPLES,
                   seed: int = DEFAULT_SEED) -> Any:
-    """Attach ``breakdowns["confidence_intervals"]`` to a fresh :class:`~vlbench.result.Result` (metrics unchanged)."""
+    """Attach ``breakdowns["confidence_intervals"]`` to a fresh :class:`~vlbench.engine.result.Result` (metrics unchanged)."""
     _check(level, resamples)
     rep = _replicator_of(result)
     samples = replicate(rep, draw_weights(rep.strata, resamples, seed))

@@ -16,7 +16,7 @@ class DatasetBuilder(Protocol):
     def build(self, raw: Any, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
               allow_missing_images: bool = False, skip_bad_images: bool = False,
               max_shard_bytes: int | None = None) -> Any:
-        """Release -> Hub folder ``out``; returns a :class:`~vlbench.validation.BuildReport`. ``images``: where the
+        """Release -> Hub folder ``out``; returns a :class:`~vlbench.benchmarks.validation.BuildReport`. ``images``: where the
         images are when the release keeps them apart; a build without them is refused unless
         ``allow_missing_images``; ``skip_bad_images`` leaves out (and counts) files that are not readable images."""
         ...

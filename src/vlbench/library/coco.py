@@ -1,14 +1,14 @@
 """Plain COCO bbox evaluation of two files, as pycocotools' ``COCO``, ``loadRes`` and ``COCOeval(..., "bbox")``
 read and score them: the twelve stats, the precision and recall arrays.
 
-The engine (:func:`vlbench.cocoeval.evaluate_bbox`) reproduces ``COCOeval`` on arrays; this module reads an
+The engine (:func:`vlbench.engine.cocoeval.evaluate_bbox`) reproduces ``COCOeval`` on arrays; this module reads an
 instances file and a results file straight into those arrays: a file of the usual shape decoded once into typed
 records (msgspec: no dict per detection), then one list comprehension per column; any other file parsed as plain
 JSON (orjson) so that what is wrong in it can be named. Whatever pycocotools would refuse (a results entry on an
 image the instances file lacks: ``loadRes``' assertion; a missing key: its KeyError) is an error naming the file,
 the entry and the fix. Example::
 
-    from vlbench.coco import evaluate_files
+    from vlbench.library.coco import evaluate_files
     result = evaluate_files("instances_val2017.json", "detections.json")
     print(result.stats["AP"], result.stats["AP50"])
 """
@@ -22,10 +22,10 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
-from .cocoeval import CocoEvalResult, Params, evaluate_bbox
-from .errors import FormatError
-from .io import read_json
-from .validation import integral_ids, read_boxes, read_scores
+from ..benchmarks.validation import integral_ids, read_boxes, read_scores
+from ..engine.cocoeval import CocoEvalResult, Params, evaluate_bbox
+from ..engine.errors import FormatError
+from ..engine.io import read_json
 
 __all__ = ["read_instances", "read_results", "evaluate_files"]
 

@@ -6,7 +6,7 @@ import os
 from abc import ABC, abstractmethod
 from typing import Any, Generic, TypeVar
 
-from ..errors import PredictionError, UnsupportedError
+from ...engine.errors import PredictionError, UnsupportedError
 from .options import Options
 
 __all__ = ["Scorer", "check_examples"]
@@ -16,7 +16,7 @@ OptionsT = TypeVar("OptionsT", bound=Options)
 
 class Scorer(ABC, Generic[OptionsT]):
     """References (official file, Hub folder, Hub rows) and predictions (official file) -> records and entries ->
-    :class:`~vlbench.result.Result`. ``score`` is pure: no file I/O, no rendering.
+    :class:`~vlbench.engine.result.Result`. ``score`` is pure: no file I/O, no rendering.
 
     ``options_type`` declares the benchmark's options; ``prediction_keys`` are keys every entry of its prediction
     files has (how a file of another benchmark is recognised); ``prediction_form`` names an entry in messages.
@@ -32,7 +32,7 @@ class Scorer(ABC, Generic[OptionsT]):
 
     @abstractmethod
     def score(self, references: Any, predictions: Any, options: OptionsT, source: str = "predictions", /) -> Any:
-        """Records + parsed predictions -> :class:`~vlbench.result.Result`."""
+        """Records + parsed predictions -> :class:`~vlbench.engine.result.Result`."""
 
     def references_from_rows(self, rows: list[dict[str, Any]], /) -> Any:
         """Rows of the Hub dataset (the ``evaluate`` module's references) -> records."""
@@ -40,10 +40,10 @@ class Scorer(ABC, Generic[OptionsT]):
 
     def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
                          max_values: int | None = None, typed: bool = False) -> Any:
-        """A prediction file (official format) -> its parsed entries; the limits as :func:`vlbench.io.read_json`.
+        """A prediction file (official format) -> its parsed entries; the limits as :func:`vlbench.engine.io.read_json`.
         ``typed``: the caller only hands the entries to this scorer (``score``, the convention check), so a benchmark
         may return typed records for a file of the usual shape (no dict per entry); without it, dicts."""
-        from ..io import MAX_JSON_BYTES, read_json
+        from ...engine.io import MAX_JSON_BYTES, read_json
 
         return read_json(source, what="prediction file", max_bytes=max_bytes or MAX_JSON_BYTES, max_values=max_values)
 

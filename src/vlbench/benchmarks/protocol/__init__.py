@@ -8,7 +8,7 @@
 - :mod:`.leaderboards`: :class:`Leaderboards`: the Hub's ``eval.yaml`` tasks and a result's number for each;
 - :mod:`.conventions`: :class:`Conventions`: the other common readings of a file's box numbers and their scores.
 
-:class:`vlbench.benchmark.Benchmark` composes them; the fronts ask it for the capability they need.
+:class:`vlbench.benchmarks.benchmark.Benchmark` composes them; the fronts ask it for the capability they need.
 """
 
 from __future__ import annotations

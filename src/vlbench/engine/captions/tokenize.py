@@ -3,7 +3,7 @@
 
 Two backends behind one switch: ``java`` runs the jar shipped with pycocoevalcap (temp files in a
 temp dir, never in the installed package); ``python`` runs the jar's own lexer automaton without a JVM
-(:mod:`vlbench.captions.ptb`), equal to the jar on every character but the Greek capital sigma, whose
+(:mod:`vlbench.engine.captions.ptb`), equal to the jar on every character but the Greek capital sigma, whose
 lower case Java decides by word boundaries. ``auto`` uses Python unless a caption holds such a character
 and Java is present.
 """
@@ -109,7 +109,7 @@ def tokenize(captions: Sequence[str], backend: str = "auto", *, shift_lines: boo
 def _tokenizer_code(backend: str) -> str:
     """What a tokenization depends on besides its input: this code, the jar (and the Java that runs it)."""
     here = Path(__file__).parent
-    files = [here / "tokenize.py", here / "ptb.py", here / "jvmclass.py", here.parent / "data" / "java17_lowercase.json",
+    files = [here / "tokenize.py", here / "ptb.py", here / "jvmclass.py", here.parents[1] / "data" / "java17_lowercase.json",
              java.tokenizer_jar() or here / "tokenize.py"]
     if backend == "java":
         files.append(Path(java.java_executable() or here / "java.py").resolve())
@@ -118,7 +118,7 @@ def _tokenizer_code(backend: str) -> str:
 
 def python_proven(captions: Sequence[str]) -> bool:
     """Whether the Python tokenizer is proven equal to the jar on these captions (no character of
-    :data:`vlbench.captions.ptb.UNPROVEN`)."""
+    :data:`vlbench.engine.captions.ptb.UNPROVEN`)."""
     from .ptb import UNPROVEN
 
     return not any(UNPROVEN.search(c) for c in captions)
