@@ -4,7 +4,9 @@ dataset card's metadata read through ``huggingface_hub``'s card API."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["fail", "require", "describe", "integral_ids", "require_utf8", "aligned_lists", "extra_fields", "percent",
            "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT",
-           "tie_bounds", "TIE_SPREAD_POINTS", "TypedId", "TypedNumber"]
+           "tie_bounds", "TIE_SPREAD_POINTS", "TypedId", "TypedNumber", "typed_column", "typed_boxes"]
 
 #: integers of larger magnitude lose precision as float64: the official int64 arrays order them differently
 FLOAT_EXACT = 2**53
@@ -79,6 +81,23 @@ def integral_ids(values: list[Any], source: str, key: str, start: int = 0, kinds
 #: the general way, where each is named, kept or warned about as the official code treats it.
 TypedId = Annotated[int, msgspec.Meta(ge=-2**63, le=2**63 - 1)]
 TypedNumber = Annotated[float, msgspec.Meta(gt=-float(FLOAT_EXACT), lt=float(FLOAT_EXACT))]
+
+
+def typed_column(records: list[Any], name: str, dtype: type) -> np.ndarray:
+    """One field of every typed record (:data:`TypedId` / :data:`TypedNumber`, already checked) as an array, in one
+    pass with no per-value test."""
+    import numpy as np
+
+    return np.fromiter(map(operator.attrgetter(name), records), dtype=dtype, count=len(records))
+
+
+def typed_boxes(records: list[Any], name: str = "bbox") -> np.ndarray:
+    """(n, 4) float64 of every typed record's box (a tuple of four :data:`TypedNumber`): the numbers in one flat pass,
+    twice as fast as ``np.array`` of the n tuples."""
+    import numpy as np
+
+    flat = itertools.chain.from_iterable(map(operator.attrgetter(name), records))
+    return np.fromiter(flat, dtype=np.float64, count=4 * len(records)).reshape(len(records), 4)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,18 @@ from ...engine.errors import InputError, PredictionError
 from ...engine.result import Result
 from ...engine.uncertainty import merge
 from .. import expect_prediction_list
-from ..validation import Scores, TypedId, TypedNumber, integral_ids, read_boxes, read_scores, tie_bounds, unusual_warning
+from ..validation import (
+    Scores,
+    TypedId,
+    TypedNumber,
+    integral_ids,
+    read_boxes,
+    read_scores,
+    tie_bounds,
+    typed_boxes,
+    typed_column,
+    unusual_warning,
+)
 from . import schema
 from .records import OmniLabelReferences
 
@@ -96,8 +107,7 @@ def _typed_columns(entries: list[TypedPrediction], source: str
         _unequal_lengths(int(lens[i]), int(n_scores[i]), source, i)
     total = int(lens.sum())
     score = np.fromiter(itertools.chain.from_iterable(scs), dtype=np.float64, count=total)
-    return (np.fromiter([e.image_id for e in entries], dtype=np.int64, count=n),
-            np.array([e.bbox for e in entries], dtype=np.float64).reshape(n, 4),
+    return (typed_column(entries, "image_id", np.int64), typed_boxes(entries),
             np.fromiter(itertools.chain.from_iterable(dids), dtype=np.int64, count=total), lens,
             Scores.of_typed(score))
 

@@ -32,6 +32,8 @@ from ..validation import (
     read_boxes,
     read_scores,
     tie_bounds,
+    typed_boxes,
+    typed_column,
     unusual_warning,
 )
 from . import schema
@@ -144,11 +146,8 @@ def _typed_columns(entries: list[TypedResult]) -> tuple[NDArray[np.int64], NDArr
                                                          NDArray[np.int64]]:
     """(image ids, boxes, scores, category ids) of typed records, whose types are already checked: one pass per
     column, no per-value test."""
-    n = len(entries)
-    return (np.fromiter([e.image_id for e in entries], dtype=np.int64, count=n),
-            np.array([e.bbox for e in entries], dtype=np.float64).reshape(n, 4),
-            Scores.of_typed(np.fromiter([e.score for e in entries], dtype=np.float64, count=n)),
-            np.fromiter([e.category_id for e in entries], dtype=np.int64, count=n))
+    return (typed_column(entries, "image_id", np.int64), typed_boxes(entries),
+            Scores.of_typed(typed_column(entries, "score", np.float64)), typed_column(entries, "category_id", np.int64))
 
 
 def _diagnose(entries: list[Any], source: str) -> None:
