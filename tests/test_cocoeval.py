@@ -221,3 +221,36 @@ def test_the_radix_group_order_is_numpys_stable_argsort(top):
     assert np.array_equal(_stable_group_order(keys), np.argsort(keys, kind="stable"))
     keys[::7] *= -1                                     # a negative key: numpy's own sort, whatever the range
     assert np.array_equal(_stable_group_order(keys), np.argsort(keys, kind="stable"))
+
+
+def test_max_det_cuts_in_any_order_and_cuts_that_keep_the_same_detections():
+    """Cuts of 100, 1, 10 and 1000: pycocotools' evaluate() sorts maxDets, so the arrays' max-det axis is 1, 10,
+    100, 1000 (``Params`` sorts them too). At most 6 detections per (image, category), so 10, 100 and 1000 keep the
+    same ones (the engine reuses a step's curves for an equal cut) while 1 keeps fewer; the whole precision and
+    recall arrays equal pycocotools' run with the same maxDets."""
+    rng = np.random.default_rng(3)
+    anns = [{"id": i + 1, "image_id": 1 + i % 3, "category_id": 1 + i % 2,
+             "bbox": [float(x) for x in rng.integers(0, 300, 2)] + [40.0, 30.0], "area": 1200.0, "iscrowd": 0}
+            for i in range(12)]
+    dets = [{"image_id": a["image_id"], "category_id": a["category_id"],
+             "bbox": [a["bbox"][0] + j * 6, a["bbox"][1], 40.0, 30.0], "score": float(rng.choice([0.2, 0.5, 0.8]))}
+            for a in anns for j in range(3)]
+    per_pair = np.unique([(d["image_id"], d["category_id"]) for d in dets], axis=0, return_counts=True)[1]
+    assert 1 < per_pair.max() <= 6
+    max_dets = (100, 1, 10, 1000)
+    gt = COCO()
+    gt.dataset = {"images": [{"id": i} for i in (1, 2, 3)], "categories": [{"id": c} for c in (1, 2)],
+                  "annotations": anns}
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt.createIndex()
+        ev = COCOeval(gt, gt.loadRes(dets), "bbox")
+        ev.params.maxDets = list(max_dets)
+        ev.evaluate()
+        ev.accumulate()
+    gt_cols = {k: np.array([a[k] for a in anns]) for k in ("image_id", "category_id", "bbox", "area", "iscrowd", "id")}
+    dt_cols = {k: np.array([d[k] for d in dets]) for k in ("image_id", "category_id", "bbox", "score")}
+    res = evaluate_bbox(np.array([1, 2, 3]), np.array([1, 2]), gt_cols, dt_cols, Params(max_dets=max_dets))
+    np.testing.assert_array_equal(res.precision, ev.eval["precision"])
+    np.testing.assert_array_equal(res.recall, ev.eval["recall"])
+    assert Params(max_dets=max_dets).max_dets == (1, 10, 100, 1000)
+    assert not np.array_equal(res.precision[..., 0], res.precision[..., 1])     # the cut at 1 changes something

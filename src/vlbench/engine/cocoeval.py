@@ -70,6 +70,11 @@ class Params:
     area_rngs: tuple[tuple[float, float], ...] = ((0.0, 1e10), (0.0, 32.0**2), (32.0**2, 96.0**2), (96.0**2, 1e10))
     area_labels: tuple[str, ...] = ("all", "small", "medium", "large")
 
+    def __post_init__(self) -> None:
+        # COCOeval.evaluate() sorts p.maxDets, so the max-det axis of its arrays is in ascending order whatever
+        # order the user set
+        object.__setattr__(self, "max_dets", tuple(sorted(self.max_dets)))
+
 
 @dataclass(frozen=True)
 class GroundTruth:
@@ -255,9 +260,13 @@ def _ranked(dt: Detections, n_pairs: int, max_det: int) -> tuple[NDArray[np.int6
     rank in the pair). A pair's list sorts as int64 when all its scores are JSON integers."""
     pair_int = (None if dt.exact is None or dt.is_int is None
                 else np.bincount(dt.pair, weights=~dt.is_int, minlength=n_pairs)[dt.pair] == 0)
-    order = _stable_order(dt.pair, _score_key(dt.score, dt.exact, pair_int))
+    # lexsort((key, pair)) as two stable passes, the minor key first: the score's argsort, then a radix pass on the
+    # pair (:func:`_stable_group_order`), 1.6-1.8x faster on a million detections; ranks from each pair's start
+    by_score = np.argsort(_score_key(dt.score, dt.exact, pair_int), kind="stable")
+    order = by_score[_stable_group_order(dt.pair[by_score])]
     pair_sorted = dt.pair[order]
-    rank_sorted = np.arange(len(order)) - np.searchsorted(pair_sorted, pair_sorted, side="left")
+    count = np.bincount(pair_sorted, minlength=n_pairs)
+    rank_sorted = np.arange(len(order)) - (np.cumsum(count) - count)[pair_sorted]
     keep = rank_sorted < max_det
     return order[keep], pair_sorted[keep], rank_sorted[keep]
 
@@ -526,7 +535,7 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
     counts the false positives before it in the official order, or, for the bounds, those before its tie block
     (``best``: its true positives first) or up to the block's end (``worst``). ``orders_at``: the max-det indices
     where every order is computed; elsewhere only the first (a step nobody asks bounds of costs nothing more)."""
-    T, A, K = len(params.iou_thrs), len(params.area_rngs), n_groups
+    A, K = len(params.area_rngs), n_groups
     group_has = np.zeros(K, dtype=bool)
     group_has[member_group[m.has_result[member_pair]]] = True
     npig_group = np.zeros((K, A), dtype=np.int64)
@@ -536,41 +545,60 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
     grouped = _group_entries(m, member_pair, member_group) if m.exact is None else None
 
     all_orders = orders
+    done: tuple[int, tuple[str, ...], dict[int, tuple[_Curves, ...]]] | None = None   # the last step's curves
     for mi in max_dets:
         orders = all_orders if orders_at is None or mi in orders_at else all_orders[:1]
         if grouped is not None:
             entry_det, entry_group = grouped
             keep = m.rank[entry_det] < params.max_dets[mi]
-            e_det, e_group = (entry_det, entry_group) if keep.all() else (entry_det[keep], entry_group[keep])
+            n_kept = int(keep.sum())
+            # the kept sets of two cuts are nested, so as many kept is the same ranking: its curves again
+            if done is not None and done[0] == n_kept and done[1] == orders and set(areas) <= done[2].keys():
+                yield from ((mi, a, done[2][a]) for a in areas)
+                continue
+            e_det, e_group = (entry_det, entry_group) if n_kept == len(keep) else (entry_det[keep], entry_group[keep])
         else:       # the ranking's dtype can change with the cut: one order per max-det
             e_det, e_group = _group_entries(m, member_pair, member_group, params.max_dets[mi])
-        n = len(e_det)
-        nd = np.bincount(e_group, minlength=K)
-        group_start = np.cumsum(nd) - nd
-        fp_ats: list[NDArray[np.int32] | None] = [None] * len(orders)      # the last position whose FPs count
-        if set(orders) - {"official"}:
-            tie_first, tie_last = _tie_span(m, e_det, e_group)
-            tie_first -= 1                                   # best: the FPs before the block
-            fp_ats = [None if o == "official" else tie_first if o == "best" else tie_last for o in orders]
-            del tie_first, tie_last
-        for a in areas:
-            npig_a = np.maximum(npig_group[:, a], 1)
-            # Thresholds in blocks (all at once when the ranking is short): TP t of group g is segment t * K + g.
-            block = max(1, min(T, _BLOCK_ELEMENTS // max(n, 1)))
-            segments, tps, seens = [], [], []
-            n_tp = np.zeros((T, K), dtype=np.int64)
-            for t0 in range(0, T, block):
-                st = m.state[a][t0:t0 + block][:, e_det] if n else np.zeros((min(block, T - t0), 0), np.uint8)
-                seg, tp_b, seen_b, n_tp[t0:t0 + len(st)] = _tp_counts(st, t0, e_group, group_start, K, fp_ats)
-                segments.append(seg)
-                tps.append(tp_b)
-                seens.append(seen_b)
-            segment, tp = np.concatenate(segments), np.concatenate(tps)
-            hits = recall_hits(tp, npig_a[segment % K], segment, params.rec_thrs)
-            valid = group_has & (npig_group[:, a] > 0)
-            recall = np.where(nd[None] > 0, n_tp / npig_a[None], 0.0)
-            yield mi, a, tuple(_Curves(valid, segment, tp_envelope(tp, np.concatenate([s[i] for s in seens]), segment),
-                                       hits, recall) for i in range(len(orders)))
+        curves: dict[int, tuple[_Curves, ...]] = {}
+        for a, step in _step_curves(m, e_det, e_group, K, params, areas, orders, group_has, npig_group):
+            curves[a] = step
+            yield mi, a, step
+        if grouped is not None:
+            done = (len(e_det), orders, curves)
+
+
+def _step_curves(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64], K: int, params: Params,
+                 areas: tuple[int, ...], orders: tuple[str, ...], group_has: NDArray[np.bool_],
+                 npig_group: NDArray[np.int64]):
+    """One max-det step of :func:`_accumulate_iter` (its entries ``e_det`` / ``e_group`` grouped, each group in
+    ranking order): yields ``(a, curves)`` per area range."""
+    T, n = len(params.iou_thrs), len(e_det)
+    nd = np.bincount(e_group, minlength=K)
+    group_start = np.cumsum(nd) - nd
+    fp_ats: list[NDArray[np.int32] | None] = [None] * len(orders)      # the last position whose FPs count
+    if set(orders) - {"official"}:
+        tie_first, tie_last = _tie_span(m, e_det, e_group)
+        tie_first -= 1                                   # best: the FPs before the block
+        fp_ats = [None if o == "official" else tie_first if o == "best" else tie_last for o in orders]
+        del tie_first, tie_last
+    for a in areas:
+        npig_a = np.maximum(npig_group[:, a], 1)
+        # Thresholds in blocks (all at once when the ranking is short): TP t of group g is segment t * K + g.
+        block = max(1, min(T, _BLOCK_ELEMENTS // max(n, 1)))
+        segments, tps, seens = [], [], []
+        n_tp = np.zeros((T, K), dtype=np.int64)
+        for t0 in range(0, T, block):
+            st = m.state[a][t0:t0 + block][:, e_det] if n else np.zeros((min(block, T - t0), 0), np.uint8)
+            seg, tp_b, seen_b, n_tp[t0:t0 + len(st)] = _tp_counts(st, t0, e_group, group_start, K, fp_ats)
+            segments.append(seg)
+            tps.append(tp_b)
+            seens.append(seen_b)
+        segment, tp = np.concatenate(segments), np.concatenate(tps)
+        hits = recall_hits(tp, npig_a[segment % K], segment, params.rec_thrs)
+        valid = group_has & (npig_group[:, a] > 0)
+        recall = np.where(nd[None] > 0, n_tp / npig_a[None], 0.0)
+        yield a, tuple(_Curves(valid, segment, tp_envelope(tp, np.concatenate([s[i] for s in seens]), segment),
+                               hits, recall) for i in range(len(orders)))
 
 
 def _tp_counts(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.int64], group_start: NDArray[np.int64],
