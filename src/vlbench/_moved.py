@@ -12,8 +12,9 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
-from types import ModuleType
+from types import CodeType, ModuleType
 
 _LAYERS = {
     "engine": ("geometry", "cocoeval", "error_analysis", "uncertainty", "io", "errors", "result", "hub", "images",
@@ -33,6 +34,17 @@ def new_name(old: str) -> str | None:
     return None if now is None else f"{now}.{below}" if below else now
 
 
+class _AliasSpec(importlib.machinery.ModuleSpec):
+    """An old name's spec whose ``parent`` is the new name's, so that the relative imports of a module run by
+    ``python -m`` with its old name resolve where the module now lives."""
+
+    @property
+    def parent(self) -> str | None:
+        """The package of the module's new name."""
+        real = self.loader_state[1]
+        return real.parent if real is not None else super().parent
+
+
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds an old name and loads it as the module already at the new one."""
 
@@ -44,7 +56,8 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module = importlib.import_module(now)
         real = module.__spec__
         package = real is not None and real.submodule_search_locations is not None
-        return importlib.machinery.ModuleSpec(fullname, self, is_package=package, loader_state=(module, real))
+        return _AliasSpec(fullname, self, origin=None if real is None else real.origin, is_package=package,
+                          loader_state=(module, real))
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         """The module under its new name (not a copy)."""
@@ -56,6 +69,15 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         alias = module.__spec__
         assert alias is not None and alias.loader is self
         module.__spec__ = alias.loader_state[1]
+
+    def get_code(self, fullname: str) -> CodeType | None:
+        """The code of the module at the new name: ``python -m vlbench.metric_card`` runs it as ``__main__``."""
+        now = new_name(fullname)
+        if now is None:
+            return None
+        spec = importlib.util.find_spec(now)
+        loader = None if spec is None else spec.loader
+        return loader.get_code(now) if isinstance(loader, importlib.abc.InspectLoader) else None
 
 
 def install() -> None:
