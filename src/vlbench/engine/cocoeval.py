@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .geometry import coco_iou_xywh
+from .lookup import find_ids
 
 __all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize", "evaluate_bbox",
            "CocoEvalResult", "mean_ap_per_group", "Stat", "STATS", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges",
@@ -876,12 +877,10 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
     K = len(cats)
 
     def pair_of(image_id, category_id):
-        # searchsorted gives the insertion point: an id that is not there must be recognised, not filed
-        # under its neighbour (pycocotools only looks up annotations of the evaluated image ids)
-        i = np.searchsorted(imgs, image_id)
-        k = np.searchsorted(cats, category_id)
-        known = (k < K) & (cats[np.minimum(k, K - 1)] == category_id) if K else np.zeros(len(k), bool)
-        known &= (i < len(imgs)) & (imgs[np.minimum(i, len(imgs) - 1)] == image_id) if len(imgs) else False
+        # an id that is not there is recognised, not filed under its neighbour (pycocotools only looks up
+        # annotations of the evaluated image ids)
+        (i, i_known), (k, k_known) = find_ids(imgs, image_id), find_ids(cats, category_id)
+        known = i_known & k_known
         return np.where(known, i * K + k, 0), known
 
     gt, g_orphan = resolve_by_id(gt, imgs, cats)

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from ...engine.errors import FormatError, InputError
 from ...engine.images import image_cell
+from ...engine.lookup import find_ids
 from ..validation import BuildReport, extra_fields, read_card_metadata, require as _require
 from . import schema
 from .records import OmniLabelReferences
@@ -129,9 +130,7 @@ def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str)
     """(image index, description id) of every label-space entry of a known image, in the official order (image id,
     then label-space rank); a description listing an image twice is refused as the official evaluator asserts."""
     ls_image_a = np.asarray(parts.ls_image, dtype=np.int64)
-    img_idx = np.searchsorted(image_ids, ls_image_a)
-    known = (img_idx < len(image_ids)) & (image_ids[np.minimum(img_idx, max(len(image_ids) - 1, 0))] == ls_image_a) \
-        if len(image_ids) else np.zeros(len(ls_image_a), bool)
+    img_idx, known = find_ids(image_ids, ls_image_a)
     # Labels of images that are not in 'images' are never evaluated by the official code.
     order = np.lexsort((parts.ls_rank[known], img_idx[known]))
     pair_image = img_idx[known][order]
@@ -165,9 +164,8 @@ def _gt_copy_pairs(parts: _Parts, rows: NDArray[np.int64], skeleton: OmniLabelRe
     image_ids = skeleton.image_ids
     bp_img = np.asarray(parts.box_image, dtype=np.int64)[rows]
     bp_descr = np.asarray([d for refs in parts.box_refs for d in refs], dtype=np.int64)
-    idx = np.searchsorted(image_ids, bp_img)
-    img_known = (idx < len(image_ids)) & (image_ids[np.minimum(idx, len(image_ids) - 1)] == bp_img)
-    return np.where(img_known, skeleton.pair_of(np.where(img_known, idx, 0), bp_descr), -1)
+    idx, img_known = find_ids(image_ids, bp_img)
+    return np.where(img_known, skeleton.pair_of(idx, bp_descr), -1)
 
 
 def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:

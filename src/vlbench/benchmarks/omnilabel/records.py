@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from ...engine.lookup import find_ids
+
 __all__ = ["OmniLabelReferences"]
 
 
@@ -41,18 +43,14 @@ class OmniLabelReferences:
     def pair_of(self, image_index: NDArray[np.int64], descr_id: NDArray[np.int64]) -> NDArray[np.int64]:
         """Pair index of (image index, description id), or -1 where the description is not in that label space."""
         keys = self._pair_keys()
-        if not len(self.descr_ids) or not len(keys[0]):
+        if not len(keys[0]):
             return np.full(len(descr_id), -1, dtype=np.int64)
-        d = np.searchsorted(self.descr_ids, descr_id)
-        known = (d < len(self.descr_ids)) & (self.descr_ids[np.minimum(d, len(self.descr_ids) - 1)] == descr_id)
-        q = image_index * len(self.descr_ids) + d
-        pos = np.searchsorted(keys[0], q)
-        pos_c = np.minimum(pos, len(keys[0]) - 1)
-        hit = known & (keys[0][pos_c] == q)
-        return np.where(hit, keys[1][pos_c], -1)
+        d, known = find_ids(self.descr_ids, descr_id)
+        pos, hit = find_ids(keys[0], image_index * len(self.descr_ids) + d)
+        return np.where(known & hit, keys[1][pos], -1)
 
     def _pair_keys(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        d = np.searchsorted(self.descr_ids, self.pair_descr)
+        d = find_ids(self.descr_ids, self.pair_descr)[0]
         q = self.pair_image * len(self.descr_ids) + d
         order = np.argsort(q, kind="stable")
         return q[order], order

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from ...engine import cocoeval
 from ...engine.errors import InputError, PredictionError
+from ...engine.lookup import find_ids
 from ...engine.result import Result
 from ...engine.uncertainty import merge
 from .. import expect_prediction_list
@@ -162,9 +163,7 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
                         f"{int(np.flatnonzero(degenerate)[0])}: scored as the official evaluator does (IoU 0, so false "
                         "positives)")
 
-    img_idx = np.searchsorted(gt.image_ids, img)
-    known_img = (img_idx < len(gt.image_ids)) & (gt.image_ids[np.minimum(img_idx, max(len(gt.image_ids) - 1, 0))] == img) \
-        if len(gt.image_ids) else np.zeros(n, bool)
+    img_idx, known_img = find_ids(gt.image_ids, img)
     det_img = img_idx[entry_of]
     det_known = known_img[entry_of]
     pair = np.where(det_known, gt.pair_of(np.where(det_known, det_img, 0), d_flat), -1)
