@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from ...engine.cocoeval import precision_recall_f1
 from ...engine.errors import CoverageError, FormatError, InputError, PredictionError
 from ...engine.geometry import iou_aligned_xyxy, xywh_to_xyxy
+from ...engine.lookup import find_ids
 from ...engine.result import Result
 from ...engine.uncertainty import merge
 from .. import expect_prediction_list
@@ -179,9 +180,8 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
 
     boxes_xyxy = np.where(is_xywh[:, None], xywh_to_xyxy(boxes), boxes)
     # Align: for each reference row, the index of its prediction (or -1).
-    pos_clipped = np.minimum(np.searchsorted(uniq, refs.ids), max(len(uniq) - 1, 0))
-    present = uniq[pos_clipped] == refs.ids if len(uniq) else np.zeros(len(refs), dtype=bool)
-    pred_index = np.where(present, first[pos_clipped] if len(uniq) else -1, -1)
+    pos, present = find_ids(uniq, refs.ids)
+    pred_index = np.where(present, first[pos] if len(uniq) else -1, -1)
     n_missing = int((~present).sum())
     if n_missing and missing != "miss":
         strings = [v for v in other if isinstance(v, str)]
@@ -215,9 +215,7 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
 
 def _foreign_ids(ids: NDArray[np.int64], refs: RefL4References) -> tuple[int, NDArray[np.int64]]:
     """Prediction ids that are no row of ``refs``: (how many are rows of the other split, the unknown ones)."""
-    ref_sorted = np.sort(refs.ids)
-    at = np.minimum(np.searchsorted(ref_sorted, ids), len(ref_sorted) - 1)
-    extra = ids[ref_sorted[at] != ids]
+    extra = ids[~find_ids(np.unique(refs.ids), ids)[1]]
     other_split = (np.isin(extra, refs.other_split_ids) if refs.other_split_ids is not None
                    else np.zeros(len(extra), dtype=bool))
     return int(other_split.sum()), extra[~other_split]
