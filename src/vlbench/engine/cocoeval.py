@@ -39,7 +39,6 @@ __all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulat
 FP, TP, IGNORED = np.uint8(0), np.uint8(1), np.uint8(2)
 
 
-
 @dataclass(frozen=True)
 class Stat:
     """One line of ``COCOeval.summarize()``: AP or AR, at one IoU threshold (None: the mean over all), over one area
