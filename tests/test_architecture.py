@@ -102,6 +102,8 @@ assert api is sys.modules["vlbench.library.api"] and batch is sys.modules["vlben
 assert ptb is sys.modules["vlbench.engine.captions.ptb"] and Scorer is Scorer2
 assert not [m for m in sys.modules if m.startswith("vlbench.") and sys.modules[m].__name__ != m
             and sys.modules[m] is not sys.modules.get(sys.modules[m].__name__)], "a second copy"
+import vlbench
+assert vlbench.uncertainty is sys.modules["vlbench.engine.uncertainty"]     # an attribute without an import
 try:
     import vlbench.not_a_module
 except ModuleNotFoundError:

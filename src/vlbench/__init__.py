@@ -28,9 +28,13 @@ _moved.install()
 
 
 def __getattr__(name: str):
-    """Import a public name from its module on first use."""
-    if name not in _PUBLIC:
-        raise AttributeError(f"module 'vlbench' has no attribute {name!r}")
+    """Import a public name from its module on first use; a module of the 0.1 layout (``vlbench.cocoeval``) is the
+    module at its new path."""
     import importlib
 
-    return getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+    moved = _moved.MOVED.get(f"{__name__}.{name}")
+    if moved is None:
+        raise AttributeError(f"module 'vlbench' has no attribute {name!r}")
+    return importlib.import_module(moved)
