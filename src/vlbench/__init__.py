@@ -34,7 +34,7 @@ def __getattr__(name: str):
 
     if name in _PUBLIC:
         return getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
-    moved = _moved.MOVED.get(f"{__name__}.{name}")
+    moved = _moved.new_name(f"{__name__}.{name}")
     if moved is None:
         raise AttributeError(f"module 'vlbench' has no attribute {name!r}")
     return importlib.import_module(moved)

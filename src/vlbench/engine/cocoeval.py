@@ -553,7 +553,7 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
             keep = m.rank[entry_det] < params.max_dets[mi]
             n_kept = int(keep.sum())
             # the kept sets of two cuts are nested, so as many kept is the same ranking: its curves again
-            if done is not None and done[0] == n_kept and done[1] == orders and set(areas) <= done[2].keys():
+            if done is not None and done[0] == n_kept and done[1] == orders:
                 yield from ((mi, a, done[2][a]) for a in areas)
                 continue
             e_det, e_group = (entry_det, entry_group) if n_kept == len(keep) else (entry_det[keep], entry_group[keep])
