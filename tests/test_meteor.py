@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -162,6 +163,39 @@ def test_an_edited_index_is_caught_by_its_digests_and_other_indexes_are_kept(tmp
     copy.parent.mkdir()
     copy.write_bytes(table.read_bytes())
     assert ParaphraseIndex.cache_path(copy, tmp_path / "cache") == folder
+
+
+def test_checks_that_passed_are_remembered_until_a_file_changes(tmp_path, monkeypatch):
+    """The table's digest and the index's checksums are computed once per state of the files: a later load with
+    unchanged files computes neither. A file changed just now gets no stamp, so a freshly built index is checked
+    at every load until it has settled; once a checked index is edited (its change time moves), the check runs
+    again, catches the edit and the index is rebuilt."""
+    from vlbench.engine.captions import paraphrase
+
+    calls: list[str] = []
+    for name in ("_digest_file", "_checksum"):
+        real = getattr(paraphrase, name)
+        monkeypatch.setattr(paraphrase, name, lambda path, real=real, name=name: calls.append(name) or real(path))
+    table = _tiny_table(tmp_path / "p.gz", TINY)
+    cache = tmp_path / "cache"
+    ParaphraseIndex.load(table, cache)                 # built: the table just written, the index too
+    calls.clear()
+    ParaphraseIndex.load(table, cache)
+    assert calls.count("_digest_file") == 1 and calls.count("_checksum") == 9     # nothing had settled
+    monkeypatch.setattr(paraphrase, "_SETTLED_NS", 0)
+    ParaphraseIndex.load(table, cache)                 # checked again, and now remembered
+    calls.clear()
+    index = ParaphraseIndex.load(table, cache)
+    assert calls == [] and index.kept_entries(["a big dog"]).tolist() == [3]
+    folder = ParaphraseIndex.cache_path(table, cache)
+    time.sleep(0.05)                                   # past the file system's clock tick
+    np.save(folder / "phrase_hash.npy", np.zeros_like(np.load(folder / "phrase_hash.npy")))
+    parses = _counting_parses(monkeypatch)
+    again = ParaphraseIndex.load(table, cache)
+    assert "_checksum" in calls and parses == [1] and again.kept_entries(["a big dog"]).tolist() == [3]
+    (cache / "meteor" / "table-digests.json").write_text("[not a memo")   # a damaged memo: computed again
+    calls.clear()
+    assert ParaphraseIndex.cache_path(table, cache) == folder and calls == ["_digest_file"]
 
 
 def test_the_table_streamed_in_small_blocks_is_the_table_read_whole(tmp_path):

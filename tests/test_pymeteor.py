@@ -271,6 +271,36 @@ def test_cached_reference_side_gives_the_same_lines(tmp_path, monkeypatch):
     assert looked_up == reference_words | set(calls)
 
 
+def test_the_references_phrases_read_back_give_the_reduction_of_all_lines(tmp_path, monkeypatch):
+    """The paraphrase entries a corpus can use, with the phrases of the references' lines kept on disk (#32): the
+    same entries as the reduction of all lines at once, whether the references' phrases were just found, read back
+    from the cache (their n-grams not hashed again: only the other lines' are) or found without a cache (an index
+    not read from its cache folder has no key to store them under)."""
+    import dataclasses
+
+    import vlbench.engine.captions.pymeteor as pymeteor
+    from vlbench.engine.captions import textcache
+
+    monkeypatch.setattr(textcache, "folder", lambda: tmp_path / "texts")
+    index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
+    hyps, refs = _stress_corpus(index, n=600, seed=2)
+    reference_lines = {r.lower() for rs in refs for r in rs}
+    lines = list(dict.fromkeys([h.lower() for h in hyps] + [r.lower() for rs in refs for r in rs]))
+    whole = index.kept_entries_for_words([pymeteor._words(line) for line in lines])
+    assert len(reference_lines) >= textcache.MIN_TEXTS and len(whole) > 100
+    hashed: list[int] = []
+    real = ParaphraseIndex.ngram_hashes
+    monkeypatch.setattr(ParaphraseIndex, "ngram_hashes", lambda self, words: hashed.append(len(words)) or real(self, words))
+    jar = java.meteor_jar()
+    for _ in range(2):
+        assert np.array_equal(pymeteor._usable_entries(index, lines, reference_lines, jar), whole)
+    others = len(set(lines) - reference_lines)
+    assert hashed == [len(reference_lines), others, others]      # the second call read the references' phrases
+    assert len(list((tmp_path / "texts").glob("meteor-phrases-*.bin"))) == 1
+    keyless = dataclasses.replace(index, key="")
+    assert np.array_equal(pymeteor._usable_entries(keyless, lines, reference_lines, jar), whole)
+
+
 @needs_java
 def test_kept_entries_from_parts_of_the_lines_equal_those_of_all_lines():
     """n-grams never cross a line: the paraphrase reduction from the references' cached hashes united with the

@@ -29,6 +29,7 @@ from ...engine.captions.meteor import (
     summable_stats,
 )
 from ...engine.captions.ngrams import count_ngrams
+from ...engine.captions.paraphrase import ParaphraseIndex
 from ...engine.captions.rouge import rouge_l
 from ...engine.captions.spice import spice_available, spice_scores
 from ...engine.captions.tokenize import SHIFTING_LINE_BREAK, sanitize, tokenize
@@ -203,23 +204,25 @@ def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenize
     return _Tokens(hyps, tok_hyps, refs_per_image, backend, broken_h, changed_r, len(refs_flat))
 
 
-def _meteor_ready(meteor: bool, backend: str) -> tuple[bool, str]:
-    """(whether METEOR can run with this backend, why not). A first run on a machine builds METEOR's paraphrase
-    index here, before the other metrics' arrays exist (the peak memory is the larger of the two, not their sum);
-    a failure there is left to METEOR itself to report."""
+def _meteor_ready(meteor: bool, backend: str) -> tuple[bool, str, ParaphraseIndex | None]:
+    """(whether METEOR can run with this backend, why not, the paraphrase index). A first run on a machine builds
+    METEOR's paraphrase index here, before the other metrics' arrays exist (the peak memory is the larger of the
+    two, not their sum); a failure there is left to METEOR itself to report."""
     ok, why = meteor_available(backend)
+    index = None
     if meteor and ok:
         with contextlib.suppress(Exception):
-            paraphrase_index()
-    return ok, why
+            index = paraphrase_index()
+    return ok, why, index
 
 
-def _sentence_metrics(t: _Tokens, meteor_backend: str | None) -> tuple[Any, NDArray[np.float64], NDArray[np.float64],
-                                                                       tuple[list[str] | None, str | None]]:
+def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseIndex | None
+                      ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64], tuple[list[str] | None, str | None]]:
     """BLEU statistics, CIDEr-D and ROUGE-L per image, and METEOR's statistics lines and backend (none without a
     backend). METEOR runs next to the other metrics (in Java processes, or numpy work that releases the GIL)."""
     with ThreadPoolExecutor(max_workers=1) as jvm:
-        jar = jvm.submit(meteor_stats, t.hyp_tokens, t.ref_tokens, backend=meteor_backend) if meteor_backend else None
+        jar = (jvm.submit(meteor_stats, t.hyp_tokens, t.ref_tokens, backend=meteor_backend, index=index)
+               if meteor_backend else None)
         call = _toolkit_call(t.hyp_tokens, t.ref_tokens)
         stats = bleu_mod.bleu_stats(*call)
         cider = cider_d(*call)
@@ -237,9 +240,10 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
         raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
                          file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
     hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
-    ok, why = _meteor_ready(meteor, meteor_backend)
+    ok, why, index = _meteor_ready(meteor, meteor_backend)
     t = _tokenize_all(gt, hyps, protocol, tokenizer)
-    stats, cider, rouge, (meteor_lines, meteor_how) = _sentence_metrics(t, meteor_backend if meteor and ok else None)
+    stats, cider, rouge, (meteor_lines, meteor_how) = _sentence_metrics(t, meteor_backend if meteor and ok else None,
+                                                                        index)
     domains = np.asarray([d or "" for d in gt.domains], dtype=object)
     masks = {"": np.ones(len(hyps), dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
     meteor_scores, meteor_corpus, meteor_sums = _meteor_summaries(meteor_lines, masks)

@@ -194,9 +194,10 @@ def paraphrase_index(cache_dir: Path | None = None) -> ParaphraseIndex:
 
 
 def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend: str = "auto",
-                 cache_dir: Path | None = None) -> tuple[list[str], str]:
+                 cache_dir: Path | None = None, index: ParaphraseIndex | None = None) -> tuple[list[str], str]:
     """The jar's statistics line of every (hypothesis, references) pair, and how they were computed
-    ("python", or "java, <paraphrase table used>", with the reason when ``auto`` kept the jar)."""
+    ("python", or "java, <paraphrase table used>", with the reason when ``auto`` kept the jar). ``index``: the
+    :func:`paraphrase_index` when the caller has it open already (loaded here otherwise)."""
     from .pymeteor import python_eligible, python_stats
 
     if backend not in METEOR_BACKENDS:
@@ -212,14 +213,14 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend:
         note = "" if proven else f" ({why}: " + ("the jar is used" if has_java else
                                                   "equality with the jar is not proven there; no Java found") + ")"
     if use == "java":
-        lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir)
+        lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir, index=index)
         return lines, f"java, {how}{note}"
-    index = paraphrase_index(cache_dir)
+    index = index or paraphrase_index(cache_dir)
     return python_stats(hyps, refs, jar=java.require_meteor_jar(), index=index), f"python{note}"
 
 
-def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
-               cache_dir: Path | None = None) -> tuple[list[str], str]:
+def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_dir: Path | None = None,
+               index: ParaphraseIndex | None = None) -> tuple[list[str], str]:
     """The jar's statistics lines through the jar, and which paraphrase table it used ("reduced paraphrase
     table" or "full paraphrase table: <why>")."""
     lines = score_lines(hyps, refs)
@@ -228,7 +229,7 @@ def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
         return _stock(lines, "a line without a reference")
     distinct = list(dict.fromkeys(t for p in pieces for t in p))
     with ThreadPoolExecutor(max_workers=1) as pool:  # the index loads while Java normalises
-        loading = pool.submit(paraphrase_index, cache_dir)
+        loading = pool.submit(lambda: index or paraphrase_index(cache_dir))
         normal = normalize(distinct)
         index = loading.result()
     if normal is None:

@@ -23,6 +23,7 @@ reduced table.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import mmap
@@ -30,8 +31,9 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +58,8 @@ _JAVA_SPACE = re.compile(r"[ \t\n\r\f]+")
 #: The index's arrays, one ``.npy`` file each in its cache folder.
 _ARRAYS = ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first", "entry_second",
            "multipliers", "max_words")
+#: A file changed less than this long ago gets no stamp (:func:`_stamp`): 2 s, far above any file system's tick.
+_SETTLED_NS = 2_000_000_000
 
 
 _BYTE_MASK = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)   # the low r bytes of a word
@@ -165,6 +169,42 @@ def _digest_file(path: Path) -> str:
         while block := fh.read(1 << 24):
             h.update(block)
     return h.hexdigest()
+
+
+def _stamp(path: Path) -> list[int] | None:
+    """(device, inode, size, modification and change times in ns) of a file, or None while its last change is
+    under :data:`_SETTLED_NS` old. Any write to a file moves its change time, which no user call can set back, so
+    an equal stamp means unchanged bytes; a change within the file system's clock tick of the stamp could keep
+    it, hence no stamp of a file that changed just now (git's "racily clean" rule)."""
+    st = path.stat()
+    if time.time_ns() - st.st_ctime_ns < _SETTLED_NS:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _memo(file: Path, key: str, stamps: list, compute: Callable[[], str]) -> str:
+    """``compute()``, or the value ``file`` holds for ``key`` if it was stored with these ``stamps`` (a JSON
+    object key -> [stamps, value]); the value is stored when every stamp is known. An unreadable or unwritable
+    memo only costs the computation."""
+    try:
+        memo = json.loads(file.read_text(encoding="utf-8"))
+        memo = memo if isinstance(memo, dict) else {}
+    except (OSError, ValueError):
+        memo = {}
+    entry = memo.get(key)
+    if None not in stamps and isinstance(entry, list) and len(entry) == 2 and entry[0] == stamps \
+            and isinstance(entry[1], str):
+        return entry[1]
+    value = compute()
+    if None not in stamps:
+        memo[key] = [stamps, value]
+        with contextlib.suppress(OSError):
+            file.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".memo-")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(memo, fh)
+            os.replace(tmp, file)           # atomic: a concurrent writer's memo wins or this one does
+    return value
 
 
 def _checksum(path: Path) -> str:
@@ -315,6 +355,7 @@ class ParaphraseIndex:
     entry_second: NDArray[np.int32]       # (entries,)
     multipliers: NDArray[np.uint64]       # (2,) the phrases' hash's and check's multipliers
     max_words: NDArray[np.int64]          # () the longest phrase's number of words
+    key: str = ""                         # the cache folder's name (format and table digest) once cached
 
     # -- building and caching ------------------------------------------------------------------------
     @classmethod
@@ -383,7 +424,10 @@ class ParaphraseIndex:
     def cache_path(table: Path, cache_dir: Path | None = None) -> Path:
         """The folder holding the index of ``table``, keyed by the table's content: every installation with the
         same data shares one index (a size / time key made each virtual environment rebuild it)."""
-        return (cache_dir or java.cache_dir()) / "meteor" / f"paraphrase-v{FORMAT}-{_digest_file(Path(table))[:20]}"
+        root, table = (cache_dir or java.cache_dir()) / "meteor", Path(table).absolute()
+        # the digest of a 62 MB table is remembered by the file's stamp: 0.1 s at every run otherwise
+        digest = _memo(root / "table-digests.json", str(table), [_stamp(table)], lambda: _digest_file(table))
+        return root / f"paraphrase-v{FORMAT}-{digest[:20]}"
 
     @classmethod
     def load(cls, table: Path, cache_dir: Path | None = None) -> ParaphraseIndex:
@@ -406,16 +450,26 @@ class ParaphraseIndex:
 
     @classmethod
     def _read(cls, path: Path) -> ParaphraseIndex:
-        manifest = json.loads((path / "digests.json").read_text(encoding="utf-8"))
-        for name in _ARRAYS:
-            if _checksum(path / f"{name}.npy") != manifest.get(name):
-                raise ValueError(f"{name}.npy of the paraphrase index in {path} does not match its checksum")
+        """The cached index in ``path``, memory-mapped, after its files are checked against their checksums (once
+        per state of the files: a check that passed is remembered by their stamps, as 140 MB of CRC-32 would
+        cost ~0.2 s of every run; any write to a file changes its stamp and brings the check back)."""
+        files = [path / "digests.json", *(path / f"{name}.npy" for name in _ARRAYS)]
+        _memo(path / "verified.json", "checksums", [_stamp(f) for f in files], lambda: cls._verify(path))
         arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
         if not (len(arrays["entry_first"]) == len(arrays["entry_second"])
                 and len(arrays["phrase_hash"]) == len(arrays["phrase_start"]) == len(arrays["phrase_end"])
                 == len(arrays["phrase_always"]) and arrays["multipliers"].shape == (2,)):
             raise ValueError(f"inconsistent paraphrase index in {path}")
-        return cls(**arrays)
+        return cls(**arrays, key=path.name)
+
+    @staticmethod
+    def _verify(path: Path) -> str:
+        """"ok" when every array file of the index in ``path`` has the checksum written with it; ValueError if not."""
+        manifest = json.loads((path / "digests.json").read_text(encoding="utf-8"))
+        for name in _ARRAYS:
+            if _checksum(path / f"{name}.npy") != manifest.get(name):
+                raise ValueError(f"{name}.npy of the paraphrase index in {path} does not match its checksum")
+        return "ok"
 
     def _save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -456,18 +510,28 @@ class ParaphraseIndex:
         lines: n-grams never cross a line, so the parts' union is the whole corpus's)."""
         return self._kept(grams[0] if len(grams) == 1 else _sorted_distinct(np.concatenate(grams)))
 
-    def _kept(self, grams: NDArray[np.uint64], block: int = 1 << 20) -> NDArray[np.int64]:
-        """Entries whose two phrases are always kept or among ``grams`` (sorted). Blocks of the (memory-
-        mapped) arrays at a time, so the temporaries stay a few MB."""
+    def _kept(self, grams: NDArray[np.uint64]) -> NDArray[np.int64]:
+        """Entries whose two phrases are always kept or among ``grams`` (sorted)."""
+        return self.entries_among(self.phrases_in(grams))
+
+    def phrases_in(self, grams: NDArray[np.uint64]) -> NDArray[np.int64]:
+        """The numbers (ascending) of the phrases whose hash is among ``grams`` (sorted distinct
+        :meth:`ngram_hashes`): a phrase's number is its hash's place among the table's sorted hashes."""
+        at = np.searchsorted(self.phrase_hash, grams)
+        inside = at < len(self.phrase_hash)
+        at = at[inside]
+        found = at[self.phrase_hash[at] == grams[inside]]
+        _release(self.phrase_hash)
+        return found
+
+    def entries_among(self, phrases: NDArray[np.int64], block: int = 1 << 20) -> NDArray[np.int64]:
+        """Entries (in file order) whose two phrases are always kept or among ``phrases`` (numbers, any order,
+        repeats allowed); the (memory-mapped) entry arrays a block at a time, so the temporaries stay a few MB."""
         present = np.array(self.phrase_always, dtype=bool)
-        if len(grams):  # both sides sorted: one cache-friendly merge
-            for x in range(0, len(present), block):
-                hashes = self.phrase_hash[x:x + block]
-                at = np.minimum(np.searchsorted(grams, hashes), len(grams) - 1)
-                present[x:x + block] |= grams[at] == hashes
+        present[phrases] = True
         kept = [x + np.flatnonzero(present[self.entry_first[x:x + block]] & present[self.entry_second[x:x + block]])
                 for x in range(0, len(self.entry_first), block)]
-        for mapped in (self.phrase_hash, self.phrase_always, self.entry_first, self.entry_second):
+        for mapped in (self.phrase_always, self.entry_first, self.entry_second):
             _release(mapped)
         return np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
 

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...errors import VlbenchError
-from .. import textcache
+from .. import paraphrase, textcache
 from ..meteor import _split_like_jar, meteor_from_stats, score_lines
 from ..paraphrase import ParaphraseIndex
 from .aligner import Sentence
@@ -107,6 +108,28 @@ def _reference_side(refs: list[str], data: EnglishData, jar: Path) -> tuple[dict
     return dict(zip(refs, low)), {w: (h, s, frozenset(syn), fn) for w, h, s, syn, fn in words}
 
 
+def _usable_entries(index: ParaphraseIndex, lines: list[str], reference_lines: set[str], jar: Path
+                    ) -> NDArray[np.int64]:
+    """The paraphrase entries ``lines`` can use (:meth:`ParaphraseIndex.kept_entries_for_words`). The phrases
+    found in the references' lines are the same at every run on a split and kept on disk (hashing every n-gram
+    of 45,000 lines is ~0.5 s); the other lines' phrases are looked up at each run. n-grams never cross a line,
+    so the two sets together are the whole corpus's."""
+    refs = [line for line in lines if line in reference_lines]
+
+    def phrases(part: list[str]) -> NDArray[np.int64]:
+        return index.phrases_in(index.ngram_hashes([_words(line) for line in part])).astype(np.int64)
+
+    if index.key:       # an index read from its cache folder: the phrase numbers are that index's
+        code = textcache.code_digest([*sorted(Path(__file__).parent.glob("*.py")), jar, Path(paraphrase.__file__)])
+        _, (found,) = textcache.cached("meteor-phrases", f"{code}\0{index.key}", refs, lambda: (None, (phrases(refs),)),
+                                       lambda v, arrays: v is None and len(arrays) == 1 and arrays[0].ndim == 1
+                                       and arrays[0].dtype == np.int64)
+    else:
+        found = phrases(refs)
+    others = phrases([line for line in lines if line not in reference_lines])
+    return index.entries_among(np.concatenate([found, others]))
+
+
 def _reference_side_valid(n: int) -> Callable[[Any, tuple], bool]:
     """Whether a stored entry has the shape :func:`_reference_side` computes (``n`` texts, 5 fields per word)."""
     return lambda v, arrays: (isinstance(v, list) and len(v) == 2 and isinstance(v[0], list) and len(v[0]) == n
@@ -132,7 +155,7 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
             infos[w] = _word_info(w, data)
         return infos[w]
 
-    corpus = Corpus.build(lines, _words, info, index)
+    corpus = Corpus.build(lines, _words, info, index, _usable_entries(index, lines, set(known.values()), Path(jar)))
     tables: list = []
 
     def sentence(k: int) -> Sentence:          # the per-pair aligner's input, for the rare long line
