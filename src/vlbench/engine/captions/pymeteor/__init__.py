@@ -156,16 +156,16 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
         return infos[w]
 
     corpus = Corpus.build(lines, _words, info, index, _usable_entries(index, lines, set(known.values()), Path(jar)))
-    tables: list = []
+    built: dict[int, Sentence] = {}
 
     def sentence(k: int) -> Sentence:          # the per-pair aligner's input, for the rare long line
-        if not tables:
-            tables.append(corpus.table())
-        table, phrases = tables[0]
-        words = _words(lines[k])
-        got = [info(w) for w in words]
-        return Sentence.build(words, [g[0] for g in got], [g[1] for g in got], [g[2] for g in got],
-                              [g[3] for g in got], table, phrases, int(index.max_words))
+        if k not in built:
+            table, phrases = corpus.line_table(k)
+            words = _words(lines[k])
+            got = [info(w) for w in words]
+            built[k] = Sentence.build(words, [g[0] for g in got], [g[1] for g in got], [g[2] for g in got],
+                                      [g[3] for g in got], table, phrases, int(index.max_words))
+        return built[k]
 
     number = {line: k for k, line in enumerate(lines)}
     owner = np.asarray([k for k, p in enumerate(pieces) if len(p) >= 2 for _ in p[:-1]], np.int64)

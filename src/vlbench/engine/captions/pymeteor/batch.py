@@ -113,15 +113,19 @@ class Corpus:
         """False where a phrase with these :func:`_phrase_bits` surely does not occur in ``line``."""
         return (self.line_bloom[line] & bits) == bits
 
-    def table(self) -> tuple[dict, frozenset]:
-        """The reduced table as ``aligner.Sentence.build`` takes it: first phrase -> (its paraphrases in
-        file order, as a set), and the set of all phrases."""
+    def line_table(self, line: int) -> tuple[dict, frozenset]:
+        """The reduced table as ``aligner.Sentence.build`` takes it (first phrase -> its paraphrases in file
+        order, as a tuple and a set; the set of the phrases), cut to the phrases that occur in ``line``. The
+        build looks up only the line's own n-grams, so this gives the same sentence as the whole corpus's
+        table, without a dict of every phrase for one long line (the occurrences are exact: checked word by
+        word)."""
+        here = np.unique(self.occ_phrase[self.occ_ptr[line]:self.occ_ptr[line + 1]]).tolist()
         out = {}
-        for f in range(len(self.phrases)):
+        for f in here:
             others = tuple(self.phrases[q] for q in self.entry_second[self.entry_ptr[f]:self.entry_ptr[f + 1]])
             if others:
                 out[self.phrases[f]] = (others, frozenset(others))
-        return out, frozenset(self.phrases)
+        return out, frozenset(self.phrases[f] for f in here)
 
 
 def _sharing_a_synset(word: NDArray[np.int64], synset: NDArray[np.int64], n_words: int) -> NDArray[np.int64]:
