@@ -245,9 +245,10 @@ def candidates_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> di
         found = np.minimum(np.searchsorted(c.related, key), len(c.related) - 1)
         syn[maybe[c.related[found] == key]] = True
     parts = []
+    token_of = np.repeat(np.arange(len(width)), width)    # the reference token of each row
     for module, mask in ((EXACT, same), (1, stem), (2, syn)):
         rows = np.flatnonzero(mask)
-        r = np.searchsorted(ends, rows, side="right")  # the reference token of each row
+        r = token_of[rows]
         i = at[rows] - first[r]
         one, zero = np.ones(len(rows), np.int64), np.zeros(len(rows), np.int64)
         parts.append((ref_pair[r], ref_j[r], one, i, one, one * module, i, zero, zero, zero))

@@ -118,30 +118,33 @@ def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDA
         order = _stable_order(state)
         pair = state[order, PAIR]
         if np.bincount(pair).max() > BEAM_SIZE:      # the beam: each pair's first 40 rows
-            order = order[_rank_within(pair) < BEAM_SIZE]
-        state = state[order]
-        done = n2[state[:, PAIR]] == current
+            keep = _rank_within(pair) < BEAM_SIZE
+            order, pair = order[keep], pair[keep]
+        done = n2[pair] == current
         if done.any():                 # complete: close the open chunk, keep the first best row
-            finished = state[done]
+            finished = state[order[done]]
             finished[:, CHUNKS] += finished[:, LAST] != -1
             finished = finished[_stable_order(finished)]
             top = finished[_group_starts(finished[:, PAIR])]
             best_hist[top[:, PAIR]] = top[:, HIST]
-            state = state[~done]
-            if not len(state):
+            order = order[~done]
+            if not len(order):
                 break
-        grown = _step(state, current, ref_start, n2, c, hist_cand, hist_prev)
-        # every path of a pair at a dead end: left to the caller
-        dead |= (np.bincount(grown[:, PAIR], minlength=n) == 0) & (np.bincount(state[:, PAIR], minlength=n) > 0)
+        state = state[order]           # one gather of the rows that go on, in rank order
+        grown, stays = _step(state, current, ref_start, n2, c, hist_cand, hist_prev)
+        if not stays.all():            # every path of a pair at a dead end: left to the caller
+            pairs = state[:, PAIR]    # (a pair's children come from its rows that stay)
+            dead |= (np.bincount(pairs, weights=stays, minlength=n) == 0) & (np.bincount(pairs, minlength=n) > 0)
         state = grown
         current += 1
     return (*_backtrack(best_hist, dead, hist_cand, hist_prev), dead)
 
 
 def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64], n2: NDArray[np.int64],
-          c: _Candidates, hist_cand: list, hist_prev: list) -> NDArray[np.int64]:
+          c: _Candidates, hist_cand: list, hist_prev: list) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """One position of the search for every row (the body of the jar's loop over the beam): the rows of the
-    next step in the jar's list order; chosen candidates are appended to the history lists."""
+    next step in the jar's list order, and which rows go on (the others are at a dead end); chosen candidates
+    are appended to the history lists."""
     pair, idx, last = state[:, PAIR], state[:, IDX], state[:, LAST]
     used = ((state[:, U2].view(np.uint64) >> np.uint64(current)) & _ONE).astype(bool)
     inside = used & (current < idx)
@@ -188,13 +191,17 @@ def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64], 
     # the jar's list order: per row, its children, then itself (rows at a dead end drop out)
     stays = free | inside | alive_fixed
     if not len(children):             # nothing new: the rows that stay, in their order
-        return state if stays.all() else state[stays]
+        return (state if stays.all() else state[stays]), stays
     emit = np.where(free, n_children + 1, stays.astype(np.int64))
     offset = np.cumsum(emit) - emit
     grown = np.empty((int(emit.sum()), 9), np.int64)
-    grown[(offset + np.where(free, n_children, 0))[stays]] = state[stays]
+    place = offset + np.where(free, n_children, 0)
+    if stays.all():                   # (the usual case: no copy of the rows that stay)
+        grown[place] = state
+    else:
+        grown[place[stays]] = state[stays]
     grown[offset[parent] + k] = children
-    return grown
+    return grown, stays
 
 
 def _backtrack(best_hist: NDArray[np.int64], dead: NDArray[np.bool_], hist_cand: list,
