@@ -192,7 +192,8 @@ def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenize
     """PTBTokenizer over captions and references; a line break shifts the toolkit's lines under ``official``."""
     refs_flat = [c for rs in gt.references for c in rs]
     broken_h = [gt.image_ids[i] for i, h in enumerate(hyps) if SHIFTING_LINE_BREAK.search(h)]
-    changed_r = sum(bool(SHIFTING_LINE_BREAK.search(r)) for r in refs_flat)
+    changed_r = (sum(bool(SHIFTING_LINE_BREAK.search(r)) for r in refs_flat)
+                 if SHIFTING_LINE_BREAK.search(" ".join(refs_flat)) else 0)     # one scan when there is none
     shift = protocol == "official" and bool(broken_h or changed_r)
     if not shift:
         hyps, _ = sanitize(hyps)

@@ -36,6 +36,8 @@ SHIFTING_LINE_BREAK = re.compile("[\r\u2028\u2029\u000b\u000c]")
 
 def sanitize(captions: Sequence[str]) -> tuple[list[str], int]:
     """Replace line-break characters by spaces; returns the captions and how many were changed."""
+    if not LINE_BREAKS.search(" ".join(captions)):      # the usual case: one scan, no Python loop
+        return list(captions), 0
     out, changed = [], 0
     for c in captions:
         clean = LINE_BREAKS.sub(" ", c)

@@ -49,7 +49,7 @@ _ERROR_LINE = "Error: specify hypothesis and at least one reference"
 
 def _pieces(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[str]]:
     """The texts the jar reads from each pycocoevalcap ``SCORE`` line: the references, then the hypothesis."""
-    if any("|||" in t for t in (*hyps, *(r for rs in refs for r in rs))):
+    if "|||" in " ".join((*hyps, *(r for rs in refs for r in rs))):    # (a space cannot complete a "|||")
         return [_split_like_jar(line) for line in score_lines(hyps, refs)]
     # without "|||" in a text the line splits back into its texts (pycocoevalcap's hypothesis clean-up kept)
     return [[java_trim(r) for r in rs] + [java_trim(h.replace("  ", " "))] for h, rs in zip(hyps, refs)]
@@ -57,7 +57,10 @@ def _pieces(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[str
 
 def python_eligible(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> tuple[bool, str]:
     """(True, "") when the Python METEOR is proven equal to the jar on these texts, else (False, why)."""
-    for text in (*hyps, *(r for rs in refs for r in rs)):
+    texts = (*hyps, *(r for rs in refs for r in rs))
+    if PROVEN_CHARACTERS.fullmatch(" ".join(texts)):     # one scan: the set is a class of characters, space in it
+        return True, ""
+    for text in texts:
         if not PROVEN_CHARACTERS.fullmatch(text):
             bad = next(c for c in text if not PROVEN_CHARACTERS.fullmatch(c))
             return False, f"a character outside the proven set (U+{ord(bad):04X})"
