@@ -198,6 +198,34 @@ def test_checks_that_passed_are_remembered_until_a_file_changes(tmp_path, monkey
     assert ParaphraseIndex.cache_path(table, cache) == folder and calls == ["_digest_file"]
 
 
+def test_a_built_index_is_not_checked_again_at_once_and_settles_when_the_run_is_done(tmp_path, monkeypatch):
+    """The checksums a build writes are taken from the saved files, so the build reads the index back without
+    checking it; ``settle`` at the end of the run checks it and remembers that for the next run once the files are
+    old enough to stamp (while they are fresh it records nothing, and the next load checks them)."""
+    from vlbench.engine.captions import paraphrase
+
+    calls: list[str] = []
+    real = paraphrase._checksum
+    monkeypatch.setattr(paraphrase, "_checksum", lambda path: calls.append(path.name) or real(path))
+    table = _tiny_table(tmp_path / "p.gz", TINY)
+    built = ParaphraseIndex.load(table, tmp_path / "cache")
+    assert len(calls) == 9                               # the save's checksums, and no second pass
+    calls.clear()
+    built.settle()                                       # files just written: nothing to remember yet
+    assert calls == []
+    ParaphraseIndex.load(table, tmp_path / "cache")
+    assert len(calls) == 9                               # so this load checks them
+    monkeypatch.setattr(paraphrase, "_SETTLED_NS", 0)
+    calls.clear()
+    built.settle()
+    assert len(calls) == 9
+    calls.clear()
+    again = ParaphraseIndex.load(table, tmp_path / "cache")
+    assert calls == [] and again.kept_entries(["a big dog"]).tolist() == [3]
+    ParaphraseIndex.parse(table).settle()                # a parsed index has no folder: nothing to do
+    assert calls == []
+
+
 def test_the_table_streamed_in_small_blocks_is_the_table_read_whole(tmp_path):
     """Blocks of 20 bytes cut entries everywhere (mid-line, mid-entry); a block holding a tab or doubled space
     reads its phrases as the jar's tokenizer does. Every entry's two phrases, read back from the index, are the

@@ -297,7 +297,7 @@ def test_the_references_phrases_read_back_give_the_reduction_of_all_lines(tmp_pa
     others = len(set(lines) - reference_lines)
     assert hashed == [len(reference_lines), others, others]      # the second call read the references' phrases
     assert len(list((tmp_path / "texts").glob("meteor-phrases-*.bin"))) == 1
-    keyless = dataclasses.replace(index, key="")
+    keyless = dataclasses.replace(index, folder="")
     assert np.array_equal(pymeteor._usable_entries(keyless, lines, reference_lines, jar), whole)
 
 

@@ -216,7 +216,9 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend:
         lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir, index=index)
         return lines, f"java, {how}{note}"
     index = index or paraphrase_index(cache_dir)
-    return python_stats(hyps, refs, jar=java.require_meteor_jar(), index=index), f"python{note}"
+    lines = python_stats(hyps, refs, jar=java.require_meteor_jar(), index=index)
+    index.settle()          # a run that built the index: its check is remembered for the next runs
+    return lines, f"python{note}"
 
 
 def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_dir: Path | None = None,
@@ -246,6 +248,7 @@ def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_dir:
         index.write(entries, table)
         out = _run_jar(("-jar", java.require_meteor_jar().name, "-", "-", "-stdio", "-l", "en", "-lower", "-a", str(table)),
                        lowered, Path(tmp))
+    index.settle()
     return out, f"reduced paraphrase table ({len(entries):,} of {len(index.entry_first):,} entries)"
 
 

@@ -355,7 +355,7 @@ class ParaphraseIndex:
     entry_second: NDArray[np.int32]       # (entries,)
     multipliers: NDArray[np.uint64]       # (2,) the phrases' hash's and check's multipliers
     max_words: NDArray[np.int64]          # () the longest phrase's number of words
-    key: str = ""                         # the cache folder's name (format and table digest) once cached
+    folder: str = ""                      # the cache folder it was read from ("" for a parsed index)
 
     # -- building and caching ------------------------------------------------------------------------
     @classmethod
@@ -444,23 +444,50 @@ class ParaphraseIndex:
         index = cls.parse(table)
         try:
             index._save(path)
-            return cls._read(path)       # memory-mapped: the run goes on without the parsed arrays in memory
+            # memory-mapped: the run goes on without the parsed arrays in memory; the checksums were just taken
+            # from the saved files, so they are not read again here (see settle)
+            return cls._read(path, check=False)
         except (OSError, ValueError, KeyError):
             return index
 
+    @property
+    def key(self) -> str:
+        """The cache folder's name (format and table digest): what identifies this index's phrase numbers ("" for
+        an index that was not read from a cache folder)."""
+        return Path(self.folder).name if self.folder else ""
+
+    def settle(self) -> None:
+        """Remember that this index's files passed their check, once they have settled (:func:`_stamp`): the
+        next run then skips it. For an index built by this process (its files too fresh to stamp when it read
+        them back), called when the run is done; a no-op for an index whose check is remembered already."""
+        if self.folder:
+            with contextlib.suppress(OSError, ValueError):
+                if None not in map(_stamp, self._files(Path(self.folder))):   # else nothing could be remembered
+                    self._check(Path(self.folder))
+
+    @staticmethod
+    def _files(path: Path) -> list[Path]:
+        """The files of the index in ``path``: the checksums' manifest and one ``.npy`` per array."""
+        return [path / "digests.json", *(path / f"{name}.npy" for name in _ARRAYS)]
+
     @classmethod
-    def _read(cls, path: Path) -> ParaphraseIndex:
-        """The cached index in ``path``, memory-mapped, after its files are checked against their checksums (once
-        per state of the files: a check that passed is remembered by their stamps, as 140 MB of CRC-32 would
-        cost ~0.2 s of every run; any write to a file changes its stamp and brings the check back)."""
-        files = [path / "digests.json", *(path / f"{name}.npy" for name in _ARRAYS)]
-        _memo(path / "verified.json", "checksums", [_stamp(f) for f in files], lambda: cls._verify(path))
+    def _check(cls, path: Path) -> None:
+        """The files of the index in ``path`` checked against their checksums, once per state of the files: a
+        check that passed is remembered by their stamps (140 MB of CRC-32 would cost ~0.2 s of every run; any
+        write to a file changes its stamp and brings the check back). ValueError on a mismatch."""
+        _memo(path / "verified.json", "checksums", [_stamp(f) for f in cls._files(path)], lambda: cls._verify(path))
+
+    @classmethod
+    def _read(cls, path: Path, check: bool = True) -> ParaphraseIndex:
+        """The cached index in ``path``, memory-mapped, after :meth:`_check` unless ``check`` is False."""
+        if check:
+            cls._check(path)
         arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
         if not (len(arrays["entry_first"]) == len(arrays["entry_second"])
                 and len(arrays["phrase_hash"]) == len(arrays["phrase_start"]) == len(arrays["phrase_end"])
                 == len(arrays["phrase_always"]) and arrays["multipliers"].shape == (2,)):
             raise ValueError(f"inconsistent paraphrase index in {path}")
-        return cls(**arrays, key=path.name)
+        return cls(**arrays, folder=str(path))
 
     @staticmethod
     def _verify(path: Path) -> str:
