@@ -31,7 +31,9 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
     img_gram = np.sort(image_of[table.sentence[r]] * G + table.ngram[r])   # sort-based: numpy's hash unique is slow here
     img_gram = img_gram[np.r_[True, img_gram[1:] != img_gram[:-1]]] if len(img_gram) else img_gram
     df = np.bincount(img_gram % G, minlength=G)
-    if not len(img_gram):
+    n_img_grams = len(img_gram)
+    del img_gram                    # (each (sentence, n-gram) array here is ~15 MB on a whole split: freed early)
+    if not n_img_grams:
         raise InputError("every reference caption is empty after tokenization: CIDEr is undefined (pycocoevalcap "
                          "raises here)", file="references", fix="score against references with words in them")
     weight = np.log(float(n_images)) - np.log(np.maximum(1.0, df))
@@ -47,8 +49,15 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
     r_key = image_of[table.sentence[r]] * G + table.ngram[r]
     pos = np.minimum(np.searchsorted(h_key, r_key), max(len(h_key) - 1, 0))
     hit = (h_key[pos] == r_key) if len(h_key) else np.zeros(len(r_key), bool)
+    del r_key, h_key
     r_val = value[r]
-    contrib = np.where(hit, np.minimum(h_val[pos] if len(h_val) else 0, r_val) * r_val, 0.0)
+    # min(hyp, ref) * ref where the hypothesis holds the n-gram, else 0 (in place: no four temporaries)
+    contrib = h_val[pos] if len(h_val) else np.zeros(len(r_val))
+    del pos
+    np.minimum(contrib, r_val, out=contrib)
+    contrib *= r_val
+    contrib[~hit] = 0.0
+    del r_val, hit
     dot = np.bincount(so[r], weights=contrib, minlength=S * max_n).reshape(S, max_n)[ref_sentence]   # (R, 4)
     h_norm = norm[hyp_sentence][ref_image]                            # (R, 4)
     r_norm = norm[ref_sentence]
