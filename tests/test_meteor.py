@@ -196,6 +196,11 @@ def test_checks_that_passed_are_remembered_until_a_file_changes(tmp_path, monkey
     (cache / "meteor" / "table-digests.json").write_text("[not a memo")   # a damaged memo: computed again
     calls.clear()
     assert ParaphraseIndex.cache_path(table, cache) == folder and calls == ["_digest_file"]
+    (folder / "verified.json").unlink(missing_ok=True)
+    (folder / "verified.json").mkdir()                 # a memo that cannot be written: checked, nothing left behind
+    calls.clear()
+    ParaphraseIndex.load(table, cache)
+    assert calls.count("_checksum") == 9 and not list(folder.glob(".memo-*"))
 
 
 def test_a_built_index_is_not_checked_again_at_once_and_settles_when_the_run_is_done(tmp_path, monkeypatch):

@@ -201,14 +201,18 @@ def _memo(file: Path, key: str, stamps: list, compute: Callable[[], str]) -> str
         with contextlib.suppress(OSError):
             file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".memo-")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(memo, fh)
-            os.replace(tmp, file)           # atomic: a concurrent writer's memo wins or this one does
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(memo, fh)
+                os.replace(tmp, file)       # atomic: a concurrent writer's memo wins or this one does
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)          # left only when the write or the rename failed
     return value
 
 
 def _checksum(path: Path) -> str:
-    """CRC-32 of a file's bytes (~2 GB/s): catches a damaged or edited index file at every load."""
+    """CRC-32 of a file's bytes: catches a damaged or edited index file (checked once per state of the files)."""
     crc = 0
     with open(path, "rb") as fh:
         while block := fh.read(1 << 24):
