@@ -252,7 +252,17 @@ def candidates_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> di
         i = at[rows] - first[r]
         one, zero = np.ones(len(rows), np.int64), np.zeros(len(rows), np.int64)
         parts.append((ref_pair[r], ref_j[r], one, i, one, one * module, i, zero, zero, zero))
-    # paraphrases: phrases of the reference found in the hypothesis, then the other way round
+    parts.extend(_paraphrase_candidates(c, a, b))
+    cols = [np.concatenate(col) for col in zip(*parts)]
+    order = np.lexsort(tuple(reversed(cols[:2] + cols[5:])))
+    names = ("p", "j", "len2", "i", "len1", "module")
+    return {name: col[order] for name, col in zip(names, cols[:6])}
+
+
+def _paraphrase_candidates(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> list[tuple]:
+    """:func:`candidates_many`'s paraphrase candidates, as its column tuples: phrases of the reference found in
+    the hypothesis, then the other way round."""
+    out: list[tuple] = []
     for forward in (True, False):
         src, dst = (b, a) if forward else (a, b)
         rp, o = _expand(c.occ_ptr[src], c.occ_ptr[src + 1])
@@ -267,15 +277,12 @@ def candidates_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> di
         here, there = c.occ_start[o], c.occ_start_by_key[q]
         three = np.full(len(rp), 3, np.int64)
         if forward:   # ref start, length, hyp start, length; order: length, entry, hyp start
-            parts.append((rp, here, c.phrase_len[first], there, c.phrase_len[second], three,
+            out.append((rp, here, c.phrase_len[first], there, c.phrase_len[second], three,
                           np.zeros(len(rp), np.int64), c.phrase_len[first], e, there))
         else:         # order: hyp start, length, entry
-            parts.append((rp, there, c.phrase_len[second], here, c.phrase_len[first], three,
+            out.append((rp, there, c.phrase_len[second], here, c.phrase_len[first], three,
                           np.ones(len(rp), np.int64), here, c.phrase_len[first], e))
-    cols = [np.concatenate(col) for col in zip(*parts)]
-    order = np.lexsort(tuple(reversed(cols[:2] + cols[5:])))
-    names = ("p", "j", "len2", "i", "len1", "module")
-    return {name: col[order] for name, col in zip(names, cols[:6])}
+    return out
 
 
 def _ranges(start: NDArray[np.int64], length: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

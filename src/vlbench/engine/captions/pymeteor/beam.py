@@ -192,6 +192,14 @@ def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64], 
     stays = free | inside | alive_fixed
     if not len(children):             # nothing new: the rows that stay, in their order
         return (state if stays.all() else state[stays]), stays
+    return _lay_out(state, stays, free, n_children, parent, k, children), stays
+
+
+def _lay_out(state: NDArray[np.int64], stays: NDArray[np.bool_], free: NDArray[np.bool_],
+             n_children: NDArray[np.int64], parent: NDArray[np.int64], k: NDArray[np.int64],
+             children: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The next step's rows in the jar's list order: per row, its children (child ``k`` of row ``parent``), then
+    the row itself if it stays (a free row has ``n_children`` children)."""
     emit = np.where(free, n_children + 1, stays.astype(np.int64))
     offset = np.cumsum(emit) - emit
     grown = np.empty((int(emit.sum()), 9), np.int64)
@@ -201,7 +209,7 @@ def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64], 
     else:
         grown[place[stays]] = state[stays]
     grown[offset[parent] + k] = children
-    return grown, stays
+    return grown
 
 
 def _backtrack(best_hist: NDArray[np.int64], dead: NDArray[np.bool_], hist_cand: list,
