@@ -200,7 +200,7 @@ def test_checks_that_passed_are_remembered_until_a_file_changes(tmp_path, monkey
     (folder / "verified.json").mkdir()                 # a memo that cannot be written: checked, nothing left behind
     calls.clear()
     ParaphraseIndex.load(table, cache)
-    assert calls.count("_checksum") == 9 and not list(folder.glob(".memo-*"))
+    assert calls.count("_checksum") == 9 and not list(folder.glob(".*"))
 
 
 def test_a_built_index_is_not_checked_again_at_once_and_settles_when_the_run_is_done(tmp_path, monkeypatch):

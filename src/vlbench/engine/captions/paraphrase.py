@@ -41,6 +41,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import FormatError
+from ..io import write_text_atomic
 from . import java
 
 __all__ = ["HASH_MULTIPLIER", "Chunks", "ParaphraseIndex", "string_hashes"]
@@ -198,16 +200,8 @@ def _memo(file: Path, key: str, stamps: list, compute: Callable[[], str]) -> str
     value = compute()
     if None not in stamps:
         memo[key] = [stamps, value]
-        with contextlib.suppress(OSError):
-            file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".memo-")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(memo, fh)
-                os.replace(tmp, file)       # atomic: a concurrent writer's memo wins or this one does
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)          # left only when the write or the rename failed
+        with contextlib.suppress(FormatError):      # atomic, no temporary file left behind on a failure
+            write_text_atomic(file, json.dumps(memo), "paraphrase index memo")
     return value
 
 

@@ -64,16 +64,14 @@ class Corpus:
 
     @classmethod
     def build(cls, lines: Sequence[str], split: Callable[[str], list[str]], info: Callable[[str], WordInfo],
-              index: ParaphraseIndex, kept: NDArray[np.int64] | None = None) -> Corpus:
+              index: ParaphraseIndex, kept: NDArray[np.int64]) -> Corpus:
         """From the lines (normalised, lowercased), how the jar splits a line into words, each word's (hash,
         stem hash, synsets, function word), the paraphrase table's index and the entries of it these lines can use
-        (:meth:`ParaphraseIndex.kept_entries_for_words`; found here when not given)."""
+        (:meth:`ParaphraseIndex.kept_entries_for_words`)."""
         tokens = list(map(split, lines))
         vocab = {w: k for k, w in enumerate(dict.fromkeys(chain.from_iterable(tokens)))}
         ptr = np.r_[0, np.cumsum([len(t) for t in tokens])].astype(np.int64)
         word = np.fromiter(map(vocab.__getitem__, chain.from_iterable(tokens)), dtype=np.int64, count=int(ptr[-1]))
-        if kept is None:
-            kept = index.kept_entries_for_words(tokens)
         del tokens
         words = list(vocab)
         nw = len(words)
