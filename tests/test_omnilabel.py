@@ -217,6 +217,95 @@ def test_reference_errors(omnilabel_sample, tmp_path):
         parse_official({"images": [], "annotations": [], "categories": []})
 
 
+def _records_equal(a, b) -> None:
+    """Every field of two OmniLabelReferences equal (arrays element for element, with their dtypes)."""
+    import numpy as np
+
+    for name, value in a.__dict__.items():
+        other = b.__dict__[name]
+        if isinstance(value, np.ndarray):
+            assert value.dtype == other.dtype and np.array_equal(value, other), name
+        elif name != "source":
+            assert value == other, name
+
+
+def _variants(data):
+    """The sample file as written, and edits that the typed reading must decline (each read as dicts) or accept."""
+    out = {"as written": data}
+    def edit(name, change):
+        d = copy.deepcopy(data)
+        change(d)
+        out[name] = d
+    edit("boolean image id", lambda d: d["images"][0].update(id=True))
+    edit("string iscrowd", lambda d: d["annotations"][0].update(iscrowd="0"))
+    edit("iscrowd 2", lambda d: d["annotations"][0].update(iscrowd=2))
+    edit("crowd box", lambda d: d["annotations"][0].update(iscrowd=1))
+    edit("no iscrowd", lambda d: d["annotations"][0].pop("iscrowd"))
+    edit("no annotations", lambda d: d.pop("annotations"))
+    edit("null anno_info", lambda d: d["descriptions"][0].update(anno_info=None))
+    edit("anno_info a list", lambda d: d["descriptions"][0].update(anno_info=["object_description"]))
+    edit("no file_name", lambda d: d["images"][0].pop("file_name"))
+    edit("null file_name", lambda d: d["images"][0].update(file_name=None))
+    edit("other version", lambda d: d.update(info={"name": "OmniLabel", "version": "0.1.2"}))
+    edit("integral float box id", lambda d: d["annotations"][0].update(id=7.0))
+    edit("integer coordinates", lambda d: d["annotations"][0].update(bbox=[1, 2, 30, 40]))
+    edit("coordinate beyond 2^53", lambda d: d["annotations"][0].update(bbox=[2**53 + 1, 2, 30, 40]))
+    return out
+
+
+def test_typed_reference_reading_equals_the_dict_path(omnilabel_sample, tmp_path):
+    """load_references decodes the usual file with msgspec (no dict per object) and falls back to dicts for anything
+    else: the records equal parse_official's of the same JSON, for the sample and for each unusual edit."""
+    import msgspec
+
+    from vlbench.benchmarks.omnilabel.reader import TypedDataset, load_references
+
+    data = json.loads((omnilabel_sample / "dataset_val.json").read_text())
+    typed_ok = {}
+    for name, variant in _variants(data).items():
+        path = tmp_path / "refs.json"
+        path.write_text(json.dumps(variant))
+        try:
+            msgspec.json.decode(path.read_bytes(), type=TypedDataset)
+            typed_ok[name] = True
+        except msgspec.ValidationError:
+            typed_ok[name] = False
+        try:
+            typed_read = load_references(path)
+        except FormatError as exc:          # refused: in the same words as the dict path
+            with pytest.raises(FormatError) as general:
+                parse_official(variant, source=str(path))
+            assert str(exc) == str(general.value)
+            continue
+        _records_equal(typed_read, parse_official(variant, source=str(path)))
+    # the usual shapes go the typed way, the unusual ones the general way
+    assert typed_ok == {"as written": True, "boolean image id": False, "string iscrowd": False, "iscrowd 2": True,
+                        "crowd box": True, "no iscrowd": False, "no annotations": True, "null anno_info": True,
+                        "anno_info a list": False, "no file_name": True, "null file_name": False,
+                        "other version": True, "integral float box id": False, "integer coordinates": True,
+                        "coordinate beyond 2^53": False}
+
+
+def test_typed_reference_reading_keeps_the_messages(omnilabel_sample, tmp_path):
+    """A file the typed reading accepts but the records refuse is named as the dict path names it."""
+    from vlbench.benchmarks.omnilabel.reader import load_references
+
+    data = json.loads((omnilabel_sample / "dataset_val.json").read_text())
+    for change, message in [(lambda d: d["descriptions"].append(dict(d["descriptions"][0])), "duplicate description id"),
+                            (lambda d: d["descriptions"][0]["image_ids"].append(d["descriptions"][0]["image_ids"][0]),
+                             "lists image .* twice"),
+                            (lambda d: d["images"].append(dict(d["images"][0])), "duplicate image ids")]:
+        d = copy.deepcopy(data)
+        change(d)
+        path = tmp_path / "refs.json"
+        path.write_text(json.dumps(d))
+        with pytest.raises(FormatError, match=message) as typed:
+            load_references(path)
+        with pytest.raises(FormatError) as general:
+            parse_official(d, source=str(path))
+        assert str(typed.value) == str(general.value)
+
+
 def test_wrong_benchmark_prediction_file_is_named(omnilabel_sample):
     ref_l4_preds = ROOT / "src" / "vlbench" / "samples" / "ref_l4" / "predictions_good.json"
     proc = run_cli("score", "omnilabel", "--references", str(omnilabel_sample / "dataset_val.json"),

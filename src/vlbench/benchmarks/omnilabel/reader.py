@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections import Counter
@@ -16,13 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
 from ...engine.errors import FormatError, InputError
 from ...engine.images import image_cell
 from ...engine.lookup import find_ids
-from ..validation import BuildReport, extra_fields, read_card_metadata, require as _require
+from ..validation import BuildReport, TypedId, TypedNumber, extra_fields, read_card_metadata, require as _require
 from . import schema
 from .records import OmniLabelReferences
 
@@ -40,12 +42,12 @@ class _Parts:
     file_names: list[str]
     descr_text: dict[int, str]
     descr_type: dict[int, int]                # TYPE_C or TYPE_DP (refined into DP / DN per image later)
-    ls_image: list[int]                       # label-space entries: image id, description id, and a rank
+    ls_image: list[int] | NDArray[np.int64]   # label-space entries: image id, description id, and a rank
     ls_descr: NDArray[np.int64]               # that orders the entries within an image
     ls_rank: NDArray[np.int64]
     box_image: list[int] = field(default_factory=list)
     box_id: list[int] = field(default_factory=list)
-    box_xywh: list[list[float]] = field(default_factory=list)
+    box_xywh: list[Any] = field(default_factory=list)
     box_crowd: list[bool] = field(default_factory=list)    # int(iscrowd): crowd IoU and matching
     box_ignore: list[bool] = field(default_factory=list)   # truthiness of iscrowd: the box is ignored
     box_refs: list[list[int]] = field(default_factory=list)
@@ -66,6 +68,19 @@ def _add_crowd(parts: _Parts, value: Any, source: str, entry: str) -> None:
     parts.box_ignore.append(bool(value))
 
 
+def _version_notes(info: Any) -> list[str]:
+    """A note when the file says it is another OmniLabel version than the one the official evaluator expects."""
+    if isinstance(info, dict) and "omnilabel" in str(info.get("name", "")).lower() \
+            and str(info.get("version")) not in ("0.1.3", "None"):
+        return [f"the ground truth is version {info.get('version')}; the official evaluator expects 0.1.3"]
+    return []
+
+
+def _descr_type(kind: Any) -> int:
+    """TYPE_DP for a free-form description (its ``anno_info.type`` is "object_description"), else TYPE_C."""
+    return schema.TYPE_DP if kind == "object_description" else schema.TYPE_C
+
+
 def _parts_from_official(data: Any, source: str) -> _Parts:
     _require(isinstance(data, dict), "an OmniLabel dataset JSON is an object with 'images' and 'descriptions'",
              source, fix="pass dataset_all_val_v0.1.3.json (or a Hub folder built by vlbench)")
@@ -74,11 +89,7 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
                           fix="score it with 'vlbench score ovdeval'")
     for key in ("images", "descriptions"):
         _require(isinstance(data.get(key), list), f"the key {key!r} is missing or not a list", source)
-    notes: list[str] = []
-    info = data.get("info")
-    if isinstance(info, dict) and "omnilabel" in str(info.get("name", "")).lower() \
-            and str(info.get("version")) not in ("0.1.3", "None"):
-        notes.append(f"the ground truth is version {info.get('version')}; the official evaluator expects 0.1.3")
+    notes = _version_notes(data.get("info"))
     for i, img in enumerate(data["images"]):
         _require(isinstance(img, dict) and isinstance(img.get("id"), int) and not isinstance(img.get("id"), bool),
                  "an image needs an integer 'id'", source, f"images[{i}]")
@@ -95,8 +106,8 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
         if d["id"] in descr_text:
             raise FormatError(f"duplicate description id {d['id']}", file=source, entry=f"descriptions[{pos}]")
         descr_text[d["id"]] = d["text"]
-        descr_type[d["id"]] = schema.TYPE_DP if (d.get("anno_info") or {}).get("type") == "object_description" \
-            else schema.TYPE_C
+        info = d.get("anno_info")
+        descr_type[d["id"]] = _descr_type(info.get("type") if isinstance(info, dict) else None)
         ls_image.extend(d["image_ids"])
         ls_count.append(len(d["image_ids"]))
     parts = _Parts(image_ids=[img["id"] for img in data["images"]],
@@ -124,6 +135,68 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
         _add_crowd(parts, a.get("iscrowd", 0), source, f"annotations[{i}]")
         parts.box_refs.append(refs)
     return parts
+
+
+# -- typed reading: the usual shape of the official file, decoded without a dict per object -------------------------
+# A file msgspec decodes into these holds only what the dict path accepts without a word (integer ids, four exact
+# numbers per box, an integer iscrowd on every box, strings for texts and file names). Anything else (a boolean id,
+# a string iscrowd, a box without iscrowd, a null) fails the decoding and the file is read as dicts, where it is
+# named, noted or kept as the official loader treats it; so both paths give equal records wherever both apply.
+
+class _TypedAnnoInfo(msgspec.Struct, gc=False):
+    type: str | None = None
+
+
+class _TypedImage(msgspec.Struct, gc=False):
+    id: TypedId
+    file_name: str = ""
+
+
+class _TypedDescription(msgspec.Struct, gc=False):
+    id: TypedId
+    text: str
+    image_ids: list[TypedId]
+    anno_info: _TypedAnnoInfo | None = None
+
+
+class _TypedAnnotation(msgspec.Struct, gc=False):
+    id: TypedId
+    image_id: TypedId
+    bbox: tuple[TypedNumber, TypedNumber, TypedNumber, TypedNumber]
+    description_ids: list[TypedId]
+    iscrowd: int
+
+
+class TypedDataset(msgspec.Struct, gc=False):
+    """An official dataset JSON of the usual shape (:func:`load_references` reads it this way first)."""
+
+    images: list[_TypedImage]
+    descriptions: list[_TypedDescription]
+    annotations: list[_TypedAnnotation] | msgspec.UnsetType = msgspec.UNSET
+    info: Any = None
+
+
+def _parts_from_typed(data: TypedDataset) -> _Parts | None:
+    """:func:`_parts_from_official` for a typed file, or None where the dict path must speak (a duplicate
+    description id)."""
+    descrs = data.descriptions
+    descr_text = {d.id: d.text for d in descrs}
+    if len(descr_text) != len(descrs):
+        return None
+    ls_lists = [d.image_ids for d in descrs]
+    ls_count = np.fromiter(map(len, ls_lists), dtype=np.int64, count=len(descrs))
+    total = int(ls_count.sum())
+    anns = data.annotations if isinstance(data.annotations, list) else []
+    crowd = [a.iscrowd != 0 for a in anns]      # an integer: int(v) and bool(v) agree
+    return _Parts(image_ids=[img.id for img in data.images], file_names=[img.file_name for img in data.images],
+                  descr_text=descr_text, descr_type={d.id: _descr_type(d.anno_info and d.anno_info.type) for d in descrs},
+                  ls_image=np.fromiter(itertools.chain.from_iterable(ls_lists), dtype=np.int64, count=total),
+                  ls_descr=np.repeat(np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)), ls_count),
+                  ls_rank=np.repeat(np.arange(len(descrs)), ls_count),
+                  box_image=[a.image_id for a in anns], box_id=[a.id for a in anns],
+                  box_xywh=[a.bbox for a in anns], box_crowd=crowd, box_ignore=list(crowd),
+                  box_refs=[a.description_ids for a in anns],
+                  has_annotations=isinstance(data.annotations, list), notes=_version_notes(data.info))
 
 
 def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str) -> tuple[NDArray, NDArray]:
@@ -281,7 +354,13 @@ def load_references(ref: str | os.PathLike, split: str | None = None) -> OmniLab
         if split not in schema.SPLITS:
             raise InputError(f"unknown split {split!r}", fix="use validation or test")
         return parse_official(export(path, split=split), source=f"{path} [{split}]")
-    return parse_official(read_json(path, what="reference file"), source=str(path))
+    data = read_json(path, what="reference file", typed=TypedDataset)
+    if isinstance(data, TypedDataset):
+        parts = _parts_from_typed(data)
+        if parts is not None:
+            return _assemble(parts, str(path))
+        data = read_json(path, what="reference file")
+    return parse_official(data, source=str(path))
 
 
 # --------------------------------------------------------------------------------------------

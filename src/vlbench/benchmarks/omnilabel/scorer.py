@@ -10,6 +10,7 @@ interpolation, -1 (here ``None``) for groups without GT, and the harmonic mean
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import msgspec
@@ -283,21 +284,40 @@ def _percent(values: dict[str, float]) -> dict[str, float | None]:
 _BOUND_ORDERS = ("worst", "best")
 
 
-def _evaluate(gt: OmniLabelReferences, dets: cocoeval.Detections, protocol: str, keep_gt_at: float | None = None,
-              tie_bounds: bool = False):
-    """Match, then accumulate every group: (matches, group names, order -> (precision, recall, npig), memberships).
-    With ``tie_bounds`` and tied scores, the bounds' orders too, in the same pass (one ranking, one gather of the
-    match states; half the cost of a second accumulation)."""
+def _match(gt: OmniLabelReferences, dets: cocoeval.Detections, protocol: str,
+           keep_gt_at: float | None = None) -> cocoeval.Matches:
+    """The official matching of every (image, description) pair."""
     truth = cocoeval.GroundTruth(pair=gt.gt_pair, box_xywh=gt.gt_box,
                                  area=np.maximum(0.0, gt.gt_box[:, 2] * gt.gt_box[:, 3]),
                                  iscrowd=gt.gt_iscrowd, ann_id=gt.gt_id, ignore=gt.gt_ignore)
-    matches = cocoeval.match(truth, dets, len(gt.pair_image), PARAMS, id0_quirk=protocol == "official",
-                             keep_gt_at=keep_gt_at)
+    return cocoeval.match(truth, dets, len(gt.pair_image), PARAMS, id0_quirk=protocol == "official",
+                          keep_gt_at=keep_gt_at)
+
+
+def _accumulate(gt: OmniLabelReferences, matches: cocoeval.Matches, tie_bounds: bool = False):
+    """Every group accumulated: (group names, order -> (precision, recall, npig), memberships). With ``tie_bounds``
+    the bounds' orders too, in the same pass (one ranking, one gather of the match states; half the cost of a second
+    accumulation)."""
     member_pair, member_group, names = _groups(gt)
-    orders = ("official",) + (_BOUND_ORDERS if tie_bounds and cocoeval.has_ties(matches) else ())
+    orders = ("official",) + (_BOUND_ORDERS if tie_bounds else ())
     curves = cocoeval.accumulate_orders(matches, member_pair, member_group, len(names), PARAMS, areas=(0,),
                                         max_dets=(_MAX_DET_100,), orders=orders)
-    return matches, names, curves, member_pair, member_group
+    return names, curves, member_pair, member_group
+
+
+def _id0_warning(gt: OmniLabelReferences, dets: cocoeval.Detections, official: dict[str, float]) -> list[str]:
+    """Say what the official id-0 quirk changed (pycocotools counts a match to annotation id 0 as a false positive),
+    with the corrected AP beside; nothing when it changed no number."""
+    names, curves, _, _ = _accumulate(gt, _match(gt, dets, "corrected"))
+    precision, recall, npig = curves["official"]
+    index = {name: i for i, name in enumerate(names)}
+    fixed = _thirteen({g.key: _summary(precision, recall, npig, index[("all", g.key)]) for g in schema.GROUPS})
+    changed = [k for k in official if official[k] != fixed[k]]
+    if not changed:
+        return []
+    return ["official protocol: a ground-truth box with annotation id 0 was matched, and pycocotools counts such a "
+            "match as a false positive; this changed " + ", ".join(changed)
+            + f" (AP would be {_percent(fixed)['AP']:.4f}; --protocol corrected)"]
 
 
 def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "official", split: str | None = None,
@@ -311,25 +331,22 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
                                              "launched, so test predictions cannot be scored anywhere")
     dets, counts, warnings = parse_predictions(predictions, gt, source=source, protocol=protocol)
     warnings = list(gt.notes) + warnings
-    matches, names, curves, member_pair, member_group = _evaluate(gt, dets, protocol, KEEP_GT_AT if analysis else None,
-                                                                 tie_bounds=True)
-    precision, recall, npig = curves["official"]
-    index = {name: i for i, name in enumerate(names)}
-    summaries = {scope: {g.key: _summary(precision, recall, npig, index[(scope, g.key)]) for g in schema.GROUPS}
-                 for scope in ["all"] + [s for s in schema.SOURCES if (s, "categ") in index]}
-    official = _thirteen(summaries["all"])
-    metrics = _percent(official)
-
-    if protocol == "official" and matches.id0_matches:
-        _, names_fixed, curves_fixed, _, _ = _evaluate(gt, dets, "corrected")
-        p_fixed, r_fixed, n_fixed = curves_fixed["official"]
-        index_fixed = {name: i for i, name in enumerate(names_fixed)}
-        fixed = _thirteen({g.key: _summary(p_fixed, r_fixed, n_fixed, index_fixed[("all", g.key)]) for g in schema.GROUPS})
-        changed = [k for k in official if official[k] != fixed[k]]
-        if changed:
-            warnings.append("official protocol: a ground-truth box with annotation id 0 was matched, and pycocotools "
-                            "counts such a match as a false positive; this changed " + ", ".join(changed)
-                            + f" (AP would be {_percent(fixed)['AP']:.4f}; --protocol corrected)")
+    matches = _match(gt, dets, protocol, KEEP_GT_AT if analysis else None)
+    ties = cocoeval.has_ties(matches)
+    with ThreadPoolExecutor(max_workers=1) as pool:     # the diagnostics read the matches only: the second core
+        per_description = pool.submit(_per_description, gt, matches) if with_per_description else None
+        thresholds = pool.submit(threshold_metrics, gt, dets, matches) if ties else None
+        names, curves, member_pair, member_group = _accumulate(gt, matches, tie_bounds=ties)
+        precision, recall, npig = curves["official"]
+        index = {name: i for i, name in enumerate(names)}
+        summaries = {scope: {g.key: _summary(precision, recall, npig, index[(scope, g.key)]) for g in schema.GROUPS}
+                     for scope in ["all"] + [s for s in schema.SOURCES if (s, "categ") in index]}
+        official = _thirteen(summaries["all"])
+        metrics = _percent(official)
+        if protocol == "official" and matches.id0_matches:
+            warnings += _id0_warning(gt, dets, official)
+        side = {"per_description": per_description, "threshold_metrics": thresholds}
+        side_views = {key: job.result() for key, job in side.items() if job is not None}
 
     rec = PARAMS.rec_thrs.tolist()
     def curve(g: int) -> dict[str, Any]:
@@ -342,13 +359,11 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
         "num_gt": {g.key: summaries["all"][g.key]["num_gt"] for g in schema.GROUPS},
         "pr_curves": {"recall": rec, "categ": curve(index[("all", "categ")]), "descr": curve(index[("all", "descr")])},
     }
-    if with_per_description:
-        breakdowns["per_description"] = _per_description(gt, matches)
+    breakdowns.update(side_views)
     counts = {**gt.counts, **counts}
     overall = np.isin(member_group, [index[("all", g.key)] for g in schema.GROUPS])
     analyzed, analysis_replicator = analyze(gt, dets, matches, PARAMS, _MAX_DET_100) if analysis else (None, None)
-    if set(_BOUND_ORDERS) <= set(curves):        # scores that do not rank the boxes: the answer-set view too
-        breakdowns["threshold_metrics"] = threshold_metrics(gt, dets, matches)
+    if ties:        # scores that do not rank the boxes: the answer-set view too (threshold metrics) and the bounds
         breakdowns["tie_bounds"], tie_warning = _tie_bounds(matches, curves, index, metrics)
         warnings += tie_warning
     return Result(benchmark="omnilabel", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,

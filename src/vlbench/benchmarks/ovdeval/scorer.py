@@ -11,6 +11,7 @@ many decisions such a tie made.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import msgspec
@@ -314,9 +315,11 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
     from .analysis import KEEP_GT_AT, analyze
 
     preds = parse_predictions(predictions, gt, source=source, protocol=protocol)
-    keep, sup = suppress(gt, preds)
-    nms = _stats(gt, preds.as_dict(keep), protocol, KEEP_GT_AT if analysis else None, tie_bounds=True)
-    plain = _stats(gt, preds.as_dict(), protocol, tie_bounds=True)
+    with ThreadPoolExecutor(max_workers=1) as pool:    # plain AP needs no suppression: the second core scores it
+        plain_job = pool.submit(_stats, gt, preds.as_dict(), protocol, tie_bounds=True)
+        keep, sup = suppress(gt, preds)
+        nms = _stats(gt, preds.as_dict(keep), protocol, KEEP_GT_AT if analysis else None, tie_bounds=True)
+        plain = plain_job.result()
     metrics = {**_percent(nms.stats, "NMS_"), **_percent(plain.stats)}
     warnings = list(gt.notes) + preds.warnings
     if nms.skipped_gt:
