@@ -278,3 +278,40 @@ def test_two_phrases_with_one_hash_make_the_parse_start_again(tmp_path, monkeypa
     monkeypatch.setattr(paraphrase, "_MULTIPLIERS", ((1, 0xC2B2AE3D27D4EB4F),))
     with pytest.raises(ValueError, match="collide"):
         ParaphraseIndex.parse(table)
+
+
+def test_distinct_values_are_numbered_by_value_from_their_first_index():
+    """_distinct (an unstable sort, then each run's smallest index) and _distinct_halves (the hash range's two
+    halves in two threads) against a dict walk in index order: the first index of each value, ascending by value,
+    and each entry's number in that order; many repeats and both halves of the range present."""
+    import numpy as np
+
+    from vlbench.engine.captions import paraphrase
+
+    rng = np.random.default_rng(7)
+    pool = rng.integers(0, 2**64, 300, dtype=np.uint64, endpoint=False)
+    hashes = pool[rng.integers(0, 300, 5000)]
+    checks = hashes * np.uint64(3)
+    first_seen: dict[int, int] = {}
+    for i, h in enumerate(hashes.tolist()):
+        first_seen.setdefault(h, i)
+    values = sorted(first_seen)
+    expected_first = [first_seen[v] for v in values]
+    expected_number = [values.index(h) for h in hashes.tolist()]
+    assert (pool >= np.uint64(1 << 63)).any() and (pool < np.uint64(1 << 63)).any()
+    for distinct in (paraphrase._distinct, paraphrase._distinct_halves):
+        first, number = distinct(hashes, checks)
+        assert first.tolist() == expected_first and number.tolist() == expected_number
+    with pytest.raises(paraphrase._Collision):
+        paraphrase._distinct_halves(hashes, np.where(np.arange(5000) == 4999, np.uint64(1), checks))
+
+
+def test_strings_are_the_slices_end_to_end():
+    import numpy as np
+
+    from vlbench.engine.captions import paraphrase
+
+    text = np.frombuffer(b"big dog\nlarge dog\n\nhound\n", dtype=np.uint8)
+    start, length = np.array([0, 8, 18, 19, 4]), np.array([7, 9, 0, 5, 3])
+    got = bytes(paraphrase._strings(text, start, length))
+    assert got == b"big dog" + b"large dog" + b"" + b"hound" + b"dog"

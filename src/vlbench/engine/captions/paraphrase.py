@@ -13,10 +13,10 @@ matches), leaves every statistic unchanged. What is kept here is a superset of t
   which Python's ``str.lower`` equals on everything that lowercases to ASCII, but not necessarily
   beyond (locale and Unicode-version differences); ``U+0130`` in the corpus disables the reduction.
 
-The table is read once into an index in the user cache directory in one streamed pass (~8 s, ~400 MB of arrays at
-the peak; ~120 MB on disk): every phrase gets two polynomial hashes of its 8-byte words, computed for all phrases
-of a block at once (:func:`string_hashes`), and the distinct phrases are found by sorting the first and told apart by
-both. The index is shared by every installation on the machine (keyed by the table's content); every call then
+The table is read once into an index in the user cache directory in one streamed pass (~5 s on two cores, ~470 MB
+at the peak; ~120 MB on disk): every phrase gets two polynomial hashes of its 8-byte words, computed for all phrases
+of a block at once (:func:`string_hashes`), two blocks at a time in two threads (numpy releases the GIL), and the
+distinct phrases are found by sorting the first (each half of the hash range in a thread) and told apart by both. The index is shared by every installation on the machine (keyed by the table's content); every call then
 takes a fraction of a second to find the entries a corpus can use (its n-grams hashed the same way) and write the
 reduced table.
 """
@@ -33,10 +33,12 @@ import shutil
 import tempfile
 import time
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -274,22 +276,21 @@ def _block_phrases(raw: bytes, newline: NDArray[np.int64]) -> tuple[NDArray[np.u
     length in file order (each entry's first, then its second)."""
     block = np.frombuffer(raw, dtype=np.uint8)
     starts = np.r_[0, newline[:-1] + 1]
+    space = block == 32         # (numpy's pairwise test: bytes' `b"  " in raw` is 4x slower on these spaced texts)
     # a space after a space or at a line's start or end is not one word separator
-    if (b"\t" in raw or b"\x0c" in raw or b"  " in raw or (block[starts[starts < newline]] == 32).any()
-            or (block[newline[newline > starts] - 1] == 32).any()):
+    if (b"\t" in raw or b"\x0c" in raw or (space[1:] & space[:-1]).any() or space[starts[starts < newline]].any()
+            or space[newline[newline > starts] - 1].any()):
         raw = _canonical(raw)
         return _block_phrases(raw, np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10))
-    phrase = np.flatnonzero(np.arange(len(newline)) % 3 != 0)
-    return block, starts[phrase], newline[phrase] - starts[phrase]
+    first, end = starts.reshape(-1, 3)[:, 1:].ravel(), newline.reshape(-1, 3)[:, 1:].ravel()   # lines 1 and 2
+    return block, first, end - first
 
 
 def _strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.uint8]:
-    """The strings ``text[start:start + length]`` (ascending starts, no overlaps) end to end: one mask over ``text``
-    (a +1 at each start and a -1 at each end, summed) instead of an index per byte."""
-    edge = np.zeros(len(text) + 1, dtype=np.int8)
-    edge[(start + length)[length > 0]] = -1
-    edge[start[length > 0]] += 1                    # 0 where one string ends as the next begins
-    return text[np.cumsum(edge[:-1], dtype=np.int8).view(bool)]
+    """The strings ``text[start:start + length]`` end to end: one gather of their bytes (each string's start less the
+    bytes before it, repeated over its bytes, plus a running count) instead of a slice per string."""
+    before = np.cumsum(length) - length
+    return text[np.repeat(start - before, length) + np.arange(int(length.sum()))]
 
 
 def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
@@ -303,28 +304,77 @@ def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
     return out
 
 
+def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[int, int]
+                    ) -> tuple[NDArray[np.int32], tuple[NDArray, ...]]:
+    """One block of whole entries: each phrase's number among the block's distinct phrases (numbered in the order
+    they first lie in the block), and those distinct phrases' (hash, check, text end to end, length, always kept,
+    words)."""
+    block, start, length = _block_phrases(raw, newline)
+    (hashes, checks), spaces, high = string_hashes(Chunks(block), start, length, multipliers)
+    first, number = _distinct(hashes, checks)     # a block repeats its phrases 2.4 times: keep each once
+    first = np.sort(first)                        # renumbered in the order they lie in the block
+    renumber = np.empty(len(first), dtype=np.int32)
+    renumber[number[first]] = np.arange(len(first), dtype=np.int32)
+    return renumber[number], (hashes[first], checks[first], _strings(block, start[first], length[first]),
+                              length[first].astype(np.int32), high[first] | (length[first] == 0),
+                              np.where(length[first] > 0, spaces[first] + 1, 0).astype(np.int16))
+
+
+def _mapped_ahead(function: Callable[[Any], Any], items: Iterator[Any], workers: int = 2) -> Iterator[Any]:
+    """``map(function, items)`` in ``workers`` threads, in order, at most ``workers`` items ahead of the caller (the
+    blocks' numpy work releases the GIL, so two blocks take the two cores; the bound keeps the memory flat)."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: deque[Any] = deque()
+        for item in items:
+            pending.append(pool.submit(function, item))
+            if len(pending) > workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
 class _Collision(Exception):
     """Two different phrases share a hash but not the other (the parse starts again with other multipliers)."""
 
 
 def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], chunk: int = 1 << 20
               ) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
-    """The distinct values of ``hashes``: (one index of each, in ascending order; each value's number in that
-    order). Strings are told apart by two independent 64-bit hashes: :class:`_Collision` where equal ``hashes``
+    """The distinct values of ``hashes``: (the first index of each, in ascending order of value; each value's number
+    in that order). Strings are told apart by two independent 64-bit hashes: :class:`_Collision` where equal ``hashes``
     come with different ``checks`` (two different strings agreeing on both has odds of 2**-64 a pair). The checks
     are compared in chunks, so the temporaries stay small."""
-    order = np.argsort(hashes, kind="stable")
+    order = np.argsort(hashes)                  # not stable (1.4-1.7x faster): the first index of each is taken below
     sorted_hashes = hashes[order]
     new = np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]] if len(order) else np.zeros(0, dtype=bool)
     del sorted_hashes
     group = np.cumsum(new, dtype=np.int32) - 1
-    first = order[new]
+    first = np.minimum.reduceat(order, np.flatnonzero(new)) if len(order) else order
     for x in range(0, len(order), chunk):
         if not np.array_equal(checks[order[x:x + chunk]], checks[first[group[x:x + chunk]]]):
             raise _Collision
     number = np.empty(len(order), dtype=np.int32)
     number[order] = group
     return first, number
+
+
+def _distinct_halves(hashes: NDArray[np.uint64], checks: NDArray[np.uint64]
+                     ) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
+    """:func:`_distinct` of the lower and upper half of the hash range, one thread each (their sorts release the
+    GIL): a value lies in one half, so the halves' distinct values, the lower half's first, are the whole's."""
+    upper = hashes >= np.uint64(1 << 63)
+    halves = [np.flatnonzero(~upper), np.flatnonzero(upper)]
+    del upper
+
+    def distinct_half(where: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
+        first, number = _distinct(hashes[where], checks[where])
+        return where[first], number
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        (first_low, number_low), (first_high, number_high) = pool.map(distinct_half, halves)
+    number = np.empty(len(hashes), dtype=np.int32)
+    number[halves[0]] = number_low
+    number[halves[1]] = number_high + len(first_low)
+    return np.concatenate([first_low, first_high]), number
 
 
 def _trim_heap() -> None:
@@ -376,23 +426,16 @@ class ParaphraseIndex:
     def _parse(cls, table: Path, block_bytes: int, multipliers: tuple[int, int]) -> ParaphraseIndex:
         numbers: list[NDArray[np.int32]] = []        # every phrase's number among its block's distinct phrases
         fields: tuple[list[NDArray], ...] = ([], [], [], [], [], [])   # each block's distinct phrases: hash, check,
-        for raw, newline in _entry_blocks(table, block_bytes):          # text, length, always kept, words
-            block, start, length = _block_phrases(raw, newline)
-            (hashes, checks), spaces, high = string_hashes(Chunks(block), start, length, multipliers)
-            first, number = _distinct(hashes, checks)     # a block repeats its phrases 2.4 times: keep each once
-            first = np.sort(first)                        # renumbered in the order they lie in the block
-            renumber = np.empty(len(first), dtype=np.int32)
-            renumber[number[first]] = np.arange(len(first), dtype=np.int32)
-            numbers.append(renumber[number])
-            for out, part in zip(fields, (hashes[first], checks[first], _strings(block, start[first], length[first]),
-                                          length[first].astype(np.int32), high[first] | (length[first] == 0),
-                                          np.where(length[first] > 0, spaces[first] + 1, 0).astype(np.int16))):
+        blocks = _entry_blocks(table, block_bytes)                      # text, length, always kept, words
+        for number, parts in _mapped_ahead(lambda block: _block_distinct(block[0], block[1], multipliers), blocks):
+            numbers.append(number)
+            for out, part in zip(fields, parts):
                 out.append(part)
         hashes, checks, text, length, always, words = (_concatenate(f, dtype) for f, dtype in
                                                        zip(fields, (np.uint64, np.uint64, np.uint8, np.int32, bool,
                                                                     np.int16)))
         _trim_heap()                                            # the blocks' parts, freed, back to the system
-        first, global_number = _distinct(hashes, checks)        # distinct across blocks, numbered in hash order
+        first, global_number = _distinct_halves(hashes, checks)  # distinct across blocks, numbered in hash order
         del checks
         n_entries = sum(map(len, numbers)) // 2
         entry_first, entry_second = np.empty(n_entries, dtype=np.int32), np.empty(n_entries, dtype=np.int32)
@@ -407,12 +450,13 @@ class ParaphraseIndex:
         chosen = np.zeros(len(length), dtype=bool)
         chosen[first] = True
         phrase_text = text[np.repeat(chosen, length)]           # the kept strings, in the order they lie in text
-        del text, chosen
+        del text
         if len(phrase_text) >= 1 << 31:
             raise ValueError(f"{table}: over 2 GB of distinct phrases")
-        start = np.empty(len(first), dtype=np.int64)           # where each kept string starts in phrase_text
-        by_place = np.sort(first)
-        start[np.argsort(first)] = np.cumsum(length[by_place], dtype=np.int64) - length[by_place]
+        kept = length[chosen]                                   # where each kept string starts in phrase_text: by
+        place = np.cumsum(chosen, dtype=np.int32) - 1           # its place among the kept (no argsort of first)
+        start = (np.cumsum(kept, dtype=np.int64) - kept)[place[first]]
+        del chosen, kept, place
         _trim_heap()
         return cls(phrase_text, start.astype(np.int32), (start + length[first]).astype(np.int32), hashes[first],
                    always[first], entry_first, entry_second, np.asarray(multipliers, dtype=np.uint64),
