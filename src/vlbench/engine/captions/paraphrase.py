@@ -16,9 +16,10 @@ matches), leaves every statistic unchanged. What is kept here is a superset of t
 The table is read once into an index in the user cache directory in one streamed pass (~5 s on two cores, ~470 MB
 at the peak; ~120 MB on disk): every phrase gets two polynomial hashes of its 8-byte words, computed for all phrases
 of a block at once (:func:`string_hashes`), two blocks at a time in two threads (numpy releases the GIL), and the
-distinct phrases are found by sorting the first (each half of the hash range in a thread) and told apart by both. The index is shared by every installation on the machine (keyed by the table's content); every call then
-takes a fraction of a second to find the entries a corpus can use (its n-grams hashed the same way) and write the
-reduced table.
+distinct phrases are found by sorting the first (each half of the hash range in a thread) and told apart by both.
+The index is shared by every installation on the machine (keyed by the table's content); every call then takes a
+fraction of a second to find the entries a corpus can use (its n-grams hashed the same way) and write the reduced
+table.
 """
 
 from __future__ import annotations
