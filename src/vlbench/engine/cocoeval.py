@@ -171,12 +171,12 @@ def _score_key(score: NDArray[np.float64], exact: NDArray[np.int64] | None, inte
 
 
 def concat_ranges(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Concatenation of ``arange(s, s + c)`` for every (s, c), without a Python loop."""
+    """Concatenation of ``arange(s, s + c)`` for every (s, c), without a Python loop: each start less the items
+    before its range, repeated over the range, plus a running count (one repeat)."""
     total = int(counts.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    offsets = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.repeat(starts, counts) + (np.arange(total) - offsets)
+    return np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(total)
 
 
 def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params(), *,

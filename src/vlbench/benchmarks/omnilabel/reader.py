@@ -28,7 +28,7 @@ from ..validation import BuildReport, TypedId, TypedNumber, extra_fields, read_c
 from . import schema
 from .records import OmniLabelReferences
 
-__all__ = ["parse_official", "references_from_rows", "load_references", "build", "export"]
+__all__ = ["parse_official", "references_from_rows", "load_references", "build", "export", "TypedDataset"]
 
 _BOX_FIELDS = ("id", "image_id", "bbox", "description_ids", "iscrowd", "area", "category_id", "isfake",
                "isreflected")

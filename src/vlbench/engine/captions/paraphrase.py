@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..cocoeval import concat_ranges
 from ..errors import FormatError
 from ..io import write_text_atomic
 from . import java
@@ -288,10 +289,8 @@ def _block_phrases(raw: bytes, newline: NDArray[np.int64]) -> tuple[NDArray[np.u
 
 
 def _strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.uint8]:
-    """The strings ``text[start:start + length]`` end to end: one gather of their bytes (each string's start less the
-    bytes before it, repeated over its bytes, plus a running count) instead of a slice per string."""
-    before = np.cumsum(length) - length
-    return text[np.repeat(start - before, length) + np.arange(int(length.sum()))]
+    """The strings ``text[start:start + length]`` end to end: one gather of their bytes instead of a slice each."""
+    return text[concat_ranges(start, length)]
 
 
 def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
