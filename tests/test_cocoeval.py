@@ -223,6 +223,30 @@ def test_the_radix_group_order_is_numpys_stable_argsort(top):
     assert np.array_equal(_stable_group_order(keys), np.argsort(keys, kind="stable"))
 
 
+@pytest.mark.parametrize("kind", ["uint64", "int64", "float64", "float_ties", "float_specials", "int32", "bool"])
+@pytest.mark.parametrize("n", [0, 1, 2, 5_000, 300_000])
+def test_stable_argsort_is_numpys_stable_argsort(kind, n):
+    """The packed sort (high bits and index sorted as values, then a stable pass where the high bits tied) gives
+    the permutation of ``np.argsort(keys, kind="stable")``: repeats keep their index order, keys equal in their
+    high bits but not in their low bits are still ordered (narrow ranges force that), and floats sort as numpy
+    sorts them: -0.0 equal to 0.0, every NaN last and equal, infinities at the ends."""
+    from vlbench.engine.cocoeval import stable_argsort
+
+    rng = np.random.default_rng(n)
+    keys = {"uint64": lambda: rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True),
+            "int64": lambda: rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64) >> rng.integers(0, 63, n),
+            "float64": lambda: rng.random(n) * 1e-3 + 0.5,                  # one exponent: only low bits differ
+            "float_ties": lambda: -np.round(rng.random(n), 2),
+            "float_specials": lambda: rng.choice([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-300, -1e-300,
+                                                  5e-324, 0.25], n),
+            "int32": lambda: rng.integers(-50, 50, n).astype(np.int32),
+            "bool": lambda: rng.random(n) < 0.5}[kind]()
+    if n > 10:
+        keys[: n // 10] = keys[n // 10: 2 * (n // 10)]      # repeats: stability shows
+    got = stable_argsort(keys)
+    assert got.dtype == np.int64 and np.array_equal(got, np.argsort(keys, kind="stable"))
+
+
 def test_max_det_cuts_in_any_order_and_cuts_that_keep_the_same_detections():
     """Cuts of 100, 1, 10 and 1000: pycocotools' evaluate() sorts maxDets, so the arrays' max-det axis is 1, 10,
     100, 1000 (``Params`` sorts them too). At most 6 detections per (image, category), so 10, 100 and 1000 keep the

@@ -203,19 +203,54 @@ def test_checks_that_passed_are_remembered_until_a_file_changes(tmp_path, monkey
     assert calls.count("_checksum") == 9 and not list(folder.glob(".*"))
 
 
+def test_the_checksum_taken_while_saving_is_the_saved_files_checksum(tmp_path):
+    """``_saved_checksum`` takes the CRC-32 from the array in memory and the file's header; it must equal the
+    CRC-32 of the whole file as :func:`_checksum` reads it (what every later load compares), for the index's
+    shapes: 1-d arrays of each dtype, an empty one, a 0-d one (``max_words``) and a non-contiguous one."""
+    from vlbench.engine.captions import paraphrase
+
+    arrays = [np.arange(300_000, dtype=np.int32), np.asarray(7, dtype=np.int64), np.zeros(0, dtype=np.uint8),
+              np.array([2**64 - 1, 5], dtype=np.uint64), np.arange(12, dtype=np.float64).reshape(3, 4).T,
+              np.array([True, False])]
+    for k, array in enumerate(arrays):
+        path = tmp_path / f"a{k}.npy"
+        assert paraphrase._saved_checksum(path, array) == paraphrase._checksum(path)
+        back = np.load(path)
+        assert back.shape == array.shape and back.dtype == array.dtype and np.array_equal(back, array)
+
+
+def test_the_table_is_inflated_by_isal_to_the_bytes_gzip_gives(tmp_path):
+    """The index build inflates the table with ISA-L (a dependency: 2.5x zlib's speed) and must read the bytes the
+    standard library's gzip reads, in pieces of any size; the CRC-32 of a saved file is zlib's."""
+    import gzip
+    import zlib
+
+    isal_zlib = pytest.importorskip("isal.isal_zlib")
+    from vlbench.engine.captions import paraphrase
+
+    assert paraphrase._zlib is isal_zlib
+    body = b"".join(b"0.5\nphrase %d\nparaphrase %d words\n" % (k, k * 7) for k in range(20_000))
+    table = tmp_path / "p.gz"
+    table.write_bytes(gzip.compress(body, compresslevel=6))
+    for piece in (1, 1000, 1 << 20):
+        assert b"".join(paraphrase._inflated(table, piece)) == gzip.decompress(table.read_bytes())
+    assert paraphrase._checksum(table) == f"{zlib.crc32(table.read_bytes()):08x}"
+
+
 def test_a_built_index_is_not_checked_again_at_once_and_settles_when_the_run_is_done(tmp_path, monkeypatch):
-    """The checksums a build writes are taken from the saved files, so the build reads the index back without
+    """The checksums a build writes are taken as it saves the files, so the build reads the index back without
     checking it; ``settle`` at the end of the run checks it and remembers that for the next run once the files are
     old enough to stamp (while they are fresh it records nothing, and the next load checks them)."""
     from vlbench.engine.captions import paraphrase
 
     calls: list[str] = []
-    real = paraphrase._checksum
+    saved: list[str] = []
+    real, real_saved = paraphrase._checksum, paraphrase._saved_checksum
     monkeypatch.setattr(paraphrase, "_checksum", lambda path: calls.append(path.name) or real(path))
+    monkeypatch.setattr(paraphrase, "_saved_checksum", lambda path, a: saved.append(path.name) or real_saved(path, a))
     table = _tiny_table(tmp_path / "p.gz", TINY)
     built = ParaphraseIndex.load(table, tmp_path / "cache")
-    assert len(calls) == 9                               # the save's checksums, and no second pass
-    calls.clear()
+    assert len(saved) == 9 and calls == []              # the save's checksums, and no second pass
     built.settle()                                       # files just written: nothing to remember yet
     assert calls == []
     ParaphraseIndex.load(table, tmp_path / "cache")

@@ -33,6 +33,7 @@ import re
 import shutil
 import tempfile
 import time
+import types
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -44,12 +45,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..cocoeval import concat_ranges
+from ..cocoeval import concat_ranges, stable_argsort
 from ..errors import FormatError
 from ..io import write_text_atomic
 from . import java
 
-__all__ = ["HASH_MULTIPLIER", "Chunks", "ParaphraseIndex", "string_hashes"]
+_zlib: types.ModuleType = zlib
+with contextlib.suppress(ImportError):   # ISA-L's inflate and CRC-32: zlib's results, 2.5x faster (a sixth of the
+    from isal import isal_zlib as _zlib  # index build's CPU with zlib); zlib's where its wheel is not installed
+
+__all__ = ["HASH_MULTIPLIER", "Chunks", "ParaphraseIndex", "string_hashes", "string_shapes"]
 
 #: Bump when the index layout changes: older files are then rebuilt.
 FORMAT = 7
@@ -102,33 +107,47 @@ def _longest_first(length: NDArray[np.int64]) -> tuple[NDArray[np.int64], list[i
 
 
 def string_hashes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.int64], multipliers: Sequence[int]
-                  ) -> tuple[list[NDArray[np.uint64]], NDArray[np.int64], NDArray[np.bool_]]:
-    """Per string ``[start, start + length)`` of ``chunks``: one polynomial hash of its 8-byte words and its length
+                  ) -> list[NDArray[np.uint64]]:
+    """Per string ``[start, start + length)`` of ``chunks``, one polynomial hash of its 8-byte words and its length
     per multiplier M (``h = h * M + word`` for each word, then ``h * M + length``, mod 2**64: the same bytes hash
-    alike wherever they are), its number of spaces and whether it has a byte >= 128. One step per word index, over
-    all strings at once (spaces counted by a SWAR zero-byte test on ``word ^ 0x2020..``)."""
+    alike wherever they are). One step per word index, over all strings at once, in place."""
     order, going = _longest_first(length)
     first, size = start[order], length[order]
     hashes = [np.zeros(len(order), dtype=np.uint64) for _ in multipliers]
-    spaces = np.zeros(len(order), dtype=np.int64)
-    high = np.zeros(len(order), dtype=bool)
     ms = [np.uint64(m) for m in multipliers]
     for k, n in enumerate(going):
         w = chunks.word(first[:n], size[:n], k)
         for h, m in zip(hashes, ms):
-            h[:n] = h[:n] * m + w
+            step = h[:n]
+            step *= m
+            step += w
+    out = []
+    for h, m in zip(hashes, ms):
+        h *= m
+        h += size.astype(np.uint64)
+        back = np.empty_like(h)
+        back[order] = h
+        out.append(back)
+    return out
+
+
+def string_shapes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.int64]
+                  ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Per string ``[start, start + length)`` of ``chunks``: its number of spaces and whether it has a byte >= 128,
+    a word (8 bytes) at a time over all strings (spaces counted by a SWAR zero-byte test on ``word ^ 0x2020..``)."""
+    order, going = _longest_first(length)
+    first, size = start[order], length[order]
+    spaces = np.zeros(len(order), dtype=np.int64)
+    high = np.zeros(len(order), dtype=bool)
+    for k, n in enumerate(going):
+        w = chunks.word(first[:n], size[:n], k)
         t = w ^ _SPACE8
         is_space = ~(((t & _LOW7) + _LOW7) | t | _LOW7) & _BYTE_MASK[np.clip(size[:n] - 8 * k, 0, 8)]
         spaces[:n] += np.bitwise_count(is_space)
         high[:n] |= (w & _HIGH) != 0
-    out = []
-    for h, m in zip(hashes, ms):
-        back = np.empty_like(h)
-        back[order] = h * m + size.astype(np.uint64)
-        out.append(back)
     out_spaces, out_high = np.empty_like(spaces), np.empty_like(high)
     out_spaces[order], out_high[order] = spaces, high
-    return out, out_spaces, out_high
+    return out_spaces, out_high
 
 
 def _ngram_hashes(text: bytes, max_n: int, multiplier: int) -> NDArray[np.uint64]:
@@ -145,7 +164,7 @@ def _ngram_hashes(text: bytes, max_n: int, multiplier: int) -> NDArray[np.uint64
     for n in range(1, max_n + 1):
         first = np.flatnonzero(line[n - 1:] == line[:len(line) - n + 1]) if len(line) >= n else start[:0]
         found.append(_sorted_distinct(string_hashes(chunks, start[first], end[first + n - 1] - start[first],
-                                                    [multiplier])[0][0]))
+                                                    [multiplier])[0]))
     return _sorted_distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
 
 
@@ -214,15 +233,25 @@ def _checksum(path: Path) -> str:
     crc = 0
     with open(path, "rb") as fh:
         while block := fh.read(1 << 24):
-            crc = zlib.crc32(block, crc)
+            crc = _zlib.crc32(block, crc)
     return f"{crc:08x}"
+
+
+def _saved_checksum(path: Path, array: NDArray) -> str:
+    """``np.save`` the array to ``path``; :func:`_checksum` of the file, taken from the array in memory and the
+    file's header (the file is not read back: 140 MB of the index, 0.1 s of its build)."""
+    array = np.asarray(array, order="C")        # (np.ascontiguousarray would make a 0-d array 1-d)
+    np.save(path, array)
+    with open(path, "rb") as fh:
+        header = fh.read(path.stat().st_size - array.nbytes)
+    return f"{_zlib.crc32(array.reshape(-1).view(np.uint8), _zlib.crc32(header)):08x}"
 
 
 def _inflated(table: Path, read_bytes: int = 1 << 20) -> Iterator[bytes]:
     """The gzip'd table decompressed as a stream of pieces, each inflated in a thread while the caller works on the
     one before (zlib releases the GIL: the decompression, a sixth of the parse, then costs no wall time)."""
     def pieces() -> Iterator[bytes]:
-        inflate = zlib.decompressobj(wbits=31)          # gzip framing
+        inflate = _zlib.decompressobj(wbits=31)         # gzip framing
         with open(table, "rb") as fh:
             while chunk := fh.read(read_bytes):
                 yield inflate.decompress(chunk)
@@ -310,14 +339,17 @@ def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[i
     they first lie in the block), and those distinct phrases' (hash, check, text end to end, length, always kept,
     words)."""
     block, start, length = _block_phrases(raw, newline)
-    (hashes, checks), spaces, high = string_hashes(Chunks(block), start, length, multipliers)
+    chunks = Chunks(block)
+    hashes, checks = string_hashes(chunks, start, length, multipliers)
     first, number = _distinct(hashes, checks)     # a block repeats its phrases 2.4 times: keep each once
     first = np.sort(first)                        # renumbered in the order they lie in the block
     renumber = np.empty(len(first), dtype=np.int32)
     renumber[number[first]] = np.arange(len(first), dtype=np.int32)
-    return renumber[number], (hashes[first], checks[first], _strings(block, start[first], length[first]),
-                              length[first].astype(np.int32), high[first] | (length[first] == 0),
-                              np.where(length[first] > 0, spaces[first] + 1, 0).astype(np.int16))
+    start, length = start[first], length[first]
+    spaces, high = string_shapes(chunks, start, length)      # of the distinct phrases only
+    return renumber[number], (hashes[first], checks[first], _strings(block, start, length),
+                              length.astype(np.int32), high | (length == 0),
+                              np.where(length > 0, spaces + 1, 0).astype(np.int16))
 
 
 def _mapped_ahead(function: Callable[[Any], Any], items: Iterator[Any], workers: int = 2) -> Iterator[Any]:
@@ -343,12 +375,12 @@ def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], chunk: int
     in that order). Strings are told apart by two independent 64-bit hashes: :class:`_Collision` where equal ``hashes``
     come with different ``checks`` (two different strings agreeing on both has odds of 2**-64 a pair). The checks
     are compared in chunks, so the temporaries stay small."""
-    order = np.argsort(hashes)                  # not stable (1.4-1.7x faster): the first index of each is taken below
+    order = stable_argsort(hashes)              # stable: each run of equal values starts at its first index
     sorted_hashes = hashes[order]
     new = np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]] if len(order) else np.zeros(0, dtype=bool)
     del sorted_hashes
     group = np.cumsum(new, dtype=np.int32) - 1
-    first = np.minimum.reduceat(order, np.flatnonzero(new)) if len(order) else order
+    first = order[new]
     for x in range(0, len(order), chunk):
         if not np.array_equal(checks[order[x:x + chunk]], checks[first[group[x:x + chunk]]]):
             raise _Collision
@@ -375,6 +407,48 @@ def _distinct_halves(hashes: NDArray[np.uint64], checks: NDArray[np.uint64]
     number[halves[0]] = number_low
     number[halves[1]] = number_high + len(first_low)
     return np.concatenate([first_low, first_high]), number
+
+
+def _table_numbers(numbers: list[NDArray[np.int32]], global_number: NDArray[np.int32]
+                   ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+    """Each entry's (first, second) phrase as the table's phrase numbers, from each block's numbers (its phrases'
+    places among the block's distinct phrases) and every block-distinct phrase's table number, the blocks end to
+    end; each block's numbers are freed from the list once read."""
+    n_entries = sum(map(len, numbers)) // 2
+    entry_first, entry_second = np.empty(n_entries, dtype=np.int32), np.empty(n_entries, dtype=np.int32)
+    at, put = 0, 0
+    for k in range(len(numbers)):
+        n, numbers[k] = numbers[k], entry_first[:0]
+        entry_first[put:put + len(n) // 2] = global_number[at + n[0::2]]
+        entry_second[put:put + len(n) // 2] = global_number[at + n[1::2]]
+        at, put = at + (int(n.max()) + 1 if len(n) else 0), put + len(n) // 2
+    return entry_first, entry_second
+
+
+def _kept_text(texts: list[NDArray[np.uint8]], counts: list[int], chosen: NDArray[np.bool_],
+               length: NDArray[np.int32]) -> NDArray[np.uint8]:
+    """The chosen strings end to end, in the order they lie in ``texts`` (parts of ``counts`` strings, whose
+    lengths are ``length``, end to end): each part's byte mask in turn, each part freed from the list once read (the
+    whole text and its byte mask were 220 MB at once)."""
+    out: NDArray[np.uint8] = np.empty(int(length[chosen].sum(dtype=np.int64)), dtype=np.uint8)
+    at, put = 0, 0
+    for k in range(len(texts)):
+        part, texts[k] = texts[k], out[:0]
+        n = counts[k]
+        kept = part[np.repeat(chosen[at:at + n], length[at:at + n])]
+        out[put:put + len(kept)] = kept
+        at, put = at + n, put + len(kept)
+    return out
+
+
+def _kept_spans(chosen: NDArray[np.bool_], first: NDArray[np.int64], length: NDArray[np.int32]
+                ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+    """(start, end) in the joined chosen strings (:func:`_kept_text`) of the strings ``first``: by each one's place
+    among the chosen (a running count), not by an argsort of ``first``."""
+    kept = length[chosen]
+    place = np.cumsum(chosen, dtype=np.int32) - 1
+    start = (np.cumsum(kept, dtype=np.int64) - kept)[place[first]]
+    return start.astype(np.int32), (start + length[first]).astype(np.int32)
 
 
 def _trim_heap() -> None:
@@ -413,7 +487,7 @@ class ParaphraseIndex:
 
         The table (272 MB of text, 10.5 M phrases, 2.6 M distinct) is streamed in blocks of about ``block_bytes``
         of whole entries and never split into Python objects: each block's phrases are hashed at once
-        (:func:`substring_hashes`), each block keeps the text of its distinct phrases, and the distinct phrases
+        (:func:`string_hashes`), each block keeps the text of its distinct phrases, and the distinct phrases
         of the table are found by one sort of those hashes."""
         for multipliers in _MULTIPLIERS:
             try:
@@ -431,36 +505,26 @@ class ParaphraseIndex:
             numbers.append(number)
             for out, part in zip(fields, parts):
                 out.append(part)
-        hashes, checks, text, length, always, words = (_concatenate(f, dtype) for f, dtype in
-                                                       zip(fields, (np.uint64, np.uint64, np.uint8, np.int32, bool,
-                                                                    np.int16)))
+        texts, counts = fields[2], list(map(len, fields[0]))   # texts kept in parts: only the chosen bytes are joined
+        hashes, checks, length, always, words = (_concatenate(f, dtype) for f, dtype in
+                                                 zip(fields[:2] + fields[3:], (np.uint64, np.uint64, np.int32, bool,
+                                                                               np.int16)))
         _trim_heap()                                            # the blocks' parts, freed, back to the system
         first, global_number = _distinct_halves(hashes, checks)  # distinct across blocks, numbered in hash order
         del checks
-        n_entries = sum(map(len, numbers)) // 2
-        entry_first, entry_second = np.empty(n_entries, dtype=np.int32), np.empty(n_entries, dtype=np.int32)
-        at, put = 0, 0
-        for k in range(len(numbers)):                           # each block's numbers -> the table's
-            n, numbers[k] = numbers[k], entry_first[:0]
-            entry_first[put:put + len(n) // 2] = global_number[at + n[0::2]]
-            entry_second[put:put + len(n) // 2] = global_number[at + n[1::2]]
-            at, put = at + (int(n.max()) + 1 if len(n) else 0), put + len(n) // 2
-        del numbers, global_number
-        _trim_heap()
-        chosen = np.zeros(len(length), dtype=bool)
+        chosen = np.zeros(len(length), dtype=bool)              # the first copy of each, in text order
         chosen[first] = True
-        phrase_text = text[np.repeat(chosen, length)]           # the kept strings, in the order they lie in text
-        del text
+        with ThreadPoolExecutor(max_workers=1) as pool:         # two independent halves on the two cores
+            spans = pool.submit(_kept_spans, chosen, first, length)
+            entries = pool.submit(_table_numbers, numbers, global_number)
+            phrase_text = _kept_text(texts, counts, chosen, length)
+            (start, end), (entry_first, entry_second) = spans.result(), entries.result()
+        del numbers, global_number, chosen
         if len(phrase_text) >= 1 << 31:
             raise ValueError(f"{table}: over 2 GB of distinct phrases")
-        kept = length[chosen]                                   # where each kept string starts in phrase_text: by
-        place = np.cumsum(chosen, dtype=np.int32) - 1           # its place among the kept (no argsort of first)
-        start = (np.cumsum(kept, dtype=np.int64) - kept)[place[first]]
-        del chosen, kept, place
         _trim_heap()
-        return cls(phrase_text, start.astype(np.int32), (start + length[first]).astype(np.int32), hashes[first],
-                   always[first], entry_first, entry_second, np.asarray(multipliers, dtype=np.uint64),
-                   np.asarray(int(words.max(initial=0)), dtype=np.int64))
+        return cls(phrase_text, start, end, hashes[first], always[first], entry_first, entry_second,
+                   np.asarray(multipliers, dtype=np.uint64), np.asarray(int(words.max(initial=0)), dtype=np.int64))
 
     @staticmethod
     def cache_path(table: Path, cache_dir: Path | None = None) -> Path:
@@ -544,9 +608,7 @@ class ParaphraseIndex:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=".building-"))
         try:
-            for name in _ARRAYS:
-                np.save(tmp / f"{name}.npy", getattr(self, name))
-            digests = {name: _checksum(tmp / f"{name}.npy") for name in _ARRAYS}
+            digests = {name: _saved_checksum(tmp / f"{name}.npy", getattr(self, name)) for name in _ARRAYS}
             (tmp / "digests.json").write_text(json.dumps(digests), encoding="utf-8")
             os.rename(tmp, path)                          # atomic; a concurrent builder that won keeps its copy
         finally:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ...cocoeval import stable_argsort
+
 __all__ = ["MAX_WORDS", "resolve_many"]
 
 BEAM_SIZE = 40
@@ -68,7 +70,7 @@ def _stable_order(state: NDArray[np.int64]) -> NDArray[np.int64]:
     pair, negw, chunks, dist = state[:, PAIR], state[:, NEGW], state[:, CHUNKS], state[:, DIST]
     if len(pair) and pair.max() < 1 << 19 and -negw.min() < 1 << 10 and chunks.max() < 1 << 8 and dist.max() < 1 << 26:
         key = (pair << 44) | ((negw + (1 << 10) - 1) << 34) | (chunks << 26) | dist
-        return np.argsort(key, kind="stable")
+        return stable_argsort(key)
     return np.lexsort((dist, chunks, negw, pair))
 
 
