@@ -316,9 +316,10 @@ def test_two_phrases_with_one_hash_make_the_parse_start_again(tmp_path, monkeypa
 
 
 def test_distinct_values_are_numbered_by_value_from_their_first_index():
-    """_distinct (an unstable sort, then each run's smallest index) and _distinct_halves (the hash range's two
-    halves in two threads) against a dict walk in index order: the first index of each value, ascending by value,
-    and each entry's number in that order; many repeats and both halves of the range present."""
+    """_distinct (a stable sort: each run starts at its first index) and _distinct_ranges (the hash range's 2, 4 or
+    8 parts, two at a time in two threads) against a dict walk in index order: the first index of each value,
+    ascending by value, and each entry's number in that order; many repeats and every part of the range present.
+    A check that differs from its value's first check raises the collision, from a worker thread too."""
     import numpy as np
 
     from vlbench.engine.captions import paraphrase
@@ -333,12 +334,15 @@ def test_distinct_values_are_numbered_by_value_from_their_first_index():
     values = sorted(first_seen)
     expected_first = [first_seen[v] for v in values]
     expected_number = [values.index(h) for h in hashes.tolist()]
-    assert (pool >= np.uint64(1 << 63)).any() and (pool < np.uint64(1 << 63)).any()
-    for distinct in (paraphrase._distinct, paraphrase._distinct_halves):
+    assert len(np.unique(pool >> np.uint64(61))) == 8
+    for distinct in (paraphrase._distinct, paraphrase._distinct_ranges,
+                     lambda h, c: paraphrase._distinct_ranges(h, c, bits=1),
+                     lambda h, c: paraphrase._distinct_ranges(h, c, bits=3)):
         first, number = distinct(hashes, checks)
         assert first.tolist() == expected_first and number.tolist() == expected_number
-    with pytest.raises(paraphrase._Collision):
-        paraphrase._distinct_halves(hashes, np.where(np.arange(5000) == 4999, np.uint64(1), checks))
+    for bad in (4999, int(np.flatnonzero(hashes >= np.uint64(7 << 61))[-1])):
+        with pytest.raises(paraphrase._Collision):
+            paraphrase._distinct_ranges(hashes, np.where(np.arange(5000) == bad, np.uint64(1), checks))
 
 
 def test_strings_are_the_slices_end_to_end():

@@ -207,8 +207,9 @@ def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenize
 
 def _meteor_ready(meteor: bool, backend: str) -> tuple[bool, str, ParaphraseIndex | None]:
     """(whether METEOR can run with this backend, why not, the paraphrase index). A first run on a machine builds
-    METEOR's paraphrase index here, before the other metrics' arrays exist (the peak memory is the larger of the
-    two, not their sum); a failure there is left to METEOR itself to report."""
+    METEOR's paraphrase index here, in a worker thread while the main thread tokenizes (pure Python on one core;
+    the build's numpy work takes the other), before the other metrics' arrays exist (the peak memory is the larger
+    of the build's and the metrics', not their sum); a failure there is left to METEOR itself to report."""
     ok, why = meteor_available(backend)
     index = None
     if meteor and ok:
@@ -241,8 +242,10 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
         raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
                          file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
     hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
-    ok, why, index = _meteor_ready(meteor, meteor_backend)
-    t = _tokenize_all(gt, hyps, protocol, tokenizer)
+    with ThreadPoolExecutor(max_workers=1) as pool:       # a first run's index build beside the tokenizer
+        ready = pool.submit(_meteor_ready, meteor, meteor_backend)
+        t = _tokenize_all(gt, hyps, protocol, tokenizer)
+        ok, why, index = ready.result()
     stats, cider, rouge, (meteor_lines, meteor_how) = _sentence_metrics(t, meteor_backend if meteor and ok else None,
                                                                         index)
     domains = np.asarray([d or "" for d in gt.domains], dtype=object)

@@ -13,10 +13,11 @@ matches), leaves every statistic unchanged. What is kept here is a superset of t
   which Python's ``str.lower`` equals on everything that lowercases to ASCII, but not necessarily
   beyond (locale and Unicode-version differences); ``U+0130`` in the corpus disables the reduction.
 
-The table is read once into an index in the user cache directory in one streamed pass (~5 s on two cores, ~470 MB
-at the peak; ~120 MB on disk): every phrase gets two polynomial hashes of its 8-byte words, computed for all phrases
+The table is read once into an index in the user cache directory in one streamed pass (~3.5 s on two cores, ~390 MiB
+process peak; ~120 MB on disk): every phrase gets two polynomial hashes of its 8-byte words, computed for all phrases
 of a block at once (:func:`string_hashes`), two blocks at a time in two threads (numpy releases the GIL), and the
-distinct phrases are found by sorting the first (each half of the hash range in a thread) and told apart by both.
+distinct phrases are found by sorting the first (a quarter of the hash range at a time, two threads) and told apart
+by both.
 The index is shared by every installation on the machine (keyed by the table's content); every call then takes a
 fraction of a second to find the entries a corpus can use (its n-grams hashed the same way) and write the reduced
 table.
@@ -369,44 +370,45 @@ class _Collision(Exception):
     """Two different phrases share a hash but not the other (the parse starts again with other multipliers)."""
 
 
-def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], chunk: int = 1 << 20
-              ) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
+def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], where: NDArray[np.int64] | None = None,
+              chunk: int = 1 << 19) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
     """The distinct values of ``hashes``: (the first index of each, in ascending order of value; each value's number
     in that order). Strings are told apart by two independent 64-bit hashes: :class:`_Collision` where equal ``hashes``
-    come with different ``checks`` (two different strings agreeing on both has odds of 2**-64 a pair). The checks
-    are compared in chunks, so the temporaries stay small."""
+    come with different checks (two different strings agreeing on both has odds of 2**-64 a pair); the check of
+    ``hashes[i]`` is ``checks[i]``, or ``checks[where[i]]`` when ``hashes`` were taken at ``where``. The checks are
+    compared in chunks, so the temporaries stay small."""
     order = stable_argsort(hashes)              # stable: each run of equal values starts at its first index
     sorted_hashes = hashes[order]
     new = np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]] if len(order) else np.zeros(0, dtype=bool)
     del sorted_hashes
     group = np.cumsum(new, dtype=np.int32) - 1
     first = order[new]
+    at = (lambda i: i) if where is None else (lambda i: where[i])
     for x in range(0, len(order), chunk):
-        if not np.array_equal(checks[order[x:x + chunk]], checks[first[group[x:x + chunk]]]):
+        if not np.array_equal(checks[at(order[x:x + chunk])], checks[at(first[group[x:x + chunk]])]):
             raise _Collision
     number = np.empty(len(order), dtype=np.int32)
     number[order] = group
     return first, number
 
 
-def _distinct_halves(hashes: NDArray[np.uint64], checks: NDArray[np.uint64]
+def _distinct_ranges(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], bits: int = 2
                      ) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
-    """:func:`_distinct` of the lower and upper half of the hash range, one thread each (their sorts release the
-    GIL): a value lies in one half, so the halves' distinct values, the lower half's first, are the whole's."""
-    upper = hashes >= np.uint64(1 << 63)
-    halves = [np.flatnonzero(~upper), np.flatnonzero(upper)]
-    del upper
+    """:func:`_distinct` of each of the ``2**bits`` ranges of hash values (by their top bits), two at a time in two
+    threads (their sorts release the GIL): a value lies in one range, so the ranges' distinct values, the lowest
+    range's first, are the whole's. A quarter's temporaries at a time per thread: the halves at once were ~250 MB,
+    the build's peak."""
+    def distinct_range(top: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int32]]:
+        where = np.flatnonzero((hashes >> np.uint64(64 - bits)) == np.uint64(top))
+        return (where, *_distinct(hashes[where], checks, where))
 
-    def distinct_half(where: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
-        first, number = _distinct(hashes[where], checks[where])
-        return where[first], number
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        (first_low, number_low), (first_high, number_high) = pool.map(distinct_half, halves)
     number = np.empty(len(hashes), dtype=np.int32)
-    number[halves[0]] = number_low
-    number[halves[1]] = number_high + len(first_low)
-    return np.concatenate([first_low, first_high]), number
+    firsts: list[NDArray[np.int64]] = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for where, first, local in pool.map(distinct_range, range(1 << bits)):
+            number[where] = local + sum(map(len, firsts))
+            firsts.append(where[first])
+    return np.concatenate(firsts), number
 
 
 def _table_numbers(numbers: list[NDArray[np.int32]], global_number: NDArray[np.int32]
@@ -438,6 +440,8 @@ def _kept_text(texts: list[NDArray[np.uint8]], counts: list[int], chosen: NDArra
         kept = part[np.repeat(chosen[at:at + n], length[at:at + n])]
         out[put:put + len(kept)] = kept
         at, put = at + n, put + len(kept)
+        if k % 16 == 15:
+            _trim_heap()            # the parts read so far back to the system (freed, they stay resident)
     return out
 
 
@@ -510,7 +514,7 @@ class ParaphraseIndex:
                                                  zip(fields[:2] + fields[3:], (np.uint64, np.uint64, np.int32, bool,
                                                                                np.int16)))
         _trim_heap()                                            # the blocks' parts, freed, back to the system
-        first, global_number = _distinct_halves(hashes, checks)  # distinct across blocks, numbered in hash order
+        first, global_number = _distinct_ranges(hashes, checks)  # distinct across blocks, numbered in hash order
         del checks
         chosen = np.zeros(len(length), dtype=bool)              # the first copy of each, in text order
         chosen[first] = True
