@@ -313,3 +313,31 @@ def test_kept_entries_from_parts_of_the_lines_equal_those_of_all_lines():
     assert len(whole) > 100
     assert np.array_equal(index.kept_entries_for_grams(index.ngram_hashes(b), index.ngram_hashes(a)), whole)
     assert np.array_equal(index.kept_entries_for_grams(index.ngram_hashes(a + b)), whole)
+
+
+def test_best_lines_print_the_counts_as_javas_double_to_string():
+    """The statistics line keeps, per SCORE line, its first reference with the highest score and prints each count
+    as Java's ``Double.toString``: "<n>.0" below 10^7, "d.dddE<k>" from there (hand-written expectations: 0 ->
+    "0.0", 12345678 -> "1.2345678E7", 10^7 -> "1.0E7"). Rows: two references of line 0 (the second scores
+    higher: more matches), one of line 1, none of line 2 (the jar's error line)."""
+    from vlbench.engine.captions.pymeteor import _ERROR_LINE, _best_lines
+
+    def row(matches: int, other: float = 0.0) -> list[float]:
+        r = [4.0, 4.0, 1.0, 1.0] + [0.0] * 19
+        r[4] = r[5] = float(matches)        # exact matches of content words, hypothesis and reference side
+        r[19] = other
+        r[20] = 1.0 if matches else 0.0     # one chunk
+        r[21] = r[22] = float(matches)      # matches per side
+        return r
+
+    rows = np.array([row(1), row(3), row(2, 12345678.0)])
+    owner = np.array([0, 0, 1])
+    head = "4.0 4.0 1.0 1.0 "
+    assert _best_lines(rows, owner, 3) == [
+        head + "3.0 3.0 " + "0.0 " * 13 + "0.0 1.0 3.0 3.0",
+        head + "2.0 2.0 " + "0.0 " * 13 + "1.2345678E7 1.0 2.0 2.0",
+        _ERROR_LINE]
+    rows[2, 19] = 1e7
+    assert " 1.0E7 1.0 2.0 2.0" in _best_lines(rows, owner, 3)[1]
+    rows[2, 19] = 9999999.0
+    assert " 9999999.0 1.0 2.0 2.0" in _best_lines(rows, owner, 3)[1]

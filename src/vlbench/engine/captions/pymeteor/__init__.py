@@ -190,6 +190,11 @@ def _best_lines(rows: np.ndarray, owner: np.ndarray, n_lines: int) -> list[str]:
     scores = meteor_from_stats(rows)     # computeMetrics of each alignment, the jar's order of operations
     order = np.lexsort((np.arange(len(rows)), -scores, owner))     # per line: best score, then first
     first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
-    for k, row in zip(owner[first].tolist(), rows[first].tolist()):
-        out[k] = " ".join(_java_double(v) for v in row)
+    best = rows[first]
+    if (np.abs(best) < 1e7).all():      # every count prints as "<int>.0" (_java_double): joined per row
+        texts = [".0 ".join(map(str, row)) + ".0" for row in best.astype(np.int64).tolist()]
+    else:
+        texts = [" ".join(_java_double(v) for v in row) for row in best.tolist()]
+    for k, text in zip(owner[first].tolist(), texts):
+        out[k] = text
     return out
