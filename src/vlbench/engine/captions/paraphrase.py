@@ -70,6 +70,8 @@ _JAVA_SPACE = re.compile(r"[ \t\n\r\f]+")
 #: The index's arrays, one ``.npy`` file each in its cache folder.
 _ARRAYS = ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first", "entry_second",
            "multipliers", "max_words")
+#: The build's loops over block parts hand the freed ones back to the system (:func:`_trim_heap`) this often.
+_TRIM_EVERY = 16
 #: A file changed less than this long ago gets no stamp (:func:`_stamp`): 2 s, far above any file system's tick.
 _SETTLED_NS = 2_000_000_000
 
@@ -325,14 +327,14 @@ def _strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[
 
 def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
     """The parts end to end, each part freed from the list as soon as it is copied and the freed parts handed back
-    to the system every 32 parts (freed, they stay resident): the peak stays about one copy."""
+    to the system every :data:`_TRIM_EVERY` parts (freed, they stay resident): the peak stays about one copy."""
     out: NDArray = np.empty(sum(map(len, parts)), dtype=dtype)
     at = 0
     for k in range(len(parts)):
         out[at:at + len(parts[k])] = parts[k]
         at += len(parts[k])
         parts[k] = out[:0]                  # (a slice of the part would keep it alive)
-        if k % 32 == 31:
+        if k % _TRIM_EVERY == _TRIM_EVERY - 1:
             _trim_heap()
     return out
 
@@ -443,7 +445,7 @@ def _kept_text(texts: list[NDArray[np.uint8]], counts: list[int], chosen: NDArra
         kept = part[np.repeat(chosen[at:at + n], length[at:at + n])]
         out[put:put + len(kept)] = kept
         at, put = at + n, put + len(kept)
-        if k % 16 == 15:
+        if k % _TRIM_EVERY == _TRIM_EVERY - 1:
             _trim_heap()            # the parts read so far back to the system (freed, they stay resident)
     return out
 
