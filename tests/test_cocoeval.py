@@ -30,12 +30,16 @@ def run_pycocotools(images, categories, anns, dets):
     return ev
 
 
-def run_engine(images, categories, anns, dets, id0_quirk=True):
+def _columns(anns, dets):
     gt = {k: np.array([a[k] for a in anns]) if anns else np.zeros((0, 4) if k == "bbox" else 0)
           for k in ("image_id", "category_id", "bbox", "area", "iscrowd", "id")}
     dt = {k: np.array([d[k] for d in dets]) if dets else np.zeros((0, 4) if k == "bbox" else 0)
           for k in ("image_id", "category_id", "bbox", "score")}
-    return evaluate_bbox(np.array(images), np.array(categories), gt, dt, id0_quirk=id0_quirk)
+    return gt, dt
+
+
+def run_engine(images, categories, anns, dets, id0_quirk=True):
+    return evaluate_bbox(np.array(images), np.array(categories), *_columns(anns, dets), id0_quirk=id0_quirk)
 
 
 def assert_same(ev, res):
@@ -82,6 +86,41 @@ def test_matches_pycocotools_on_random_scenes(data):
     if ev is None:  # pycocotools cannot load an empty result list
         return
     assert_same(ev, run_engine(images, categories, anns, dets))
+
+
+def test_stat_steps_are_those_summarize_reads():
+    """``COCOeval.summarize()``: AP, AP50, AP75 read (all, 100 dets); AP_small/medium/large the three ranges at 100;
+    AR1 / AR10 (all, 1 / 10 dets); AR100 and AR_small/medium/large (range, 100). So the whole accumulation is needed
+    at 100 detections for all four ranges, and only the recall of (all, 1) and (all, 10)."""
+    from vlbench.engine.cocoeval import stat_steps
+
+    assert stat_steps(Params()) == ((0, 1, 2, 3), (2,), ((0, 0), (0, 1)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(scene())
+def test_stats_only_gives_pycocotools_stats_and_the_entries_they_read(data):
+    """``stats_only``: the 12 stats equal pycocotools'; precision and recall equal its arrays at the steps the stats
+    read (recall alone at AR1 / AR10's), -1 everywhere else."""
+    from vlbench.engine.cocoeval import stat_steps
+
+    images, categories, anns, dets = data
+    ev = run_pycocotools(images, categories, anns, dets)
+    if ev is None:
+        return
+    full = run_engine(images, categories, anns, dets)
+    res = evaluate_bbox(np.array(images), np.array(categories), *_columns(anns, dets), stats_only=True)
+    assert list(res.stats.values()) == ev.stats.tolist()
+    areas, max_dets, recall_steps = stat_steps(Params())
+    read = np.zeros(res.recall.shape[2:], dtype=bool)
+    read[np.ix_(areas, max_dets)] = True
+    np.testing.assert_array_equal(res.precision[..., read], ev.eval["precision"][..., read])
+    assert (res.precision[..., ~read] == -1).all()
+    for a, mi in recall_steps:
+        read[a, mi] = True
+    np.testing.assert_array_equal(res.recall[..., read], ev.eval["recall"][..., read])
+    assert (res.recall[..., ~read] == -1).all()
+    np.testing.assert_array_equal(res.npig, full.npig)
 
 
 def test_more_than_100_detections_and_ties():

@@ -281,8 +281,10 @@ def suppress(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float = 0.5) 
 
 def _stats(gt: OVDEvalSubset, dets: dict[str, NDArray], protocol: str, keep_gt_at: float | None = None,
            tie_bounds: bool = False) -> cocoeval.CocoEvalResult:
+    """The official COCO evaluation of one prediction list. Only the accumulation steps that the 12 stats read are
+    computed: the per-category APs and the PR curve read the same step as AP (all areas, 100 detections)."""
     return cocoeval.evaluate_bbox(gt.image_ids, gt.category_ids, gt.gt_dict(), dets, id0_quirk=protocol == "official",
-                                  keep_gt_at=keep_gt_at, tie_bounds=tie_bounds)
+                                  keep_gt_at=keep_gt_at, tie_bounds=tie_bounds, stats_only=True)
 
 
 def _percent(stats: dict[str, float], prefix: str = "") -> dict[str, float | None]:
