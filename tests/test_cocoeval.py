@@ -123,6 +123,27 @@ def test_stats_only_gives_pycocotools_stats_and_the_entries_they_read(data):
     np.testing.assert_array_equal(res.npig, full.npig)
 
 
+def test_recall_only_counts_a_pair_in_every_group_it_belongs_to():
+    """Pair 0: one GT, one detection on it; pair 1: two GTs, one detection on one of them and one far away. Groups
+    {0} and {0, 1} (pair 0 in both). At every IoU threshold (exact boxes): group 0 recall 1/1, group 1 (1 + 1) /
+    (1 + 2) = 2/3; with one detection per pair (max-dets 1, pair 1's higher-scored detection being the miss) group
+    1 has 1/3. Group 2 holds no pair: not valid."""
+    from vlbench.engine.cocoeval import Detections, GroundTruth, match, recall_only
+
+    box = np.array([[0.0, 0.0, 10.0, 10.0], [50.0, 50.0, 10.0, 10.0], [0.0, 0.0, 10.0, 10.0]])
+    truth = GroundTruth(pair=np.array([0, 1, 1]), box_xywh=box, area=np.full(3, 100.0), iscrowd=np.zeros(3, bool),
+                        ann_id=np.array([1, 2, 3]))
+    dets = Detections(pair=np.array([0, 1, 1]), box_xywh=np.array([box[0], box[1], [200.0, 200.0, 5.0, 5.0]]),
+                      score=np.array([0.9, 0.5, 0.8]), area=np.array([100.0, 100.0, 25.0]))
+    m = match(truth, dets, 2, Params())
+    member_pair, member_group = np.array([0, 0, 1]), np.array([0, 1, 1])
+    valid, recall = recall_only(m, member_pair, member_group, 3, Params(), 0, 2)
+    assert valid.tolist() == [True, True, False]
+    np.testing.assert_array_equal(recall[:, :2], np.tile([1.0, 2 / 3], (10, 1)))
+    _, at_one = recall_only(m, member_pair, member_group, 3, Params(), 0, 0)
+    np.testing.assert_array_equal(at_one[:, :2], np.tile([1.0, 1 / 3], (10, 1)))
+
+
 def test_more_than_100_detections_and_ties():
     rng = np.random.default_rng(0)
     images, categories = [1, 2], [1, 2]

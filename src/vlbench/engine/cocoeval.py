@@ -994,14 +994,18 @@ def recall_only(m: Matches, member_pair: NDArray[np.int64], member_group: NDArra
     T, P, K = len(params.iou_thrs), len(m.has_result), n_groups
     kept = np.flatnonzero(m.rank < params.max_dets[max_det])
     t_idx, pos = np.nonzero(m.state[area][:, kept] == TP)
-    tp_pair = np.bincount(t_idx * P + m.pair[kept][pos], minlength=T * P).reshape(T, P)
-    # pairs to groups (a pair may be in several): one weighted count per threshold
-    n_tp = np.stack([np.bincount(member_group, weights=tp_pair[t, member_pair], minlength=K) for t in range(T)])
+    tp_pair = m.pair[kept][pos]
+    # each true positive counted in every group its pair belongs to (the pair's memberships, grouped by pair)
+    by_pair = _stable_group_order(member_pair)
+    n_member = np.bincount(member_pair, minlength=P)
+    member = by_pair[concat_ranges((np.cumsum(n_member) - n_member)[tp_pair], n_member[tp_pair])]
+    slot = np.repeat(t_idx, n_member[tp_pair]) * K + member_group[member]
+    n_tp = np.bincount(slot, minlength=T * K).reshape(T, K)
     group_has = np.zeros(K, dtype=bool)
     group_has[member_group[m.has_result[member_pair]]] = True
     npig = np.bincount(member_group, weights=m.npig[area][member_pair], minlength=K).astype(np.int64)
     # a group without detections in the cut has no true positive: recall 0, as accumulate() sets it
-    return group_has & (npig > 0), n_tp.astype(np.int64) / np.maximum(npig, 1)[None]
+    return group_has & (npig > 0), n_tp / np.maximum(npig, 1)[None]
 
 
 def _store(c: _Curves, precision: NDArray[np.float64], recall: NDArray[np.float64], a: int, mi: int, R: int) -> None:
