@@ -354,3 +354,36 @@ def test_strings_are_the_slices_end_to_end():
     start, length = np.array([0, 8, 18, 19, 4]), np.array([7, 9, 0, 5, 3])
     got = bytes(paraphrase._strings(text, start, length))
     assert got == b"big dog" + b"large dog" + b"" + b"hound" + b"dog"
+
+
+def test_string_hashes_and_shapes_equal_a_byte_by_byte_reading():
+    """Strings of 0-40 bytes at every offset mod 8 (every shift of the word reads, lengths on and off word
+    boundaries): the hash is h = h * M + w over the string's 8-byte little-endian words (the last one zero-padded),
+    then h * M + length, mod 2^64; the shape is the number of spaces and whether a byte is >= 128."""
+    import random
+
+    import numpy as np
+
+    from vlbench.engine.captions import paraphrase
+
+    rng = random.Random(5)
+    data = bytes(rng.choice(b"ab  c\xc3\xa9xyz") for _ in range(4000))
+    start = np.array([rng.randrange(0, 3950) for _ in range(600)] + [0, 1, 7, 8, 3999], dtype=np.int64)
+    length = np.array([rng.choice([0, 1, 7, 8, 9, 15, 16, 17, rng.randrange(0, 41)]) for _ in range(600)]
+                      + [40, 8, 16, 0, 1], dtype=np.int64)
+    multipliers = (0x9E3779B97F4A7C15, 1_000_003)
+
+    def by_hand(s: bytes, m: int) -> int:
+        h = 0
+        for k in range(0, len(s), 8):
+            h = (h * m + int.from_bytes(s[k:k + 8].ljust(8, b"\0"), "little")) % 2**64
+        return (h * m + len(s)) % 2**64
+
+    chunks = paraphrase.Chunks(np.frombuffer(data, dtype=np.uint8))
+    hashes = paraphrase.string_hashes(chunks, start, length, multipliers)
+    spaces, high = paraphrase.string_shapes(chunks, start, length)
+    texts = [data[a:a + n] for a, n in zip(start.tolist(), length.tolist())]
+    for h, m in zip(hashes, multipliers):
+        assert h.tolist() == [by_hand(t, m) for t in texts]
+    assert spaces.tolist() == [t.count(b" ") for t in texts]
+    assert high.tolist() == [any(b >= 128 for b in t) for t in texts]

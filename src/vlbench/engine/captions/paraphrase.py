@@ -91,13 +91,26 @@ class Chunks:
         padded[:len(data)] = data
         self.aligned = padded.view("<u8")
 
-    def word(self, offset: NDArray[np.int64], length: NDArray[np.int64], k: int) -> NDArray[np.uint64]:
-        """Word ``k`` of each string ``[offset, offset + length)``, its bytes past the string's end zeroed."""
-        at = offset + 8 * k
-        index, shift = at >> 3, (at & 7).astype(np.uint64) << np.uint64(3)
-        low = self.aligned[index] >> shift
-        high = (self.aligned[index + 1] << np.uint64(1)) << (np.uint64(63) - shift)   # 0 when shift is 0
-        return (low | high) & _BYTE_MASK[np.clip(length - 8 * k, 0, 8)]
+    def words(self, offset: NDArray[np.int64], length: NDArray[np.int64], going: list[int]
+              ) -> Iterator[tuple[int, NDArray[np.uint64]]]:
+        """Word k = 0, 1, ... of the strings ``[offset, offset + length)`` that have one, as ``(n, words)``: the
+        strings ordered longest first (:func:`_longest_first`, which gives ``going``), so those are the first
+        ``n = going[k]``. A string's shift is the same for all its words, and the aligned word after word k is the
+        one before word k + 1: one gather per step; only a string's last word has bytes past its end to zero."""
+        if not going:
+            return
+        index = offset[:going[0]] >> 3
+        shift = (offset[:going[0]] & 7).astype(np.uint64) << np.uint64(3)
+        up = np.uint64(64) - shift          # numpy shifts by 64 or more give 0: nothing of the next word then
+        below = self.aligned[index]
+        for k, n in enumerate(going):
+            above = self.aligned[k + 1:][index[:n]]
+            w = below[:n] >> shift[:n]
+            w |= above << up[:n]
+            whole = going[k + 1] if k + 1 < len(going) else 0  # strings with a later word
+            w[whole:] &= _BYTE_MASK[length[whole:n] - 8 * k]
+            yield n, w
+            below = above
 
 
 def _longest_first(length: NDArray[np.int64]) -> tuple[NDArray[np.int64], list[int]]:
@@ -118,8 +131,7 @@ def string_hashes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.i
     first, size = start[order], length[order]
     hashes = [np.zeros(len(order), dtype=np.uint64) for _ in multipliers]
     ms = [np.uint64(m) for m in multipliers]
-    for k, n in enumerate(going):
-        w = chunks.word(first[:n], size[:n], k)
+    for n, w in chunks.words(first, size, going):
         for h, m in zip(hashes, ms):
             step = h[:n]
             step *= m
@@ -142,8 +154,7 @@ def string_shapes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.i
     first, size = start[order], length[order]
     spaces = np.zeros(len(order), dtype=np.int64)
     high = np.zeros(len(order), dtype=bool)
-    for k, n in enumerate(going):
-        w = chunks.word(first[:n], size[:n], k)
+    for k, (n, w) in enumerate(chunks.words(first, size, going)):
         t = w ^ _SPACE8
         is_space = ~(((t & _LOW7) + _LOW7) | t | _LOW7) & _BYTE_MASK[np.clip(size[:n] - 8 * k, 0, 8)]
         spaces[:n] += np.bitwise_count(is_space)
