@@ -354,6 +354,10 @@ def test_strings_are_the_slices_end_to_end():
     start, length = np.array([0, 8, 18, 19, 4]), np.array([7, 9, 0, 5, 3])
     got = bytes(paraphrase._strings(text, start, length))
     assert got == b"big dog" + b"large dog" + b"" + b"hound" + b"dog"
+    # in order, one touching the next, empty ones between: the masked copy; overlapping ones: the gather
+    ordered = (np.array([0, 4, 8, 8, 18, 19]), np.array([3, 3, 9, 0, 0, 5]))
+    assert bytes(paraphrase._ordered_strings(text, *ordered)) == b"big" + b"dog" + b"large dog" + b"hound"
+    assert bytes(paraphrase._ordered_strings(text, start, length)) == got
 
 
 def test_string_hashes_and_shapes_equal_a_byte_by_byte_reading():

@@ -336,6 +336,20 @@ def _strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[
     return text[concat_ranges(start, length)]
 
 
+def _ordered_strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.uint8]:
+    """:func:`_strings` of strings that lie in ``text`` in order without overlapping (a block's phrases in file
+    order): a byte mask from +1 / -1 at their starts and ends, one masked copy (no index per byte); any other
+    strings go to :func:`_strings`."""
+    some = length > 0
+    first, end = start[some], start[some] + length[some]
+    if len(first) > 1 and (first[1:] < end[:-1]).any():
+        return _strings(text, start, length)
+    edge = np.zeros(len(text) + 1, dtype=np.int8)
+    edge[first] = 1
+    edge[end] -= 1                          # (where one ends as the next starts: 0, the run goes on)
+    return text[np.cumsum(edge[:-1], dtype=np.int8).view(np.bool_)]
+
+
 def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
     """The parts end to end, each part freed from the list as soon as it is copied and the freed parts handed back
     to the system every :data:`_TRIM_EVERY` parts (freed, they stay resident): the peak stays about one copy."""
@@ -364,7 +378,7 @@ def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[i
     renumber[number[first]] = np.arange(len(first), dtype=np.int32)
     start, length = start[first], length[first]
     spaces, high = string_shapes(chunks, start, length)      # of the distinct phrases only
-    return renumber[number], (hashes[first], checks[first], _strings(block, start, length),
+    return renumber[number], (hashes[first], checks[first], _ordered_strings(block, start, length),
                               length.astype(np.int32), high | (length == 0),
                               np.where(length > 0, spaces + 1, 0).astype(np.int16))
 
