@@ -488,6 +488,15 @@ class _Curves:
 _BLOCK_ELEMENTS = 4_000_000
 
 
+def _memberships(member_pair: NDArray[np.int64], n_pairs: int, pairs: NDArray[np.int64]
+                 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The memberships of each of ``pairs`` (repeats allowed), end to end: indices into the member arrays (a pair's
+    in member order), and how many each pair has."""
+    count = np.bincount(member_pair, minlength=n_pairs)
+    by_pair = _stable_group_order(member_pair)
+    return by_pair[concat_ranges((np.cumsum(count) - count)[pairs], count[pairs])], count[pairs]
+
+
 def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
                    max_det: int | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Detections expanded to (detection, group) entries: grouped by group, each group in ranking order.
@@ -495,18 +504,14 @@ def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDA
     With ``m.exact`` (integer scores beyond 2^53) a group ranks by the exact integers where ``accumulate``'s
     concatenation is int64 (every per-image list of the group non-empty and all integers, within ``max_det``),
     else by float64; the entries then hold only detections ranked below ``max_det``."""
-    pair_count = np.bincount(member_pair, minlength=len(m.has_result))
-    by_pair = _stable_group_order(member_pair)
-    pair_start = np.cumsum(pair_count) - pair_count
     if m.exact is None:
         # Matches are in (pair, rank) order, so a stable sort on the score alone breaks ties by (pair, rank).
         global_order = m.score_order
     else:
         global_order = np.flatnonzero(m.rank < (max_det if max_det is not None else m.rank.max(initial=0) + 1))
-    det_pair = m.pair[global_order]
-    reps = pair_count[det_pair]
+    member, reps = _memberships(member_pair, len(m.has_result), m.pair[global_order])
     entry_det = np.repeat(global_order, reps)
-    entry_group = member_group[by_pair[concat_ranges(pair_start[det_pair], reps)]]
+    entry_group = member_group[member]
     if m.exact is None or m.is_int is None:
         by_group = _stable_group_order(entry_group)         # stable: keeps the ranking order inside a group
         return entry_det[by_group], entry_group[by_group]
@@ -994,18 +999,12 @@ def recall_only(m: Matches, member_pair: NDArray[np.int64], member_group: NDArra
     T, P, K = len(params.iou_thrs), len(m.has_result), n_groups
     kept = np.flatnonzero(m.rank < params.max_dets[max_det])
     t_idx, pos = np.nonzero(m.state[area][:, kept] == TP)
-    tp_pair = m.pair[kept][pos]
-    # each true positive counted in every group its pair belongs to (the pair's memberships, grouped by pair)
-    by_pair = _stable_group_order(member_pair)
-    n_member = np.bincount(member_pair, minlength=P)
-    member = by_pair[concat_ranges((np.cumsum(n_member) - n_member)[tp_pair], n_member[tp_pair])]
-    slot = np.repeat(t_idx, n_member[tp_pair]) * K + member_group[member]
-    n_tp = np.bincount(slot, minlength=T * K).reshape(T, K)
-    group_has = np.zeros(K, dtype=bool)
-    group_has[member_group[m.has_result[member_pair]]] = True
-    npig = np.bincount(member_group, weights=m.npig[area][member_pair], minlength=K).astype(np.int64)
+    # each true positive counted in every group its pair belongs to
+    member, reps = _memberships(member_pair, P, m.pair[kept][pos])
+    n_tp = np.bincount(np.repeat(t_idx, reps) * K + member_group[member], minlength=T * K).reshape(T, K)
+    npig = group_npig(m, member_pair, member_group, K)[:, area]        # -1: no result
     # a group without detections in the cut has no true positive: recall 0, as accumulate() sets it
-    return group_has & (npig > 0), n_tp / np.maximum(npig, 1)[None]
+    return npig > 0, n_tp / np.maximum(npig, 1)[None]
 
 
 def _store(c: _Curves, precision: NDArray[np.float64], recall: NDArray[np.float64], a: int, mi: int, R: int) -> None:
@@ -1016,7 +1015,8 @@ def _store(c: _Curves, precision: NDArray[np.float64], recall: NDArray[np.float6
 
 def _bounds_step(params: Params) -> int:
     """The max-dets index the AP stats read (AR needs no bounds: it does not depend on the order)."""
-    return {s.max_det % len(params.max_dets) for s in STATS if s.ap}.pop()
+    (step,) = stat_steps(params)[1]
+    return step
 
 
 class _BoundStats:

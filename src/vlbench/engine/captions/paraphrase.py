@@ -154,9 +154,9 @@ def string_shapes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.i
     first, size = start[order], length[order]
     spaces = np.zeros(len(order), dtype=np.int64)
     high = np.zeros(len(order), dtype=bool)
-    for k, (n, w) in enumerate(chunks.words(first, size, going)):
-        t = w ^ _SPACE8
-        is_space = ~(((t & _LOW7) + _LOW7) | t | _LOW7) & _BYTE_MASK[np.clip(size[:n] - 8 * k, 0, 8)]
+    for n, w in chunks.words(first, size, going):
+        t = w ^ _SPACE8                     # (bytes past a string's end are 0 in w: never a space)
+        is_space = ~(((t & _LOW7) + _LOW7) | t | _LOW7)
         spaces[:n] += np.bitwise_count(is_space)
         high[:n] |= (w & _HIGH) != 0
     out_spaces, out_high = np.empty_like(spaces), np.empty_like(high)
