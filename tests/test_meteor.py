@@ -358,6 +358,16 @@ def test_strings_are_the_slices_end_to_end():
     ordered = (np.array([0, 4, 8, 8, 18, 19]), np.array([3, 3, 9, 0, 0, 5]))
     assert bytes(paraphrase._ordered_strings(text, *ordered)) == b"big" + b"dog" + b"large dog" + b"hound"
     assert bytes(paraphrase._ordered_strings(text, start, length)) == got
+    # the text's first and last bytes inside strings, no strings, only empty ones
+    assert bytes(paraphrase._ordered_strings(text, np.array([0, 19]), np.array([3, 6]))) == b"big" + b"hound\n"
+    assert bytes(paraphrase._ordered_strings(text, np.array([], np.int64), np.array([], np.int64))) == b""
+    assert bytes(paraphrase._ordered_strings(text, np.array([3, 9]), np.array([0, 0]))) == b""
+    rng = np.random.default_rng(0)     # random ordered strings against slicing
+    for _ in range(50):
+        bounds = np.sort(rng.choice(len(text) + 1, size=2 * int(rng.integers(1, 8)), replace=True))
+        first, end = bounds[0::2], bounds[1::2]
+        expected = b"".join(bytes(text[a:b]) for a, b in zip(first, end))
+        assert bytes(paraphrase._ordered_strings(text, first, end - first)) == expected
 
 
 def test_string_hashes_and_shapes_equal_a_byte_by_byte_reading():

@@ -200,14 +200,12 @@ def _sorted_distinct(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
 
 
 def _digest_file(path: Path) -> str:
-    """SHA-1 of a file's bytes, read in 16 MB blocks: the table's content key."""
+    """SHA-1 of a file's bytes: the table's content key (``hashlib.file_digest`` reads into one reused buffer; a
+    new 16 MB block per read cost a first run ~15 k page faults, about half of this digest's time)."""
     import hashlib
 
-    h = hashlib.sha1()
     with open(path, "rb") as fh:
-        while block := fh.read(1 << 24):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha1").hexdigest()
 
 
 def _stamp(path: Path) -> list[int] | None:
@@ -338,16 +336,19 @@ def _strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[
 
 def _ordered_strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.uint8]:
     """:func:`_strings` of strings that lie in ``text`` in order without overlapping (a block's phrases in file
-    order): a byte mask from +1 / -1 at their starts and ends, one masked copy (no index per byte); any other
-    strings go to :func:`_strings`."""
+    order): a byte mask of alternating runs (the gap before each string, the string; then the tail), one masked
+    copy (no index per byte; ``np.repeat`` of the runs is 3x faster than a running sum of +1 / -1 edges); any
+    other strings go to :func:`_strings`."""
     some = length > 0
     first, end = start[some], start[some] + length[some]
     if len(first) > 1 and (first[1:] < end[:-1]).any():
         return _strings(text, start, length)
-    edge = np.zeros(len(text) + 1, dtype=np.int8)
-    edge[first] = 1
-    edge[end] -= 1                          # (where one ends as the next starts: 0, the run goes on)
-    return text[np.cumsum(edge[:-1], dtype=np.int8).view(np.bool_)]
+    bounds = np.empty(2 * len(first) + 2, dtype=np.int64)     # 0, first[0], end[0], first[1], ..., len(text)
+    bounds[0], bounds[-1] = 0, len(text)
+    bounds[1:-1:2], bounds[2:-1:2] = first, end
+    inside = np.zeros(len(bounds) - 1, dtype=bool)
+    inside[1::2] = True
+    return text[np.repeat(inside, np.diff(bounds))]
 
 
 def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
