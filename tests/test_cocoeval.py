@@ -284,12 +284,13 @@ def test_the_radix_group_order_is_numpys_stable_argsort(top):
 
 
 @pytest.mark.parametrize("kind", ["uint64", "int64", "float64", "float_ties", "float_specials", "int32", "bool"])
-@pytest.mark.parametrize("n", [0, 1, 2, 5_000, 300_000])
+@pytest.mark.parametrize("n", [0, 1, 2, 5_000, 300_000, 600_000])
 def test_stable_argsort_is_numpys_stable_argsort(kind, n):
-    """The packed sort (high bits and index sorted as values, then a stable pass where the high bits tied) gives
-    the permutation of ``np.argsort(keys, kind="stable")``: repeats keep their index order, keys equal in their
-    high bits but not in their low bits are still ordered (narrow ranges force that), and floats sort as numpy
-    sorts them: -0.0 equal to 0.0, every NaN last and equal, infinities at the ends."""
+    """The 16-bit radix passes (up to 2^19 keys) and the packed sort (high bits and index sorted as values, then a
+    stable pass where the high bits tied; 600,000 keys) give the permutation of ``np.argsort(keys, kind="stable")``:
+    repeats keep their index order, keys equal in their high bits but not in their low bits are still ordered
+    (narrow ranges force that), and floats sort as numpy sorts them: -0.0 equal to 0.0, every NaN last and equal,
+    infinities at the ends."""
     from vlbench.engine.cocoeval import stable_argsort
 
     rng = np.random.default_rng(n)

