@@ -144,16 +144,22 @@ def _stable_order(*keys: NDArray) -> NDArray[np.int64]:
 
 def _stable_group_order(group: NDArray[np.int64]) -> NDArray[np.int64]:
     """``np.argsort(group, kind="stable")`` for non-negative integers (group, pair or run numbers): numpy radix-sorts
-    16-bit keys in linear time, so keys below 2^16 take one such pass and keys below 2^32 two (the low half, then
-    the high half: a least-significant-digit radix sort); 64-bit keys go through a merge sort, 5-6x slower on a
-    million entries."""
+    16-bit keys in linear time, so keys below 2^16 take one such pass and keys below 2^32 two (:func:`_radix_order`);
+    64-bit keys go through a merge sort, 5-6x slower on a million entries."""
     top = int(group.max(initial=0))
     if top >= 2**32 or int(group.min(initial=0)) < 0:
         return np.argsort(group, kind="stable")
-    if top < 2**16:
-        return np.argsort(group.astype(np.uint16), kind="stable")
-    low = np.argsort((group & 0xFFFF).astype(np.uint16), kind="stable")
-    return low[np.argsort((group[low] >> 16).astype(np.uint16), kind="stable")]
+    return _radix_order(group, 1 if top < 2**16 else 2)
+
+
+def _radix_order(keys: NDArray, n_digits: int) -> NDArray[np.int64]:
+    """``np.argsort(keys, kind="stable")`` for non-negative integer keys below 2^(16 * n_digits), as a
+    least-significant-digit radix sort: numpy's stable argsort (a radix sort on 16-bit keys) of each 16-bit digit
+    in turn, the lowest first, each pass on the order so far."""
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    for c in range(1, n_digits):
+        order = order[np.argsort(((keys[order] >> 16 * c) & 0xFFFF).astype(np.uint16), kind="stable")]
+    return order
 
 
 def _descending_rank(values: NDArray) -> NDArray[np.int64]:
@@ -203,18 +209,6 @@ def _sortable_bits(keys: NDArray) -> NDArray[np.uint64]:
 _RADIX_MAX = 1 << 19
 
 
-def _radix_order(bits: NDArray[np.uint64]) -> NDArray[np.int64]:
-    """``np.argsort(bits, kind="stable")`` as a least-significant-digit radix sort: numpy's stable argsort of each
-    16-bit digit in turn (its radix sort), the lowest first, each pass on the order so far."""
-    digits = np.ascontiguousarray(bits).view(np.uint16).reshape(-1, 4)
-    if not np.little_endian:          # the lowest digit is the last in memory there
-        digits = digits[:, ::-1]
-    order = np.argsort(digits[:, 0], kind="stable")
-    for c in (1, 2, 3):
-        order = order[np.argsort(digits[order, c], kind="stable")]
-    return order
-
-
 def stable_argsort(keys: NDArray) -> NDArray[np.int64]:
     """``np.argsort(keys, kind="stable")`` for 1-D integer or float keys, 3-5x faster on millions: numpy sorts
     uint64 values with SIMD but argsorts with a merge sort, so each key's high bits are packed with its index (the
@@ -227,7 +221,7 @@ def stable_argsort(keys: NDArray) -> NDArray[np.int64]:
         return _stable_group_order(keys)
     bits = _sortable_bits(keys)
     if n <= _RADIX_MAX:
-        return _radix_order(bits)
+        return _radix_order(bits, 4)
     low = np.uint64(max(1, (n - 1).bit_length()))               # bits that hold an index
     packed = bits >> low                                        # in place from here: one array of n
     packed <<= low
