@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, start_space
+from conftest import GOLDEN, ROOT, start_space
 
 SRC = ROOT / "src" / "vlbench"
 PLUGINS = Path(__file__).parent / "plugins"
@@ -242,6 +242,25 @@ def test_toy_benchmark_through_the_cli_and_the_model_card(plugin_env, tmp_path):
     result = card.data.to_dict()["model-index"][0]["results"][0]
     assert result["dataset"] == {"name": "ToyCount", "type": "me/toy-count", "split": "test"}
     assert {m["type"]: m["value"] for m in result["metrics"]} == TOY_GOOD
+
+
+def test_plugins_are_looked_up_only_when_a_command_needs_them(tmp_path):
+    """A broken plug-in (its module does not import) is a warning where the plug-ins are looked up: help, a name no
+    built-in benchmark has. A command naming a built-in benchmark does not look them up (the lookup reads every
+    installed distribution's metadata), so it scores without the warning."""
+    info = tmp_path / "broken_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[vlbench.benchmarks]\nbroken = no_such_module_here:BENCHMARK\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    case = GOLDEN / "ovdeval" / "coco_medium_ids1"
+    warning = "benchmark plug-in 'broken' (no_such_module_here:BENCHMARK) was not loaded"
+    built_in = _cli(env, "score", "ovdeval", "--references", str(case / "references.json"),
+                    "--predictions", str(case / "predictions.json"), "--quiet")
+    assert built_in.returncode == 0 and warning not in built_in.stderr, built_in.stderr
+    assert warning in _cli(env, "score", "--help").stderr
+    unknown = _cli(env, "score", "no_such_benchmark", "--references", "r.json", "--predictions", "p.json")
+    assert unknown.returncode == 2 and warning in unknown.stderr and "unknown benchmark" in unknown.stderr
 
 
 def test_toy_benchmark_through_the_space(plugin_env):

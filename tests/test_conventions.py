@@ -177,3 +177,18 @@ def test_an_ovdeval_folder_is_checked_as_one(tmp_path, ovdeval_sample):
              "bbox": _as("xyxy pixels", a["bbox"], None)} for a in data["annotations"]]))
     result = vlbench.score("ovdeval", ovdeval_sample / "annotations", folder)
     assert len([w for w in result.warnings if "but 100.0 read as xyxy pixels" in w]) == 1
+
+
+def test_ovdeval_row_keys_group_rows_as_numpy_does():
+    """``_row_keys`` (one integer per (sub-dataset, image, category) row) must put two rows under one key exactly
+    when ``np.unique(rows, axis=0)`` does: the same partition, checked as a bijection between the two labellings."""
+    from vlbench.benchmarks.ovdeval.conventions import _row_keys
+
+    rng = np.random.default_rng(7)
+    for n, high in [(0, 5), (1, 5), (500, 4), (5_000, 60), (5_000, 2**40)]:
+        rows = rng.integers(-high, high, size=(n, 3), dtype=np.int64)
+        rows[: n // 3] = rows[n // 3: 2 * (n // 3)]        # repeated rows for sure
+        ours = _row_keys(rows)
+        theirs = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+        pairs = np.unique(np.column_stack([ours, theirs]), axis=0)
+        assert len(pairs) == len(np.unique(ours)) == len(np.unique(theirs))

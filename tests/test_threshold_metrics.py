@@ -124,3 +124,23 @@ def test_a_file_whose_scores_rank_every_box_pays_nothing(omnilabel_sample):
         n += len(p["scores"])
     result = vlbench.score("omnilabel", omnilabel_sample / "dataset_val.json", preds)
     assert "threshold_metrics" not in result.breakdowns and "tie_bounds" not in result.breakdowns
+
+
+def test_ovdeval_is_negative_is_a_set_lookup_of_neg_text_pairs():
+    """``OVDEvalSubset.is_negative`` against the plain definition: the (image, category) pair is negative when the
+    category's name is in the image's ``neg_text``; random ids include images without negatives, categories named
+    twice, and ids outside either list."""
+    import numpy as np
+
+    from vlbench.benchmarks.ovdeval.records import OVDEvalSubset
+
+    rng = np.random.default_rng(3)
+    names = {c: f"label {c % 7}" for c in range(-3, 20)}      # several ids per name
+    negatives = {int(i): frozenset(f"label {k}" for k in rng.choice(9, size=2, replace=False)) for i in range(0, 40, 3)}
+    empty = np.zeros(0)
+    subset = OVDEvalSubset(name="x", image_ids=np.arange(40), category_ids=np.arange(-3, 20), ann_image=empty,
+                           ann_category=empty, ann_box=empty.reshape(0, 4), ann_area=empty, ann_iscrowd=empty.astype(bool),
+                           ann_id=empty, category_names=names, image_negatives=negatives)
+    image, category = rng.integers(-5, 45, size=3000), rng.integers(-6, 25, size=3000)
+    expected = [names.get(int(c)) in negatives.get(int(i), ()) for i, c in zip(image, category)]
+    assert subset.is_negative(image, category).tolist() == expected and any(expected)

@@ -11,30 +11,32 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import __version__
-from .benchmarks import all_benchmarks, get_benchmark
+from .benchmarks import all_benchmarks, canonical_id, get_benchmark
+from .benchmarks.benchmark import Benchmark
 from .benchmarks.protocol.options import PROTOCOLS
 
 EXIT_BAD_INPUT = 2
 
 
-def _parser() -> argparse.ArgumentParser:
-    names = ", ".join(b.display_name for b in all_benchmarks())
-    p = argparse.ArgumentParser(prog="vlbench", description=f"Score and publish {names} exactly as their official "
+def _parser(benches: Sequence[Benchmark], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
+            ) -> argparse.ArgumentParser:
+    names = ", ".join(b.display_name for b in benches)
+    p = parser_class(prog="vlbench", description=f"Score and publish {names} exactly as their official "
                                 "scorers do.")
     p.add_argument("--version", action="version", version=f"vlbench {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    ids = " | ".join(b.id for b in all_benchmarks())
-    _score_args(sub, ids)
+    ids = " | ".join(b.id for b in benches)
+    _score_args(sub, ids, benches)
 
     c = sub.add_parser("compare", help="paired bootstrap of two prediction files: is A really better than B?")
     c.add_argument("benchmark", help=ids)
     c.add_argument("--references", required=True, help="official annotation file, Hub folder or Hub dataset id")
     c.add_argument("--predictions", required=True, nargs=2, metavar=("A", "B"), help="the two prediction files")
-    _scoring_args(c)
+    _scoring_args(c, benches)
     c.add_argument("--output", default=None, help="write the comparison JSON here")
     c.add_argument("--analysis", action="store_true",
                    help="also compare what each error type costs the two files (the error analysis; detection "
@@ -77,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _score_args(sub: Any, ids: str) -> None:
+def _score_args(sub: Any, ids: str, benches: Sequence[Benchmark]) -> None:
     """The ``score`` and ``analyze`` sub-commands' arguments (analyze: score with the error analysis, printed)."""
     for name, help_text in (("score", "score a prediction file against a benchmark's references"),
                             ("analyze", "score a prediction file and say why it fails: error types with the AP "
@@ -86,7 +88,7 @@ def _score_args(sub: Any, ids: str) -> None:
         s.add_argument("benchmark", help=ids)
         s.add_argument("--references", required=True, help="official annotation file, Hub folder or Hub dataset id")
         s.add_argument("--predictions", required=True, help="prediction file in the official format (.json, .json.gz)")
-        _scoring_args(s)
+        _scoring_args(s, benches)
         s.add_argument("--output", default=None, help="write the result JSON here")
         s.add_argument("--no-samples", action="store_true", help="leave per-sample breakdowns out of the JSON")
         s.add_argument("--dataset-id", default=None, help="the Hub id of the references, recorded in the result for "
@@ -264,9 +266,8 @@ def _report_and_publish_args(sub: Any) -> None:
 
 
 
-def _scoring_args(p: argparse.ArgumentParser) -> None:
-    """``--split``, ``--protocol`` and one flag per benchmark option (from the registry), for score / compare."""
-    benches = all_benchmarks()
+def _scoring_args(p: argparse.ArgumentParser, benches: Sequence[Benchmark]) -> None:
+    """``--split``, ``--protocol`` and one flag per option of ``benches``, for score / compare."""
     p.add_argument("--split", default=None,
                    help="; ".join(f"{b.display_name}: {b.split_help}" for b in benches if b.split_help))
     p.add_argument("--protocol", default="official", choices=PROTOCOLS,
@@ -504,10 +505,44 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Retry(Exception):
+    """The tentative parse gave up: the full parser decides."""
+
+
+class _Tentative(argparse.ArgumentParser):
+    """A parser that gives up (:class:`_Retry`) where argparse would print an error, and takes no abbreviated
+    flag (one that a plug-in's flag could make ambiguous): the full parser then parses the same arguments."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
+
+    def error(self, message: str) -> NoReturn:
+        """Give up instead of printing ``message`` and exiting."""
+        raise _Retry(message)
+
+
+def _parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The parser and the parsed command line. A command that names a registered benchmark and parses without
+    the plug-ins' flags is parsed without looking the plug-ins up (their lookup reads every installed
+    distribution's metadata); help, an unknown name or flag, and any error go to the parser of every benchmark."""
+    from .engine.errors import InputError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and not {"-h", "--help"} & set(argv):
+        try:
+            parser = _parser(all_benchmarks(plugins=False), _Tentative)
+            args = parser.parse_args(argv)
+            if getattr(args, "benchmark", None) is None or canonical_id(args.benchmark, plugins=False):
+                return parser, args
+        except (_Retry, InputError):
+            pass
+    parser = _parser(all_benchmarks())
+    return parser, parser.parse_args(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for bad input)."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    parser, args = _parse(argv)
     if not sys.stderr.isatty():     # a log file or CI: no progress bars (datasets, huggingface_hub, transformers)
         for name in ("HF_DATASETS_DISABLE_PROGRESS_BARS", "HF_HUB_DISABLE_PROGRESS_BARS", "TQDM_DISABLE"):
             os.environ.setdefault(name, "1")

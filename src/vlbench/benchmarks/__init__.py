@@ -9,7 +9,6 @@ knows no benchmark by name: they are discovered.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import pkgutil
 import warnings
 from collections.abc import Iterator, Mapping
@@ -24,19 +23,29 @@ __all__ = ["register", "unregister", "get_benchmark", "canonical_id", "all_bench
 ENTRY_POINT_GROUP = "vlbench.benchmarks"
 
 _registry: dict[str, Benchmark] = {}
-_discovered = False
+#: what has been registered so far: "packages" (this package's sub-packages), "plugins" (the entry points)
+_discovered: set[str] = set()
 
 
-def _discover() -> None:
-    """Import every sub-package once and register its ``BENCHMARK``."""
-    global _discovered
-    if _discovered:
-        return
-    _discovered = True
-    found = [getattr(importlib.import_module(f"{__name__}.{m.name}"), "BENCHMARK", None)
-             for m in pkgutil.iter_modules(__path__) if m.ispkg]
-    for benchmark in sorted((b for b in found if isinstance(b, Benchmark)), key=lambda b: (b.listing_order, b.id)):
-        _registry.setdefault(benchmark.id, benchmark)
+def _discover(plugins: bool = True) -> None:
+    """Register every sub-package's ``BENCHMARK`` once, then (``plugins``) the entry points' benchmarks once. The
+    plug-ins are looked up only when asked for: their scan reads every installed distribution's metadata (~20 ms
+    with ``importlib.metadata``'s import), which a command naming a built-in benchmark need not pay."""
+    if "packages" not in _discovered:
+        _discovered.add("packages")
+        found = [getattr(importlib.import_module(f"{__name__}.{m.name}"), "BENCHMARK", None)
+                 for m in pkgutil.iter_modules(__path__) if m.ispkg]
+        for benchmark in sorted((b for b in found if isinstance(b, Benchmark)), key=lambda b: (b.listing_order, b.id)):
+            _registry.setdefault(benchmark.id, benchmark)
+    if plugins and "plugins" not in _discovered:
+        _discovered.add("plugins")
+        _load_plugins()
+
+
+def _load_plugins() -> None:
+    """Register the benchmark of every entry point in :data:`ENTRY_POINT_GROUP`; a broken one is a warning."""
+    import importlib.metadata
+
     for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         try:
             benchmark = entry.load()
@@ -45,7 +54,7 @@ def _discover() -> None:
             register(benchmark)
         except Exception as exc:  # a broken plug-in must not take the built-in benchmarks down with it
             warnings.warn(f"vlbench: benchmark plug-in {entry.name!r} ({entry.value}) was not loaded: {exc}",
-                          stacklevel=2)
+                          stacklevel=3)
 
 
 def register(benchmark: Benchmark) -> Benchmark:
@@ -64,18 +73,22 @@ def unregister(benchmark_id: str) -> None:
     _registry.pop(benchmark_id, None)
 
 
-def all_benchmarks() -> list[Benchmark]:
-    """Every registered benchmark: the discovered ones in listing order, then the added ones."""
-    _discover()
+def all_benchmarks(plugins: bool = True) -> list[Benchmark]:
+    """Every registered benchmark: the discovered ones in listing order, then the added ones. Without ``plugins``,
+    the entry points are not looked up (those already registered are listed)."""
+    _discover(plugins)
     return list(_registry.values())
 
 
-def canonical_id(name: str) -> str:
-    """An id or alias (any case, ``-`` or ``_``) -> the canonical id; :class:`InputError` if unknown."""
+def canonical_id(name: str, *, plugins: bool = True) -> str:
+    """An id or alias (any case, ``-`` or ``_``) -> the canonical id; :class:`InputError` if unknown. The plug-ins
+    are looked up only for a name that no registered benchmark has (a plug-in cannot take a registered name), and
+    not at all without ``plugins``."""
     key = name.strip().lower()
-    for b in all_benchmarks():
-        if key == b.id or key in b.aliases:
-            return b.id
+    for with_plugins in (False, True) if plugins else (False,):
+        for b in all_benchmarks(with_plugins):
+            if key == b.id or key in b.aliases:
+                return b.id
     raise InputError(f"unknown benchmark {name!r}", fix="use one of " + ", ".join(b.id for b in all_benchmarks()))
 
 
@@ -102,7 +115,7 @@ def expect_prediction_list(entries: object, benchmark: str, source: str, entry_f
     if not isinstance(entries, list):
         raise FormatError(f"the predictions must be a JSON list of {entry_form} objects, "
                           f"got a JSON {type(entries).__name__}", file=source)
-    _discover()
+    _discover(plugins=False)        # the caller's own benchmark is registered once it is scoring
     mine = _registry.get(benchmark)
     if mine is not None and entries and isinstance(entries[0], dict) and mine.scorer.prediction_keys <= set(entries[0]):
         return

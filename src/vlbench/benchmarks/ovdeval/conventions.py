@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ...engine.errors import VlbenchError
 from .. import box_conventions
@@ -32,6 +33,17 @@ def _lists(refs: OVDEvalReferences, predictions: Any, options: Any) -> list[tupl
     return [(next(iter(subsets.values())), predictions)] if len(subsets) == 1 else []
 
 
+def _row_keys(rows: NDArray[np.int64]) -> NDArray[np.int64]:
+    """One integer per row, equal exactly for equal rows: the columns' dense ranks in mixed radix (replaces
+    ``np.unique(rows, axis=0)``, which sorts the rows as byte strings: 18 ms against 2 on 20,000 rows). The product
+    of the columns' distinct counts must fit int64: here sub-datasets x sampled images x categories."""
+    key = np.zeros(len(rows), dtype=np.int64)
+    for column in rows.T:
+        values, rank = np.unique(column, return_inverse=True)
+        key = key * len(values) + rank.reshape(-1)
+    return key
+
+
 def readings(refs: OVDEvalReferences, predictions: Any, options: Any = None) -> dict[str, float | None]:
     """R@0.5 (any score) as written and under every other reading, over each sub-dataset's first images."""
     from .scorer import parse_predictions
@@ -52,8 +64,7 @@ def readings(refs: OVDEvalReferences, predictions: Any, options: Any = None) -> 
         d_sizes.append(gt.image_wh[row] if gt.image_wh is not None else np.full((len(row), 2), np.nan))
     if not g_keys:
         return {}
-    _, key_index = np.unique(np.concatenate(g_keys + d_keys), axis=0, return_inverse=True)
-    key_index = key_index.reshape(-1)
+    key_index = _row_keys(np.concatenate(g_keys + d_keys))
     n_gt = sum(len(k) for k in g_keys)
     sizes = np.concatenate(d_sizes)
     return box_conventions.readings(key_index[:n_gt], np.concatenate(g_boxes), key_index[n_gt:],

@@ -10,6 +10,14 @@ from numpy.typing import NDArray
 __all__ = ["OVDEvalSubset", "OVDEvalReferences", "PredictionFolder"]
 
 
+def _rank_or_past(distinct: NDArray[np.int64], values: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Each value's index in the sorted ``distinct``, or ``len(distinct)`` for a value not among them."""
+    if not len(distinct):
+        return np.zeros(len(values), dtype=np.int64)
+    at = np.minimum(np.searchsorted(distinct, values), len(distinct) - 1)
+    return np.where(distinct[at] == values, at, len(distinct))
+
+
 @dataclass(frozen=True)
 class OVDEvalSubset:
     """One sub-dataset's ground truth as arrays, annotations in file order."""
@@ -44,14 +52,16 @@ class OVDEvalSubset:
                  for cid in by_name.get(n, ())]
         if not pairs or not len(image_ids):
             return np.zeros(len(image_ids), dtype=bool)
-        both = np.concatenate([np.asarray(pairs, dtype=np.int64),
-                               np.column_stack([image_ids, category_ids]).astype(np.int64)])
-        # each pair as one integer (image rank, category rank): a vectorised membership test replaces a set
-        # lookup per prediction
-        _, image = np.unique(both[:, 0], return_inverse=True)
-        _, category = np.unique(both[:, 1], return_inverse=True)
-        key = image.reshape(-1) * (int(category.max()) + 1) + category.reshape(-1)
-        return np.isin(key[len(pairs):], key[:len(pairs)])
+        # each pair as one integer (image rank, category rank) among the pairs' own ids, an id they lack ranked past
+        # them (no pair can match it): a vectorised membership test replaces a set lookup per prediction
+        pair = np.asarray(pairs, dtype=np.int64)
+        images, categories = np.unique(pair[:, 0]), np.unique(pair[:, 1])
+
+        def key(image: NDArray[np.int64], category: NDArray[np.int64]) -> NDArray[np.int64]:
+            return _rank_or_past(images, image) * (len(categories) + 1) + _rank_or_past(categories, category)
+
+        return np.isin(key(np.asarray(image_ids, dtype=np.int64), np.asarray(category_ids, dtype=np.int64)),
+                       key(pair[:, 0], pair[:, 1]))
 
     def gt_dict(self) -> dict[str, NDArray]:
         """The annotations as the COCO engine's column dict."""
