@@ -10,14 +10,18 @@ _PROBE = ("import resource, subprocess, sys, time; t = time.perf_counter(); subp
           "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)")
 
 
+def process_run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str]:
+    """(seconds, peak bytes, what it printed) of one run of ``cmd`` in its own process."""
+    out = subprocess.run([sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=True,
+                         env=env).stdout
+    printed, probe = out.rstrip("\n").rsplit("\n", 1) if "\n" in out.rstrip("\n") else ("", out)
+    seconds, peak = probe.split()           # the probe's line comes last (the command may print too)
+    return float(seconds), int(peak), printed
+
+
 def best_process_run(cmd: list[str], runs: int = 3) -> tuple[float, int]:
     """(seconds, peak bytes) of the fastest of ``runs`` runs of ``cmd``, each in its own process."""
-    results = []
-    for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=True).stdout
-        seconds, peak = out.split()[-2:]          # the probe's line comes last (the command may print too)
-        results.append((float(seconds), int(peak)))
-    return min(results)
+    return min(process_run(cmd)[:2] for _ in range(runs))
 
 
 def compile_like_an_install() -> None:
