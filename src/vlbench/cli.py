@@ -24,8 +24,7 @@ EXIT_BAD_INPUT = 2
 def _parser(benches: Sequence[Benchmark], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
             ) -> argparse.ArgumentParser:
     names = ", ".join(b.display_name for b in benches)
-    p = parser_class(prog="vlbench", description=f"Score and publish {names} exactly as their official "
-                                "scorers do.")
+    p = parser_class(prog="vlbench", description=f"Score and publish {names} exactly as their official scorers do.")
     p.add_argument("--version", action="version", version=f"vlbench {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
