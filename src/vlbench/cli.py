@@ -21,8 +21,10 @@ from .benchmarks.protocol.options import PROTOCOLS
 EXIT_BAD_INPUT = 2
 
 
-def _parser(benches: Sequence[Benchmark], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
-            ) -> argparse.ArgumentParser:
+def _parser(benches: Sequence[Benchmark] | None = None,
+            parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The command line of ``benches`` (default: every benchmark, plug-ins included)."""
+    benches = all_benchmarks() if benches is None else benches
     names = ", ".join(b.display_name for b in benches)
     p = parser_class(prog="vlbench", description=f"Score and publish {names} exactly as their official scorers do.")
     p.add_argument("--version", action="version", version=f"vlbench {__version__}")
@@ -535,7 +537,7 @@ def _parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argpars
                 return parser, args
         except (_Retry, InputError):
             pass
-    parser = _parser(all_benchmarks())
+    parser = _parser()
     return parser, parser.parse_args(argv)
 
 
