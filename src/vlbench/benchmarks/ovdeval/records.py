@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from ...engine.lookup import find_ids
+
 __all__ = ["OVDEvalSubset", "OVDEvalReferences", "PredictionFolder"]
 
 
 def _rank_or_past(distinct: NDArray[np.int64], values: NDArray[np.int64]) -> NDArray[np.int64]:
     """Each value's index in the sorted ``distinct``, or ``len(distinct)`` for a value not among them."""
-    if not len(distinct):
-        return np.zeros(len(values), dtype=np.int64)
-    at = np.minimum(np.searchsorted(distinct, values), len(distinct) - 1)
-    return np.where(distinct[at] == values, at, len(distinct))
+    at, known = find_ids(distinct, values)
+    return np.where(known, at, len(distinct))
 
 
 @dataclass(frozen=True)
