@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,14 @@ def process_run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[floa
     """(seconds, peak bytes, what it printed) of one run of ``cmd`` in its own process."""
     out = subprocess.run([sys.executable, "-c", _PROBE, *cmd], capture_output=True, text=True, check=True,
                          env=env).stdout
-    printed, probe = out.rstrip("\n").rsplit("\n", 1) if "\n" in out.rstrip("\n") else ("", out)
-    seconds, peak = probe.split()           # the probe's line comes last (the command may print too)
-    return float(seconds), int(peak), printed
+    *printed, probe = out.rstrip("\n").split("\n")      # the probe's line comes last (the command may print too)
+    seconds, peak = probe.split()
+    return float(seconds), int(peak), "\n".join(printed)
+
+
+def printed_stats(text: str) -> list[float]:
+    """The numbers of the summary lines an official scorer prints as ``... ] = 0.365``, in order."""
+    return [float(v) for v in re.findall(r"\] = (-?[0-9.]+)$", text, flags=re.MULTILINE)]
 
 
 def best_process_run(cmd: list[str], runs: int = 3) -> tuple[float, int]:

@@ -24,7 +24,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import resource
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import best_process_run, process_run
+from _timing import best_process_run, printed_stats, process_run
 
 OFFICIAL_QUOTED = (85.0, 3.2 * 1024**3)
 
@@ -154,7 +153,7 @@ def official(checkout: Path, gt_path: Path, pred_path: Path, ours: dict, seconds
            f"sys.argv = ['oleval', '--path-to-gt', {str(gt_path)!r}, '--path-to-res', {str(pred_path)!r}]; main_cli()")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])}
     took, their_peak, printed = process_run([sys.executable, "-c", run], env=env)
-    values = [float(v) for v in re.findall(r"\] = (-?[0-9.]+)$", printed, flags=re.MULTILINE)]
+    values = printed_stats(printed)
     mine = list(ours["metrics"].values())
     same = len(values) == len(mine) == 13 and all((m is None and v == -1) or (m is not None and abs(m / 100 - v) <= 5e-6 + 1e-12)
                                                    for m, v in zip(mine, values))

@@ -23,7 +23,6 @@ import argparse
 import contextlib
 import io
 import json
-import re
 import resource
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from _timing import best_process_run, process_run  # noqa: E402
+from _timing import best_process_run, printed_stats, process_run  # noqa: E402
 
 OFFICIAL_QUOTED = (12.0, 1.0 * 1024**3)
 
@@ -109,7 +108,7 @@ def official(script: Path, gt_path: Path, pred_path: Path, out: Path, ours: dict
     (pycocotools' summary, 3 decimals) must be vlbench's NMS stats rounded."""
     took, peak, printed = process_run([sys.executable, str(script), "--gt-path", str(gt_path), "--result-path",
                                        str(pred_path), "--output-path", str(out)])
-    stats = [float(v) for v in re.findall(r"\] = (-?[0-9.]+)$", printed, flags=re.MULTILINE)]
+    stats = printed_stats(printed)
     same = len(stats) == 12 and all((v == -1 and ours["metrics"][k] is None) or
                                     (ours["metrics"][k] is not None and abs(ours["metrics"][k] / 100 - v) <= 5e-4 + 1e-12)
                                     for k, v in zip(keys, stats))
