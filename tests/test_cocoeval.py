@@ -339,3 +339,32 @@ def test_max_det_cuts_in_any_order_and_cuts_that_keep_the_same_detections():
     np.testing.assert_array_equal(res.recall, ev.eval["recall"])
     assert Params(max_dets=max_dets).max_dets == (1, 10, 100, 1000)
     assert not np.array_equal(res.precision[..., 0], res.precision[..., 1])     # the cut at 1 changes something
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(scene(), st.sampled_from([1, 2]))
+def test_matching_in_two_halves_gives_pycocotools_arrays_and_matches(data, threads):
+    """``match`` splits the pairs at the detections' median pair and matches the halves in two threads (forced here
+    from one detection on): the stats, precision and recall equal pycocotools', and so does the GT each detection
+    took at IoU 0.5 (``keep_gt_at``) against ``evalImgs``' ``dtMatches`` (annotation ids from 1, so that pycocotools'
+    0 means unmatched), on the split path and the one-thread path alike."""
+    import vlbench.engine.cocoeval as engine
+
+    images, categories, anns, dets = data
+    anns = [{**a, "id": a["id"] + 1} for a in anns]
+    ev = run_pycocotools(images, categories, anns, dets)
+    if ev is None:
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "SPLIT_DETECTIONS", 1)
+        res = evaluate_bbox(np.array(images), np.array(categories), *_columns(anns, dets), keep_gt_at=0.5,
+                            threads=threads)
+    assert_same(ev, res)
+    m = res.matches
+    known = np.flatnonzero([d["category_id"] in categories for d in dets])
+    got = {int(known[d]) + 1: (anns[g]["id"] if g >= 0 else 0) for d, g in zip(m.det_index, m.gt_taken)}
+    want = {}
+    for e in ev.evalImgs:
+        if e is not None and e["aRng"] == [0, 1e10]:
+            want.update(zip(e["dtIds"], e["dtMatches"][0].astype(int).tolist()))
+    assert got == want

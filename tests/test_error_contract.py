@@ -69,3 +69,23 @@ def test_ids_beyond_int64_are_named(bench, entry, tmp_path, ovdeval_sample, omni
     proc = _score(bench, refs[bench].read_text(), json.dumps([entry]), tmp_path)
     assert proc.returncode == 2 and "entry 0" in proc.stderr and "image_id" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("max_values", [None, 10**6])
+def test_a_file_over_the_byte_limit_is_named_and_one_at_it_is_read(gz, max_values, tmp_path):
+    """The byte limit holds on each reading path (a plain file sized and read at once; a gzip or a value-bounded
+    file read in chunks): 101 bytes of JSON pass a 101-byte limit and fail a 100-byte one, naming the file."""
+    import gzip
+
+    from vlbench.engine.errors import FormatError
+    from vlbench.engine.io import read_json
+
+    text = b"[" + b"1," * 48 + b"100]"
+    assert len(text) == 101
+    path = tmp_path / ("x.json.gz" if gz else "x.json")
+    path.write_bytes(gzip.compress(text) if gz else text)
+    assert read_json(path, max_bytes=101, max_values=max_values) == [1] * 48 + [100]
+    with pytest.raises(FormatError, match="larger than 100 bytes") as err:
+        read_json(path, max_bytes=100, max_values=max_values)
+    assert str(path) in str(err.value)
