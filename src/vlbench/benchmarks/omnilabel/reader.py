@@ -21,6 +21,7 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
+from ...engine.cocoeval import stable_argsort
 from ...engine.errors import FormatError, InputError
 from ...engine.images import image_cell
 from ...engine.lookup import find_ids
@@ -205,7 +206,9 @@ def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str)
     ls_image_a = np.asarray(parts.ls_image, dtype=np.int64)
     img_idx, known = find_ids(image_ids, ls_image_a)
     # Labels of images that are not in 'images' are never evaluated by the official code.
-    order = np.lexsort((parts.ls_rank[known], img_idx[known]))
+    # lexsort((rank, image)) as one stable sort of image * ranks + rank (a radix sort below 2^32: 3x faster)
+    rank = parts.ls_rank[known]
+    order = stable_argsort(img_idx[known] * (int(rank.max(initial=0)) + 1) + rank)
     pair_image = img_idx[known][order]
     pair_descr = parts.ls_descr[known][order]
     if len(pair_image) > 1:
@@ -250,12 +253,13 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     pair_image, pair_descr = _label_space_pairs(parts, image_ids, source)
     descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
     words = np.asarray([len(descr_text[d].split()) for d in descr_ids.tolist()], dtype=np.int64)
-    pair_words = words[np.searchsorted(descr_ids, pair_descr)] if len(pair_descr) else np.zeros(0, np.int64)
+    descr_pos = find_ids(descr_ids, pair_descr)[0]        # every pair's description is one of descr_ids
+    pair_words = words[descr_pos]
     # descrIdToNumRefBoxes: every description_ids entry of every box of an evaluated image counts (repeats too)
     known_image = set(image_ids.tolist())
     ref_count = Counter(d for img, refs in zip(parts.box_image, parts.box_refs) if img in known_image for d in refs)
     descr_ref_boxes = np.asarray([ref_count.get(d, 0) for d in descr_ids.tolist()], dtype=np.int64)
-    pair_ref_boxes = descr_ref_boxes[np.searchsorted(descr_ids, pair_descr)] if len(pair_descr) else np.zeros(0, np.int64)
+    pair_ref_boxes = descr_ref_boxes[descr_pos]
     box_arr = _box_array(parts, source)
     rows = np.repeat(np.arange(len(parts.box_xywh)), [len(r) for r in parts.box_refs]).astype(np.int64)
     notes = list(parts.notes)
