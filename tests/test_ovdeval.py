@@ -273,7 +273,7 @@ def test_typed_records_score_as_dicts_and_only_for_the_usual_shape(ovdeval_sampl
     and scores included; a file with a label written as text stays dicts (and keeps its official warning); a folder
     of sub-dataset files is read typed file by file."""
     from vlbench.benchmarks import get_benchmark
-    from vlbench.benchmarks.ovdeval.scorer import TypedResult
+    from vlbench.benchmarks.validation import TypedCocoResult
 
     refs = ovdeval_sample / "annotations" / "color.json"
     preds = json.loads((ovdeval_sample / "predictions_good" / "color.json").read_text())
@@ -283,11 +283,11 @@ def test_typed_records_score_as_dicts_and_only_for_the_usual_shape(ovdeval_sampl
     path.write_text(json.dumps(preds))
     scorer = get_benchmark("ovdeval").scorer
     assert isinstance(scorer.read_predictions(path)[0], dict)
-    assert isinstance(scorer.read_predictions(path, typed=True)[0], TypedResult)
+    assert isinstance(scorer.read_predictions(path, typed=True)[0], TypedCocoResult)
     assert api.score("ovdeval", refs, path).to_dict() == api.score("ovdeval", refs, preds).to_dict()
     named = [{**preds[0], "category_id": "red"}] + preds[1:]
     path.write_text(json.dumps(named))
     assert isinstance(scorer.read_predictions(path, typed=True)[0], dict)
     assert any("NEVER scored" in w for w in api.score("ovdeval", refs, path).warnings)
     folder = scorer.read_predictions(ovdeval_sample / "predictions_good", typed=True)
-    assert all(isinstance(entries[0], TypedResult) for entries in folder.entries.values())
+    assert all(isinstance(entries[0], TypedCocoResult) for entries in folder.entries.values())

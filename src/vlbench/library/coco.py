@@ -3,10 +3,10 @@ read and score them: the twelve stats, the precision and recall arrays.
 
 The engine (:func:`vlbench.engine.cocoeval.evaluate_bbox`) reproduces ``COCOeval`` on arrays; this module reads an
 instances file and a results file straight into those arrays: a file of the usual shape decoded once into typed
-records (msgspec: no dict per detection), then one list comprehension per column; any other file parsed as plain
-JSON (orjson) so that what is wrong in it can be named. Whatever pycocotools would refuse (a results entry on an
-image the instances file lacks: ``loadRes``' assertion; a missing key: its KeyError) is an error naming the file,
-the entry and the fix. Example::
+records (msgspec: no dict per detection; a results file's values checked by their types while decoding, then one
+``np.fromiter`` per column), any other file parsed as plain JSON (orjson) so that what is wrong in it can be named.
+Whatever pycocotools would refuse (a results entry on an image the instances file lacks: ``loadRes``' assertion; a
+missing key: its KeyError) is an error naming the file, the entry and the fix. Example::
 
     from vlbench.library.coco import evaluate_files
     result = evaluate_files("instances_val2017.json", "detections.json")
@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
-from ..benchmarks.validation import integral_ids, read_boxes, read_scores
+from ..benchmarks.validation import TypedCocoResult, integral_ids, read_boxes, read_scores, typed_coco_columns
 from ..engine.cocoeval import CocoEvalResult, Params, evaluate_bbox
 from ..engine.errors import FormatError
 from ..engine.io import read_json
@@ -35,15 +35,6 @@ RESULT_KEYS = ("image_id", "category_id", "bbox", "score")
 
 
 Number = int | float
-
-
-class _Result(msgspec.Struct, gc=False):
-    """A result as ``loadRes`` reads it (other keys are not read); the values keep their JSON types."""
-
-    image_id: int
-    category_id: int
-    bbox: list[Number]
-    score: Number
 
 
 class _Id(msgspec.Struct, gc=False):
@@ -121,18 +112,27 @@ def read_results(path: str | os.PathLike, image_ids: NDArray[np.int64]) -> dict[
     columns. Every result must be on an image of ``image_ids`` (``loadRes`` asserts it)."""
     source = str(path)
     fix = "write the detections as COCO results: [{\"image_id\", \"category_id\", \"bbox\": [x, y, w, h], \"score\"}]"
-    dets = _list_of(read_json(path, what="results file", typed=list[_Result]), None, source, fix)
+    dets = _list_of(read_json(path, what="results file", typed=list[TypedCocoResult]), None, source, fix)
     if not dets:
         raise FormatError("the results file holds no detections (pycocotools' loadRes cannot read an empty list)",
                           file=source, fix="score a file with at least one detection")
-    columns = (_fields(dets, RESULT_KEYS) if isinstance(dets[0], _Result)
-               else {key: _column(dets, key, source, "result", fix) for key in RESULT_KEYS})
-    image = integral_ids(columns["image_id"], source, "image_id")
-    unknown = np.flatnonzero(~np.isin(image, image_ids))
+    if isinstance(dets[0], TypedCocoResult):     # the usual shape, every value already checked while decoding
+        image, category, boxes, score = typed_coco_columns(dets)
+        dt = {"image_id": image, "category_id": category, "bbox": boxes, "score": score}
+    else:
+        dt = _result_columns(dets, source, fix)
+    unknown = np.flatnonzero(~np.isin(dt["image_id"], image_ids))
     if len(unknown):
         raise FormatError(f"{len(unknown)} result(s) are on images the instances file does not have (e.g. image_id "
-                          f"{int(image[unknown[0]])}); pycocotools' loadRes refuses such a file", file=source,
+                          f"{int(dt['image_id'][unknown[0]])}); pycocotools' loadRes refuses such a file", file=source,
                           entry=f"result {int(unknown[0])}", fix="score it against the instances file of its split")
+    return dt
+
+
+def _result_columns(dets: list[Any], source: str, fix: str) -> dict[str, NDArray]:
+    """The detection columns of results parsed as dicts, every value checked: the first bad one is named."""
+    columns = {key: _column(dets, key, source, "result", fix) for key in RESULT_KEYS}
+    image = integral_ids(columns["image_id"], source, "image_id")
     boxes, _ = read_boxes(columns["bbox"], source, protocol="official")
     scores = read_scores(columns["score"], source, protocol="official")
     if scores.text.any():

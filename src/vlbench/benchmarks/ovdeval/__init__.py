@@ -81,7 +81,8 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
     def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
                          max_values: int | None = None, typed: bool = False) -> Any:
         """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together; with ``typed``, files
-        of the usual shape as :class:`~.scorer.TypedResult` records (a third of the reading time), others as dicts."""
+        of the usual shape as :class:`~vlbench.benchmarks.validation.TypedCocoResult` records (a third of the reading
+        time), others as dicts."""
         from . import reader
 
         return reader.read_predictions(source, max_bytes=max_bytes, max_values=max_values, typed=typed)

@@ -99,12 +99,12 @@ def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None,
                      typed: bool = False) -> Any:
     """A prediction file -> its entries; a folder -> a :class:`PredictionFolder` of its ``<name>.json`` /
     ``<name>_results.json`` files (``.json.gz`` too), one per sub-dataset; the limits apply to each file. With
-    ``typed``, a file of the usual shape as :class:`~.scorer.TypedResult` records (others as dicts)."""
+    ``typed``, a file of the usual shape as :class:`~vlbench.benchmarks.validation.TypedCocoResult` records (others as dicts)."""
     from ...engine.io import MAX_JSON_BYTES, read_json
-    from .scorer import TypedResult
+    from ..validation import TypedCocoResult
 
     limit = max_bytes or MAX_JSON_BYTES
-    shape = list[TypedResult] if typed else None
+    shape = list[TypedCocoResult] if typed else None
     path = Path(source)
     if not path.is_dir():
         return read_json(path, what="prediction file", max_bytes=limit, max_values=max_values, typed=shape)

@@ -14,7 +14,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
@@ -26,21 +25,19 @@ from ...engine.uncertainty import merge
 from .. import expect_prediction_list
 from ..validation import (
     Scores,
-    TypedId,
-    TypedNumber,
+    TypedCocoResult,
     describe,
     integral_ids,
     read_boxes,
     read_scores,
     tie_bounds,
-    typed_boxes,
-    typed_column,
+    typed_coco_columns,
     unusual_warning,
 )
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
-__all__ = ["parse_predictions", "suppress", "score", "score_many", "score_references", "Predictions", "TypedResult"]
+__all__ = ["parse_predictions", "suppress", "score", "score_many", "score_references", "Predictions"]
 
 
 
@@ -133,24 +130,6 @@ def _name_warning(values: list[Any], rows: list[int], gt: OVDEvalSubset) -> str:
             "which resolves names to ids")
 
 
-class TypedResult(msgspec.Struct, gc=False):
-    """A COCO result of the usual shape, decoded without a dict (``read_predictions(typed=True)``): integer image and
-    category ids, four exact numbers, an exact score. Any other file (a label as text, NaN, ...) is read as dicts."""
-
-    image_id: TypedId
-    category_id: TypedId
-    bbox: tuple[TypedNumber, TypedNumber, TypedNumber, TypedNumber]
-    score: TypedNumber
-
-
-def _typed_columns(entries: list[TypedResult]) -> tuple[NDArray[np.int64], NDArray[np.float64], Scores,
-                                                         NDArray[np.int64]]:
-    """(image ids, boxes, scores, category ids) of typed records, whose types are already checked: one pass per
-    column, no per-value test."""
-    return (typed_column(entries, "image_id", np.int64), typed_boxes(entries),
-            Scores.of_typed(typed_column(entries, "score", np.float64)), typed_column(entries, "category_id", np.int64))
-
-
 def _diagnose(entries: list[Any], source: str) -> None:
     """Name the first entry without the four keys (called only when the fast path failed)."""
     for i, e in enumerate(entries):
@@ -164,8 +143,9 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
     ``eval.py`` scores is kept (NaN, booleans, huge integers, text scores and labels), with a warning per kind."""
     expect_prediction_list(entries, "ovdeval", source, schema.PREDICTION_FORM)
     warnings: list[str] = []
-    if entries and isinstance(entries[0], TypedResult):
-        image, box, score, category = _typed_columns(entries)
+    if entries and isinstance(entries[0], TypedCocoResult):
+        image, category, box, score_value = typed_coco_columns(entries)
+        score = Scores.of_typed(score_value)
         odd_boxes: dict[str, list[int]] = {}
         scores: list[Any] = []                # the raw values are read only for text scores, which typed ones never are
         text_labels: list[int] = []
