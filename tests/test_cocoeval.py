@@ -344,10 +344,11 @@ def test_max_det_cuts_in_any_order_and_cuts_that_keep_the_same_detections():
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(scene(), st.sampled_from([1, 2]))
 def test_matching_in_two_halves_gives_pycocotools_arrays_and_matches(data, threads):
-    """``match`` splits the pairs at the detections' median pair and matches the halves in two threads (forced here
-    from one detection on): the stats, precision and recall equal pycocotools', and so does the GT each detection
-    took at IoU 0.5 (``keep_gt_at``) against ``evalImgs``' ``dtMatches`` (annotation ids from 1, so that pycocotools'
-    0 means unmatched), on the split path and the one-thread path alike."""
+    """With ``threads=2``, ``match`` splits the pairs at the detections' median pair and matches the halves in two
+    threads, and the accumulation computes every second area range in a worker (both forced here from one detection
+    on): the stats, precision and recall equal pycocotools', and so does the GT each detection took at IoU 0.5
+    (``keep_gt_at``) against ``evalImgs``' ``dtMatches`` (annotation ids from 1, so that pycocotools' 0 means
+    unmatched), on the threaded path and the one-thread path alike."""
     import vlbench.engine.cocoeval as engine
 
     images, categories, anns, dets = data

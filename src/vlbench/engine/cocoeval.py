@@ -236,9 +236,10 @@ def stable_argsort(keys: NDArray) -> NDArray[np.int64]:
     return order
 
 
-#: from this many detections on, :func:`match` splits the pairs in two halves matched in two threads (below, the
-#: halves' copies and a thread's start cost about what the second core saves: 1.05x at 50,000, 0.94x at 100,000,
-#: 0.83x at 300,000 on this project's 2-core machine, matching alone)
+#: from this many detections (entries of a ranking) on, :func:`match` splits the pairs in two halves matched in two
+#: threads and :func:`_step_curves` the area ranges (below, the halves' copies and a thread's start cost about what
+#: the second core saves: matching 1.05x at 50,000, 0.94x at 100,000, 0.83x at 300,000 on this project's 2-core
+#: machine)
 SPLIT_DETECTIONS = 100_000
 
 
@@ -660,12 +661,13 @@ def has_ties(m: Matches) -> bool:
 
 def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
                      params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *,
-                     orders: tuple[str, ...] = ("official",), orders_at: tuple[int, ...] | None = None):
+                     orders: tuple[str, ...] = ("official",), orders_at: tuple[int, ...] | None = None, threads: int = 1):
     """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area), ``curves`` one per tie order
     of ``orders`` (TIE_ORDERS), sharing the ranking and the cumulative counts: the precision at a true positive
     counts the false positives before it in the official order, or, for the bounds, those before its tie block
     (``best``: its true positives first) or up to the block's end (``worst``). ``orders_at``: the max-det indices
-    where every order is computed; elsewhere only the first (a step nobody asks bounds of costs nothing more)."""
+    where every order is computed; elsewhere only the first (a step nobody asks bounds of costs nothing more).
+    ``threads=2``: the area ranges of a step two at a time (:func:`_step_curves`)."""
     A, K = len(params.area_rngs), n_groups
     group_has = np.zeros(K, dtype=bool)
     group_has[member_group[m.has_result[member_pair]]] = True
@@ -691,7 +693,7 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
         else:       # the ranking's dtype can change with the cut: one order per max-det
             e_det, e_group = _group_entries(m, member_pair, member_group, params.max_dets[mi])
         curves: dict[int, tuple[_Curves, ...]] = {}
-        for a, step in _step_curves(m, e_det, e_group, K, params, areas, orders, group_has, npig_group):
+        for a, step in _step_curves(m, e_det, e_group, K, params, areas, orders, group_has, npig_group, threads):
             curves[a] = step
             yield mi, a, step
         if grouped is not None:
@@ -700,10 +702,10 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
 
 def _step_curves(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64], K: int, params: Params,
                  areas: tuple[int, ...], orders: tuple[str, ...], group_has: NDArray[np.bool_],
-                 npig_group: NDArray[np.int64]):
+                 npig_group: NDArray[np.int64], threads: int = 1):
     """One max-det step of :func:`_accumulate_iter` (its entries ``e_det`` / ``e_group`` grouped, each group in
-    ranking order): yields ``(a, curves)`` per area range."""
-    T, n = len(params.iou_thrs), len(e_det)
+    ranking order): yields ``(a, curves)`` per area range. The area ranges share the ranking and differ only in the
+    states they read, so with ``threads=2`` every second one is computed in a worker thread."""
     nd = np.bincount(e_group, minlength=K)
     group_start = np.cumsum(nd) - nd
     fp_ats: list[NDArray[np.int32] | None] = [None] * len(orders)      # the last position whose FPs count
@@ -712,24 +714,38 @@ def _step_curves(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64
         tie_first -= 1                                   # best: the FPs before the block
         fp_ats = [None if o == "official" else tie_first if o == "best" else tie_last for o in orders]
         del tie_first, tie_last
-    for a in areas:
-        npig_a = np.maximum(npig_group[:, a], 1)
-        # Thresholds in blocks (all at once when the ranking is short): TP t of group g is segment t * K + g.
-        block = max(1, min(T, _BLOCK_ELEMENTS // max(n, 1)))
-        segments, tps, seens = [], [], []
-        n_tp = np.zeros((T, K), dtype=np.int64)
-        for t0 in range(0, T, block):
-            st = m.state[a][t0:t0 + block][:, e_det] if n else np.zeros((min(block, T - t0), 0), np.uint8)
-            seg, tp_b, seen_b, n_tp[t0:t0 + len(st)] = _tp_counts(st, t0, e_group, group_start, K, fp_ats)
-            segments.append(seg)
-            tps.append(tp_b)
-            seens.append(seen_b)
-        segment, tp = np.concatenate(segments), np.concatenate(tps)
-        hits = recall_hits(tp, npig_a[segment % K], segment, params.rec_thrs)
-        valid = group_has & (npig_group[:, a] > 0)
-        recall = np.where(nd[None] > 0, n_tp / npig_a[None], 0.0)
-        yield a, tuple(_Curves(valid, segment, tp_envelope(tp, np.concatenate([s[i] for s in seens]), segment),
-                               hits, recall) for i in range(len(orders)))
+    step = functools.partial(_area_curves, m, e_det, e_group, K, params, fp_ats, group_has, npig_group, nd, group_start)
+    if threads < 2 or len(areas) < 2 or len(e_det) < SPLIT_DETECTIONS:
+        yield from ((a, step(a)) for a in areas)
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        later = {a: pool.submit(step, a) for a in areas[1::2]}
+        for a in areas:
+            yield a, later[a].result() if a in later else step(a)
+
+
+def _area_curves(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64], K: int, params: Params,
+                 fp_ats: list[NDArray[np.int32] | None], group_has: NDArray[np.bool_], npig_group: NDArray[np.int64],
+                 nd: NDArray[np.int64], group_start: NDArray[np.int64], a: int) -> tuple[_Curves, ...]:
+    """:func:`_step_curves` for area range ``a``: one curve per tie order (per entry of ``fp_ats``)."""
+    T, n = len(params.iou_thrs), len(e_det)
+    npig_a = np.maximum(npig_group[:, a], 1)
+    # Thresholds in blocks (all at once when the ranking is short): TP t of group g is segment t * K + g.
+    block = max(1, min(T, _BLOCK_ELEMENTS // max(n, 1)))
+    segments, tps, seens = [], [], []
+    n_tp = np.zeros((T, K), dtype=np.int64)
+    for t0 in range(0, T, block):
+        st = m.state[a][t0:t0 + block][:, e_det] if n else np.zeros((min(block, T - t0), 0), np.uint8)
+        seg, tp_b, seen_b, n_tp[t0:t0 + len(st)] = _tp_counts(st, t0, e_group, group_start, K, fp_ats)
+        segments.append(seg)
+        tps.append(tp_b)
+        seens.append(seen_b)
+    segment, tp = np.concatenate(segments), np.concatenate(tps)
+    hits = recall_hits(tp, npig_a[segment % K], segment, params.rec_thrs)
+    valid = group_has & (npig_group[:, a] > 0)
+    recall = np.where(nd[None] > 0, n_tp / npig_a[None], 0.0)
+    return tuple(_Curves(valid, segment, tp_envelope(tp, np.concatenate([s[i] for s in seens]), segment), hits, recall)
+                 for i in range(len(fp_ats)))
 
 
 def _tp_counts(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.int64], group_start: NDArray[np.int64],
@@ -1004,7 +1020,8 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
     scores tie, :func:`tie_bounds_bbox`'s values too, from the same accumulation (kept in the result).
     ``stats_only``: the precision and recall arrays hold only the (area, max-dets) entries the 12 stats read
     (:func:`stat_steps`), the rest -1: the stats are the same, at about half the accumulation's cost. ``threads``:
-    see :func:`match` (1 where the caller keeps the other core busy).
+    2 matches (:func:`match`) and accumulates (the area ranges, :func:`_step_curves`) in two threads; 1 where the
+    caller keeps the other core busy.
     """
     imgs = np.unique(np.asarray(image_ids, dtype=np.int64))
     cats = np.unique(np.asarray(category_ids, dtype=np.int64))
@@ -1036,18 +1053,19 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
     n_pairs = len(imgs) * K
     matches = match(truth, dets, n_pairs, params, id0_quirk=id0_quirk, keep_gt_at=keep_gt_at, threads=threads)
     precision, recall, npig, bounds = _accumulate_bbox(matches, K, params, tie_bounds and has_ties(matches),
-                                                       stats_only=stats_only)
+                                                       stats_only=stats_only, threads=threads)
     return CocoEvalResult(stats=summarize(precision, recall, params), precision=precision, recall=recall,
                           npig=npig, matches=matches, category_ids=cats,
                           skipped_detections=int((~d_known).sum()), skipped_gt=int(g_orphan.sum()),
                           truth=truth, detections=dets, tie_bounds=bounds)
 
 
-def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool, *, stats_only: bool = False
+def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool, *, stats_only: bool = False, threads: int = 1
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], dict | None]:
     """:func:`accumulate` with one group per category; with ``bounds``, :func:`tie_bounds_bbox`'s values from the
     same pass (the bounds' orders only at the max-dets step the AP stats read, taken to stats at once: no (T, R, K,
-    A, M) arrays of theirs). ``stats_only``: only the steps the stats read (:func:`stat_steps`)."""
+    A, M) arrays of theirs). ``stats_only``: only the steps the stats read (:func:`stat_steps`). ``threads``: see
+    :func:`_step_curves`."""
     T, R, A, M = len(params.iou_thrs), len(params.rec_thrs), len(params.area_rngs), len(params.max_dets)
     pairs = np.arange(len(m.has_result))
     category = pairs % max(K, 1)
@@ -1057,7 +1075,7 @@ def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool, *, stats_
     out = _BoundStats(params) if bounds else None
     for mi, a, curves in _accumulate_iter(m, pairs, category, K, params, areas, max_dets,
                                           orders=("official", "worst", "best") if bounds else ("official",),
-                                          orders_at=(step,)):
+                                          orders_at=(step,), threads=threads):
         _store(curves[0], precision, recall, a, mi, R)
         if out is not None and mi == step:
             out.add(a, curves[1:])
