@@ -8,14 +8,18 @@ import gc
 import gzip
 import json
 import os
+import pickle
+import signal
+import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import FormatError
 
 __all__ = ["read_json", "json_values_bound", "require_file", "check_output", "write_text_atomic", "arrow_to_numpy", "arrow_codes",
-           "MAX_JSON_BYTES", "new_file_mode", "write_parquet_atomic"]
+           "MAX_JSON_BYTES", "new_file_mode", "write_parquet_atomic", "read_both", "FORK_MIN_BYTES"]
 
 #: Upper bound on the (decompressed) size of a JSON file we agree to parse.
 MAX_JSON_BYTES = 2 * 1024**3
@@ -253,3 +257,67 @@ def write_parquet_atomic(path: str | os.PathLike, rows: list[dict[str, Any]], wh
         raise FormatError(f"the rows cannot form a Parquet table ({exc})", file=str(path),
                           fix="name the output .json") from None
     return _replace_atomically(path, lambda tmp: pq.write_table(table, tmp), what)
+
+
+#: :func:`read_both` forks only when each file is at least this large (below, the fork and the transfer cost about
+#: what the overlap saves)
+FORK_MIN_BYTES = 4 * 1024**2
+
+_T = TypeVar("_T")
+_U = TypeVar("_U")
+
+
+def read_both(first: Callable[[], _T], second: Callable[[], _U], paths: tuple[Any, ...] = ()) -> tuple[_T, _U]:
+    """``(first(), second())``, overlapped where that is safe and worth it: ``first()`` in a forked child process
+    (its value pickled back through a pipe) while this process runs ``second()``. Parsing JSON into Python objects
+    holds the GIL, so threads cannot overlap two reads; a process can (15 MB of references beside 37 MB of
+    predictions: 0.15 s of their 0.7 s).
+
+    Forks only on Linux, in a process running one thread (a fork copies no other thread, so a lock one of them held
+    would stay held in the child), and when every one of ``paths`` is a regular file of :data:`FORK_MIN_BYTES` or
+    more. Nothing of the child's is trusted: if it fails in any way (an error, a crash, a signal), ``first()`` runs
+    here and raises here. An error of ``second()`` is raised after ``first()``'s outcome is known, so the errors come
+    in the order of one read after the other."""
+    if not _may_fork(paths):
+        return first(), second()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                    # the child: no return, no atexit, no stdio flush
+        os.close(read_end)
+        code = 1
+        try:
+            with os.fdopen(write_end, "wb") as out:
+                out.write(pickle.dumps(first(), protocol=pickle.HIGHEST_PROTOCOL))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    payload, done = b"", False
+    outcome: tuple[_U] | Exception
+    with os.fdopen(read_end, "rb") as inbox:
+        try:
+            try:
+                outcome = (second(),)
+            except Exception as exc:                    # raised once first()'s own outcome is known
+                outcome = exc
+            payload = inbox.read()
+            done = os.waitpid(pid, 0)[1] == 0
+        finally:
+            if not done:                                # an interrupt, or the child failed: it is gone either way
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+    value_1 = pickle.loads(payload) if done and payload else first()
+    if isinstance(outcome, Exception):
+        raise outcome
+    return value_1, outcome[0]
+
+
+def _may_fork(paths: tuple[Any, ...]) -> bool:
+    """Whether :func:`read_both` may fork: Linux, one thread, every path a regular file of FORK_MIN_BYTES or more."""
+    if sys.platform != "linux" or threading.active_count() != 1 or not paths:       # Linux has os.fork
+        return False
+    try:
+        return all(os.stat(p).st_size >= FORK_MIN_BYTES and Path(p).is_file() for p in paths)
+    except (OSError, TypeError, ValueError):
+        return False

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks import get_benchmark
-from ..engine.io import write_text_atomic
+from ..engine.io import read_both, write_text_atomic
 from ..engine.result import Result
 
 __all__ = ["score", "compare", "conventions", "load_references", "build", "export", "metric_path", "dataset_id_of",
@@ -31,11 +31,20 @@ def load_references(benchmark: str, references: str | os.PathLike, *, split: str
     return bench.scorer.load_references(references, split or bench.default_split)
 
 
-def _prepare(benchmark: str, references: Any, split: str | None, protocol: str, options: dict[str, Any]):
+def _prepare(benchmark: str, references: Any, split: str | None, protocol: str, options: dict[str, Any],
+             predictions: Any = None, max_bytes: int | None = None):
+    """(benchmark, options, records), and with ``predictions`` a path (and references a path) the prediction file's
+    entries too, the two files read side by side where that pays (:func:`vlbench.engine.io.read_both`)."""
     bench = get_benchmark(benchmark)
     opts = bench.options(protocol=protocol, split=split, **options)
-    refs = bench.scorer.load_references(references, opts.split) if _is_path(references) else references
-    return bench, opts, refs
+    if not _is_path(references):
+        return bench, opts, references, predictions
+    load = lambda: bench.scorer.load_references(references, opts.split)  # noqa: E731
+    if not _is_path(predictions):
+        return bench, opts, load(), predictions
+    refs, entries = read_both(load, lambda: bench.scorer.read_predictions(predictions, max_bytes=max_bytes, typed=True),
+                              (references, predictions))
+    return bench, opts, refs, entries
 
 
 def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | None = None,
@@ -83,7 +92,7 @@ def conventions(benchmark: str, references: Any, predictions: Any, *, split: str
     first): what ``vlbench conventions`` prints. A benchmark without box conventions is an UnsupportedError."""
     from ..engine.errors import UnsupportedError
 
-    bench, opts, refs = _prepare(benchmark, references, split, "official", {})
+    bench, opts, refs, _ = _prepare(benchmark, references, split, "official", {})
     if bench.conventions is None:
         raise UnsupportedError(f"{bench.display_name} has no box conventions to compare",
                                fix="score the file with 'vlbench score'")
@@ -107,8 +116,9 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
     ``ci`` (e.g. 0.95), ``breakdowns["confidence_intervals"]`` holds a percentile bootstrap interval over
     images for every metric (``resamples`` draws from ``seed``); the metrics themselves are unchanged.
     """
-    bench, opts, refs = _prepare(benchmark, references, split, protocol, options)
-    result = _score(bench, opts, refs, predictions, max_bytes, source)
+    source = str(predictions) if _is_path(predictions) else source
+    bench, opts, refs, entries = _prepare(benchmark, references, split, protocol, options, predictions, max_bytes)
+    result = _score(bench, opts, refs, entries, max_bytes, source)
     result.dataset_id = dataset_id or dataset_id_of(references)
     if ci is not None:
         from ..engine.uncertainty import add_intervals
@@ -124,7 +134,7 @@ def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: 
     Returns ``(comparison, result_a, result_b)``."""
     from ..engine.uncertainty import compare as paired
 
-    bench, opts, refs = _prepare(benchmark, references, split, protocol, options)   # read once, scored twice
+    bench, opts, refs, _ = _prepare(benchmark, references, split, protocol, options)   # read once, scored twice
     a = _score(bench, opts, refs, predictions_a, max_bytes)
     b = _score(bench, opts, refs, predictions_b, max_bytes)
     if names is None:
