@@ -1,13 +1,16 @@
 """Two input files read side by side (#32): the references in a forked child while the predictions are read here
 (:func:`vlbench.engine.io.read_both`). The fork is forced in a fresh process (one thread, the size bound lowered to
 0) and seen through the interpreter's ``os.fork`` audit event; the numbers are the golden case's official ones, the
-errors those of the files read one after the other, and a child that dies changes nothing."""
+errors those of the files read one after the other, and a child that dies or sends what does not unpickle changes
+nothing."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+
+import pytest
 
 from conftest import GOLDEN, agree
 
@@ -25,14 +28,23 @@ io.FORK_MIN_BYTES = 0
 refs, preds, mode = sys.argv[1:4]
 out = {}
 try:
-    if mode == "dying child":      # the child ends without a word: the parent reads the references itself
+    if mode != "score":
         parent = os.getpid()
-        real = io.read_both
+
+        def refuse():               # unpickling the child's value fails in the parent
+            raise ValueError("not here")
+
+        class Unreadable:
+            def __reduce__(self):
+                return refuse, ()
+
         def load():
-            if os.getpid() != parent:
+            if os.getpid() == parent:
+                return "read here"
+            if mode == "dying child":           # the child ends without a word
                 os._exit(3)
-            return "read here"
-        out["value"] = real(load, lambda: "second", (refs, preds))
+            return Unreadable()                 # the child's bytes do not unpickle
+        out["value"] = io.read_both(load, lambda: "second", (refs, preds))
     else:
         out["metrics"] = api.score("omnilabel", refs, preds).metrics
 except VlbenchError as err:
@@ -67,6 +79,7 @@ def test_errors_come_as_if_the_files_were_read_one_after_the_other(tmp_path):
     assert preds_only["forks"] == 1 and str(bad_preds) in preds_only["error"]
 
 
-def test_a_child_that_dies_leaves_the_reading_to_this_process():
-    got = _probe(CASE / "references.json", CASE / "predictions.json", "dying child")
+@pytest.mark.parametrize("mode", ["dying child", "unreadable value"])
+def test_a_child_that_fails_leaves_the_reading_to_this_process(mode):
+    got = _probe(CASE / "references.json", CASE / "predictions.json", mode)
     assert got == {"value": ["read here", "second"], "forks": 1}

@@ -292,7 +292,7 @@ def read_both(first: Callable[[], _T], second: Callable[[], _U], paths: tuple[An
         finally:
             os._exit(code)
     os.close(write_end)
-    payload, done = b"", False
+    payload, status = b"", None
     outcome: tuple[_U] | Exception
     with os.fdopen(read_end, "rb") as inbox:
         try:
@@ -301,16 +301,26 @@ def read_both(first: Callable[[], _T], second: Callable[[], _U], paths: tuple[An
             except Exception as exc:                    # raised once first()'s own outcome is known
                 outcome = exc
             payload = inbox.read()
-            done = os.waitpid(pid, 0)[1] == 0
+            status = os.waitpid(pid, 0)[1]
         finally:
-            if not done:                                # an interrupt, or the child failed: it is gone either way
+            if status is None:                          # interrupted here: the child goes too (never a reaped pid)
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
-    value_1 = pickle.loads(payload) if done and payload else first()
+    value_1 = _unpickled(payload) if status == 0 else None
+    if value_1 is None:
+        value_1 = (first(),)
     if isinstance(outcome, Exception):
         raise outcome
-    return value_1, outcome[0]
+    return value_1[0], outcome[0]
+
+
+def _unpickled(payload: bytes) -> tuple[Any] | None:
+    """The child's value (in a 1-tuple: the value may be None), or None if its bytes do not unpickle."""
+    try:
+        return (pickle.loads(payload),)
+    except Exception:
+        return None
 
 
 def _may_fork(paths: tuple[Any, ...]) -> bool:

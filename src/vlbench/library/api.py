@@ -33,8 +33,9 @@ def load_references(benchmark: str, references: str | os.PathLike, *, split: str
 
 def _prepare(benchmark: str, references: Any, split: str | None, protocol: str, options: dict[str, Any],
              predictions: Any = None, max_bytes: int | None = None):
-    """(benchmark, options, records), and with ``predictions`` a path (and references a path) the prediction file's
-    entries too, the two files read side by side where that pays (:func:`vlbench.engine.io.read_both`)."""
+    """(benchmark, options, records, predictions): ``predictions`` as given, or, when it and ``references`` are both
+    paths, the prediction file's entries, the two files read side by side where that pays
+    (:func:`vlbench.engine.io.read_both`)."""
     bench = get_benchmark(benchmark)
     opts = bench.options(protocol=protocol, split=split, **options)
     if not _is_path(references):
