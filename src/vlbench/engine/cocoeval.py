@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import functools
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -277,6 +277,7 @@ def _median_pair(d_pair: NDArray[np.int64], n_pairs: int) -> int | None:
 
 #: one half of :func:`match`: its matches, numbered within the half, and its detections' and GTs' indices in the whole
 _Half = tuple["Matches", int, NDArray[np.int64], NDArray[np.int64]]
+_Columns = TypeVar("_Columns", GroundTruth, Detections)
 
 
 def _match_range(gt: GroundTruth, dt: Detections, lo: int, hi: int, params: Params, id0_quirk: bool,
@@ -284,13 +285,15 @@ def _match_range(gt: GroundTruth, dt: Detections, lo: int, hi: int, params: Para
     """:func:`match` of the pairs ``lo <= pair < hi`` alone (pairs renumbered from 0)."""
     d_idx = np.flatnonzero((dt.pair >= lo) & (dt.pair < hi))
     g_idx = np.flatnonzero((gt.pair >= lo) & (gt.pair < hi))
-    part = lambda a: None if a is None else a[d_idx]  # noqa: E731
-    dt_half = Detections(pair=dt.pair[d_idx] - lo, box_xywh=dt.box_xywh[d_idx], score=dt.score[d_idx],
-                         area=dt.area[d_idx], exact=part(dt.exact), is_int=part(dt.is_int))
-    gt_half = GroundTruth(pair=gt.pair[g_idx] - lo, box_xywh=gt.box_xywh[g_idx], area=gt.area[g_idx],
-                          iscrowd=gt.iscrowd[g_idx], ann_id=gt.ann_id[g_idx],
-                          ignore=None if gt.ignore is None else gt.ignore[g_idx])
-    return _match_pairs(gt_half, dt_half, hi - lo, params, id0_quirk, keep_gt_at), lo, d_idx, g_idx
+    return _match_pairs(_rows(gt, g_idx, lo), _rows(dt, d_idx, lo), hi - lo, params, id0_quirk, keep_gt_at), lo, d_idx, g_idx
+
+
+def _rows(columns: _Columns, idx: NDArray[np.int64], lo: int) -> _Columns:
+    """Rows ``idx`` of a :class:`GroundTruth` or :class:`Detections` (every column; an absent one stays None), their
+    pairs renumbered from ``lo``."""
+    taken: dict[str, Any] = {f.name: None if (v := getattr(columns, f.name)) is None else v[idx] for f in fields(columns)}
+    taken["pair"] -= lo                 # a fresh array (fancy indexing copies)
+    return replace(columns, **taken)
 
 
 def _joined(*halves: _Half) -> Matches:

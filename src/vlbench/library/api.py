@@ -43,16 +43,20 @@ def _prepare(benchmark: str, references: Any, split: str | None, protocol: str, 
     load = lambda: bench.scorer.load_references(references, opts.split)  # noqa: E731
     if not _is_path(predictions):
         return bench, opts, load(), predictions
-    refs, entries = read_both(load, lambda: bench.scorer.read_predictions(predictions, max_bytes=max_bytes, typed=True),
-                              (references, predictions))
+    refs, entries = read_both(load, lambda: _read_predictions(bench, predictions, max_bytes), (references, predictions))
     return bench, opts, refs, entries
+
+
+def _read_predictions(bench: Any, path: str | os.PathLike, max_bytes: int | None) -> Any:
+    """A prediction file's entries, typed records where the file has the usual shape."""
+    return bench.scorer.read_predictions(path, max_bytes=max_bytes, typed=True)
 
 
 def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | None = None,
            source: str = "predictions") -> Result:
     if _is_path(predictions):
         source = str(predictions)
-        predictions = bench.scorer.read_predictions(predictions, max_bytes=max_bytes, typed=True)
+        predictions = _read_predictions(bench, predictions, max_bytes)
     result = bench.scorer.score(refs, predictions, opts, source=source)
     check_conventions(bench, refs, predictions, result, opts)
     return result
@@ -97,8 +101,7 @@ def conventions(benchmark: str, references: Any, predictions: Any, *, split: str
     if bench.conventions is None:
         raise UnsupportedError(f"{bench.display_name} has no box conventions to compare",
                                fix="score the file with 'vlbench score'")
-    entries = (bench.scorer.read_predictions(predictions, max_bytes=max_bytes, typed=True) if _is_path(predictions)
-               else predictions)
+    entries = _read_predictions(bench, predictions, max_bytes) if _is_path(predictions) else predictions
     bench.scorer.score(refs, entries, opts, source=str(predictions) if _is_path(predictions) else "predictions")
     return bench.conventions.key, bench.conventions.readings(refs, entries, opts)
 

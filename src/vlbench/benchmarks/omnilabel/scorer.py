@@ -219,7 +219,8 @@ def _groups(gt: OmniLabelReferences) -> tuple[NDArray[np.int64], NDArray[np.int6
     image_source = np.fromiter(map(schema.SOURCES.index, gt.image_source), dtype=np.int8, count=len(gt.image_source))
     pair_source = image_source[gt.pair_image]
     scopes: list[tuple[str, NDArray[np.bool_] | None]] = [("all", None)]
-    scopes += [(s, pair_source == i) for i, s in enumerate(schema.SOURCES) if s in set(gt.image_source)]
+    present = set(gt.image_source)
+    scopes += [(s, pair_source == i) for i, s in enumerate(schema.SOURCES) if s in present]
     for scope, in_scope in scopes:
         for g, mask in zip(schema.GROUPS, in_group):
             idx = np.flatnonzero(mask if in_scope is None else mask & in_scope)
