@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from unittest import mock
 
 import pytest
 from datasets import load_dataset
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import ROOT, agree, golden_cases, run_cli
 from reference import ovdeval_nms
-from vlbench.benchmarks.ovdeval import synthetic
+from vlbench.benchmarks.ovdeval import scorer, synthetic
 from vlbench.benchmarks.ovdeval.reader import build, export, parse_official
 from vlbench.benchmarks.ovdeval.scorer import parse_predictions, score, suppress
 from vlbench.engine.errors import FormatError, PredictionError
@@ -81,11 +82,13 @@ def scene(draw):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scene())
-def test_suppression_equals_the_per_image_loop(data):
+@given(scene(), st.sampled_from([1, 2, 5, scorer._IOU_BLOCK]))
+def test_suppression_equals_the_per_image_loop(data, block):
+    """Also with the IoUs computed a few (prediction, GT) combinations at a time: the blocks' seams."""
     gt_json, preds = data
     gt = parse_official(gt_json, "x")
-    keep, info = suppress(gt, parse_predictions(preds, gt))
+    with mock.patch.object(scorer, "_IOU_BLOCK", block):
+        keep, info = suppress(gt, parse_predictions(preds, gt))
     expected = ovdeval_nms.suppress(gt_json["annotations"], preds)
     assert [p for p, k in zip(preds, keep) if k] == expected
     assert info["after"] == len(expected)

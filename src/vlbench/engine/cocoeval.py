@@ -33,7 +33,7 @@ from .lookup import find_ids
 
 __all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize", "evaluate_bbox",
            "CocoEvalResult", "mean_ap_per_group", "Stat", "STATS", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges",
-           "stable_argsort", "stat_steps", "recall_only",
+           "stable_argsort", "sortable_bits", "stat_steps", "recall_only",
            "TIE_ORDERS", "has_ties", "tied_detections", "tie_bounds_bbox", "accumulate_orders", "tp_envelope",
            "recall_hits", "interpolated_precision", "interpolated_ap"]
 
@@ -190,7 +190,7 @@ def concat_ranges(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArr
 _SIGN_BIT, _ALL_BITS = np.uint64(1 << 63), np.uint64(2**64 - 1)
 
 
-def _sortable_bits(keys: NDArray) -> NDArray[np.uint64]:
+def sortable_bits(keys: NDArray) -> NDArray[np.uint64]:
     """uint64 values in the order numpy sorts ``keys`` (uint64 as is; int64 with the sign bit flipped; float64 as
     its bits, all of them flipped for negatives and the sign bit for the rest, -0.0 as 0.0 and every NaN last, as
     equals)."""
@@ -220,7 +220,7 @@ def stable_argsort(keys: NDArray) -> NDArray[np.int64]:
     n = len(keys)
     if keys.dtype.kind in "iub" and n and int(keys.min()) >= 0 and int(keys.max()) < 2**32:
         return _stable_group_order(keys)
-    bits = _sortable_bits(keys)
+    bits = sortable_bits(keys)
     if n <= _RADIX_MAX:
         return _radix_order(bits, 4)
     low = np.uint64(max(1, (n - 1).bit_length()))               # bits that hold an index

@@ -194,15 +194,17 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
     return Predictions(image[known], category[known], box[known], kept, counts, warnings, text)
 
 
-def _nms_key(preds: Predictions) -> NDArray[np.int64]:
-    """Per prediction, its place in its image's official ``np.array`` of scores, ascending: float64 (NaN above
-    every number), int64 where the image's scores are all integers, text where one of them is text."""
+def _nms_key(preds: Predictions) -> NDArray[np.integer]:
+    """Per prediction, a key that orders and equates it as its image's official ``np.array`` of scores does: float64
+    (NaN above every number, NaNs equal), int64 where the image's scores are all integers, text where one of them is
+    text. Keys are compared only within an image."""
+    if preds.scores.exact is None and preds.score_text is None:
+        return cocoeval.sortable_bits(preds.score)      # float64's order and equalities, with no sort
+
     def ascending(values) -> NDArray[np.int64]:
         return np.unique(values, return_inverse=True)[1].astype(np.int64).reshape(-1)
 
     key = ascending(preds.score)
-    if preds.scores.exact is None and preds.score_text is None:
-        return key
     images, image_index = np.unique(preds.image_id, return_inverse=True)
     if preds.scores.exact is not None:
         all_int = np.bincount(image_index, weights=~preds.scores.is_int, minlength=len(images)) == 0
@@ -213,34 +215,68 @@ def _nms_key(preds: Predictions) -> NDArray[np.int64]:
     return key
 
 
+def _corners(box_xywh: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(5, N) columns x1, y1, x1 + w, y1 + h, w * h: the sums and the area ``calculate_iou`` forms for every pair,
+    formed once per box (the same float64 operations, so the same bits)."""
+    x, y, w, h = np.ascontiguousarray(box_xywh.T)
+    return np.stack([x, y, x + w, y + h, w * h])
+
+
 def _iou_official(pred: NDArray[np.float64], gt: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``eval.py``'s ``calculate_iou`` on aligned rows given as (4, N) columns: float64, xywh, 0 where the union is 0."""
-    px, py, pw, ph = pred
-    gx, gy, gw, gh = gt
-    inter = (np.maximum(0, np.minimum(gx + gw, px + pw) - np.maximum(gx, px))
-             * np.maximum(0, np.minimum(gy + gh, py + ph) - np.maximum(gy, py)))
-    union = gw * gh + pw * ph - inter
+    """``eval.py``'s ``calculate_iou`` on aligned rows given as :func:`_corners` columns: float64, 0 where the union
+    is 0. In place on the intersection, its only temporary."""
+    px1, py1, px2, py2, p_area = pred
+    gx1, gy1, gx2, gy2, g_area = gt
+    inter = np.minimum(gx2, px2)
+    inter -= np.maximum(gx1, px1)
+    np.maximum(inter, 0, out=inter)
+    height = np.minimum(gy2, py2)
+    height -= np.maximum(gy1, py1)
+    np.maximum(height, 0, out=height)
+    inter *= height
+    union = g_area + p_area
+    union -= inter
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(union == 0, 0.0, inter / union)
+        inter /= union
+    inter[union == 0] = 0.0
+    return inter
+
+
+#: (prediction, GT) combinations whose IoU is computed at once: their temporaries stay in the cache (2.2x faster
+#: than all combinations at once on 870,000 of them)
+_IOU_BLOCK = 65_536
+
+
+def _candidates(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float
+                ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(prediction, GT) of every combination of a prediction and a GT box of its image with IoU above the threshold,
+    by prediction, then by GT in (image, file) order."""
+    g_order = cocoeval.stable_argsort(gt.ann_image)
+    g_image = gt.ann_image[g_order]
+    first = np.searchsorted(g_image, preds.image_id, side="left")
+    count = np.searchsorted(g_image, preds.image_id, side="right") - first
+    p_corners, g_corners = _corners(preds.box_xywh), _corners(gt.ann_box)[:, g_order]
+    # blocks of whole predictions holding about _IOU_BLOCK combinations each
+    ends = np.searchsorted(np.cumsum(count), np.arange(_IOU_BLOCK, int(count.sum()), _IOU_BLOCK), side="right")
+    c_pred, c_gt = [], []
+    for lo, hi in zip(np.r_[0, ends], np.r_[ends, len(count)]):
+        gts = cocoeval.concat_ranges(first[lo:hi], count[lo:hi])
+        iou = _iou_official(np.repeat(p_corners[:, lo:hi], count[lo:hi], axis=1), g_corners[:, gts])
+        cand = np.flatnonzero(iou > iou_threshold)
+        c_pred.append(np.repeat(np.arange(lo, hi), count[lo:hi])[cand])
+        c_gt.append(gts[cand])
+    return np.concatenate(c_pred), g_order[np.concatenate(c_gt)]
 
 
 def suppress(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float = 0.5) -> tuple[NDArray[np.bool_], dict[str, Any]]:
     """The official GT-guided, class-ignored suppression, for all images at once: the boolean keep mask."""
     n = len(preds.score)
-    # (prediction, GT of the same image) combinations: GT sorted by image, each prediction meets its image's GT.
-    g_order = np.argsort(gt.ann_image, kind="stable")
-    g_image = gt.ann_image[g_order]
-    first = np.searchsorted(g_image, preds.image_id, side="left")
-    count = np.searchsorted(g_image, preds.image_id, side="right") - first
-    c_pred = np.repeat(np.arange(n), count)
-    c_gt = g_order[cocoeval.concat_ranges(first, count)]
-    pred_cols, gt_cols = np.ascontiguousarray(preds.box_xywh.T), np.ascontiguousarray(gt.ann_box.T)
-    iou = _iou_official(pred_cols[:, c_pred], gt_cols[:, c_gt])
-    cand = iou > iou_threshold
-    c_pred, c_gt = c_pred[cand], c_gt[cand]
-    # Per GT: the top candidate by score; ties to the later prediction (what numpy 2.4's sort gave).
+    c_pred, c_gt = _candidates(gt, preds, iou_threshold)
+    # Per GT: the top candidate by score; ties to the later prediction (what numpy 2.4's sort gave). Two stable sorts,
+    # by score then by GT, of candidates in prediction order: a lexsort on (GT, score, prediction).
     key = _nms_key(preds)
-    order = np.lexsort((c_pred, key[c_pred], c_gt))
+    order = cocoeval.stable_argsort(key[c_pred])
+    order = order[cocoeval.stable_argsort(c_gt[order])]
     c_pred, c_gt = c_pred[order], c_gt[order]
     last = np.r_[np.flatnonzero(np.diff(c_gt)), len(c_gt) - 1] if len(c_gt) else np.zeros(0, np.int64)
     top = c_pred[last]
