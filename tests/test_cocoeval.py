@@ -7,7 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
@@ -369,3 +369,67 @@ def test_matching_in_two_halves_gives_pycocotools_arrays_and_matches(data, threa
         if e is not None and e["aRng"] == [0, 1e10]:
             want.update(zip(e["dtIds"], e["dtMatches"][0].astype(int).tolist()))
     assert got == want
+
+
+@st.composite
+def nested_scene(draw):
+    """Clusters of GT boxes that overlap each other at IoU > 0.5, their sides near the small / medium / large
+    boundaries (32 and 96 pixels), some of them crowd, with detections on them: a detection has several GTs to choose
+    from, and an area range that ignores some of them (and not the others) changes the choice."""
+    images = sorted(draw(st.lists(st.integers(0, 9), min_size=1, max_size=3, unique=True)))
+    categories = [1, 2]
+    side = st.sampled_from([28.0, 30.0, 31.0, 32.0, 33.0, 35.0, 90.0, 94.0, 96.0, 97.0, 100.0])
+    anns, boxes = [], []
+    for _ in range(draw(st.integers(1, 4))):
+        x, y, s = draw(st.integers(0, 300)), draw(st.integers(0, 300)), draw(side)
+        image, category = draw(st.sampled_from(images)), draw(st.sampled_from(categories))
+        for _ in range(draw(st.integers(1, 3))):
+            w, h = s + draw(st.sampled_from([-3.0, 0.0, 2.0, 4.0])), s + draw(st.sampled_from([-2.0, 0.0, 3.0]))
+            box = [float(x) + draw(st.sampled_from([0.0, 1.0])), float(y), w, h]
+            boxes.append((image, category, box))
+            anns.append({"id": len(anns) + 1, "image_id": image, "category_id": category, "bbox": box, "area": w * h,
+                         "iscrowd": int(draw(st.integers(0, 2)) == 0)})
+    dets = []
+    for _ in range(draw(st.integers(1, 14))):
+        image, category, b = draw(st.sampled_from(boxes))
+        j = draw(st.sampled_from([0.0, 1.0, 2.0, 5.0]))
+        dets.append({"image_id": image, "category_id": category, "bbox": [b[0] + j, b[1], b[2] - j, b[3] + j / 2],
+                     "score": draw(st.sampled_from([0.3, 0.6, 0.6, 0.9]))})
+    return images, categories, anns, dets
+
+
+#: a medium GT, then a crowd GT overlapping it; a detection takes the medium GT under "all" (non-ignored first) but
+#: the crowd GT under "small" (both ignored: the best IoU in file order), which leaves the medium GT to a small
+#: detection there: ignored under "small", a false positive if "small" reused the first range's matching
+_CROWD_AFTER_MEDIUM = ([1], [1],
+                       [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0.0, 0.0, 33.0, 33.0], "area": 1089.0,
+                         "iscrowd": 0},
+                        {"id": 2, "image_id": 1, "category_id": 1, "bbox": [20.0, 0.0, 80.0, 33.0], "area": 2640.0,
+                         "iscrowd": 1}],
+                       [{"image_id": 1, "category_id": 1, "bbox": [10.0, 0.0, 33.0, 33.0], "score": 0.9},
+                        {"image_id": 1, "category_id": 1, "bbox": [0.0, 0.0, 31.0, 33.0], "score": 0.5}])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nested_scene())
+@example(_CROWD_AFTER_MEDIUM)
+def test_every_area_range_matches_as_pycocotools_where_its_ignored_gts_change_the_choice(data):
+    """Each area range's outcome of every detection at every threshold (TP, FP, ignored) against ``evalImgs``: a
+    range matches apart only the pairs whose ignore flags can change a choice (``_same_matching``), and reuses the
+    first range's matching elsewhere; nested GTs across the area boundaries make the flags differ."""
+    from vlbench.engine.cocoeval import FP, IGNORED, TP
+
+    images, categories, anns, dets = data
+    ev = run_pycocotools(images, categories, anns, dets)
+    res = run_engine(images, categories, anns, dets)
+    assert_same(ev, res)
+    p, m = Params(), res.matches
+    for a, rng in enumerate(p.area_rngs):
+        want = {}
+        for e in ev.evalImgs:
+            if e is not None and e["aRng"] == list(rng) and e["maxDet"] == p.max_dets[-1]:
+                matched, ignored = e["dtMatches"] > 0, e["dtIgnore"].astype(bool)
+                outcome = np.where(ignored, IGNORED, np.where(matched, TP, FP))
+                want.update(zip(e["dtIds"], outcome.T.tolist()))
+        got = {int(d) + 1: m.state[a][:, k].tolist() for k, d in enumerate(m.det_index)}
+        assert got == want
