@@ -712,19 +712,19 @@ def has_ties(m: Matches) -> bool:
 
 def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
                      params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *,
-                     orders: tuple[str, ...] = ("official",), orders_at: tuple[int, ...] | None = None, threads: int = 1):
+                     orders: tuple[str, ...] = ("official",), orders_at: tuple[int, ...] | None = None, threads: int = 1,
+                     npig: NDArray[np.int64] | None = None):
     """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area), ``curves`` one per tie order
     of ``orders`` (TIE_ORDERS), sharing the ranking and the cumulative counts: the precision at a true positive
     counts the false positives before it in the official order, or, for the bounds, those before its tie block
     (``best``: its true positives first) or up to the block's end (``worst``). ``orders_at``: the max-det indices
     where every order is computed; elsewhere only the first (a step nobody asks bounds of costs nothing more).
-    ``threads=2``: the area ranges of a step two at a time (:func:`_step_curves`)."""
-    A, K = len(params.area_rngs), n_groups
-    group_has = np.zeros(K, dtype=bool)
-    group_has[member_group[m.has_result[member_pair]]] = True
-    npig_group = np.zeros((K, A), dtype=np.int64)
-    for a in range(A):
-        npig_group[:, a] = np.bincount(member_group, weights=m.npig[a][member_pair], minlength=K).astype(np.int64)
+    ``threads=2``: the area ranges of a step two at a time (:func:`_step_curves`). ``npig``: :func:`group_npig`'s
+    value, when the caller has it."""
+    K = n_groups
+    npig = group_npig(m, member_pair, member_group, K) if npig is None else npig
+    group_has = npig[:, 0] >= 0
+    npig_group = np.maximum(npig, 0)                    # a group without any result has no GT
 
     grouped = _group_entries(m, member_pair, member_group) if m.exact is None else None
 
@@ -1124,16 +1124,17 @@ def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool, *, stats_
     areas, max_dets, recall_steps = stat_steps(params) if stats_only else (tuple(range(A)), tuple(range(M)), ())
     step = _bounds_step(params)
     out = _BoundStats(params) if bounds else None
+    npig = group_npig(m, pairs, category, K)
     for mi, a, curves in _accumulate_iter(m, pairs, category, K, params, areas, max_dets,
                                           orders=("official", "worst", "best") if bounds else ("official",),
-                                          orders_at=(step,), threads=threads):
+                                          orders_at=(step,), threads=threads, npig=npig):
         _store(curves[0], precision, recall, a, mi, R)
         if out is not None and mi == step:
             out.add(a, curves[1:])
     for a, mi in recall_steps:
-        valid, final = recall_only(m, pairs, category, K, params, a, mi)
+        valid, final = recall_only(m, pairs, category, K, params, a, mi, npig=npig)
         recall[:, valid, a, mi] = final[:, valid]
-    return precision, recall, group_npig(m, pairs, category, K), None if out is None else out.values()
+    return precision, recall, npig, None if out is None else out.values()
 
 
 def stat_steps(params: Params) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]:
@@ -1147,19 +1148,21 @@ def stat_steps(params: Params) -> tuple[tuple[int, ...], tuple[int, ...], tuple[
 
 
 def recall_only(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
-                params: Params, area: int, max_det: int) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+                params: Params, area: int, max_det: int, *, npig: NDArray[np.int64] | None = None
+                ) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
     """(valid groups, final recall (T, K)) of one (area, max-dets) step, as :func:`accumulate` gives them, from
     counts alone: the true positives among each group's detections within the cut, over its non-ignored GT (no
-    ranking; the order of a ranking does not change where it ends)."""
+    ranking; the order of a ranking does not change where it ends). ``npig``: :func:`group_npig`'s value, when the
+    caller has it."""
     T, P, K = len(params.iou_thrs), len(m.has_result), n_groups
     kept = np.flatnonzero(m.rank < params.max_dets[max_det])
     t_idx, pos = nonzero_2d(m.state[area][:, kept] == TP)
     # each true positive counted in every group its pair belongs to
     member, reps = _memberships(member_pair, P, m.pair[kept][pos])
     n_tp = np.bincount(np.repeat(t_idx, reps) * K + member_group[member], minlength=T * K).reshape(T, K)
-    npig = group_npig(m, member_pair, member_group, K)[:, area]        # -1: no result
+    npig_area = (group_npig(m, member_pair, member_group, K) if npig is None else npig)[:, area]   # -1: no result
     # a group without detections in the cut has no true positive: recall 0, as accumulate() sets it
-    return npig > 0, n_tp / np.maximum(npig, 1)[None]
+    return npig_area > 0, n_tp / np.maximum(npig_area, 1)[None]
 
 
 def _store(c: _Curves, precision: NDArray[np.float64], recall: NDArray[np.float64], a: int, mi: int, R: int) -> None:
