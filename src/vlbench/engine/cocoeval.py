@@ -144,7 +144,7 @@ def _stable_order(*keys: NDArray) -> NDArray[np.int64]:
     return np.lexsort(keys[::-1])
 
 
-def _stable_group_order(group: NDArray[np.int64]) -> NDArray[np.int64]:
+def _stable_group_order(group: NDArray[np.integer]) -> NDArray[np.int64]:
     """``np.argsort(group, kind="stable")`` for non-negative integers (group, pair or run numbers): numpy radix-sorts
     16-bit keys in linear time, so keys below 2^16 take one such pass and keys below 2^32 two (:func:`_radix_order`);
     64-bit keys go through a merge sort, 5-6x slower on a million entries."""
@@ -634,8 +634,9 @@ def _memberships(member_pair: NDArray[np.int64], n_pairs: int, pairs: NDArray[np
 
 
 def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
-                   max_det: int | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Detections expanded to (detection, group) entries: grouped by group, each group in ranking order.
+                   max_det: int | None = None) -> tuple[NDArray[np.integer], NDArray[np.integer]]:
+    """Detections expanded to (detection, group) entries: grouped by group, each group in ranking order; int32
+    indices (int64 beyond 2^31).
 
     With ``m.exact`` (integer scores beyond 2^53) a group ranks by the exact integers where ``accumulate``'s
     concatenation is int64 (every per-image list of the group non-empty and all integers, within ``max_det``),
@@ -645,9 +646,12 @@ def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDA
         global_order = m.score_order
     else:
         global_order = np.flatnonzero(m.rank < (max_det if max_det is not None else m.rank.max(initial=0) + 1))
+    # int32 entries where the indices fit: half the memory and the first touches of int64 on millions of entries
+    # (2.7 million entries in a fresh process: 0.24-0.31 -> 0.10-0.15 s)
+    index = np.dtype(np.int32 if max(len(m.score), int(member_group.max(initial=0)) + 1) < 2**31 else np.int64)
     member, reps = _memberships(member_pair, len(m.has_result), m.pair[global_order])
-    entry_det = np.repeat(global_order, reps)
-    entry_group = member_group[member]
+    entry_det: NDArray[np.integer] = np.repeat(global_order.astype(index), reps)
+    entry_group: NDArray[np.integer] = np.asarray(member_group, dtype=index)[member]
     if m.exact is None or m.is_int is None:
         by_group = _stable_group_order(entry_group)         # stable: keeps the ranking order inside a group
         return entry_det[by_group], entry_group[by_group]
@@ -666,7 +670,7 @@ def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDA
 TIE_ORDERS = ("official", "best", "worst")
 
 
-def _tie_span(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
+def _tie_span(m: Matches, e_det: NDArray[np.integer], e_group: NDArray[np.integer]) -> tuple[NDArray, NDArray]:
     """(first, last) position of each entry's tie block, int32: the run of entries of its group with an equal score
     (NaN equal to NaN; with exact integer scores, equal integers too). Replaces a walk along every group's ranking."""
     n = len(e_det)
@@ -751,7 +755,7 @@ def _accumulate_iter(m: Matches, member_pair: NDArray[np.int64], member_group: N
             done = (len(e_det), orders, curves)
 
 
-def _step_curves(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64], K: int, params: Params,
+def _step_curves(m: Matches, e_det: NDArray[np.integer], e_group: NDArray[np.integer], K: int, params: Params,
                  areas: tuple[int, ...], orders: tuple[str, ...], group_has: NDArray[np.bool_],
                  npig_group: NDArray[np.int64], threads: int = 1):
     """One max-det step of :func:`_accumulate_iter` (its entries ``e_det`` / ``e_group`` grouped, each group in
@@ -775,7 +779,7 @@ def _step_curves(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64
             yield a, later[a].result() if a in later else step(a)
 
 
-def _area_curves(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64], K: int, params: Params,
+def _area_curves(m: Matches, e_det: NDArray[np.integer], e_group: NDArray[np.integer], K: int, params: Params,
                  fp_ats: list[NDArray[np.int32] | None], group_has: NDArray[np.bool_], npig_group: NDArray[np.int64],
                  nd: NDArray[np.int64], group_start: NDArray[np.int64], a: int) -> tuple[_Curves, ...]:
     """:func:`_step_curves` for area range ``a``: one curve per tie order (per entry of ``fp_ats``)."""
@@ -799,7 +803,7 @@ def _area_curves(m: Matches, e_det: NDArray[np.int64], e_group: NDArray[np.int64
                  for i in range(len(fp_ats)))
 
 
-def _tp_counts(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.int64], group_start: NDArray[np.int64],
+def _tp_counts(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.integer], group_start: NDArray[np.int64],
                K: int, fp_ats: list[NDArray[np.int32] | None]) -> tuple[NDArray[np.int64], NDArray[np.int64],
                                                                      list[NDArray[np.int64]], NDArray[np.int64]]:
     """One block of thresholds ``st`` (b, n) starting at ``t0``: every TP's segment ``t * K + group``, its group's TP
@@ -1282,7 +1286,7 @@ class WeightedRanking:
         npig = sparse.csr_matrix((m.npig[area][member_pair].astype(np.float64), (member_group, unit_of_pair[member_pair])),
                                  shape=(n_groups, n_units))
         return cls(params.rec_thrs, n_groups, blocks, tuple(ignored), e_unit[rows], state[:, rows] == TP,
-                   e_group[rows], npig)
+                   e_group[rows].astype(np.int64), npig)
 
     def __call__(self, weights: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray]:
         """``weights`` (R, units) -> (ap, recall, valid): ap and recall (R, T, K), valid (R, K) npig > 0."""
