@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from ...engine import cocoeval
 from ...engine.error_analysis import TYPES as ERROR_TYPES
 from ...engine.errors import InputError, PredictionError
+from ...engine.geometry import xywh_to_xyxy
 from ...engine.result import Result
 from ...engine.uncertainty import merge
 from .. import expect_prediction_list
@@ -218,8 +219,7 @@ def _nms_key(preds: Predictions) -> NDArray[np.integer]:
 def _corners(box_xywh: NDArray[np.float64]) -> NDArray[np.float64]:
     """(5, N) columns x1, y1, x1 + w, y1 + h, w * h: the sums and the area ``calculate_iou`` forms for every pair,
     formed once per box (the same float64 operations, so the same bits)."""
-    x, y, w, h = np.ascontiguousarray(box_xywh.T)
-    return np.stack([x, y, x + w, y + h, w * h])
+    return np.vstack([xywh_to_xyxy(box_xywh).T, box_xywh[:, 2] * box_xywh[:, 3]])
 
 
 def _iou_official(pred: NDArray[np.float64], gt: NDArray[np.float64]) -> NDArray[np.float64]:
