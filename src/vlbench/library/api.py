@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,17 +58,51 @@ def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | 
     if _is_path(predictions):
         source = str(predictions)
         predictions = _read_predictions(bench, predictions, max_bytes)
-    result = bench.scorer.score(refs, predictions, opts, source=source)
-    check_conventions(bench, refs, predictions, result, opts)
+    conventions = bench.conventions
+    if conventions is None:
+        return bench.scorer.score(refs, predictions, opts, source)
+    # the readings need no result: a scorer that waits for its own worker thread computes them in that wait
+    readings = _Deferred(lambda: conventions.readings(refs, predictions, opts))
+    result = bench.scorer.score_beside(refs, predictions, opts, source, readings.run)
+    check_conventions(bench, refs, predictions, result, opts, readings=readings.value)
     return result
 
 
-def check_conventions(bench: Any, references: Any, predictions: Any, result: Result, options: Any = None) -> None:
+class _Deferred:
+    """Work done at most once, by whoever asks first: a scorer in its idle wait (:meth:`run`, which never raises) or
+    the caller (:meth:`value`, which raises what the work raised)."""
+
+    def __init__(self, work: Callable[[], Any]):
+        self._work: Callable[[], Any] | None = work
+        self._value: Any = None
+        self._error: Exception | None = None
+
+    def run(self) -> None:
+        """Do the work unless it is done, keeping its value or its exception."""
+        if self._work is not None:
+            work, self._work = self._work, None
+            try:
+                self._value = work()
+            except Exception as exc:    # raised again by value(), if the caller needs the value at all
+                self._error = exc
+
+    def value(self) -> Any:
+        """The work's value (done now if it was not)."""
+        self.run()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def check_conventions(bench: Any, references: Any, predictions: Any, result: Result, options: Any = None, *,
+                      readings: Callable[[], dict[str, float | None]] | None = None) -> None:
     """Add :func:`convention_warning`'s warning to ``result`` for a benchmark with box conventions. Another reading
-    can beat the file by the margin only where the file scores under 100 - margin: a good file is never re-read."""
+    can beat the file by the margin only where the file scores under 100 - margin: a good file is never re-read.
+    ``readings``: gives the readings of these predictions, when the caller has them (or computes them once)."""
     conventions = bench.conventions
     if conventions is not None and (result.metrics.get(conventions.key) or 0.0) < 100 - CONVENTION_MARGIN_POINTS:
-        result.warnings.extend(convention_warning(conventions, conventions.readings(references, predictions, options)))
+        values = readings() if readings is not None else conventions.readings(references, predictions, options)
+        result.warnings.extend(convention_warning(conventions, values))
 
 
 #: another reading must score this many points more, and at least twice as much, to be named

@@ -11,6 +11,7 @@ many decisions such a tie made.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -329,9 +330,18 @@ def _id0_warning(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_],
             f"{shown(metrics['NMS_AP'])} from {shown(fixed)} (--protocol corrected scores that box like the others)"]
 
 
+def _nms_side(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_], nms: cocoeval.CocoEvalResult
+              ) -> dict[str, Any]:
+    """The parts of :func:`score`'s breakdowns that read NMS-AP's evaluation alone. The threshold metrics are
+    wanted where plain AP's detections tie, not known yet: computed where NMS-AP's do (None elsewhere)."""
+    return {"per_category": _per_category(gt, nms), "curve": _mean_curve(nms.precision, 0),
+            "threshold_metrics": threshold_metrics(gt, preds, keep, nms) if cocoeval.has_ties(nms.matches) else None}
+
+
 def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", source: str = "predictions",
-          split: str | None = None, analysis: bool = False) -> Result:
-    """NMS-AP and AP (24 numbers) of one sub-dataset; with ``analysis`` the error analysis too."""
+          split: str | None = None, analysis: bool = False, beside: Callable[[], object] | None = None) -> Result:
+    """NMS-AP and AP (24 numbers) of one sub-dataset; with ``analysis`` the error analysis too. ``beside``: the
+    caller's work that needs no result, run while the worker thread finishes plain AP (``Scorer.score_beside``)."""
     from .analysis import KEEP_GT_AT, analyze
 
     preds = parse_predictions(predictions, gt, source=source, protocol=protocol)
@@ -339,6 +349,10 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
         plain_job = pool.submit(_stats, gt, preds.as_dict(), protocol, tie_bounds=True)
         keep, sup = suppress(gt, preds)
         nms = _stats(gt, preds.as_dict(keep), protocol, KEEP_GT_AT if analysis else None, tie_bounds=True)
+        # plain AP takes longer: what needs NMS-AP alone is done while it finishes, not after
+        nms_side = _nms_side(gt, preds, keep, nms)
+        if beside is not None:
+            beside()
         plain = plain_job.result()
     metrics = {**_percent(nms.stats, "NMS_"), **_percent(plain.stats)}
     warnings = list(gt.notes) + preds.warnings
@@ -353,15 +367,15 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
     breakdowns = {
         "suppression": sup,
         "inflation": None if metrics["AP"] is None or metrics["NMS_AP"] is None else metrics["AP"] - metrics["NMS_AP"],
-        "per_category": {"NMS": _per_category(gt, nms), "plain": _per_category(gt, plain)},
+        "per_category": {"NMS": nms_side["per_category"], "plain": _per_category(gt, plain)},
         "pr_curve": {"recall": cocoeval.Params().rec_thrs.tolist(),
-                     "NMS_iou50": _mean_curve(nms.precision, 0), "iou50": _mean_curve(plain.precision, 0)},
+                     "NMS_iou50": nms_side["curve"], "iou50": _mean_curve(plain.precision, 0)},
     }
     counts = {"images": len(gt.image_ids), "categories": len(gt.category_ids), "gt_boxes": len(gt.ann_id),
               **preds.counts, "kept_after_suppression": sup["after"], "skipped_unknown_category": nms.skipped_detections}
     analyzed, analysis_replicator = analyze(gt, nms, sup["removed"]) if analysis else (None, None)
     if cocoeval.has_ties(plain.matches):        # scores that do not rank the boxes: the answer-set view too
-        breakdowns["threshold_metrics"] = threshold_metrics(gt, preds, keep, nms)
+        breakdowns["threshold_metrics"] = nms_side["threshold_metrics"] or threshold_metrics(gt, preds, keep, nms)
         breakdowns["tie_bounds"], tie_warning = _tie_bounds(nms, plain, metrics)
         warnings += tie_warning
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
@@ -554,9 +568,11 @@ def _table3_tie_bounds(results: dict[str, Result], order: list[str]) -> dict[str
 
 
 def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str = "official",
-                     sub_dataset: str | None = None, source: str = "predictions", analysis: bool = False) -> Result:
+                     sub_dataset: str | None = None, source: str = "predictions", analysis: bool = False,
+                     beside: Callable[[], object] | None = None) -> Result:
     """One sub-dataset and one prediction list, or several sub-datasets and a :class:`PredictionFolder` (or a
-    dict name -> entries) scored together in the Table 3 layout. ``sub_dataset`` picks one of ``refs``."""
+    dict name -> entries) scored together in the Table 3 layout. ``sub_dataset`` picks one of ``refs``. ``beside``:
+    see :func:`score`."""
     subsets = refs.subsets
     if sub_dataset is not None:
         if sub_dataset not in subsets:
@@ -572,9 +588,12 @@ def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str
             raise InputError(f"the references hold {len(subsets)} sub-datasets but one prediction list was given",
                              file=source, fix="pass a folder of prediction files (<name>.json), or --sub-dataset NAME")
         (gt,) = subsets.values()
-        return score(gt, predictions, protocol=protocol, source=source, analysis=analysis)
-    results = {name: score(subsets[name], entries[name], protocol=protocol, source=files[name], analysis=analysis)
-               for name in subsets if name in entries}
+        return score(gt, predictions, protocol=protocol, source=source, analysis=analysis, beside=beside)
+    results = {}
+    for name in (name for name in subsets if name in entries):
+        results[name] = score(subsets[name], entries[name], protocol=protocol, source=files[name], analysis=analysis,
+                              beside=beside)
+        beside = None                               # at most once: in the first sub-dataset's wait
     if not results:
         raise InputError(f"no prediction file for any of {', '.join(subsets)}", file=where,
                          fix="name them <sub-dataset>.json or <sub-dataset>_results.json")
