@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from unittest import mock
 
@@ -248,6 +249,21 @@ def test_wrong_files_are_named(ovdeval_sample, omnilabel_sample):
     proc = run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"),
                    "--predictions", str(omnilabel_sample / "predictions_good.json"))
     assert proc.returncode == 2 and "looks like a omnilabel prediction file" in proc.stderr
+
+
+@pytest.mark.parametrize("content, message", [
+    ({"a": 1}, "must be a JSON list of COCO results"),
+    ({}, "must be a JSON list of COCO results"),
+    ({"foo": [], "bar": []}, "no prediction list for any of color \\(the predictions name 'foo', 'bar'\\)"),
+])
+def test_a_prediction_file_holding_an_object_is_named_for_what_it_is(ovdeval_sample, tmp_path, content, message):
+    """A JSON object is read as sub-dataset name -> prediction list; one that is not (a value other than a list, or
+    no name at all) is told to be a list of COCO results, and a mapping of unknown names says which names it had."""
+    path = tmp_path / "preds.json"
+    path.write_text(json.dumps(content))
+    proc = run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"),
+                   "--predictions", str(path))
+    assert proc.returncode == 2 and re.search(message, proc.stderr) and "Traceback" not in proc.stderr, proc.stderr
 
 
 # -- typed reading (#32): a results file of the usual shape decoded without a dict per entry ---------------------

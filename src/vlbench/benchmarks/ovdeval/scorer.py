@@ -582,6 +582,8 @@ def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str
     if isinstance(predictions, PredictionFolder):
         entries, files, where = predictions.entries, predictions.files, predictions.folder
     elif isinstance(predictions, dict):
+        if not predictions or not all(isinstance(v, list) for v in predictions.values()):   # not name -> list
+            expect_prediction_list(predictions, "ovdeval", source, schema.PREDICTION_FORM)
         entries, files, where = predictions, {n: f"{source} [{n}]" for n in predictions}, source
     else:
         if len(subsets) != 1:
@@ -595,8 +597,9 @@ def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str
                               beside=beside)
         beside = None                               # at most once: in the first sub-dataset's wait
     if not results:
-        raise InputError(f"no prediction file for any of {', '.join(subsets)}", file=where,
-                         fix="name them <sub-dataset>.json or <sub-dataset>_results.json")
+        given = ", ".join(map(repr, list(entries)[:5])) + (", ..." if len(entries) > 5 else "")
+        raise InputError(f"no prediction list for any of {', '.join(subsets)} (the predictions name {given})",
+                         file=where, fix="name them <sub-dataset>.json or <sub-dataset>_results.json")
     result = score_many(results, protocol)
     missing = [name for name in subsets if name not in entries]
     unknown = [name for name in entries if name not in refs.subsets]
