@@ -97,8 +97,9 @@ class _Deferred:
 def check_conventions(bench: Any, references: Any, predictions: Any, result: Result, options: Any = None, *,
                       readings: Callable[[], dict[str, float | None]] | None = None) -> None:
     """Add :func:`convention_warning`'s warning to ``result`` for a benchmark with box conventions. Another reading
-    can beat the file by the margin only where the file scores under 100 - margin: a good file is never re-read.
-    ``readings``: gives the readings of these predictions, when the caller has them (or computes them once)."""
+    can beat the file by the margin only where the file scores under 100 - margin: a good file is never re-read
+    here (a scorer may have read it in a wait of its own, ``Scorer.score_beside``). ``readings``: gives the readings
+    of these predictions, when the caller has them (or computes them once)."""
     conventions = bench.conventions
     if conventions is not None and (result.metrics.get(conventions.key) or 0.0) < 100 - CONVENTION_MARGIN_POINTS:
         values = readings() if readings is not None else conventions.readings(references, predictions, options)
