@@ -34,7 +34,7 @@ from .lookup import find_ids
 
 __all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize", "evaluate_bbox",
            "CocoEvalResult", "mean_ap_per_group", "Stat", "STATS", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges",
-           "stable_argsort", "sortable_bits", "stat_steps", "recall_only",
+           "stable_argsort", "sortable_bits", "key_runs", "stat_steps", "recall_only",
            "TIE_ORDERS", "has_ties", "tied_detections", "tie_bounds_bbox", "accumulate_orders", "tp_envelope",
            "recall_hits", "interpolated_precision", "interpolated_ap"]
 
@@ -917,13 +917,20 @@ def precision_recall_f1(tp: int, fp: int, n_gt: int) -> dict[str, float | None]:
     return {"precision": precision, "recall": recall, "F1": f1}
 
 
-def same_key_combinations(a_key: NDArray[np.int64], b_key: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
-    """Every (i, j) with ``a_key[i] == b_key[j]``, as two index arrays: ``b`` sorted once, each ``a`` meets its
-    key's run (replaces a loop over the keys)."""
-    b_order = np.argsort(b_key, kind="stable")
+def key_runs(a_key: NDArray[np.integer], b_key: NDArray[np.integer]
+             ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """``b_order`` (``b`` sorted by key, stable) and, per ``a``, where its key's run starts in that order and how
+    long it is: ``b_order[first[i]:first[i] + count[i]]`` are the ``j`` with ``b_key[j] == a_key[i]``, in order."""
+    b_order = stable_argsort(b_key)
     b_sorted = b_key[b_order]
     first = np.searchsorted(b_sorted, a_key)
-    count = np.searchsorted(b_sorted, a_key, side="right") - first
+    return b_order, first, np.searchsorted(b_sorted, a_key, side="right") - first
+
+
+def same_key_combinations(a_key: NDArray[np.int64], b_key: NDArray[np.int64]) -> tuple[NDArray, NDArray]:
+    """Every (i, j) with ``a_key[i] == b_key[j]``, as two index arrays: ``b`` sorted once, each ``a`` meets its
+    key's run (:func:`key_runs`; replaces a loop over the keys)."""
+    b_order, first, count = key_runs(a_key, b_key)
     return np.repeat(np.arange(len(a_key)), count), b_order[concat_ranges(first, count)]
 
 

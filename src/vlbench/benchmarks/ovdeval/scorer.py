@@ -252,10 +252,7 @@ def _candidates(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float
                 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """(prediction, GT) of every combination of a prediction and a GT box of its image with IoU above the threshold,
     by prediction, then by GT in (image, file) order."""
-    g_order = cocoeval.stable_argsort(gt.ann_image)
-    g_image = gt.ann_image[g_order]
-    first = np.searchsorted(g_image, preds.image_id, side="left")
-    count = np.searchsorted(g_image, preds.image_id, side="right") - first
+    g_order, first, count = cocoeval.key_runs(preds.image_id, gt.ann_image)
     p_corners, g_corners = _corners(preds.box_xywh), _corners(gt.ann_box)[:, g_order]
     # blocks of whole predictions holding about _IOU_BLOCK combinations each
     ends = np.searchsorted(np.cumsum(count), np.arange(_IOU_BLOCK, int(count.sum()), _IOU_BLOCK), side="right")
