@@ -107,6 +107,109 @@ def test_reduction_keeps_entries_whose_two_phrases_occur_as_consecutive_words(tm
     assert index.kept_entries(["\u0130zmir"]) is None
 
 
+def _pairs(index: ParaphraseIndex, entries) -> list[tuple[str, str]]:
+    """Entries of an index as (first phrase, second phrase) texts."""
+    return [(" ".join(index.phrase_words(int(a))), " ".join(index.phrase_words(int(b))))
+            for a, b in zip(index.entry_first[entries], index.entry_second[entries])]
+
+
+def test_a_sub_table_keeps_the_entries_a_reference_phrase_touches(tmp_path):
+    """METEOR matches an entry only with one phrase in the hypothesis and the other in a reference, so the
+    references' sub-table keeps, in file order, the entries with a phrase among their n-grams: here "hound" (entries
+    1 and 7) and "crimson auto" (4); and those the n-grams cannot rule out: non-ASCII phrases ("café", "naïve": 3,
+    8, as the whole index keeps them always) and phrases of more than 8 words (9). "big dog", "car", "big" and
+    "large" occur in no reference line: entries 0, 2, 5 and 6 go. Whatever the block size."""
+    entries = [*TINY, ("a b c d e f g h i", "zzz"), ("dog", "big")]
+    table = _tiny_table(tmp_path / "p.gz", entries)
+    lines = [["the", "hound"], ["a", "crimson", "auto"]]
+    for block in (20, 1 << 22):
+        sub, grams = ParaphraseIndex.parse_among(table, lines, block_bytes=block)
+        assert _pairs(sub, np.arange(len(sub.entry_first))) == [entries[k] for k in (1, 3, 4, 7, 8, 9)]
+        assert sorted(" ".join(sub.phrase_words(int(p))) for p in sub.phrases_in(grams)) == ["crimson auto", "hound"]
+        assert int(sub.max_words) == 9
+
+
+def test_a_sub_table_reduces_any_corpus_on_its_references_to_what_the_whole_index_can_match(tmp_path):
+    """For hypotheses scored against these references, the sub-table's kept entries (both phrases in the corpus)
+    are the whole index's kept entries less those with no phrase in a reference line (found here by a plain set of
+    the references' n-grams), in the same order: "hound" -> "crimson" and "large" -> "crimson auto" occur in the
+    hypotheses only."""
+    entries = [*TINY, ("hound", "dog"), ("a big dog", "large dog"), ("crimson", "red"), ("hound", "crimson"),
+               ("large", "crimson auto")]
+    table = _tiny_table(tmp_path / "p.gz", entries)
+    refs = [["a", "big", "dog", "runs"], ["the", "red", "auto"]]
+    hyps = [["the", "large", "dog"], ["a", "crimson", "auto"], ["a", "hound", "and", "a", "dog"]]
+    whole = ParaphraseIndex.parse(table)
+    sub, _ = ParaphraseIndex.parse_among(table, refs)
+    grams = {" ".join(line[i:i + n]) for line in refs for n in range(1, 9) for i in range(len(line) - n + 1)}
+    expected = [(a, b) for a, b in _pairs(whole, whole.kept_entries_for_words(refs + hyps))
+                if a in grams or b in grams or not (a + b).isascii()]
+    got = _pairs(sub, sub.kept_entries_for_words(refs + hyps))
+    assert got == expected and len(got) < len(_pairs(whole, whole.kept_entries_for_words(refs + hyps)))
+
+
+def test_many_references_get_their_own_cached_sub_table_and_few_the_whole_index(tmp_path, monkeypatch):
+    """``for_references``: references of at least SUBTABLE_MIN_LINES lines, on a machine without the whole index,
+    get a sub-table cached by their content (parsed once; other references get another), with the numbers of its
+    phrases found in them when just built; fewer references, or a machine that has the whole index, use that."""
+    from vlbench.engine.captions import paraphrase
+
+    table = _tiny_table(tmp_path / "p.gz", TINY)
+    cache = tmp_path / "cache"
+    parsed: list[int] = []
+    real = ParaphraseIndex.parse_among.__func__
+    monkeypatch.setattr(ParaphraseIndex, "parse_among",
+                        classmethod(lambda cls, *a, **k: parsed.append(1) or real(cls, *a, **k)))
+    monkeypatch.setattr(paraphrase, "SUBTABLE_MIN_LINES", 2)
+    refs = ["the hound", "a big dog"]
+    sub, found = ParaphraseIndex.for_references(table, refs, cache)
+    whole_folder = ParaphraseIndex.cache_path(table, cache)
+    assert sub.key.startswith(whole_folder.name + "-references-") and not whole_folder.exists()
+    assert found is not None and np.array_equal(np.sort(found), sub.phrases_in(sub.ngram_hashes([r.split() for r in refs])))
+    again, found_again = ParaphraseIndex.for_references(table, refs, cache)
+    assert again.key == sub.key and found_again is None and parsed == [1]
+    other, _ = ParaphraseIndex.for_references(table, ["a car", "red car"], cache)
+    assert other.key != sub.key and parsed == [1, 1]
+    few, found_few = ParaphraseIndex.for_references(table, refs[:1], cache)
+    assert few.key == whole_folder.name and found_few is None and len(few.entry_first) == len(TINY)
+    assert ParaphraseIndex.for_references(table, refs, cache)[0].key == whole_folder.name and parsed == [1, 1]
+
+
+def test_the_index_opened_ahead_is_the_whole_one_only_where_it_is_cached_or_the_references_are_few(tmp_path,
+                                                                                                      monkeypatch):
+    """``index_ahead`` (what nocaps opens beside its tokenizer): many references on a machine without the whole
+    index get nothing (METEOR then reads their sub-table: no build here); few references build the whole index;
+    once it is cached, many references get it too."""
+    from vlbench.engine.captions import java, meteor
+
+    jar = tmp_path / "meteor" / "meteor-1.5.jar"
+    (jar.parent / "data").mkdir(parents=True)
+    _tiny_table(jar.parent / "data" / "paraphrase-en.gz", TINY)
+    monkeypatch.setattr(java, "require_meteor_jar", lambda: jar)
+    cache = tmp_path / "cache"
+    assert meteor.index_ahead(10**6, cache) is None and not list(cache.glob("meteor/paraphrase-*"))
+    built = meteor.index_ahead(3, cache)
+    assert built is not None and len(built.entry_first) == len(TINY)
+    again = meteor.index_ahead(10**6, cache)
+    assert again is not None and again.key == built.key
+
+
+@needs_java
+def test_the_python_meteor_on_a_references_sub_table_equals_the_one_step_jar_run(tmp_path, monkeypatch):
+    """The golden pairs scored by the Python METEOR with every reference set given its own sub-table (the
+    threshold lowered to one line; a fresh cache, so no whole index): the jar's own statistics lines, as
+    pycocoevalcap runs it with the whole table."""
+    from vlbench.engine.captions import paraphrase
+
+    monkeypatch.setattr(paraphrase, "SUBTABLE_MIN_LINES", 1)
+    hyps, refs = _golden_pairs()
+    got, how = meteor_stats(hyps, refs, backend="python", cache_dir=tmp_path / "cache")
+    folders = [p.name for p in (tmp_path / "cache" / "meteor").iterdir() if p.is_dir()]
+    assert how == "python" and len(folders) == 1 and "-references-" in folders[0]
+    with Meteor() as jar:
+        assert got == jar.stats(hyps, refs)
+
+
 def _counting_parses(monkeypatch) -> list[int]:
     """Counts ParaphraseIndex.parse calls (whether a load read the cache or parsed the table again)."""
     calls: list[int] = []

@@ -21,10 +21,10 @@ from ...engine.captions import bleu as bleu_mod
 from ...engine.captions.cider import CiderDResampler, cider_d
 from ...engine.captions.meteor import (
     METEOR_BACKENDS,
+    index_ahead,
     meteor_available,
     meteor_from_stats,
     meteor_stats,
-    paraphrase_index,
     parse_stats,
     summable_stats,
 )
@@ -205,16 +205,18 @@ def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenize
     return _Tokens(hyps, tok_hyps, refs_per_image, backend, broken_h, changed_r, len(refs_flat))
 
 
-def _meteor_ready(meteor: bool, backend: str) -> tuple[bool, str, ParaphraseIndex | None]:
-    """(whether METEOR can run with this backend, why not, the paraphrase index). A first run on a machine builds
-    METEOR's paraphrase index here, in a worker thread while the main thread tokenizes (pure Python on one core;
-    the build's numpy work takes the other), before the other metrics' arrays exist (the peak memory is the larger
-    of the build's and the metrics', not their sum); a failure there is left to METEOR itself to report."""
+def _meteor_ready(meteor: bool, backend: str, n_references: int) -> tuple[bool, str, ParaphraseIndex | None]:
+    """(whether METEOR can run with this backend, why not, the paraphrase index if opened here). A first run on a
+    machine with few references builds METEOR's whole paraphrase index here, in a worker thread while the main thread
+    tokenizes (pure Python on one core; the build's numpy work takes the other), before the other metrics' arrays
+    exist (the peak memory is the larger of the build's and the metrics', not their sum); a whole split's first
+    run leaves METEOR to read its references' own sub-table (:func:`index_ahead`). A failure here is left to METEOR
+    itself to report."""
     ok, why = meteor_available(backend)
     index = None
     if meteor and ok:
         with contextlib.suppress(Exception):
-            index = paraphrase_index()
+            index = index_ahead(n_references)
     return ok, why, index
 
 
@@ -243,7 +245,7 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
                          file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
     hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
     with ThreadPoolExecutor(max_workers=1) as pool:       # a first run's index build beside the tokenizer
-        ready = pool.submit(_meteor_ready, meteor, meteor_backend)
+        ready = pool.submit(_meteor_ready, meteor, meteor_backend, sum(map(len, gt.references)))
         t = _tokenize_all(gt, hyps, protocol, tokenizer)
         ok, why, index = ready.result()
     stats, cider, rouge, (meteor_lines, meteor_how) = _sentence_metrics(t, meteor_backend if meteor and ok else None,

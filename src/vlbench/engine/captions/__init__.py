@@ -36,5 +36,7 @@ def backends(*, prepare: bool = False) -> list[tuple[str, str]]:
             paraphrase_index()
         cached = ParaphraseIndex.cache_path(java.require_meteor_jar().parent / "data" / "paraphrase-en.gz")
         out.append(("METEOR paraphrase index", f"cached ({cached})" if cached.exists() else
-                    "not built yet (built on first METEOR use, ~10 s, once; 'vlbench doctor --prepare' builds it now)"))
+                    "not built yet (a whole split's first METEOR run reads its own part of the table instead, ~2 s; "
+                    "smaller reference sets build the whole index, ~3 s, once; 'vlbench doctor --prepare' builds it "
+                    "now)"))
     return out

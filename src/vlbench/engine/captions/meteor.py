@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError, VlbenchError
-from . import java
+from . import java, paraphrase
 from .paraphrase import ParaphraseIndex
 
 __all__ = ["METEOR_BACKENDS", "Meteor", "meteor_available", "meteor_from_stats", "meteor_stats", "parse_stats",
@@ -193,11 +193,23 @@ def paraphrase_index(cache_dir: Path | None = None) -> ParaphraseIndex:
     return ParaphraseIndex.load(java.require_meteor_jar().parent / "data" / "paraphrase-en.gz", cache_dir)
 
 
+def index_ahead(n_references: int, cache_dir: Path | None = None) -> ParaphraseIndex | None:
+    """The whole paraphrase table's index to open before METEOR runs on ``n_references`` reference texts (a caller
+    can do it beside other work): the cached one, or built now where the references are fewer than
+    :data:`~.paraphrase.SUBTABLE_MIN_LINES`; None where METEOR reads their own sub-table instead
+    (:meth:`ParaphraseIndex.for_references`)."""
+    table = java.require_meteor_jar().parent / "data" / "paraphrase-en.gz"
+    if n_references < paraphrase.SUBTABLE_MIN_LINES:
+        return ParaphraseIndex.load(table, cache_dir)
+    return ParaphraseIndex.cached(table, cache_dir)
+
+
 def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend: str = "auto",
                  cache_dir: Path | None = None, index: ParaphraseIndex | None = None) -> tuple[list[str], str]:
     """The jar's statistics line of every (hypothesis, references) pair, and how they were computed
     ("python", or "java, <paraphrase table used>", with the reason when ``auto`` kept the jar). ``index``: the
-    :func:`paraphrase_index` when the caller has it open already (loaded here otherwise)."""
+    paraphrase table's index when the caller has it open already (:func:`index_ahead`); else the Python backend
+    reads :meth:`ParaphraseIndex.for_references` of these references, the jar :func:`paraphrase_index`."""
     from .pymeteor import python_eligible, python_stats
 
     if backend not in METEOR_BACKENDS:
@@ -215,10 +227,7 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend:
     if use == "java":
         lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir, index=index)
         return lines, f"java, {how}{note}"
-    index = index or paraphrase_index(cache_dir)
-    lines = python_stats(hyps, refs, jar=java.require_meteor_jar(), index=index)
-    index.settle()          # a run that built the index: its check is remembered for the next runs
-    return lines, f"python{note}"
+    return python_stats(hyps, refs, jar=java.require_meteor_jar(), index=index, cache_dir=cache_dir), f"python{note}"
 
 
 def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_dir: Path | None = None,

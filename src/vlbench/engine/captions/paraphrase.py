@@ -21,6 +21,13 @@ by both.
 The index is shared by every installation on the machine (keyed by the table's content); every call then takes a
 fraction of a second to find the entries a corpus can use (its n-grams hashed the same way) and write the reduced
 table.
+
+A whole split's references (:data:`SUBTABLE_MIN_LINES` lines or more) scored where that index is not cached get their
+own sub-table instead (:meth:`ParaphraseIndex.for_references`): a match needs one phrase in the hypothesis and the
+other in a reference, so only the entries with a phrase among the references' n-grams (12% of the table for 45,000
+captions of 4,500 images) can ever match against them, whatever the hypotheses. One hash per phrase, tested against
+a bitmap of those n-grams, picks them while the table streams; only they go through the build: ~2 s on two cores at
+a split's first run (against ~3 s for the whole index, ~5 CPU-s), then cached by the references' content.
 """
 
 from __future__ import annotations
@@ -55,7 +62,7 @@ _zlib: types.ModuleType = zlib
 with contextlib.suppress(ImportError):   # ISA-L's inflate and CRC-32: zlib's results, 2.5x faster (a sixth of the
     from isal import isal_zlib as _zlib  # index build's CPU with zlib); zlib's where its wheel is not installed
 
-__all__ = ["HASH_MULTIPLIER", "Chunks", "ParaphraseIndex", "string_hashes", "string_shapes"]
+__all__ = ["HASH_MULTIPLIER", "SUBTABLE_MIN_LINES", "Chunks", "ParaphraseIndex", "string_hashes", "string_shapes"]
 
 #: Bump when the index layout changes: older files are then rebuilt.
 FORMAT = 7
@@ -74,6 +81,12 @@ _ARRAYS = ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_a
 _TRIM_EVERY = 16
 #: A file changed less than this long ago gets no stamp (:func:`_stamp`): 2 s, far above any file system's tick.
 _SETTLED_NS = 2_000_000_000
+#: :meth:`ParaphraseIndex.parse_among` tests phrases of up to this many words against the lines' n-grams; a longer
+#: phrase (none in METEOR 1.5's English table, whose longest has 7) is kept untested.
+_AMONG_MAX_N = 8
+#: References of at least this many distinct lines get their own sub-table (:meth:`ParaphraseIndex.for_references`)
+#: on a machine without the whole table's index; fewer share the whole index, built once.
+SUBTABLE_MIN_LINES = 10_000
 
 
 _BYTE_MASK = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)   # the low r bytes of a word
@@ -165,9 +178,10 @@ def string_shapes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.i
 
 
 def _ngram_hashes(text: bytes, max_n: int, multiplier: int) -> NDArray[np.uint64]:
-    """Sorted distinct hashes (:func:`string_hashes`) of every run of at most ``max_n`` consecutive words of every
-    line of ``text`` (words one space apart, lines ended by newlines), as the bytes of those words one space apart,
-    which is how a phrase of the table reads."""
+    """Hashes (:func:`string_hashes`) of every run of at most ``max_n`` consecutive words of every line of ``text``
+    (words one space apart, lines ended by newlines), as the bytes of those words one space apart, which is how a
+    phrase of the table reads; unsorted, repeats kept (:func:`_lines_ngram_hashes` sorts once: a sort per n, then
+    of their union, cost 1.6x as much)."""
     data = np.frombuffer(text, dtype=np.uint8)
     is_word = (data != 32) & (data != 10)
     edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
@@ -177,8 +191,21 @@ def _ngram_hashes(text: bytes, max_n: int, multiplier: int) -> NDArray[np.uint64
     found = []
     for n in range(1, max_n + 1):
         first = np.flatnonzero(line[n - 1:] == line[:len(line) - n + 1]) if len(line) >= n else start[:0]
-        found.append(_sorted_distinct(string_hashes(chunks, start[first], end[first + n - 1] - start[first],
-                                                    [multiplier])[0]))
+        found.append(string_hashes(chunks, start[first], end[first + n - 1] - start[first], [multiplier])[0])
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.uint64)
+
+
+def _lines_bytes(lines: Sequence[Sequence[str]]) -> bytes:
+    """Lines of words as :func:`_ngram_hashes` reads them: words one space apart, each line ended by a newline."""
+    return "".join(" ".join(words) + "\n" for words in lines).encode("utf-8", errors="surrogatepass")
+
+
+def _lines_ngram_hashes(lines: Sequence[Sequence[str]], max_n: int, multiplier: int, part: int = 8192
+                        ) -> NDArray[np.uint64]:
+    """:func:`_ngram_hashes` of lines split into words, ``part`` lines at a time (the per-n-gram temporaries of
+    45,000 lines at once were ~100 MB), as one sorted distinct array (one sort of all: 2.8 M hashes, 22 MB, for
+    45,000 lines up to 8 words)."""
+    found = [_ngram_hashes(_lines_bytes(lines[x:x + part]), max_n, multiplier) for x in range(0, len(lines), part)]
     return _sorted_distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
 
 
@@ -373,13 +400,16 @@ def _ascending(indices: NDArray[np.int64], n: int) -> NDArray[np.int64]:
     return np.flatnonzero(marked)
 
 
-def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[int, int]
-                    ) -> tuple[NDArray[np.int32], tuple[NDArray, ...]]:
+def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[int, int],
+                    among: _Grams | None = None) -> tuple[NDArray[np.int32], tuple[NDArray, ...]]:
     """One block of whole entries: each phrase's number among the block's distinct phrases (numbered in the order
     they first lie in the block), and those distinct phrases' (hash, check, text end to end, length, always kept,
-    words)."""
+    words). With ``among``, only the entries one of whose phrases it may hold (:meth:`_Grams.entries_touching`)."""
     block, start, length = _block_phrases(raw, newline)
     chunks = Chunks(block)
+    if among is not None:
+        kept = np.repeat(among.entries_touching(_tested_hashes(block, start, length, among.multiplier)), 2)
+        start, length = start[kept], length[kept]
     hashes, checks = string_hashes(chunks, start, length, multipliers)
     first, number = _distinct(hashes, checks)     # a block repeats its phrases 2.4 times: keep each once
     first = _ascending(first, len(hashes))        # renumbered in the order they lie in the block
@@ -390,6 +420,70 @@ def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[i
     return renumber[number], (hashes[first], checks[first], _ordered_strings(block, start, length),
                               length.astype(np.int32), high | (length == 0),
                               np.where(length > 0, spaces + 1, 0).astype(np.int16))
+
+
+@dataclass(frozen=True)
+class _Grams:
+    """The n-grams of some lines, up to ``max_n`` words, as sorted distinct :func:`string_hashes` under
+    ``multiplier``, with a bitmap of their top bits: the membership test of a whole table's phrases (a gather from
+    an 8 MiB bitmap first; the sorted search only for the few that pass, ~5x faster than a search for all)."""
+
+    hashes: NDArray[np.uint64]
+    bitmap: NDArray[np.uint8]
+    multiplier: int
+    max_n: int
+
+    BITS = 26
+
+    @classmethod
+    def of(cls, lines: Sequence[Sequence[str]], max_n: int, multiplier: int, part: int = 8192) -> _Grams:
+        """The n-grams of ``lines`` (lowercased, split into words): :func:`_lines_ngram_hashes`."""
+        hashes = _lines_ngram_hashes(lines, max_n, multiplier, part)
+        top = (hashes >> np.uint64(64 - cls.BITS)).astype(np.intp)
+        bitmap = np.zeros(1 << (cls.BITS - 3), dtype=np.uint8)
+        np.bitwise_or.at(bitmap, top >> 3, np.left_shift(1, top & 7).astype(np.uint8))
+        return cls(hashes, bitmap, multiplier, max_n)
+
+    def holds(self, hashes: NDArray[np.uint64]) -> NDArray[np.bool_]:
+        """Whether each hash is one of these n-grams'."""
+        top = (hashes >> np.uint64(64 - self.BITS)).astype(np.intp)
+        maybe = np.flatnonzero((self.bitmap[top >> 3] >> (top & 7).astype(np.uint8)) & 1)
+        at = np.minimum(np.searchsorted(self.hashes, hashes[maybe]), len(self.hashes) - 1)
+        out = np.zeros(len(hashes), dtype=bool)
+        if len(self.hashes):
+            out[maybe[self.hashes[at] == hashes[maybe]]] = True
+        return out
+
+    def entries_touching(self, hashes: NDArray[np.uint64]) -> NDArray[np.bool_]:
+        """Per entry (phrases ``2k``, ``2k + 1`` of a block, their :func:`_tested_hashes`), whether either phrase may
+        occur in the lines: its hash is an n-gram's, or 0 (:func:`_untested`)."""
+        present = self.holds(hashes) | (hashes == 0)
+        return present[0::2] | present[1::2]
+
+
+def _untested(block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64], max_n: int
+              ) -> NDArray[np.bool_]:
+    """The phrases (words one space apart in ``block``, in order) that n-grams of up to ``max_n`` words cannot rule
+    out: empty ones and those with a byte >= 128 (the index keeps both always) or more than ``max_n`` words."""
+    out = length == 0
+    spaces = np.cumsum(block == 32, dtype=np.int32)         # spaces up to each byte: a phrase's from two reads
+    end = start + length - 1
+    out |= spaces[end] - spaces[start] >= max_n
+    high = np.flatnonzero(block >= 128)
+    if len(high):       # the phrase each such byte lies in (phrases are ordered and apart)
+        at = np.searchsorted(start, high, side="right") - 1
+        out[at[(at >= 0) & (high <= end[at])]] = True
+    return out
+
+
+def _tested_hashes(block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64], multiplier: int
+                   ) -> NDArray[np.uint64]:
+    """What the sub-table's test reads of a block's phrases: each phrase's hash under ``multiplier``, or 0 for a
+    phrase that is :func:`_untested` (a phrase whose hash is 0 is then kept too: the test may keep too much, never
+    too little)."""
+    (hashes,) = string_hashes(Chunks(block), start, length, [multiplier])
+    hashes[_untested(block, start, length, _AMONG_MAX_N)] = 0
+    return hashes
 
 
 def _mapped_ahead(function: Callable[[Any], Any], items: Iterator[Any], workers: int = 2) -> Iterator[Any]:
@@ -540,11 +634,28 @@ class ParaphraseIndex:
         raise ValueError(f"{table}: phrases whose hashes collide under every multiplier")
 
     @classmethod
-    def _parse(cls, table: Path, block_bytes: int, multipliers: tuple[int, int]) -> ParaphraseIndex:
+    def parse_among(cls, table: Path, lines: Sequence[Sequence[str]], block_bytes: int = 1 << 21
+                    ) -> tuple[ParaphraseIndex, NDArray[np.uint64]]:
+        """:meth:`parse` of only the entries one of whose phrases may occur in ``lines`` (lowercased, split into
+        words): the sub-table of the entries METEOR can match against these lines as references, in file order
+        (a match needs one phrase in the hypothesis and the other in a reference). Also the lines' n-gram hashes
+        (up to :data:`_AMONG_MAX_N` words; sorted distinct), which :meth:`phrases_in` of this index reads."""
+        for multipliers in _MULTIPLIERS:
+            grams = _Grams.of(lines, _AMONG_MAX_N, multipliers[0])
+            try:
+                return cls._parse(Path(table), block_bytes, multipliers, grams), grams.hashes
+            except _Collision:
+                continue
+        raise ValueError(f"{table}: phrases whose hashes collide under every multiplier")
+
+    @classmethod
+    def _parse(cls, table: Path, block_bytes: int, multipliers: tuple[int, int], among: _Grams | None = None
+               ) -> ParaphraseIndex:
         numbers: list[NDArray[np.int32]] = []        # every phrase's number among its block's distinct phrases
         fields: tuple[list[NDArray], ...] = ([], [], [], [], [], [])   # each block's distinct phrases: hash, check,
         blocks = _entry_blocks(table, block_bytes)                      # text, length, always kept, words
-        for number, parts in _mapped_ahead(lambda block: _block_distinct(block[0], block[1], multipliers), blocks):
+        for number, parts in _mapped_ahead(lambda block: _block_distinct(block[0], block[1], multipliers, among),
+                                           blocks):
             numbers.append(number)
             for out, part in zip(fields, parts):
                 out.append(part)
@@ -584,13 +695,47 @@ class ParaphraseIndex:
         back mapped too); an unwritable cache directory only costs the rebuild. What is read is checked against the
         checksums written with it (a damaged or edited index would silently change METEOR): a mismatch rebuilds
         it."""
-        path = cls.cache_path(table, cache_dir)
+        return cls._cached(cls.cache_path(table, cache_dir), lambda: cls.parse(table))
+
+    @classmethod
+    def cached(cls, table: Path, cache_dir: Path | None = None) -> ParaphraseIndex | None:
+        """:meth:`load` where the whole table's index is in the cache already; None where it would be built."""
+        return cls.load(table, cache_dir) if cls.cache_path(table, cache_dir).is_dir() else None
+
+    @classmethod
+    def for_references(cls, table: Path, lines: Sequence[str], cache_dir: Path | None = None,
+                       split: Callable[[str], list[str]] = str.split
+                       ) -> tuple[ParaphraseIndex, NDArray[np.int64] | None]:
+        """The index METEOR needs against these reference lines (lowercased; ``split`` into words as the jar does):
+        the whole table's where it is cached or the lines are fewer than :data:`SUBTABLE_MIN_LINES` (built once per
+        machine), else the lines' own :meth:`parse_among` sub-table, cached by their content (a whole split's first
+        run reads 12% of the entries instead of building the whole index). With a sub-table built just now, also the
+        numbers of its phrases found in the lines (their n-grams were hashed to build it); else None."""
+        whole = cls.cache_path(table, cache_dir)
+        if whole.is_dir() or len(lines) < SUBTABLE_MIN_LINES:
+            return cls.load(table, cache_dir), None
+        import hashlib
+
+        digest = hashlib.sha1("\n".join(lines).encode("utf-8", errors="surrogatepass")).hexdigest()
+        grams: list[NDArray[np.uint64]] = []
+
+        def build() -> ParaphraseIndex:
+            index, found = cls.parse_among(table, [split(line) for line in lines])
+            grams.append(found)
+            return index
+
+        index = cls._cached(whole.with_name(f"{whole.name}-references-{digest[:20]}"), build)
+        return index, (index.phrases_in(grams[0]).astype(np.int64) if grams else None)
+
+    @classmethod
+    def _cached(cls, path: Path, build: Callable[[], ParaphraseIndex]) -> ParaphraseIndex:
+        """The index cached in ``path``; else ``build()`` saved there and read back memory-mapped."""
         if path.is_dir():
             try:
                 return cls._read(path)
             except (OSError, ValueError, KeyError):
                 shutil.rmtree(path, ignore_errors=True)   # damaged: rebuild it
-        index = cls.parse(table)
+        index = build()
         try:
             index._save(path)
             # memory-mapped: the run goes on without the parsed arrays in memory; the checksums were just taken
@@ -672,12 +817,8 @@ class ParaphraseIndex:
 
     def ngram_hashes(self, lines: Sequence[Sequence[str]], part: int = 8192) -> NDArray[np.uint64]:
         """Sorted distinct hashes of the n-grams (up to the longest phrase) of lines split into words, as this
-        index hashes its phrases: what :meth:`kept_entries_for_grams` looks up. ``part`` lines at a time: the
-        per-n-gram temporaries of 45,000 lines at once were ~100 MB."""
-        found = [_ngram_hashes("".join(" ".join(words) + "\n" for words in lines[x:x + part])
-                               .encode("utf-8", errors="surrogatepass"), int(self.max_words), int(self.multipliers[0]))
-                 for x in range(0, len(lines), part)]
-        return _sorted_distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
+        index hashes its phrases: what :meth:`kept_entries_for_grams` looks up (:func:`_lines_ngram_hashes`)."""
+        return _lines_ngram_hashes(lines, int(self.max_words), int(self.multipliers[0]), part)
 
     def kept_entries_for_grams(self, *grams: NDArray[np.uint64]) -> NDArray[np.int64]:
         """:meth:`kept_entries` for the lines whose :meth:`ngram_hashes` are ``grams`` (one set per part of the

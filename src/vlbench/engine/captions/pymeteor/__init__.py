@@ -111,24 +111,28 @@ def _reference_side(refs: list[str], data: EnglishData, jar: Path) -> tuple[dict
     return dict(zip(refs, low)), {w: (h, s, frozenset(syn), fn) for w, h, s, syn, fn in words}
 
 
-def _usable_entries(index: ParaphraseIndex, lines: list[str], reference_lines: set[str], jar: Path
-                    ) -> NDArray[np.int64]:
+def _usable_entries(index: ParaphraseIndex, lines: list[str], reference_lines: set[str], jar: Path,
+                    found: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
     """The paraphrase entries ``lines`` can use (:meth:`ParaphraseIndex.kept_entries_for_words`). The phrases
     found in the references' lines are the same at every run on a split and kept on disk (hashing every n-gram
-    of 45,000 lines is ~0.5 s); the other lines' phrases are looked up at each run. n-grams never cross a line,
-    so the two sets together are the whole corpus's."""
+    of 45,000 lines is ~0.5 s; ``found``: those numbers where the caller has them already); the other lines'
+    phrases are looked up at each run. n-grams never cross a line, so the two sets together are the whole
+    corpus's."""
     refs = [line for line in lines if line in reference_lines]
 
     def phrases(part: list[str]) -> NDArray[np.int64]:
         return index.phrases_in(index.ngram_hashes([_words(line) for line in part])).astype(np.int64)
 
+    def reference_phrases() -> textcache.Entry:
+        return None, (phrases(refs) if found is None else found,)
+
     if index.key:       # an index read from its cache folder: the phrase numbers are that index's
         code = textcache.code_digest([*sorted(Path(__file__).parent.glob("*.py")), jar, Path(paraphrase.__file__)])
-        _, (found,) = textcache.cached("meteor-phrases", f"{code}\0{index.key}", refs, lambda: (None, (phrases(refs),)),
+        _, (found,) = textcache.cached("meteor-phrases", f"{code}\0{index.key}", refs, reference_phrases,
                                        lambda v, arrays: v is None and len(arrays) == 1 and arrays[0].ndim == 1
                                        and arrays[0].dtype == np.int64)
     else:
-        found = phrases(refs)
+        found = reference_phrases()[1][0]
     others = phrases([line for line in lines if line not in reference_lines])
     return index.entries_among(np.concatenate([found, others]))
 
@@ -142,8 +146,9 @@ def _reference_side_valid(n: int) -> Callable[[Any, tuple], bool]:
 
 
 def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Path,
-                 index: ParaphraseIndex) -> list[str]:
-    """The jar's statistics line of every (hypothesis, references) pair, computed in Python."""
+                 index: ParaphraseIndex | None = None, cache_dir: Path | None = None) -> list[str]:
+    """The jar's statistics line of every (hypothesis, references) pair, computed in Python. ``index``: the
+    paraphrase table's; by default :meth:`ParaphraseIndex.for_references` of these references (in ``cache_dir``)."""
     data = english_data(Path(jar))
     pieces = _pieces(hyps, refs)
     if any("\n" in t or "\r" in t for p in pieces for t in p):
@@ -158,7 +163,10 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
             infos[w] = _word_info(w, data)
         return infos[w]
 
-    corpus = Corpus.build(lines, _words, info, index, _usable_entries(index, lines, set(known.values()), Path(jar)))
+    paraphrases, found = (index, None) if index is not None else ParaphraseIndex.for_references(
+        Path(jar).parent / "data" / "paraphrase-en.gz", list(dict.fromkeys(known.values())), cache_dir, _words)
+    usable = _usable_entries(paraphrases, lines, set(known.values()), Path(jar), found)
+    corpus = Corpus.build(lines, _words, info, paraphrases, usable)
     built: dict[int, Sentence] = {}
 
     def sentence(k: int) -> Sentence:          # the per-pair aligner's input, for the rare long line
@@ -167,7 +175,7 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
             words = _words(lines[k])
             got = [info(w) for w in words]
             built[k] = Sentence.build(words, [g[0] for g in got], [g[1] for g in got], [g[2] for g in got],
-                                      [g[3] for g in got], table, phrases, int(index.max_words))
+                                      [g[3] for g in got], table, phrases, int(paraphrases.max_words))
         return built[k]
 
     number = {line: k for k, line in enumerate(lines)}
@@ -178,6 +186,7 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
     distinct, inverse = np.unique(hyp * len(lines) + ref, return_inverse=True)
     aligned = (stats_many(corpus, distinct // len(lines), distinct % len(lines), sentence) if len(distinct)
                else np.zeros((0, 23)))
+    paraphrases.settle()          # a run that built the index: its check is remembered for the next runs
     return _best_lines(aligned[inverse.ravel()], owner, len(pieces))
 
 
