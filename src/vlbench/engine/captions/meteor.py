@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError, VlbenchError
-from . import java, paraphrase
+from . import java
 from .paraphrase import ParaphraseIndex
 
 __all__ = ["METEOR_BACKENDS", "Meteor", "meteor_available", "meteor_from_stats", "meteor_stats", "parse_stats",
@@ -195,13 +195,10 @@ def paraphrase_index(cache_dir: Path | None = None) -> ParaphraseIndex:
 
 def index_ahead(n_references: int, cache_dir: Path | None = None) -> ParaphraseIndex | None:
     """The whole paraphrase table's index to open before METEOR runs on ``n_references`` reference texts (a caller
-    can do it beside other work): the cached one, or built now where the references are fewer than
-    :data:`~.paraphrase.SUBTABLE_MIN_LINES`; None where METEOR reads their own sub-table instead
-    (:meth:`ParaphraseIndex.for_references`)."""
-    table = java.require_meteor_jar().parent / "data" / "paraphrase-en.gz"
-    if n_references < paraphrase.SUBTABLE_MIN_LINES:
-        return ParaphraseIndex.load(table, cache_dir)
-    return ParaphraseIndex.cached(table, cache_dir)
+    can do it beside other work): :meth:`ParaphraseIndex.whole_for`, None where METEOR reads their own sub-table
+    instead (:meth:`ParaphraseIndex.for_references`)."""
+    return ParaphraseIndex.whole_for(java.require_meteor_jar().parent / "data" / "paraphrase-en.gz", n_references,
+                                     cache_dir)
 
 
 def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend: str = "auto",

@@ -112,27 +112,27 @@ def _reference_side(refs: list[str], data: EnglishData, jar: Path) -> tuple[dict
 
 
 def _usable_entries(index: ParaphraseIndex, lines: list[str], reference_lines: set[str], jar: Path,
-                    found: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
+                    reference_phrases: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
     """The paraphrase entries ``lines`` can use (:meth:`ParaphraseIndex.kept_entries_for_words`). The phrases
     found in the references' lines are the same at every run on a split and kept on disk (hashing every n-gram
-    of 45,000 lines is ~0.5 s; ``found``: those numbers where the caller has them already); the other lines'
-    phrases are looked up at each run. n-grams never cross a line, so the two sets together are the whole
+    of 45,000 lines is ~0.5 s; ``reference_phrases``: those numbers where the caller has them already); the other
+    lines' phrases are looked up at each run. n-grams never cross a line, so the two sets together are the whole
     corpus's."""
     refs = [line for line in lines if line in reference_lines]
 
     def phrases(part: list[str]) -> NDArray[np.int64]:
         return index.phrases_in(index.ngram_hashes([_words(line) for line in part])).astype(np.int64)
 
-    def reference_phrases() -> textcache.Entry:
-        return None, (phrases(refs) if found is None else found,)
+    def in_references() -> NDArray[np.int64]:
+        return phrases(refs) if reference_phrases is None else reference_phrases
 
     if index.key:       # an index read from its cache folder: the phrase numbers are that index's
         code = textcache.code_digest([*sorted(Path(__file__).parent.glob("*.py")), jar, Path(paraphrase.__file__)])
-        _, (found,) = textcache.cached("meteor-phrases", f"{code}\0{index.key}", refs, reference_phrases,
+        _, (found,) = textcache.cached("meteor-phrases", f"{code}\0{index.key}", refs, lambda: (None, (in_references(),)),
                                        lambda v, arrays: v is None and len(arrays) == 1 and arrays[0].ndim == 1
                                        and arrays[0].dtype == np.int64)
     else:
-        found = reference_phrases()[1][0]
+        found = in_references()
     others = phrases([line for line in lines if line not in reference_lines])
     return index.entries_among(np.concatenate([found, others]))
 
