@@ -13,13 +13,15 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
 from .errors import FormatError
 
 __all__ = ["read_json", "json_values_bound", "require_file", "check_output", "write_text_atomic", "arrow_to_numpy", "arrow_codes",
-           "MAX_JSON_BYTES", "new_file_mode", "write_parquet_atomic", "read_both", "FORK_MIN_BYTES"]
+           "MAX_JSON_BYTES", "new_file_mode", "write_parquet_atomic", "read_both", "overlapped",
+           "FORK_MIN_BYTES"]
 
 #: Upper bound on the (decompressed) size of a JSON file we agree to parse.
 MAX_JSON_BYTES = 2 * 1024**3
@@ -268,18 +270,37 @@ _U = TypeVar("_U")
 
 
 def read_both(first: Callable[[], _T], second: Callable[[], _U], paths: tuple[Any, ...] = ()) -> tuple[_T, _U]:
-    """``(first(), second())``, overlapped where that is safe and worth it: ``first()`` in a forked child process
-    (its value pickled back through a pipe) while this process runs ``second()``. Parsing JSON into Python objects
-    holds the GIL, so threads cannot overlap two reads; a process can (15 MB of references beside 37 MB of
-    predictions: 0.15 s of their 0.7 s).
+    """``(first(), second())``: two reads, :func:`overlapped` in a forked child when every one of ``paths`` is a
+    regular file of :data:`FORK_MIN_BYTES` or more, else one after the other. Parsing JSON into Python objects holds
+    the GIL, so threads cannot overlap two reads; a process can (15 MB of references beside 37 MB of predictions:
+    0.15 s of their 0.7 s)."""
+    return overlapped(first, second, fork=_large_files(paths))
 
-    Forks only on Linux, in a process running one thread (a fork copies no other thread, so a lock one of them held
-    would stay held in the child), and when every one of ``paths`` is a regular file of :data:`FORK_MIN_BYTES` or
-    more. Nothing of the child's is trusted: if it fails in any way (an error, a crash, a signal), ``first()`` runs
-    here and raises here. An error of ``second()`` is raised after ``first()``'s outcome is known, so the errors come
-    in the order of one read after the other."""
-    if not _may_fork(paths):
+
+def overlapped(first: Callable[[], _T], second: Callable[[], _U], *, fork: bool, thread: bool = False
+               ) -> tuple[_T, _U]:
+    """``(first(), second())``, overlapped where that is safe and worth it. With ``fork``: ``first()`` in a forked
+    child process (its value pickled back through a pipe) while this process runs ``second()``: the way to overlap
+    work that holds the GIL (parsing, Python loops). Forks only on Linux, in a process running one thread (a fork
+    copies no other thread, so a lock one of them held would stay held in the child). Without a fork, with
+    ``thread``: ``second()`` in a worker thread while ``first()`` runs here (work whose numpy calls release the GIL);
+    else one after the other.
+
+    Nothing of the child's is trusted: if it fails in any way (an error, a crash, a signal), ``first()`` runs here
+    and raises here. An error of ``second()`` is raised after ``first()``'s outcome is known, so the errors come in
+    the order of one call after the other."""
+    if fork and _may_fork():
+        return _forked(first, second)
+    if not thread:
         return first(), second()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        later = pool.submit(second)
+        value_1 = first()           # an error here is raised first; the worker is still waited for
+        return value_1, later.result()
+
+
+def _forked(first: Callable[[], _T], second: Callable[[], _U]) -> tuple[_T, _U]:
+    """:func:`overlapped` with a fork: ``first()`` in the child, ``second()`` here."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:                                    # the child: no return, no atexit, no stdio flush
@@ -323,9 +344,14 @@ def _unpickled(payload: bytes) -> tuple[Any] | None:
         return None
 
 
-def _may_fork(paths: tuple[Any, ...]) -> bool:
-    """Whether :func:`read_both` may fork: Linux, one thread, every path a regular file of FORK_MIN_BYTES or more."""
-    if sys.platform != "linux" or threading.active_count() != 1 or not paths:       # Linux has os.fork
+def _may_fork() -> bool:
+    """Whether :func:`overlapped` may fork: Linux (which has ``os.fork``), in a process running one thread."""
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
+def _large_files(paths: tuple[Any, ...]) -> bool:
+    """Whether every one of ``paths`` (at least one) is a regular file of :data:`FORK_MIN_BYTES` or more."""
+    if not paths:
         return False
     try:
         return all(os.stat(p).st_size >= FORK_MIN_BYTES and Path(p).is_file() for p in paths)
