@@ -288,7 +288,8 @@ def overlapped(first: Callable[[], _T], second: Callable[[], _U], *, fork: bool,
 
     Nothing of the child's is trusted: if it fails in any way (an error, a crash, a signal), ``first()`` runs here
     and raises here. An error of ``second()`` is raised after ``first()``'s outcome is known, so the errors come in
-    the order of one call after the other."""
+    the order of one call after the other. ``first()`` must return all it has to say: what it changes besides (a
+    Python warning it issues, a cache it fills) stays in the child."""
     if fork and _may_fork():
         return _forked(first, second)
     if not thread:

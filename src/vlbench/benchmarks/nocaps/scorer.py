@@ -230,8 +230,8 @@ def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseI
     """BLEU statistics, CIDEr-D and ROUGE-L per image, and METEOR's statistics lines and backend (none without a
     backend), side by side (:func:`~vlbench.engine.io.overlapped`): from :data:`FORK_MIN_REFERENCES` references
     on, BLEU, CIDEr-D and ROUGE-L in a forked child, whose Python loops would otherwise hold the GIL that METEOR's
-    many numpy calls wait for (a whole split's cold run: 0.96 of the time in threads, half the peak memory);
-    else METEOR in a worker thread (in Java processes, or numpy work that releases the GIL)."""
+    many numpy calls wait for (a whole split: 0.91-0.96 of the time in threads, the largest process at 0.55-0.7 of
+    the peak); else METEOR in a worker thread (in Java processes, or numpy work that releases the GIL)."""
     def others() -> tuple[Any, NDArray[np.float64], NDArray[np.float64]]:
         call = _toolkit_call(t.hyp_tokens, t.ref_tokens)
         stats, cider = bleu_mod.bleu_stats(*call), cider_d(*call)
@@ -243,8 +243,9 @@ def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseI
             return None, None
         return meteor_stats(t.hyp_tokens, t.ref_tokens, backend=meteor_backend, index=index)
 
-    (stats, cider, rouge), lines = overlapped(others, meteor, fork=t.n_references >= FORK_MIN_REFERENCES,
-                                              thread=bool(meteor_backend))
+    beside = bool(meteor_backend)
+    (stats, cider, rouge), lines = overlapped(others, meteor, fork=beside and t.n_references >= FORK_MIN_REFERENCES,
+                                              thread=beside)
     return stats, cider, rouge, lines
 
 
