@@ -1,5 +1,5 @@
-"""Work side by side (#32, :func:`vlbench.engine.io.overlapped`): two input files, the references read in a forked
-child while the predictions are read here (:func:`vlbench.engine.io.read_both`), and nocaps' BLEU, CIDEr-D and
+"""Work side by side (#32, :func:`vlbench.engine.overlap.overlapped`): two input files, the references read in a
+forked child while the predictions are read here (:func:`vlbench.engine.io.read_both`), and nocaps' BLEU, CIDEr-D and
 ROUGE-L in a forked child beside METEOR. The fork is forced in a fresh process (one thread, the size bounds lowered
 to 0) and seen through the interpreter's ``os.fork`` audit event; the numbers are the golden cases' official ones,
 the errors those of the calls one after the other, a child that dies or sends what does not unpickle changes
@@ -91,7 +91,7 @@ _OVERLAP_PROBE = """
 import json, os, sys, threading
 forks = []
 sys.addaudithook(lambda event, args: forks.append(event) if event == "os.fork" else None)
-from vlbench.engine import io
+from vlbench.engine import overlap
 mode = sys.argv[1]
 order = []
 
@@ -109,12 +109,12 @@ try:
         for thread in (False, True):
             for fork in (False, True):
                 try:
-                    io.overlapped(lambda: fail("first"), lambda: fail("second"), fork=fork, thread=thread)
+                    overlap.overlapped(lambda: fail("first"), lambda: fail("second"), fork=fork, thread=thread)
                 except ValueError as err:
                     order.append(f"raised {err}")
         out = {"order": order}
     else:
-        out = {"values": [io.overlapped(lambda: os.getpid(), lambda: "second", fork=True, thread=thread)
+        out = {"values": [overlap.overlapped(lambda: os.getpid(), lambda: "second", fork=True, thread=thread)
                           for thread in (False, True)], "here": os.getpid()}
 finally:
     if mode == "second thread":

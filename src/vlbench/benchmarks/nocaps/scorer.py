@@ -34,7 +34,7 @@ from ...engine.captions.rouge import rouge_l
 from ...engine.captions.spice import spice_available, spice_scores
 from ...engine.captions.tokenize import SHIFTING_LINE_BREAK, sanitize, tokenize
 from ...engine.errors import CoverageError, InputError, PredictionError
-from ...engine.io import overlapped
+from ...engine.overlap import overlapped
 from ...engine.result import Result
 from .. import expect_prediction_list
 from ..validation import describe as _describe, require_utf8
@@ -228,7 +228,7 @@ def _meteor_ready(meteor: bool, backend: str, n_references: int) -> tuple[bool, 
 def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseIndex | None
                       ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64], tuple[list[str] | None, str | None]]:
     """BLEU statistics, CIDEr-D and ROUGE-L per image, and METEOR's statistics lines and backend (none without a
-    backend), side by side (:func:`~vlbench.engine.io.overlapped`): from :data:`FORK_MIN_REFERENCES` references
+    backend), side by side (:func:`~vlbench.engine.overlap.overlapped`): from :data:`FORK_MIN_REFERENCES` references
     on, BLEU, CIDEr-D and ROUGE-L in a forked child, whose Python loops would otherwise hold the GIL that METEOR's
     many numpy calls wait for (a whole split: 0.91-0.96 of the time in threads, the largest process at 0.55-0.7 of
     the peak); else METEOR in a worker thread (in Java processes, or numpy work that releases the GIL)."""
