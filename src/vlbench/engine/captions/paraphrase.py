@@ -408,7 +408,7 @@ def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[i
     block, start, length = _block_phrases(raw, newline)
     chunks = Chunks(block)
     if among is not None:
-        kept = np.repeat(among.entries_touching(_tested_hashes(block, start, length, among.multiplier)), 2)
+        kept = np.repeat(among.entries_touching(_tested_hashes(chunks, block, start, length, among.multiplier)), 2)
         start, length = start[kept], length[kept]
     hashes, checks = string_hashes(chunks, start, length, multipliers)
     first, number = _distinct(hashes, checks)     # a block repeats its phrases 2.4 times: keep each once
@@ -477,12 +477,12 @@ def _untested(block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArra
     return out
 
 
-def _tested_hashes(block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64], multiplier: int
-                   ) -> NDArray[np.uint64]:
-    """What the sub-table's test reads of a block's phrases: each phrase's hash under ``multiplier``, or 0 for a
-    phrase that is :func:`_untested` (a phrase whose hash is 0 is then kept too: the test may keep too much, never
-    too little)."""
-    (hashes,) = string_hashes(Chunks(block), start, length, [multiplier])
+def _tested_hashes(chunks: Chunks, block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64],
+                   multiplier: int) -> NDArray[np.uint64]:
+    """What the sub-table's test reads of a block's phrases (``chunks``: the block's :class:`Chunks`): each phrase's
+    hash under ``multiplier``, or 0 for a phrase that is :func:`_untested` (a phrase whose hash is 0 is then kept too:
+    the test may keep too much, never too little)."""
+    (hashes,) = string_hashes(chunks, start, length, [multiplier])
     hashes[_untested(block, start, length, _AMONG_MAX_N)] = 0
     return hashes
 
