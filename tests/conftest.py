@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("VLBENCH_SHARED", ROOT.parent / "shared"))
+#: the golden parity cases and real-data files, kept with the tests (tests/data/README.md says where each came
+#: from); VLBENCH_SHARED may name another folder of the same layout (the project's shared/ folder, say)
+SHARED = Path(os.environ.get("VLBENCH_SHARED") or Path(__file__).resolve().parent / "data")
 GOLDEN = SHARED / "golden"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -21,17 +23,19 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
-#: round-3 adversarial cases (kept apart: the official-file faces run them, not the evaluate / Hub-row faces)
+#: adversarial cases of rounds 3 and 4 (kept apart: the official-file faces run them, not the evaluate / Hub-row faces)
 GOLDEN_ADV3 = SHARED / "golden-adv3"
+GOLDEN_ADV4 = SHARED / "golden-adv4"
 
 
 def golden_cases(benchmark: str, *, round3: bool = False) -> list[Path]:
-    """The golden cases of ``benchmark`` (and, with ``round3``, those of shared/golden-adv3 too)."""
+    """The golden cases of ``benchmark`` (and, with ``round3``, those of the adversarial rounds 3 and 4 too)."""
     folder = GOLDEN / benchmark
     if not folder.is_dir():
-        raise RuntimeError(f"golden cases not found at {folder}; set VLBENCH_SHARED to the shared/ folder")
-    extra = GOLDEN_ADV3 / benchmark
-    folders = [folder] + ([extra] if round3 and extra.is_dir() else [])
+        raise RuntimeError(f"golden cases not found at {folder}; VLBENCH_SHARED, if set, must name a folder holding "
+                           "golden/, golden-adv3/, golden-adv4/ and realdata/")
+    extra = [GOLDEN_ADV3 / benchmark, GOLDEN_ADV4 / benchmark] if round3 else []
+    folders = [folder] + [f for f in extra if f.is_dir()]
     return sorted((p for f in folders for p in f.iterdir() if p.is_dir() and (p / "expected.json").exists()),
                   key=lambda p: (p.parent.parent.name, p.name))
 

@@ -48,17 +48,19 @@ def test_string_id_matches_no_row_and_the_error_says_so():
 
 
 def test_unusable_ids_are_ignored_counted_and_never_collide():
-    """Non-integral floats, strings and ids beyond int64 equal no row id: ignored and counted; two different
-    ones never collide (the official dict keeps them apart), equal ones are duplicates (the official raises)."""
+    """Non-integral floats, strings and ids beyond int64 equal no row id: ignored and counted (text, a type no row id
+    has, apart from the numbers that are just not rows); two different ones never collide (the official dict keeps
+    them apart), equal ones are duplicates (the official raises)."""
     extra = [good(0.5), good(0.7), good("x"), good(2**70)]
     result = score(REFS, [good(i) for i in range(12)] + extra)
-    assert result.counts["unusable_ids_ignored"] == 4 and result.metrics["Acc50"] == 100.0
+    assert result.counts["unusable_ids_ignored"] == 1 and result.counts["unknown_ids_ignored"] == 3
+    assert result.metrics["Acc50"] == 100.0
     with pytest.raises(PredictionError, match="occur more than once"):
         score(REFS, [good(i) for i in range(12)] + [good(0.5), good(0.5)])
 
 
 @pytest.mark.parametrize("box, protocol", [([1, 2, 3], "official"), ([1, 2, 3, "4"], "official"), (None, "official"),
-                                           ([True, 0, 1, 1], "official"), ([1, 2, 3, float("nan")], "corrected"),
+                                           ([True, 0, 1, 1], "corrected"), ([1, 2, 3, float("nan")], "corrected"),
                                            ([1, 2, float("inf"), 4], "corrected")])
 def test_boxes_must_be_four_finite_numbers(box, protocol):
     """Not four numbers: refused. NaN / infinity: refused under ``corrected`` only (officially a miss, below)."""
@@ -67,6 +69,69 @@ def test_boxes_must_be_four_finite_numbers(box, protocol):
     with pytest.raises(PredictionError) as err:
         score(REFS, preds, protocol=protocol)
     assert "entry 4 (id 4)" in str(err.value) and "pred_bbox" in str(err.value)
+
+
+def test_an_xyxy_box_of_five_values_is_refused_an_xywh_one_is_read_by_its_first_four():
+    """Official: an xywh box becomes [b0, b1, b0 + b2, b1 + b3], so a 5th or 6th value is never read; an xyxy box
+    goes into the tensor as written, and a row of five values fails its shape assertion."""
+    preds = [good(i) for i in range(12)]
+    preds[3] = good(3, pred_bbox=[0, 0, 50, 50, 0.9])
+    preds[5] = good(5, pred_bbox=[0, 0, 50, 50, 0.9, 7])
+    result = score(REFS, preds)
+    assert result.metrics["Acc90"] == 100.0          # every box equals its GT box: IoU 1
+    assert any("more than four values" in w for w in result.warnings)
+    with pytest.raises(PredictionError, match="more than four"):
+        score(REFS, preds, protocol="corrected")
+    preds[3] = good(3, pred_bbox=[0, 0, 50, 50, 0.9], format="xyxy")
+    with pytest.raises(PredictionError, match=r"entry 3 \(id 3\)"):
+        score(REFS, preds)
+
+
+def test_boolean_coordinates_are_one_and_zero_as_in_the_official_tensor():
+    """torch.tensor makes true 1.0 and false 0.0. GT (0, 0, 50, 50). Box xyxy [true, false, 26, 50] is (1, 0, 26, 50):
+    overlap 25 * 50 = 1250, union 2500, IoU 0.5 exactly, a miss (strict >). Read as (0, 0, 26, 50) it would be
+    1300 / 2500 = 0.52, a hit; [false, false, 26, 50] is that hit. So Acc50 = 11/12 and 12/12."""
+    preds = [good(i) for i in range(12)]
+    preds[7] = good(7, pred_bbox=[True, False, 26, 50], format="xyxy")
+    assert score(REFS, preds).metrics["Acc50"] == pytest.approx(100 * 11 / 12)
+    preds[7] = good(7, pred_bbox=[False, False, 26, 50], format="xyxy")
+    result = score(REFS, preds)
+    assert result.metrics["Acc50"] == 100.0 and any("true/false" in w for w in result.warnings)
+
+
+def test_boxes_of_ids_the_split_does_not_score_are_never_read():
+    """Official: only the predictions of the split's rows are looked up, so a broken box on an extra id is ignored."""
+    result = score(REFS, [good(i) for i in range(12)] + [good(99, pred_bbox="not a box")])
+    assert result.metrics["Acc50"] == 100.0 and result.counts["unknown_ids_ignored"] == 1
+
+
+TEXT_REFS = references_from_rows([{"id": f"{i:06d}", "bbox": [0, 0, 50, 50], "ori_category_id": "o365_1"}
+                                  for i in range(12)])
+
+
+def test_text_row_ids_join_by_equality_as_the_official_dict():
+    """Rows whose ids are text ('000005', as the official docstring writes them) are found by the same text; the
+    integer 5 equals no such row (the official dict compares by type): row '000005' is missing, an error naming the
+    types, or with --missing miss a miss: Acc50 = 11/12."""
+    preds = [good(f"{i:06d}") for i in range(12)]
+    assert score(TEXT_REFS, preds).metrics["Acc50"] == 100.0
+    preds[5] = good(5)
+    with pytest.raises(CoverageError) as err:
+        score(TEXT_REFS, preds)
+    assert "'000005'" in str(err.value) and "in quotes" in str(err.value)
+    result = score(TEXT_REFS, preds, missing="miss")
+    assert result.metrics["Acc50"] == pytest.approx(100 * 11 / 12) and result.counts["unusable_ids_ignored"] == 1
+
+
+def test_a_null_class_and_the_class_named_none_are_two_classes():
+    """The official dict keeps None and "None" apart. Rows 0-3 (null class) all hit; rows 4-11 (class "None") half
+    hit: class_Acc50 = (100 + 50) / 2 = 75; merged into one class it would be 8/12 = 66.67."""
+    refs = references_from_rows([{"id": i, "bbox": [0, 0, 50, 50], "ori_category_id": None if i < 4 else "None"}
+                                 for i in range(12)])
+    preds = [good(i) if i < 8 else good(i, pred_bbox=[100, 100, 10, 10]) for i in range(12)]
+    result = score(refs, preds)
+    assert result.metrics["class_Acc50"] == 75.0 and result.metrics["Acc50"] == pytest.approx(100 * 8 / 12)
+    assert {c["name"] for c in result.breakdowns["per_class"]} == {"null", "None"}
 
 
 @pytest.mark.parametrize("box", [[1, 2, 3, float("nan")], [float("nan")] * 4, [1, 2, float("inf"), 4],

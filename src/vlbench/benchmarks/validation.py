@@ -20,7 +20,7 @@ from ..engine.errors import FormatError, InputError
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["fail", "require", "describe", "integral_ids", "require_utf8", "aligned_lists", "extra_fields", "percent",
+__all__ = ["fail", "require", "describe", "integral_ids", "sorted_id_codes", "coded_ids", "require_utf8", "aligned_lists", "extra_fields", "percent",
            "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT",
            "tie_bounds", "TIE_SPREAD_POINTS", "TypedId", "TypedNumber", "typed_column", "typed_boxes",
            "TypedCocoResult", "typed_coco_columns"]
@@ -74,6 +74,45 @@ def integral_ids(values: list[Any], source: str, key: str, start: int = 0, kinds
             raise PredictionError(f"{key!r} {v!r} is beyond the 64-bit integer range, so no reference has it",
                                   file=source, entry=f"entry {start + i}", fix=f"write the {key} of the references")
     return np.asarray([int(v) for v in values], dtype=np.int64)
+
+
+def sorted_id_codes(values: list[Any], source: str, key: str, where: str = "") -> tuple[np.ndarray, dict[Any, int] | None]:
+    """Ids of any JSON scalar type -> (int64 codes, the table value -> code, or None where the ids are plain
+    integers and are their own codes). Codes follow the order ``sorted()`` gives the distinct values, which is the
+    order ``COCOeval`` evaluates images in (``sorted(getImgIds())``): ids written as text compare as text, so
+    ``"10" < "9"``, and that order decides which of two tied detections on different images ranks first. Values a
+    Python dict takes for one key (``3`` and ``3.0``) get one code. Ids ``sorted()`` cannot order (``3`` beside
+    ``"3"``) or that cannot be dict keys are a :class:`FormatError`: the official code stops there too."""
+    import numpy as np
+
+    kinds = set(map(type, values))
+    if kinds <= {int, float} and all(type(v) is int or v.is_integer() for v in values):
+        return integral_ids(values, source, key, kinds=kinds), None
+    try:
+        table = {v: code for code, v in enumerate(sorted(dict.fromkeys(values)))}
+    except TypeError:
+        shown = describe(sorted({f"{type(v).__name__} {v!r}" for v in values})[:3])
+        raise FormatError(f"the {key}s are of types Python cannot sort together ({shown}); the official scorer sorts "
+                          "them and fails", file=source, entry=where or None,
+                          fix=f"write every {key} the same way: all integers or all text") from None
+    return np.fromiter((table[v] for v in values), dtype=np.int64, count=len(values)), table
+
+
+def coded_ids(values: list[Any], table: dict[Any, int] | None, source: str, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """The codes of ``values`` under ``table`` (:func:`sorted_id_codes`; None: integer ids, their own codes) and
+    which values the table has: a value equal to no id (``"5"`` where the ids are ``5``) gets code -1."""
+    import numpy as np
+
+    if table is None:
+        codes = integral_ids(values, source, key)
+        return codes, np.ones(len(codes), dtype=bool)
+    try:
+        codes = np.fromiter((table.get(v, -1) for v in values), dtype=np.int64, count=len(values))
+    except TypeError:
+        bad = next(i for i, v in enumerate(values) if not isinstance(v, (str, int, float, type(None))))
+        raise FormatError(f"{key!r} {values[bad]!r} cannot be an id", file=source, entry=f"entry {bad}",
+                          fix=f"write the {key} of the references") from None
+    return codes, codes >= 0
 
 
 #: msgspec types for typed decoding (:func:`vlbench.engine.io.read_json`'s ``typed``): an integer id within int64, and a

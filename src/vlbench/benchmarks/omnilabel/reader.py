@@ -247,8 +247,7 @@ def _gt_copy_pairs(parts: _Parts, rows: NDArray[np.int64], skeleton: OmniLabelRe
 def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     """Pairs in the official order (image id, then label-space rank), GT copies per pair, pair types."""
     image_ids = np.unique(np.asarray(parts.image_ids, dtype=np.int64))
-    _require(len(image_ids) == len(parts.image_ids), "duplicate image ids", source)
-    file_of = dict(zip(parts.image_ids, parts.file_names))
+    file_of = dict(zip(parts.image_ids, parts.file_names))    # an image listed twice: the last entry, as a dict keeps
     descr_text = parts.descr_text
     pair_image, pair_descr = _label_space_pairs(parts, image_ids, source)
     descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
@@ -263,6 +262,11 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     box_arr = _box_array(parts, source)
     rows = np.repeat(np.arange(len(parts.box_xywh)), [len(r) for r in parts.box_refs]).astype(np.int64)
     notes = list(parts.notes)
+    if len(image_ids) < len(parts.image_ids):
+        repeated = Counter(parts.image_ids)
+        notes.append(f"{len(parts.image_ids) - len(image_ids)} entry(ies) of 'images' repeat an image id (e.g. "
+                     f"{[i for i, n in repeated.items() if n > 1][:5]}): each image is evaluated once, as the official "
+                     "code keys its images by id")
     if parts.missing_iscrowd:
         notes.append(f"{parts.missing_iscrowd} ground-truth box(es) have no 'iscrowd' and were read as 0 "
                      "(the official evaluator raises KeyError there)")

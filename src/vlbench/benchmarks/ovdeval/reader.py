@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ...engine.errors import FormatError, InputError
 from ...engine.images import ImageSource, image_cell
-from ..validation import BuildReport, extra_fields, fail as _fail, read_card_metadata
+from ..validation import BuildReport, coded_ids, extra_fields, fail as _fail, read_card_metadata, sorted_id_codes
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
@@ -38,11 +38,14 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
         if not (isinstance(c, dict) and isinstance(c.get("id"), int) and "name" in c):
             _fail("a category needs an integer 'id' and a 'name'", source, f"categories[{i}]")
     for i, img in enumerate(data["images"]):
-        if not (isinstance(img, dict) and isinstance(img.get("id"), int) and not isinstance(img.get("id"), bool)):
-            _fail("an image needs an integer 'id'", source, f"images[{i}]")
-    image_ids = np.unique(np.asarray([img["id"] for img in data["images"]], dtype=np.int64))
-    if len(image_ids) != len(data["images"]):
-        _fail("duplicate image ids", source)
+        if not (isinstance(img, dict) and isinstance(img.get("id"), (int, float, str)) and not isinstance(img["id"], bool)):
+            _fail("an image needs an 'id' (an integer, or text)", source, f"images[{i}]")
+    # ids as pycocotools keys and orders them (text ids as text); an image listed twice is one image, the last entry
+    listed, id_table = sorted_id_codes([img["id"] for img in data["images"]], source, "image id", "images")
+    image_ids = np.unique(listed)
+    if len(image_ids) != len(listed):
+        notes.append(f"{len(listed) - len(image_ids)} entry(ies) of 'images' repeat an image id: each image is "
+                     "evaluated once, as pycocotools keys its images by id (the last entry's fields are kept)")
     category_ids = np.unique(np.asarray([c["id"] for c in data["categories"]], dtype=np.int64))
     anns = data["annotations"]
     missing_crowd = 0
@@ -67,24 +70,35 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
     return OVDEvalSubset(
         name=name, image_ids=image_ids, category_ids=category_ids,
         category_names={c["id"]: str(c["name"]) for c in data["categories"]},
-        ann_image=np.asarray([a["image_id"] for a in anns], dtype=np.int64),
+        ann_image=_annotation_images([a["image_id"] for a in anns], id_table, source),
         ann_category=np.asarray([a["category_id"] for a in anns], dtype=np.int64),
         ann_box=box, ann_area=np.asarray([a["area"] for a in anns], dtype=np.float64),
         ann_iscrowd=np.asarray([bool(a.get("iscrowd", 0)) for a in anns], dtype=bool),
         ann_id=np.asarray(ids, dtype=np.int64), notes=notes, source=source,
-        image_file={int(img["id"]): str(img.get("file_name") or "") for img in data["images"]},
-        image_negatives={int(img["id"]): frozenset(map(str, img["neg_text"])) for img in data["images"]
+        image_file={int(code): str(img.get("file_name") or "") for code, img in zip(listed, data["images"])},
+        image_negatives={int(code): frozenset(map(str, img["neg_text"])) for code, img in zip(listed, data["images"])
                          if isinstance(img.get("neg_text"), list) and img["neg_text"]},
-        image_wh=_image_sizes(data["images"], image_ids))
+        image_wh=_image_sizes(data["images"], listed, image_ids), id_table=id_table)
 
 
-def _image_sizes(images: list[dict[str, Any]], image_ids: NDArray[np.int64]) -> NDArray[np.float64] | None:
-    """(width, height) per id of ``image_ids`` (sorted), NaN where an image gives none; None when none does."""
+def _annotation_images(values: list[Any], table: dict[Any, int] | None, source: str) -> NDArray[np.int64]:
+    """Each annotation's image as its code; an id no image has keeps a code of its own that no image has (its boxes
+    are never evaluated, as ``COCOeval`` evaluates only listed images)."""
+    if table is None:
+        return coded_ids(values, None, source, "image_id")[0]
+    codes, known = coded_ids(values, table, source, "image_id")
+    return np.where(known, codes, -1 - np.arange(len(codes)))
+
+
+def _image_sizes(images: list[dict[str, Any]], listed: NDArray[np.int64], image_ids: NDArray[np.int64]
+                 ) -> NDArray[np.float64] | None:
+    """(width, height) per id of ``image_ids`` (sorted), NaN where an image gives none; None when none does.
+    ``listed``: each entry's id; of an id listed twice the last entry counts (numpy's assignment keeps the last)."""
     def number(value: Any) -> float:
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else np.nan
 
     wh = np.full((len(image_ids), 2), np.nan)
-    rows = np.searchsorted(image_ids, np.asarray([img["id"] for img in images], dtype=np.int64))
+    rows = np.searchsorted(image_ids, listed)
     wh[rows] = np.asarray([(number(img.get("width")), number(img.get("height"))) for img in images],
                           dtype=np.float64).reshape(-1, 2)
     return None if np.isnan(wh).all() else wh

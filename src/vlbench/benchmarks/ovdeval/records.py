@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,6 +43,9 @@ class OVDEvalSubset:
     image_negatives: dict[int, frozenset[str]] = field(default_factory=dict)
     #: (width, height) of each image of ``image_ids`` (NaN where not given), for the convention check; None if none
     image_wh: NDArray[np.float64] | None = None
+    #: image id as written -> its code in ``image_ids`` etc., where the ids are not plain integers (text ids, coded in
+    #: the order pycocotools sorts them); None where the integer ids are their own codes
+    id_table: dict[Any, int] | None = None
 
     def is_negative(self, image_ids: NDArray[np.int64], category_ids: NDArray[np.int64]) -> NDArray[np.bool_]:
         """Whether each (image id, category id) names one of the image's hard negatives (``neg_text``)."""

@@ -28,6 +28,7 @@ from .. import expect_prediction_list
 from ..validation import (
     Scores,
     TypedCocoResult,
+    coded_ids,
     describe,
     integral_ids,
     read_boxes,
@@ -147,6 +148,8 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
     warnings: list[str] = []
     if entries and isinstance(entries[0], TypedCocoResult):
         image, category, box, score_value = typed_coco_columns(entries)
+        if gt.id_table is not None:       # integer ids against text ones: none equals an image id
+            image = coded_ids(image.tolist(), gt.id_table, source, "image_id")[0]
         score = Scores.of_typed(score_value)
         odd_boxes: dict[str, list[int]] = {}
         scores: list[Any] = []                # the raw values are read only for text scores, which typed ones never are
@@ -160,7 +163,7 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
         except (KeyError, TypeError):
             _diagnose(entries, source)
             raise PredictionError("malformed prediction file", file=source) from None  # pragma: no cover
-        image = integral_ids(images, source, "image_id")
+        image = coded_ids(images, gt.id_table, source, "image_id")[0]
         box, odd_boxes = read_boxes(boxes, source, protocol=protocol)
         score = read_scores(scores, source, protocol=protocol)
         category, text_labels = _resolve_labels(labels, gt, source, protocol)

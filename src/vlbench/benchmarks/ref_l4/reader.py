@@ -6,6 +6,7 @@ Hub id) -> :class:`~.scorer.RefL4References` for scoring.
 from __future__ import annotations
 
 import os
+from collections import Counter
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,8 +38,6 @@ def _select_split(table: Any, split: str, source: str) -> tuple[Any, Any]:
     """The rows of ``split`` and the ids of the file's other rows (predictions for those are expected, not unknown)."""
     import pyarrow.compute as pc
 
-    from ...engine.io import arrow_to_numpy
-
     if split == "all":
         return table, None
     if split not in schema.SPLITS:
@@ -47,7 +46,7 @@ def _select_split(table: Any, split: str, source: str) -> tuple[Any, Any]:
         raise FormatError(f"the references have no 'split' column, so split {split!r} cannot be selected",
                           file=source, fix="pass --split all, or the file of that split")
     mask = pc.equal(table["split"], split)
-    return table.filter(mask), arrow_to_numpy(table.filter(pc.invert(mask))["id"], "int64")
+    return table.filter(mask), _row_ids(table.filter(pc.invert(mask))["id"], source)
 
 
 def _references_from_table(table: Any, source: str, other_split_ids: Any = None) -> RefL4References:
@@ -59,10 +58,7 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
                               "or JSON rows with the official columns")
     from ...engine.io import arrow_to_numpy
 
-    try:
-        ids = arrow_to_numpy(table["id"], "int64")
-    except Exception:  # pyarrow raises several types for a failed cast
-        raise FormatError("the 'id' column must hold integers without nulls", file=source) from None
+    ids = _row_ids(table["id"], source)
     try:
         import pyarrow.compute as pc
 
@@ -81,18 +77,33 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
     if not np.isfinite(bbox).all():
         bad = int(np.flatnonzero(~np.isfinite(bbox).all(axis=1))[0])
         raise FormatError(f"'bbox' of row {bad} (id {ids[bad]}) is not finite", file=source)
-    uniq, counts = np.unique(ids, return_counts=True)
+    repeated = [(i, n) for i, n in Counter(ids.tolist()).items() if n > 1]
     notes = []
-    if (counts > 1).any():   # the official scorer scores each such row against the one prediction of its id
-        notes.append(f"{int((counts - 1).sum())} reference row(s) repeat the id of another row (e.g. "
-                     f"{uniq[counts > 1][:5].tolist()}): each is scored against the prediction of its id, as the "
+    if repeated:   # the official scorer scores each such row against the one prediction of its id
+        notes.append(f"{sum(n - 1 for _, n in repeated)} reference row(s) repeat the id of another row (e.g. "
+                     f"{[i for i, _ in repeated[:5]]}): each is scored against the prediction of its id, as the "
                      "official scorer does")
-    cats = [str(c) for c in table["ori_category_id"].to_pylist()]
+    cats = table["ori_category_id"].to_pylist()    # as read: a null stays None, a class apart from the text "None"
     image, image_names = _image_codes(table)
     expressions = ([str(c or "") for c in table["caption"].to_pylist()] if "caption" in table.column_names else None)
     return RefL4References(ids=ids, bbox_xywh=bbox, ori_category_id=cats, source=source,
                            other_split_ids=other_split_ids, image=image, image_names=image_names,
                            expressions=expressions, notes=notes, image_size=_image_sizes(table))
+
+
+def _row_ids(column: Any, source: str) -> Any:
+    """The rows' ids as the official loop reads them: int64 for an integer column, else the values themselves
+    (text ids such as ``"000123"``, as the official docstring writes them), which predictions must equal."""
+    import pyarrow as pa
+
+    from ...engine.io import arrow_to_numpy
+
+    if pa.types.is_integer(column.type) and column.null_count == 0:
+        return arrow_to_numpy(column, "int64")
+    values = column.to_pylist()
+    if all(type(v) is int for v in values):
+        return np.asarray(values, dtype=np.int64)
+    return np.asarray(values + [None], dtype=object)[:-1]     # the trailing None keeps a 1-d array of the values
 
 
 def _image_sizes(table: Any) -> Any:
@@ -349,7 +360,8 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
         if not isinstance(row, dict) or any(k not in row for k in SCORING_COLUMNS):
             raise FormatError(f"reference {index} needs the keys {', '.join(SCORING_COLUMNS)}", file=source,
                               fix="pass rows of the Ref-L4 Hub dataset (or dicts with those keys)")
-        slim.append({k: row[k] for k in SCORING_COLUMNS + SHOWN_COLUMNS if row.get(k) not in (None, "")})
+        slim.append({k: row[k] for k in SCORING_COLUMNS}
+                    | {k: row[k] for k in SHOWN_COLUMNS if row.get(k) not in (None, "")})
     try:
         table = pa.Table.from_pylist(slim)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:

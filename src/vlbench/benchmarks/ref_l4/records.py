@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -14,12 +15,14 @@ __all__ = ["RefL4References"]
 class RefL4References:
     """The GT rows of one split, in dataset order (val before test for ``all``)."""
 
-    ids: NDArray[np.int64]
+    #: the rows' ids: int64, or an object array of the values as read where they are not all integers (text ids)
+    ids: NDArray[Any]
     bbox_xywh: NDArray[np.float64]
-    ori_category_id: list[str]
+    #: as read: text, or None for a null (a class of its own, as the official dict keeps it)
+    ori_category_id: list[Any]
     source: str = "references"
     #: ids of the source's rows in the splits not scored: predictions for them are ignored quietly
-    other_split_ids: NDArray[np.int64] | None = None
+    other_split_ids: NDArray[Any] | None = None
     #: per row, an integer naming its image (bootstrap unit); None when the source has no image column
     image: NDArray[np.int64] | None = None
     #: the distinct image keys (file names, else image ids as text) that ``image`` indexes

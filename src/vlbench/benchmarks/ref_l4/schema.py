@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -153,7 +153,7 @@ def refcoco_to_o365(protocol: str) -> dict[int, int]:
     return {c: o + 1 if c in OFF_BY_ONE_COCO_IDS else o for c, o in OFFICIAL_REFCOCO_TO_O365.items()}
 
 
-def class_key(ori_category_id: str, table: dict[int, int]) -> str:
+def class_key(ori_category_id: Any, table: dict[int, int]) -> Any:
     """The official class bucket: an exact look-up of the string ``refcoco_<N>`` in the table (so ``refcoco_016``
     or non-ASCII digits are classes of their own, as in the official dict), else the id unchanged."""
     for n, o365 in table.items():   # 80 entries; called once per distinct id
@@ -168,8 +168,10 @@ def _o365_names() -> dict[int, str]:
     return {int(k): v for k, v in json.loads(text).items()}
 
 
-def category_name(key: str) -> str:
-    """Human name of ``refcoco_N`` / ``o365_N`` (the id itself when the number is unknown)."""
+def category_name(key: Any) -> str:
+    """Human name of ``refcoco_N`` / ``o365_N`` (the id itself when the number is unknown, ``null`` for a null)."""
+    if not isinstance(key, str):
+        return "null" if key is None else repr(key)
     prefix, _, tail = key.rpartition("_")
     if tail.isascii() and tail.isdigit():   # "refcoco_\u00b9" is no number: int() would raise
         if prefix == "refcoco" and int(tail) in COCO_NAMES:

@@ -9,7 +9,6 @@ the class key goes through the RefCOCO -> Objects365 table with its ten off-by-o
 
 from __future__ import annotations
 
-import itertools
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -22,7 +21,6 @@ from numpy.typing import NDArray
 from ...engine.cocoeval import precision_recall_f1
 from ...engine.errors import CoverageError, FormatError, InputError, PredictionError
 from ...engine.geometry import iou_aligned_xyxy, xywh_to_xyxy
-from ...engine.lookup import find_ids
 from ...engine.result import Result
 from ...engine.uncertainty import merge
 from .. import expect_prediction_list
@@ -53,67 +51,81 @@ class Predictions:
     as_xywh: NDArray[np.bool_] | None = None
 
 
-def _prediction_ids(entries: list[Any], source: str) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-    """Ids as int64 and which entries can name a row, with the official dict semantics: 17, 17.0 and True == 1
-    name rows; strings, non-integral floats and ints beyond int64 are keys no row id equals (ignored, counted);
-    an unhashable id crashes the official scorer (an error here)."""
-    raw = [e["id"] for e in entries]
-    if set(map(type, raw)) <= {int}:
+def _prediction_index(entries: list[Any], source: str) -> dict[Any, int]:
+    """id -> entry index, the official ``{pred['id']: pred}``: ids are joined by Python equality and hash, of whatever
+    type they are read (``17``, ``17.0`` and ``True`` are one key, ``"17"`` another); repeated keys raise, as the
+    official length check does, and an unhashable id is named (the official dict raises TypeError)."""
+    index: dict[Any, int] = {}
+    repeated: list[Any] = []
+    for i, entry in enumerate(entries):
+        value = entry["id"]
         try:
-            return np.asarray(raw, dtype=np.int64), np.ones(len(raw), dtype=bool)
-        except OverflowError:
-            pass
-    ids = np.zeros(len(raw), dtype=np.int64)
-    usable = np.zeros(len(raw), dtype=bool)
-    for index, value in enumerate(raw):
-        try:
-            hash(value)
+            if index.setdefault(value, i) != i:
+                repeated.append(value)
         except TypeError:
             raise PredictionError(f"'id' is a {type(value).__name__} ({value!r}), which cannot be an id", file=source,
-                                  entry=f"entry {index}", fix="ids are the integer 'id' column of the Ref-L4 rows") from None
-        number = isinstance(value, (int, float)) and (not isinstance(value, float) or value.is_integer())
-        if number and -2**63 <= value < 2**63:
-            ids[index], usable[index] = int(value), True
-    return ids, usable
+                                  entry=f"entry {i}", fix="ids are the 'id' column of the Ref-L4 rows") from None
+    if repeated:
+        distinct = list(dict.fromkeys(repeated))
+        raise PredictionError(f"{len(distinct)} id(s) occur more than once: {_describe(distinct)}", file=source,
+                              fix="keep exactly one prediction per id")
+    return index
 
 
-def _prediction_boxes(entries: list[Any], ids: NDArray[np.int64], source: str, protocol: str = "official"
-                      ) -> tuple[NDArray[np.float64], bool, list[str]]:
-    """Boxes as float64, whether every coordinate was a JSON integer (the official int64 tensor), and a warning
-    for NaN / infinite coordinates, kept under the official protocol (the official IoU is then NaN or 0: a miss)
-    and refused under ``corrected``."""
-    boxes = [e["pred_bbox"] for e in entries]
-    try:
-        arr = np.asarray(boxes)
-        ok = arr.ndim == 2 and arr.shape[1] == 4 and arr.dtype.kind in "iuf"
-        # numpy turns a stray true/false into 1/0 silently; JSON booleans are not coordinates.
-        ok = ok and bool not in set(map(type, itertools.chain.from_iterable(boxes)))
-    except (ValueError, TypeError):
-        ok = False
-    if not ok:
-        for index, box in enumerate(boxes):
-            if (not isinstance(box, (list, tuple)) or len(box) != 4
-                    or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)):
-                raise PredictionError(f"'pred_bbox' must be a list of four numbers, got {box!r}", file=source,
-                                      entry=f"entry {index} (id {ids[index]})",
-                                      fix='write [x1, y1, x2, y2] with "format": "xyxy" or [x, y, w, h] with '
-                                          '"format": "xywh"')
-        raise PredictionError("'pred_bbox' values are not all numbers", file=source)  # pragma: no cover
-    integer = arr.dtype.kind in "iu"
-    arr = arr.astype(np.float64)
+def _box_numbers(box: Any, as_xywh: bool) -> list[Any] | None:
+    """The four numbers the official code puts in its tensor, or None where it fails: an ``xywh`` box's first four
+    values become ``[x, y, x + w, y + h]`` (further values are never read), any other box must be four values;
+    booleans are numbers there (torch makes them 1 and 0), text, null and nested lists are not."""
+    if not isinstance(box, (list, tuple)) or len(box) < 4 or (len(box) > 4 and not as_xywh):
+        return None
+    numbers = list(box[:4])
+    if not all(isinstance(v, (int, float)) for v in numbers):
+        return None
+    return numbers
+
+
+def _prediction_boxes(entries: list[Any], used: NDArray[np.intp], is_xywh: NDArray[np.bool_], source: str,
+                      protocol: str = "official") -> tuple[NDArray[np.float64], bool, list[str]]:
+    """The boxes of the entries ``used`` (those the official loop reads: one per scored row) as written, float64, (n, 4);
+    whether every value was an integer or a boolean (the official int64 tensor, whose areas are exact); warnings for
+    what the official code takes that a user may not mean (booleans, values past the fourth of an xywh box; NaN and
+    infinite coordinates, refused under ``corrected``)."""
+    numbers: list[list[Any]] = []
+    extra = booleans = 0
+    for i in used.tolist():
+        box = entries[i]["pred_bbox"]
+        four = _box_numbers(box, bool(is_xywh[i]))
+        if four is None:
+            raise PredictionError(f"'pred_bbox' must be a list of four numbers, got {box!r}", file=source,
+                                  entry=f"entry {i} (id {entries[i]['id']!r})",
+                                  fix='write [x1, y1, x2, y2] with "format": "xyxy" or [x, y, w, h] with "format": "xywh"')
+        extra += len(box) > 4
+        booleans += any(type(v) is bool for v in four)
+        numbers.append(four)
+    integer = all(type(v) is not float for four in numbers for v in four)
+    arr = np.asarray(numbers, dtype=np.float64).reshape(-1, 4)
     bad = ~np.isfinite(arr).all(axis=1)
     warnings = []
-    if bad.any() and protocol != "official":
-        index = int(np.flatnonzero(bad)[0])
-        raise PredictionError(f"'pred_bbox' {boxes[index]!r} is not four finite numbers ({int(bad.sum())} such boxes)",
-                              file=source, entry=f"entry {index} (id {ids[index]})",
-                              fix="replace NaN/inf coordinates by a real box (--protocol official scores them as the "
-                                  "official scorer does: misses)")
+    if protocol != "official" and (bad.any() or extra or booleans):
+        what = ("is not four finite numbers" if bad.any() else "holds booleans" if booleans else
+                "has more than four values")
+        i = int(used[np.flatnonzero(bad)[0]]) if bad.any() else next(
+            j for j in used.tolist() if len(entries[j]["pred_bbox"]) > 4 or any(type(v) is bool for v in entries[j]["pred_bbox"][:4]))
+        raise PredictionError(f"'pred_bbox' {entries[i]['pred_bbox']!r} {what}", file=source,
+                              entry=f"entry {i} (id {entries[i]['id']!r})",
+                              fix="write four finite numbers (--protocol official scores such boxes as the official "
+                                  "scorer does)")
     if bad.any():
         warnings.append(f"official protocol: {int(bad.sum())} predicted box(es) hold NaN or infinite coordinates "
-                        f"(ids {_describe(ids[bad].tolist())}): the official IoU is NaN or 0 there (torch propagates "
-                        "NaN, an infinite area makes the union infinite), so each is a miss; --protocol corrected "
-                        "refuses them")
+                        f"(ids {_describe(entries[i]['id'] for i in used[bad].tolist())}): the official IoU is NaN or "
+                        "0 there (torch propagates NaN, an infinite area makes the union infinite), so each is a miss; "
+                        "--protocol corrected refuses them")
+    if extra:
+        warnings.append(f"official protocol: {extra} xywh box(es) have more than four values: the official "
+                        "conversion reads the first four and ignores the rest; --protocol corrected refuses them")
+    if booleans:
+        warnings.append(f"official protocol: {booleans} box(es) hold true/false values, which the official tensor "
+                        "reads as 1 and 0; --protocol corrected refuses them")
     return arr, integer, warnings
 
 
@@ -162,63 +174,71 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
                           fix="write one {\"id\", \"pred_bbox\", \"format\"} entry per row of the split")
     if not all(isinstance(e, dict) and "id" in e and "pred_bbox" in e and "format" in e for e in entries):
         _raise_malformed_entry(entries, source)
-    ids, usable = _prediction_ids(entries, source)
-    boxes, integer_boxes, box_warnings = _prediction_boxes(entries, ids, source, protocol)
+    index = _prediction_index(entries, source)
+    row_ids = refs.ids.tolist()
+    pred_index = np.fromiter((index.get(r, -1) for r in row_ids), dtype=np.intp, count=len(row_ids))
+    present = pred_index >= 0
     is_xywh, format_tally, warnings = _formats_as_xywh(entries, protocol, source)
-    warnings = box_warnings + warnings
-
-    other = [entries[i]["id"] for i in np.flatnonzero(~usable)]
-    uniq, first, counts = np.unique(ids[usable], return_index=True, return_counts=True)
-    first = np.flatnonzero(usable)[first]
-    if (counts > 1).any() or len(set(other)) != len(other):   # the official scorer raises on duplicate ids
-        dup = uniq[counts > 1].tolist() + [v for v in set(other) if other.count(v) > 1]
-        raise PredictionError(f"{len(dup)} id(s) occur more than once: {_describe(dup)}", file=source,
-                              fix="keep exactly one prediction per id")
-    if other:
-        warnings.append(f"{len(other)} prediction(s) have ids that no row id can equal (strings, non-integral "
-                        f"numbers) and were ignored, as the official scorer never looks them up: {_describe(other)}")
-
-    boxes_xyxy = np.where(is_xywh[:, None], xywh_to_xyxy(boxes), boxes)
-    # Align: for each reference row, the index of its prediction (or -1).
-    pos, present = find_ids(uniq, refs.ids)
-    pred_index = np.where(present, first[pos] if len(uniq) else -1, -1)
     n_missing = int((~present).sum())
     if n_missing and missing != "miss":
-        strings = [v for v in other if isinstance(v, str)]
-        hint = (f"; {len(strings)} prediction id(s) are strings, e.g. {strings[0]!r}, which equal no row id: write "
-                "them without quotes" if strings else "")
         raise CoverageError(
-            f"{n_missing} of the {len(refs)} rows have no prediction, e.g. ids {_describe(refs.ids[~present].tolist())}"
-            + hint, file=source, fix="predict every row of the split, choose the right --split, or pass --missing miss "
-                                     "(missing_as_miss=True) to count them as misses")
-    n_other_split, unknown = _foreign_ids(ids[usable], refs)
-    if len(unknown):
+            f"{n_missing} of the {len(refs)} rows have no prediction, e.g. ids "
+            f"{_describe(np.asarray(row_ids, dtype=object)[~present].tolist())}" + _id_type_hint(row_ids, list(index)),
+            file=source, fix="predict every row of the split, choose the right --split, or pass --missing miss "
+                             "(missing_as_miss=True) to count them as misses")
+    used = pred_index[present]
+    boxes, integer_boxes, box_warnings = _prediction_boxes(entries, used, is_xywh, source, protocol)
+    warnings = box_warnings + warnings
+    n_other_split, unknown, unusable = _foreign_ids(list(index), refs)
+    if unusable:
+        warnings.append(f"{len(unusable)} prediction(s) have ids of a type no row id has (text where the rows' ids are "
+                        f"numbers, or numbers where they are text) and were ignored, as the official scorer never "
+                        f"looks them up: {_describe(unusable)}")
+    if unknown:
         warnings.append(f"{len(unknown)} prediction(s) have ids that are not rows of the references and were "
-                        f"ignored, e.g. {_describe(unknown.tolist())}")
+                        f"ignored, e.g. {_describe(unknown)}")
     aligned = np.zeros((len(refs), 4), dtype=np.float64)
-    aligned[present] = boxes_xyxy[pred_index[present]]
+    aligned[present] = np.where(is_xywh[used][:, None], xywh_to_xyxy(boxes), boxes)
     numbers = np.full((len(refs), 4), np.nan)
-    numbers[present] = boxes[pred_index[present]]
+    numbers[present] = boxes
     if n_missing:
         warnings.append(f"{n_missing} row(s) without a prediction were counted as misses (IoU 0)")
     counts_out = {"predictions": len(entries), "predictions_used": int(present.sum()),
-                  "other_split_ids_ignored": n_other_split, "unknown_ids_ignored": int(len(unknown)),
-                  "unusable_ids_ignored": len(other),
+                  "other_split_ids_ignored": n_other_split, "unknown_ids_ignored": len(unknown),
+                  "unusable_ids_ignored": len(unusable),
                   "missing_counted_as_miss": n_missing,
                   "formats": format_tally}
-    # the official tensor holds only the boxes of the scored rows: int64 when all of those are JSON integers
-    used = pred_index[present]
-    integer_boxes = integer_boxes or all(all(type(v) is int for v in entries[i]["pred_bbox"]) for i in used.tolist())
     return Predictions(aligned, present, counts_out, warnings, integer_boxes, numbers,
                        np.where(present, is_xywh[np.maximum(pred_index, 0)], False))
 
 
-def _foreign_ids(ids: NDArray[np.int64], refs: RefL4References) -> tuple[int, NDArray[np.int64]]:
-    """Prediction ids that are no row of ``refs``: (how many are rows of the other split, the unknown ones)."""
-    extra = ids[~find_ids(np.unique(refs.ids), ids)[1]]
-    other_split = (np.isin(extra, refs.other_split_ids) if refs.other_split_ids is not None
-                   else np.zeros(len(extra), dtype=bool))
-    return int(other_split.sum()), extra[~other_split]
+def _kind(value: Any) -> str:
+    """``text`` or ``number``: ids of different kinds never compare equal (``"5" != 5``)."""
+    return "text" if isinstance(value, str) else "number" if isinstance(value, (int, float)) else type(value).__name__
+
+
+def _id_type_hint(row_ids: list[Any], pred_ids: list[Any]) -> str:
+    """Where rows lack a prediction because the ids are written as another type: say so, with the fix."""
+    row_kinds = {_kind(r) for r in row_ids}
+    odd = [p for p in pred_ids if _kind(p) not in row_kinds]
+    if not odd:
+        return ""
+    how = ("write them without quotes" if row_kinds == {"number"} else
+           "write them exactly as the rows' ids, in quotes" if row_kinds == {"text"} else "write the rows' ids")
+    return (f"; {len(odd)} prediction id(s) are of another type than the rows' ids, e.g. {odd[0]!r}, and equal no "
+            f"row id (the official scorer compares ids by type too): {how}")
+
+
+def _foreign_ids(pred_ids: list[Any], refs: RefL4References) -> tuple[int, list[Any], list[Any]]:
+    """Prediction ids that are no row of ``refs``: (how many are rows of the other split, the other ones of a kind
+    some row id has, the ones of a kind no row id has)."""
+    rows = set(refs.ids.tolist())
+    other_split = set() if refs.other_split_ids is None else set(refs.other_split_ids.tolist())
+    extra = [p for p in pred_ids if p not in rows]
+    row_kinds = {_kind(r) for r in rows}
+    foreign = [p for p in extra if p not in other_split]
+    return (len(extra) - len(foreign), [p for p in foreign if _kind(p) in row_kinds],
+            [p for p in foreign if _kind(p) not in row_kinds])
 
 
 def iou_official(refs: RefL4References, preds: Predictions) -> NDArray[np.float32]:
@@ -257,14 +277,19 @@ def _bucket_block(hits_macc: NDArray[np.bool_]) -> tuple[float | None, float | N
     return per_t[0], _mean(per_t)
 
 
-def _factorize(values: Sequence[str]) -> tuple[list[str], NDArray[np.intp]]:
+def _text_first(value: Any) -> tuple[bool, str]:
+    """A sort key for class values as read: text in its own order, then anything else (a null) by its repr."""
+    return (not isinstance(value, str), value if isinstance(value, str) else repr(value))
+
+
+def _factorize(values: Sequence[Any]) -> tuple[list[str], NDArray[np.intp]]:
     """Distinct values in first-appearance order and each value's index into them."""
-    codes: dict[str, int] = {}
+    codes: dict[Any, int] = {}
     inverse = [codes.setdefault(v, len(codes)) for v in values]
     return list(codes), np.asarray(inverse, dtype=np.intp)
 
 
-def _class_codes(categories: list[str], table: dict[int, int]) -> tuple[list[str], NDArray[np.intp]]:
+def _class_codes(categories: list[Any], table: dict[int, int]) -> tuple[list[Any], NDArray[np.intp]]:
     """Classes through ``table`` and the class of each distinct ``ori_category_id`` (mapped once, not per row)."""
     return _factorize([schema.class_key(c, table) for c in categories])
 
@@ -321,8 +346,8 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
     for category, code in zip(categories, class_of_category):
         members[classes[code]].append(category)
     per_class = [{"class": c, "name": schema.category_name(c), "n": int(n), "Acc50": float(a[0]), "mAcc": _mean(a.tolist()),
-                  "members": sorted(members[c])}
-                 for n, c, a in sorted(zip(n_c.tolist(), classes, acc_c), key=lambda t: (-t[0], t[1]))]
+                  "members": sorted(members[c], key=_text_first)}
+                 for n, c, a in sorted(zip(n_c.tolist(), classes, acc_c), key=lambda t: (-t[0], _text_first(t[1])))]
 
     breakdowns: dict[str, Any] = {
         "per_size": per_size,
@@ -429,7 +454,7 @@ def _per_source(categories: list[str], category_inverse: NDArray[np.intp], hits_
                 hits_macc: NDArray[np.bool_]) -> dict[str, Any]:
     """The paper's Fig. 6 subsets: COCO-derived rows; Objects365 rows of classes COCO has; the rest."""
     coco_in_o365 = {f"o365_{o}" for o in schema.refcoco_to_o365("corrected").values()}
-    is_coco = np.asarray([c.startswith("refcoco_") for c in categories], dtype=bool)[category_inverse]
+    is_coco = np.asarray([str(c).startswith("refcoco_") for c in categories], dtype=bool)[category_inverse]
     shared = np.asarray([c in coco_in_o365 for c in categories], dtype=bool)[category_inverse]
     groups = {"coco": is_coco, "objects365_coco_classes": ~is_coco & shared,
               "objects365_other_classes": ~is_coco & ~shared}
