@@ -317,3 +317,34 @@ def test_ref_l4_costs_get_paired_intervals_too(tmp_path):
     assert len(rows_out) == 6
     for r in rows_out.values():
         assert r["diff"] == pytest.approx(100 / 7) and r["low"] >= 0 and r["low"] <= r["diff"] <= r["high"]
+
+
+def _one_image(det_boxes, det_pairs, det_states, gt_taken, gt_boxes, gt_pairs):
+    """Detections and GT on one image, one ranking group per pair, ranked as listed."""
+    import numpy as np
+
+    from vlbench.engine.error_analysis import Detections, Truth
+
+    n, m = len(det_boxes), len(gt_boxes)
+    det = Detections(pair=np.asarray(det_pairs), image=np.zeros(n, dtype=np.int64), group=np.asarray(det_pairs),
+                     box_xywh=np.asarray(det_boxes, dtype=np.float64), rank_key=np.arange(n),
+                     state=np.asarray(det_states, dtype=np.uint8), gt_taken=np.asarray(gt_taken),
+                     negative=np.zeros(n, dtype=bool))
+    gt = Truth(pair=np.asarray(gt_pairs), image=np.zeros(m, dtype=np.int64), group=np.asarray(gt_pairs),
+               box_xywh=np.asarray(gt_boxes, dtype=np.float64), ignored=np.zeros(m, dtype=bool))
+    return det, gt
+
+
+def test_the_boundaries_are_tides():
+    """TIDE 1.0.1 (``tidecv/quantify.py``): Loc is ``0.1 <= IoU <= 0.5`` with the best GT of its class, tested
+    before Dupe; Bkg is ``max IoU <= 0.1``. GT G = [0, 0, 10, 10] (label 0), taken by detection 0.
+    Detection 1, [0, 0, 10, 5] label 0: IoU 50 / 100 = 0.5 exactly with the taken G: TIDE Loc (not Dupe).
+    Detection 2, [0, 0, 10, 1] label 1: IoU 10 / 100 = 0.1 exactly with G, another label's GT: TIDE Bkg (not Both).
+    Detection 3, [0, 0, 10, 6] label 0: IoU 0.6 with the taken G: Dupe."""
+    from vlbench.engine.cocoeval import FP, TP
+    from vlbench.engine.error_analysis import TYPES, classify
+
+    det, gt = _one_image([[0, 0, 10, 10], [0, 0, 10, 5], [0, 0, 10, 1], [0, 0, 10, 6]], [0, 0, 1, 0],
+                         [TP, FP, FP, FP], [0, -1, -1, -1], [[0, 0, 10, 10]], [0])
+    types = [TYPES[t] if t >= 0 else None for t in classify(det, gt).det_type.tolist()]
+    assert types == [None, "localisation", "background", "duplicate"]

@@ -69,6 +69,54 @@ def test_the_files_score_as_pycocotools_scores_them(tmp_path, seed, reader):
     assert list(res.stats.values()) == ev.stats.tolist()
 
 
+def _pycocotools(gt_path, dt_path):
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(gt_path))
+        ev = COCOeval(gt, gt.loadRes(str(dt_path)), "bbox")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    return ev
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_text_image_ids_and_images_listed_twice_score_as_pycocotools_scores_them(tmp_path, seed):
+    """Image ids written as text everywhere: COCOeval sorts them as text ("10" < "9"), which orders tied scores
+    across images; scores rounded to one digit make such ties common. Every image is also listed twice (``COCO``
+    keeps one). The expected arrays are pycocotools' own on the same files."""
+    gt_path, dt_path = _files(tmp_path, seed)
+    data, dets = json.loads(gt_path.read_text()), json.loads(dt_path.read_text())
+    data["images"] = [dict(img, id=str(img["id"])) for img in data["images"]] * 2
+    data["annotations"] = [dict(a, image_id=str(a["image_id"])) for a in data["annotations"]]
+    dets = [dict(d, image_id=str(d["image_id"]), score=round(d["score"], 1)) for d in dets]
+    gt_path.write_text(json.dumps(data))
+    dt_path.write_text(json.dumps(dets))
+    ev, res = _pycocotools(gt_path, dt_path), evaluate_files(gt_path, dt_path)
+    np.testing.assert_array_equal(res.precision, ev.eval["precision"])
+    assert list(res.stats.values()) == ev.stats.tolist()
+    integers = [dict(d, image_id=int(d["image_id"])) for d in dets]
+    dt_path.write_text(json.dumps(integers))        # 5 is not "5": loadRes refuses, and so does vlbench
+    with pytest.raises(FormatError, match="not have"):
+        evaluate_files(gt_path, dt_path)
+
+
+def test_a_bad_ground_truth_id_is_an_error_of_the_instances_file(tmp_path):
+    """A problem of the instances file is named as that file's, never the results file's."""
+    gt_path, dt_path = _files(tmp_path, n_dets=5)
+    data = json.loads(gt_path.read_text())
+    data["annotations"][3]["category_id"] = "two"
+    gt_path.write_text(json.dumps(data))
+    with pytest.raises(FormatError) as err:
+        evaluate_files(gt_path, dt_path)
+    assert str(gt_path) in str(err.value) and str(dt_path) not in str(err.value) and "entry 3" in str(err.value)
+    data["images"][1]["id"] = "2"                   # text beside integers: sorted() fails in COCOeval
+    data["annotations"][3]["category_id"] = 2
+    gt_path.write_text(json.dumps(data))
+    with pytest.raises(FormatError, match="cannot sort together") as err:
+        evaluate_files(gt_path, dt_path)
+    assert str(gt_path) in str(err.value)
+
+
 def test_what_pycocotools_refuses_is_an_error_naming_the_entry(tmp_path):
     gt_path, dt_path = _files(tmp_path, n_dets=5)
     dets = json.loads(dt_path.read_text())

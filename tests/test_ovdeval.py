@@ -35,6 +35,17 @@ def test_cli_matches_official(case, tmp_path):
     assert not agree(json.loads(out.read_text())["metrics"], expected["metrics"])
 
 
+def test_an_image_listed_twice_is_one_image(tmp_path):
+    """The official script reads no 'images' list and COCOeval keys images by id: listing every image twice changes
+    no number. Expected: the official scorer's numbers of the unchanged case (golden ``coco_medium_ids1``)."""
+    case = next(c for c in ALL_CASES if c.name == "coco_medium_ids1")
+    data = json.loads((case / "references.json").read_text())
+    data["images"] = data["images"] + data["images"][::-1]
+    result = score(parse_official(data, "coco"), json.loads((case / "predictions.json").read_text()))
+    assert not agree(result.metrics, json.loads((case / "expected.json").read_text())["metrics"])
+    assert any("repeat an image id" in w for w in result.warnings)
+
+
 @pytest.fixture(scope="module")
 def ovdeval_metric():
     import evaluate

@@ -20,7 +20,8 @@ from ..engine.errors import FormatError, InputError
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["fail", "require", "describe", "integral_ids", "sorted_id_codes", "coded_ids", "require_utf8", "aligned_lists", "extra_fields", "percent",
+__all__ = ["fail", "require", "describe", "integral_ids", "sorted_id_codes", "coded_ids", "require_utf8", "aligned_lists",
+           "extra_fields", "percent",
            "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT",
            "tie_bounds", "TIE_SPREAD_POINTS", "TypedId", "TypedNumber", "typed_column", "typed_boxes",
            "TypedCocoResult", "typed_coco_columns"]
@@ -49,16 +50,17 @@ def describe(values: Iterable[Any], limit: int = 5) -> str:
     return shown + (f" (and {len(values) - limit} more)" if len(values) > limit else "")
 
 
-def integral_ids(values: list[Any], source: str, key: str, start: int = 0, kinds: set[type] | None = None
-                 ) -> np.ndarray:
+def integral_ids(values: list[Any], source: str, key: str, start: int = 0, kinds: set[type] | None = None,
+                 error: type[InputError] | None = None) -> np.ndarray:
     """Ids as int64. An integral float (``3.0``) is the integer, as in the official loaders' dict look-ups
-    (equal hashes); booleans, strings, ``3.5`` and ids outside int64 are a :class:`PredictionError` naming the entry
-    (``values[i]`` is entry ``start + i``). ``kinds``: the values' types, where the caller has already collected
-    them (a pass over a million ids is not free)."""
+    (equal hashes); booleans, strings, ``3.5`` and ids outside int64 are a :class:`PredictionError` (or ``error``,
+    for a ground-truth file) naming the entry (``values[i]`` is entry ``start + i``). ``kinds``: the values' types,
+    where the caller has already collected them (a pass over a million ids is not free)."""
     import numpy as np
 
     from ..engine.errors import PredictionError
 
+    error = error or PredictionError
     kinds = set(map(type, values)) if kinds is None else kinds
     if kinds <= {int}:
         try:
@@ -68,10 +70,10 @@ def integral_ids(values: list[Any], source: str, key: str, start: int = 0, kinds
     for i, v in enumerate(values):
         ok = (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
         if not ok:
-            raise PredictionError(f"{key!r} must be an integer id, got {v!r}", file=source, entry=f"entry {start + i}",
+            raise error(f"{key!r} must be an integer id, got {v!r}", file=source, entry=f"entry {start + i}",
                                   fix=f"write the {key} of the references as a plain integer")
         if not -2**63 <= v < 2**63:
-            raise PredictionError(f"{key!r} {v!r} is beyond the 64-bit integer range, so no reference has it",
+            raise error(f"{key!r} {v!r} is beyond the 64-bit integer range, so no reference has it",
                                   file=source, entry=f"entry {start + i}", fix=f"write the {key} of the references")
     return np.asarray([int(v) for v in values], dtype=np.int64)
 
@@ -87,7 +89,7 @@ def sorted_id_codes(values: list[Any], source: str, key: str, where: str = "") -
 
     kinds = set(map(type, values))
     if kinds <= {int, float} and all(type(v) is int or v.is_integer() for v in values):
-        return integral_ids(values, source, key, kinds=kinds), None
+        return integral_ids(values, source, key, kinds=kinds, error=FormatError), None
     try:
         table = {v: code for code, v in enumerate(sorted(dict.fromkeys(values)))}
     except TypeError:
@@ -98,13 +100,14 @@ def sorted_id_codes(values: list[Any], source: str, key: str, where: str = "") -
     return np.fromiter((table[v] for v in values), dtype=np.int64, count=len(values)), table
 
 
-def coded_ids(values: list[Any], table: dict[Any, int] | None, source: str, key: str) -> tuple[np.ndarray, np.ndarray]:
+def coded_ids(values: list[Any], table: dict[Any, int] | None, source: str, key: str,
+              error: type[InputError] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The codes of ``values`` under ``table`` (:func:`sorted_id_codes`; None: integer ids, their own codes) and
     which values the table has: a value equal to no id (``"5"`` where the ids are ``5``) gets code -1."""
     import numpy as np
 
     if table is None:
-        codes = integral_ids(values, source, key)
+        codes = integral_ids(values, source, key, error=error)
         return codes, np.ones(len(codes), dtype=bool)
     try:
         codes = np.fromiter((table.get(v, -1) for v in values), dtype=np.int64, count=len(values))

@@ -1183,7 +1183,7 @@ def _store(c: _Curves, precision: NDArray[np.float64], recall: NDArray[np.float6
 
 
 def _bounds_step(params: Params) -> int:
-    """The max-dets index the AP stats read (AR needs no bounds: it does not depend on the order)."""
+    """The max-dets index the AP stats read (AR gets no bounds: it depends only on ties within an image)."""
     (step,) = stat_steps(params)[1]
     return step
 

@@ -1,15 +1,18 @@
 """Why a detector loses AP: a TIDE-style decomposition (Bolya et al., ECCV 2020) that knows negative labels.
 
 Every false positive at IoU 0.5 (within the max-dets cut, not ignored) gets one error type, tested in this order
-(TIDE's, with duplicates tested before the label errors because one box may carry several labels):
+(TIDE's, with duplicates tested before the label errors because one box may carry several labels; the boundaries are
+TIDE 1.0.1's, ``tidecv/quantify.py``, both inclusive):
 
-- ``localisation``: its own label's GT overlaps it with 0.1 <= IoU < 0.5 (TIDE "Loc");
-- ``duplicate``: its own label's GT overlaps it with IoU >= 0.5 but a higher-ranked detection took it ("Dupe");
+- ``localisation``: its own label's best GT overlaps it with 0.1 <= IoU <= 0.5 (TIDE "Loc"; IoU exactly 0.5 is a
+  false positive only where that GT was taken, and TIDE calls it Loc, not Dupe);
+- ``duplicate``: its own label's GT overlaps it with IoU > 0.5 but a higher-ranked detection took it ("Dupe");
 - ``hard_negative``: a GT of another label overlaps it with IoU >= 0.5 and its label is a negative of the image
   (it refers to nothing there: a hard negative, a negative description; the benchmark says which): the confusion these
   benchmarks are built to measure (TIDE "Cls", split in two);
 - ``wrong_positive``: the same with a label that is a positive of the image (another object's label) ("Cls");
-- ``background``: no GT of the image overlaps it with IoU >= 0.1 ("Bkg");
+- ``background``: no GT of the image overlaps it with IoU > 0.1 ("Bkg"; exactly 0.1 with another label's GT is
+  background, as in TIDE);
 - ``both``: anything else: wrong label and poorly placed ("Both");
 
 and every non-ignored GT that no detection took and that no localisation or label error points at is ``missed``
@@ -21,6 +24,11 @@ TIDE: ``false_positives`` (every false positive removed: perfect precision) and 
 stays unmatched removed: perfect recall). As in TIDE the parts do not add up to 100 - AP: each is fixed alone, and
 fixing one type changes what others cost (TIDE's paper, section 3). Unlike TIDE, a negative ΔAP is reported as it
 is, not clamped to 0.
+
+The costs are COCO's AP at IoU 0.5 (101 recall points, a category without GT left out), so ΔAP is on the scale of the
+official number. Stock TIDE's own AP differs from COCO's: its recall grid and a class without GT counted as 0 move it
+by up to 23 points on small sets, so compare TIDE's ΔAP rows, not its AP, with these (with TIDE's AP computed the COCO
+way, every type's ΔAP here equals TIDE's).
 """
 
 from __future__ import annotations
@@ -53,11 +61,11 @@ TYPES = ("localisation", "duplicate", "hard_negative", "wrong_positive", "backgr
 
 #: one line per type: what it is (for tables and the metric cards)
 DEFINITIONS = {
-    "localisation": "right label, placed poorly: 0.1 <= IoU < 0.5 with a GT of its label",
-    "duplicate": "right label and place (IoU >= 0.5), but that GT was taken by a higher-ranked box",
+    "localisation": "right label, placed poorly: 0.1 <= IoU <= 0.5 with a GT of its label",
+    "duplicate": "right label and place (IoU > 0.5), but that GT was taken by a higher-ranked box",
     "hard_negative": "a box on an object (IoU >= 0.5) named with a negative label of the image",
     "wrong_positive": "a box on an object (IoU >= 0.5) named with another object's label",
-    "background": "a box on nothing (IoU < 0.1 with every GT of the image)",
+    "background": "a box on nothing (IoU <= 0.1 with every GT of the image)",
     "both": "wrong label and poorly placed (any other false positive)",
     "missed": "a GT no box took and no localisation or label error points at",
     "false_positives": "every false positive removed (perfect precision)",
@@ -146,11 +154,11 @@ def classify(det: Detections, gt: Truth) -> Classified:
     anything, _ = best.over(usable)
     det_type = np.full(n, -1, dtype=np.int8)
     target = np.full(n, -1, dtype=np.int64)
-    rules = [("localisation", (own >= BACKGROUND_IOU) & (own < FOREGROUND_IOU), own_gt),
+    rules = [("localisation", (own >= BACKGROUND_IOU) & (own <= FOREGROUND_IOU), own_gt),
              ("duplicate", used >= FOREGROUND_IOU, None),
              ("hard_negative", (other >= FOREGROUND_IOU) & det.negative, other_gt),
              ("wrong_positive", other >= FOREGROUND_IOU, other_gt),
-             ("background", anything < BACKGROUND_IOU, None),
+             ("background", anything <= BACKGROUND_IOU, None),
              ("both", np.ones(n, dtype=bool), None)]
     for name, hit, points_at in rules:
         new = fp & (det_type < 0) & hit

@@ -85,7 +85,7 @@ def _annotation_images(values: list[Any], table: dict[Any, int] | None, source: 
     """Each annotation's image as its code; an id no image has keeps a code of its own that no image has (its boxes
     are never evaluated, as ``COCOeval`` evaluates only listed images)."""
     if table is None:
-        return coded_ids(values, None, source, "image_id")[0]
+        return coded_ids(values, None, source, "image_id", error=FormatError)[0]
     codes, known = coded_ids(values, table, source, "image_id")
     return np.where(known, codes, -1 - np.arange(len(codes)))
 

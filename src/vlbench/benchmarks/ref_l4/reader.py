@@ -6,8 +6,8 @@ Hub id) -> :class:`~.scorer.RefL4References` for scoring.
 from __future__ import annotations
 
 import os
-from collections import Counter
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any

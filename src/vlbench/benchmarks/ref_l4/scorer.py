@@ -91,7 +91,7 @@ def _prediction_boxes(entries: list[Any], used: NDArray[np.intp], is_xywh: NDArr
     what the official code takes that a user may not mean (booleans, values past the fourth of an xywh box; NaN and
     infinite coordinates, refused under ``corrected``)."""
     numbers: list[list[Any]] = []
-    extra = booleans = 0
+    odd: dict[str, list[int]] = {"has more than four values": [], "holds booleans": []}   # entries, in order
     for i in used.tolist():
         box = entries[i]["pred_bbox"]
         four = _box_numbers(box, bool(is_xywh[i]))
@@ -99,18 +99,19 @@ def _prediction_boxes(entries: list[Any], used: NDArray[np.intp], is_xywh: NDArr
             raise PredictionError(f"'pred_bbox' must be a list of four numbers, got {box!r}", file=source,
                                   entry=f"entry {i} (id {entries[i]['id']!r})",
                                   fix='write [x1, y1, x2, y2] with "format": "xyxy" or [x, y, w, h] with "format": "xywh"')
-        extra += len(box) > 4
-        booleans += any(type(v) is bool for v in four)
+        if len(box) > 4:
+            odd["has more than four values"].append(i)
+        if any(type(v) is bool for v in four):
+            odd["holds booleans"].append(i)
         numbers.append(four)
     integer = all(type(v) is not float for four in numbers for v in four)
     arr = np.asarray(numbers, dtype=np.float64).reshape(-1, 4)
     bad = ~np.isfinite(arr).all(axis=1)
+    odd = {"is not four finite numbers": used[bad].tolist(), **odd}
+    extra, booleans = len(odd["has more than four values"]), len(odd["holds booleans"])
     warnings = []
-    if protocol != "official" and (bad.any() or extra or booleans):
-        what = ("is not four finite numbers" if bad.any() else "holds booleans" if booleans else
-                "has more than four values")
-        i = int(used[np.flatnonzero(bad)[0]]) if bad.any() else next(
-            j for j in used.tolist() if len(entries[j]["pred_bbox"]) > 4 or any(type(v) is bool for v in entries[j]["pred_bbox"][:4]))
+    if protocol != "official" and any(odd.values()):
+        what, (i, *_) = next((what, rows) for what, rows in odd.items() if rows)
         raise PredictionError(f"'pred_bbox' {entries[i]['pred_bbox']!r} {what}", file=source,
                               entry=f"entry {i} (id {entries[i]['id']!r})",
                               fix="write four finite numbers (--protocol official scores such boxes as the official "
