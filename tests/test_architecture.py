@@ -390,3 +390,35 @@ def test_toy_is_predicted_by_a_tiny_detector(plugin_env, toy_folder, tmp_path):
     errors = [abs(e["count"] - c) for e, c in zip(entries, TOY_COUNTS)]
     metrics = json.loads(result_path.read_text())["metrics"]
     assert metrics == {"accuracy": 100 * sum(e == 0 for e in errors) / 5, "MAE": sum(errors) / 5}
+
+
+def test_metric_card_check_fails_on_a_card_without_its_generated_regions(tmp_path, capsys):
+    """Every registered benchmark's card is checked (not a list of ids): the toy plug-in's card lacks every region,
+    so ``--check`` fails naming them; a card with the markers in place is filled in, then passes."""
+    import dataclasses
+    import shutil
+
+    sys.path.insert(0, str(PLUGINS))
+    try:
+        import toy_benchmark
+
+        import vlbench
+        from vlbench.benchmarks import unregister
+        from vlbench.library.metric_card import _BEGIN, _END, REGIONS, main
+
+        folder = tmp_path / "toy_count"
+        shutil.copytree(PLUGINS / "toy_count", folder)
+        (folder / "README.md").write_text("# Toy count\n\nHand-written prose.\n")
+        vlbench.register(dataclasses.replace(toy_benchmark.BENCHMARK, evaluate_module=str(folder)))
+        try:
+            assert main(["--check"]) == 1
+            assert "toy_count (" + ", ".join(REGIONS) + ")" in capsys.readouterr().out
+            (folder / "README.md").write_text("# Toy count\n\n" + "".join(
+                f"{_BEGIN.format(name=n)}\n{_END}\n\n" for n in REGIONS))
+            assert main(["--check"]) == 1 and "stale: toy_count" in capsys.readouterr().out
+            assert main([]) == 0 and main(["--check"]) == 0
+            assert toy_benchmark.BENCHMARK.card.citation in (folder / "README.md").read_text()
+        finally:
+            unregister("toy_count")
+    finally:
+        sys.path.remove(str(PLUGINS))

@@ -147,7 +147,7 @@ def analyze(refs: RefL4References, boxes_xyxy: NDArray[np.float64], present: NDA
     examples = {}
     for i, c in enumerate(CAUSES):
         rows = np.flatnonzero(cause == i)[:EXAMPLES]
-        examples[c] = [{"id": int(refs.ids[r]), "iou": float(iou[r]),
+        examples[c] = [{"id": refs.row_id(r), "iou": float(iou[r]),
                         **({"expression": refs.expressions[r]} if refs.expressions is not None else {})}
                        for r in rows.tolist()]
     return {"delta_key": "Acc50", "as_scored": float(hit.mean() * 100) if n else None, "errors": errors,

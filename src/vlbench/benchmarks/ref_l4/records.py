@@ -36,3 +36,8 @@ class RefL4References:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def row_id(self, row: int) -> Any:
+        """Row ``row``'s id as a plain Python value (an int, or the text as read), for messages and JSON."""
+        value = self.ids[row]
+        return value.item() if isinstance(value, np.generic) else value

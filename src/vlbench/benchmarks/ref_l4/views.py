@@ -68,7 +68,7 @@ def scenes(refs: RefL4References, predictions: Any, result: Any) -> list[Scene]:
         gt: list[tuple[list[float], str]] = []
         predicted: list[tuple[list[float], str, float | None]] = []
         for i in rows:
-            rid = int(refs.ids[i])
+            rid = refs.row_id(i)
             text = refs.expressions[i] if refs.expressions else ""
             query = f"{rid}: {text[:80]}" + ("..." if len(text) > 80 else "") + f" (IoU {iou[i]:.2f})"
             gt.append((refs.bbox_xywh[i].tolist(), query))
@@ -79,7 +79,7 @@ def scenes(refs: RefL4References, predictions: Any, result: Any) -> list[Scene]:
                 predicted.append((box.tolist(), query, None))
         worst = float(iou[rows].min())
         name = refs.image_names[img] if refs.image is not None and refs.image_names else None
-        out.append(Scene(image=name, title=f"{name or 'id ' + str(int(refs.ids[rows[0]]))}: {len(rows)} "
+        out.append(Scene(image=name, title=f"{name or 'id ' + str(refs.row_id(rows[0]))}: {len(rows)} "
                                            f"expression(s), lowest IoU {worst:.3f}",
-                         badness=1.0 - worst, gt=gt, predicted=predicted, keys=tuple(int(refs.ids[i]) for i in rows)))
+                         badness=1.0 - worst, gt=gt, predicted=predicted, keys=tuple(refs.row_id(i) for i in rows)))
     return out
