@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -106,7 +107,8 @@ def test_publish_without_token_is_a_clear_error(tmp_path, sample_release, monkey
     from vlbench.library.publish import publish_folder
 
     out = tmp_path / "hub"
-    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out), check=True)
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out), "--eval-framework", "vlbench",
+            check=True)
     monkeypatch.setenv("HF_TOKEN", "")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
     with pytest.raises(InputError, match="evaluation_framework 'vlbench' is not on the Hub's list"):
@@ -115,3 +117,13 @@ def test_publish_without_token_is_a_clear_error(tmp_path, sample_release, monkey
     (out / "eval.yaml").write_text(spec.replace("evaluation_framework: vlbench", "evaluation_framework: inspect-ai"))
     with pytest.raises(InputError, match="no Hugging Face token"):
         publish_folder(out, "someone/ref-l4")
+
+
+def test_the_first_command_says_where_each_metric_is_explained(sample_release):
+    """The README's first command ends by naming the metric card (its formulas and quirks), a file that exists."""
+    proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
+                   str(sample_release / "predictions_good.json"), check=True)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("What each metric means: the metric card ")
+    card = Path(last.removeprefix("What each metric means: the metric card "))
+    assert card.is_file() and "Acc50" in card.read_text()

@@ -63,7 +63,7 @@ def test_publish_dataset_dry_run_lists_exactly_the_folder(tmp_path, omnilabel_sa
 
     out = tmp_path / "hub"
     run_cli("build", "omnilabel", "--raw", str(omnilabel_sample / "dataset_val.json"), "--images",
-            str(omnilabel_sample / "images"), "--out", str(out), check=True)
+            str(omnilabel_sample / "images"), "--out", str(out), "--eval-framework", "vlbench", check=True)
     proc = run_cli("publish", "dataset", "omnilabel", "--folder", str(out), "--repo-id", "me/omnilabel", "--dry-run")
     assert proc.returncode == 1 and "refused:" in proc.stdout     # the framework vlbench writes is not on the Hub's list
     listed = sorted(line.split()[-1] for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
@@ -128,7 +128,7 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
                "nocaps": nocaps_sample}
     args, _ = BUILDS[bench]
     out = tmp_path / "hub"
-    built = run_cli("build", bench, *args(samples), "--out", str(out), check=True)
+    built = run_cli("build", bench, *args(samples), "--out", str(out), "--eval-framework", "vlbench", check=True)
     assert "eval.yaml the Hub would refuse at push time: evaluation_framework 'vlbench'" in built.stdout + built.stderr
     # the dry run lists exactly the files of the folder, eval.yaml included, and says the Hub would refuse the
     # framework vlbench writes (not on the Hub's list, huggingface.js eval.ts); with a listed one it passes
@@ -268,7 +268,8 @@ def test_a_published_folder_names_its_dataset_in_results(tmp_path, sample_releas
     from vlbench.library.api import record_hub_id
 
     folder = tmp_path / "hub"
-    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(folder), check=True)
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(folder), "--eval-framework", "vlbench",
+            check=True)
     record_hub_id(folder, "me/ref-l4")
     out = tmp_path / "r.json"
     run_cli("score", "ref_l4", "--references", str(folder), "--predictions",

@@ -136,7 +136,8 @@ def test_hub_calls_without_a_network_are_a_clear_error(tmp_path, sample_release)
     proc = _cli("report", str(result), "--push", "me/det-x", cwd=tmp_path, env=env)
     _clear(proc, "Hugging Face Hub", code=1)
     hub = tmp_path / "hub"
-    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(hub), check=True)
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(hub), "--eval-framework", "vlbench",
+            check=True)
     proc = _cli("publish", "dataset", "ref_l4", "--folder", str(hub), "--repo-id", "me/ref-l4", cwd=tmp_path, env=env)
     _clear(proc, "evaluation_framework 'vlbench' is not on the Hub's list", "eval.ts")    # refused before any upload
     spec = (hub / "eval.yaml").read_text()

@@ -58,10 +58,10 @@ def _parser(benches: Sequence[Benchmark] | None = None,
                    help="leave out (and count) image files that are not readable images instead of failing")
     b.add_argument("--overwrite", action="store_true",
                    help="update a folder an earlier build wrote (only its files are replaced; yours are never touched)")
-    b.add_argument("--eval-framework", choices=("vlbench", "inspect-ai"), default="vlbench",
-                   help="eval.yaml's evaluation_framework: vlbench (not yet on the Hub's list: publishing refuses it) "
-                        "or inspect-ai (the dataset's tasks run through vlbench's Inspect task, "
-                        "vlbench/inspect_tasks.py@vlbench)")
+    b.add_argument("--eval-framework", choices=("inspect-ai", "vlbench"), default="inspect-ai",
+                   help="eval.yaml's evaluation_framework: inspect-ai (the default: the dataset's tasks run through "
+                        "vlbench's Inspect task, vlbench/inspect_tasks.py@vlbench) or vlbench (not yet on the Hub's "
+                        "list: publishing refuses it until it is)")
     e = sub.add_parser("export", help="write the official annotation file back from a Hub folder")
     e.add_argument("benchmark", help="benchmark id")
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
@@ -95,6 +95,9 @@ def _score_args(sub: Any, ids: str, benches: Sequence[Benchmark]) -> None:
         s.add_argument("--dataset-id", default=None, help="the Hub id of the references, recorded in the result for "
                                                           "model cards (default: the id the references name, if any)")
         s.add_argument("--quiet", action="store_true", help="do not print the table")
+        s.add_argument("--tie-orders", type=int, default=20, metavar="N",
+                       help="where scores tie, also score N seeded random orders of the file and show their mean and "
+                            "5-95%% range beside the bounds (each is one more scoring; 0: none; default 20)")
         if name == "score":
             s.add_argument("--analysis", action="store_true",
                            help="add the error analysis to the result (slower; 'vlbench analyze' prints it)")
@@ -476,7 +479,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
     if args.command == "analyze" or getattr(args, "analysis", False):
         options["analysis"] = True
     result = score(args.benchmark, args.references, args.predictions, split=args.split, protocol=args.protocol,
-                   ci=args.ci, resamples=args.resamples, seed=args.seed, dataset_id=args.dataset_id, **options)
+                   ci=args.ci, resamples=args.resamples, seed=args.seed, dataset_id=args.dataset_id,
+                   tie_orders=args.tie_orders, **options)
     if not args.quiet:
         print(report.text(result))
         if args.command == "analyze":
@@ -485,9 +489,23 @@ def _cmd_score(args: argparse.Namespace) -> int:
             from .engine.uncertainty import interval_table
 
             print(interval_table(result))
+        print(_where_metrics_are_explained(args.benchmark))
     if args.output:
         write_text_atomic(args.output, result.to_json(), "result JSON")
     return 0
+
+
+def _where_metrics_are_explained(benchmark: str) -> str:
+    """The line that points a newcomer to what each key means: the metric card (formulas, quirks), else --help."""
+    from .engine.errors import UnsupportedError
+    from .library.api import metric_path
+
+    try:
+        card = Path(metric_path(benchmark)) / "README.md"
+    except UnsupportedError:
+        card = None
+    where = f"the metric card {card}" if card is not None and card.is_file() else f"vlbench score {benchmark} --help"
+    return f"What each metric means: {where}"
 
 
 def _cmd_build(args: argparse.Namespace) -> int:

@@ -363,11 +363,18 @@ def _headline_markdown(result: Any) -> str:
     """The headline metrics as a Markdown table, with each AP key's tie bounds beside it when scores tied."""
     from .library import report
 
-    bounds = report.tie_bounds(result)
-    rows = [f"| {k} | {_shown(v)} |" + (f" {_shown(bounds[k]['low'])} to {_shown(bounds[k]['high'])} |" if k in bounds
-                                       else " |" if bounds else "") for k, v in report.headline(result)]
-    header = ("| metric | value | over every order of tied scores |\n|---|---|---|\n" if bounds
-              else "| metric | value |\n|---|---|\n")
+    bounds, orders = report.tie_bounds(result), report.tie_orders(result)
+    ties = bool(bounds or orders)
+
+    def span(k: str, of: dict[str, Any], mean: bool = False) -> str:
+        b = of.get(k)
+        return "" if b is None else (f"{_shown(b['mean'])} ({_shown(b['low'])} to {_shown(b['high'])})" if mean
+                                     else f"{_shown(b['low'])} to {_shown(b['high'])}")
+
+    rows = [f"| {k} | {_shown(v)} |" + (f" {span(k, bounds)} | {span(k, orders, mean=True)} |" if ties else "")
+            for k, v in report.headline(result)]
+    header = ("| metric | value | over every order of tied scores | random orders: mean (5% to 95%) |\n"
+              "|---|---|---|---|\n" if ties else "| metric | value |\n|---|---|\n")
     return header + "\n".join(rows)
 
 

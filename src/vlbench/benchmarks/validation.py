@@ -431,8 +431,8 @@ def tie_bounds(metrics: dict[str, float | None], low: dict[str, float | None], h
                     "same confidence), so the AP depends on how the ties are ordered, which the official code does "
                     f"by position: over every order of the ties, {shown}" + (f" (and {len(wide) - 3} more key(s))"
                                                                              if len(wide) > 3 else "")
-                    + " (result breakdowns 'tie_bounds'); the number reported is the official order's. Scores that "
-                    "rank the boxes remove the ambiguity."]
+                    + " (result breakdowns 'tie_bounds'; over random file orders: 'tie_orders'); the number reported is "
+                    "the official order's. Scores that rank the boxes remove the ambiguity."]
 
 
 def _points(value: float | None) -> str:

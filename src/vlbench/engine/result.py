@@ -116,11 +116,21 @@ class Result:
         width = max((len(k) for k in self.metrics), default=6)
         signature = ", ".join(f"{k}={v}" for k, v in self.options.items())
         lines = [f"{self.benchmark} (protocol={self.protocol}{', ' + signature if signature else ''})"]
-        lines.append("-" * (width + 12))
+        bounds = self.breakdowns.get("tie_bounds") or {}
+        orders = (self.breakdowns.get("tie_orders") or {}).get("keys", {})
+        rule = "-" * (width + 12 + (52 if bounds or orders else 0))
+        if bounds or orders:      # scores tie: what every order and what a random order would give, beside each key
+            n = self.breakdowns.get("tie_orders", {}).get("orders", 0)
+            lines.append(f"{'':{width}}  {'':>9}  {'every tie order':>20}  {f'random orders ({n}): mean [5%, 95%]':>28}")
+        lines.append(rule)
         for key, value in self.metrics.items():
-            shown = "null" if value is None else f"{value:.{digits}f}"
-            lines.append(f"{key.ljust(width)}  {shown:>9}")
-        lines.append("-" * (width + 12))
+            line = f"{key.ljust(width)}  {_number(value, digits):>9}"
+            if bounds or orders:
+                b, o = bounds.get(key), orders.get(key)
+                line += f"  {_span(b, digits) if b else '':>20}"
+                line += f"  {(_number(o['mean'], digits) + ' ' + _span(o, digits)) if o else '':>28}"
+            lines.append(line.rstrip())
+        lines.append(rule)
         flat_counts = {k: v for k, v in self.counts.items() if not isinstance(v, (dict, list))}
         if flat_counts:
             lines.append("counts: " + ", ".join(f"{k}={v}" for k, v in flat_counts.items()))
@@ -130,3 +140,12 @@ class Result:
 
     def __str__(self) -> str:
         return self.table()
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "null" if value is None else f"{value:.{digits}f}"
+
+
+def _span(bound: dict[str, float | None], digits: int) -> str:
+    """``[low, high]`` of a tie bound or a random-order interval."""
+    return f"[{_number(bound.get('low'), digits)}, {_number(bound.get('high'), digits)}]"

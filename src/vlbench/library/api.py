@@ -17,6 +17,7 @@ from typing import Any
 from ..benchmarks import get_benchmark
 from ..engine.io import read_both, write_text_atomic
 from ..engine.result import Result
+from ..engine.tie_orders import DEFAULT_ORDERS
 
 __all__ = ["score", "compare", "conventions", "load_references", "build", "export", "metric_path", "dataset_id_of",
            "record_hub_id"]
@@ -145,7 +146,7 @@ def conventions(benchmark: str, references: Any, predictions: Any, *, split: str
 def score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
           protocol: str = "official", ci: float | None = None, resamples: int = 1000, seed: int = 0,
           max_bytes: int | None = None, source: str = "predictions", dataset_id: str | None = None,
-          **options: Any) -> Result:
+          tie_orders: int = DEFAULT_ORDERS, **options: Any) -> Result:
     """Score ``predictions`` (a path or the parsed official JSON) against ``references`` (a path or records).
 
     ``dataset_id`` (the Hub id of the references, for model cards) defaults to the one the references name: a Hub
@@ -155,16 +156,40 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
     parsed predictions in messages (a path names itself). With
     ``ci`` (e.g. 0.95), ``breakdowns["confidence_intervals"]`` holds a percentile bootstrap interval over
     images for every metric (``resamples`` draws from ``seed``); the metrics themselves are unchanged.
+
+    Where scores tie (the result has ``tie_bounds``), ``breakdowns["tie_orders"]`` holds the headline and bounded
+    keys over ``tie_orders`` seeded random orders of the prediction list (:mod:`vlbench.engine.tie_orders`; 0: none):
+    each is one more scoring of the file.
     """
+    from ..engine.errors import InputError
+
+    if not isinstance(tie_orders, int) or tie_orders < 0:
+        raise InputError(f"tie_orders must be a whole number of orders, got {tie_orders!r}", fix="pass 0 or more")
     source = str(predictions) if _is_path(predictions) else source
     bench, opts, refs, entries = _prepare(benchmark, references, split, protocol, options, predictions, max_bytes)
     result = _score(bench, opts, refs, entries, max_bytes, source)
     result.dataset_id = dataset_id or dataset_id_of(references)
+    if tie_orders and "tie_bounds" in result.breakdowns and isinstance(entries, list):
+        add_tie_orders(bench, opts, refs, entries, result, tie_orders, seed)
     if ci is not None:
         from ..engine.uncertainty import add_intervals
 
         add_intervals(result, ci, resamples=resamples, seed=seed)
     return result
+
+
+def add_tie_orders(bench: Any, opts: Any, refs: Any, entries: list[Any], result: Result, orders: int, seed: int) -> None:
+    """``breakdowns["tie_orders"]``: the headline and every key with tie bounds over ``orders`` random file orders,
+    each scored as the official scorer scores that file (no analysis, no per-sample details: only the metrics)."""
+    import dataclasses
+
+    from ..engine.tie_orders import random_tie_orders
+
+    plain = dataclasses.replace(opts, analysis=False, details=False)
+    keys = list(dict.fromkeys([*bench.headline, *result.breakdowns["tie_bounds"]]))
+    result.breakdowns["tie_orders"] = random_tie_orders(
+        lambda shuffled: bench.scorer.score(refs, shuffled, plain, "predictions").metrics, entries,
+        [k for k in keys if k in result.metrics], orders, seed)
 
 
 def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: Any, *, split: str | None = None,
@@ -187,7 +212,7 @@ MANIFEST = ".vlbench-build.json"
 
 
 def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool = False,
-          eval_framework: str = "vlbench", **kwargs: Any) -> Any:
+          eval_framework: str = "inspect-ai", **kwargs: Any) -> Any:
     """Official release -> Hub folder (the benchmark's builder), then the folder's ``eval.yaml`` naming
     ``eval_framework`` (see :func:`vlbench.library.registration.eval_yaml`).
 

@@ -20,8 +20,8 @@ from ..benchmarks import get_benchmark
 from ..benchmarks.protocol.views import Sample, Table
 from ..engine.result import Result
 
-__all__ = ["Table", "text", "headline", "tables", "tie_bounds", "threshold_line", "analysis_tables", "analysis_text",
-           "analysis_plot", "plots", "draw", "image_reader", "to_csv"]
+__all__ = ["Table", "text", "headline", "tables", "tie_bounds", "tie_orders", "threshold_line", "analysis_tables",
+           "analysis_text", "analysis_plot", "plots", "draw", "image_reader", "to_csv"]
 
 
 def _round(value: Any, digits: int) -> Any:
@@ -111,11 +111,14 @@ def tables(result: Result) -> dict[str, Table]:
     and the error analysis' tables (both not official), as (headers, rows)."""
     out: dict[str, Table] = {"all metrics": (["metric", "value"], [[k, _round(v, 2)] for k, v in result.metrics.items()])}
     out.update(get_benchmark(result.benchmark).views.tables(result))
-    bounds = tie_bounds(result)
-    if bounds:          # detections shared scores: each AP key over every order of the ties
-        out["tie bounds (AP over every order of tied scores)"] = (
-            ["metric", "official", "lowest", "highest"],
-            [[k, _round(result.metrics.get(k), 2), _round(b["low"], 2), _round(b["high"], 2)] for k, b in bounds.items()])
+    bounds, orders = tie_bounds(result), tie_orders(result)
+    if bounds or orders:  # detections shared scores: each key over every order of the ties, and over random orders
+        none = {"low": None, "high": None, "mean": None}
+        out["tie orders (the official number, every order's extremes, random orders' mean and 5-95%)"] = (
+            ["metric", "official", "lowest", "highest", "random mean", "random 5%", "random 95%"],
+            [[k, _round(result.metrics.get(k), 2), _round(b["low"], 2), _round(b["high"], 2), _round(o["mean"], 2),
+              _round(o["low"], 2), _round(o["high"], 2)]
+             for k in dict.fromkeys([*bounds, *orders]) for b, o in [(bounds.get(k, none), orders.get(k, none))]])
     t = result.breakdowns.get("threshold_metrics")
     if t:               # not official: the answer-set view (every box counted) beside AP
         out["threshold metrics (not official, every box counted)"] = (
@@ -130,6 +133,14 @@ def tie_bounds(result: Result) -> dict[str, dict[str, Any]]:
     bounds = result.breakdowns.get("tie_bounds") or {}
     moves = any(b["low"] is not None and b["high"] is not None and b["high"] - b["low"] > 1e-9 for b in bounds.values())
     return bounds if moves else {}
+
+
+def tie_orders(result: Result) -> dict[str, dict[str, Any]]:
+    """Per key, the mean and 5-95% interval over random orders of tied scores (``breakdowns["tie_orders"]``), when
+    the orders move some key (else ``{}``)."""
+    keys = (result.breakdowns.get("tie_orders") or {}).get("keys", {})
+    moves = any(o["low"] is not None and o["high"] is not None and o["high"] - o["low"] > 1e-9 for o in keys.values())
+    return keys if moves else {}
 
 
 def to_csv(table: Table) -> str:

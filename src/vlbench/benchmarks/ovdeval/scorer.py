@@ -361,7 +361,9 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
                         "were ignored, as pycocotools does")
     if sup["tie_decisions"]:
         warnings.append(f"{sup['tie_decisions']} suppression decision(s) were between predictions with exactly equal "
-                        "scores: the official order is platform-dependent there; vlbench keeps the later prediction")
+                        "scores: the official order is platform-dependent there; vlbench keeps the later prediction. "
+                        "Another file order suppresses other boxes, so NMS-AP has no tie bounds; its likely range over "
+                        "random file orders is in breakdowns 'tie_orders'")
     if protocol == "official" and nms.matches.id0_matches:
         warnings.extend(_id0_warning(gt, preds, keep, metrics))
     breakdowns = {
@@ -376,7 +378,7 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
     analyzed, analysis_replicator = analyze(gt, nms, sup["removed"]) if analysis else (None, None)
     if cocoeval.has_ties(plain.matches):        # scores that do not rank the boxes: the answer-set view too
         breakdowns["threshold_metrics"] = nms_side["threshold_metrics"] or threshold_metrics(gt, preds, keep, nms)
-        breakdowns["tie_bounds"], tie_warning = _tie_bounds(nms, plain, metrics)
+        breakdowns["tie_bounds"], tie_warning = _tie_bounds(nms, plain, metrics, suppression_ties=sup["tie_decisions"])
         warnings += tie_warning
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,
                   warnings=warnings, options={"sub_dataset": gt.name, **({"split": split} if split else {})},
@@ -433,14 +435,19 @@ class OVDEvalReplicator:
         return out
 
 
-def _tie_bounds(nms: cocoeval.CocoEvalResult, plain: cocoeval.CocoEvalResult,
-                metrics: dict[str, float | None]) -> tuple[dict[str, Any], list[str]]:
-    """Per AP key, NMS-AP's and AP's lowest and highest value over every order of the tied detections (the suppression
-    and the matching kept as the official order makes them), and the warning when they are far apart."""
+def _tie_bounds(nms: cocoeval.CocoEvalResult, plain: cocoeval.CocoEvalResult, metrics: dict[str, float | None],
+                suppression_ties: int = 0) -> tuple[dict[str, Any], list[str]]:
+    """Per AP key, AP's (and NMS-AP's) lowest and highest value over every order of the tied detections (the matching
+    kept as the official order makes it), and the warning when they are far apart. NMS-AP's bounds are given only
+    where no suppression decision was a tie: there the suppression keeps one of two tied candidates by file order,
+    so another order suppresses other boxes, which bounds taken over this order's kept boxes do not cover (a reordered
+    file can score outside them). ``breakdowns["tie_orders"]`` gives NMS-AP's likely range over random orders."""
     low: dict[str, float | None] = {}
     high: dict[str, float | None] = {}
     key_of = dict(zip(cocoeval.STAT_NAMES, schema.STAT_KEYS))
     for prefix, res in (("NMS_", nms), ("", plain)):
+        if prefix and suppression_ties:
+            continue
         for name, (lo, hi) in cocoeval.tie_bounds_bbox(res).items():
             low[prefix + key_of[name]] = None if lo == -1 else lo * 100
             high[prefix + key_of[name]] = None if hi == -1 else hi * 100
@@ -559,11 +566,14 @@ def _table3_tie_bounds(results: dict[str, Result], order: list[str]) -> dict[str
     bounds are the means of theirs; a sub-dataset without ties contributes its number to both)."""
     out: dict[str, dict[str, float | None]] = {}
     for s in order:
-        own = results[s].breakdowns.get("tie_bounds", {})
+        own = results[s].breakdowns.get("tie_bounds")
         for key in ("NMS_AP", "AP"):
             value = results[s].metrics[key]
-            out[f"{key}_{s}"] = own.get(key, {"low": value, "high": value})
-    out["Total_Average"] = {side: _mean_of_defined(out[f"NMS_AP_{s}"][side] for s in order) for side in ("low", "high")}
+            if own is None or key in own:         # a key with ties but no honest bound (_tie_bounds) is left out
+                out[f"{key}_{s}"] = own[key] if own is not None else {"low": value, "high": value}
+    if all(f"NMS_AP_{s}" in out for s in order):
+        out["Total_Average"] = {side: _mean_of_defined(out[f"NMS_AP_{s}"][side] for s in order)
+                                for side in ("low", "high")}
     return out
 
 
