@@ -244,6 +244,42 @@ def test_toy_benchmark_through_the_cli_and_the_model_card(plugin_env, tmp_path):
     assert {m["type"]: m["value"] for m in result["metrics"]} == TOY_GOOD
 
 
+def test_a_lower_is_better_metric_gets_the_right_verdict(plugin_env, tmp_path):
+    """The toy declares MAE lower-is-better. Good vs poor (hand-derived: good MAE 1.0, poor counts all 0, errors
+    3, 1, 4, 1, 5, MAE 2.8; accuracy 60 vs 0): A - B is -1.8 on MAE and +60 on accuracy, and A is better on both,
+    in the CLI's compare, the library's and the Space's (run_compare, which its Compare tab calls). The toy has no
+    error analysis: ``analyze`` prints its score and says so (exit 0)."""
+    refs = PLUGINS / "toy_count" / "references.json"
+    good, poor = PLUGINS / "toy_count" / "predictions_good.json", PLUGINS / "toy_count" / "predictions_poor.json"
+    out = tmp_path / "cmp.json"
+    proc = _cli(plugin_env, "compare", "toy_count", "--references", str(refs), "--predictions", str(good), str(poor),
+                "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["metric"]: r for r in json.loads(out.read_text())["metrics"]}
+    assert rows["MAE"]["diff"] == pytest.approx(-1.8) and rows["MAE"]["verdict"] == "A better"
+    assert rows["accuracy"]["verdict"] == "A better" and rows["MAE"]["a_wins"] > 0.99   # ties: d = 0 is no win
+    analyze = _cli(plugin_env, "analyze", "toy_count", "--references", str(refs), "--predictions", str(good))
+    assert analyze.returncode == 0 and "toy_count has no error analysis" in analyze.stderr and "MAE" in analyze.stdout
+    sys.path.insert(0, str(PLUGINS))
+    try:
+        import toy_benchmark
+
+        import vlbench
+        from vlbench.benchmarks import unregister
+        from vlbench.space import run_compare
+
+        vlbench.register(toy_benchmark.BENCHMARK)
+        try:
+            comparison, _, _ = vlbench.compare("toy_count", refs, poor, good, resamples=200)
+            assert {r["metric"]: r["verdict"] for r in comparison.rows}["MAE"] == "B better"
+            table, _ = run_compare("toy_count", "default", str(good), str(poor), "official")
+            assert [line for line in table.splitlines() if line.startswith("| MAE")][0].endswith("**A better** |")
+        finally:
+            unregister("toy_count")
+    finally:
+        sys.path.remove(str(PLUGINS))
+
+
 def test_plugins_are_looked_up_only_when_a_command_needs_them(tmp_path):
     """A broken plug-in (its module does not import) is a warning where the plug-ins are looked up: help, a name no
     built-in benchmark has, a flag the built-ins' parser does not take as written. A command naming a built-in

@@ -483,8 +483,11 @@ def _cmd_score(args: argparse.Namespace) -> int:
                    tie_orders=args.tie_orders, **options)
     if not args.quiet:
         print(report.text(result))
-        if args.command == "analyze":
+        if args.command == "analyze" and result.analysis:
             print(report.analysis_text(result))
+        elif args.command == "analyze":    # exit 0: the score is right, there is just nothing more to say
+            print(f"note: {args.benchmark} has no error analysis; the score above is all 'vlbench analyze' can give "
+                  "for it", file=sys.stderr)
         if "confidence_intervals" in result.breakdowns:
             from .engine.uncertainty import interval_table
 

@@ -475,7 +475,8 @@ def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: 
         b = _score(benchmark, subset, b_path, refs_path, protocol=protocol)[0]
         if progress is not None:
             progress(0.6, desc="paired bootstrap (1,000 resamples of images)")
-        result = compare(a, b, 0.95, names=(f"A ({Path(a_path).name})", f"B ({Path(b_path).name})"))
+        result = compare(a, b, 0.95, names=(f"A ({Path(a_path).name})", f"B ({Path(b_path).name})"),
+                         lower_is_better=get_benchmark(benchmark).lower_is_better)
     except VlbenchError as exc:
         return f"**Error:** {_public(str(exc))}", []
     out = _output_dir() / "comparison.json"

@@ -213,7 +213,8 @@ class CountShowcase(Showcase):
 #: Step 7: compose them, with the names, metric keys, card facts, leaderboards and the evaluate module's folder
 BENCHMARK = Benchmark(
     id="toy_count", display_name="ToyCount", scorer=CountScorer(), aliases=("toy-count",),
-    metric_keys=("accuracy", "MAE"), headline=("accuracy", "MAE"), default_split="test",
+    metric_keys=("accuracy", "MAE"), headline=("accuracy", "MAE"), lower_is_better=frozenset({"MAE"}),
+    default_split="test",
     card=Card(task_type="object-counting", task_name="Object counting", license="cc0-1.0",
               metric_names={"accuracy": "exact-count accuracy", "MAE": "mean absolute error"}),
     dataset=CountDataset(), views=CountViews(), predictor=CountPredictor(), showcase=CountShowcase(),

@@ -159,6 +159,9 @@ class Benchmark:
     scorer: Scorer[Any]
     metric_keys: tuple[str, ...] = ()
     headline: tuple[str, ...] = ()
+    #: the keys whose smaller value is better (an error, an MAE); every other key is higher-is-better, as
+    #: torchmetrics' ``higher_is_better`` and lmms-eval's task YAMLs declare it (read by compare's verdicts)
+    lower_is_better: frozenset[str] = frozenset()
     aliases: tuple[str, ...] = ()
     #: where the benchmark is listed (CLI help, the Space's dropdown): lower first, then by id
     listing_order: int = 100

@@ -15,7 +15,7 @@ Several strata (e.g. sub-datasets scored together) are resampled independently, 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -204,20 +204,23 @@ class Comparison:
         return "\n".join(lines)
 
 
-def _verdict(low: float | None, high: float | None) -> str:
+def _verdict(low: float | None, high: float | None, lower_is_better: bool = False) -> str:
+    """The verdict of an interval of A - B: A better when it excludes 0 on A's side (below 0 for an error metric)."""
     if low is None or high is None:
         return "undefined"
     if low > 0:
-        return "A better"
+        return "B better" if lower_is_better else "A better"
     if high < 0:
-        return "B better"
+        return "A better" if lower_is_better else "B better"
     return "no clear difference"
 
 
 def compare(result_a: Any, result_b: Any, level: float = 0.95, *, resamples: int = DEFAULT_RESAMPLES,
-            seed: int = DEFAULT_SEED, names: tuple[str, str] = ("A", "B")) -> Comparison:
+            seed: int = DEFAULT_SEED, names: tuple[str, str] = ("A", "B"),
+            lower_is_better: Collection[str] = ()) -> Comparison:
     """Paired bootstrap: the same resampled images for both results; per metric the difference A - B,
-    its percentile interval and the share of resamples in which A scores higher."""
+    its percentile interval and the share of resamples in which A is better (scores higher; lower, for the keys in
+    ``lower_is_better``, the benchmark's error metrics)."""
     _check(level, resamples)
     if result_a.benchmark != result_b.benchmark:
         raise InputError(f"cannot compare a {result_a.benchmark} result with a {result_b.benchmark} result")
@@ -240,10 +243,11 @@ def compare(result_a: Any, result_b: Any, level: float = 0.95, *, resamples: int
             d = sa[key] - sb[key]
             d = d[np.isfinite(d)]
             lo, hi = percentile_interval(d, level)
-            verdict = _verdict(lo, hi)
+            lower = key in lower_is_better
+            verdict = _verdict(lo, hi, lower)
             if key.startswith("analysis:"):     # a cost: more of it is worse
                 verdict = {"A better": "A loses more to it", "B better": "B loses more to it"}.get(verdict, verdict)
-            row.update({"low": lo, "high": hi, "a_wins": float(np.mean(d > 0)) if len(d) else None,
+            row.update({"low": lo, "high": hi, "a_wins": float(np.mean(d < 0 if lower else d > 0)) if len(d) else None,
                         "verdict": verdict})
         rows.append(row)
     return Comparison(result_a.benchmark, level, resamples, seed, rep_a.unit, rows, names)

@@ -204,7 +204,7 @@ def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: 
     b = _score(bench, opts, refs, predictions_b, max_bytes)
     if names is None:
         names = (str(predictions_a) if _is_path(predictions_a) else "A", str(predictions_b) if _is_path(predictions_b) else "B")
-    return paired(a, b, ci, resamples=resamples, seed=seed, names=names), a, b
+    return paired(a, b, ci, resamples=resamples, seed=seed, names=names, lower_is_better=bench.lower_is_better), a, b
 
 
 #: written into every built folder: the files of that build (the only ones a later build may replace)
