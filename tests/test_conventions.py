@@ -29,6 +29,8 @@ def _file(convention: str) -> list[dict]:
         W, H = row["width"], row["height"]
         box = {"xyxy pixels": [x, y, x + w, y + h], "xywh pixels": [x, y, w, h],
                "xyxy 0-1 of the image": [x / W, y / H, (x + w) / W, (y + h) / H],
+            "xywh 0-1 of the image": [x / W, y / H, w / W, h / H],
+               "xywh 0-1 of the image": [x / W, y / H, w / W, h / H],
                "xyxy 0-1000 of the image": [1000 * x / W, 1000 * y / H, 1000 * (x + w) / W, 1000 * (y + h) / H],
                "yxyx 0-1000 of the image": [1000 * y / H, 1000 * x / W, 1000 * (y + h) / H, 1000 * (x + w) / W],
                }[convention]
@@ -36,8 +38,8 @@ def _file(convention: str) -> list[dict]:
     return out
 
 
-@pytest.mark.parametrize("convention", ["xywh pixels", "xyxy 0-1 of the image", "xyxy 0-1000 of the image",
-                                        "yxyx 0-1000 of the image"])
+@pytest.mark.parametrize("convention", ["xywh pixels", "xyxy 0-1 of the image", "xywh 0-1 of the image",
+                                        "xyxy 0-1000 of the image", "yxyx 0-1000 of the image"])
 def test_a_file_in_another_convention_is_named_with_its_fix(convention):
     result = vlbench.score("ref_l4", REFS, _file(convention))
     named = [w for w in result.warnings if "read as" in w]
@@ -114,6 +116,7 @@ def _as(convention: str, box: list[float], size: tuple[float, float] | None) -> 
     W, H = size or (1.0, 1.0)
     return {"xywh pixels": [x, y, w, h], "xyxy pixels": [x, y, x + w, y + h],
             "xyxy 0-1 of the image": [x / W, y / H, (x + w) / W, (y + h) / H],
+            "xywh 0-1 of the image": [x / W, y / H, w / W, h / H],
             "xyxy 0-1000 of the image": [1000 * x / W, 1000 * y / H, 1000 * (x + w) / W, 1000 * (y + h) / H],
             "yxyx 0-1000 of the image": [1000 * y / H, 1000 * x / W, 1000 * (y + h) / H, 1000 * (x + w) / W],
             }[convention]
@@ -135,8 +138,8 @@ def _omnilabel_file(convention: str) -> list[dict]:
             for a in data["annotations"]]
 
 
-@pytest.mark.parametrize("convention", ["xyxy pixels", "xyxy 0-1 of the image", "xyxy 0-1000 of the image",
-                                        "yxyx 0-1000 of the image"])
+@pytest.mark.parametrize("convention", ["xyxy pixels", "xyxy 0-1 of the image", "xywh 0-1 of the image",
+                                        "xyxy 0-1000 of the image", "yxyx 0-1000 of the image"])
 def test_an_ovdeval_file_in_another_convention_is_named_with_its_fix(convention):
     """The GT boxes themselves in another convention: read right, every (non-crowd) GT box is covered (100); as
     written (xywh pixels) almost none is. The warning names the reading and its fix; the official number is
@@ -252,3 +255,28 @@ def test_work_handed_to_a_scorer_is_done_once_and_its_error_raised_only_where_ne
     fine = _Deferred(lambda: done.append("fine") or {"as written": 1.0})
     assert fine.value() == {"as written": 1.0} and fine.value() == {"as written": 1.0}
     assert done == ["failing", "fine"]
+
+
+def test_degenerate_boxes_are_warned_about_alike_on_every_detection_benchmark():
+    """A zero-width box (a random OWL-ViT writes them) is scored as the official scorers score it (IoU 0 with every
+    GT box), and each detection benchmark says so in the same words, naming the entry."""
+    from vlbench.benchmarks.ref_l4.reader import references_from_rows
+    from vlbench.benchmarks.ref_l4.scorer import score as ref_l4_score
+
+    refs = references_from_rows([{"id": i, "bbox": [0, 0, 50, 50], "ori_category_id": "o365_1"} for i in range(3)])
+    preds = [{"id": i, "pred_bbox": [0, 0, 0 if i == 2 else 50, 50], "format": "xywh"} for i in range(3)]
+    warnings = {"ref_l4": ref_l4_score(refs, preds).warnings}
+    ovd = json.loads(OVD_REFS.read_text())
+    ovd_preds = [{"image_id": a["image_id"], "category_id": a["category_id"], "bbox": a["bbox"][:2] + [0, 5],
+                  "score": 0.5} for a in ovd["annotations"][:2]]
+    warnings["ovdeval"] = vlbench.score("ovdeval", OVD_REFS, ovd_preds).warnings
+    omni = json.loads(OMNI_REFS.read_text())
+    img = omni["images"][0]["id"]
+    descr = next(d["id"] for d in omni["descriptions"] if img in d["image_ids"])
+    warnings["omnilabel"] = vlbench.score("omnilabel", OMNI_REFS, [
+        {"image_id": img, "bbox": [1, 1, 10, 10], "description_ids": [descr], "scores": [0.9]},
+        {"image_id": img, "bbox": [1, 1, 10, -3], "description_ids": [descr], "scores": [0.8]}]).warnings
+    expected = {"ref_l4": "e.g. entry 2", "ovdeval": "e.g. entry 0", "omnilabel": "e.g. entry 1"}
+    for bench, entry in expected.items():
+        said = [w for w in warnings[bench] if "zero or negative width or height" in w]
+        assert said and entry in said[0] and "scored as the official scorer does (IoU 0" in said[0], bench

@@ -24,7 +24,7 @@ __all__ = ["fail", "require", "describe", "integral_ids", "sorted_id_codes", "co
            "extra_fields", "percent",
            "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT",
            "tie_bounds", "TIE_SPREAD_POINTS", "TypedId", "TypedNumber", "typed_column", "typed_boxes",
-           "TypedCocoResult", "typed_coco_columns"]
+           "TypedCocoResult", "typed_coco_columns", "degenerate_box_warning"]
 
 #: integers of larger magnitude lose precision as float64: the official int64 arrays order them differently
 FLOAT_EXACT = 2**53
@@ -289,6 +289,19 @@ def read_boxes(boxes: list[Any], source: str, *, protocol: str, key: str = "bbox
                                       "as the official code does)")
         unusual["non-finite"] = bad.tolist()
     return arr, unusual
+
+
+def degenerate_box_warning(width: np.ndarray, height: np.ndarray, entry: np.ndarray, consequence: str) -> list[str]:
+    """The warning for predicted boxes of zero or negative width or height (a random detector writes them), which the
+    official scorers score (IoU 0 with every GT box): how many, the first one's entry (``entry``: each box's), and
+    what the official scorer makes of them (``consequence``). The same words on every detection benchmark."""
+    import numpy as np
+
+    degenerate = (width <= 0) | (height <= 0)
+    if not degenerate.any():
+        return []
+    return [f"{int(degenerate.sum())} predicted box(es) have zero or negative width or height, e.g. entry "
+            f"{int(entry[np.flatnonzero(degenerate)[0]])}: scored as the official scorer does ({consequence})"]
 
 
 def unusual_warning(what: str, unusual: dict[str, list[int]], how: dict[str, str], entry_of: Any = None) -> list[str]:

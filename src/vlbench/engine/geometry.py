@@ -97,6 +97,7 @@ BOX_READINGS: dict[str, tuple[bool, float | None, bool]] = {
     "xyxy pixels": (True, None, False),
     "xywh pixels": (True, None, True),
     "xyxy 0-1 of the image": (True, 1.0, False),
+    "xywh 0-1 of the image": (True, 1.0, True),
     "xyxy 0-1000 of the image": (True, 1000.0, False),
     "yxyx 0-1000 of the image": (False, 1000.0, False),
 }

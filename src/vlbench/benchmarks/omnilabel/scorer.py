@@ -27,6 +27,7 @@ from ..validation import (
     Scores,
     TypedId,
     TypedNumber,
+    degenerate_box_warning,
     integral_ids,
     read_boxes,
     read_scores,
@@ -158,11 +159,7 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     entry_of = np.repeat(np.arange(n), lens)
     # Official: a box with zero or negative width or height is scored, with IoU 0 against every GT box
     # and area max(0, w*h), so each of its detections is a false positive.
-    degenerate = (boxes[:, 2] <= 0) | (boxes[:, 3] <= 0)
-    if degenerate.any():
-        warnings.append(f"{int(degenerate.sum())} predicted box(es) have zero or negative width or height, e.g. entry "
-                        f"{int(np.flatnonzero(degenerate)[0])}: scored as the official evaluator does (IoU 0, so false "
-                        "positives)")
+    warnings += degenerate_box_warning(boxes[:, 2], boxes[:, 3], np.arange(len(boxes)), "IoU 0, so false positives")
 
     img_idx, known_img = find_ids(gt.image_ids, img)
     det_img = img_idx[entry_of]

@@ -29,6 +29,7 @@ from ..validation import (
     Scores,
     TypedCocoResult,
     coded_ids,
+    degenerate_box_warning,
     describe,
     integral_ids,
     read_boxes,
@@ -176,6 +177,8 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
         _fail(f"'score' {scores[i]!r} is text, and this prediction's category has ground truth: the official scorer "
               "stops there (COCOeval negates each score: TypeError)", source, i, "write scores as numbers")
     warnings += unusual_warning("prediction box", odd_boxes, _HOW) + unusual_warning("score", score.unusual, _HOW)
+    warnings += degenerate_box_warning(box[known, 2], box[known, 3], np.flatnonzero(known),
+                                       "IoU 0 with every GT box, so false positives")
     # predictions of a category without ground truth (hard negatives, mostly) affect the suppression, not AP; the
     # same count whatever the references are. Ids outside the category list are only knowable from a file that
     # lists the categories (Hub rows carry only the categories of their boxes): None otherwise.

@@ -24,7 +24,7 @@ from ...engine.geometry import iou_aligned_xyxy, xywh_to_xyxy
 from ...engine.result import Result
 from ...engine.uncertainty import merge
 from .. import expect_prediction_list
-from ..validation import describe as _describe
+from ..validation import degenerate_box_warning, describe as _describe
 from . import schema
 from .analysis import CauseReplicator, analyze
 from .records import RefL4References
@@ -200,6 +200,9 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
                         f"ignored, e.g. {_describe(unknown)}")
     aligned = np.zeros((len(refs), 4), dtype=np.float64)
     aligned[present] = np.where(is_xywh[used][:, None], xywh_to_xyxy(boxes), boxes)
+    used_xyxy = aligned[present]
+    warnings += degenerate_box_warning(used_xyxy[:, 2] - used_xyxy[:, 0], used_xyxy[:, 3] - used_xyxy[:, 1], used,
+                                       "IoU 0, so misses")
     numbers = np.full((len(refs), 4), np.nan)
     numbers[present] = boxes
     if n_missing:
