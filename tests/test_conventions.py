@@ -29,7 +29,6 @@ def _file(convention: str) -> list[dict]:
         W, H = row["width"], row["height"]
         box = {"xyxy pixels": [x, y, x + w, y + h], "xywh pixels": [x, y, w, h],
                "xyxy 0-1 of the image": [x / W, y / H, (x + w) / W, (y + h) / H],
-            "xywh 0-1 of the image": [x / W, y / H, w / W, h / H],
                "xywh 0-1 of the image": [x / W, y / H, w / W, h / H],
                "xyxy 0-1000 of the image": [1000 * x / W, 1000 * y / H, 1000 * (x + w) / W, 1000 * (y + h) / H],
                "yxyx 0-1000 of the image": [1000 * y / H, 1000 * x / W, 1000 * (y + h) / H, 1000 * (x + w) / W],
