@@ -482,3 +482,39 @@ def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
     assert page.locator("#query-pick input").input_value() == worst["label"]    # that label's boxes only
     page.screenshot(path=str(ARTIFACTS / "space_errors_examples.png"), full_page=True)
     page.close()
+
+
+def test_browser_nocaps_errors_tab_shows_what_nocaps_has(server, browser):
+    """nocaps' analysis has no error types (#55): the Errors tab says what it holds (its note), never the detection
+    text about error types, and its "worst examples" dropdown offers what nocaps has (the lowest-CIDEr images,
+    hidden where an analysis has no examples); the bars of the detection benchmarks are
+    labelled with their unit (checked in the PNG the same page draws for OVDEval, test above)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 1400})
+    _open(page, server)
+    _choose(page, "bench", "nocaps")
+    page.wait_for_timeout(500)
+    _choose(page, "subset", "validation")
+    page.locator("#example-poor").click()
+    page.locator("#upload").get_by_text(Path(example_predictions("nocaps", "poor", "validation")).stem).first.wait_for(
+        timeout=20_000)
+    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=180_000)
+    page.get_by_role("tab", name="Errors").click()
+    intro = page.locator("#errors-intro")
+    intro.get_by_text("Where the model falls short").wait_for(timeout=20_000)
+    assert "error type" not in intro.inner_text() and "domain gaps" in intro.inner_text()
+    page.locator("#error-pick input").click()          # what the dropdown offers is what nocaps has: its worst images
+    assert page.get_by_role("option").filter(has_text="lowest_CIDEr (").count() == 1
+    page.screenshot(path=str(ARTIFACTS / "space_nocaps_errors_tab.png"), full_page=True)
+    page.close()
+
+
+def test_the_cost_bars_say_points_and_boxes():
+    """Each bar of the Errors tab's plot is labelled with the points it gains and its count, with units."""
+    result = api.score("ovdeval", sample_references("ovdeval", "color"), example_predictions("ovdeval", "poor", "color"),
+                       analysis=True)
+    from vlbench.library.report import analysis_plot
+
+    labels = [t.get_text() for t in analysis_plot(result).axes[0].texts]
+    hard = result.analysis["errors"]["hard_negative"]
+    assert f" {hard['delta_NMS_AP50']:+.2f} pts ({hard['count']} boxes)" in labels

@@ -390,8 +390,8 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
             progress(fraction, desc=what)
 
     empty: list[Any] = ([gr.Dataframe(visible=False)] * _N_TABLES + [gr.Plot(visible=False)] * _N_PLOTS
-                        + [gr.Dataframe(visible=False), gr.Plot(visible=False), gr.Dropdown(choices=[], value=None),
-                           None, None, []])
+                        + [gr.Markdown(NO_ANALYSIS), gr.Dataframe(visible=False), gr.Plot(visible=False),
+                           gr.Dropdown(choices=[], value=None, visible=False), None, None, []])
     if not predictions_path:
         return ["**Error:** upload a prediction file (or click an example) first.", ""] + empty
     if benchmark not in labels() or subset not in choices(benchmark):
@@ -440,22 +440,42 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     return [status, head] + table_outputs + plot_outputs + _errors_outputs(result, viewer) + [viewer, metrics_json, files]
 
 
+#: the Errors tab's words, by what the result's analysis holds
+ERRORS_INTRO = ("Why the model fails (not official): each error type with how much of the headline it costs (fixed "
+                "alone, as TIDE fixes it). Pick a type to see its worst examples in the viewer.")
+NO_ANALYSIS = "No error analysis for this upload."
+
+
+def _errors_intro(analysis: dict[str, Any] | None) -> str:
+    """What the Errors tab says first: the error types where the analysis has them, else what it does hold (nocaps:
+    the domains' gaps and the words captions miss), in its own note's words."""
+    if not analysis:
+        return NO_ANALYSIS
+    if "errors" in analysis:
+        return ERRORS_INTRO
+    note = str(analysis.get("note") or "the tables below").removeprefix("not official: ")
+    return f"Where the model falls short (not official): {note}."
+
+
 def _errors_outputs(result: Any, viewer: dict) -> list[Any]:
-    """The Errors tab: the analysis' first table (the error types and what each costs), and the types whose worst
-    examples the viewer can show."""
+    """The Errors tab: its intro, the analysis' first table (the error types and what each costs, or what the
+    analysis has instead), and the types whose worst examples the viewer can show (no dropdown where none)."""
     import gradio as gr
 
     from .library import report
 
+    intro = gr.Markdown(_errors_intro(result.analysis))
     tables = list(report.analysis_tables(result).items())
     if not tables:
-        return [gr.Dataframe(visible=False), gr.Plot(visible=False), gr.Dropdown(choices=[], value=None)]
+        return [intro, gr.Dataframe(visible=False), gr.Plot(visible=False),
+                gr.Dropdown(choices=[], value=None, visible=False)]
     name, (headers, rows) = tables[0]
     shown = gr.Dataframe(value=[[_shown(v) if v is None or isinstance(v, float) else v for v in row] for row in rows],
                          headers=headers, label=name, visible=True)
     figure = report.analysis_plot(result)
     kinds = [(f"{kind} ({len(ranks)} image(s))", kind) for kind, ranks in viewer["examples"].items()]
-    return [shown, gr.Plot(value=figure, visible=figure is not None), gr.Dropdown(choices=kinds, value=None)]
+    return [intro, shown, gr.Plot(value=figure, visible=figure is not None),
+            gr.Dropdown(choices=kinds, value=None, visible=bool(kinds))]
 
 
 def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: str | None, protocol: str,
@@ -639,6 +659,7 @@ class _Tabs:
     tabs: Any
     tables: list[Any]
     plots: list[Any]
+    errors_intro: Any
     errors: Any
     errors_plot: Any
     error_pick: Any
@@ -660,8 +681,7 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
         with gr.Tab("Plots"):
             plots = [gr.Plot(visible=False, label=f"plot {k + 1}") for k in range(_N_PLOTS)]
         with gr.Tab("Errors", elem_id="errors-tab"):
-            gr.Markdown("Why the model fails (not official): each error type with how much of the headline it costs "
-                        "(fixed alone, as TIDE fixes it). Pick a type to see its worst examples in the viewer.")
+            errors_intro = gr.Markdown(ERRORS_INTRO, elem_id="errors-intro")
             errors = gr.Dataframe(visible=False, interactive=False, label="error types", elem_id="errors-table")
             errors_plot = gr.Plot(visible=False, label="what each error costs", elem_id="errors-plot")
             error_pick = gr.Dropdown([], label="show the worst examples of", elem_id="error-pick")
@@ -678,7 +698,7 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
             compare_button = gr.Button("Compare A and B", elem_id="compare")
             comparison = gr.Markdown(elem_id="comparison")
             comparison_file = gr.File(label="comparison JSON", file_count="multiple", elem_id="comparison-file")
-    return _Tabs(tabs, tables, plots, errors, errors_plot, error_pick, viewer, downloads, upload_b, compare_button,
+    return _Tabs(tabs, tables, plots, errors_intro, errors, errors_plot, error_pick, viewer, downloads, upload_b, compare_button,
                  comparison, comparison_file)
 
 
@@ -731,8 +751,8 @@ def build_app(only: str | None = None):
             out[-3] = viewer.store.put(out[-3]) if out[-3] else None     # the session holds the viewer state's key
             return out
 
-        outputs = [status, head] + table_slots + plot_slots + [tabs.errors, tabs.errors_plot, tabs.error_pick,
-                                                               viewer.state, metrics_json, downloads]
+        outputs = [status, head] + table_slots + plot_slots + [tabs.errors_intro, tabs.errors, tabs.errors_plot,
+                                                               tabs.error_pick, viewer.state, metrics_json, downloads]
         # every event that scores shares one limit of CONCURRENCY (by default each event would have its own)
         scoring: dict[str, Any] = {"concurrency_id": "scoring", "concurrency_limit": CONCURRENCY}
         inputs = [bench, subset, upload, protocol, model_name, references, dataset_id]

@@ -175,9 +175,10 @@ def analysis_plot(result: Result) -> Any:
     names, values, counts = zip(*rows[::-1])
     bars = ax.barh(names, values, color=["#1f77b4" if n not in ("false_positives", "false_negatives") else "#999999"
                                          for n in names])
-    for bar, count in zip(bars, counts):
-        ax.annotate(f" {count}", (max(bar.get_width(), 0), bar.get_y() + bar.get_height() / 2), va="center",
-                    fontsize=8)
+    for bar, value, count in zip(bars, values, counts):     # the bar is the points; say both, each with its unit
+        label = f" {value:+.2f} pts" + (f" ({count} boxes)" if count is not None else "")
+        ax.annotate(label, (max(bar.get_width(), 0), bar.get_y() + bar.get_height() / 2), va="center", fontsize=8)
+    ax.margins(x=0.35)             # room for the labels past the longest bar
     ax.set(xlabel=f"{key} gained when fixed alone (points; as scored: {_shown(a.get('as_scored'))})",
            title="what each error costs (not official)")
     fig.tight_layout()
