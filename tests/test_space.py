@@ -480,6 +480,10 @@ def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
     assert page.locator("#samples-tab").is_visible()
     assert f"image {worst['image_id']}:" in page.locator("#image-pick input").input_value()
     assert page.locator("#query-pick input").input_value() == worst["label"]    # that label's boxes only
+    # drawn as what it is (#55): a hard negative in its own colour, named so by the legend, never as a match
+    listed = _shown_boxes(page)[1]["boxes"]
+    assert any(b["kind"] == "negative" for b in listed) and not any(b["kind"] == "match" for b in listed)
+    assert "hard negative" in page.locator("#legend").inner_text()
     page.screenshot(path=str(ARTIFACTS / "space_errors_examples.png"), full_page=True)
     page.close()
 
@@ -518,3 +522,28 @@ def test_the_cost_bars_say_points_and_boxes():
     labels = [t.get_text() for t in analysis_plot(result).axes[0].texts]
     hard = result.analysis["errors"]["hard_negative"]
     assert f" {hard['delta_NMS_AP50']:+.2f} pts ({hard['count']} boxes)" in labels
+
+
+def test_a_hard_negative_is_never_drawn_as_a_match():
+    """#55: the viewer drew a box blue ("matching a ground truth") by its IoU with any GT of any label, so OVDEval's
+    hard negatives ("metal chair" on a wooden chair) looked right. Now a box matches only a GT of its own label; on
+    an object under one of the image's negatives it is a hard negative, under another label a label error. Checked on
+    every scene of the OVDEval poor example (11 hard-negative errors in its analysis) in both views, and OmniLabel's."""
+    from vlbench.benchmarks import get_benchmark
+    from vlbench.benchmarks.protocol.views import ALL_QUERIES
+
+    seen = {"negative": 0, "match": 0}
+    for bench, subset in (("ovdeval", "color"), ("omnilabel", "validation")):
+        b = get_benchmark(bench)
+        refs = b.scorer.load_references(sample_references(bench, subset), None)
+        preds = json.loads(Path(example_predictions(bench, "poor", subset)).read_text())
+        result = api.score(bench, sample_references(bench, subset), preds)
+        for scene in b.views.scenes(refs, preds, result):
+            for box, label, kind in scene.boxes(ALL_QUERIES, 0.0)[0]:
+                if kind in seen:
+                    seen[kind] += 1
+                if label.rsplit(" ", 1)[0] in scene.negatives:
+                    assert kind in ("negative", "fp"), (bench, scene.title, label, kind)
+            for query in scene.negatives:
+                assert all(kind != "match" for _, _, kind in scene.boxes(query, 0.0)[0])
+    assert seen["negative"] > 0 and seen["match"] > 0

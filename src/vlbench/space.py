@@ -214,7 +214,9 @@ def _shown(value: Any) -> Any:
 MAX_SCENES = 500
 PAGE_SIZE = 20
 LEGEND_WORDS = {"gt": "ground truth found", "miss": "ground truth missed",
-                "match": "prediction matching a ground truth (IoU ≥ 0.5)", "fp": "false positive"}
+                "match": "prediction matching a ground truth of its label (IoU ≥ 0.5)",
+                "negative": "hard negative: a negative label of the image on an object (an error)",
+                "wrong_label": "another object's label on an object (an error)", "fp": "false positive on nothing"}
 
 
 def legend() -> str:

@@ -79,7 +79,9 @@ def scenes(refs: OmniLabelReferences, predictions: Any, result: Any) -> list[Sce
     out = []
     for img in range(len(refs.image_ids)):
         errors = detection_badness(gt.get(img, []), pred.get(img, []))
+        described = {text for _, text in gt.get(img, [])}      # a label-space description without a box: negative
+        negatives = frozenset(refs.descr_text[d] for d in space.get(img, ()) if refs.descr_text[d] not in described)
         out.append(Scene(image=refs.image_file[img], badness=errors, gt=gt.get(img, []), predicted=pred.get(img, []),
                          title=f"image {int(refs.image_ids[img])}: {errors} missed or spurious boxes",
-                         keys=(int(refs.image_ids[img]),)))
+                         keys=(int(refs.image_ids[img]),), negatives=negatives))
     return out

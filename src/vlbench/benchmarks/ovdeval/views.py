@@ -100,10 +100,12 @@ def scenes(refs: OVDEvalReferences, predictions: Any, result: Any) -> list[Scene
         if isinstance(p, dict) and isinstance(p.get("score"), (int, float)) and p["score"] >= MIN_SCORE:
             category: Any = p.get("category_id")
             label = gt.category_names.get(category, str(category))
-            pred_by.setdefault(p.get("image_id"), []).append((p["bbox"], label, float(p["score"])))
+            image = p.get("image_id") if gt.id_table is None else gt.id_table.get(p.get("image_id"))
+            pred_by.setdefault(image, []).append((p["bbox"], label, float(p["score"])))
     out = []
     for img in gt.image_ids.tolist():
         errors = detection_badness(gt_by.get(img, []), pred_by.get(img, []))
         out.append(Scene(image=gt.image_file.get(img) or None, title=f"image {img}: {errors} missed or spurious boxes",
-                         badness=errors, gt=gt_by.get(img, []), predicted=pred_by.get(img, []), keys=(img,)))
+                         badness=errors, gt=gt_by.get(img, []), predicted=pred_by.get(img, []), keys=(img,),
+                         negatives=gt.image_negatives.get(img, frozenset())))
     return out

@@ -3,7 +3,7 @@ sample viewer's scenes), and the types they are made of."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,19 +47,34 @@ class Sample:
 
 
 def mark_boxes(gt: list[tuple[list[float], str]], predicted: list[tuple[list[float], str]],
-               iou_threshold: float = 0.5) -> tuple[list[tuple[list[float], str, str]], int]:
-    """Boxes (xywh) of one image for display: GT found / missed, predictions matched / false positive, by best
-    IoU >= ``iou_threshold`` (a picture, not the metric); and the number of misses plus false positives."""
+               iou_threshold: float = 0.5, *, gt_queries: Sequence[Collection[str]] | None = None,
+               pred_queries: Sequence[str] | None = None, other_gt: Sequence[list[float]] = (),
+               negatives: Collection[str] = frozenset()) -> tuple[list[tuple[list[float], str, str]], int]:
+    """Boxes (xywh) of one image for display, and the number of misses plus erroneous predictions. With the queries
+    (each GT box's, each prediction's), a prediction matches only a GT box of its own query at IoU >=
+    ``iou_threshold``, as the benchmarks' matching does: GT ``gt`` (found) / ``miss``; a prediction ``match``, else
+    ``negative`` (on an object, GT shown or ``other_gt``, named with one of the image's ``negatives``: a hard negative),
+    ``wrong_label`` (on an object named with another label) or ``fp``. Without queries, any GT box matches. A
+    picture of the matching, not the metric (no ranking: a box may match a GT another box also matches)."""
     import numpy as np
 
     from ...engine.geometry import iou_matrix_xywh
 
-    iou = (iou_matrix_xywh([b for b, _ in predicted], [b for b, _ in gt]) if gt and predicted
-           else np.zeros((len(predicted), len(gt))))
-    found = iou.max(axis=0) >= iou_threshold if predicted else np.zeros(len(gt), bool)
-    hit = iou.max(axis=1) >= iou_threshold if gt else np.zeros(len(predicted), bool)
+    def over(boxes: Sequence[list[float]]) -> Any:
+        return (iou_matrix_xywh([b for b, _ in predicted], list(boxes)) >= iou_threshold if boxes and predicted
+                else np.zeros((len(predicted), len(boxes)), dtype=bool))
+
+    close = over([b for b, _ in gt])
+    if gt_queries is not None and pred_queries is not None:
+        # (prediction, GT) pairs of one query: one membership test per pair replaces a label loop per prediction
+        close &= np.asarray([[q in qs for qs in gt_queries] for q in pred_queries], dtype=bool).reshape(close.shape)
+    found, hit = close.any(axis=0), close.any(axis=1)
+    on_object = ~hit & (over([b for b, _ in gt]).any(axis=1) | over(list(other_gt)).any(axis=1))
+    queries = pred_queries if pred_queries is not None else [""] * len(predicted)
+    kinds = ["match" if h else ("negative" if q in negatives else "wrong_label") if o else "fp"
+             for h, o, q in zip(hit.tolist(), on_object.tolist(), queries)]
     boxes = [(b, label, "gt" if ok else "miss") for (b, label), ok in zip(gt, found)]
-    boxes += [(b, label, "match" if ok else "fp") for (b, label), ok in zip(predicted, hit)]
+    boxes += [(b, label, kind) for (b, label), kind in zip(predicted, kinds)]
     return boxes, int((~found).sum() + (~hit).sum())
 
 
@@ -85,6 +100,9 @@ class Scene:
     text: str = ""
     #: the ids an analysis' examples name this scene by (its image id, or the ids of the rows it shows)
     keys: tuple[Any, ...] = ()
+    #: the queries that are negatives of this image (OVDEval's neg_text, OmniLabel's negative descriptions): a box
+    #: named so on an object is drawn as a hard negative, never as a match
+    negatives: frozenset[str] = frozenset()
 
     def queries(self) -> list[str]:
         """The queries of this image, in first-seen order."""
@@ -110,7 +128,9 @@ class Scene:
         shown = [(list(b), " ".join(([q] if every else []) + ([f"{s:.2f}"] if scored else [] if every else
                                                                 ["prediction"])))
                  for b, (s, q) in best.items()]
-        return mark_boxes(gt_boxes, shown)
+        other = [box for box, q in self.gt if not every and q != query]   # the objects of other queries
+        return mark_boxes(gt_boxes, shown, gt_queries=list(gt.values()), pred_queries=[q for _, q in best.values()],
+                          other_gt=other, negatives=self.negatives)
 
     def sample(self, query: str = ALL_QUERIES, threshold: float = SHOW_SCORE) -> Sample:
         """This scene as one drawable :class:`Sample`."""
