@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +30,8 @@ from .confidence import TokenScores, strip_with_offsets
 from .families import GENERATOR, OTHER, Preset
 from .models import Answer, ModelInfo
 
-__all__ = ["ServedModel", "model_info", "connect", "generate", "data_url", "RETRIES"]
+__all__ = ["ServedModel", "model_info", "connect", "generate", "answers_as_completed", "data_url", "RETRIES",
+           "MAX_REPLY_BYTES"]
 
 #: attempts per request (waits 1, 2, 4, 8 s between them)
 RETRIES = 5
@@ -75,26 +78,76 @@ def _endpoint(url: str, path: str) -> str:
     return base + (path if base.endswith("/v1") else "/v1" + path)
 
 
+#: the largest reply read (an answer is a few kB; a proxy or a broken server can send far more)
+MAX_REPLY_BYTES = 16 * 2**20
+#: the longest ``Retry-After`` honoured, in seconds (a longer one is capped: the run keeps its pace)
+MAX_RETRY_AFTER = 60.0
+
+
+def _retry_after(response: Any, attempt: int) -> float:
+    """Seconds to wait before the next attempt: the server's ``Retry-After`` (seconds, bounded), else 1, 2, 4, 8 s."""
+    try:
+        return min(max(float(response.headers.get("retry-after", "")), 0.0), MAX_RETRY_AFTER)
+    except (AttributeError, TypeError, ValueError):
+        return 2.0 ** attempt
+
+
+def _read_reply(response: Any, url: str) -> dict[str, Any]:
+    """The JSON object of a 2xx reply, read up to :data:`MAX_REPLY_BYTES`; anything else (a body cut mid-JSON, a
+    proxy's HTML page, a 200 carrying ``{"error": ...}``) is a :class:`ServiceError` quoting what came back."""
+    import json
+
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > MAX_REPLY_BYTES:
+            raise _failed(url, f"the server's reply is larger than {MAX_REPLY_BYTES // 2**20} MiB",
+                          "check that --server is the chat-completions server and --max-new-tokens is sensible")
+    try:
+        reply = json.loads(body)
+    except ValueError:
+        shown = bytes(body[:200]).decode("utf-8", "replace")
+        raise _failed(url, f"the server's reply is not JSON (it begins {shown!r})",
+                      "check that --server is an OpenAI-compatible server, not a proxy's or a web page's address"
+                      ) from None
+    if isinstance(reply, dict) and "error" in reply and "choices" not in reply:
+        error = reply["error"]
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise _failed(url, f"the server answered with an error: {str(message)[:300]}",
+                      "read the server's message; check --model and the server's logs")
+    if not isinstance(reply, dict):
+        raise _failed(url, f"the server's reply is a JSON {type(reply).__name__}, not an object",
+                      "use an OpenAI-compatible chat-completions server")
+    return reply
+
+
 def _post(client: Any, url: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
-    """One request with retries; a refusal (4xx) or a server that never answers is a :class:`ServiceError`."""
+    """One request with retries (a 429's ``Retry-After`` honoured, bounded); a refusal (4xx), a reply that is not
+    an answer or a server that never answers is a :class:`ServiceError`."""
     import httpx
 
+    wait = 0.0
     for attempt in range(RETRIES):
         try:
-            response = client.post(url, json=body, headers=headers)
+            with client.stream("POST", url, json=body, headers=headers) as response:
+                if response.status_code < 300:
+                    return _read_reply(response, url)
+                response.read()
+                problem = f"HTTP {response.status_code}: {response.text[:300]}"
+                if response.status_code in (401, 403):
+                    raise _failed(url, f"the server refused the credentials ({problem})",
+                                  "pass the API key through --api-key-env NAME (the variable holding it)")
+                if response.status_code not in _RETRY_STATUS:
+                    raise _failed(url, f"the server refused the request ({problem})",
+                                  "check --model (the name the server serves) and the server's logs")
+                wait = _retry_after(response, attempt)
         except httpx.TransportError as exc:
             problem = f"{type(exc).__name__}: {exc}"
-        else:
-            if response.status_code < 300:
-                return response.json()
-            problem = f"HTTP {response.status_code}: {response.text[:300]}"
-            if response.status_code not in _RETRY_STATUS:
-                raise _failed(url, f"the server refused the request ({problem})",
-                     "check --model (the name the server serves) and the server's logs")
+            wait = 2.0 ** attempt
         if attempt + 1 < RETRIES:
-            time.sleep(2.0 ** attempt)
+            time.sleep(wait)
     raise _failed(url, f"the server did not answer after {RETRIES} attempts ({problem})",
-                     "check that the server runs and --server is its address; rerun to continue the run")
+                  "check that the server runs and --server is its address; rerun to continue the run")
 
 
 def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8, api_key_env: str | None = None,
@@ -129,17 +182,38 @@ def data_url(image: Any) -> str:
 
 
 def _tokens(content: str, logprobs: Any) -> TokenScores | None:
-    """The answer's tokens from the server's ``logprobs.content`` (their texts must spell the answer)."""
+    """The answer's tokens from the server's ``logprobs.content`` (their texts must spell the answer, each log-probability
+    a number; else None: the boxes are then scored 1 and counted so)."""
     if not isinstance(logprobs, dict) or not isinstance(logprobs.get("content"), list):
         return None
     entries = [e for e in logprobs["content"] if isinstance(e, dict) and isinstance(e.get("token"), str)]
     if not entries or "".join(e["token"] for e in entries) != content:
         return None
+    if not all(isinstance(e.get("logprob"), (int, float)) and not isinstance(e.get("logprob"), bool) for e in entries):
+        return None
     _, position = strip_with_offsets(content, set())
     length = np.array([len(e["token"]) for e in entries], dtype=np.int64)
     end = np.cumsum(length)
-    values = np.array([float(e.get("logprob", np.nan)) for e in entries])
+    values = np.array([float(e["logprob"]) for e in entries])
     return TokenScores(values, position[end - length], position[end])
+
+
+def _content(reply: dict[str, Any], url: str) -> tuple[str, dict[str, Any]]:
+    """(the answer text, its choice) of a chat-completions reply; any other shape is a :class:`ServiceError`."""
+    try:
+        choice = reply["choices"][0]
+        content = choice["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise _failed(url, "the server's reply has no choices[0].message.content",
+                      "use an OpenAI-compatible chat-completions server") from None
+    if isinstance(content, list):           # content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    if content is None:
+        content = ""
+    if not isinstance(content, str) or not isinstance(choice, dict):
+        raise _failed(url, f"the reply's message content is a {type(content).__name__}, not text",
+                      "use an OpenAI-compatible chat-completions server")
+    return content, choice
 
 
 def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_new_tokens: int,
@@ -151,16 +225,11 @@ def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_n
     if token_scores:
         body["logprobs"] = True
     headers = {"Authorization": f"Bearer {served.api_key}"} if served.api_key else {}
-    reply = _post(client, _endpoint(served.url, "/chat/completions"), body, headers)
     try:
-        choice = reply["choices"][0]
-        content = choice["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise _failed(served.url, "the server's reply has no choices[0].message.content",
-                     "use an OpenAI-compatible chat-completions server") from None
-    if isinstance(content, list):           # content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    content = content or ""
+        reply = _post(client, _endpoint(served.url, "/chat/completions"), body, headers)
+        content, choice = _content(reply, served.url)
+    except ServiceError as exc:             # which item met it: the run stops there, every finished answer kept
+        raise ServiceError(f"item {item.key}: {exc}") from None
     text, _ = strip_with_offsets(content, set())
     return Answer(text, None, truncated=choice.get("finish_reason") == "length",
                   tokens=_tokens(content, choice.get("logprobs")) if token_scores else None)
@@ -168,9 +237,37 @@ def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_n
 
 def generate(served: ServedModel, items: list[PredictItem], prompts: list[str], preset: Preset, *,
              max_new_tokens: int, text_answer: bool, token_scores: bool = False) -> list[Answer]:
-    """Each item's answer, ``served.concurrency`` requests at a time, in item order."""
+    """Each item's answer, in item order (:func:`answers_as_completed`, collected)."""
+    by_key = dict(answers_as_completed(served, items, prompts, max_new_tokens=max_new_tokens,
+                                       token_scores=token_scores))
+    return [by_key[item.key] for item in items]
+
+
+def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prompts: Iterable[str], *,
+                         max_new_tokens: int, token_scores: bool = False) -> Iterator[tuple[Any, Answer]]:
+    """(item key, answer) as each request completes, with ``served.concurrency`` requests in flight over the whole
+    run: a sliding window refilled as each completes (as lmms-eval's OpenAI clients keep), so a slow request holds
+    one slot, not a batch. Ctrl-C or an error stops it at once: requests not started are cancelled and the client is
+    closed, which ends the ones in flight; the answers already yielded are the caller's to keep."""
     import httpx
 
-    with httpx.Client(timeout=served.timeout) as client, ThreadPoolExecutor(served.concurrency) as pool:
-        return list(pool.map(lambda pair: _ask(served, client, pair[0], pair[1], max_new_tokens, token_scores),
-                             zip(items, prompts)))
+    pending = zip(items, prompts)
+    client = httpx.Client(timeout=served.timeout)
+    pool = ThreadPoolExecutor(served.concurrency)
+    running: dict[Future[Answer], Any] = {}
+
+    def refill() -> None:
+        for item, prompt in itertools.islice(pending, served.concurrency - len(running)):
+            running[pool.submit(_ask, served, client, item, prompt, max_new_tokens, token_scores)] = item.key
+
+    try:
+        refill()
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                key = running.pop(future)
+                yield key, future.result()
+            refill()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        client.close()

@@ -1,0 +1,80 @@
+"""A local fake OpenAI-compatible chat-completions server for the serving client's tests and bench: a fixed (or
+drawn) latency, a record of how many requests were in flight at once, and scripted misbehaviour (replies that are
+not answers, throttling). Loopback only; it stops with the test."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+#: a chat-completions reply whose answer is ``text``
+def answer(text: str, **choice: Any) -> bytes:
+    return json.dumps({"id": "x", "model": "fake", "object": "chat.completion",
+                       "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                    "finish_reason": "stop", **choice}]}).encode()
+
+
+class FakeServer:
+    """``reply(request_number, body) -> (status, headers, bytes)`` decides each reply; ``latency()`` its delay."""
+
+    def __init__(self, reply: Callable[[int, dict], tuple[int, dict, bytes]], latency: Callable[[], float]) -> None:
+        self.reply, self.latency = reply, latency
+        self.lock = threading.Lock()
+        self.in_flight = self.max_in_flight = self.requests = 0
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, headers: dict, body: bytes) -> None:
+                self.send_response(status)
+                for k, v in {"Content-Type": "application/json", "Content-Length": str(len(body)), **headers}.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                self._send(200, {}, json.dumps({"object": "list", "data": [{"id": "fake"}]}).encode())
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.requests += 1
+                    number = server.requests
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    delay = server.latency()
+                    if delay:
+                        time.sleep(delay)
+                    self._send(*server.reply(number, body))
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+        return Handler
+
+
+@contextmanager
+def serve(reply: Callable[[int, dict], tuple[int, dict, bytes]] = lambda n, b: (200, {}, answer("a dog")),
+          latency: Callable[[], float] = lambda: 0.0) -> Iterator[tuple[str, FakeServer]]:
+    """(URL, the server's record) of a fake server on a free loopback port, for the block's duration."""
+    fake = FakeServer(reply, latency)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", fake
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

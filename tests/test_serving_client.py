@@ -1,0 +1,92 @@
+"""The ``--server`` client against a local fake OpenAI-compatible server (tests/fake_server.py; the faults a real
+server cannot be made to show on demand): a sliding window of ``--concurrency`` requests whatever the batch size,
+every reply that is not an answer a clear error naming the server and the item, ``Retry-After`` honoured, a reply
+size cap. The real-server path (`transformers serve`) is in tests/test_serving.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PIL import Image
+
+from fake_server import answer, serve
+from vlbench.benchmarks.protocol.predicting import PredictItem
+from vlbench.engine.errors import ServiceError
+from vlbench.predict import serving
+from vlbench.predict.families import OTHER
+from vlbench.predict.models import ModelInfo
+
+IMAGE = Image.new("RGB", (8, 8))
+
+
+def _served(url: str, concurrency: int = 8) -> serving.ServedModel:
+    return serving.ServedModel(url, "fake", None, concurrency, ModelInfo("image-text-to-text", "served", OTHER),
+                               timeout=30)
+
+
+def _items(n: int) -> list[PredictItem]:
+    return [PredictItem(key=f"item{i}", image=IMAGE, queries=("dog",)) for i in range(n)]
+
+
+def _ask_all(url: str, n: int = 4, concurrency: int = 8, **kw) -> dict:
+    return dict(serving.answers_as_completed(_served(url, concurrency), _items(n), ["q"] * n, max_new_tokens=8, **kw))
+
+
+def test_concurrency_requests_stay_in_flight_over_the_whole_run():
+    """24 items, --concurrency 8, one slow request among them: the server sees 8 at once (the old batches of
+    min(concurrency, batch size) saw 4), and the slow one holds only its slot: the others all finish."""
+    import itertools
+    import threading
+
+    calls = itertools.count()
+    lock = threading.Lock()
+
+    def latency() -> float:
+        with lock:
+            return 1.5 if next(calls) == 0 else 0.4
+
+    with serve(latency=latency) as (url, fake):
+        got = _ask_all(url, n=24, concurrency=8)
+    assert len(got) == 24 and fake.max_in_flight == 8 and fake.requests == 24
+    assert {a.text for a in got.values()} == {"a dog"}
+
+
+@pytest.mark.parametrize("reply, says", [
+    ((200, {"Content-Type": "text/html"}, b"<html>proxy login</html>"), "is not JSON (it begins '<html>proxy login"),
+    ((200, {}, answer("x")[:25]), "is not JSON"),
+    ((200, {}, json.dumps({"choices": [{"message": {"content": 42}}]}).encode()), "content is a int, not text"),
+    ((200, {}, json.dumps({"error": {"message": "model overloaded: try later"}}).encode()),
+     "answered with an error: model overloaded: try later"),
+    ((200, {}, b"[1, 2]"), "a JSON list, not an object"),
+    ((401, {}, b'{"error": "no key"}'), "--api-key-env"),
+    ((404, {}, b'{"error": "no such model"}'), "check --model"),
+])
+def test_a_reply_that_is_not_an_answer_is_a_clear_error_naming_server_and_item(reply, says):
+    with serve(lambda n, body: reply) as (url, _):
+        with pytest.raises(ServiceError) as err:
+            _ask_all(url, n=1)
+    assert says in str(err.value) and url in str(err.value) and "item item0" in str(err.value)
+
+
+def test_a_reply_over_the_size_cap_is_refused(monkeypatch):
+    monkeypatch.setattr(serving, "MAX_REPLY_BYTES", 1000)
+    with serve(lambda n, body: (200, {}, answer("x" * 5000))) as (url, _):
+        with pytest.raises(ServiceError, match="larger than"):
+            _ask_all(url, n=1)
+
+
+def test_retry_after_is_honoured_then_the_answer_comes(monkeypatch):
+    """A 429 with Retry-After: 0 is retried at once (not after the fixed 1 s backoff), and the answer counts."""
+    waits = []
+    monkeypatch.setattr(serving.time, "sleep", waits.append)
+    with serve(lambda n, body: (429, {"Retry-After": "0"}, b"{}") if n == 1 else (200, {}, answer("a cat"))) as (url, _):
+        got = _ask_all(url, n=1)
+    assert got["item0"].text == "a cat" and waits == [0.0]
+
+
+def test_a_log_probability_that_is_no_number_leaves_the_box_unscored_not_a_crash():
+    logprobs = {"content": [{"token": "a cat", "logprob": "high"}]}
+    with serve(lambda n, body: (200, {}, answer("a cat", logprobs=logprobs))) as (url, _):
+        got = _ask_all(url, n=1, token_scores=True)
+    assert got["item0"].text == "a cat" and got["item0"].tokens is None
