@@ -30,7 +30,8 @@ from pathlib import Path
 def rss(field):
     return int(next(l.split()[1] for l in Path("/proc/self/status").read_text().splitlines() if l.startswith(field))) * 1024
 
-from vlbench import api, space
+from vlbench import space
+from vlbench.library import api
 from vlbench.benchmarks import get_benchmark
 from vlbench.engine.io import json_values_bound
 bench_id, subset, upload = sys.argv[1:4]

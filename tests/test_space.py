@@ -539,7 +539,7 @@ def test_a_hard_negative_is_never_drawn_as_a_match():
         preds = json.loads(Path(example_predictions(bench, "poor", subset)).read_text())
         result = api.score(bench, sample_references(bench, subset), preds)
         for scene in b.views.scenes(refs, preds, result):
-            for box, label, kind in scene.boxes(ALL_QUERIES, 0.0)[0]:
+            for _box, label, kind in scene.boxes(ALL_QUERIES, 0.0)[0]:
                 if kind in seen:
                     seen[kind] += 1
                 if label.rsplit(" ", 1)[0] in scene.negatives:
