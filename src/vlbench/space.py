@@ -449,8 +449,8 @@ NO_ANALYSIS = "No error analysis for this upload."
 
 
 def _errors_intro(analysis: dict[str, Any] | None) -> str:
-    """What the Errors tab says first: the error types where the analysis has them, else what it does hold (nocaps:
-    the domains' gaps and the words captions miss), in its own note's words."""
+    """What the Errors tab says first: the error types where the analysis has them, else what it does hold (a
+    captioning analysis: the domains' gaps and the words captions miss), in its own note's words."""
     if not analysis:
         return NO_ANALYSIS
     if "errors" in analysis:
@@ -683,7 +683,7 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
         with gr.Tab("Plots"):
             plots = [gr.Plot(visible=False, label=f"plot {k + 1}") for k in range(_N_PLOTS)]
         with gr.Tab("Errors", elem_id="errors-tab"):
-            errors_intro = gr.Markdown(ERRORS_INTRO, elem_id="errors-intro")
+            errors_intro = gr.Markdown(ERRORS_INTRO, elem_id="errors-intro", label="errors intro")
             errors = gr.Dataframe(visible=False, interactive=False, label="error types", elem_id="errors-table")
             errors_plot = gr.Plot(visible=False, label="what each error costs", elem_id="errors-plot")
             error_pick = gr.Dropdown([], label="show the worst examples of", elem_id="error-pick")
