@@ -244,3 +244,49 @@ def test_image_cells_read_through_their_own_mappings_are_the_dataset_s_cells_bef
         assert [read(cells.open(i, "image")) for i in range(len(dataset))] == expected
         cells.release()
         assert [read(cells.open(i, "image")) for i in range(len(dataset))] == expected
+
+
+def test_mapped_images_open_whatever_order_pil_registered_its_formats_in(tmp_path):
+    """PIL tries each registered format's reader in turn; after ``PIL.Image.init()`` runs before any image is
+    opened (some libraries' imports do it) the IM reader, which calls ``readline``, comes before JPEG's and reads a
+    JPEG whose first 100 bytes hold a newline. The run that fails in this order (the full suite's, once) opens the
+    images of a dataset on disk in a fresh interpreter: header sizes, decoded sizes and a damaged image named.
+    Expected sizes are the ones the images were made with."""
+    import io
+
+    import datasets
+    from PIL import Image
+
+    def jpeg(width: int) -> bytes:
+        buf = io.BytesIO()
+        Image.new("RGB", (width, 7), (90, 30, 200)).save(buf, format="JPEG", quality=75)
+        return buf.getvalue()
+
+    images = [jpeg(5), jpeg(9)]
+    assert all(b"\n" in data[:100] for data in images), "the case needs a newline where the IM reader looks"
+    rows = {"id": [0, 1, 2],
+            "image": [{"bytes": data, "path": None} for data in images] + [{"bytes": b"\nnot an image", "path": None}]}
+    features = datasets.Features({"id": datasets.Value("int64"), "image": datasets.Image()})
+    datasets.Dataset.from_dict(rows, features=features).save_to_disk(
+        str(tmp_path / "ds"))
+    code = f"""
+import PIL.Image
+PIL.Image.init()
+import datasets
+from vlbench.benchmarks.protocol.predicting import PredictItem
+from vlbench.engine.errors import FormatError
+from vlbench.predict.streaming import LazyRows, grouped, loaded
+rows = LazyRows(datasets.load_from_disk({str(tmp_path / "ds")!r}))
+items = [PredictItem(str(i), row["image"], ("q",)) for i, row in enumerate(rows)]
+print([it.image.size for it in items[:2]], [it.image.size for it in loaded(items[:2])])
+for step in (lambda: grouped(items, 4), lambda: loaded(items[2:])):
+    try:
+        step()
+    except FormatError as exc:
+        print(exc)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "[(5, 7), (9, 7)] [(5, 7), (9, 7)]"
+    assert len(lines) == 3 and all("item 2 does not decode" in line for line in lines[1:])

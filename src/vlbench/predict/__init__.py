@@ -14,9 +14,10 @@ names one. torch and transformers load only when a model runs (``pip install "vl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -304,21 +305,41 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
     done = _resume(partial, report.settings, repair=True)
     report.resumed = sum(it.key in done for it in mine)
     todo = [it for it in mine if it.key not in done]
+    with _appending(partial) as append:
+        if partial.stat().st_size == 0:
+            append(json.dumps({"settings": asdict(report.settings)}) + "\n")
+        bar = _progress(len(mine), report.resumed, progress)
+        # alike items batched together; images decoded a batch ahead, in a background thread
+        for batch in batches(grouped(todo, batch_size), batch_size):
+            prompts = [render_prompt(preset, predictor.answer_kind, it.queries) for it in batch] if preset else []
+            for record in _answer(predictor, loaded, batch, report.settings, preset, prompts):
+                append(json.dumps(record, allow_nan=False) + "\n")
+            append(None)
+            bar(len(batch))
+
+
+@contextlib.contextmanager
+def _appending(partial: Path) -> Iterator[Callable[[str | None], None]]:
+    """A function appending a line to ``partial`` (None: flush), whose failures (a full disk, a removed folder) are
+    a FormatError with the fix; only the writes are guarded, so an error of the model or of an image keeps its
+    own message. The finished batches stay in the partial file."""
+    def unwritable(exc: OSError) -> FormatError:
+        return FormatError(f"cannot write the partial file ({exc.strerror or exc})", file=str(partial),
+                           fix="free disk space (or fix the folder) and rerun the same command to continue")
+
     try:
-        with open(partial, "a", encoding="utf-8") as fh:
-            if fh.tell() == 0:
-                fh.write(json.dumps({"settings": asdict(report.settings)}) + "\n")
-            bar = _progress(len(mine), report.resumed, progress)
-            # alike items batched together; images decoded a batch ahead, in a background thread
-            for batch in batches(grouped(todo, batch_size), batch_size):
-                prompts = [render_prompt(preset, predictor.answer_kind, it.queries) for it in batch] if preset else []
-                for record in _answer(predictor, loaded, batch, report.settings, preset, prompts):
-                    fh.write(json.dumps(record, allow_nan=False) + "\n")
-                fh.flush()
-                bar(len(batch))
-    except OSError as exc:      # a full disk, a removed folder: the finished batches stay in the partial file
-        raise FormatError(f"cannot write the partial file ({exc.strerror or exc})", file=str(partial),
-                          fix="free disk space (or fix the folder) and rerun the same command to continue") from None
+        fh = open(partial, "a", encoding="utf-8")
+    except OSError as exc:
+        raise unwritable(exc) from None
+
+    def append(line: str | None) -> None:
+        try:
+            fh.write(line) if line is not None else fh.flush()
+        except OSError as exc:
+            raise unwritable(exc) from None
+
+    with fh:        # each batch ends with a flush: closing has nothing left to write
+        yield append
 
 
 def run(benchmark: str, model: str, data: str | os.PathLike, out: str | os.PathLike, *,

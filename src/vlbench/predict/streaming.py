@@ -74,19 +74,19 @@ class ImageCells:
         return table
 
     def open(self, index: int, column: str) -> Any:
-        """Row ``index``'s encoded image in ``column``, as a file to read (the mapped bytes themselves, not a copy:
-        reading a header touches a page or two) or its path."""
+        """Row ``index``'s encoded image in ``column``, as a file to read, or its path. The bytes are copied into a
+        ``BytesIO``: PIL tries each registered format's reader in turn, and some call ``readline``, which Arrow's
+        own readers refuse with an error PIL does not expect (it then fails on a JPEG when all its plugins are
+        registered before the common ones, as importing some libraries does)."""
         if self.table is None:
             return _file_of(self.rows[index][column])
-        import pyarrow as pa
-
         starts, parts = self.parts[column]
         k = int(np.searchsorted(starts, index, side="right")) - 1
         row = index - int(starts[k])
         offsets, values, paths = parts[k]
         begin, end = int(offsets[row]), int(offsets[row + 1])
         if end > begin:         # a null cell has equal offsets
-            return pa.BufferReader(values.slice(begin, end - begin))
+            return io.BytesIO(values.slice(begin, end - begin).to_pybytes())
         return paths[row].as_py()
 
     def _parts(self, column: str) -> tuple[NDArray[np.int64], list[tuple[NDArray[np.int64], Any, Any]]]:
@@ -170,21 +170,29 @@ class LazyRows:
             yield {**row, **{c: LazyImage(self.cells, i, c) if self.present[c][i] else None for c in self.columns}}
 
 
+#: what PIL raises on damaged bytes
+_DAMAGED = (OSError, ValueError, SyntaxError)
+
+
+def _undecodable(item: PredictItem, exc: Exception) -> Exception:
+    """A FormatError naming the item whose image does not decode."""
+    from ..engine.errors import FormatError
+
+    return FormatError(f"the image of item {item.key} does not decode ({type(exc).__name__}: {exc})",
+                       fix="rebuild the dataset (vlbench build ... --skip-bad-images leaves such images out), or "
+                           "pass --limit to stop before it")
+
+
 def loaded(batch: list[PredictItem]) -> list[PredictItem]:
     """The batch with its images decoded (items whose image is already an image are kept as they are); an image
-    that does not decode is a :class:`~vlbench.engine.errors.FormatError` naming its item (PIL's own errors are OSErrors,
-    which the loop would take for a failed write)."""
+    that does not decode is a :class:`~vlbench.engine.errors.FormatError` naming its item."""
     out = []
     for it in batch:
         if isinstance(it.image, LazyImage):
             try:
                 it = dataclasses.replace(it, image=it.image.load())
-            except (OSError, ValueError, SyntaxError) as exc:      # what PIL raises on damaged bytes
-                from ..engine.errors import FormatError
-
-                raise FormatError(f"the image of item {it.key} does not decode ({type(exc).__name__}: {exc})",
-                                  fix="rebuild the dataset (vlbench build ... --skip-bad-images leaves such images "
-                                      "out), or pass --limit to stop before it") from None
+            except _DAMAGED as exc:
+                raise _undecodable(it, exc) from None
         out.append(it)
     _release(batch)
     return out
@@ -205,7 +213,10 @@ def shape_key(item: PredictItem) -> tuple[int, int, int, int]:
     """What makes the items of one batch cost alike: the query count (a detector's passes, the length of a
     detection answer), the text to read (a prompt's length), the image's size (the processors pad a batch to its
     largest image; read from the header)."""
-    width, height = item.image.size if item.image is not None else (0, 0)
+    try:
+        width, height = item.image.size if item.image is not None else (0, 0)
+    except _DAMAGED as exc:
+        raise _undecodable(item, exc) from None
     return len(item.queries), sum(map(len, item.queries)), width, height
 
 
