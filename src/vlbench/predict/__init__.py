@@ -299,6 +299,7 @@ def _check_targets(items: list[PredictItem], data: str | os.PathLike, benchmark:
 def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], partial: Path, report: PredictReport,
                 preset: Any, batch_size: int, progress: bool) -> None:
     """This process's items in batches, each answer appended to its partial file (resumed where a run stopped)."""
+    from . import serving
     from .families import render_prompt
     from .streaming import batches, grouped
 
@@ -309,6 +310,12 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
         if partial.stat().st_size == 0:
             append(json.dumps({"settings": asdict(report.settings)}) + "\n")
         bar = _progress(len(mine), report.resumed, progress)
+        if isinstance(loaded, serving.ServedModel):     # a server: a sliding window of requests, not batches
+            for record in _served_records(predictor, loaded, todo, report.settings, preset):
+                append(json.dumps(record, allow_nan=False) + "\n")
+                append(None)
+                bar(1)
+            return
         # alike items batched together; images decoded a batch ahead, in a background thread
         for batch in batches(grouped(todo, batch_size), batch_size):
             prompts = [render_prompt(preset, predictor.answer_kind, it.queries) for it in batch] if preset else []
@@ -436,6 +443,23 @@ def default_max_new_tokens(answer_kind: str, items: list[PredictItem]) -> int:
     if answer_kind == "box":
         return BOX_TOKENS + 2 * max((len(it.queries[0].split()) for it in items if it.queries), default=0)
     return 32 + TOKENS_PER_LABEL * max((len(it.queries) for it in items), default=1)
+
+
+def _served_records(predictor: Predictor, served: Any, todo: list[PredictItem], settings: PredictSettings,
+                    preset: Any) -> Iterator[dict[str, Any]]:
+    """One record per item, in the order the server answers (``--concurrency`` requests in flight, whatever
+    ``--batch-size``); the official file is merged in item order at the end."""
+    from . import serving
+    from .families import render_prompt
+
+    if settings.max_new_tokens is None:      # predict() sets it for every run that generates
+        raise InputError("no answer length for a model that generates", fix="pass --max-new-tokens")
+    by_key = {it.key: it for it in todo}
+    prompts = (render_prompt(preset, predictor.answer_kind, it.queries) if preset else "" for it in todo)
+    for key, a in serving.answers_as_completed(served, todo, prompts, max_new_tokens=settings.max_new_tokens,
+                                               token_scores=settings.box_scores == TOKEN_PROBABILITY):
+        yield answer_record(predictor, by_key[key], a.text, settings.box_format, a.input_size, truncated=a.truncated,
+                            tokens=a.tokens)
 
 
 def _answer(predictor: Predictor, loaded: Any, batch: list[PredictItem], settings: PredictSettings, preset: Any,

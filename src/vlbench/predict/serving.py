@@ -218,9 +218,15 @@ def _content(reply: dict[str, Any], url: str) -> tuple[str, dict[str, Any]]:
 
 def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_new_tokens: int,
          token_scores: bool) -> Answer:
+    from .streaming import DAMAGED, undecodable
+
+    try:
+        image = data_url(item.image)
+    except DAMAGED as exc:
+        raise undecodable(item, exc) from None
     body: dict[str, Any] = {
         "model": served.model, "max_tokens": max_new_tokens, "temperature": 0,
-        "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": data_url(item.image)}},
+        "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": image}},
                                                   {"type": "text", "text": prompt}]}]}
     if token_scores:
         body["logprobs"] = True

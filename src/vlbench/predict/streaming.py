@@ -6,15 +6,13 @@ image (56 GB for a split of 45,341 referring expressions, one item each). Here t
 image columns, each item gets a :class:`LazyImage` (the dataset, the row, the column: a few bytes), ``--limit`` and
 the shards of several processes are cut from the items before any image is read, and a batch's images are decoded
 just before its forward pass (:func:`batches`: the next batch's in a background thread while the model runs on
-this one). The image bytes are read through memory mappings :class:`ImageCells` owns and gives back after each
-batch, so the pages read do not pile up in the process's resident set either.
+this one). The image bytes are sliced from the Arrow columns ``datasets`` memory-maps (:class:`ImageCells`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import io
-import mmap
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -24,7 +22,7 @@ from numpy.typing import NDArray
 
 from ..benchmarks.protocol.predicting import PredictItem
 
-__all__ = ["ImageCells", "LazyImage", "LazyRows", "loaded", "grouped", "batches"]
+__all__ = ["ImageCells", "LazyImage", "LazyRows", "loaded", "grouped", "batches", "undecodable", "DAMAGED"]
 
 
 def _file_of(cell: dict[str, Any]) -> Any:
@@ -35,18 +33,15 @@ def _file_of(cell: dict[str, Any]) -> Any:
 class ImageCells:
     """The image columns of a ``datasets.Dataset`` as encoded cells (``{"bytes", "path"}``), one read at a time.
 
-    A dataset loaded from disk lives in Arrow files that ``datasets`` memory-maps: every image page a run reads
-    stays in its resident set until the kernel needs the memory (1.1 GB after 5,000 640x480 rows). Here those files
-    are mapped again by this object, whose :meth:`release` hands the pages read so far back (``MADV_DONTNEED`` on a
-    read-only file mapping: they are read again from the file if needed). A dataset held in memory, or seen through
-    an indices mapping, is read through ``datasets`` as it is, and nothing is released.
+    The bytes are sliced from the Arrow column ``datasets`` holds (memory-mapped for a dataset on disk), so no row is
+    decoded or copied before its batch. A dataset seen through an indices mapping (``select``, ``shuffle``) is read
+    through ``datasets`` row by row.
     """
 
     def __init__(self, dataset: Any, columns: list[str]) -> None:
-        self.maps: list[mmap.mmap] = []
-        self.table = self._mapped(dataset, columns) if columns else None
-        self.parts = {c: self._parts(c) for c in columns} if self.table is not None else {}
-        if self.table is None and columns:
+        self.direct = getattr(dataset, "_indices", None) is None
+        self.parts = {c: self._parts(dataset.data.column(c)) for c in columns} if self.direct else {}
+        if not self.direct and columns:
             from datasets import Image
 
             cells = dataset.select_columns(columns)
@@ -54,31 +49,12 @@ class ImageCells:
                 cells = cells.cast_column(name, Image(decode=False))
             self.rows: Any = cells
 
-    def _mapped(self, dataset: Any, columns: list[str]) -> Any:
-        """The columns from this object's own mappings of the dataset's Arrow files, or None where the dataset is
-        not exactly the rows of those files in order."""
-        import pyarrow as pa
-
-        files = [f["filename"] for f in dataset.cache_files]
-        if not files or getattr(dataset, "_indices", None) is not None:
-            return None
-        tables = []
-        for name in files:
-            with open(name, "rb") as fh:
-                self.maps.append(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
-            tables.append(pa.ipc.open_stream(pa.py_buffer(self.maps[-1])).read_all().select(columns))
-        table = pa.concat_tables(tables)
-        if table.num_rows != len(dataset):
-            self.maps.clear()
-            return None
-        return table
-
     def open(self, index: int, column: str) -> Any:
         """Row ``index``'s encoded image in ``column``, as a file to read, or its path. The bytes are copied into a
         ``BytesIO``: PIL tries each registered format's reader in turn, and some call ``readline``, which Arrow's
         own readers refuse with an error PIL does not expect (it then fails on a JPEG when all its plugins are
         registered before the common ones, as importing some libraries does)."""
-        if self.table is None:
+        if not self.direct:
             return _file_of(self.rows[index][column])
         starts, parts = self.parts[column]
         k = int(np.searchsorted(starts, index, side="right")) - 1
@@ -89,13 +65,13 @@ class ImageCells:
             return io.BytesIO(values.slice(begin, end - begin).to_pybytes())
         return paths[row].as_py()
 
-    def _parts(self, column: str) -> tuple[NDArray[np.int64], list[tuple[NDArray[np.int64], Any, Any]]]:
+    @staticmethod
+    def _parts(column: Any) -> tuple[NDArray[np.int64], list[tuple[NDArray[np.int64], Any, Any]]]:
         """Where each chunk of ``column`` starts, and per chunk the offsets and values buffer of its bytes and
         its paths. The bytes are sliced from the values buffer: Arrow's scalar accessors read a whole value."""
         import pyarrow as pa
 
-        assert self.table is not None, "only the mapped table has parts"
-        chunks = self.table.column(column).chunks
+        chunks = column.chunks
         parts = []
         for chunk in chunks:
             data = chunk.field("bytes")
@@ -104,15 +80,6 @@ class ImageCells:
             parts.append((offsets[data.offset:data.offset + len(data) + 1].astype(np.int64), data.buffers()[2],
                           chunk.field("path")))
         return np.cumsum([0, *map(len, chunks)]), parts
-
-    def release(self) -> None:
-        """Give back the pages of the mapped files read so far (where the platform can: Windows has no madvise,
-        and there the pages simply stay until the kernel needs them)."""
-        for mapped in self.maps:
-            try:
-                mapped.madvise(mmap.MADV_DONTNEED)
-            except (AttributeError, OSError, ValueError):
-                return
 
 
 class LazyImage:
@@ -171,10 +138,10 @@ class LazyRows:
 
 
 #: what PIL raises on damaged bytes
-_DAMAGED = (OSError, ValueError, SyntaxError)
+DAMAGED = (OSError, ValueError, SyntaxError)
 
 
-def _undecodable(item: PredictItem, exc: Exception) -> Exception:
+def undecodable(item: PredictItem, exc: Exception) -> Exception:
     """A FormatError naming the item whose image does not decode."""
     from ..engine.errors import FormatError
 
@@ -191,18 +158,10 @@ def loaded(batch: list[PredictItem]) -> list[PredictItem]:
         if isinstance(it.image, LazyImage):
             try:
                 it = dataclasses.replace(it, image=it.image.load())
-            except _DAMAGED as exc:
-                raise _undecodable(it, exc) from None
+            except DAMAGED as exc:
+                raise undecodable(it, exc) from None
         out.append(it)
-    _release(batch)
     return out
-
-
-def _release(items: list[PredictItem]) -> None:
-    """Give back the mapped pages the images of ``items`` were read from."""
-    for cells in {id(it.image.cells): it.image.cells for it in items if isinstance(it.image, LazyImage)}.values():
-        if isinstance(cells, ImageCells):
-            cells.release()
 
 
 #: batches whose items are grouped together (a window of the item order, so that a run keeps moving through the split)
@@ -215,8 +174,8 @@ def shape_key(item: PredictItem) -> tuple[int, int, int, int]:
     largest image; read from the header)."""
     try:
         width, height = item.image.size if item.image is not None else (0, 0)
-    except _DAMAGED as exc:
-        raise _undecodable(item, exc) from None
+    except DAMAGED as exc:
+        raise undecodable(item, exc) from None
     return len(item.queries), sum(map(len, item.queries)), width, height
 
 
@@ -227,7 +186,6 @@ def grouped(items: list[PredictItem], size: int, window: int = GROUP_WINDOW) -> 
     step, out = size * window, []
     for start in range(0, len(items), step):
         out.extend(sorted(items[start:start + step], key=shape_key))
-        _release(items[start:start + step])     # the header pages read (the kernel maps ~100 kB around each)
     return out
 
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import mmap
 import os
 import re
 import shutil
@@ -207,17 +206,6 @@ def _lines_ngram_hashes(lines: Sequence[Sequence[str]], max_n: int, multiplier: 
     45,000 lines up to 8 words)."""
     found = [_ngram_hashes(_lines_bytes(lines[x:x + part]), max_n, multiplier) for x in range(0, len(lines), part)]
     return _sorted_distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
-
-
-def _release(array: NDArray) -> None:
-    """Let the kernel take back the pages of a memory-mapped array just read through (they stay in the page
-    cache, but leave this process's resident memory; ~60 MB of the index per METEOR run)."""
-    mapped = getattr(array, "_mmap", None)
-    if mapped is not None:
-        try:
-            mapped.madvise(mmap.MADV_DONTNEED)
-        except (AttributeError, OSError, ValueError):   # no madvise on this platform, or a closed map
-            pass
 
 
 def _sorted_distinct(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
@@ -848,9 +836,7 @@ class ParaphraseIndex:
         at = np.searchsorted(self.phrase_hash, grams)
         inside = at < len(self.phrase_hash)
         at = at[inside]
-        found = at[self.phrase_hash[at] == grams[inside]]
-        _release(self.phrase_hash)
-        return found
+        return at[self.phrase_hash[at] == grams[inside]]
 
     def entries_among(self, phrases: NDArray[np.int64], block: int = 1 << 20) -> NDArray[np.int64]:
         """Entries (in file order) whose two phrases are always kept or among ``phrases`` (numbers, any order,
@@ -859,8 +845,6 @@ class ParaphraseIndex:
         present[phrases] = True
         kept = [x + np.flatnonzero(present[self.entry_first[x:x + block]] & present[self.entry_second[x:x + block]])
                 for x in range(0, len(self.entry_first), block)]
-        for mapped in (self.phrase_always, self.entry_first, self.entry_second):
-            _release(mapped)
         return np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
 
     def vocabulary(self) -> set[str]:
