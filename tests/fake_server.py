@@ -14,8 +14,8 @@ from typing import Any
 
 
 #: a chat-completions reply whose answer is ``text``
-def answer(text: str, **choice: Any) -> bytes:
-    return json.dumps({"id": "x", "model": "fake", "object": "chat.completion",
+def answer(text: str, model: str = "fake", **choice: Any) -> bytes:
+    return json.dumps({"id": "x", "model": model, "object": "chat.completion",
                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                     "finish_reason": "stop", **choice}]}).encode()
 
@@ -36,11 +36,16 @@ class FakeServer:
                 pass
 
             def _send(self, status: int, headers: dict, body: bytes) -> None:
+                drip = float(headers.pop("X-Drip-Seconds", 0))       # a byte at a time, this far apart
                 self.send_response(status)
                 for k, v in {"Content-Type": "application/json", "Content-Length": str(len(body)), **headers}.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(body)
+                for at in range(0, len(body), 1 if drip else len(body) or 1):
+                    self.wfile.write(body[at:at + (1 if drip else len(body))])
+                    self.wfile.flush()
+                    if drip:
+                        time.sleep(drip)
 
             def do_GET(self) -> None:
                 self._send(200, {}, json.dumps({"object": "list", "data": [{"id": "fake"}]}).encode())

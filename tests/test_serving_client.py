@@ -90,3 +90,38 @@ def test_a_log_probability_that_is_no_number_leaves_the_box_unscored_not_a_crash
     with serve(lambda n, body: (200, {}, answer("a cat", logprobs=logprobs))) as (url, _):
         got = _ask_all(url, n=1, token_scores=True)
     assert got["item0"].text == "a cat" and got["item0"].tokens is None
+
+
+def test_a_server_that_drips_its_reply_is_stopped_at_the_request_deadline():
+    """A reply of 2,000 bytes sent a byte every 0.2 s (400 s whole) never trips a read timeout: the 2 s
+    whole-request deadline ends it, naming the item and --request-timeout, within a few seconds."""
+    import time
+
+    served = serving.ServedModel("", "fake", None, 1, ModelInfo("image-text-to-text", "served", OTHER), timeout=2)
+    with serve(lambda n, body: (200, {"X-Drip-Seconds": "0.2"}, answer("x" * 2000))) as (url, _):
+        served.url = url
+        start = time.monotonic()
+        with pytest.raises(ServiceError) as err:
+            dict(serving.answers_as_completed(served, _items(1), ["q"], max_new_tokens=8))
+        took = time.monotonic() - start
+    assert "no whole answer within 2 s" in str(err.value) and "--request-timeout" in str(err.value)
+    assert "item item0" in str(err.value) and took < 10
+
+
+def test_a_run_records_which_model_the_server_says_answered_and_counts_boxes_it_could_not_score(
+        built_samples, tmp_path):
+    """A whole `predict` against a server that names another model in its replies and sends no log-probabilities:
+    every one of the sample's 16 Ref-L4 test rows is answered with the box "(1,2),(30,40)" in pixels; the meta file
+    records the reply's model for all 16, the summary warns that another model answered, and the 16 boxes scored 1
+    under the token-probability rule are counted (none were before)."""
+    from vlbench.predict import predict
+
+    out = tmp_path / "p.json"
+    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)", model="other/vlm-7b"))) as (url, fake):
+        report = predict("ref_l4", "asked/vlm", built_samples / "ref_l4", out, split="test", server=url,
+                         box_format="pixel", concurrency=4, progress=False)
+    meta = json.loads(out.with_name("p.json.meta.json").read_text())
+    assert fake.requests == 16 and meta["served_by"] == {"other/vlm-7b": 16}
+    assert meta["boxes_scored_1"] == 16 and meta["settings"]["box_scores"] == "token-probability"
+    assert "another model answered: 'other/vlm-7b' (16 item(s)), not 'asked/vlm'" in report.summary()
+    assert {(tuple(p["pred_bbox"]), p["format"]) for p in json.loads(out.read_text())} == {((1, 2, 30, 40), "xyxy")}

@@ -82,6 +82,8 @@ class PredictReport:
     failures: dict[str, int] = field(default_factory=dict)
     answers: dict[str, list[str]] = field(default_factory=dict)
     notes: dict[str, int] = field(default_factory=dict)
+    #: --server: the model each reply named (its ``model`` field) -> items it answered
+    served_by: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``<out>.meta.json`` content."""
@@ -90,7 +92,12 @@ class PredictReport:
         return {"settings": asdict(self.settings), "items": self.items, "entries": self.entries,
                 "resumed": self.resumed, "unanswered": self.unanswered, "skipped": self.skipped,
                 "failures": self.failures,
-                "failed_answers": self.answers, **self.notes, "vlbench": __version__}
+                "failed_answers": self.answers, **self.notes,
+                **({"served_by": self.served_by} if self.served_by else {}), "vlbench": __version__}
+
+    def other_models(self) -> list[str]:
+        """The models a server named in its replies other than the one asked for (``--model``)."""
+        return sorted(m for m in self.served_by if m != self.settings.model)
 
     def summary(self) -> str:
         """One line for the terminal."""
@@ -101,7 +108,10 @@ class PredictReport:
                 + (f"; {failed} answer(s) without a usable prediction: " + "; ".join(f"{n} {r}" for r, n in
                                                                                   self.failures.items()) if failed else "")
                 + (f"; {altered}" if altered else "")
-                + (f"; {self.skipped} item(s) of the split not answered" if self.skipped else ""))
+                + (f"; {self.skipped} item(s) of the split not answered" if self.skipped else "")
+                + ("; warning: the server says another model answered: " + ", ".join(
+                    f"{m!r} ({self.served_by[m]} item(s))" for m in self.other_models()) + f", not {self.settings.model!r}"
+                   if self.other_models() else ""))
 
 
 #: the detector notes a run counts -> how the summary says them
@@ -207,7 +217,7 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
             max_new_tokens: int | None = None, batch_size: int = 4, limit: int | None = None,
             box_scores: str = TOKEN_PROBABILITY, dtype: str = "auto", device_map: str | None = None,
             server: str | None = None, concurrency: int = 8, api_key_env: str | None = None,
-            progress: bool = True, overwrite: bool = False) -> PredictReport:
+            request_timeout: float = 600.0, progress: bool = True, overwrite: bool = False) -> PredictReport:
     """Run ``model`` over a built dataset and write the official prediction file ``out`` (and ``out.meta.json``).
 
     ``threshold`` and ``top_k`` keep detections for AP (a low threshold, float boxes: the ``pipeline`` would drop
@@ -218,8 +228,9 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     token probabilities). ``dtype`` casts the weights (default: the checkpoint's own); ``device_map="auto"``
     spreads a model larger than one device over all of them. With ``server`` (an OpenAI-compatible endpoint) the
     prompts go there, ``concurrency`` at a time (:mod:`.serving`; ``model`` is the name it serves, ``api_key_env``
-    the variable holding its key). An existing prediction file (or a folder holding files) is replaced only with
-    ``overwrite``. Everything that can be checked is checked before the model loads.
+    the variable holding its key, ``request_timeout`` the seconds one request may take, retries included). An
+    existing prediction file (or a folder holding files) is replaced only with ``overwrite``.
+    Everything that can be checked is checked before the model loads.
     """
     from . import models, serving
     from .families import GENERATOR
@@ -244,7 +255,8 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
         max_new_tokens = max_new_tokens or default_max_new_tokens(predictor.answer_kind, items)
     out.parent.mkdir(parents=True, exist_ok=True)
     loaded, how = _load(model, info, preset, server=server, concurrency=concurrency, api_key_env=api_key_env,
-                        revision=revision, device=device, dtype=dtype, device_map=device_map)
+                        request_timeout=request_timeout, revision=revision, device=device, dtype=dtype,
+                        device_map=device_map)
     boxes = preset is not None and predictor.answer_kind != "text"
     settings = PredictSettings(bench.id, model, revision, info.kind, config, split,
                                preset.box_format if boxes and preset else None,
@@ -261,12 +273,14 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
 
 
 def _load(model: str, info: Any, preset: Any, *, server: str | None, concurrency: int, api_key_env: str | None,
-          revision: str | None, device: str | None, dtype: str, device_map: str | None) -> tuple[Any, str]:
+          request_timeout: float, revision: str | None, device: str | None, dtype: str,
+          device_map: str | None) -> tuple[Any, str]:
     """(the model loaded here, or the server checked, how a prompt reaches it)."""
     from . import models, serving
 
     if server:
-        return serving.connect(server, model, info, concurrency=concurrency, api_key_env=api_key_env), "server chat"
+        return serving.connect(server, model, info, concurrency=concurrency, api_key_env=api_key_env,
+                               timeout=request_timeout), "server chat"
     loaded = models.load_model(model, info, revision=revision, device=device, preset=preset, dtype=dtype,
                                device_map=device_map)
     chat = preset is not None and preset.chat and models.has_chat_template(loaded.processor)
@@ -455,17 +469,19 @@ def _served_records(predictor: Predictor, served: Any, todo: list[PredictItem], 
     if settings.max_new_tokens is None:      # predict() sets it for every run that generates
         raise InputError("no answer length for a model that generates", fix="pass --max-new-tokens")
     by_key = {it.key: it for it in todo}
+    scored = settings.box_scores == TOKEN_PROBABILITY
     prompts = (render_prompt(preset, predictor.answer_kind, it.queries) if preset else "" for it in todo)
     for key, a in serving.answers_as_completed(served, todo, prompts, max_new_tokens=settings.max_new_tokens,
-                                               token_scores=settings.box_scores == TOKEN_PROBABILITY):
-        yield answer_record(predictor, by_key[key], a.text, settings.box_format, a.input_size, truncated=a.truncated,
-                            tokens=a.tokens)
+                                               token_scores=scored):
+        record = answer_record(predictor, by_key[key], a.text, settings.box_format, a.input_size,
+                               truncated=a.truncated, tokens=a.tokens, token_scores=scored)
+        yield {**record, "served_by": a.model} if a.model is not None else record
 
 
 def _answer(predictor: Predictor, loaded: Any, batch: list[PredictItem], settings: PredictSettings, preset: Any,
             prompts: list[str]) -> list[dict[str, Any]]:
     """One batch -> one record per item: its entries, or why its answer gave none (with the raw answer)."""
-    from . import models, serving
+    from . import models
 
     if loaded.kind == models.DETECTOR:
         found, notes = models.detect(loaded, batch, threshold=settings.threshold, top_k=settings.top_k,
@@ -474,21 +490,23 @@ def _answer(predictor: Predictor, loaded: Any, batch: list[PredictItem], setting
                 for it, d, n in zip(batch, found, notes)]
     if settings.max_new_tokens is None:      # predict() sets it for every run that generates
         raise InputError("no answer length for a model that generates", fix="pass --max-new-tokens")
-    answer = serving.generate if isinstance(loaded, serving.ServedModel) else models.generate
-    answers = answer(loaded, batch, prompts, preset, max_new_tokens=settings.max_new_tokens,
-                     text_answer=predictor.answer_kind == "text", token_scores=settings.box_scores == TOKEN_PROBABILITY)
+    scored = settings.box_scores == TOKEN_PROBABILITY
+    answers = models.generate(loaded, batch, prompts, preset, max_new_tokens=settings.max_new_tokens,
+                              text_answer=predictor.answer_kind == "text", token_scores=scored)
     return [answer_record(predictor, it, a.text, settings.box_format, a.input_size, truncated=a.truncated,
-                          tokens=a.tokens) for it, a in zip(batch, answers)]
+                          tokens=a.tokens, token_scores=scored) for it, a in zip(batch, answers)]
 
 
 def answer_record(predictor: Predictor, item: PredictItem, text: str, box_format: str | None,
                   input_size: tuple[int, int] | None = None, image_size: tuple[int, int] | None = None, *,
-                  truncated: bool = False, tokens: TokenScores | None = None) -> dict[str, Any]:
+                  truncated: bool = False, tokens: TokenScores | None = None,
+                  token_scores: bool = False) -> dict[str, Any]:
     """One text answer -> its record: the official entries, or why it gave none (with the answer). With a
     ``box_format`` the answer is parsed as a box of the image (``image_size``, default the item image's): one box
     (``answer_kind`` "box") or every labelled box it lists ("boxes"; labels matched to the item's queries without
     case or extra spaces), each scored from the answer's ``tokens`` (:func:`.confidence.box_confidence`; one box:
-    the whole answer's tokens), or 1 without them (the record then counts ``boxes_scored_1``). A ``truncated``
+    the whole answer's tokens), or 1 without them (when the run asked for ``token_scores``, the record counts
+    those boxes as ``boxes_scored_1``). A ``truncated``
     answer (cut at the answer length) keeps its complete entries and is reported as such."""
     from .parsers import TRUNCATED, LabelledBox, ParseFailure, label_index, parse_box, parse_labelled_boxes
 
@@ -516,7 +534,7 @@ def answer_record(predictor: Predictor, item: PredictItem, text: str, box_format
               else ("a box without a label" if any(b.label is None for b in boxes)
                     else "a label that is not one of the image's") if len(kept) < len(boxes) else None)
     record: dict[str, Any] = {"key": item.key, "entries": entries}
-    if tokens is not None and None in scores:
+    if token_scores and None in scores:
         record["notes"] = {"boxes_scored_1": scores.count(None)}
     if reason:
         record.update(failure=reason, answer=text)
@@ -540,6 +558,8 @@ def _finish(bench: Any, items: list[PredictItem], out: Path, report: PredictRepo
         tally(report, record)
         for key, n in record.get("notes", {}).items():
             report.notes[key] = report.notes.get(key, 0) + n
+        if "served_by" in record:
+            report.served_by[record["served_by"]] = report.served_by.get(record["served_by"], 0) + 1
     report.items, report.entries = len(items), sum(map(len, entries.values()))
     for path, written in entries.items():   # a folder of <part>.json for sub-datasets: the official layout
         write_text_atomic(path, json.dumps(written, allow_nan=False), "prediction file")

@@ -65,6 +65,8 @@ class Answer:
     truncated: bool = False
     #: the answer's tokens with their log-probabilities (box answers, when the model's generate exposes them)
     tokens: TokenScores | None = None
+    #: the model a server says answered (its reply's ``model``), None for a model run in this process
+    model: str | None = None
 
 
 def require_extra() -> None:

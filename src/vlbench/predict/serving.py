@@ -27,27 +27,32 @@ import numpy as np
 from ..benchmarks.protocol.predicting import PredictItem
 from ..engine.errors import InputError, ServiceError
 from .confidence import TokenScores, strip_with_offsets
-from .families import GENERATOR, OTHER, Preset
+from .families import GENERATOR, OTHER
 from .models import Answer, ModelInfo
 
-__all__ = ["ServedModel", "model_info", "connect", "generate", "answers_as_completed", "data_url", "RETRIES",
-           "MAX_REPLY_BYTES"]
+__all__ = ["ServedModel", "model_info", "connect", "answers_as_completed", "data_url", "RETRIES", "MAX_REPLY_BYTES",
+           "REQUEST_TIMEOUT"]
 
 #: attempts per request (waits 1, 2, 4, 8 s between them)
 RETRIES = 5
+#: seconds one request may take, its retries and waits included (``--request-timeout``)
+REQUEST_TIMEOUT = 600.0
+#: the longest wait for a connection, in seconds
+CONNECT_TIMEOUT = 30.0
 _RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 
 
 @dataclass
 class ServedModel:
-    """A served model: the endpoint, the model name it serves, how many requests go at once."""
+    """A served model: the endpoint, the model name it serves, how many requests go at once, and the seconds one
+    request may take (``timeout``: every attempt and wait of it, the reply read whole)."""
 
     url: str
     model: str
     api_key: str | None
     concurrency: int
     info: ModelInfo
-    timeout: float = 600.0
+    timeout: float = REQUEST_TIMEOUT
     kind: str = GENERATOR
     device: str = "server"
 
@@ -92,14 +97,22 @@ def _retry_after(response: Any, attempt: int) -> float:
         return 2.0 ** attempt
 
 
-def _read_reply(response: Any, url: str) -> dict[str, Any]:
-    """The JSON object of a 2xx reply, read up to :data:`MAX_REPLY_BYTES`; anything else (a body cut mid-JSON, a
-    proxy's HTML page, a 200 carrying ``{"error": ...}``) is a :class:`ServiceError` quoting what came back."""
+def _late(url: str, timeout: float, problem: str) -> ServiceError:
+    return _failed(url, f"no whole answer within {timeout:g} s ({problem})",
+                   "check the server (its load, its logs), or allow more time with --request-timeout")
+
+
+def _read_reply(response: Any, url: str, deadline: float, timeout: float) -> dict[str, Any]:
+    """The JSON object of a 2xx reply, read up to :data:`MAX_REPLY_BYTES` before the ``deadline`` (a server that
+    drips bytes never trips a read timeout); anything else (a body cut mid-JSON, a proxy's HTML page, a 200 carrying
+    ``{"error": ...}``) is a :class:`ServiceError` quoting what came back."""
     import json
 
     body = bytearray()
     for chunk in response.iter_bytes():
         body += chunk
+        if time.monotonic() > deadline:
+            raise _late(url, timeout, f"the reply was still coming after {len(body)} bytes")
         if len(body) > MAX_REPLY_BYTES:
             raise _failed(url, f"the server's reply is larger than {MAX_REPLY_BYTES // 2**20} MiB",
                           "check that --server is the chat-completions server and --max-new-tokens is sensible")
@@ -121,17 +134,21 @@ def _read_reply(response: Any, url: str) -> dict[str, Any]:
     return reply
 
 
-def _post(client: Any, url: str, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
-    """One request with retries (a 429's ``Retry-After`` honoured, bounded); a refusal (4xx), a reply that is not
-    an answer or a server that never answers is a :class:`ServiceError`."""
+def _post(client: Any, url: str, body: dict[str, Any], headers: dict[str, str], timeout: float) -> dict[str, Any]:
+    """One request with retries, all within ``timeout`` seconds (a 429's ``Retry-After`` honoured, bounded); a
+    refusal (4xx), a reply that is not an answer or a server that does not answer in time is a
+    :class:`ServiceError`."""
     import httpx
 
-    wait = 0.0
+    deadline = time.monotonic() + timeout
+    problem = "no reply"
     for attempt in range(RETRIES):
+        left = max(deadline - time.monotonic(), 0.001)
         try:
-            with client.stream("POST", url, json=body, headers=headers) as response:
+            with client.stream("POST", url, json=body, headers=headers,
+                               timeout=httpx.Timeout(left, connect=min(CONNECT_TIMEOUT, left))) as response:
                 if response.status_code < 300:
-                    return _read_reply(response, url)
+                    return _read_reply(response, url, deadline, timeout)
                 response.read()
                 problem = f"HTTP {response.status_code}: {response.text[:300]}"
                 if response.status_code in (401, 403):
@@ -144,6 +161,8 @@ def _post(client: Any, url: str, body: dict[str, Any], headers: dict[str, str]) 
         except httpx.TransportError as exc:
             problem = f"{type(exc).__name__}: {exc}"
             wait = 2.0 ** attempt
+        if time.monotonic() + (wait if attempt + 1 < RETRIES else 0) >= deadline:
+            raise _late(url, timeout, problem)
         if attempt + 1 < RETRIES:
             time.sleep(wait)
     raise _failed(url, f"the server did not answer after {RETRIES} attempts ({problem})",
@@ -151,7 +170,7 @@ def _post(client: Any, url: str, body: dict[str, Any], headers: dict[str, str]) 
 
 
 def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8, api_key_env: str | None = None,
-            timeout: float = 600.0) -> ServedModel:
+            timeout: float = REQUEST_TIMEOUT) -> ServedModel:
     """Check that the server answers and serves ``model`` (its ``/v1/models``), before any item is sent."""
     import httpx
 
@@ -159,11 +178,14 @@ def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8, api_
         raise InputError(f"--server {url!r} is not an http(s) address", fix="pass e.g. --server http://127.0.0.1:8000")
     if concurrency < 1:
         raise InputError(f"--concurrency {concurrency} must be at least 1", fix="pass e.g. --concurrency 8")
+    if not timeout > 0:
+        raise InputError(f"--request-timeout {timeout} must be a positive number of seconds",
+                         fix="pass e.g. --request-timeout 600")
     api_key = os.environ.get(api_key_env) if api_key_env else None
     if api_key_env and not api_key:
         raise InputError(f"the environment variable {api_key_env} is not set", fix=f"export {api_key_env}=<key>")
     try:
-        response = httpx.get(_endpoint(url, "/models"), timeout=30,
+        response = httpx.get(_endpoint(url, "/models"), timeout=min(CONNECT_TIMEOUT, timeout),
                              headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
     except httpx.TransportError as exc:
         raise _failed(url, f"cannot reach the server ({type(exc).__name__}: {exc})",
@@ -232,21 +254,15 @@ def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_n
         body["logprobs"] = True
     headers = {"Authorization": f"Bearer {served.api_key}"} if served.api_key else {}
     try:
-        reply = _post(client, _endpoint(served.url, "/chat/completions"), body, headers)
+        reply = _post(client, _endpoint(served.url, "/chat/completions"), body, headers, served.timeout)
         content, choice = _content(reply, served.url)
     except ServiceError as exc:             # which item met it: the run stops there, every finished answer kept
         raise ServiceError(f"item {item.key}: {exc}") from None
     text, _ = strip_with_offsets(content, set())
+    model = reply.get("model")
     return Answer(text, None, truncated=choice.get("finish_reason") == "length",
-                  tokens=_tokens(content, choice.get("logprobs")) if token_scores else None)
-
-
-def generate(served: ServedModel, items: list[PredictItem], prompts: list[str], preset: Preset, *,
-             max_new_tokens: int, text_answer: bool, token_scores: bool = False) -> list[Answer]:
-    """Each item's answer, in item order (:func:`answers_as_completed`, collected)."""
-    by_key = dict(answers_as_completed(served, items, prompts, max_new_tokens=max_new_tokens,
-                                       token_scores=token_scores))
-    return [by_key[item.key] for item in items]
+                  tokens=_tokens(content, choice.get("logprobs")) if token_scores else None,
+                  model=model if isinstance(model, str) else None)
 
 
 def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prompts: Iterable[str], *,
@@ -258,7 +274,7 @@ def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prom
     import httpx
 
     pending = zip(items, prompts)
-    client = httpx.Client(timeout=served.timeout)
+    client = httpx.Client()         # each request gets its own timeouts (:func:`_post`)
     pool = ThreadPoolExecutor(served.concurrency)
     running: dict[Future[Answer], Any] = {}
 
