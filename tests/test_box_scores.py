@@ -165,6 +165,9 @@ def test_an_image_that_does_not_decode_names_its_item():
     from vlbench.engine.errors import FormatError
     from vlbench.predict.streaming import LazyImage, loaded
 
-    cells = [{"image": {"bytes": b"not an image", "path": None}}]
-    with pytest.raises(FormatError, match="item row-7"):
-        loaded([PredictItem("row-7", LazyImage(cells, 0, "image"), ("cup",))])
+    from test_build_safety import bomb_png
+
+    for data in (b"not an image", bomb_png()):      # damaged bytes; a header over Pillow's pixel cap
+        cells = [{"image": {"bytes": data, "path": None}}]
+        with pytest.raises(FormatError, match="item row-7"):
+            loaded([PredictItem("row-7", LazyImage(cells, 0, "image"), ("cup",))])

@@ -84,7 +84,20 @@ def test_a_failing_build_leaves_the_folder_untouched(sample_release, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hub", "probe", "raw"]
 
 
-@pytest.mark.parametrize("bad", [b"", b"\xff\xd8\xff", b"GIF89a-not-really"])
+def bomb_png(width: int = 30000, height: int = 30000) -> bytes:
+    """A PNG whose header declares ``width`` x ``height`` pixels (9e8 by default, over Pillow's cap of 2 x 89.5 M,
+    where opening it raises DecompressionBombError) and holds no pixel data."""
+    import struct
+    import zlib
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = b"IHDR" + ihdr
+    return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + chunk + struct.pack(">I", zlib.crc32(chunk))
+            + struct.pack(">I", 0) + b"IEND" + struct.pack(">I", zlib.crc32(b"IEND")))
+
+
+@pytest.mark.parametrize("bad", [b"", b"\xff\xd8\xff", b"GIF89a-not-really", bomb_png()],
+                         ids=["empty", "cut-jpeg", "not-gif", "pixel-bomb"])
 def test_unreadable_images_are_refused_or_skipped_and_counted(sample_release, tmp_path, bad):
     probe = tmp_path / "probe"
     victim = _release_with(sample_release, probe, {})[0]
@@ -92,6 +105,7 @@ def test_unreadable_images_are_refused_or_skipped_and_counted(sample_release, tm
     _release_with(sample_release, raw, {victim: bad})
     proc = _build(raw, tmp_path / "hub")
     assert proc.returncode == 2 and victim in proc.stderr and "--skip-bad-images" in proc.stderr
+    assert "Traceback" not in proc.stderr
     proc = _build(raw, tmp_path / "hub2", "--skip-bad-images")
     assert proc.returncode == 0 and "not readable images" in proc.stdout, proc.stderr
 

@@ -8,6 +8,8 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+from PIL.Image import DecompressionBombError
+
 from .errors import FormatError
 
 __all__ = ["extract_needed", "index_folder", "ImageSource", "image_cell"]
@@ -67,22 +69,28 @@ class ImageSource:
         return self.paths.get(os.path.basename(file_name))
 
 
+#: what PIL raises for bytes that are no image it can read: damaged or foreign bytes (OSError and its
+#: UnidentifiedImageError, ValueError, SyntaxError) and an image over its pixel cap (DecompressionBombError)
+UNREADABLE: tuple[type[Exception], ...] = (OSError, ValueError, SyntaxError, DecompressionBombError)
+
+
 def image_cell(path: Path, name: str, *, skip_bad: bool = False, report: Any = None) -> tuple[dict | None, Any]:
     """The Hub ``Image`` cell of one file, ``{"path": name, "bytes": ...}``, and its (width, height), after a cheap
     check that it is an image (PIL reads its header and size). A file that is not (empty, truncated header,
     another kind of file, a link to one) is a :class:`FormatError` naming it, or with ``skip_bad`` no cell,
-    counted in ``report`` (a :class:`~vlbench.benchmarks.validation.BuildReport`)."""
+    counted in ``report`` (a :class:`~vlbench.benchmarks.validation.BuildReport`). So is an image over Pillow's
+    pixel cap (its guard against decompression bombs, ``PIL.Image.MAX_IMAGE_PIXELS``)."""
     import io
 
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
 
     data = path.read_bytes()
     try:
         with Image.open(io.BytesIO(data)) as im:
             size = im.size
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+    except UNREADABLE as exc:
         if not skip_bad:
-            raise FormatError(f"not a readable image ({type(exc).__name__}: {str(exc)[:80]})", file=str(path),
+            raise FormatError(f"not a readable image ({type(exc).__name__}: {str(exc)[:160]})", file=str(path),
                               fix="replace the file, or pass --skip-bad-images to build without it (counted)") from None
         if report is not None:
             report.count("bad_images", "file(s) that are not readable images were left out (--skip-bad-images)",

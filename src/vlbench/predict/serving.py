@@ -240,11 +240,12 @@ def _content(reply: dict[str, Any], url: str) -> tuple[str, dict[str, Any]]:
 
 def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_new_tokens: int,
          token_scores: bool) -> Answer:
-    from .streaming import DAMAGED, undecodable
+    from ..engine.images import UNREADABLE
+    from .streaming import undecodable
 
     try:
         image = data_url(item.image)
-    except DAMAGED as exc:
+    except UNREADABLE as exc:
         raise undecodable(item, exc) from None
     body: dict[str, Any] = {
         "model": served.model, "max_tokens": max_new_tokens, "temperature": 0,

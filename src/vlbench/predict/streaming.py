@@ -21,8 +21,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..benchmarks.protocol.predicting import PredictItem
+from ..engine.images import UNREADABLE
 
-__all__ = ["ImageCells", "LazyImage", "LazyRows", "loaded", "grouped", "batches", "undecodable", "DAMAGED"]
+__all__ = ["ImageCells", "LazyImage", "LazyRows", "loaded", "grouped", "batches", "undecodable"]
 
 
 def _file_of(cell: dict[str, Any]) -> Any:
@@ -137,10 +138,6 @@ class LazyRows:
             yield {**row, **{c: LazyImage(self.cells, i, c) if self.present[c][i] else None for c in self.columns}}
 
 
-#: what PIL raises on damaged bytes
-DAMAGED = (OSError, ValueError, SyntaxError)
-
-
 def undecodable(item: PredictItem, exc: Exception) -> Exception:
     """A FormatError naming the item whose image does not decode."""
     from ..engine.errors import FormatError
@@ -158,7 +155,7 @@ def loaded(batch: list[PredictItem]) -> list[PredictItem]:
         if isinstance(it.image, LazyImage):
             try:
                 it = dataclasses.replace(it, image=it.image.load())
-            except DAMAGED as exc:
+            except UNREADABLE as exc:
                 raise undecodable(it, exc) from None
         out.append(it)
     return out
@@ -174,7 +171,7 @@ def shape_key(item: PredictItem) -> tuple[int, int, int, int]:
     largest image; read from the header)."""
     try:
         width, height = item.image.size if item.image is not None else (0, 0)
-    except DAMAGED as exc:
+    except UNREADABLE as exc:
         raise undecodable(item, exc) from None
     return len(item.queries), sum(map(len, item.queries)), width, height
 
