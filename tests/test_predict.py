@@ -287,3 +287,42 @@ for step in (lambda: grouped(items, 4), lambda: loaded(items[2:])):
     lines = proc.stdout.splitlines()
     assert lines[0] == "[(5, 7), (9, 7)] [(5, 7), (9, 7)]"
     assert len(lines) == 3 and all("item 2 does not decode" in line for line in lines[1:])
+
+
+def test_a_folder_rewritten_in_place_is_read_as_it_is_now_and_its_partial_run_is_refused(sample_release, tmp_path):
+    """A built Ref-L4 folder whose test shard is rewritten in place (every caption changed) with its modification
+    time set back, as ``datasets`` keys its cache by it: the rows read are the new ones (not the cached old ones),
+    and a partial run written before the change is refused as a run over another version of the dataset."""
+    import dataclasses
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from conftest import run_cli
+    from vlbench.engine.errors import InputError
+    from vlbench.predict import PredictSettings, _resume, data_version, load_data
+
+    folder = tmp_path / "hub"
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(folder), check=True)
+    shard = next((folder / "data").glob("test-*.parquet"))
+    before = [row["caption"] for row in load_data("ref_l4", folder, split="test")[0].rows]
+    old_version = data_version(folder)
+
+    table = pq.read_table(shard)
+    stat = shard.stat()
+    captions = pa.array([f"changed {i}" for i in range(table.num_rows)])
+    pq.write_table(table.set_column(table.schema.get_field_index("caption"), "caption", captions), shard)
+    os.utime(shard, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+    after = [row["caption"] for row in load_data("ref_l4", folder, split="test")[0].rows]
+    assert after == [f"changed {i}" for i in range(len(before))] != before
+    assert data_version(folder) != old_version
+
+    settings = PredictSettings("ref_l4", "m", None, "zero-shot-object-detection", None, "test",
+                               data_version=old_version)
+    partial = tmp_path / "p.json.partial.jsonl"
+    partial.write_text(json.dumps({"settings": dataclasses.asdict(settings)}) + "\n")
+    now = dataclasses.replace(settings, data_version=data_version(folder))
+    with pytest.raises(InputError, match="another version of the dataset"):
+        _resume(partial, now)
+    assert _resume(partial, settings) == {}

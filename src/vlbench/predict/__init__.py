@@ -62,6 +62,8 @@ class PredictSettings:
     device_map: str | None = None
     #: the OpenAI-compatible endpoint that answered (``--server``), None for a model run in this process
     server: str | None = None
+    #: the dataset folder's files as they were (:func:`data_version`), None for a Hub id
+    data_version: str | None = None
 
 
 @dataclass
@@ -125,16 +127,12 @@ def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = No
               config: str | None = None) -> tuple[PredictData, str | None]:
     """(the rows of ``config`` / ``split`` of a built dataset folder or Hub id, the split). The rows' images are
     :class:`.streaming.LazyImage`: read when a batch needs them."""
-    from datasets import concatenate_datasets, load_dataset
-
     bench = get_benchmark(benchmark)
+    folder = Path(data) if Path(data).is_dir() else None
     try:
-        if split is None:      # the benchmark's default split, or every split when that is not one of the Hub's
-            every = load_dataset(str(data), config)
-            split = bench.default_split      # e.g. a merged "all": every Hub split, in the card's order
-            rows = every[split] if split in every else concatenate_datasets([every[s] for s in every])
-        else:
-            rows = load_dataset(str(data), config, split=split)
+        rows, split = _load_rows(str(data), bench.default_split, config, split)
+        if folder is not None and _cache_is_older(rows, folder):    # changed in place since datasets cached it
+            rows, split = _load_rows(str(data), bench.default_split, config, split, download_mode="force_redownload")
     except Exception as exc:      # datasets and Arrow raise many types for a missing or corrupt folder / shard
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise
@@ -149,8 +147,52 @@ def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = No
                              "splits / configs; rebuild it if a shard is damaged") from None
     from .streaming import LazyRows
 
-    folder = Path(data) if Path(data).is_dir() else None
     return PredictData(rows=LazyRows(rows), folder=folder, config=config), split
+
+
+def _load_rows(data: str, default_split: str | None, config: str | None, split: str | None,
+               **options: Any) -> tuple[Any, str | None]:
+    """(the rows, the split) through ``datasets.load_dataset``: ``split``, else the benchmark's default split, or
+    every split when that is not one of the Hub's (e.g. a merged "all": every Hub split, in the card's order)."""
+    from datasets import concatenate_datasets, load_dataset
+
+    if split is not None:
+        return load_dataset(data, config, split=split, **options), split
+    every = load_dataset(data, config, **options)
+    return (every[default_split] if default_split in every else concatenate_datasets([every[s] for s in every]),
+            default_split)
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """The files of a dataset folder (its card and shards; hidden folders such as ``.git`` and ``.cache`` left out)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def _cache_is_older(rows: Any, folder: Path) -> bool:
+    """Whether a file of ``folder`` changed after ``datasets`` wrote the Arrow cache ``rows`` are read from.
+    ``datasets`` keys its cache of a local folder by the files' modification times, which a copy, a rebuild within
+    the same tick or ``os.utime`` can leave as they were; a file's change time (ctime) moves on any write and cannot
+    be set back, so a cache written before it is stale."""
+    cached = [Path(f["filename"]) for f in rows.cache_files]
+    if not cached:
+        return False
+    written = min(p.stat().st_mtime_ns for p in cached)
+    return any(p.stat().st_ctime_ns > written for p in _folder_files(folder))
+
+
+def data_version(folder: Path | None) -> str | None:
+    """A short digest of a dataset folder's files (name, size, modification and change times): recorded with a
+    run's settings, so a partial run is never continued over a dataset rewritten since (None for a Hub id)."""
+    import hashlib
+
+    if folder is None:
+        return None
+    digest = hashlib.sha1()
+    for p in _folder_files(folder):
+        st = p.stat()
+        digest.update(f"{p.relative_to(folder).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\n".encode())
+    return digest.hexdigest()[:16]
 
 
 def _a(kind: str) -> str:
@@ -187,8 +229,14 @@ def _resume(path: Path, settings: PredictSettings, repair: bool = False) -> dict
         header_ok = False
     if not header_ok:
         raise FormatError("the partial file has no settings line (a torn or foreign file)", file=str(path), fix=fix)
-    if head["settings"] != json.loads(json.dumps(asdict(settings))):
-        raise InputError("a partial run with other settings is in the way", file=str(path),
+    now = json.loads(json.dumps(asdict(settings)))
+    if head["settings"] != now:
+        changed = sorted(k for k in {**head["settings"], **now} if head["settings"].get(k) != now.get(k))
+        if changed == ["data_version"]:
+            raise InputError("a partial run over another version of the dataset is in the way (its folder changed "
+                             "since)", file=str(path), fix="delete the file to start over on the dataset as it is now")
+        raise InputError(f"a partial run with other settings is in the way (they differ in: {', '.join(changed)})",
+                         file=str(path),
                          fix="rerun with the same settings to continue it, or delete the file to start over")
     done = {}
     for n, line in enumerate(lines[1:-1] if torn else lines[1:], 2):
@@ -262,7 +310,8 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
                                preset.box_format if boxes and preset else None,
                                preset.prompt if preset else None, threshold, top_k, max_queries,
                                max_new_tokens if preset else None, info.family.name, how if preset else None,
-                               box_scores if boxes else None, dtype, device_map, server)
+                               box_scores if boxes else None, dtype, device_map, server,
+                               data_version(data_rows.folder))
     report = PredictReport(settings, skipped=len(every) - len(items))
     rank, world, merge = _processes()
     report.main = rank == 0
