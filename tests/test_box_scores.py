@@ -161,11 +161,10 @@ def test_predict_in_bfloat16_spread_by_a_device_map(built_samples, tmp_path):
 def test_an_image_that_does_not_decode_names_its_item():
     """Damaged image bytes in a dataset cell: decoding the batch is a FormatError naming the item (not PIL's OSError,
     which the loop would report as a failed write of its partial file)."""
+    from test_build_safety import bomb_png
     from vlbench.benchmarks.protocol.predicting import PredictItem
     from vlbench.engine.errors import FormatError
     from vlbench.predict.streaming import LazyImage, loaded
-
-    from test_build_safety import bomb_png
 
     for data in (b"not an image", bomb_png()):      # damaged bytes; a header over Pillow's pixel cap
         cells = [{"image": {"bytes": data, "path": None}}]

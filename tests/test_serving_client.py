@@ -125,3 +125,25 @@ def test_a_run_records_which_model_the_server_says_answered_and_counts_boxes_it_
     assert meta["boxes_scored_1"] == 16 and meta["settings"]["box_scores"] == "token-probability"
     assert "another model answered: 'other/vlm-7b' (16 item(s)), not 'asked/vlm'" in report.summary()
     assert {(tuple(p["pred_bbox"]), p["format"]) for p in json.loads(out.read_text())} == {((1, 2, 30, 40), "xyxy")}
+
+
+def test_a_run_stopped_on_one_server_continues_on_another_address(built_samples, tmp_path):
+    """The server at the first address refuses from its 6th request on (one request at a time, so 5 answers are
+    in the partial file when the run stops); the same command with another address finishes the run from there,
+    and the meta file says which address answered how many of the 16 rows."""
+    from vlbench.predict import predict
+
+    out = tmp_path / "p.json"
+    options = dict(split="test", box_format="pixel", box_scores="constant", progress=False)
+
+    def refuse_late(n: int, body: dict) -> tuple[int, dict, bytes]:
+        return (200, {}, answer("(1,2),(30,40)")) if n <= 5 else (404, {}, b'{"error": "gone"}')
+
+    with serve(refuse_late) as (first, _):
+        with pytest.raises(ServiceError, match="refused the request"):
+            predict("ref_l4", "fake", built_samples / "ref_l4", out, server=first, concurrency=1, **options)
+    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)"))) as (second, fake):
+        report = predict("ref_l4", "fake", built_samples / "ref_l4", out, server=second, concurrency=4, **options)
+    meta = json.loads(out.with_name("p.json.meta.json").read_text())
+    assert report.resumed == 5 and fake.requests == 11 and meta["servers"] == {first: 5, second: 11}
+    assert len(json.loads(out.read_text())) == 16

@@ -60,7 +60,8 @@ class PredictSettings:
     #: the weights' dtype ("auto": the checkpoint's) and the device map ("auto": spread over every device)
     dtype: str = "auto"
     device_map: str | None = None
-    #: the OpenAI-compatible endpoint that answered (``--server``), None for a model run in this process
+    #: the OpenAI-compatible endpoint asked (``--server``), None for a model run in this process; a resumed run may
+    #: use another address (each answer records the one that gave it)
     server: str | None = None
     #: the dataset folder's files as they were (:func:`data_version`), None for a Hub id
     data_version: str | None = None
@@ -86,6 +87,8 @@ class PredictReport:
     notes: dict[str, int] = field(default_factory=dict)
     #: --server: the model each reply named (its ``model`` field) -> items it answered
     served_by: dict[str, int] = field(default_factory=dict)
+    #: --server: each address that answered -> items it answered (a run may continue on another address)
+    servers: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``<out>.meta.json`` content."""
@@ -95,7 +98,8 @@ class PredictReport:
                 "resumed": self.resumed, "unanswered": self.unanswered, "skipped": self.skipped,
                 "failures": self.failures,
                 "failed_answers": self.answers, **self.notes,
-                **({"served_by": self.served_by} if self.served_by else {}), "vlbench": __version__}
+                **({"served_by": self.served_by, "servers": self.servers} if self.servers else {}),
+                "vlbench": __version__}
 
     def other_models(self) -> list[str]:
         """The models a server named in its replies other than the one asked for (``--model``)."""
@@ -230,8 +234,9 @@ def _resume(path: Path, settings: PredictSettings, repair: bool = False) -> dict
     if not header_ok:
         raise FormatError("the partial file has no settings line (a torn or foreign file)", file=str(path), fix=fix)
     now = json.loads(json.dumps(asdict(settings)))
-    if head["settings"] != now:
-        changed = sorted(k for k in {**head["settings"], **now} if head["settings"].get(k) != now.get(k))
+    # the server's address is no setting of the answers: a run continues on another address of the same model
+    changed = sorted(k for k in {**head["settings"], **now} if head["settings"].get(k) != now.get(k) and k != "server")
+    if changed:
         if changed == ["data_version"]:
             raise InputError("a partial run over another version of the dataset is in the way (its folder changed "
                              "since)", file=str(path), fix="delete the file to start over on the dataset as it is now")
@@ -524,7 +529,7 @@ def _served_records(predictor: Predictor, served: Any, todo: list[PredictItem], 
                                                token_scores=scored):
         record = answer_record(predictor, by_key[key], a.text, settings.box_format, a.input_size,
                                truncated=a.truncated, tokens=a.tokens, token_scores=scored)
-        yield {**record, "served_by": a.model} if a.model is not None else record
+        yield {**record, "server": served.url, **({"served_by": a.model} if a.model is not None else {})}
 
 
 def _answer(predictor: Predictor, loaded: Any, batch: list[PredictItem], settings: PredictSettings, preset: Any,
@@ -607,8 +612,9 @@ def _finish(bench: Any, items: list[PredictItem], out: Path, report: PredictRepo
         tally(report, record)
         for key, n in record.get("notes", {}).items():
             report.notes[key] = report.notes.get(key, 0) + n
-        if "served_by" in record:
-            report.served_by[record["served_by"]] = report.served_by.get(record["served_by"], 0) + 1
+        for name, count in (("served_by", report.served_by), ("server", report.servers)):
+            if name in record:
+                count[record[name]] = count.get(record[name], 0) + 1
     report.items, report.entries = len(items), sum(map(len, entries.values()))
     for path, written in entries.items():   # a folder of <part>.json for sub-datasets: the official layout
         write_text_atomic(path, json.dumps(written, allow_nan=False), "prediction file")
