@@ -147,3 +147,24 @@ def test_a_run_stopped_on_one_server_continues_on_another_address(built_samples,
     meta = json.loads(out.with_name("p.json.meta.json").read_text())
     assert report.resumed == 5 and fake.requests == 11 and meta["servers"] == {first: 5, second: 11}
     assert len(json.loads(out.read_text())) == 16
+
+
+def test_a_served_name_that_is_no_local_folder_or_cached_id_is_never_looked_up(monkeypatch, tmp_path):
+    """'gpt-4o', 'my-org/my-vlm' (valid repo-id form, not in the cache) and 'a b:c' (no repo id): the catch-all
+    family, without transformers ever asked for a config (which would go to the Hub); a Hub id whose config is
+    in the local cache is read from the cache's snapshot folder, not fetched."""
+    import huggingface_hub.constants
+    import transformers
+
+    asked = []
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", lambda name, **kw: asked.append(name) or 1 / 0)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
+    for name in ("gpt-4o", "my-org/my-vlm", "a b:c"):
+        assert serving.model_info(name).family is OTHER
+    assert asked == []
+    snapshot = tmp_path / "cache" / "models--org--vlm" / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (tmp_path / "cache" / "models--org--vlm" / "refs").mkdir()
+    (tmp_path / "cache" / "models--org--vlm" / "refs" / "main").write_text("0" * 40)
+    assert serving.model_info("org/vlm").family is OTHER and asked == [str(snapshot)]

@@ -115,6 +115,8 @@ class PredictReport:
                                                                                   self.failures.items()) if failed else "")
                 + (f"; {altered}" if altered else "")
                 + (f"; {self.skipped} item(s) of the split not answered" if self.skipped else "")
+                + (f"; prompts and box reading of the {self.settings.family!r} family" if self.settings.server
+                   else "")
                 + ("; warning: the server says another model answered: " + ", ".join(
                     f"{m!r} ({self.served_by[m]} item(s))" for m in self.other_models()) + f", not {self.settings.model!r}"
                    if self.other_models() else ""))

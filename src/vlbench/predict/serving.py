@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -63,14 +64,31 @@ class ServedModel:
 
 
 def model_info(name: str, revision: str | None = None) -> ModelInfo:
-    """The family of a served model from its config when it can be read, else the catch-all family (then
-    ``--box-format`` says how its boxes are written)."""
+    """The family of a served model from its config when one is here (a local folder, or a Hub id already in the
+    local cache), else the catch-all family (then ``--box-format`` says how its boxes are written). A served name is
+    often no Hub id ("gpt-4o", "my-vlm"): it is never looked up on the network."""
     from .models import inspect_model
 
+    local = name if Path(name).is_dir() else _cached_snapshot(name, revision)
+    if local is not None:
+        try:
+            return inspect_model(local, kind=GENERATOR)
+        except InputError:
+            pass
+    return ModelInfo(GENERATOR, "served", OTHER)
+
+
+def _cached_snapshot(name: str, revision: str | None) -> str | None:
+    """The local snapshot folder of Hub id ``name`` when its config is in the Hub cache, else None (no network)."""
+    from huggingface_hub import try_to_load_from_cache
+
     try:
-        return inspect_model(name, revision=revision, kind=GENERATOR)
-    except InputError:
-        return ModelInfo(GENERATOR, "served", OTHER)
+        found = try_to_load_from_cache(name, "config.json", revision=revision)
+    except Exception as exc:        # a name that is no valid repo id (HFValidationError, ValueError)
+        if isinstance(exc, (KeyboardInterrupt, MemoryError)):
+            raise
+        return None
+    return str(Path(found).parent) if isinstance(found, str) else None
 
 
 def _failed(url: str, message: str, fix: str) -> ServiceError:
