@@ -93,3 +93,73 @@ def test_a_file_that_is_not_an_inspect_log_is_a_clear_error(built_samples, tmp_p
                 "--config", "color", "--box-format", "loc-1024", "--out", str(tmp_path / "p.json"))
     assert proc.returncode == 2 and "not an Inspect eval log" in proc.stderr and "Traceback" not in proc.stderr
     assert str(bad) in proc.stderr and not (tmp_path / "p.json").exists()
+
+
+def _mock_log(tmp_path, built_samples, task=None, **eval_options):
+    """A real log made by inspect-ai's runner with its offline ``mockllm/model`` (every answer the same text): the
+    task is vlbench's for the Ref-L4 sample's test split unless another ``task`` is given."""
+    from inspect_ai import eval as inspect_eval
+
+    from vlbench.inspect_tasks import vlbench as vlbench_task
+
+    task = task or vlbench_task(benchmark="ref_l4", data=str(built_samples / "ref_l4"), split="test",
+                                box_format="pixel")
+    log, = inspect_eval(task, model="mockllm/model", log_dir=str(tmp_path / "logs"), display="none", **eval_options)
+    return log
+
+
+def _import(log_path, built_samples, tmp_path, benchmark="ref_l4"):
+    from vlbench.harnesses import import_answers
+
+    where = {"ref_l4": {"split": "test", "box_format": "pixel"}, "nocaps": {}}[benchmark]
+    return import_answers("inspect", log_path, benchmark, built_samples / benchmark, tmp_path / "p.json", **where)
+
+
+def test_an_inspect_log_of_another_task_benchmark_or_shape_is_refused_by_name(built_samples, tmp_path):
+    """Logs inspect-ai's runner wrote: two epochs; vlbench's task run for Ref-L4 imported as nocaps; another task
+    (a one-question 'mmlu'); the same log rewritten (``write_eval_log``, as a .json log: an .eval archive keeps one
+    member per sample id and epoch) without samples and with a sample twice.
+    Each is a FormatError saying what is wrong; the log of one epoch imports (16 rows, none skipped)."""
+    from inspect_ai import Task, task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from vlbench.engine.errors import FormatError
+
+    twice = _mock_log(tmp_path, built_samples, epochs=2)
+    with pytest.raises(FormatError, match=r"2 epochs \(1, 2\)"):
+        _import(twice.location, built_samples, tmp_path)
+    with pytest.raises(FormatError, match="run for 'ref_l4', not 'nocaps'"):
+        _import(twice.location, built_samples, tmp_path, benchmark="nocaps")
+
+    @task
+    def mmlu():
+        return Task(dataset=[Sample(input="2 + 2?", target="4")])
+
+    with pytest.raises(FormatError, match="of the task 'mmlu', not of vlbench's"):
+        _import(_mock_log(tmp_path, built_samples, task=mmlu()).location, built_samples, tmp_path)
+
+    once = _mock_log(tmp_path, built_samples)
+    assert _import(once.location, built_samples, tmp_path).skipped == 0
+    log = read_eval_log(once.location)
+    for samples, says in (([], "holds no samples"), (log.samples + log.samples[:1], "appear more than once")):
+        changed = tmp_path / f"changed-{len(samples)}.json"
+        write_eval_log(log.model_copy(update={"samples": samples}), str(changed))
+        with pytest.raises(FormatError, match=says):
+            _import(changed, built_samples, tmp_path)
+
+
+def test_an_inspect_log_member_larger_than_the_cap_is_refused_before_it_is_inflated(built_samples, tmp_path,
+                                                                                     monkeypatch):
+    """The cap lowered to 1,000 bytes: the log's members are larger once inflated, and the refusal names the
+    member and the cap before inspect-ai reads anything."""
+    import inspect_ai.log
+
+    import vlbench.harnesses as harnesses
+    from vlbench.engine.errors import FormatError
+
+    log = _mock_log(tmp_path, built_samples)
+    monkeypatch.setattr(harnesses, "MAX_INSPECT_MEMBER_BYTES", 1000)
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", lambda *a, **k: pytest.fail("the log was read"))
+    with pytest.raises(FormatError, match=r"unpacks to [\d,]+ bytes in .*more than it can hold \(1,000\)"):
+        harnesses.read_inspect(log.location, 16, "ref_l4")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -37,11 +38,15 @@ def _first_text(value: Any) -> str | None:
 
 #: bounds on a result workbook (VLMEvalKit): decompressed bytes of its zip members, and characters of one answer
 MAX_WORKBOOK_BYTES = 256 * 1024**2
+#: the largest member of an Inspect ``.eval`` log read (one sample, its image as a data URL included, is a few MB)
+MAX_INSPECT_MEMBER_BYTES = 64 * 1024**2
 MAX_ANSWER_CHARS = 100_000
 
 
-def read_lmms_eval(path: str | os.PathLike, max_lines: int | None = None) -> list[tuple[Any, str, dict[str, Any] | None]]:
-    """(doc_id, answer text, the row the answer is for when the line names it) of each line."""
+def read_lmms_eval(path: str | os.PathLike, max_lines: int | None = None, benchmark: str | None = None
+                   ) -> list[tuple[Any, str, dict[str, Any] | None]]:
+    """(doc_id, answer text, the row the answer is for when the line names it) of each line (``benchmark`` is not
+    checked: the lines do not name their task)."""
     p = require_file(path, "lmms-eval samples file")
     out: list[tuple[Any, str, dict[str, Any] | None]] = []
     fix = "pass the *_samples_<task>.jsonl file lmms-eval wrote with --log_samples"
@@ -70,30 +75,32 @@ def read_lmms_eval(path: str | os.PathLike, max_lines: int | None = None) -> lis
     return out
 
 
-def _check_workbook_size(p: Path) -> None:
-    """A workbook is a zip: its members' declared sizes bound what reading it costs (a zip bomb is refused)."""
-    import zipfile
-
+def _check_unpacked_size(p: Path, what: str, limit: int, *, per_member: bool, fix: str) -> None:
+    """A zip (a workbook, an Inspect ``.eval`` log): its members' declared sizes bound what reading it costs, before
+    anything is inflated (a zip bomb is refused): the ``limit`` holds for the whole archive, or for each member."""
     try:
         with zipfile.ZipFile(p) as z:
-            total = sum(info.file_size for info in z.infolist())
+            sizes = [(info.file_size, info.filename) for info in z.infolist()]
     except (zipfile.BadZipFile, OSError):
-        raise FormatError("not a readable .xlsx workbook (not a zip archive)", file=str(p),
-                          fix="pass the <model>_<dataset>.xlsx VLMEvalKit wrote") from None
-    if total > MAX_WORKBOOK_BYTES:
-        raise FormatError(f"the workbook unpacks to {total:,} bytes, more than a result sheet needs "
-                          f"({MAX_WORKBOOK_BYTES:,})", file=str(p), fix="pass the result workbook VLMEvalKit wrote")
+        raise FormatError(f"not a readable {what} (not a zip archive)", file=str(p), fix=fix) from None
+    size, name = max(sizes, default=(0, "")) if per_member else (sum(s for s, _ in sizes), "")
+    if size > limit:
+        raise FormatError(f"the {what} unpacks to {size:,} bytes{' in ' + name if name else ''}, more than it can "
+                          f"hold ({limit:,})", file=str(p), fix=fix)
 
 
-def read_vlmevalkit(path: str | os.PathLike, max_rows: int | None = None) -> list[tuple[Any, str, dict[str, Any] | None]]:
-    """(index, prediction text, ``{"id"/"image_id": ...}`` when the workbook has such a column) of each row.
+def read_vlmevalkit(path: str | os.PathLike, max_rows: int | None = None, benchmark: str | None = None
+                    ) -> list[tuple[Any, str, dict[str, Any] | None]]:
+    """(index, prediction text, ``{"id"/"image_id": ...}`` when the workbook has such a column) of each row
+    (``benchmark`` is not checked: the workbook's name says it, not its content).
     Formula cells without a stored value, oversized answers and more rows than ``max_rows`` are clear errors."""
     p = require_file(path, "VLMEvalKit result workbook")
     try:
         from openpyxl import load_workbook
     except ImportError:
         raise InputError("reading .xlsx needs openpyxl", fix='pip install "vlbench[harness]"') from None
-    _check_workbook_size(p)
+    _check_unpacked_size(p, ".xlsx workbook", MAX_WORKBOOK_BYTES, per_member=False,
+                         fix="pass the <model>_<dataset>.xlsx result workbook VLMEvalKit wrote")
     try:
         sheet = load_workbook(p, read_only=True, data_only=True).worksheets[0]
     except Exception as exc:  # openpyxl raises several types for a file that is not a workbook
@@ -140,15 +147,19 @@ def _refuse_formulas(p: Path, rows: list[int]) -> None:
 
 
 #: harness name -> its reader
-def read_inspect(path: str | os.PathLike, max_samples: int | None = None
+def read_inspect(path: str | os.PathLike, max_samples: int | None = None, benchmark: str | None = None
                  ) -> list[tuple[Any, str, dict[str, Any] | None]]:
-    """(sample id, answer text, the row from the sample's metadata) of each sample of an Inspect eval log."""
+    """(sample id, answer text, the row from the sample's metadata) of each sample of an Inspect eval log of
+    vlbench's task for ``benchmark`` (its ``-T benchmark=``); a log of another task or benchmark, without samples,
+    of several epochs or with a sample id twice is a clear error."""
     p = require_file(path, "Inspect eval log")
     fix = "pass the log 'inspect eval' wrote for one of vlbench's Inspect tasks (logs/*.eval)"
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise InputError("reading an Inspect log needs inspect-ai", fix="pip install inspect-ai") from None
+    if zipfile.is_zipfile(p):      # an .eval log (a .json log is read as it is: its size is the file's)
+        _check_unpacked_size(p, "Inspect log", MAX_INSPECT_MEMBER_BYTES, per_member=True, fix=fix)
     try:
         log = read_eval_log(str(p))
     except Exception as exc:        # inspect-ai raises many types for a file that is not one of its logs
@@ -156,7 +167,20 @@ def read_inspect(path: str | os.PathLike, max_samples: int | None = None
             raise
         raise FormatError(f"not an Inspect eval log ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
                           file=str(p), fix=fix) from None
+    _check_inspect_task(log, p, benchmark)
     samples = log.samples or []
+    if not samples:
+        raise FormatError("the log holds no samples (the run failed or was cancelled before any answer)",
+                          file=str(p), fix="rerun the task, then import its log")
+    epochs = sorted({getattr(s, "epoch", 1) for s in samples})
+    if epochs != [1]:
+        raise FormatError(f"the log holds {len(epochs)} epochs ({', '.join(map(str, epochs))}): one answer per row is "
+                          "scored", file=str(p), fix="run the task with --epochs 1 (the default) and import that log")
+    ids = [s.id for s in samples]
+    twice = sorted({str(i) for i in ids if ids.count(i) > 1}) if len(set(ids)) < len(ids) else []
+    if twice:
+        raise FormatError(f"sample id(s) {', '.join(twice[:5])} appear more than once", file=str(p),
+                          fix="pass the log of one run of the task")
     if max_samples is not None and len(samples) > max_samples:
         raise FormatError(f"the log holds {len(samples):,} samples, more than the split has rows", file=str(p), fix=fix)
     out: list[tuple[Any, str, dict[str, Any] | None]] = []
@@ -165,6 +189,19 @@ def read_inspect(path: str | os.PathLike, max_samples: int | None = None
         out.append((sample.id, sample.output.completion if sample.output else "", row if isinstance(row, dict) else
                     {"id": str(sample.id)}))
     return out
+
+
+def _check_inspect_task(log: Any, p: Path, benchmark: str | None) -> None:
+    """The log is of vlbench's Inspect task (``vlbench``, from :mod:`vlbench.inspect_tasks`), run for ``benchmark``."""
+    task = str(getattr(log.eval, "task", ""))
+    if task.rsplit("/", 1)[-1].rsplit("@", 1)[-1] != "vlbench":
+        raise FormatError(f"the log is of the task {task!r}, not of vlbench's Inspect task", file=str(p),
+                          fix="run 'inspect eval vlbench/inspect_tasks.py@vlbench -T benchmark=... -T data=...' "
+                              "and import that log")
+    ran = (getattr(log.eval, "task_args", None) or {}).get("benchmark")
+    if benchmark is not None and ran != benchmark:
+        raise FormatError(f"the log is of the task run for {ran!r}, not {benchmark!r}", file=str(p),
+                          fix=f"pass --benchmark {ran}, or import a log of -T benchmark={benchmark}")
 
 
 def logged_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -233,7 +270,7 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
         fmt = check_box_format(box_format)
     rows, split = load_data(bench.id, data, split=split, config=config)
     items = list(predictor.items(rows, "image-text-to-text"))
-    answers = HARNESSES[harness](path, len(items))
+    answers = HARNESSES[harness](path, len(items), bench.id)
     settings = PredictSettings(bench.id, f"{harness}:{Path(path).name}", None, "image-text-to-text", config, split,
                                fmt, box_scores=CONSTANT if fmt else None)     # a harness's file keeps no token scores
     report = PredictReport(settings)
