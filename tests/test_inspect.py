@@ -163,3 +163,27 @@ def test_an_inspect_log_member_larger_than_the_cap_is_refused_before_it_is_infla
     monkeypatch.setattr(inspect_ai.log, "read_eval_log", lambda *a, **k: pytest.fail("the log was read"))
     with pytest.raises(FormatError, match=r"unpacks to [\d,]+ bytes in .*more than it can hold \(1,000\)"):
         harnesses.read_inspect(log.location, 16, "ref_l4")
+
+
+def test_a_relative_data_folder_is_the_caller_s_on_the_inspect_command_line(built_samples, tmp_path):
+    """`inspect eval <pack>@vlbench -T data=hub/ref_l4` run from a folder holding hub/ref_l4 (a copy of the built
+    sample): inspect-ai creates the task inside the pack's own folder, yet the rows are the caller's folder's (16
+    test rows in the log, with the offline mockllm model)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    import vlbench.inspect_tasks as pack
+
+    shutil.copytree(built_samples / "ref_l4", tmp_path / "hub" / "ref_l4")
+    env = {**os.environ, "PWD": str(tmp_path)}      # what the shell sets when the command is typed in tmp_path
+    proc = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", f"{pack.__file__}@vlbench", "-T",
+                           "benchmark=ref_l4", "-T", "data=hub/ref_l4", "-T", "split=test", "-T", "box_format=pixel",
+                           "--model", "mockllm/model", "--log-dir", "logs", "--display", "none"],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
+    assert len(log.samples) == 16 and log.eval.task_args["data"] == "hub/ref_l4"

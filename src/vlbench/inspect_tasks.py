@@ -105,5 +105,17 @@ def benchmark_task(benchmark: str, data: str, split: str | None = None, config: 
 def vlbench(benchmark: str, data: str, split: str | None = None, config: str | None = None, family: str | None = None,
             prompt: str | None = None, box_format: str | None = None, max_tokens: int | None = None,
             limit: int | None = None) -> Task:
-    """Any registered benchmark (``vlbench list``) as an Inspect task: see :func:`benchmark_task`."""
-    return benchmark_task(benchmark, data, split, config, family, prompt, box_format, max_tokens, limit)
+    """Any registered benchmark (``vlbench list``) as an Inspect task: see :func:`benchmark_task` (a relative
+    ``data`` folder is the caller's: :func:`caller_path`)."""
+    return benchmark_task(benchmark, caller_path(data), split, config, family, prompt, box_format, max_tokens,
+                          limit)
+
+
+def caller_path(data: str) -> str:
+    """``-T data=`` as the caller meant it: inspect-ai creates a file's tasks from inside that file's folder, so a
+    relative folder is looked up in the shell's working directory (``PWD``, which ``os.chdir`` does not change)
+    first, then as it is (an absolute path, or a Hub id)."""
+    shell = os.environ.get("PWD")
+    if shell and not os.path.isabs(data) and os.path.isdir(os.path.join(shell, data)):
+        return os.path.join(shell, data)
+    return data
