@@ -341,3 +341,45 @@ def test_a_build_for_inspect_names_a_framework_the_hub_takes(tmp_path, sample_re
     assert "the Hub would refuse" not in built.stdout + built.stderr
     proc = run_cli("publish", "dataset", "ref_l4", "--folder", str(out), "--repo-id", "me/ref-l4", "--dry-run")
     assert proc.returncode == 0 and "refused" not in proc.stdout
+
+
+def test_a_folder_the_hub_would_refuse_or_that_leaks_a_file_is_refused_by_the_dry_run(tmp_path, sample_release):
+    """A built Ref-L4 folder, changed four ways: a link to a file outside it (refused, exit 2, the target named,
+    nothing listed); a card whose front matter is no YAML mapping; a config whose data_files match no file; an
+    eval.yaml task on a split the card does not declare. The last three are the dry run's 'refused:' (exit 1),
+    with huggingface_hub's own card parser reading the card."""
+    import shutil
+
+    built = tmp_path / "built"
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(built), check=True)
+
+    def changed(name: str, change) -> Path:
+        folder = tmp_path / name
+        shutil.copytree(built, folder, symlinks=True)
+        change(folder)
+        return folder
+
+    def dry_run(folder: Path):
+        return run_cli("publish", "dataset", "ref_l4", "--folder", str(folder), "--repo-id", "me/x", "--dry-run")
+
+    secret = tmp_path / "token.txt"
+    secret.write_text("hf_secret")
+    leak = changed("leak", lambda f: (f / "data" / "notes.txt").symlink_to(secret))
+    proc = dry_run(leak)
+    assert proc.returncode == 2 and "outside the folder" in proc.stderr and str(secret) in proc.stderr
+    assert "Traceback" not in proc.stderr and "hf_secret" not in proc.stdout + proc.stderr
+
+    def card(text_change):
+        return lambda f: (f / "README.md").write_text(text_change((f / "README.md").read_text()))
+
+    cases = {
+        "yaml": (card(lambda t: t.replace("license: cc-by-nc-4.0", "license: [cc-by-nc-4.0", 1)),
+                 "cannot read the card's front matter"),
+        "files": (card(lambda t: t.replace("path: data/test-*", "path: data/tst-*", 1)), "matches 'data/tst-*'"),
+        "split": (lambda f: (f / "eval.yaml").write_text((f / "eval.yaml").read_text().replace(
+            "split: val", "split: validation")), "split 'validation', which the dataset card does not declare"),
+    }
+    for name, (change, says) in cases.items():
+        proc = dry_run(changed(name, change))
+        assert proc.returncode == 1 and "refused:" in proc.stdout and says in proc.stdout, (name, proc.stdout[-800:])
+    assert dry_run(built).returncode == 0

@@ -38,17 +38,28 @@ class UploadPlan:
 
 
 def plan_upload(folder: str | os.PathLike) -> UploadPlan:
-    """List the files of ``folder`` that an upload sends (hidden files and build temporaries excluded)."""
+    """List the files of ``folder`` that an upload sends (hidden files and build temporaries excluded). A link
+    that leads out of the folder is refused: the upload would send whatever it points at (``~/.ssh``, a token)."""
     root = Path(folder)
     if not (root / "README.md").exists():
         raise InputError("the folder has no README.md (dataset card)", file=str(root),
                          fix="build it with 'vlbench build' first")
+    inside = root.resolve()
     files = []
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if path.is_file() and not any(part.startswith(_SKIP_PREFIXES) for part in rel.parts):
-            files.append((rel.as_posix(), path.stat().st_size))
-    return UploadPlan(root, tuple(files))
+    for top, dirs, names in os.walk(root):          # links to folders are listed, not followed
+        for name in sorted(dirs + names):
+            path = Path(top) / name
+            rel = path.relative_to(root)
+            if any(part.startswith(_SKIP_PREFIXES) for part in rel.parts):
+                continue
+            if path.is_symlink() and not path.resolve().is_relative_to(inside):
+                raise InputError(f"{rel.as_posix()} is a link to {path.resolve()}, outside the folder: uploading "
+                                 "would send what it points at", file=str(path),
+                                 fix="replace the link by the file itself, or remove it")
+            if path.is_file():
+                files.append((rel.as_posix(), path.stat().st_size))
+        dirs[:] = [d for d in dirs if not d.startswith(_SKIP_PREFIXES)]
+    return UploadPlan(root, tuple(sorted(files)))
 
 
 def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = "dataset", dry_run: bool = False,
@@ -57,9 +68,11 @@ def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = 
     ``eval.yaml`` is checked first as the Hub checks it at push time: refused with the fix (a dry run says so in
     the plan's ``refused``)."""
     plan = plan_upload(folder)
-    if repo_type == "dataset" and (plan.folder / "eval.yaml").is_file():
+    if repo_type == "dataset":
         try:
-            check_hub_eval_yaml(plan.folder / "eval.yaml")
+            splits = check_dataset_card(plan)
+            if (plan.folder / "eval.yaml").is_file():
+                check_hub_eval_yaml(plan.folder / "eval.yaml", splits)
         except InputError as exc:
             if not dry_run:
                 raise
@@ -82,8 +95,47 @@ def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = 
     return plan
 
 
-def check_hub_eval_yaml(path: Path) -> None:
-    """The folder's ``eval.yaml`` as the Hub would take it, or an :class:`InputError` with the fix."""
+def check_dataset_card(plan: UploadPlan) -> set[tuple[str, str]]:
+    """The dataset card's front matter as the Hub reads it (``huggingface_hub``'s own card parser): YAML mapping,
+    and every ``configs[].data_files[].path`` matching a file the upload sends. Returns the (config, split) pairs
+    it declares; an :class:`InputError` with the fix otherwise."""
+    import fnmatch
+
+    from huggingface_hub import DatasetCard
+
+    path = plan.folder / "README.md"
+    fix = "rebuild the folder with 'vlbench build' (or correct the card's YAML front matter)"
+    try:
+        meta = DatasetCard(path.read_text(encoding="utf-8")).data.to_dict()
+    except Exception as exc:        # yaml's errors, ValueError for front matter that is no mapping, UnicodeDecodeError
+        if isinstance(exc, (KeyboardInterrupt, MemoryError)):
+            raise
+        raise InputError(f"the Hub cannot read the card's front matter ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:200] if str(exc) else ''})", file=str(path), fix=fix) from None
+    uploaded = [p for p, _ in plan.files]
+    declared = set()
+    for config in meta.get("configs") or []:
+        if not isinstance(config, dict) or not isinstance(config.get("data_files"), list):
+            raise InputError(f"a configs entry is not a mapping with a data_files list ({config!r})"[:300],
+                             file=str(path), fix=fix)
+        for files in config["data_files"]:
+            pattern = files.get("path") if isinstance(files, dict) else None
+            split = files.get("split") if isinstance(files, dict) else None
+            patterns = pattern if isinstance(pattern, list) else [pattern]
+            if not isinstance(split, str) or not all(isinstance(p, str) for p in patterns):
+                raise InputError(f"config {config.get('config_name')!r}: a data_files entry has no split or path "
+                                 f"({files!r})"[:300], file=str(path), fix=fix)
+            missing = [p for p in patterns if not fnmatch.filter(uploaded, p)]
+            if missing:
+                raise InputError(f"config {config.get('config_name')!r}, split {split!r}: no file of the folder "
+                                 f"matches {missing[0]!r}", file=str(path), fix=fix)
+            declared.add((str(config.get("config_name", "default")), split))
+    return declared
+
+
+def check_hub_eval_yaml(path: Path, splits: set[tuple[str, str]] | None = None) -> None:
+    """The folder's ``eval.yaml`` as the Hub would take it, each task's (config, split) among the card's
+    ``splits`` when given, or an :class:`InputError` with the fix."""
     import yaml
 
     from .registration import check_eval_yaml
@@ -94,6 +146,14 @@ def check_hub_eval_yaml(path: Path) -> None:
         raise InputError(f"eval.yaml cannot be read ({exc})", file=str(path),
                          fix="rebuild the folder with 'vlbench build'") from None
     check_eval_yaml(spec, str(path))
+    if splits is None:
+        return
+    for task in spec.get("tasks") or []:
+        where = (str(task.get("config", "default")), str(task.get("split")))
+        if where not in splits:
+            raise InputError(f"task {task.get('id')!r} reads config {where[0]!r}, split {where[1]!r}, which the "
+                             "dataset card does not declare", file=str(path),
+                             fix="rebuild the folder with 'vlbench build' (or correct eval.yaml)")
 
 
 @contextlib.contextmanager
