@@ -168,3 +168,17 @@ def test_a_served_name_that_is_no_local_folder_or_cached_id_is_never_looked_up(m
     (tmp_path / "cache" / "models--org--vlm" / "refs").mkdir()
     (tmp_path / "cache" / "models--org--vlm" / "refs" / "main").write_text("0" * 40)
     assert serving.model_info("org/vlm").family is OTHER and asked == [str(snapshot)]
+
+
+def test_a_processor_only_image_placeholder_is_not_sent_as_chat_text():
+    """PaliGemma's preset prompt '<image>detect cat' (its processor expands <image>): over chat the image is the
+    message's image part, so the text part the server receives is 'detect cat', and the image part comes first."""
+    from vlbench.predict.families import family_named, render_prompt
+
+    seen = []
+    prompt = render_prompt(family_named("PaliGemma").preset("box", None, None), "box", ("cat",))
+    assert prompt == "<image>detect cat"
+    with serve(lambda n, body: seen.append(body) or (200, {}, answer("x"))) as (url, _):
+        dict(serving.answers_as_completed(_served(url), _items(1), [prompt], max_new_tokens=8))
+    parts = seen[0]["messages"][0]["content"]
+    assert [p["type"] for p in parts] == ["image_url", "text"] and parts[1]["text"] == "detect cat"

@@ -256,6 +256,19 @@ def _content(reply: dict[str, Any], url: str) -> tuple[str, dict[str, Any]]:
     return content, choice
 
 
+#: image placeholders of processor-only prompts (PaliGemma's ``<image>``): over chat the image is its own part
+PROCESSOR_IMAGE_TOKENS = ("<image>",)
+
+
+def chat_text(prompt: str) -> str:
+    """A family's prompt as the text part of a chat message: processor-only image placeholders removed (the
+    server's chat template places the image part; a literal ``<image>`` would be read as words or a second
+    image)."""
+    for token in PROCESSOR_IMAGE_TOKENS:
+        prompt = prompt.replace(token, "")
+    return prompt.strip()
+
+
 def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_new_tokens: int,
          token_scores: bool) -> Answer:
     from ..engine.images import UNREADABLE
@@ -268,7 +281,7 @@ def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_n
     body: dict[str, Any] = {
         "model": served.model, "max_tokens": max_new_tokens, "temperature": 0,
         "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": image}},
-                                                  {"type": "text", "text": prompt}]}]}
+                                                  {"type": "text", "text": chat_text(prompt)}]}]}
     if token_scores:
         body["logprobs"] = True
     headers = {"Authorization": f"Bearer {served.api_key}"} if served.api_key else {}
