@@ -94,18 +94,14 @@ def test_a_log_probability_that_is_no_number_leaves_the_box_unscored_not_a_crash
 
 def test_a_server_that_drips_its_reply_is_stopped_at_the_request_deadline():
     """A reply of 2,000 bytes sent a byte every 0.2 s (400 s whole) never trips a read timeout: the 2 s
-    whole-request deadline ends it, naming the item and --request-timeout, within a few seconds."""
-    import time
-
+    whole-request deadline ends it, naming the item and --request-timeout."""
     served = serving.ServedModel("", "fake", None, 1, ModelInfo("image-text-to-text", "served", OTHER), timeout=2)
     with serve(lambda n, body: (200, {"X-Drip-Seconds": "0.2"}, answer("x" * 2000))) as (url, _):
         served.url = url
-        start = time.monotonic()
         with pytest.raises(ServiceError) as err:
             dict(serving.answers_as_completed(served, _items(1), ["q"], max_new_tokens=8))
-        took = time.monotonic() - start
     assert "no whole answer within 2 s" in str(err.value) and "--request-timeout" in str(err.value)
-    assert "item item0" in str(err.value) and took < 10
+    assert "item item0" in str(err.value) and "the reply was still coming" in str(err.value)
 
 
 def test_a_run_records_which_model_the_server_says_answered_and_counts_boxes_it_could_not_score(
@@ -182,3 +178,29 @@ def test_a_processor_only_image_placeholder_is_not_sent_as_chat_text():
         dict(serving.answers_as_completed(_served(url), _items(1), [prompt], max_new_tokens=8))
     parts = seen[0]["messages"][0]["content"]
     assert [p["type"] for p in parts] == ["image_url", "text"] and parts[1]["text"] == "detect cat"
+
+
+def test_ctrl_c_stops_a_run_whose_server_hangs_at_once_keeping_the_partial_file(built_samples, tmp_path):
+    """A server that takes 60 s per answer: SIGINT once 4 requests are in flight ends `vlbench predict` with exit
+    130 and a line saying the answers are kept, while the server still holds all 4 (it used to wait for every
+    request in flight: a thread pool's workers are joined at exit)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "p.json"
+    with serve(latency=lambda: 60.0) as (url, fake):
+        proc = subprocess.Popen([sys.executable, "-m", "vlbench", "predict", "ref_l4", "--server", url, "--model", "x",
+                                 "--data", str(built_samples / "ref_l4"), "--split", "test", "--box-format", "pixel",
+                                 "--concurrency", "4", "--out", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while fake.in_flight < 4 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert fake.in_flight == 4, proc.stderr.read() if proc.poll() is not None else "no requests"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        unanswered = fake.in_flight         # still 4: the run ended before the server could answer any
+    assert proc.returncode == 130 and unanswered == 4 and "interrupted" in err and "Traceback" not in err
+    assert out.with_name("p.json.partial.jsonl").exists() and not out.exists()

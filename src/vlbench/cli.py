@@ -588,6 +588,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
+        print(f"vlbench {args.command}: interrupted" + (" (the finished answers are kept: rerun the same command to "
+                                                        "continue)" if args.command in ("predict", "run") else ""),
+              file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into head & co.
         sys.stderr.close()

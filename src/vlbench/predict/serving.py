@@ -18,7 +18,6 @@ import itertools
 import os
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -301,27 +300,39 @@ def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prom
                          max_new_tokens: int, token_scores: bool = False) -> Iterator[tuple[Any, Answer]]:
     """(item key, answer) as each request completes, with ``served.concurrency`` requests in flight over the whole
     run: a sliding window refilled as each completes (as lmms-eval's OpenAI clients keep), so a slow request holds
-    one slot, not a batch. Ctrl-C or an error stops it at once: requests not started are cancelled and the client is
-    closed, which ends the ones in flight; the answers already yielded are the caller's to keep."""
+    one slot, not a batch. Each request runs in a daemon thread: Ctrl-C or an error stops the run at once, without
+    waiting for requests a hung server holds (a thread pool's workers are joined at exit); the answers already
+    yielded are the caller's to keep."""
+    import queue
+    import threading
+
     import httpx
 
     pending = zip(items, prompts)
+    done: queue.Queue[tuple[Any, Answer | BaseException]] = queue.Queue()
     client = httpx.Client()         # each request gets its own timeouts (:func:`_post`)
-    pool = ThreadPoolExecutor(served.concurrency)
-    running: dict[Future[Answer], Any] = {}
+    in_flight = 0
+
+    def ask(item: PredictItem, prompt: str) -> None:
+        try:
+            done.put((item.key, _ask(served, client, item, prompt, max_new_tokens, token_scores)))
+        except BaseException as exc:        # handed to the caller's thread, which raises it
+            done.put((item.key, exc))
 
     def refill() -> None:
-        for item, prompt in itertools.islice(pending, served.concurrency - len(running)):
-            running[pool.submit(_ask, served, client, item, prompt, max_new_tokens, token_scores)] = item.key
+        nonlocal in_flight
+        for item, prompt in itertools.islice(pending, served.concurrency - in_flight):
+            threading.Thread(target=ask, args=(item, prompt), daemon=True, name=f"vlbench-ask-{item.key}").start()
+            in_flight += 1
 
     try:
         refill()
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                key = running.pop(future)
-                yield key, future.result()
+        while in_flight:
+            key, got = done.get()
+            in_flight -= 1
+            if isinstance(got, BaseException):
+                raise got
+            yield key, got
             refill()
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
         client.close()
