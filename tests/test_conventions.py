@@ -196,66 +196,6 @@ def test_ovdeval_row_keys_group_rows_as_numpy_does():
         assert len(pairs) == len(np.unique(ours)) == len(np.unique(theirs))
 
 
-@pytest.mark.parametrize("folder", [False, True], ids=["one sub-dataset", "a folder of two"])
-def test_the_ovdeval_scorer_runs_the_callers_work_once_while_its_worker_runs(ovdeval_sample, folder, monkeypatch):
-    """``score_beside`` runs the caller's work once, on the calling thread, before it waits for plain AP's worker:
-    here the worker's evaluation itself waits for the work (10 s at most, then it records that it waited in vain),
-    and the result is the one ``score`` gives."""
-    import threading
-
-    from vlbench.benchmarks import get_benchmark
-    from vlbench.benchmarks.ovdeval import scorer
-
-    bench = get_benchmark("ovdeval")
-    refs = bench.scorer.load_references(ovdeval_sample / "annotations" if folder else OVD_REFS, None)
-    if folder:
-        preds = {name: [{**a, "score": 0.5} for a in
-                        json.loads((ovdeval_sample / "annotations" / f"{name}.json").read_text())["annotations"]]
-                 for name in ("color", "material")}
-    else:
-        preds = _ovdeval_file("xywh pixels")
-    opts = bench.options()
-    calls: list[str] = []
-    work_done, worker_saw = threading.Event(), []
-    evaluate = scorer._stats
-
-    def worker_waits_for_the_work(*args, **kwargs):
-        if threading.current_thread() is not threading.main_thread() and not worker_saw:
-            worker_saw.append(work_done.wait(timeout=10))
-        return evaluate(*args, **kwargs)
-
-    def beside() -> None:
-        calls.append(threading.current_thread().name)
-        work_done.set()
-
-    monkeypatch.setattr(scorer, "_stats", worker_waits_for_the_work)
-    with_work = bench.scorer.score_beside(refs, preds, opts, "predictions", beside)
-    assert calls == [threading.main_thread().name] and worker_saw == [True]
-    assert with_work.to_json() == bench.scorer.score(refs, preds, opts).to_json()
-
-
-def test_work_handed_to_a_scorer_is_done_once_and_its_error_raised_only_where_needed():
-    """The convention readings given to a scorer: done at most once whoever asks first; an error inside them
-    does not stop the scoring, and is raised where the readings are needed."""
-    from vlbench.library.api import _Deferred
-
-    done: list[str] = []
-
-    def failing() -> None:
-        done.append("failing")
-        raise RuntimeError("boom")
-
-    work = _Deferred(failing)
-    work.run()
-    work.run()
-    with pytest.raises(RuntimeError, match="boom"):
-        work.value()
-    assert done == ["failing"]
-    fine = _Deferred(lambda: done.append("fine") or {"as written": 1.0})
-    assert fine.value() == {"as written": 1.0} and fine.value() == {"as written": 1.0}
-    assert done == ["failing", "fine"]
-
-
 def test_degenerate_boxes_are_warned_about_alike_on_every_detection_benchmark():
     """A zero-width box (a random OWL-ViT writes them) is scored as the official scorers score it (IoU 0 with every
     GT box), and each detection benchmark says so in the same words, naming the entry."""

@@ -10,13 +10,12 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from .errors import FormatError
-from .overlap import overlapped
 
 __all__ = ["read_json", "json_values_bound", "require_file", "check_output", "write_text_atomic", "arrow_to_numpy", "arrow_codes",
-           "MAX_JSON_BYTES", "new_file_mode", "write_parquet_atomic", "read_both", "FORK_MIN_BYTES"]
+           "MAX_JSON_BYTES", "new_file_mode", "write_parquet_atomic"]
 
 #: Upper bound on the (decompressed) size of a JSON file we agree to parse.
 MAX_JSON_BYTES = 2 * 1024**3
@@ -254,29 +253,3 @@ def write_parquet_atomic(path: str | os.PathLike, rows: list[dict[str, Any]], wh
         raise FormatError(f"the rows cannot form a Parquet table ({exc})", file=str(path),
                           fix="name the output .json") from None
     return _replace_atomically(path, lambda tmp: pq.write_table(table, tmp), what)
-
-
-#: :func:`read_both` forks only when each file is at least this large (below, the fork and the transfer cost about
-#: what the overlap saves)
-FORK_MIN_BYTES = 4 * 1024**2
-
-_T = TypeVar("_T")
-_U = TypeVar("_U")
-
-
-def read_both(first: Callable[[], _T], second: Callable[[], _U], paths: tuple[Any, ...] = ()) -> tuple[_T, _U]:
-    """``(first(), second())``: two reads, :func:`overlapped` in a forked child when every one of ``paths`` is a
-    regular file of :data:`FORK_MIN_BYTES` or more, else one after the other. Parsing JSON into Python objects holds
-    the GIL, so threads cannot overlap two reads; a process can (15 MB of references beside 37 MB of predictions:
-    0.15 s of their 0.7 s)."""
-    return overlapped(first, second, fork=_large_files(paths))
-
-
-def _large_files(paths: tuple[Any, ...]) -> bool:
-    """Whether every one of ``paths`` (at least one) is a regular file of :data:`FORK_MIN_BYTES` or more."""
-    if not paths:
-        return False
-    try:
-        return all(os.stat(p).st_size >= FORK_MIN_BYTES and Path(p).is_file() for p in paths)
-    except (OSError, TypeError, ValueError):
-        return False

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks import get_benchmark
-from ..engine.io import read_both, write_text_atomic
+from ..engine.io import write_text_atomic
 from ..engine.result import Result
 from ..engine.tie_orders import DEFAULT_ORDERS
 
@@ -36,8 +36,7 @@ def load_references(benchmark: str, references: str | os.PathLike, *, split: str
 def _prepare(benchmark: str, references: Any, split: str | None, protocol: str, options: dict[str, Any],
              predictions: Any = None, max_bytes: int | None = None):
     """(benchmark, options, records, predictions): ``predictions`` as given, or, when it and ``references`` are both
-    paths, the prediction file's entries, the two files read side by side where that pays
-    (:func:`vlbench.engine.io.read_both`)."""
+    paths, the prediction file's entries (the references read first: their errors come first)."""
     bench = get_benchmark(benchmark)
     opts = bench.options(protocol=protocol, split=split, **options)
     if not _is_path(references):
@@ -45,8 +44,8 @@ def _prepare(benchmark: str, references: Any, split: str | None, protocol: str, 
     load = lambda: bench.scorer.load_references(references, opts.split)  # noqa: E731
     if not _is_path(predictions):
         return bench, opts, load(), predictions
-    refs, entries = read_both(load, lambda: _read_predictions(bench, predictions, max_bytes), (references, predictions))
-    return bench, opts, refs, entries
+    refs = load()
+    return bench, opts, refs, _read_predictions(bench, predictions, max_bytes)
 
 
 def _read_predictions(bench: Any, path: str | os.PathLike, max_bytes: int | None) -> Any:
@@ -59,48 +58,16 @@ def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | 
     if _is_path(predictions):
         source = str(predictions)
         predictions = _read_predictions(bench, predictions, max_bytes)
-    conventions = bench.conventions
-    if conventions is None:
-        return bench.scorer.score(refs, predictions, opts, source)
-    # the readings need no result: a scorer that waits for its own worker thread computes them in that wait
-    readings = _Deferred(lambda: conventions.readings(refs, predictions, opts))
-    result = bench.scorer.score_beside(refs, predictions, opts, source, readings.run)
-    check_conventions(bench, refs, predictions, result, opts, readings=readings.value)
+    result = bench.scorer.score(refs, predictions, opts, source)
+    check_conventions(bench, refs, predictions, result, opts)
     return result
-
-
-class _Deferred:
-    """Work done at most once, by whoever asks first: a scorer in its idle wait (:meth:`run`, which never raises) or
-    the caller (:meth:`value`, which raises what the work raised)."""
-
-    def __init__(self, work: Callable[[], Any]):
-        self._work: Callable[[], Any] | None = work
-        self._value: Any = None
-        self._error: Exception | None = None
-
-    def run(self) -> None:
-        """Do the work unless it is done, keeping its value or its exception."""
-        if self._work is not None:
-            work, self._work = self._work, None
-            try:
-                self._value = work()
-            except Exception as exc:    # raised again by value(), if the caller needs the value at all
-                self._error = exc
-
-    def value(self) -> Any:
-        """The work's value (done now if it was not)."""
-        self.run()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 def check_conventions(bench: Any, references: Any, predictions: Any, result: Result, options: Any = None, *,
                       readings: Callable[[], dict[str, float | None]] | None = None) -> None:
     """Add :func:`convention_warning`'s warning to ``result`` for a benchmark with box conventions. Another reading
-    can beat the file by the margin only where the file scores under 100 - margin: a good file is never re-read
-    here (a scorer may have read it in a wait of its own, ``Scorer.score_beside``). ``readings``: gives the readings
-    of these predictions, when the caller has them (or computes them once)."""
+    can beat the file by the margin only where the file scores under 100 - margin: a good file is never re-read.
+    ``readings``: gives the readings of these predictions, when the caller has them (or computes them once)."""
     conventions = bench.conventions
     if conventions is not None and (result.metrics.get(conventions.key) or 0.0) < 100 - CONVENTION_MARGIN_POINTS:
         values = readings() if readings is not None else conventions.readings(references, predictions, options)

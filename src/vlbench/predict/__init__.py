@@ -284,8 +284,7 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     spreads a model larger than one device over all of them. With ``server`` (an OpenAI-compatible endpoint) the
     prompts go there, ``concurrency`` at a time (:mod:`.serving`; ``model`` is the name it serves, ``api_key_env``
     the variable holding its key, ``request_timeout`` the seconds one request may take, retries included). An
-    existing prediction file (or a folder holding files) is replaced only with ``overwrite``.
-    Everything that can be checked is checked before the model loads.
+    existing prediction file (or folder of files) is replaced only with ``overwrite``. All checks precede the model.
     """
     from . import models, serving
     from .families import GENERATOR

@@ -34,19 +34,13 @@ from ...engine.captions.rouge import rouge_l
 from ...engine.captions.spice import spice_available, spice_scores
 from ...engine.captions.tokenize import SHIFTING_LINE_BREAK, sanitize, tokenize
 from ...engine.errors import CoverageError, InputError, PredictionError
-from ...engine.overlap import overlapped
 from ...engine.result import Result
 from .. import expect_prediction_list
 from ..validation import describe as _describe, require_utf8
 from . import schema
 from .records import NocapsReferences
 
-__all__ = ["parse_predictions", "score", "FORK_MIN_REFERENCES"]
-
-#: from this many reference captions on, BLEU, CIDEr-D and ROUGE-L run in a forked child beside METEOR
-#: (:func:`_sentence_metrics`); below, the fork and the transfer would cost about what the overlap saves
-FORK_MIN_REFERENCES = 10_000
-
+__all__ = ["parse_predictions", "score"]
 
 def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "error",
                       source: str = "predictions") -> tuple[list[str], dict[str, int], list[str]]:
@@ -228,10 +222,8 @@ def _meteor_ready(meteor: bool, backend: str, n_references: int) -> tuple[bool, 
 def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseIndex | None
                       ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64], tuple[list[str] | None, str | None]]:
     """BLEU statistics, CIDEr-D and ROUGE-L per image, and METEOR's statistics lines and backend (none without a
-    backend), side by side (:func:`~vlbench.engine.overlap.overlapped`): from :data:`FORK_MIN_REFERENCES` references
-    on, BLEU, CIDEr-D and ROUGE-L in a forked child, whose Python loops would otherwise hold the GIL that METEOR's
-    many numpy calls wait for (a whole split: 0.91-0.96 of the time in threads, the largest process at 0.55-0.7 of
-    the peak); else METEOR in a worker thread (in Java processes, or numpy work that releases the GIL)."""
+    backend); METEOR in a worker thread beside the others (its Java processes, or numpy work that releases the
+    GIL). An error of the others comes first, as if they ran first."""
     def others() -> tuple[Any, NDArray[np.float64], NDArray[np.float64]]:
         call = _toolkit_call(t.hyp_tokens, t.ref_tokens)
         stats, cider = bleu_mod.bleu_stats(*call), cider_d(*call)
@@ -243,10 +235,12 @@ def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseI
             return None, None
         return meteor_stats(t.hyp_tokens, t.ref_tokens, backend=meteor_backend, index=index)
 
-    beside = bool(meteor_backend)
-    (stats, cider, rouge), lines = overlapped(others, meteor, fork=beside and t.n_references >= FORK_MIN_REFERENCES,
-                                              thread=beside)
-    return stats, cider, rouge, lines
+    if not meteor_backend:
+        return (*others(), meteor())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        later = pool.submit(meteor)
+        stats, cider, rouge = others()      # an error here is raised first; the worker is still waited for
+        return stats, cider, rouge, later.result()
 
 
 def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",

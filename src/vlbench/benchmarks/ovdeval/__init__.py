@@ -9,7 +9,6 @@ Hub folder -> records; release -> Hub folder and back), :mod:`.scorer` (NMS-AP a
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Self
@@ -105,15 +104,10 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
 
     def score(self, references: Any, predictions: Any, options: OVDEvalOptions, source: str = "predictions") -> Any:
         """NMS-AP and AP of one sub-dataset, or Table 3 of several."""
-        return self.score_beside(references, predictions, options, source, None)
-
-    def score_beside(self, references: Any, predictions: Any, options: OVDEvalOptions, source: str,
-                     beside: Callable[[], object] | None) -> Any:
-        """:meth:`score`, running ``beside`` while the worker thread finishes plain AP (the main thread's wait)."""
         from .scorer import score_references
 
         return score_references(references, predictions, protocol=options.protocol, sub_dataset=options.sub_dataset,
-                                source=source, analysis=options.analysis, beside=beside)
+                                source=source, analysis=options.analysis)
 
 
 class OVDEvalLeaderboards:

@@ -11,7 +11,6 @@ many decisions such a tie made.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -342,9 +341,8 @@ def _nms_side(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_], nm
 
 
 def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", source: str = "predictions",
-          split: str | None = None, analysis: bool = False, beside: Callable[[], object] | None = None) -> Result:
-    """NMS-AP and AP (24 numbers) of one sub-dataset; with ``analysis`` the error analysis too. ``beside``: the
-    caller's work that needs no result, run while the worker thread finishes plain AP (``Scorer.score_beside``)."""
+          split: str | None = None, analysis: bool = False) -> Result:
+    """NMS-AP and AP (24 numbers) of one sub-dataset; with ``analysis`` the error analysis too."""
     from .analysis import KEEP_GT_AT, analyze
 
     preds = parse_predictions(predictions, gt, source=source, protocol=protocol)
@@ -354,8 +352,6 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
         nms = _stats(gt, preds.as_dict(keep), protocol, KEEP_GT_AT if analysis else None, tie_bounds=True)
         # plain AP takes longer: what needs NMS-AP alone is done while it finishes, not after
         nms_side = _nms_side(gt, preds, keep, nms)
-        if beside is not None:
-            beside()
         plain = plain_job.result()
     metrics = {**_percent(nms.stats, "NMS_"), **_percent(plain.stats)}
     warnings = list(gt.notes) + preds.warnings
@@ -581,11 +577,9 @@ def _table3_tie_bounds(results: dict[str, Result], order: list[str]) -> dict[str
 
 
 def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str = "official",
-                     sub_dataset: str | None = None, source: str = "predictions", analysis: bool = False,
-                     beside: Callable[[], object] | None = None) -> Result:
+                     sub_dataset: str | None = None, source: str = "predictions", analysis: bool = False) -> Result:
     """One sub-dataset and one prediction list, or several sub-datasets and a :class:`PredictionFolder` (or a
-    dict name -> entries) scored together in the Table 3 layout. ``sub_dataset`` picks one of ``refs``. ``beside``:
-    see :func:`score`."""
+    dict name -> entries) scored together in the Table 3 layout. ``sub_dataset`` picks one of ``refs``."""
     subsets = refs.subsets
     if sub_dataset is not None:
         if sub_dataset not in subsets:
@@ -603,12 +597,10 @@ def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str
             raise InputError(f"the references hold {len(subsets)} sub-datasets but one prediction list was given",
                              file=source, fix="pass a folder of prediction files (<name>.json), or --sub-dataset NAME")
         (gt,) = subsets.values()
-        return score(gt, predictions, protocol=protocol, source=source, analysis=analysis, beside=beside)
+        return score(gt, predictions, protocol=protocol, source=source, analysis=analysis)
     results = {}
     for name in (name for name in subsets if name in entries):
-        results[name] = score(subsets[name], entries[name], protocol=protocol, source=files[name], analysis=analysis,
-                              beside=beside)
-        beside = None                               # at most once: in the first sub-dataset's wait
+        results[name] = score(subsets[name], entries[name], protocol=protocol, source=files[name], analysis=analysis)
     if not results:
         given = ", ".join(map(repr, list(entries)[:5])) + (", ..." if len(entries) > 5 else "")
         raise InputError(f"no prediction list for any of {', '.join(subsets)} (the predictions name {given})",

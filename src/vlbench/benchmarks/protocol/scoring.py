@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ...engine.errors import PredictionError, UnsupportedError
@@ -34,14 +33,6 @@ class Scorer(ABC, Generic[OptionsT]):
     @abstractmethod
     def score(self, references: Any, predictions: Any, options: OptionsT, source: str = "predictions", /) -> Any:
         """Records + parsed predictions -> :class:`~vlbench.engine.result.Result`."""
-
-    def score_beside(self, references: Any, predictions: Any, options: OptionsT, source: str,
-                     beside: Callable[[], object], /) -> Any:
-        """:meth:`score`, handed work of the caller that does not depend on the result (the convention check):
-        a scorer that waits for a worker thread of its own runs ``beside`` on the calling thread during that wait,
-        at most once, instead of leaving the core idle. The caller runs the work afterwards if it was not run here
-        (the default: it is not)."""
-        return self.score(references, predictions, options, source)
 
     def references_from_rows(self, rows: list[dict[str, Any]], /) -> Any:
         """Rows of the Hub dataset (the ``evaluate`` module's references) -> records."""
