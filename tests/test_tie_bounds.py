@@ -248,3 +248,23 @@ def test_random_orders_give_the_likely_range_of_the_headline():
     inside = sum(nms["low"] <= vlbench.score("ovdeval", refs, s, tie_orders=0).metrics["NMS_AP"] <= nms["high"]
                  for s in _shuffles(entries))
     assert inside >= 24
+
+
+def test_random_tie_orders_are_sampled_by_default_only_for_a_small_file(monkeypatch):
+    """With the size limit lowered under the sample's length, the default samples no order (each is one more
+    scoring: a whole split's file would wait ~20 times as long) and a warning names --tie-orders; asked for by number
+    (3), the orders are sampled whatever the size; at the limit itself they are sampled by default."""
+    from importlib import resources
+
+    from vlbench.engine import tie_orders
+
+    sample = Path(str(resources.files("vlbench").joinpath("samples/ovdeval")))
+    entries = _all_tied(json.loads((sample / "predictions_poor/color.json").read_text()), "score")
+    refs = sample / "annotations/color.json"
+    monkeypatch.setattr(tie_orders, "AUTO_MAX_ENTRIES", len(entries) - 1)
+    result = vlbench.score("ovdeval", refs, entries)
+    assert "tie_orders" not in result.breakdowns and "tie_bounds" in result.breakdowns
+    assert any("--tie-orders 20" in w for w in result.warnings)
+    assert vlbench.score("ovdeval", refs, entries, tie_orders=3).breakdowns["tie_orders"]["orders"] == 3
+    monkeypatch.setattr(tie_orders, "AUTO_MAX_ENTRIES", len(entries))
+    assert vlbench.score("ovdeval", refs, entries).breakdowns["tie_orders"]["orders"] == 20

@@ -95,9 +95,10 @@ def _score_args(sub: Any, ids: str, benches: Sequence[Benchmark]) -> None:
         s.add_argument("--dataset-id", default=None, help="the Hub id of the references, recorded in the result for "
                                                           "model cards (default: the id the references name, if any)")
         s.add_argument("--quiet", action="store_true", help="do not print the table")
-        s.add_argument("--tie-orders", type=int, default=20, metavar="N",
+        s.add_argument("--tie-orders", type=int, default=None, metavar="N",
                        help="where scores tie, also score N seeded random orders of the file and show their mean and "
-                            "5-95%% range beside the bounds (each is one more scoring; 0: none; default 20)")
+                            "5-95%% range beside the bounds (each is one more scoring; 0: none; default 20 for a file "
+                            "of up to 50,000 predictions, else 0)")
         if name == "score":
             s.add_argument("--analysis", action="store_true",
                            help="add the error analysis to the result (slower; 'vlbench analyze' prints it)")

@@ -21,12 +21,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["random_tie_orders", "DEFAULT_ORDERS", "INTERVAL"]
+__all__ = ["random_tie_orders", "default_orders", "DEFAULT_ORDERS", "AUTO_MAX_ENTRIES", "INTERVAL"]
 
 #: orders sampled by default: each is one more scoring of the file
 DEFAULT_ORDERS = 20
+#: the largest prediction list sampled by default: on a whole split 20 more scorings would multiply the wait by ~20
+AUTO_MAX_ENTRIES = 50_000
 #: the central interval reported, percent of the sampled orders
 INTERVAL = (5.0, 95.0)
+
+
+def default_orders(entries: int) -> int:
+    """The orders sampled when the caller does not say: :data:`DEFAULT_ORDERS` for a list of up to
+    :data:`AUTO_MAX_ENTRIES` entries, else none (asked for by number, they are sampled whatever the size)."""
+    return DEFAULT_ORDERS if entries <= AUTO_MAX_ENTRIES else 0
 
 
 def random_tie_orders(score: Callable[[list[Any]], dict[str, float | None]], entries: Sequence[Any],

@@ -17,7 +17,7 @@ from typing import Any
 from ..benchmarks import get_benchmark
 from ..engine.io import write_text_atomic
 from ..engine.result import Result
-from ..engine.tie_orders import DEFAULT_ORDERS
+from ..engine.tie_orders import DEFAULT_ORDERS, default_orders
 
 __all__ = ["score", "compare", "conventions", "load_references", "build", "export", "metric_path", "dataset_id_of",
            "record_hub_id"]
@@ -113,7 +113,7 @@ def conventions(benchmark: str, references: Any, predictions: Any, *, split: str
 def score(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
           protocol: str = "official", ci: float | None = None, resamples: int = 1000, seed: int = 0,
           max_bytes: int | None = None, source: str = "predictions", dataset_id: str | None = None,
-          tie_orders: int = DEFAULT_ORDERS, **options: Any) -> Result:
+          tie_orders: int | None = None, **options: Any) -> Result:
     """Score ``predictions`` (a path or the parsed official JSON) against ``references`` (a path or records).
 
     ``dataset_id`` (the Hub id of the references, for model cards) defaults to the one the references name: a Hub
@@ -126,18 +126,25 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
 
     Where scores tie (the result has ``tie_bounds``), ``breakdowns["tie_orders"]`` holds the headline and bounded
     keys over ``tie_orders`` seeded random orders of the prediction list (:mod:`vlbench.engine.tie_orders`; 0: none):
-    each is one more scoring of the file.
+    each is one more scoring of the file. By default (None) 20 for a list of up to 50,000 entries, else none, with a
+    warning saying how to ask for them.
     """
     from ..engine.errors import InputError
 
-    if not isinstance(tie_orders, int) or tie_orders < 0:
+    if tie_orders is not None and (not isinstance(tie_orders, int) or tie_orders < 0):
         raise InputError(f"tie_orders must be a whole number of orders, got {tie_orders!r}", fix="pass 0 or more")
     source = str(predictions) if _is_path(predictions) else source
     bench, opts, refs, entries = _prepare(benchmark, references, split, protocol, options, predictions, max_bytes)
     result = _score(bench, opts, refs, entries, max_bytes, source)
     result.dataset_id = dataset_id or dataset_id_of(references)
-    if tie_orders and "tie_bounds" in result.breakdowns and isinstance(entries, list):
-        add_tie_orders(bench, opts, refs, entries, result, tie_orders, seed)
+    if "tie_bounds" in result.breakdowns and isinstance(entries, list):
+        orders = default_orders(len(entries)) if tie_orders is None else tie_orders
+        if orders:
+            add_tie_orders(bench, opts, refs, entries, result, orders, seed)
+        elif tie_orders is None:
+            result.warnings.append(f"scores tie: what random orders of the ties give was not sampled for "
+                                   f"{len(entries):,} predictions (each order is one more scoring); pass "
+                                   f"--tie-orders {DEFAULT_ORDERS} (tie_orders={DEFAULT_ORDERS}) to see it")
     if ci is not None:
         from ..engine.uncertainty import add_intervals
 
