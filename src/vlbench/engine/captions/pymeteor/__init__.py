@@ -98,7 +98,7 @@ def _word_info(w: str, data: EnglishData) -> WordInfo:
 def _reference_side(refs: list[str], data: EnglishData, jar: Path) -> tuple[dict[str, str], dict[str, WordInfo]]:
     """Each reference's aligned text and the :func:`_word_info` of their words: the same for every model scored on
     a split, so kept on disk by content (:mod:`..textcache`). Their n-gram hashes are not: computed here, beside the
-    other metrics' n-gram table, they raise a cold run's peak memory (bench/RESULTS.md)."""
+    other metrics' n-gram table, they raise a cold run's peak memory (bench/HISTORY.md)."""
     def compute() -> textcache.Entry:
         low = [_normal_lower(t, data) for t in refs]
         words = dict.fromkeys(w for line in dict.fromkeys(low) for w in _words(line))
