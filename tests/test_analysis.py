@@ -323,10 +323,10 @@ def _one_image(det_boxes, det_pairs, det_states, gt_taken, gt_boxes, gt_pairs):
     """Detections and GT on one image, one ranking group per pair, ranked as listed."""
     import numpy as np
 
-    from vlbench.engine.error_analysis import Detections, Truth
+    from vlbench.engine.error_analysis import RankedDetections, Truth
 
     n, m = len(det_boxes), len(gt_boxes)
-    det = Detections(pair=np.asarray(det_pairs), image=np.zeros(n, dtype=np.int64), group=np.asarray(det_pairs),
+    det = RankedDetections(pair=np.asarray(det_pairs), image=np.zeros(n, dtype=np.int64), group=np.asarray(det_pairs),
                      box_xywh=np.asarray(det_boxes, dtype=np.float64), rank_key=np.arange(n),
                      state=np.asarray(det_states, dtype=np.uint8), gt_taken=np.asarray(gt_taken),
                      negative=np.zeros(n, dtype=bool))

@@ -128,12 +128,12 @@ def test_recall_only_counts_a_pair_in_every_group_it_belongs_to():
     {0} and {0, 1} (pair 0 in both). At every IoU threshold (exact boxes): group 0 recall 1/1, group 1 (1 + 1) /
     (1 + 2) = 2/3; with one detection per pair (max-dets 1, pair 1's higher-scored detection being the miss) group
     1 has 1/3. Group 2 holds no pair: not valid."""
-    from vlbench.engine.cocoeval import Detections, GroundTruth, match, recall_only
+    from vlbench.engine.cocoeval import GroundTruth, PairDetections, match, recall_only
 
     box = np.array([[0.0, 0.0, 10.0, 10.0], [50.0, 50.0, 10.0, 10.0], [0.0, 0.0, 10.0, 10.0]])
     truth = GroundTruth(pair=np.array([0, 1, 1]), box_xywh=box, area=np.full(3, 100.0), iscrowd=np.zeros(3, bool),
                         ann_id=np.array([1, 2, 3]))
-    dets = Detections(pair=np.array([0, 1, 1]), box_xywh=np.array([box[0], box[1], [200.0, 200.0, 5.0, 5.0]]),
+    dets = PairDetections(pair=np.array([0, 1, 1]), box_xywh=np.array([box[0], box[1], [200.0, 200.0, 5.0, 5.0]]),
                       score=np.array([0.9, 0.5, 0.8]), area=np.array([100.0, 100.0, 25.0]))
     m = match(truth, dets, 2, Params())
     member_pair, member_group = np.array([0, 0, 1]), np.array([0, 1, 1])

@@ -33,7 +33,7 @@ from .protocol import (
     SHOW_SCORE,
     Conventions,
     DatasetBuilder,
-    Detections,
+    DetectorAnswer,
     EvalTask,
     Leaderboards,
     NoViews,
@@ -55,7 +55,7 @@ from .protocol import (
 )
 
 __all__ = ["Benchmark", "Card", "TIES_NOTE", "DETECTION_CHECKS_NOTE", "DETECTION_ANALYSIS_NOTE", "lazy",
-           "ALL_QUERIES", "AS_WRITTEN", "Conventions", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "Detections",
+           "ALL_QUERIES", "AS_WRITTEN", "Conventions", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "DetectorAnswer",
            "EvalTask", "Leaderboards", "NoViews", "Options", "PredictData", "PredictItem", "Predictor", "Sample",
            "Scene", "Scorer", "Showcase", "SplitLeaderboards", "Table", "Views", "check_examples",
            "detection_badness", "mark_boxes", "option"]

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from .geometry import coco_iou_xywh
 from .lookup import find_ids
 
-__all__ = ["Params", "GroundTruth", "Detections", "Matches", "match", "accumulate", "summarize", "evaluate_bbox",
+__all__ = ["Params", "GroundTruth", "PairDetections", "Matches", "match", "accumulate", "summarize", "evaluate_bbox",
            "CocoEvalResult", "mean_ap_per_group", "Stat", "STATS", "STAT_NAMES", "TP", "FP", "IGNORED", "concat_ranges",
            "stable_argsort", "sortable_bits", "key_runs", "stat_steps", "recall_only",
            "TIE_ORDERS", "has_ties", "tied_detections", "tie_bounds_bbox", "accumulate_orders", "tp_envelope",
@@ -94,7 +94,7 @@ class GroundTruth:
 
 
 @dataclass(frozen=True)
-class Detections:
+class PairDetections:
     """Detections in file order, each filed under one pair.
 
     ``exact`` / ``is_int``: for files whose integer scores go beyond float64's 2^53, the exact integers and which
@@ -124,7 +124,7 @@ class Matches:
     npig: NDArray[np.int64]            # (A, P): non-ignored GT per pair and area range
     has_result: NDArray[np.bool_]      # (P,): the pair has GT or detections (else COCOeval returns None)
     id0_matches: int                   # matches whose state the GT-id-0 quirk changed (all A, T)
-    exact: NDArray[np.int64] | None = None     # see :class:`Detections`
+    exact: NDArray[np.int64] | None = None     # see :class:`PairDetections`
     is_int: NDArray[np.bool_] | None = None
     #: detections one of whose IoUs is NaN (a NaN coordinate): matched by pycocotools' own loop
     nan_iou: int = 0
@@ -255,7 +255,7 @@ def stable_argsort(keys: NDArray) -> NDArray[np.int64]:
 SPLIT_DETECTIONS = 100_000
 
 
-def match(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params = Params(), *,
+def match(gt: GroundTruth, dt: PairDetections, n_pairs: int, params: Params = Params(), *,
           id0_quirk: bool = True, keep_gt_at: float | None = None, threads: int = 2) -> Matches:
     """``COCOeval.evaluate()`` for every pair: greedy matching in score order, per area range and threshold.
 
@@ -289,10 +289,10 @@ def _median_pair(d_pair: NDArray[np.int64], n_pairs: int) -> int | None:
 
 #: one half of :func:`match`: its matches, numbered within the half, and its detections' and GTs' indices in the whole
 _Half = tuple["Matches", int, NDArray[np.int64], NDArray[np.int64]]
-_Columns = TypeVar("_Columns", GroundTruth, Detections)
+_Columns = TypeVar("_Columns", GroundTruth, PairDetections)
 
 
-def _match_range(gt: GroundTruth, dt: Detections, lo: int, hi: int, params: Params, id0_quirk: bool,
+def _match_range(gt: GroundTruth, dt: PairDetections, lo: int, hi: int, params: Params, id0_quirk: bool,
                  keep_gt_at: float | None) -> _Half:
     """:func:`match` of the pairs ``lo <= pair < hi`` alone (pairs renumbered from 0)."""
     d_idx = np.flatnonzero((dt.pair >= lo) & (dt.pair < hi))
@@ -301,7 +301,7 @@ def _match_range(gt: GroundTruth, dt: Detections, lo: int, hi: int, params: Para
 
 
 def _rows(columns: _Columns, idx: NDArray[np.int64], lo: int) -> _Columns:
-    """Rows ``idx`` of a :class:`GroundTruth` or :class:`Detections` (every column; an absent one stays None), their
+    """Rows ``idx`` of a :class:`GroundTruth` or :class:`PairDetections` (every column; an absent one stays None), their
     pairs renumbered from ``lo``."""
     taken: dict[str, Any] = {f.name: None if (v := getattr(columns, f.name)) is None else v[idx] for f in fields(columns)}
     taken["pair"] -= lo                 # a fresh array (fancy indexing copies)
@@ -323,7 +323,7 @@ def _joined(*halves: _Half) -> Matches:
                    is_int=optional("is_int"), nan_iou=sum(m.nan_iou for m in ms), gt_taken=taken)
 
 
-def _match_pairs(gt: GroundTruth, dt: Detections, n_pairs: int, params: Params, id0_quirk: bool,
+def _match_pairs(gt: GroundTruth, dt: PairDetections, n_pairs: int, params: Params, id0_quirk: bool,
                  keep_gt_at: float | None) -> Matches:
     """:func:`match` in one pass over every pair."""
     A, T = len(params.area_rngs), len(params.iou_thrs)
@@ -432,7 +432,7 @@ def _in_order(taken: NDArray[np.integer], g_order: NDArray[np.int64]) -> NDArray
     return out
 
 
-def _ranked(dt: Detections, n_pairs: int, max_det: int) -> tuple[NDArray[np.int64], NDArray[np.int64],
+def _ranked(dt: PairDetections, n_pairs: int, max_det: int) -> tuple[NDArray[np.int64], NDArray[np.int64],
                                                                   NDArray[np.int64]]:
     """Per pair by descending score (stable: file order breaks ties), the top ``max_det``: (index into ``dt``, pair,
     rank in the pair). A pair's list sorts as int64 when all its scores are JSON integers."""
@@ -1040,7 +1040,7 @@ class CocoEvalResult:
     skipped_gt: int = 0      # GT annotations of images not in ``image_ids`` (pycocotools never looks them up)
     #: the GT and detections as matched (pairs ``image index * K + category index``), for the error analysis
     truth: GroundTruth | None = None
-    detections: Detections | None = None
+    detections: PairDetections | None = None
     #: :func:`tie_bounds_bbox`'s values when ``evaluate_bbox(..., tie_bounds=True)`` found tied scores
     tie_bounds: dict[str, tuple[float, float]] | None = None
 
@@ -1077,7 +1077,7 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
 
     ``gt``: arrays ``image_id, category_id, bbox (xywh), area, iscrowd, id`` in file order;
     ``dt``: ``image_id, category_id, bbox, score`` in file order, every image a GT image (as
-    ``loadRes`` asserts), and optionally ``score_exact`` / ``score_is_int`` (see :class:`Detections`).
+    ``loadRes`` asserts), and optionally ``score_exact`` / ``score_is_int`` (see :class:`PairDetections`).
     Detection area is ``w * h`` as ``loadRes`` sets it. ``keep_gt_at``: see :func:`match`. ``tie_bounds``: when
     scores tie, :func:`tie_bounds_bbox`'s values too, from the same accumulation (kept in the result).
     ``stats_only``: the precision and recall arrays hold only the (area, max-dets) entries the 12 stats read
@@ -1108,7 +1108,7 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
     exact = dt.get("score_exact")
     with np.errstate(invalid="ignore", over="ignore"):
         d_area = d_box[:, 2] * d_box[:, 3]
-    dets = Detections(pair=d_pair[d_known], box_xywh=d_box[d_known],
+    dets = PairDetections(pair=d_pair[d_known], box_xywh=d_box[d_known],
                       score=np.asarray(dt["score"], dtype=np.float64)[d_known], area=d_area[d_known],
                       exact=None if exact is None else np.asarray(exact, dtype=np.int64)[d_known],
                       is_int=None if exact is None else np.asarray(dt["score_is_int"], dtype=bool)[d_known])

@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 from .cocoeval import FP, IGNORED, TP, Params, average_precision_at, same_key_combinations
 from .geometry import iou_aligned_xyxy, xywh_to_xyxy
 
-__all__ = ["TYPES", "DEFINITIONS", "FOREGROUND_IOU", "BACKGROUND_IOU", "Detections", "Truth", "Classified",
+__all__ = ["TYPES", "DEFINITIONS", "FOREGROUND_IOU", "BACKGROUND_IOU", "RankedDetections", "Truth", "Classified",
            "classify", "delta_ap", "count_by", "categories", "size_of", "shape_of", "SIZES", "SHAPES", "summary",
            "EXAMPLES", "FIXES", "Fixed", "fixed", "AnalysisReplicator"]
 
@@ -74,7 +74,7 @@ DEFINITIONS = {
 
 
 @dataclass(frozen=True)
-class Detections:
+class RankedDetections:
     """The scored detections at IoU 0.5 (official matching): pair, image, ranking group, box, ``rank_key`` (the
     official order, lower first), outcome (``cocoeval.TP`` / ``FP`` / ``IGNORED``), the GT a TP took (index into
     :class:`Truth`, -1), and whether the label is a negative of its image."""
@@ -131,7 +131,7 @@ class _Best:
         return best, target
 
 
-def classify(det: Detections, gt: Truth) -> Classified:
+def classify(det: RankedDetections, gt: Truth) -> Classified:
     """The error type of every false positive and the missed GT (see the module docstring)."""
     n, fp = len(det.pair), det.state == FP
     taken = np.zeros(len(gt.pair), dtype=bool)
@@ -191,7 +191,7 @@ class Fixed:
     gt_removed: NDArray[np.bool_]
 
 
-def fixed(det: Detections, gt: Truth, c: Classified, fix: set[str]) -> Fixed:
+def fixed(det: RankedDetections, gt: Truth, c: Classified, fix: set[str]) -> Fixed:
     """The error types in ``fix`` fixed as TIDE fixes them (see the module docstring)."""
     counted = det.state != IGNORED
     tp = det.state == TP
@@ -219,7 +219,7 @@ def fixed(det: Detections, gt: Truth, c: Classified, fix: set[str]) -> Fixed:
     return Fixed(counted, tp, pair, group, removed)
 
 
-def _fixed_ap(det: Detections, gt: Truth, c: Classified, fix: set[str], n_groups: int,
+def _fixed_ap(det: RankedDetections, gt: Truth, c: Classified, fix: set[str], n_groups: int,
               params: Params) -> NDArray[np.float64]:
     """Per-group AP at IoU 0.5 with the error types in ``fix`` fixed."""
     f = fixed(det, gt, c, fix)
@@ -231,12 +231,12 @@ def _fixed_ap(det: Detections, gt: Truth, c: Classified, fix: set[str], n_groups
 FIXES = (*TYPES, "false_positives", "false_negatives")
 
 
-def delta_ap(det: Detections, gt: Truth, c: Classified, n_groups: int, headline: Any,
+def delta_ap(det: RankedDetections, gt: Truth, c: Classified, n_groups: int, headline: Any,
              params: Params = DEFAULT_PARAMS) -> tuple[float | None, dict[str, float | None]]:
     """(the headline AP at IoU 0.5 as scored, ΔAP per error type and per TIDE special row), percent points.
     ``headline`` turns the per-group APs (-1 undefined) into the benchmark's number (a fraction, None)."""
     order = np.argsort(det.rank_key, kind="stable")          # once: every fix's ranking is then a linear-time sort
-    det = Detections(*(getattr(det, f.name)[order] for f in dataclasses.fields(Detections)))
+    det = RankedDetections(*(getattr(det, f.name)[order] for f in dataclasses.fields(RankedDetections)))
     c = dataclasses.replace(c, det_type=c.det_type[order], det_target=c.det_target[order])
     base = headline(_fixed_ap(det, gt, c, set(), n_groups, params))
     out: dict[str, float | None] = {}
@@ -283,7 +283,7 @@ def shape_of(box_xywh: NDArray[np.float64]) -> NDArray[np.int64]:
     return np.where(ratio < 0.5, 0, np.where(ratio > 2, 2, 1))
 
 
-def summary(det: Detections, gt: Truth, c: Classified, n_groups: int, headline: Any, *, delta_key: str,
+def summary(det: RankedDetections, gt: Truth, c: Classified, n_groups: int, headline: Any, *, delta_key: str,
             slices: Mapping[str, tuple[NDArray[np.int64], NDArray[np.int64], tuple[str, ...]]],
             describe: Any, params: Params = DEFAULT_PARAMS) -> dict[str, Any]:
     """The ``analysis`` of a result: each error type's count, ΔAP50 and definition; the counts per slice (a slice
@@ -326,7 +326,7 @@ class AnalysisReplicator:
 
     unit = "image"
 
-    def __init__(self, det: Detections, gt: Truth, c: Classified, *, pair_group: NDArray[np.int64],
+    def __init__(self, det: RankedDetections, gt: Truth, c: Classified, *, pair_group: NDArray[np.int64],
                  unit_of_pair: NDArray[np.int64], n_units: int, headline_rows: Any) -> None:
         from .cocoeval import Matches, WeightedRanking
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks import get_benchmark
-from ..benchmarks.protocol.predicting import Detections, PredictData, PredictItem, Predictor
+from ..benchmarks.protocol.predicting import DetectorAnswer, PredictData, PredictItem, Predictor
 from ..engine.errors import FormatError, InputError
 from ..engine.io import check_output, write_text_atomic
 from .confidence import BOX_SCORES, TOKEN_PROBABILITY, TokenScores, box_confidence
@@ -580,7 +580,7 @@ def answer_record(predictor: Predictor, item: PredictItem, text: str, box_format
     matched = [(b, label_index(b.label, item.queries) if predictor.answer_kind == "boxes" else 0) for b in boxes]
     kept = [(b, q) for b, q in matched if q is not None]
     scores = [box_confidence(tokens, b.span) for b, _ in kept]
-    entries = predictor.from_detections(item, Detections([b.xyxy for b, _ in kept], [1.0 if s is None else s
+    entries = predictor.from_detections(item, DetectorAnswer([b.xyxy for b, _ in kept], [1.0 if s is None else s
                                                                                       for s in scores],
                                                          [q for _, q in kept]))
     cut = any(f.reason == TRUNCATED for f in failures) or (truncated and predictor.answer_kind == "boxes")

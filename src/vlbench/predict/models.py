@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..benchmarks.protocol.predicting import Detections, PredictItem
+from ..benchmarks.protocol.predicting import DetectorAnswer, PredictItem
 from ..engine.errors import InputError
 from .confidence import TokenScores, strip_with_offsets
 from .families import DETECTOR, GENERATOR, Family, Preset, family_of
@@ -211,7 +211,7 @@ def load_model(name: str, info: ModelInfo, *, revision: str | None = None, devic
 
 
 def detect(loaded: LoadedModel, items: list[PredictItem], *, threshold: float, top_k: int,
-           max_queries: int) -> tuple[list[Detections], list[dict[str, int]]]:
+           max_queries: int) -> tuple[list[DetectorAnswer], list[dict[str, int]]]:
     """Float xyxy boxes of each item for its queries, at most ``top_k`` per item (highest scores), scores at or
     above ``threshold``; queries are sent ``max_queries`` at a time (a detector's text length is bounded). Also, per
     item, how many queries its family had to alter (cut at the text length, separators escaped)."""
@@ -237,7 +237,7 @@ def detect(loaded: LoadedModel, items: list[PredictItem], *, threshold: float, t
     out = []
     for boxes in found:     # each pass's best top_k (finite) merged: the item's best top_k, ties in pass order
         kept = sorted(boxes, key=lambda t: -t[0])[:top_k]
-        out.append(Detections([b for _, b, _ in kept], [s for s, _, _ in kept], [q for _, _, q in kept]))
+        out.append(DetectorAnswer([b for _, b, _ in kept], [s for s, _, _ in kept], [q for _, _, q in kept]))
     return out, notes
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...engine import error_analysis as ea
-from ...engine.cocoeval import Detections, Matches, Params
+from ...engine.cocoeval import Matches, PairDetections, Params
 from . import schema
 from .records import OmniLabelReferences
 
@@ -52,7 +52,7 @@ def _headline_rows(ap: NDArray[np.float64]) -> NDArray[np.float64]:
     return harmonic_mean_ap(ap[:, 0], ap[:, 1])
 
 
-def analyze(gt: OmniLabelReferences, dets: Detections, matches: Matches, params: Params,
+def analyze(gt: OmniLabelReferences, dets: PairDetections, matches: Matches, params: Params,
             max_det: int) -> tuple[dict[str, Any], Callable[[], ea.AnalysisReplicator]]:
     """The analysis from the official matching (run with ``keep_gt_at=KEEP_GT_AT``; ``max_det`` indexes the
     max-dets setting of the headline, 100), and what builds its bootstrap replicator (for ``vlbench compare``)."""
@@ -63,7 +63,7 @@ def analyze(gt: OmniLabelReferences, dets: Detections, matches: Matches, params:
     rank_key[np.argsort(-m.score, kind="stable")] = np.arange(len(m.score))     # the pooled ranking's tie order
     t = int(np.flatnonzero(params.iou_thrs == KEEP_GT_AT)[0])
     box = dets.box_xywh[m.det_index]
-    det = ea.Detections(pair=m.pair, image=gt.pair_image[m.pair], group=pair_group[m.pair], box_xywh=box,
+    det = ea.RankedDetections(pair=m.pair, image=gt.pair_image[m.pair], group=pair_group[m.pair], box_xywh=box,
                         rank_key=rank_key, state=m.state[0, t], gt_taken=m.gt_taken,
                         negative=gt.pair_type[m.pair] == schema.TYPE_DN)
     truth = ea.Truth(pair=gt.gt_pair, image=gt.pair_image[gt.gt_pair], group=pair_group[gt.gt_pair],

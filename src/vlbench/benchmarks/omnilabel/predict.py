@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..protocol.predicting import Detections, PredictData, PredictItem
+from ..protocol.predicting import DetectorAnswer, PredictData, PredictItem
 
 #: detectors only (a label space of free-form descriptions per image)
 kinds = ("detector",)
@@ -27,7 +27,7 @@ def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
                           context={"image_id": row["image_id"], "description_ids": [d["id"] for d in space]})
 
 
-def from_detections(item: PredictItem, detections: Detections) -> list[dict[str, Any]]:
+def from_detections(item: PredictItem, detections: DetectorAnswer) -> list[dict[str, Any]]:
     """Each box with the description it answers and its score (a box found for several queries is listed once
     per query, as the format allows)."""
     ids = item.context["description_ids"]

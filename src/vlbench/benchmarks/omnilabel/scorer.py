@@ -144,7 +144,7 @@ def _dict_columns(entries: list[Any], source: str, protocol: str
 
 
 def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "predictions",
-                      protocol: str = "official") -> tuple[cocoeval.Detections, dict[str, int], list[str]]:
+                      protocol: str = "official") -> tuple[cocoeval.PairDetections, dict[str, int], list[str]]:
     """Official-format predictions (parsed JSON, or :class:`TypedPrediction` records) -> one detection per (box,
     description, score), filed under its pair. Under ``official`` every value omnilabeltools scores is kept (NaN,
     booleans, huge integers, text scores it never compares), with a warning per kind; ``corrected`` refuses them."""
@@ -178,7 +178,7 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     kept_boxes = boxes[entry_of[keep]]
     with np.errstate(invalid="ignore", over="ignore"):
         area = kept_boxes[:, 2] * kept_boxes[:, 3]
-    dets = cocoeval.Detections(pair=pair[keep], box_xywh=kept_boxes, score=scores.value[keep],
+    dets = cocoeval.PairDetections(pair=pair[keep], box_xywh=kept_boxes, score=scores.value[keep],
                                area=np.where(area > 0, area, 0.0),      # Python's max(0, w*h): a NaN area is 0
                                exact=None if scores.exact is None else scores.exact[keep],
                                is_int=None if scores.exact is None else scores.is_int[keep])
@@ -284,7 +284,7 @@ def _percent(values: dict[str, float]) -> dict[str, float | None]:
 _BOUND_ORDERS = ("worst", "best")
 
 
-def _match(gt: OmniLabelReferences, dets: cocoeval.Detections, protocol: str,
+def _match(gt: OmniLabelReferences, dets: cocoeval.PairDetections, protocol: str,
            keep_gt_at: float | None = None) -> cocoeval.Matches:
     """The official matching of every (image, description) pair."""
     truth = cocoeval.GroundTruth(pair=gt.gt_pair, box_xywh=gt.gt_box,
@@ -305,7 +305,7 @@ def _accumulate(gt: OmniLabelReferences, matches: cocoeval.Matches, tie_bounds: 
     return names, curves, member_pair, member_group
 
 
-def _id0_warning(gt: OmniLabelReferences, dets: cocoeval.Detections, official: dict[str, float]) -> list[str]:
+def _id0_warning(gt: OmniLabelReferences, dets: cocoeval.PairDetections, official: dict[str, float]) -> list[str]:
     """Say what the official id-0 quirk changed (pycocotools counts a match to annotation id 0 as a false positive),
     with the corrected AP beside; nothing when it changed no number."""
     names, curves, _, _ = _accumulate(gt, _match(gt, dets, "corrected"))
@@ -383,7 +383,7 @@ THRESHOLD_NOTE = ("not official: every box counts as predicted (no score thresho
                   "its image while overlapping a ground-truth box of the image at IoU >= 0.5")
 
 
-def threshold_metrics(gt: OmniLabelReferences, dets: cocoeval.Detections, matches: cocoeval.Matches
+def threshold_metrics(gt: OmniLabelReferences, dets: cocoeval.PairDetections, matches: cocoeval.Matches
                       ) -> dict[str, Any]:
     """Precision, recall and F1 at IoU 0.5 (percent), overall and for categories / free-form descriptions, and the
     boxes that answer a negative description while lying on an object: the answer-set view of a model without

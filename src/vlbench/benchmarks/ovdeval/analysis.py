@@ -46,7 +46,7 @@ def analyze(gt: OVDEvalSubset, nms: CocoEvalResult, suppressed: int,
     rank_key[np.argsort(-m.score, kind="stable")] = np.arange(len(m.score))     # the ranking's tie order
     t = int(np.flatnonzero(params.iou_thrs == KEEP_GT_AT)[0])
     box = dets.box_xywh[m.det_index]
-    det = ea.Detections(pair=m.pair, image=m.pair // K, group=m.pair % K, box_xywh=box, rank_key=rank_key,
+    det = ea.RankedDetections(pair=m.pair, image=m.pair // K, group=m.pair % K, box_xywh=box, rank_key=rank_key,
                         state=m.state[0, t], gt_taken=m.gt_taken,
                         negative=gt.is_negative(images[m.pair // K], cats[m.pair % K]))
     outside = (truth.area < params.area_rngs[0][0]) | (truth.area > params.area_rngs[0][1])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..protocol.predicting import Detections, PredictData, PredictItem
+from ..protocol.predicting import DetectorAnswer, PredictData, PredictItem
 
 #: a detector, or an image-text-to-text model listing labelled boxes
 kinds = ("detector", "image-text-to-text")
@@ -42,7 +42,7 @@ def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
                                    "category_ids": [categories[sub][n] for n in names]})
 
 
-def from_detections(item: PredictItem, detections: Detections) -> list[dict[str, Any]]:
+def from_detections(item: PredictItem, detections: DetectorAnswer) -> list[dict[str, Any]]:
     """Each box under the category of the query it answers."""
     cats = item.context["category_ids"]
     return [{"image_id": item.context["image_id"], "category_id": cats[q], "bbox": [x0, y0, x1 - x0, y1 - y0],

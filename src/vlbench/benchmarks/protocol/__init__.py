@@ -17,12 +17,12 @@ from .conventions import AS_WRITTEN, Conventions
 from .dataset import DatasetBuilder
 from .leaderboards import EvalTask, Leaderboards, SplitLeaderboards
 from .options import PROTOCOLS, Options, option
-from .predicting import Detections, PredictData, PredictItem, Predictor
+from .predicting import DetectorAnswer, PredictData, PredictItem, Predictor
 from .scoring import Scorer, check_examples
 from .showcase import Showcase
 from .views import ALL_QUERIES, SHOW_SCORE, NoViews, Sample, Scene, Table, Views, detection_badness, mark_boxes
 
 __all__ = ["AS_WRITTEN", "Conventions", "DatasetBuilder", "EvalTask", "Leaderboards", "SplitLeaderboards",
-           "PROTOCOLS", "Options", "option", "Detections", "PredictData", "PredictItem", "Predictor", "Scorer",
+           "PROTOCOLS", "Options", "option", "DetectorAnswer", "PredictData", "PredictItem", "Predictor", "Scorer",
            "check_examples", "Showcase", "ALL_QUERIES", "SHOW_SCORE", "NoViews", "Sample", "Scene", "Table", "Views",
            "detection_badness", "mark_boxes"]

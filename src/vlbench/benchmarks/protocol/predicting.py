@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Predictor", "PredictItem", "PredictData", "Detections"]
+__all__ = ["Predictor", "PredictItem", "PredictData", "DetectorAnswer"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class PredictData:
 
 
 @dataclass(frozen=True)
-class Detections:
+class DetectorAnswer:
     """A detector's answer for one item: boxes as xyxy pixels, their scores, and the query each answers."""
 
     boxes_xyxy: list[list[float]]
@@ -52,7 +52,7 @@ class Predictor(Protocol):
 
     ``kinds``: the kinds of model that can answer ("detector", "image-text-to-text"). ``answer_kind``: what an
     image-text-to-text answer is: "box" (one for the item's expression, parsed in the model family's convention),
-    "boxes" (every labelled box it lists) or "text"; boxes reach the benchmark as :class:`Detections` (scored from
+    "boxes" (every labelled box it lists) or "text"; boxes reach the benchmark as :class:`DetectorAnswer` (scored from
     the model's token probabilities, :mod:`vlbench.predict.confidence`), text through ``from_answer``.
     """
 
@@ -70,7 +70,7 @@ class Predictor(Protocol):
         """A built dataset's rows -> the :class:`PredictItem` of each unit of model work."""
         ...
 
-    def from_detections(self, item: PredictItem, detections: Detections, /) -> list[Any]:
+    def from_detections(self, item: PredictItem, detections: DetectorAnswer, /) -> list[Any]:
         """Boxes for ``item`` (a detector's, or the boxes of a text answer) -> official prediction entries."""
         ...
 

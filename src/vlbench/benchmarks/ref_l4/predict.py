@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..protocol.predicting import Detections, PredictData, PredictItem
+from ..protocol.predicting import DetectorAnswer, PredictData, PredictItem
 
 #: a detector (its best box), or an image-text-to-text model answering one box
 kinds = ("detector", "image-text-to-text")
@@ -27,7 +27,7 @@ def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
                           context={"id": row["id"]})
 
 
-def from_detections(item: PredictItem, detections: Detections) -> list[dict[str, Any]]:
+def from_detections(item: PredictItem, detections: DetectorAnswer) -> list[dict[str, Any]]:
     """The top-scoring box (Ref-L4 scores one box per expression); none when the model returned no box."""
     if not detections.scores:
         return []
