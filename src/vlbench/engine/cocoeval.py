@@ -147,7 +147,7 @@ def _stable_order(*keys: NDArray) -> NDArray[np.int64]:
 def _stable_group_order(group: NDArray[np.integer]) -> NDArray[np.int64]:
     """``np.argsort(group, kind="stable")`` for non-negative integers (group, pair or run numbers): numpy radix-sorts
     16-bit keys in linear time, so keys below 2^16 take one such pass and keys below 2^32 two (:func:`_radix_order`);
-    64-bit keys go through a merge sort, 5-6x slower on a million entries."""
+    64-bit keys go through a merge sort (bench/HISTORY.md has the measurements)."""
     top = int(group.max(initial=0))
     if top >= 2**32 or int(group.min(initial=0)) < 0:
         return np.argsort(group, kind="stable")
@@ -190,7 +190,7 @@ def concat_ranges(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArr
 
 def nonzero_2d(mask: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """``np.nonzero`` of a 2-D mask (row-major order) as one flat search and a division: numpy's multi-dimensional
-    nonzero is 4-5x slower on the (thresholds, detections) masks of the matching and the accumulation."""
+    nonzero is several times slower on the (thresholds, detections) masks of the matching and the accumulation."""
     width = mask.shape[1]
     flat = np.flatnonzero(mask)
     if width == 0:
@@ -223,7 +223,7 @@ _RADIX_MAX = 1 << 19
 
 
 def stable_argsort(keys: NDArray) -> NDArray[np.int64]:
-    """``np.argsort(keys, kind="stable")`` for 1-D integer or float keys, 3-5x faster on millions: numpy sorts
+    """``np.argsort(keys, kind="stable")`` for 1-D integer or float keys, faster on millions: numpy sorts
     uint64 values with SIMD but argsorts with a merge sort, so each key's high bits are packed with its index (the
     low bits) and sorted as values. Keys agreeing on those high bits come out in index order; one stable pass over
     the full keys, then nearly sorted (a linear run merge for timsort), orders them, and only if it is needed.
@@ -268,8 +268,7 @@ def match(gt: GroundTruth, dt: PairDetections, n_pairs: int, params: Params = Pa
     A pair's matching depends on nothing outside the pair, so with ``threads=2`` (the default; 1 where the caller
     keeps the other core busy) and :data:`SPLIT_DETECTIONS` detections or more, the pairs below and above the
     detections' median pair are matched in two threads (numpy releases the GIL on large arrays) and the halves
-    joined: the same arrays as one pass, in 0.5-0.85 of its time (a million detections in a whole scoring run: 0.30
-    -> 0.15 s)."""
+    joined: the same arrays as one pass (the gain is in bench/HISTORY.md)."""
     args = (params, id0_quirk, keep_gt_at)
     cut = _median_pair(dt.pair, n_pairs) if threads > 1 and len(dt.pair) >= SPLIT_DETECTIONS else None
     if cut is None:
@@ -439,7 +438,7 @@ def _ranked(dt: PairDetections, n_pairs: int, max_det: int) -> tuple[NDArray[np.
     pair_int = (None if dt.exact is None or dt.is_int is None
                 else np.bincount(dt.pair, weights=~dt.is_int, minlength=n_pairs)[dt.pair] == 0)
     # lexsort((key, pair)) as two stable passes, the minor key first: the score's argsort, then a radix pass on the
-    # pair (:func:`_stable_group_order`), 1.6-1.8x faster on a million detections; ranks from each pair's start
+    # pair (:func:`_stable_group_order`), faster than lexsort on millions; ranks from each pair's start
     by_score = stable_argsort(_score_key(dt.score, dt.exact, pair_int))
     order = by_score[_stable_group_order(dt.pair[by_score])]
     pair_sorted = dt.pair[order]
@@ -646,8 +645,7 @@ def _group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDA
         global_order = m.score_order
     else:
         global_order = np.flatnonzero(m.rank < (max_det if max_det is not None else m.rank.max(initial=0) + 1))
-    # int32 entries where the indices fit: half the memory and the first touches of int64 on millions of entries
-    # (2.7 million entries in a fresh process: 0.24-0.31 -> 0.10-0.15 s)
+    # int32 entries where the indices fit: half the memory, and half the first touches of fresh pages
     index = np.dtype(np.int32 if max(len(m.score), int(member_group.max(initial=0)) + 1) < 2**31 else np.int64)
     member, reps = _memberships(member_pair, len(m.has_result), m.pair[global_order])
     entry_det: NDArray[np.integer] = np.repeat(global_order.astype(index), reps)

@@ -52,7 +52,7 @@ class NocapsOptions(Options):
 
 
 #: The Space's bounds on an upload's captions (the validation references hold 11.2 words on average, 46 at most;
-#: 4,500 captions of 15 words are 67,500): ~25 s of METEOR at most (500 captions of 200 words: 22 s here)
+#: 4,500 captions of 15 words are 67,500), which bound METEOR's time on the Space's machine
 SPACE_CAPTION_WORDS = 200
 SPACE_WORDS = 100_000
 

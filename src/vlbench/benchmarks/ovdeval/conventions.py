@@ -35,7 +35,7 @@ def _lists(refs: OVDEvalReferences, predictions: Any, options: Any) -> list[tupl
 
 def _row_keys(rows: NDArray[np.int64]) -> NDArray[np.int64]:
     """One integer per row, equal exactly for equal rows: the columns' dense ranks in mixed radix (replaces
-    ``np.unique(rows, axis=0)``, which sorts the rows as byte strings: 18 ms against 2 on 20,000 rows). The product
+    ``np.unique(rows, axis=0)``, which sorts the rows as byte strings). The product
     of the columns' distinct counts must fit int64: here sub-datasets x sampled images x categories."""
     key = np.zeros(len(rows), dtype=np.int64)
     for column in rows.T:

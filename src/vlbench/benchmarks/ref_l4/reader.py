@@ -143,7 +143,7 @@ def _read_parquet(path: Path, columns: tuple[str, ...] | None) -> Any:
 
     require_file(path, "Parquet file")
     try:
-        # ParquetFile.read, not pq.read_table: the latter imports pyarrow.dataset and pandas (0.3 s).
+        # ParquetFile.read, not pq.read_table: the latter imports pyarrow.dataset and pandas.
         parquet = pq.ParquetFile(path)
         names = parquet.schema_arrow.names
         return parquet.read(columns=[c for c in columns if c in names] if columns is not None else None)

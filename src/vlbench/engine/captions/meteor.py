@@ -15,7 +15,7 @@ only). ``meteor_stats`` returns the same statistics lines from the same jar in t
    hypothesis and reference after splitting the line at ``|||`` and trimming) on every distinct text;
 2. the scorer with ``-lower`` (lowercasing, which ``-norm`` also does after normalising) on the
    normalised texts, with the paraphrase table reduced to the entries this corpus can use
-   (``paraphrase.ParaphraseIndex``): loading the whole table is ~6 s of every run.
+   (``paraphrase.ParaphraseIndex``): the jar loads the whole table at every run.
 
 The two-step statistics equal the one-step ones (tested on every golden case and on edge cases).
 Where that equality is not guaranteed (``U+0130`` in the texts, a line without a reference, a

@@ -1,6 +1,6 @@
 """METEOR's English paraphrase table, reduced to the entries a given corpus can use.
 
-``meteor-1.5.jar`` loads ``data/paraphrase-en.gz`` (5.3 M entries, ~6 s of every run) into a transducer
+``meteor-1.5.jar`` loads ``data/paraphrase-en.gz`` (5.3 M entries, at every run) into a transducer
 and, for a hypothesis/reference pair, matches an entry when its first phrase occurs (as consecutive
 tokens) in one sentence and its second phrase in the other (``ParaphraseMatcher``). An entry whose
 phrases do not both occur somewhere in the normalised, lowercased corpus can therefore never match;
@@ -13,21 +13,21 @@ matches), leaves every statistic unchanged. What is kept here is a superset of t
   which Python's ``str.lower`` equals on everything that lowercases to ASCII, but not necessarily
   beyond (locale and Unicode-version differences); ``U+0130`` in the corpus disables the reduction.
 
-The table is read once into an index in the user cache directory in one streamed pass (~3.5 s on two cores, ~390 MiB
-process peak; ~120 MB on disk): every phrase gets two polynomial hashes of its 8-byte words, computed for all phrases
+The table is read once into an index in the user cache directory in one streamed pass (~120 MB on disk; its time and
+peak are in bench/HISTORY.md): every phrase gets two polynomial hashes of its 8-byte words, computed for all phrases
 of a block at once (:func:`string_hashes`), two blocks at a time in two threads (numpy releases the GIL), and the
 distinct phrases are found by sorting the first (a quarter of the hash range at a time, two threads) and told apart
 by both.
 The index is shared by every installation on the machine (keyed by the table's content); every call then takes a
-fraction of a second to find the entries a corpus can use (its n-grams hashed the same way) and write the reduced
+small part of that to find the entries a corpus can use (its n-grams hashed the same way) and write the reduced
 table.
 
 A whole split's references (:data:`SUBTABLE_MIN_LINES` lines or more) scored where that index is not cached get their
 own sub-table instead (:meth:`ParaphraseIndex.for_references`): a match needs one phrase in the hypothesis and the
 other in a reference, so only the entries with a phrase among the references' n-grams (12% of the table for 45,000
 captions of 4,500 images) can ever match against them, whatever the hypotheses. One hash per phrase, tested against
-a bitmap of those n-grams, picks them while the table streams; only they go through the build: ~2 s on two cores at
-a split's first run (against ~3 s for the whole index, ~5 CPU-s), then cached by the references' content.
+a bitmap of those n-grams, picks them while the table streams; only they go through the build (less than the whole
+index costs), then cached by the references' content.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from ..io import write_text_atomic
 from . import java
 
 _zlib: types.ModuleType = zlib
-with contextlib.suppress(ImportError):   # ISA-L's inflate and CRC-32: zlib's results, 2.5x faster (a sixth of the
+with contextlib.suppress(ImportError):   # ISA-L's inflate and CRC-32: zlib's results, faster (a large part of the
     from isal import isal_zlib as _zlib  # index build's CPU with zlib); zlib's where its wheel is not installed
 
 __all__ = ["HASH_MULTIPLIER", "SUBTABLE_MIN_LINES", "Chunks", "ParaphraseIndex", "string_hashes", "string_shapes"]
@@ -266,7 +266,7 @@ def _checksum(path: Path) -> str:
 
 def _saved_checksum(path: Path, array: NDArray) -> str:
     """``np.save`` the array to ``path``; :func:`_checksum` of the file, taken from the array in memory and the
-    file's header (the file is not read back: 140 MB of the index, 0.1 s of its build)."""
+    file's header (the file is not read back: the index's arrays are large)."""
     array = np.asarray(array, order="C")        # (np.ascontiguousarray would make a 0-d array 1-d)
     np.save(path, array)
     with open(path, "rb") as fh:
@@ -334,7 +334,7 @@ def _block_phrases(raw: bytes, newline: NDArray[np.int64]) -> tuple[NDArray[np.u
     length in file order (each entry's first, then its second)."""
     block = np.frombuffer(raw, dtype=np.uint8)
     starts = np.r_[0, newline[:-1] + 1]
-    space = block == 32         # (numpy's pairwise test: bytes' `b"  " in raw` is 4x slower on these spaced texts)
+    space = block == 32         # (numpy's pairwise test: bytes' `b"  " in raw` is slower on these spaced texts)
     # a space after a space or at a line's start or end is not one word separator
     if (b"\t" in raw or b"\x0c" in raw or (space[1:] & space[:-1]).any() or space[starts[starts < newline]].any()
             or space[newline[newline > starts] - 1].any()):
@@ -352,7 +352,7 @@ def _strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[
 def _ordered_strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.uint8]:
     """:func:`_strings` of strings that lie in ``text`` in order without overlapping (a block's phrases in file
     order): a byte mask of alternating runs (the gap before each string, the string; then the tail), one masked
-    copy (no index per byte; ``np.repeat`` of the runs is 3x faster than a running sum of +1 / -1 edges); any
+    copy (no index per byte; ``np.repeat`` of the runs is faster than a running sum of +1 / -1 edges); any
     other strings go to :func:`_strings`."""
     some = length > 0
     first, end = start[some], start[some] + length[some]
@@ -381,8 +381,7 @@ def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
 
 
 def _ascending(indices: NDArray[np.int64], n: int) -> NDArray[np.int64]:
-    """``np.sort`` of distinct indices below ``n``, by marking them (one pass over n instead of a sort: 10x faster
-    on a block's ~75,000 distinct phrases of ~180,000)."""
+    """``np.sort`` of distinct indices below ``n``, by marking them (one pass over n instead of a sort)."""
     marked = np.zeros(n, dtype=bool)
     marked[indices] = True
     return np.flatnonzero(marked)
@@ -414,7 +413,7 @@ def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[i
 class _Grams:
     """The n-grams of some lines, up to ``max_n`` words, as sorted distinct :func:`string_hashes` under
     ``multiplier``, with a bitmap of their top bits: the membership test of a whole table's phrases (a gather from
-    an 8 MiB bitmap first; the sorted search only for the few that pass, ~5x faster than a search for all)."""
+    an 8 MiB bitmap first; the sorted search only for the few that pass)."""
 
     hashes: NDArray[np.uint64]
     bitmap: NDArray[np.uint8]
@@ -454,7 +453,7 @@ def _untested(block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArra
     """The phrases (words one space apart in ``block``, in order) that n-grams of up to ``max_n`` words cannot rule
     out: empty ones and those with a byte >= 128 (the index keeps both always) or more than ``max_n`` words."""
     out = length == 0
-    # spaces up to each byte, a phrase's from two reads (over the whole table 0.23 s, string_shapes 0.34 s)
+    # spaces up to each byte, a phrase's from two reads
     spaces = np.cumsum(block == 32, dtype=np.int32)
     end = start + length - 1
     out |= spaces[end] - spaces[start] >= max_n
@@ -681,7 +680,7 @@ class ParaphraseIndex:
         """The folder holding the index of ``table``, keyed by the table's content: every installation with the
         same data shares one index (a size / time key made each virtual environment rebuild it)."""
         root, table = (cache_dir or java.cache_dir()) / "meteor", Path(table).absolute()
-        # the digest of a 62 MB table is remembered by the file's stamp: 0.1 s at every run otherwise
+        # the digest of the 62 MB table is remembered by the file's stamp, not taken at every run
         digest = _memo(root / "table-digests.json", str(table), [_stamp(table)], lambda: _digest_file(table))
         return root / f"paraphrase-v{FORMAT}-{digest[:20]}"
 
@@ -768,7 +767,7 @@ class ParaphraseIndex:
     @classmethod
     def _check(cls, path: Path) -> None:
         """The files of the index in ``path`` checked against their checksums, once per state of the files: a
-        check that passed is remembered by their stamps (140 MB of CRC-32 would cost ~0.2 s of every run; any
+        check that passed is remembered by their stamps (140 MB of CRC-32 at every run otherwise; any
         write to a file changes its stamp and brings the check back). ValueError on a mismatch."""
         _memo(path / "verified.json", "checksums", [_stamp(f) for f in cls._files(path)], lambda: cls._verify(path))
 

@@ -249,8 +249,8 @@ def _scan_lines(dfa: Automaton, units: NDArray[np.uint16]) -> tuple[NDArray[np.i
     if not found:
         return (np.zeros(0, dtype=np.int64),) * 3
     line, number, first, last = (np.concatenate(part) for part in zip(*found))
-    # each line's matches were found in order: a stable sort by line, as two 16-bit radix passes (numpy's merge
-    # sort of 64-bit keys is 5x slower)
+    # each line's matches were found in order: a stable sort by line, as two 16-bit radix passes (numpy would
+    # merge-sort 64-bit keys)
     low = np.argsort((line & 0xFFFF).astype(np.uint16), kind="stable")
     order = low[np.argsort((line[low] >> 16).astype(np.uint16), kind="stable")]
     return number[order], first[order], last[order]

@@ -115,7 +115,7 @@ def _usable_entries(index: ParaphraseIndex, lines: list[str], reference_lines: s
                     reference_phrases: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
     """The paraphrase entries ``lines`` can use (:meth:`ParaphraseIndex.kept_entries_for_words`). The phrases
     found in the references' lines are the same at every run on a split and kept on disk (hashing every n-gram
-    of 45,000 lines is ~0.5 s; ``reference_phrases``: those numbers where the caller has them already); the other
+    of a split's lines is not free; ``reference_phrases``: those numbers where the caller has them already); the other
     lines' phrases are looked up at each run. n-grams never cross a line, so the two sets together are the whole
     corpus's."""
     refs = [line for line in lines if line in reference_lines]
