@@ -93,7 +93,10 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
     notes = _version_notes(data.get("info"))
     for i, img in enumerate(data["images"]):
         _require(isinstance(img, dict) and isinstance(img.get("id"), int) and not isinstance(img.get("id"), bool),
-                 "an image needs an integer 'id'", source, f"images[{i}]")
+                 f"an image needs an integer 'id' (found {img.get('id')!r})" if isinstance(img, dict)
+                 else "an image is an object with an integer 'id'", source, f"images[{i}]",
+                 fix="write image ids as integers, as the official release does (text ids such as \"17\" are not "
+                     "read: vlbench does not know yet how the official scorer orders them)")
     # Label spaces: descriptions in array order, each listing its images; the rank is the array position.
     ls_image: list[int] = []
     ls_count: list[int] = []
