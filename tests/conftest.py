@@ -219,3 +219,21 @@ def stop_after_first_batch(model: str, data: Path, out: Path, monkeypatch) -> Pa
         predict("ref_l4", model, data, out, split="test", batch_size=4, progress=False)
     monkeypatch.setattr(loop, "detect", real)
     return Path(f"{out}.partial.jsonl")
+
+
+def built_with_a_cut_image(sample_release: Path, out: Path, row: int = 3) -> tuple[Path, str, list[str]]:
+    """The Ref-L4 sample built into ``out``, then its test shard's ``row`` given the first 200 bytes of its JPEG
+    (rewritten with pyarrow: the build itself refuses such images). Returns (folder, that row's id, every id)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out), check=True)
+    shard = next((out / "data").glob("test-*.parquet"))
+    table = pq.read_table(shard)
+    cells = table.column("image").to_pylist()
+    cells[row] = {**cells[row], "bytes": cells[row]["bytes"][:200]}
+    column = pa.array(cells, type=table.schema.field("image").type)
+    pq.write_table(table.set_column(table.schema.get_field_index("image"), table.schema.field("image"), column), shard)
+    ids = [str(i) for i in table.column("id").to_pylist()]
+    return out, ids[row], ids
+

@@ -247,8 +247,9 @@ def test_mapped_images_open_whatever_order_pil_registered_its_formats_in(tmp_pat
     """PIL tries each registered format's reader in turn; after ``PIL.Image.init()`` runs before any image is
     opened (some libraries' imports do it) the IM reader, which calls ``readline``, comes before JPEG's and reads a
     JPEG whose first 100 bytes hold a newline. The run that fails in this order (the full suite's, once) opens the
-    images of a dataset on disk in a fresh interpreter: header sizes, decoded sizes and a damaged image named.
-    Expected sizes are the ones the images were made with."""
+    images of a dataset on disk in a fresh interpreter: header sizes, decoded sizes, and a damaged image named by
+    its row and column (or, with ``skip_bad``, put aside as Unreadable). Expected sizes are the ones the images
+    were made with."""
     import io
 
     import datasets
@@ -272,21 +273,23 @@ PIL.Image.init()
 import datasets
 from vlbench.benchmarks.protocol.predicting import PredictItem
 from vlbench.engine.errors import FormatError
-from vlbench.predict.streaming import LazyRows, grouped, loaded
+from vlbench.predict.streaming import LazyRows, Unreadable, grouped, loaded
 rows = LazyRows(datasets.load_from_disk({str(tmp_path / "ds")!r}))
 items = [PredictItem(str(i), row["image"], ("q",)) for i, row in enumerate(rows)]
 print([it.image.size for it in items[:2]], [it.image.size for it in loaded(items[:2])])
-for step in (lambda: grouped(items, 4), lambda: loaded(items[2:])):
-    try:
-        step()
-    except FormatError as exc:
-        print(exc)
+print(sorted(it.key for it in grouped(items, 4)))
+try:
+    loaded(items[2:])
+except FormatError as exc:
+    print(exc)
+print([type(it.image).__name__ for it in loaded(items, skip_bad=True)])
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
     assert lines[0] == "[(5, 7), (9, 7)] [(5, 7), (9, 7)]"
-    assert len(lines) == 3 and all("item 2 does not decode" in line for line in lines[1:])
+    assert lines[1] == "['0', '1', '2']" and "item 2 (row 2, column 'image') does not decode" in lines[2]
+    assert lines[3] == "['JpegImageFile', 'JpegImageFile', 'Unreadable']" and len(lines) == 4
 
 
 def test_a_folder_rewritten_in_place_is_read_as_it_is_now_and_its_partial_run_is_refused(sample_release, tmp_path):
@@ -326,3 +329,22 @@ def test_a_folder_rewritten_in_place_is_read_as_it_is_now_and_its_partial_run_is
     with pytest.raises(InputError, match="another version of the dataset"):
         _resume(partial, now)
     assert _resume(partial, settings) == {}
+
+
+def test_a_detector_run_skips_an_image_that_does_not_decode_when_asked(models, sample_release, tmp_path):
+    """The in-process path (a tiny OWL-ViT, batches of 4): the sample's test row 3 holds a cut-off JPEG; with
+    skip_bad_images the other 15 rows are answered, the item is counted under its failure, and its row has no
+    entry; without it the run stops naming the row (before writing any official file)."""
+    from conftest import built_with_a_cut_image
+    from vlbench.engine.errors import FormatError
+    from vlbench.predict import BAD_IMAGE, predict
+
+    folder, victim, ids = built_with_a_cut_image(sample_release, tmp_path / "hub")
+    with pytest.raises(FormatError, match=r"\(row 3, column 'image'\) does not decode"):
+        predict("ref_l4", models["detector"], folder, tmp_path / "stop.json", split="test", progress=False)
+    assert not (tmp_path / "stop.json").exists()
+    out = tmp_path / "p.json"
+    report = predict("ref_l4", models["detector"], folder, out, split="test", skip_bad_images=True, progress=False)
+    assert report.items == 16 and report.failures == {BAD_IMAGE: 1}
+    assert {str(p["id"]) for p in json.loads(out.read_text())} == {i for i in ids if i != victim}
+

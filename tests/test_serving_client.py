@@ -204,3 +204,27 @@ def test_ctrl_c_stops_a_run_whose_server_hangs_at_once_keeping_the_partial_file(
         unanswered = fake.in_flight         # still 4: the run ended before the server could answer any
     assert proc.returncode == 130 and unanswered == 4 and "interrupted" in err and "Traceback" not in err
     assert out.with_name("p.json.partial.jsonl").exists() and not out.exists()
+
+
+def test_a_damaged_image_cell_stops_the_run_by_name_or_is_skipped_and_counted(sample_release, tmp_path):
+    """A built Ref-L4 folder whose test shard's row 3 holds cut-off JPEG bytes (rewritten with pyarrow): predict
+    stops with an error naming the item, its row and column and the flag; with --skip-bad-images the other 15 rows
+    are answered (15 requests), the item is counted under its own failure in the summary and the meta file, and it
+    has no entry in the official file."""
+    from conftest import built_with_a_cut_image
+    from vlbench.engine.errors import FormatError
+    from vlbench.predict import BAD_IMAGE, predict
+
+    folder, victim, ids = built_with_a_cut_image(sample_release, tmp_path / "hub")
+    options = dict(split="test", box_format="pixel", box_scores="constant", progress=False)
+    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)"))) as (url, _):
+        with pytest.raises(FormatError) as err:
+            predict("ref_l4", "fake", folder, tmp_path / "stop.json", server=url, **options)
+    assert f"item {victim} (row 3, column 'image') does not decode" in str(err.value)
+    assert "--skip-bad-images" in str(err.value)
+    out = tmp_path / "p.json"
+    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)"))) as (url, fake):      # a server of its own
+        report = predict("ref_l4", "fake", folder, out, server=url, skip_bad_images=True, **options)
+    meta = json.loads(out.with_name("p.json.meta.json").read_text())
+    assert fake.requests == 15 and meta["failures"] == {BAD_IMAGE: 1} and f"1 {BAD_IMAGE}" in report.summary()
+    assert sorted(str(p["id"]) for p in json.loads(out.read_text())) == sorted(i for i in ids if i != victim)

@@ -163,6 +163,9 @@ def _predict_args(sub: Any, ids: str) -> None:
                        help="an OpenAI-compatible chat-completions endpoint (vLLM, SGLang, transformers serve, a "
                             "provider) to send the prompts to; --model is then the name it serves")
         p.add_argument("--concurrency", type=int, default=8, help="--server: requests in flight at once (default 8)")
+        p.add_argument("--skip-bad-images", action="store_true",
+                       help="answer the items whose image decodes; each other item is counted (in the summary and "
+                            "the meta file) and scored as unanswered (default: stop at the first, naming it)")
         p.add_argument("--request-timeout", type=float, default=600.0, metavar="SECONDS",
                        help="--server: the longest one request may take, its retries included (default 600)")
         p.add_argument("--api-key-env", default=None, metavar="VAR",
@@ -219,7 +222,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
                "batch_size": args.batch_size, "limit": args.limit, "overwrite": args.overwrite,
                "box_scores": args.box_scores, "dtype": args.dtype, "device_map": args.device_map,
                "server": args.server, "concurrency": args.concurrency, "api_key_env": args.api_key_env,
-               "request_timeout": args.request_timeout, "progress": sys.stderr.isatty()}
+               "request_timeout": args.request_timeout, "skip_bad_images": args.skip_bad_images, "progress": sys.stderr.isatty()}
     if args.command == "run":
         report, result = run(args.benchmark, args.model, args.data, args.out, output=args.output, **options)
     else:

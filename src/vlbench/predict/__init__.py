@@ -272,19 +272,19 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
             max_new_tokens: int | None = None, batch_size: int = 4, limit: int | None = None,
             box_scores: str = TOKEN_PROBABILITY, dtype: str = "auto", device_map: str | None = None,
             server: str | None = None, concurrency: int = 8, api_key_env: str | None = None,
-            request_timeout: float = 600.0, progress: bool = True, overwrite: bool = False) -> PredictReport:
+            request_timeout: float = 600.0, skip_bad_images: bool = False, progress: bool = True,
+            overwrite: bool = False) -> PredictReport:
     """Run ``model`` over a built dataset and write the official prediction file ``out`` (and ``out.meta.json``).
 
-    ``threshold`` and ``top_k`` keep detections for AP (a low threshold, float boxes: the ``pipeline`` would drop
-    scores under 0.1 and round boxes to integers). An image-text-to-text model is asked as its family's preset says
-    (:mod:`vlbench.predict.families`); ``prompt`` and ``box_format`` override it. ``max_new_tokens`` defaults to a
-    length that fits the answer kind (see :func:`default_max_new_tokens`); ``limit`` stops after that many items.
-    ``box_scores`` says how a generated box is scored (:data:`.confidence.BOX_SCORES`: by default from the model's
-    token probabilities). ``dtype`` casts the weights (default: the checkpoint's own); ``device_map="auto"``
-    spreads a model larger than one device over all of them. With ``server`` (an OpenAI-compatible endpoint) the
-    prompts go there, ``concurrency`` at a time (:mod:`.serving`; ``model`` is the name it serves, ``api_key_env``
-    the variable holding its key, ``request_timeout`` the seconds one request may take, retries included). An
-    existing prediction file (or folder of files) is replaced only with ``overwrite``. All checks precede the model.
+    ``threshold`` / ``top_k`` keep detections for AP (a low threshold, float boxes: the ``pipeline`` drops scores
+    under 0.1, rounds boxes). A VLM is asked as its family's preset says (:mod:`.families`; ``prompt`` and
+    ``box_format`` override it); ``max_new_tokens`` defaults to a length that fits the answer kind; ``limit`` stops
+    after that many items; ``box_scores``: how a generated box is scored (:data:`.confidence.BOX_SCORES`).
+    ``dtype`` casts the weights; ``device_map="auto"`` spreads a large model over every device. With ``server`` (an
+    OpenAI-compatible endpoint) the prompts go there, ``concurrency`` at a time (:mod:`.serving`: ``model`` is the
+    name it serves, ``api_key_env`` the variable holding its key, ``request_timeout`` a request's seconds). An
+    existing prediction file (or folder) is replaced only with ``overwrite``; ``skip_bad_images`` answers the items
+    whose image decodes and counts the others. All checks precede the model.
     """
     from . import models, serving
     from .families import GENERATOR
@@ -322,7 +322,7 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     rank, world, merge = _processes()
     report.main = rank == 0
     _answer_all(predictor, loaded, items[rank::world], _partial_path(out, rank), report, preset, batch_size,
-                progress and rank == 0)
+                progress and rank == 0, skip_bad_images)
     merge(lambda: _finish(bench, items, out, report, world))
     return report
 
@@ -366,11 +366,11 @@ def _check_targets(items: list[PredictItem], data: str | os.PathLike, benchmark:
 
 
 def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], partial: Path, report: PredictReport,
-                preset: Any, batch_size: int, progress: bool) -> None:
+                preset: Any, batch_size: int, progress: bool, skip_bad: bool = False) -> None:
     """This process's items in batches, each answer appended to its partial file (resumed where a run stopped)."""
     from . import serving
     from .families import render_prompt
-    from .streaming import batches, grouped
+    from .streaming import Unreadable, batches, grouped
 
     done = _resume(partial, report.settings, repair=True)
     report.resumed = sum(it.key in done for it in mine)
@@ -380,18 +380,22 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
             append(json.dumps({"settings": asdict(report.settings)}) + "\n")
         bar = _progress(len(mine), report.resumed, progress)
         if isinstance(loaded, serving.ServedModel):     # a server: a sliding window of requests, not batches
-            for record in _served_records(predictor, loaded, todo, report.settings, preset):
+            for record in _served_records(predictor, loaded, todo, report.settings, preset, skip_bad):
                 append(json.dumps(record, allow_nan=False) + "\n")
                 append(None)
                 bar(1)
             return
         # alike items batched together; images decoded a batch ahead, in a background thread
-        for batch in batches(grouped(todo, batch_size), batch_size):
+        for decoded in batches(grouped(todo, batch_size), batch_size, skip_bad):
+            batch = [it for it in decoded if not isinstance(it.image, Unreadable)]
+            for it in decoded:
+                if isinstance(it.image, Unreadable):
+                    append(json.dumps(_unreadable_record(it.key, it.image.reason)) + "\n")
             prompts = [render_prompt(preset, predictor.answer_kind, it.queries) for it in batch] if preset else []
-            for record in _answer(predictor, loaded, batch, report.settings, preset, prompts):
+            for record in _answer(predictor, loaded, batch, report.settings, preset, prompts) if batch else []:
                 append(json.dumps(record, allow_nan=False) + "\n")
             append(None)
-            bar(len(batch))
+            bar(len(decoded))
 
 
 @contextlib.contextmanager
@@ -514,8 +518,18 @@ def default_max_new_tokens(answer_kind: str, items: list[PredictItem]) -> int:
     return 32 + TOKENS_PER_LABEL * max((len(it.queries) for it in items), default=1)
 
 
+#: the failure an item whose image does not decode is counted under (``--skip-bad-images``)
+BAD_IMAGE = "the image does not decode, skipped"
+
+
+def _unreadable_record(key: str, reason: str) -> dict[str, Any]:
+    """The record of an item skipped because its image does not decode: no entry, counted under :data:`BAD_IMAGE`,
+    with what was wrong kept as its answer."""
+    return {"key": key, "entries": [], "failure": BAD_IMAGE, "answer": reason}
+
+
 def _served_records(predictor: Predictor, served: Any, todo: list[PredictItem], settings: PredictSettings,
-                    preset: Any) -> Iterator[dict[str, Any]]:
+                    preset: Any, skip_bad: bool = False) -> Iterator[dict[str, Any]]:
     """One record per item, in the order the server answers (``--concurrency`` requests in flight, whatever
     ``--batch-size``); the official file is merged in item order at the end."""
     from . import serving
@@ -527,7 +541,10 @@ def _served_records(predictor: Predictor, served: Any, todo: list[PredictItem], 
     scored = settings.box_scores == TOKEN_PROBABILITY
     prompts = (render_prompt(preset, predictor.answer_kind, it.queries) if preset else "" for it in todo)
     for key, a in serving.answers_as_completed(served, todo, prompts, max_new_tokens=settings.max_new_tokens,
-                                               token_scores=scored):
+                                               token_scores=scored, skip_bad=skip_bad):
+        if a.unreadable is not None:
+            yield _unreadable_record(key, a.unreadable)
+            continue
         record = answer_record(predictor, by_key[key], a.text, settings.box_format, a.input_size,
                                truncated=a.truncated, tokens=a.tokens, token_scores=scored)
         yield {**record, "server": served.url, **({"served_by": a.model} if a.model is not None else {})}

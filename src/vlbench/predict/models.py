@@ -67,6 +67,8 @@ class Answer:
     tokens: TokenScores | None = None
     #: the model a server says answered (its reply's ``model``), None for a model run in this process
     model: str | None = None
+    #: what was wrong with the item's image when it did not decode and was skipped (``--skip-bad-images``)
+    unreadable: str | None = None
 
 
 def require_extra() -> None:

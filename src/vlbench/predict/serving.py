@@ -269,13 +269,15 @@ def chat_text(prompt: str) -> str:
 
 
 def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_new_tokens: int,
-         token_scores: bool) -> Answer:
+         token_scores: bool, skip_bad: bool) -> Answer:
     from ..engine.images import UNREADABLE
-    from .streaming import undecodable
+    from .streaming import undecodable, what_is_wrong
 
     try:
         image = data_url(item.image)
     except UNREADABLE as exc:
+        if skip_bad:        # nothing is sent: the caller counts the item
+            return Answer("", unreadable=what_is_wrong(item, exc))
         raise undecodable(item, exc) from None
     body: dict[str, Any] = {
         "model": served.model, "max_tokens": max_new_tokens, "temperature": 0,
@@ -297,10 +299,12 @@ def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_n
 
 
 def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prompts: Iterable[str], *,
-                         max_new_tokens: int, token_scores: bool = False) -> Iterator[tuple[Any, Answer]]:
+                         max_new_tokens: int, token_scores: bool = False,
+                         skip_bad: bool = False) -> Iterator[tuple[Any, Answer]]:
     """(item key, answer) as each request completes, with ``served.concurrency`` requests in flight over the whole
     run: a sliding window refilled as each completes (as lmms-eval's OpenAI clients keep), so a slow request holds
-    one slot, not a batch. Each request runs in a daemon thread: Ctrl-C or an error stops the run at once, without
+    one slot, not a batch. With ``skip_bad`` an image that does not decode is an answer marked ``unreadable``
+    (no request sent). Each request runs in a daemon thread: Ctrl-C or an error stops the run at once, without
     waiting for requests a hung server holds (a thread pool's workers are joined at exit); the answers already
     yielded are the caller's to keep."""
     import queue
@@ -315,7 +319,7 @@ def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prom
 
     def ask(item: PredictItem, prompt: str) -> None:
         try:
-            done.put((item.key, _ask(served, client, item, prompt, max_new_tokens, token_scores)))
+            done.put((item.key, _ask(served, client, item, prompt, max_new_tokens, token_scores, skip_bad)))
         except BaseException as exc:        # handed to the caller's thread, which raises it
             done.put((item.key, exc))
 

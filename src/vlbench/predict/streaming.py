@@ -23,7 +23,8 @@ from numpy.typing import NDArray
 from ..benchmarks.protocol.predicting import PredictItem
 from ..engine.images import UNREADABLE
 
-__all__ = ["ImageCells", "LazyImage", "LazyRows", "loaded", "grouped", "batches", "undecodable"]
+__all__ = ["ImageCells", "LazyImage", "LazyRows", "Unreadable", "loaded", "grouped", "batches", "undecodable",
+           "what_is_wrong"]
 
 
 def _file_of(cell: dict[str, Any]) -> Any:
@@ -138,25 +139,41 @@ class LazyRows:
             yield {**row, **{c: LazyImage(self.cells, i, c) if self.present[c][i] else None for c in self.columns}}
 
 
+def what_is_wrong(item: PredictItem, exc: Exception) -> str:
+    """Where an image that does not decode lies (the dataset's row and column) and what PIL said of it."""
+    where = f" (row {item.image.index}, column {item.image.column!r})" if isinstance(item.image, LazyImage) else ""
+    return f"the image of item {item.key}{where} does not decode ({type(exc).__name__}: {str(exc)[:200]})"
+
+
 def undecodable(item: PredictItem, exc: Exception) -> Exception:
-    """A FormatError naming the item whose image does not decode."""
+    """A FormatError naming the item whose image does not decode, its row and column."""
     from ..engine.errors import FormatError
 
-    return FormatError(f"the image of item {item.key} does not decode ({type(exc).__name__}: {exc})",
-                       fix="rebuild the dataset (vlbench build ... --skip-bad-images leaves such images out), or "
-                           "pass --limit to stop before it")
+    return FormatError(what_is_wrong(item, exc),
+                       fix="pass --skip-bad-images to answer the other items (each such item is counted), rebuild the "
+                           "dataset (vlbench build ... --skip-bad-images leaves such images out), or pass --limit")
 
 
-def loaded(batch: list[PredictItem]) -> list[PredictItem]:
+@dataclasses.dataclass(frozen=True)
+class Unreadable:
+    """The image of an item that did not decode, left out of its batch with ``skip_bad``: what was wrong."""
+
+    reason: str
+
+
+def loaded(batch: list[PredictItem], skip_bad: bool = False) -> list[PredictItem]:
     """The batch with its images decoded (items whose image is already an image are kept as they are); an image
-    that does not decode is a :class:`~vlbench.engine.errors.FormatError` naming its item."""
+    that does not decode is a :class:`~vlbench.engine.errors.FormatError` naming its item, or with ``skip_bad``
+    an :class:`Unreadable` in its place (the caller counts those items and answers the others)."""
     out = []
     for it in batch:
         if isinstance(it.image, LazyImage):
             try:
                 it = dataclasses.replace(it, image=it.image.load())
             except UNREADABLE as exc:
-                raise undecodable(it, exc) from None
+                if not skip_bad:
+                    raise undecodable(it, exc) from None
+                it = dataclasses.replace(it, image=Unreadable(what_is_wrong(it, exc)))
         out.append(it)
     return out
 
@@ -168,11 +185,12 @@ GROUP_WINDOW = 16
 def shape_key(item: PredictItem) -> tuple[int, int, int, int]:
     """What makes the items of one batch cost alike: the query count (a detector's passes, the length of a
     detection answer), the text to read (a prompt's length), the image's size (the processors pad a batch to its
-    largest image; read from the header)."""
+    largest image; read from the header). An image whose header does not read sorts as 0 x 0: its decoding
+    (:func:`loaded`) says what is wrong."""
     try:
         width, height = item.image.size if item.image is not None else (0, 0)
-    except UNREADABLE as exc:
-        raise undecodable(item, exc) from None
+    except UNREADABLE:
+        width, height = 0, 0
     return len(item.queries), sum(map(len, item.queries)), width, height
 
 
@@ -186,16 +204,17 @@ def grouped(items: list[PredictItem], size: int, window: int = GROUP_WINDOW) -> 
     return out
 
 
-def batches(items: list[PredictItem], size: int) -> Iterable[list[PredictItem]]:
-    """``items`` in batches of ``size``, each with its images decoded; the next batch is decoded in a background
-    thread while the caller works on the current one (PIL releases the GIL while it decodes)."""
+def batches(items: list[PredictItem], size: int, skip_bad: bool = False) -> Iterable[list[PredictItem]]:
+    """``items`` in batches of ``size``, each with its images decoded (:func:`loaded`, ``skip_bad`` passed on); the
+    next batch is decoded in a background thread while the caller works on the current one (PIL releases the GIL
+    while it decodes)."""
     starts = list(range(0, len(items), size))
     if not starts:
         return
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(loaded, items[:size])
+        pending = pool.submit(loaded, items[:size], skip_bad)
         for following in [*starts[1:], None]:
             batch = pending.result()
             if following is not None:
-                pending = pool.submit(loaded, items[following:following + size])
+                pending = pool.submit(loaded, items[following:following + size], skip_bad)
             yield batch
