@@ -200,6 +200,18 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped under CI=true, which must run every test: {reason}"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """The same for a whole module skipped at import (``pytest.importorskip`` at its top): under ``CI=true`` its
+    collection fails, naming the missing dependency."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI", "").lower() == "true" and report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI=true, which must run every test: {reason}"
+
+
 def stop_after_first_batch(model: str, data: Path, out: Path, monkeypatch) -> Path:
     """A Ref-L4 test-split `predict` run (batches of 4) stopped by a KeyboardInterrupt injected in the detector call
     of its second batch, as a user's Ctrl-C would stop it; returns its partial file (settings + the first batch)."""

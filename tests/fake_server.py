@@ -41,8 +41,9 @@ class FakeServer:
                 for k, v in {"Content-Type": "application/json", "Content-Length": str(len(body)), **headers}.items():
                     self.send_header(k, v)
                 self.end_headers()
-                for at in range(0, len(body), 1 if drip else len(body) or 1):
-                    self.wfile.write(body[at:at + (1 if drip else len(body))])
+                step = 1 if drip else max(len(body), 1)
+                for at in range(0, len(body), step):
+                    self.wfile.write(body[at:at + step])
                     self.wfile.flush()
                     if drip:
                         time.sleep(drip)

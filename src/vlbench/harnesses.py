@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -176,8 +177,7 @@ def read_inspect(path: str | os.PathLike, max_samples: int | None = None, benchm
     if epochs != [1]:
         raise FormatError(f"the log holds {len(epochs)} epochs ({', '.join(map(str, epochs))}): one answer per row is "
                           "scored", file=str(p), fix="run the task with --epochs 1 (the default) and import that log")
-    ids = [s.id for s in samples]
-    twice = sorted({str(i) for i in ids if ids.count(i) > 1}) if len(set(ids)) < len(ids) else []
+    twice = sorted(str(i) for i, n in Counter(s.id for s in samples).items() if n > 1)
     if twice:
         raise FormatError(f"sample id(s) {', '.join(twice[:5])} appear more than once", file=str(p),
                           fix="pass the log of one run of the task")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,14 +62,12 @@ def _score(bench: Any, opts: Any, refs: Any, predictions: Any, max_bytes: int | 
     return result
 
 
-def check_conventions(bench: Any, references: Any, predictions: Any, result: Result, options: Any = None, *,
-                      readings: Callable[[], dict[str, float | None]] | None = None) -> None:
+def check_conventions(bench: Any, references: Any, predictions: Any, result: Result, options: Any = None) -> None:
     """Add :func:`convention_warning`'s warning to ``result`` for a benchmark with box conventions. Another reading
-    can beat the file by the margin only where the file scores under 100 - margin: a good file is never re-read.
-    ``readings``: gives the readings of these predictions, when the caller has them (or computes them once)."""
+    can beat the file by the margin only where the file scores under 100 - margin: a good file is never re-read."""
     conventions = bench.conventions
     if conventions is not None and (result.metrics.get(conventions.key) or 0.0) < 100 - CONVENTION_MARGIN_POINTS:
-        values = readings() if readings is not None else conventions.readings(references, predictions, options)
+        values = conventions.readings(references, predictions, options)
         result.warnings.extend(convention_warning(conventions, values))
 
 

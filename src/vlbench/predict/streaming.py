@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..benchmarks.protocol.predicting import PredictItem
 from ..engine.images import UNREADABLE
@@ -35,14 +34,14 @@ def _file_of(cell: dict[str, Any]) -> Any:
 class ImageCells:
     """The image columns of a ``datasets.Dataset`` as encoded cells (``{"bytes", "path"}``), one read at a time.
 
-    The bytes are sliced from the Arrow column ``datasets`` holds (memory-mapped for a dataset on disk), so no row is
+    A cell is read from the Arrow column ``datasets`` holds (memory-mapped for a dataset on disk), so no row is
     decoded or copied before its batch. A dataset seen through an indices mapping (``select``, ``shuffle``) is read
     through ``datasets`` row by row.
     """
 
     def __init__(self, dataset: Any, columns: list[str]) -> None:
         self.direct = getattr(dataset, "_indices", None) is None
-        self.parts = {c: self._parts(dataset.data.column(c)) for c in columns} if self.direct else {}
+        self.columns = {c: dataset.data.column(c) for c in columns} if self.direct else {}
         if not self.direct and columns:
             from datasets import Image
 
@@ -52,36 +51,11 @@ class ImageCells:
             self.rows: Any = cells
 
     def open(self, index: int, column: str) -> Any:
-        """Row ``index``'s encoded image in ``column``, as a file to read, or its path. The bytes are copied into a
-        ``BytesIO``: PIL tries each registered format's reader in turn, and some call ``readline``, which Arrow's
-        own readers refuse with an error PIL does not expect (it then fails on a JPEG when all its plugins are
-        registered before the common ones, as importing some libraries does)."""
-        if not self.direct:
-            return _file_of(self.rows[index][column])
-        starts, parts = self.parts[column]
-        k = int(np.searchsorted(starts, index, side="right")) - 1
-        row = index - int(starts[k])
-        offsets, values, paths = parts[k]
-        begin, end = int(offsets[row]), int(offsets[row + 1])
-        if end > begin:         # a null cell has equal offsets
-            return io.BytesIO(values.slice(begin, end - begin).to_pybytes())
-        return paths[row].as_py()
-
-    @staticmethod
-    def _parts(column: Any) -> tuple[NDArray[np.int64], list[tuple[NDArray[np.int64], Any, Any]]]:
-        """Where each chunk of ``column`` starts, and per chunk the offsets and values buffer of its bytes and
-        its paths. The bytes are sliced from the values buffer: Arrow's scalar accessors read a whole value."""
-        import pyarrow as pa
-
-        chunks = column.chunks
-        parts = []
-        for chunk in chunks:
-            data = chunk.field("bytes")
-            wide = pa.types.is_large_binary(data.type)
-            offsets = np.frombuffer(data.buffers()[1], dtype=np.int64 if wide else np.int32)
-            parts.append((offsets[data.offset:data.offset + len(data) + 1].astype(np.int64), data.buffers()[2],
-                          chunk.field("path")))
-        return np.cumsum([0, *map(len, chunks)]), parts
+        """Row ``index``'s encoded image in ``column``, as a file to read (its bytes in a ``BytesIO``), or its path.
+        Not an Arrow reader over the bytes: PIL tries each registered format's reader in turn, and some call
+        ``readline``, which Arrow's readers refuse with an error PIL does not expect (it then fails on a JPEG when
+        all its plugins are registered before the common ones, as importing some libraries does)."""
+        return _file_of(self.columns[column][index].as_py() if self.direct else self.rows[index][column])
 
 
 class LazyImage:
