@@ -269,45 +269,6 @@ def test_one_accumulation_on_a_hand_worked_ranking():
                                rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("top", [2, 2**15, 2**16 - 1, 2**16, 150_000, 2**32 - 1, 2**40])
-def test_the_radix_group_order_is_numpys_stable_argsort(top):
-    """One 16-bit radix pass below 2^16, two (low half, then high half) below 2^32, numpy's merge sort above: the
-    same permutation as ``np.argsort(keys, kind="stable")`` on keys with many repeats (stability shows)."""
-    from vlbench.engine.cocoeval import _stable_group_order
-
-    rng = np.random.default_rng(top)
-    keys = rng.integers(0, top + 1, 50_000, dtype=np.int64)
-    keys[:1000] = keys[1000:2000]                       # repeats in every range
-    assert np.array_equal(_stable_group_order(keys), np.argsort(keys, kind="stable"))
-    keys[::7] *= -1                                     # a negative key: numpy's own sort, whatever the range
-    assert np.array_equal(_stable_group_order(keys), np.argsort(keys, kind="stable"))
-
-
-@pytest.mark.parametrize("kind", ["uint64", "int64", "float64", "float_ties", "float_specials", "int32", "bool"])
-@pytest.mark.parametrize("n", [0, 1, 2, 5_000, 300_000, 600_000])
-def test_stable_argsort_is_numpys_stable_argsort(kind, n):
-    """The 16-bit radix passes (up to 2^19 keys) and the packed sort (high bits and index sorted as values, then a
-    stable pass where the high bits tied; 600,000 keys) give the permutation of ``np.argsort(keys, kind="stable")``:
-    repeats keep their index order, keys equal in their high bits but not in their low bits are still ordered
-    (narrow ranges force that), and floats sort as numpy sorts them: -0.0 equal to 0.0, every NaN last and equal,
-    infinities at the ends."""
-    from vlbench.engine.cocoeval import stable_argsort
-
-    rng = np.random.default_rng(n)
-    keys = {"uint64": lambda: rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True),
-            "int64": lambda: rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64) >> rng.integers(0, 63, n),
-            "float64": lambda: rng.random(n) * 1e-3 + 0.5,                  # one exponent: only low bits differ
-            "float_ties": lambda: -np.round(rng.random(n), 2),
-            "float_specials": lambda: rng.choice([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-300, -1e-300,
-                                                  5e-324, 0.25], n),
-            "int32": lambda: rng.integers(-50, 50, n).astype(np.int32),
-            "bool": lambda: rng.random(n) < 0.5}[kind]()
-    if n > 10:
-        keys[: n // 10] = keys[n // 10: 2 * (n // 10)]      # repeats: stability shows
-    got = stable_argsort(keys)
-    assert got.dtype == np.int64 and np.array_equal(got, np.argsort(keys, kind="stable"))
-
-
 def test_max_det_cuts_in_any_order_and_cuts_that_keep_the_same_detections():
     """Cuts of 100, 1, 10 and 1000: pycocotools' evaluate() sorts maxDets, so the arrays' max-det axis is 1, 10,
     100, 1000 (``Params`` sorts them too). At most 6 detections per (image, category), so 10, 100 and 1000 keep the
@@ -349,7 +310,7 @@ def test_matching_in_two_halves_gives_pycocotools_arrays_and_matches(data, threa
     on): the stats, precision and recall equal pycocotools', and so does the GT each detection took at IoU 0.5
     (``keep_gt_at``) against ``evalImgs``' ``dtMatches`` (annotation ids from 1, so that pycocotools' 0 means
     unmatched), on the threaded path and the one-thread path alike."""
-    import vlbench.engine.cocoeval as engine
+    from vlbench.engine.cocoeval import accumulation, matching
 
     images, categories, anns, dets = data
     anns = [{**a, "id": a["id"] + 1} for a in anns]
@@ -357,7 +318,8 @@ def test_matching_in_two_halves_gives_pycocotools_arrays_and_matches(data, threa
     if ev is None:
         return
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "SPLIT_DETECTIONS", 1)
+        mp.setattr(matching, "SPLIT_DETECTIONS", 1)
+        mp.setattr(accumulation, "SPLIT_DETECTIONS", 1)
         res = evaluate_bbox(np.array(images), np.array(categories), *_columns(anns, dets), keep_gt_at=0.5,
                             threads=threads)
     assert_same(ev, res)
@@ -465,12 +427,13 @@ def test_clustered_coco_like_scenes_give_pycocotools_arrays(seed):
     detections have several GTs to choose from and the area ranges' ignore flags change the choice. Precision,
     recall and the 12 stats equal pycocotools' on one thread and on two (the split forced from one detection on);
     with every area range reusing the first range's matching instead, both seeds fail."""
-    import vlbench.engine.cocoeval as engine
+    from vlbench.engine.cocoeval import accumulation, matching
 
     images, categories, anns, dets = _clustered_scene(seed, 120)
     ev = run_pycocotools(images, categories, anns, dets)
     for threads in (1, 2):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(engine, "SPLIT_DETECTIONS", 1)
+            mp.setattr(matching, "SPLIT_DETECTIONS", 1)
+            mp.setattr(accumulation, "SPLIT_DETECTIONS", 1)
             assert_same(ev, evaluate_bbox(np.array(images), np.array(categories), *_columns(anns, dets),
                                           threads=threads))

@@ -41,8 +41,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .cocoeval import FP, IGNORED, TP, Params, average_precision_at, same_key_combinations
+from .cocoeval import FP, IGNORED, TP, Params, average_precision_at
 from .geometry import iou_aligned_xyxy, xywh_to_xyxy
+from .sorting import same_key_combinations
 
 __all__ = ["TYPES", "DEFINITIONS", "FOREGROUND_IOU", "BACKGROUND_IOU", "RankedDetections", "Truth", "Classified",
            "classify", "delta_ap", "count_by", "categories", "size_of", "shape_of", "SIZES", "SHAPES", "summary",

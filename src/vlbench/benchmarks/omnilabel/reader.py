@@ -21,10 +21,10 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
-from ...engine.cocoeval import stable_argsort
 from ...engine.errors import FormatError, InputError
 from ...engine.images import image_cell
 from ...engine.lookup import find_ids
+from ...engine.sorting import stable_argsort
 from ..validation import BuildReport, TypedId, TypedNumber, extra_fields, read_card_metadata, require as _require
 from . import schema
 from .records import OmniLabelReferences

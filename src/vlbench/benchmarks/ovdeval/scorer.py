@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...engine import cocoeval
+from ...engine import cocoeval, sorting
 from ...engine.error_analysis import TYPES as ERROR_TYPES
 from ...engine.errors import InputError, PredictionError
 from ...engine.geometry import xywh_to_xyxy
@@ -206,7 +206,7 @@ def _nms_key(preds: Predictions) -> NDArray[np.integer]:
     (NaN above every number, NaNs equal), int64 where the image's scores are all integers, text where one of them is
     text. Keys are compared only within an image."""
     if preds.scores.exact is None and preds.score_text is None:
-        return cocoeval.sortable_bits(preds.score)      # float64's order and equalities, with no sort
+        return sorting.sortable_bits(preds.score)      # float64's order and equalities, with no sort
 
     def ascending(values) -> NDArray[np.int64]:
         return np.unique(values, return_inverse=True)[1].astype(np.int64).reshape(-1)
@@ -256,13 +256,13 @@ def _candidates(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float
                 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """(prediction, GT) of every combination of a prediction and a GT box of its image with IoU above the threshold,
     by prediction, then by GT in (image, file) order."""
-    g_order, first, count = cocoeval.key_runs(preds.image_id, gt.ann_image)
+    g_order, first, count = sorting.key_runs(preds.image_id, gt.ann_image)
     p_corners, g_corners = _corners(preds.box_xywh), _corners(gt.ann_box)[:, g_order]
     # blocks of whole predictions holding about _IOU_BLOCK combinations each
     ends = np.searchsorted(np.cumsum(count), np.arange(_IOU_BLOCK, int(count.sum()), _IOU_BLOCK), side="right")
     c_pred, c_gt = [], []
     for lo, hi in zip(np.r_[0, ends], np.r_[ends, len(count)]):
-        gts = cocoeval.concat_ranges(first[lo:hi], count[lo:hi])
+        gts = sorting.concat_ranges(first[lo:hi], count[lo:hi])
         iou = _iou_official(np.repeat(p_corners[:, lo:hi], count[lo:hi], axis=1), g_corners[:, gts])
         cand = np.flatnonzero(iou > iou_threshold)
         c_pred.append(np.repeat(np.arange(lo, hi), count[lo:hi])[cand])
@@ -277,8 +277,8 @@ def suppress(gt: OVDEvalSubset, preds: Predictions, iou_threshold: float = 0.5) 
     # Per GT: the top candidate by score; ties to the later prediction (what numpy 2.4's sort gave). Two stable sorts,
     # by score then by GT, of candidates in prediction order: a lexsort on (GT, score, prediction).
     key = _nms_key(preds)
-    order = cocoeval.stable_argsort(key[c_pred])
-    order = order[cocoeval.stable_argsort(c_gt[order])]
+    order = sorting.stable_argsort(key[c_pred])
+    order = order[sorting.stable_argsort(c_gt[order])]
     c_pred, c_gt = c_pred[order], c_gt[order]
     last = np.r_[np.flatnonzero(np.diff(c_gt)), len(c_gt) - 1] if len(c_gt) else np.zeros(0, np.int64)
     top = c_pred[last]

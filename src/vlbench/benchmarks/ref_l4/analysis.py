@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...engine.cocoeval import same_key_combinations
 from ...engine.geometry import iou_aligned_xyxy, xywh_to_xyxy
+from ...engine.sorting import same_key_combinations
 from . import schema
 from .records import RefL4References
 

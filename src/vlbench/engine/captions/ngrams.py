@@ -13,7 +13,7 @@ from itertools import chain
 import numpy as np
 from numpy.typing import NDArray
 
-from ..cocoeval import stable_argsort
+from ..sorting import stable_argsort
 
 __all__ = ["NgramTable", "count_ngrams"]
 

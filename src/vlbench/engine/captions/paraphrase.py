@@ -52,9 +52,9 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..cocoeval import concat_ranges, stable_argsort
 from ..errors import FormatError
 from ..io import write_text_atomic
+from ..sorting import concat_ranges, stable_argsort
 from . import java
 
 _zlib: types.ModuleType = zlib

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ...cocoeval import stable_argsort
+from ...sorting import stable_argsort
 
 __all__ = ["MAX_WORDS", "resolve_many"]
 
