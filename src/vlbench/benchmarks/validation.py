@@ -93,7 +93,8 @@ def sorted_id_codes(values: list[Any], source: str, key: str, where: str = "") -
     try:
         table = {v: code for code, v in enumerate(sorted(dict.fromkeys(values)))}
     except TypeError:
-        shown = describe(sorted({f"{type(v).__name__} {v!r}" for v in values})[:3])
+        first_of_type = {type(v): v for v in reversed(values)}          # one example of each type, the first
+        shown = describe([f"{type(v).__name__} {v!r}" for v in first_of_type.values()][:3])
         raise FormatError(f"the {key}s are of types Python cannot sort together ({shown}); the official scorer sorts "
                           "them and fails", file=source, entry=where or None,
                           fix=f"write every {key} the same way: all integers or all text") from None

@@ -75,7 +75,7 @@ def analyze(gt: OmniLabelReferences, dets: PairDetections, matches: Matches, par
 
     def describe(what: str, i: int) -> dict[str, Any]:
         pair, xywh = (det.pair[i], box[i]) if what == "det" else (truth.pair[i], truth.box_xywh[i])
-        out = {"image_id": int(gt.image_ids[gt.pair_image[pair]]), "label": gt.descr_text[int(gt.pair_descr[pair])],
+        out = {"image_id": gt.image_id(gt.pair_image[pair]), "label": gt.descr_text[int(gt.pair_descr[pair])],
                "bbox": [float(v) for v in xywh]}
         return {**out, "score": float(m.score[i])} if what == "det" else out
 

@@ -22,10 +22,11 @@ def readings(refs: OmniLabelReferences, predictions: Any, options: Any = None) -
     """R@0.5 (any score) as written and under every other reading, over the first images with GT."""
     from .scorer import parse_predictions
 
-    gt_image = refs.image_ids[refs.pair_image[refs.gt_pair]]
+    gt_image = refs.pair_image[refs.gt_pair]                   # image indices
     images = box_conventions.sample_images(gt_image)
+    written = {refs.image_id(i) for i in images}               # the ids as the files write them
     try:
-        dets, _, _ = parse_predictions(box_conventions.entries_of_images(predictions, images), refs)
+        dets, _, _ = parse_predictions(box_conventions.entries_of_images(predictions, written), refs)
     except VlbenchError:        # the scorer has said what is wrong with the file
         return {}
     keep = ~refs.gt_ignore & np.isin(gt_image, list(images))

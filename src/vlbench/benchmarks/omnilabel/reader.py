@@ -25,7 +25,16 @@ from ...engine.errors import FormatError, InputError
 from ...engine.images import image_cell
 from ...engine.lookup import find_ids
 from ...engine.sorting import stable_argsort
-from ..validation import BuildReport, TypedId, TypedNumber, extra_fields, read_card_metadata, require as _require
+from ..validation import (
+    BuildReport,
+    TypedId,
+    TypedNumber,
+    coded_ids,
+    extra_fields,
+    read_card_metadata,
+    require as _require,
+    sorted_id_codes,
+)
 from . import schema
 from .records import OmniLabelReferences
 
@@ -55,6 +64,7 @@ class _Parts:
     has_annotations: bool = True
     missing_iscrowd: int = 0
     notes: list[str] = field(default_factory=list)
+    id_table: dict[Any, int] | None = None      # image id as written -> code, where ids are text
 
 
 def _add_crowd(parts: _Parts, value: Any, source: str, entry: str) -> None:
@@ -92,11 +102,10 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
         _require(isinstance(data.get(key), list), f"the key {key!r} is missing or not a list", source)
     notes = _version_notes(data.get("info"))
     for i, img in enumerate(data["images"]):
-        _require(isinstance(img, dict) and isinstance(img.get("id"), int) and not isinstance(img.get("id"), bool),
-                 f"an image needs an integer 'id' (found {img.get('id')!r})" if isinstance(img, dict)
-                 else "an image is an object with an integer 'id'", source, f"images[{i}]",
-                 fix="write image ids as integers, as the official release does (text ids such as \"17\" are not "
-                     "read: vlbench does not know yet how the official scorer orders them)")
+        _require(isinstance(img, dict) and "id" in img, "an image is an object with an 'id'", source, f"images[{i}]")
+    # Image ids as the official loader keys them (a dict) and orders them (sorted): integers as themselves, text as
+    # codes in text order ("10" before "9"), which decides the order of tied scores across images
+    image_codes, id_table = sorted_id_codes([img["id"] for img in data["images"]], source, "image id", "images")
     # Label spaces: descriptions in array order, each listing its images; the rank is the array position.
     ls_image: list[int] = []
     ls_count: list[int] = []
@@ -114,12 +123,13 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
         descr_type[d["id"]] = _descr_type(info.get("type") if isinstance(info, dict) else None)
         ls_image.extend(d["image_ids"])
         ls_count.append(len(d["image_ids"]))
-    parts = _Parts(image_ids=[img["id"] for img in data["images"]],
+    parts = _Parts(image_ids=image_codes.tolist(),
                    file_names=[str(img.get("file_name", "")) for img in data["images"]],
-                   descr_text=descr_text, descr_type=descr_type, ls_image=ls_image,
+                   descr_text=descr_text, descr_type=descr_type,
+                   ls_image=_image_keys(ls_image, image_codes, id_table, source, "descriptions' image_ids", notes),
                    ls_descr=np.repeat(np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)), ls_count),
                    ls_rank=np.repeat(np.arange(len(ls_count)), ls_count),
-                   has_annotations="annotations" in data, notes=notes)
+                   has_annotations="annotations" in data, notes=notes, id_table=id_table)
     anns = data.get("annotations") or []
     _require(isinstance(anns, list), "'annotations' must be a list", source)
     for i, a in enumerate(anns):
@@ -138,7 +148,28 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
         parts.box_xywh.append(b)
         _add_crowd(parts, a.get("iscrowd", 0), source, f"annotations[{i}]")
         parts.box_refs.append(refs)
+    parts.box_image = _image_keys(parts.box_image, image_codes, id_table, source, "annotations' image_ids", parts.notes).tolist()
     return parts
+
+
+def _image_keys(values: list[Any], image_codes: NDArray[np.int64], id_table: dict[Any, int] | None, source: str,
+                key: str, notes: list[str]) -> NDArray[np.int64]:
+    """Image ids written in descriptions and annotations, as the images' keys: where the images' ids are text, their
+    codes; else the integers (``3.0`` and ``True`` as ``3`` and ``1``, which a dict takes for the same key). A value
+    equal to no image id gets a key no image has, and a note: the official loader never looks such an entry up."""
+    if id_table is not None:
+        codes, known = coded_ids(values, id_table, source, key, error=FormatError)
+    else:
+        known = np.fromiter((isinstance(v, (int, float)) and float(v).is_integer() and -2**63 <= v < 2**63
+                             for v in values), dtype=bool, count=len(values))
+        codes = np.fromiter((int(v) if k else 0 for v, k in zip(values, known)), dtype=np.int64, count=len(values))
+        low = int(image_codes.min(initial=0))
+        codes[~known] = low - 1 if low > -2**63 else int(image_codes.max()) + 1     # below every image id
+    if not known.all():
+        shown = [values[i] for i in np.flatnonzero(~known)[:3].tolist()]
+        notes.append(f"{int((~known).sum())} of the {key} are no image's id (e.g. {shown}): those entries are never "
+                     "looked up, as in the official loader")
+    return codes
 
 
 # -- typed reading: the usual shape of the official file, decoded without a dict per object -------------------------
@@ -286,7 +317,8 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
                            pair_ref_boxes=np.asarray(pair_ref_boxes, dtype=np.int64),
                            gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool),
                            gt_ignore=np.zeros(0, bool),
-                           gt_id=np.zeros(0, np.int64), has_annotations=parts.has_annotations, source=source)
+                           gt_id=np.zeros(0, np.int64), has_annotations=parts.has_annotations, source=source,
+                           id_table=parts.id_table)
     pair = _gt_copy_pairs(parts, rows, skeleton)
     inside = pair >= 0
     # Pair type: a description is positive in an image when any box of that image lists it (crowd included).
@@ -512,11 +544,27 @@ def _files_by_split(raws: list[Path]) -> dict[str, tuple[Path, dict]]:
     for path in raws:
         data = read_json(path, what="OmniLabel dataset JSON")
         parse_official(data, source=str(path))  # validates; raises on bad input
+        _require_integer_image_ids(data, str(path))
         split = "validation" if "annotations" in data else "test"
         if split in by_split:
             raise InputError(f"two {split} files were given ({by_split[split][0]} and {path})")
         by_split[split] = (path, data)
     return by_split
+
+
+def _require_integer_image_ids(data: dict[str, Any], source: str) -> None:
+    """The Hub dataset's image ids are int64 columns, where Arrow would read the text "17" as 17 without a word and
+    change what the file says (the official loader tells "17" and 17 apart): a build takes integer ids only."""
+    places = [("images", "id", [img["id"] for img in data["images"]]),
+              ("descriptions", "image_ids", [i for d in data["descriptions"] for i in d["image_ids"]]),
+              ("annotations", "image_id", [a["image_id"] for a in data.get("annotations") or []])]
+    for where, key, values in places:
+        odd = next((v for v in values if not isinstance(v, int) or isinstance(v, bool)), None)
+        if odd is not None or any(v is None for v in values):
+            raise FormatError(f"an image id in '{where}' ('{key}') is {odd!r}, not an integer: the Hub dataset stores "
+                              "image ids as integers, which would change what the file says", file=source,
+                              entry=where, fix="write every image id as an integer (scoring reads text ids as the "
+                                               "official scorer does; building needs integers)")
 
 
 def _read_rows(files: list[Path], columns: list[str] | None = None) -> list[dict[str, Any]]:

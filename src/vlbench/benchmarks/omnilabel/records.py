@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +41,17 @@ class OmniLabelReferences:
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     source: str = "references"
+    #: where the images' ids are text: id as written -> code; ``image_ids`` then holds the codes, numbered in the
+    #: order ``sorted()`` gives the ids (the official evaluation order: "10" before "9"). None: integer ids.
+    id_table: dict[Any, int] | None = None
+
+    def image_id(self, i: int) -> Any:
+        """The id of image ``i`` (an index into ``image_ids``) as the file writes it."""
+        return int(self.image_ids[i]) if self.id_table is None else self._written_ids[int(self.image_ids[i])]
+
+    @functools.cached_property
+    def _written_ids(self) -> list[Any]:
+        return list(self.id_table or {})          # the table lists the ids in code order
 
     def pair_of(self, image_index: NDArray[np.int64], descr_id: NDArray[np.int64]) -> NDArray[np.int64]:
         """Pair index of (image index, description id), or -1 where the description is not in that label space."""

@@ -27,6 +27,7 @@ from ..validation import (
     Scores,
     TypedId,
     TypedNumber,
+    coded_ids,
     degenerate_box_warning,
     integral_ids,
     read_boxes,
@@ -72,7 +73,7 @@ _HOW = {
 }
 
 
-def _diagnose(entries: list[Any], source: str) -> None:
+def _diagnose(entries: list[Any], source: str, text_ids: bool) -> None:
     """Find the first malformed entry (called only when the fast path failed)."""
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
@@ -85,7 +86,8 @@ def _diagnose(entries: list[Any], source: str) -> None:
             _fail("'description_ids' and 'scores' must be lists", source, i)
         if len(e["description_ids"]) != len(e["scores"]):
             _unequal_lengths(len(e["description_ids"]), len(e["scores"]), source, i)
-        integral_ids([e["image_id"]], source, "image_id", start=i)
+        if not text_ids:
+            integral_ids([e["image_id"]], source, "image_id", start=i)
         if not all(isinstance(d, (int, float)) and not isinstance(d, bool) and float(d).is_integer()
                    for d in e["description_ids"]):
             _fail(f"'description_ids' must be integers, got {e['description_ids']!r}", source, i)
@@ -115,11 +117,12 @@ def _typed_columns(entries: list[TypedPrediction], source: str
             Scores.of_typed(score))
 
 
-def _dict_columns(entries: list[Any], source: str, protocol: str
+def _dict_columns(entries: list[Any], source: str, protocol: str, id_table: dict[Any, int] | None
                   ) -> tuple[NDArray[np.int64], NDArray[np.float64], dict[str, list[int]], NDArray[np.int64],
                              NDArray[np.int64], Scores]:
     """(image ids, boxes, their unusual values, description ids, list lengths, scores) of parsed JSON entries, every
-    value checked; the first malformed entry is named."""
+    value checked; the first malformed entry is named. ``id_table``: the references' text image ids (their codes
+    stand for the ids; -1 for a value equal to none)."""
     n = len(entries)
     try:
         img_list = [e["image_id"] for e in entries]
@@ -134,8 +137,8 @@ def _dict_columns(entries: list[Any], source: str, protocol: str
     except (KeyError, TypeError, ValueError):
         ok = False
     if not ok:
-        _diagnose(entries, source)
-    img = integral_ids(img_list, source, "image_id")
+        _diagnose(entries, source, id_table is not None)
+    img = coded_ids(img_list, id_table, source, "image_id")[0]
     d_flat = integral_ids(d_list, source, "description_ids", kinds=d_kinds)
     boxes, odd_boxes = read_boxes(box_lists, source, protocol=protocol, fix="boxes are [x, y, w, h] in pixels")
     scores = read_scores(list(itertools.chain.from_iterable(scs)), source, protocol=protocol,
@@ -153,9 +156,11 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     n = len(entries)
     if n and isinstance(entries[0], TypedPrediction):
         img, boxes, d_flat, lens, scores = _typed_columns(entries, source)
+        if gt.id_table is not None:           # integer ids against text ones: none equals an image id
+            img = coded_ids(img.tolist(), gt.id_table, source, "image_id")[0]
         odd_boxes: dict[str, list[int]] = {}
     else:
-        img, boxes, odd_boxes, d_flat, lens, scores = _dict_columns(entries, source, protocol)
+        img, boxes, odd_boxes, d_flat, lens, scores = _dict_columns(entries, source, protocol, gt.id_table)
     entry_of = np.repeat(np.arange(n), lens)
     # Official: a box with zero or negative width or height is scored, with IoU 0 against every GT box
     # and area max(0, w*h), so each of its detections is a false positive.
@@ -172,7 +177,7 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
               "write scores as numbers")
     warnings += (unusual_warning("prediction box", odd_boxes, _HOW)
                  + unusual_warning("score", scores.unusual, _HOW, entry_of))
-    counts, dropped = _dropped(img, known_img, det_known, pair)
+    counts, dropped = _dropped(img, known_img, det_known, pair, entries, gt.id_table is not None)
     warnings += dropped
     keep = pair >= 0
     kept_boxes = boxes[entry_of[keep]]
@@ -185,8 +190,13 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     return dets, counts, warnings
 
 
+def _written_image_id(entry: Any) -> Any:
+    """A prediction's image id as the file writes it (a typed record or a dict)."""
+    return entry.image_id if isinstance(entry, TypedPrediction) else entry["image_id"]
+
+
 def _dropped(img: NDArray[np.int64], known_img: NDArray[np.bool_], det_known: NDArray[np.bool_],
-             pair: NDArray[np.int64]) -> tuple[dict[str, int], list[str]]:
+             pair: NDArray[np.int64], entries: Any, text_ids: bool) -> tuple[dict[str, int], list[str]]:
     """Counts of the entries and detections, and a warning for each kind the official evaluator drops silently
     (entries of unknown images, detections of descriptions outside the image's label space)."""
     outside = det_known & (pair < 0)
@@ -194,9 +204,12 @@ def _dropped(img: NDArray[np.int64], known_img: NDArray[np.bool_], det_known: ND
               "dropped_unknown_image": int((~det_known).sum()), "dropped_outside_labelspace": int(outside.sum())}
     warnings = []
     if (~known_img).any():
-        unknown = np.unique(img[~known_img])
+        written = [_written_image_id(entries[i]) for i in np.flatnonzero(~known_img).tolist()]
+        unknown = list(dict.fromkeys(written))
         warnings.append(f"{int((~known_img).sum())} prediction(s) for {len(unknown)} image id(s) not in the references "
-                        f"were dropped (the official evaluator drops them silently), e.g. {unknown[:5].tolist()}")
+                        f"were dropped (the official evaluator drops them silently), e.g. {unknown[:5]}"
+                        + ("; the references write image ids as text, which no number equals"
+                           if text_ids and any(not isinstance(v, str) for v in unknown) else ""))
     if outside.any():
         warnings.append(f"{int(outside.sum())} (box, description) detection(s) name a description outside the image's "
                         "label space and were dropped (the official evaluator ignores them silently)")

@@ -61,7 +61,7 @@ def scenes(refs: OmniLabelReferences, predictions: Any, result: Any) -> list[Sce
     most missed or spurious boxes (at the default score threshold, IoU 0.5) first."""
     if not isinstance(predictions, list):
         return []
-    index: dict[Any, int] = {int(i): n for n, i in enumerate(refs.image_ids.tolist())}
+    index: dict[Any, int] = {refs.image_id(n): n for n in range(len(refs.image_ids))}
     space: dict[int, set[int]] = {}
     for img, descr in zip(refs.pair_image.tolist(), refs.pair_descr.tolist()):
         space.setdefault(img, set()).add(descr)
@@ -82,6 +82,6 @@ def scenes(refs: OmniLabelReferences, predictions: Any, result: Any) -> list[Sce
         described = {text for _, text in gt.get(img, [])}      # a label-space description without a box: negative
         negatives = frozenset(refs.descr_text[d] for d in space.get(img, ()) if refs.descr_text[d] not in described)
         out.append(Scene(image=refs.image_file[img], badness=errors, gt=gt.get(img, []), predicted=pred.get(img, []),
-                         title=f"image {int(refs.image_ids[img])}: {errors} missed or spurious boxes",
-                         keys=(int(refs.image_ids[img]),), negatives=negatives))
+                         title=f"image {refs.image_id(img)}: {errors} missed or spurious boxes",
+                         keys=(refs.image_id(img),), negatives=negatives))
     return out
