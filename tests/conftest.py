@@ -154,8 +154,9 @@ def start_space(env: dict, timeout: float = 90) -> tuple[subprocess.Popen, str]:
     return start_app([sys.executable, "-m", "vlbench", "demo", "--port", "{port}"], env, timeout=timeout)
 
 
-#: the test tiers (markers named in pyproject.toml with what each needs), decided here in one place: the quick loop is
-#: ``python -m pytest -m "not java and not browser and not models and not packaging and not static"``
+#: the test tiers (markers named in pyproject.toml with what each needs), decided here in one place, but for ``heavy``,
+#: which a test carries itself: the quick loop is
+#: ``python -m pytest -m "not slow and not heavy and not java and not browser and not models and not packaging and not static"``
 MODEL_MODULES = {"test_predict", "test_predict_families", "test_serving", "test_box_scores", "test_inspect",
                  "test_harnesses"}
 

@@ -232,6 +232,7 @@ def test_toy_benchmark_through_the_cli_and_the_model_card(plugin_env, tmp_path):
     assert {m["type"]: m["value"] for m in result["metrics"]} == TOY_GOOD
 
 
+@pytest.mark.heavy
 def test_a_lower_is_better_metric_gets_the_right_verdict(plugin_env, tmp_path):
     """The toy declares MAE lower-is-better. Good vs poor (hand-derived: good MAE 1.0, poor counts all 0, errors
     3, 1, 4, 1, 5, MAE 2.8; accuracy 60 vs 0): A - B is -1.8 on MAE and +60 on accuracy, and A is better on both,
@@ -292,6 +293,7 @@ def test_plugins_are_looked_up_only_when_a_command_needs_them(tmp_path):
     assert unknown.returncode == 2 and warning in unknown.stderr and "unknown benchmark" in unknown.stderr
 
 
+@pytest.mark.heavy
 def test_toy_benchmark_through_the_space(plugin_env):
     from gradio_client import Client, handle_file
 
@@ -333,6 +335,7 @@ def toy_folder(plugin_env, tmp_path) -> Path:
     return out
 
 
+@pytest.mark.heavy
 def test_toy_dataset_loads_with_datasets_and_scores_with_intervals(plugin_env, toy_folder, tmp_path):
     """build -> load_dataset (the real loader) -> score with --ci -> report --csv -> export, through the CLI."""
     from datasets import load_dataset
@@ -399,6 +402,7 @@ def test_toy_space_viewer_ranks_the_worst_counted_first(toy_registered):
     assert state["total"] == 5 and [s.image for s in state["scenes"][:2]] == ["4.jpg", "3.jpg"]
 
 
+@pytest.mark.heavy
 def test_toy_is_predicted_by_a_tiny_detector(plugin_env, toy_folder, tmp_path):
     """'vlbench run' with a random-weight OWL-ViT built offline: one entry per image, and the score is what the
     test computes from the written file itself (exact counts / mean absolute error against TOY_COUNTS)."""

@@ -48,6 +48,7 @@ def _cli(*args: str, cwd: Path, umask: int | None = None, env: dict | None = Non
 
 @pytest.mark.parametrize("bench, raw", [("nocaps", "nocaps/nocaps_val_captions.json"),
                                         ("omnilabel", "omnilabel/dataset_val.json")])
+@pytest.mark.heavy
 def test_a_build_without_images_is_refused_unless_asked_and_then_says_so(bench, raw, tmp_path, models):
     """Without --images the build used to exit 0 with every image empty and a card saying "embedded"; now it is
     refused, --allow-missing-images builds it with a card saying which images are not there, and predict refuses
@@ -69,6 +70,7 @@ def test_a_build_without_images_is_refused_unless_asked_and_then_says_so(bench, 
         _clear(proc, "hold no image", "--images")
 
 
+@pytest.mark.heavy
 def test_ref_l4_export_under_a_parquet_name_is_parquet_and_builds_back(tmp_path, sample_release):
     """`export ... --out ref-l4-val.parquet` used to write JSON under that name, which build could not read."""
     import pyarrow.parquet as pq
@@ -94,6 +96,7 @@ def _mode(path: Path) -> int:
 
 
 @pytest.mark.parametrize("umask, expected", [(0o022, 0o644), (0o077, 0o600)])
+@pytest.mark.heavy
 def test_written_files_follow_the_umask_and_an_edited_card_keeps_its_mode(umask, expected, tmp_path, sample_release):
     """Results, exports and cards were created 0600 whatever the umask; `report --into` turned a 0644 card into
     0600. Now a new file gets what the umask allows (as open() would) and an edited file keeps its own mode."""
@@ -125,6 +128,7 @@ def test_the_task_pack_leaves_out_splits_it_cannot_score_and_says_so(built_sampl
 
 # -- tracebacks -----------------------------------------------------------------------------------------------
 
+@pytest.mark.heavy
 def test_hub_calls_without_a_network_are_a_clear_error(tmp_path, sample_release):
     """`report --push` and `publish dataset` with a token and no network: an 80-line ConnectError before."""
     result = tmp_path / "r.json"
@@ -533,6 +537,7 @@ def ref_l4_results(tmp_path_factory, sample_release):
     (b"---\nlicense: mit\n---\n# m \xff\n", "not UTF-8"),
     (b"---\nmodel-index:\n- name: a\n  results: []\n- name: b\n  results: []\n---\n# two\n", "2 models"),
 ], ids=["bad-yaml", "bad-model-index", "not-utf8", "two-models"])
+@pytest.mark.heavy
 def test_report_into_a_card_it_cannot_merge_is_named_and_left_alone(card, needle, ref_l4_results, tmp_path):
     """Bad YAML, an invalid model-index and non-UTF-8 traced back; a card of two models had every result
     re-attributed to the new one."""
@@ -568,6 +573,7 @@ def test_intervals_over_a_single_image_are_said_to_mean_nothing(tmp_path):
 
 # -- METEOR on long and repetitive captions ---------------------------------------------------------------------
 
+@pytest.mark.heavy
 def test_python_meteor_memory_is_bounded_on_long_and_repetitive_captions():
     """800 hypotheses sharing a 60-word prefix with 5 references each passed 1.5 GB (pair-by-word arrays of 4,000
     pairs at once); 3 of 1,500 words took 4 GB. Now parts are cut by word pairs and long pairs never enter the

@@ -33,6 +33,7 @@ def test_a_folder_with_user_files_is_refused_and_left_as_it_was(sample_release, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]        # no staging folder left behind
 
 
+@pytest.mark.heavy
 def test_overwrite_replaces_only_the_earlier_build(sample_release, tmp_path):
     out = tmp_path / "hub"
     assert _build(sample_release, out).returncode == 0
@@ -67,6 +68,7 @@ def _release_with(sample_release, raw, replace: dict[str, bytes], extra: dict[st
     return [m.name.rsplit("/", 1)[-1] for m, d in members if d is not None]
 
 
+@pytest.mark.heavy
 def test_a_failing_build_leaves_the_folder_untouched(sample_release, tmp_path):
     """The last image of the archive is not an image: the build fails while writing shards, in its staging
     folder; the earlier build stays byte for byte and no staging folder is left."""
@@ -98,6 +100,7 @@ def bomb_png(width: int = 30000, height: int = 30000) -> bytes:
 
 @pytest.mark.parametrize("bad", [b"", b"\xff\xd8\xff", b"GIF89a-not-really", bomb_png()],
                          ids=["empty", "cut-jpeg", "not-gif", "pixel-bomb"])
+@pytest.mark.heavy
 def test_unreadable_images_are_refused_or_skipped_and_counted(sample_release, tmp_path, bad):
     probe = tmp_path / "probe"
     victim = _release_with(sample_release, probe, {})[0]

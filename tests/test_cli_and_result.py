@@ -91,6 +91,7 @@ def test_result_json_turns_nan_into_null():
     assert data["metrics"]["Acc50"] is None and data["breakdowns"]["x"] == [1.0, None]
 
 
+@pytest.mark.heavy
 def test_publish_dry_run_lists_exactly_the_folder_files(sample_release, tmp_path):
     out = tmp_path / "hub"
     run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out), check=True)

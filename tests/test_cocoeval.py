@@ -80,6 +80,7 @@ def scene(draw):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(scene())
+@pytest.mark.heavy
 def test_matches_pycocotools_on_random_scenes(data):
     images, categories, anns, dets = data
     ev = run_pycocotools(images, categories, anns, dets)
@@ -99,6 +100,7 @@ def test_stat_steps_are_those_summarize_reads():
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(scene())
+@pytest.mark.heavy
 def test_stats_only_gives_pycocotools_stats_and_the_entries_they_read(data):
     """``stats_only``: the 12 stats equal pycocotools'; precision and recall equal its arrays at the steps the stats
     read (recall alone at AR1 / AR10's), -1 everywhere else."""
@@ -198,6 +200,7 @@ def test_params_match_pycocotools():
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(scene())
+@pytest.mark.heavy
 def test_mean_ap_per_group_equals_the_full_accumulation(data):
     from vlbench.engine.cocoeval import accumulate, mean_ap_per_group, summary_value
 
@@ -215,6 +218,7 @@ def test_mean_ap_per_group_equals_the_full_accumulation(data):
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(scene())
+@pytest.mark.heavy
 def test_ap_at_one_threshold_equals_pycocotools_ap50_per_category(data):
     """average_precision_at (the error analysis' AP) from the matches' outcomes at IoU 0.5, the detections in the
     official tie order: each category's AP at IoU 0.5 as pycocotools' precision array gives it (-1 without GT)."""
@@ -304,6 +308,7 @@ def test_max_det_cuts_in_any_order_and_cuts_that_keep_the_same_detections():
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(scene(), st.sampled_from([1, 2]))
+@pytest.mark.heavy
 def test_matching_in_two_halves_gives_pycocotools_arrays_and_matches(data, threads):
     """With ``threads=2``, ``match`` splits the pairs at the detections' median pair and matches the halves in two
     threads, and the accumulation computes every second area range in a worker (both forced here from one detection
@@ -375,6 +380,7 @@ _CROWD_AFTER_MEDIUM = ([1], [1],
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(nested_scene())
 @example(_CROWD_AFTER_MEDIUM)
+@pytest.mark.heavy
 def test_every_area_range_matches_as_pycocotools_where_its_ignored_gts_change_the_choice(data):
     """Each area range's outcome of every detection at every threshold (TP, FP, ignored) against ``evalImgs``: a
     range matches apart only the pairs whose ignore flags can change a choice (``_same_matching``), and reuses the

@@ -80,6 +80,7 @@ _DETECTION = ("ovdeval", "omnilabel")
 
 @pytest.mark.parametrize("case", [c for b in ("ref_l4", *_DETECTION) for c in _golden(GOLDEN, b) + _golden(GOLDEN_ADV3, b)],
                          ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.heavy
 def test_every_golden_case_is_quiet(case):
     expected = json.loads((case / "expected.json").read_text())
     refs = next(p for p in case.iterdir() if p.name.startswith("references"))
@@ -139,6 +140,7 @@ def _omnilabel_file(convention: str) -> list[dict]:
 
 @pytest.mark.parametrize("convention", ["xyxy pixels", "xyxy 0-1 of the image", "xywh 0-1 of the image",
                                         "xyxy 0-1000 of the image", "yxyx 0-1000 of the image"])
+@pytest.mark.heavy
 def test_an_ovdeval_file_in_another_convention_is_named_with_its_fix(convention):
     """The GT boxes themselves in another convention: read right, every (non-crowd) GT box is covered (100); as
     written (xywh pixels) almost none is. The warning names the reading and its fix; the official number is
@@ -162,6 +164,7 @@ def test_an_omnilabel_file_in_xyxy_is_named_and_grids_need_image_sizes():
 
 @pytest.mark.parametrize("bench_id, refs, make", [("ovdeval", OVD_REFS, _ovdeval_file),
                                                    ("omnilabel", OMNI_REFS, _omnilabel_file)])
+@pytest.mark.heavy
 def test_a_correct_detection_file_is_quiet(bench_id, refs, make):
     result = vlbench.score(bench_id, refs, make("xywh pixels"))
     assert not [w for w in result.warnings if "read as" in w]

@@ -322,6 +322,7 @@ def test_the_checksum_taken_while_saving_is_the_saved_files_checksum(tmp_path):
         assert back.shape == array.shape and back.dtype == array.dtype and np.array_equal(back, array)
 
 
+@pytest.mark.heavy
 def test_the_table_is_inflated_by_isal_to_the_bytes_gzip_gives(tmp_path):
     """The index build inflates the table with ISA-L (a dependency: 2.5x zlib's speed) and must read the bytes the
     standard library's gzip reads, in pieces of any size; the CRC-32 of a saved file is zlib's."""

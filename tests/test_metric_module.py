@@ -31,6 +31,7 @@ def hub_folder(sample_release, tmp_path_factory):
 
 
 @pytest.mark.parametrize("protocol", ["official", "corrected"])
+@pytest.mark.heavy
 def test_notebook_loop_equals_cli(hub_folder, sample_release, tmp_path, protocol):
     preds = {p["id"]: p for p in json.loads((sample_release / "predictions_poor.json").read_text())}
     ds = load_dataset(str(hub_folder), split="val")
@@ -123,6 +124,7 @@ def test_no_predictions_is_a_clear_error():
         metric.compute(predictions=None, references=[_OMNI_REF])
 
 
+@pytest.mark.heavy
 def test_ovdeval_module_counts_like_the_cli(ovdeval_sample):
     """Hub rows list only the categories of their boxes: the module must not call a hard-negative label
     'not a category' (the CLI, reading the file's category list, says 0)."""

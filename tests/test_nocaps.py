@@ -145,6 +145,7 @@ def test_without_java_everything_but_spice_is_computed(tmp_path, nocaps_sample):
                and "--meteor-backend python" in w for w in forced["warnings"]), forced["warnings"]
 
 
+@pytest.mark.heavy
 def test_round_trip_is_lossless(tmp_path, nocaps_sample):
     val = json.loads((nocaps_sample / "nocaps_val_captions.json").read_text())
     test = json.loads((nocaps_sample / "nocaps_test_image_info.json").read_text())

@@ -95,6 +95,7 @@ def scene(draw):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scene(), st.sampled_from([1, 2, 5, scorer._IOU_BLOCK]))
+@pytest.mark.heavy
 def test_suppression_equals_the_per_image_loop(data, block):
     """Also with the IoUs computed a few (prediction, GT) combinations at a time: the blocks' seams."""
     gt_json, preds = data
@@ -298,6 +299,7 @@ def test_a_file_read_typed_names_the_same_bad_entry(ovdeval_sample, tmp_path, ba
     assert "entry 2" in str(err.value)
 
 
+@pytest.mark.heavy
 def test_typed_records_score_as_dicts_and_only_for_the_usual_shape(ovdeval_sample, tmp_path):
     """Scored from a path (typed records) and from parsed dicts: the same result, bit for bit, integer coordinates
     and scores included; a file with a label written as text stays dicts (and keeps its official warning); a folder

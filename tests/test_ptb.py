@@ -108,6 +108,7 @@ def test_a_generated_corpus_of_every_class_and_character_equals_the_jar(corpus):
     assert differ == [], differ[:20]
 
 
+@pytest.mark.heavy
 def test_the_lines_scanned_at_once_are_the_stream_scanned_one_match_at_a_time(corpus):
     """The line-parallel scan (``_scan_lines``) gives the sequential scan's matches on the generated corpus in one
     stream (every fifth caption) and on 5,000 random texts dense in line breaks, abbreviations and trailing

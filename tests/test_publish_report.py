@@ -58,6 +58,7 @@ def test_publish_metric_dry_run_lists_the_space_files(bench, tmp_path):
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and "evaluate" in meta["tags"]
 
 
+@pytest.mark.heavy
 def test_publish_dataset_dry_run_lists_exactly_the_folder(tmp_path, omnilabel_sample):
     from huggingface_hub import DatasetCard
 
@@ -87,6 +88,7 @@ BUILDS = {
 
 
 @pytest.mark.parametrize("bench", list(BUILDS))
+@pytest.mark.heavy
 def test_every_card_parses_and_every_listed_config_split_loads(bench, tmp_path, sample_release, omnilabel_sample,
                                                                ovdeval_sample, nocaps_sample):
     from datasets import load_dataset
@@ -120,6 +122,7 @@ SCORE_FOR_LEADERBOARD = {
 
 
 @pytest.mark.parametrize("bench", list(BUILDS))
+@pytest.mark.heavy
 def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_folder(
         bench, tmp_path, sample_release, omnilabel_sample, ovdeval_sample, nocaps_sample):
     from vlbench.benchmarks import get_benchmark
@@ -225,6 +228,7 @@ def _ref_l4_result(tmp_path, sample_release, split="val", *extra) -> Path:
     return out
 
 
+@pytest.mark.heavy
 def test_report_into_merges_into_an_existing_card_and_rerunning_replaces(tmp_path, sample_release):
     """Parsed back with huggingface_hub: the other metadata and the prose as they were, the hand-written nocaps
     entry kept, the Ref-L4 entries added once (a second run replaces them, here with the other split's values)."""
@@ -248,6 +252,7 @@ def test_report_into_merges_into_an_existing_card_and_rerunning_replaces(tmp_pat
     assert len(ours) == len({e.metric_type for e in ours}) and all(e.dataset_split == "val" for e in ours)
 
 
+@pytest.mark.heavy
 def test_ref_l4_all_and_unnamed_datasets_are_refused_with_the_fix(tmp_path, sample_release):
     merged = _ref_l4_result(tmp_path, sample_release, "all", "--dataset-id", "me/ref-l4")
     for flag in (["--model-index"], ["--into", str(tmp_path / "README.md")]):
@@ -260,6 +265,7 @@ def test_ref_l4_all_and_unnamed_datasets_are_refused_with_the_fix(tmp_path, samp
     assert proc.returncode == 2 and "--dataset-id ORG/ref-l4" in proc.stderr and "vlbench/" not in proc.stdout
 
 
+@pytest.mark.heavy
 def test_a_published_folder_names_its_dataset_in_results(tmp_path, sample_release):
     """After 'vlbench publish dataset' (its bookkeeping, as the upload cannot run here), a result scored against the
     folder carries the Hub id, and the card and .eval_results use it without --dataset-id."""
@@ -332,6 +338,7 @@ def test_an_eval_yaml_the_hub_would_refuse_is_refused_with_the_fix():
     assert len(warnings) == 1 and "eval.ts" in warnings[0]
 
 
+@pytest.mark.heavy
 def test_a_build_for_inspect_names_a_framework_the_hub_takes(tmp_path, sample_release):
     """--eval-framework inspect-ai: eval.yaml names it, the build warns of nothing, the dry run is not refused."""
     out = tmp_path / "hub"
@@ -343,6 +350,7 @@ def test_a_build_for_inspect_names_a_framework_the_hub_takes(tmp_path, sample_re
     assert proc.returncode == 0 and "refused" not in proc.stdout
 
 
+@pytest.mark.heavy
 def test_a_folder_the_hub_would_refuse_or_that_leaks_a_file_is_refused_by_the_dry_run(tmp_path, sample_release):
     """A built Ref-L4 folder, changed four ways: a link to a file outside it (refused, exit 2, the target named,
     nothing listed); a card whose front matter is no YAML mapping; a config whose data_files match no file; an

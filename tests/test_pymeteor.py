@@ -233,6 +233,7 @@ def test_cli_meteor_backend_python_gives_the_official_number(tmp_path):
         assert got["metrics"][key] == pytest.approx(want[key], abs=1e-9), key
 
 
+@pytest.mark.heavy
 def test_per_pair_aligner_equals_the_batch_on_the_stress_corpus(monkeypatch):
     """The loop-for-loop aligner (``pymeteor.aligner``, the reference implementation and the path for long
     lines) and the array version (``batch`` + ``beam``) give the same statistics on every stress pair;

@@ -135,6 +135,7 @@ _MEASURE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.heavy
 def test_build_peak_memory_is_flat_in_the_number_of_images(tmp_path):
     peaks, sizes = [], []
     for n_images in (20, 120):

@@ -40,6 +40,7 @@ def dataset(draw):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dataset())
+@pytest.mark.heavy
 def test_matches_per_sample_loop(data):
     rows, preds = data
     expected = ref_l4_loop.evaluate(rows, preds, OFFICIAL_MAPPING)

@@ -62,6 +62,7 @@ def test_concurrency_requests_stay_in_flight_over_the_whole_run():
     ((401, {}, b'{"error": "no key"}'), "--api-key-env"),
     ((404, {}, b'{"error": "no such model"}'), "check --model"),
 ])
+@pytest.mark.heavy
 def test_a_reply_that_is_not_an_answer_is_a_clear_error_naming_server_and_item(reply, says):
     with serve(lambda n, body: reply) as (url, _):
         with pytest.raises(ServiceError) as err:
@@ -92,6 +93,7 @@ def test_a_log_probability_that_is_no_number_leaves_the_box_unscored_not_a_crash
     assert got["item0"].text == "a cat" and got["item0"].tokens is None
 
 
+@pytest.mark.heavy
 def test_a_server_that_drips_its_reply_is_stopped_at_the_request_deadline():
     """A reply of 2,000 bytes sent a byte every 0.2 s (400 s whole) never trips a read timeout: the 2 s
     whole-request deadline ends it, naming the item and --request-timeout."""
@@ -206,6 +208,7 @@ def test_ctrl_c_stops_a_run_whose_server_hangs_at_once_keeping_the_partial_file(
     assert out.with_name("p.json.partial.jsonl").exists() and not out.exists()
 
 
+@pytest.mark.heavy
 def test_a_damaged_image_cell_stops_the_run_by_name_or_is_skipped_and_counted(sample_release, tmp_path):
     """A built Ref-L4 folder whose test shard's row 3 holds cut-off JPEG bytes (rewritten with pyarrow): predict
     stops with an error naming the item, its row and column and the flag; with --skip-bad-images the other 15 rows

@@ -45,6 +45,7 @@ def _cli_metrics(bench: str, subset: str) -> dict:
 
 
 @pytest.mark.parametrize("bench, subset, _", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.heavy
 def test_api_through_gradio_client(server, bench, subset, _):
     from gradio_client import Client, handle_file
 
@@ -226,6 +227,7 @@ def test_browser_ovdeval_all_sub_datasets_table_3_and_radar(server, browser):
     page.close()
 
 
+@pytest.mark.heavy
 def test_api_scores_against_an_operator_hub_folder(server):
     from gradio_client import Client, handle_file
 
@@ -277,6 +279,7 @@ def test_browser_compare_tab(server, browser):
 
 
 @pytest.mark.parametrize("bench, subset", [("ovdeval", "material"), ("nocaps", "validation")])
+@pytest.mark.heavy
 def test_metric_space_app_is_the_space_restricted_to_its_benchmark(bench, subset):
     """metrics/<id>/app.py, started as a Space starts it (python app.py), scores like the CLI and offers one benchmark."""
     from gradio_client import Client, handle_file

@@ -47,6 +47,7 @@ def _peak_rss(pid: int) -> int:
 
 
 @pytest.mark.parametrize("subset", ["../annotations/color", "../../../../etc/hostname", "color/../material"])
+@pytest.mark.heavy
 def test_choices_are_enumerated_never_joined_into_paths(space, subset):
     _, url, _ = space
     out = _score(url, "ovdeval", subset, Path(example_predictions("ovdeval", "good", "color")))
@@ -59,6 +60,7 @@ def test_choices_are_enumerated_never_joined_into_paths(space, subset):
         sample_references("ovdeval", subset)
 
 
+@pytest.mark.heavy
 def test_a_decompression_bomb_is_refused_within_a_memory_bound(space, tmp_path):
     """256 MiB of JSON in a ~0.3 MB gzip: refused while reading (the cap is 64 MiB), the server's peak RSS stays
     under 1.5 GB (unbounded parsing of 256 MiB took ~8 GB)."""
@@ -84,6 +86,7 @@ def test_a_bomb_of_empty_lists_is_refused_by_its_count_of_values(space, tmp_path
     assert _peak_rss(proc.pid) < 1.5 * 1024**3
 
 
+@pytest.mark.heavy
 def test_requests_at_once_stay_within_the_memory_budget(tmp_path):
     """A Space with a 200 MiB budget per request (524,288 values: 200 MiB / 400 bytes): four uploads of ~240,000
     values each at once (two run, two queue); the server's peak resident size grows by less than two budgets over its size after a
@@ -136,6 +139,7 @@ def test_errors_show_no_server_path(space, tmp_path):
     assert "/tmp" not in out[0] and "site-packages" not in out[0] and str(tmp_path) not in out[0]
 
 
+@pytest.mark.heavy
 def test_temp_folders_are_gone_after_each_request(space, tmp_path):
     """Uploads unpacked, downloads written: after the request only Gradio's own cache and the one folder of
     example archives remain (no vlbench-upload-*, vlbench-space-*)."""

@@ -96,6 +96,7 @@ def _pycocotools_ap(images: list[dict], gts: list[dict], dets: list[dict]) -> fl
 
 @pytest.mark.reference
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.heavy
 def test_bounds_equal_pycocotools_over_every_order_of_the_ties(seed):
     """Two images, one detection per GT (shifted: IoU 1, 0.82, 0.64, 0.43) and far FPs, scores 1.0 or 0.5, in a
     random file order. Each tie order is given to pycocotools by nudging the scores apart; its min and max over all
@@ -212,6 +213,7 @@ def _inside(metrics: dict, bounds: dict) -> list[str]:
     ("ovdeval", "annotations/color.json", "predictions_poor/color.json", "score"),
     ("ovdeval", "annotations/material.json", "predictions_poor/material.json", "score"),
     ("omnilabel", "dataset_val.json", "predictions_poor.json", "scores")])
+@pytest.mark.heavy
 def test_every_shuffle_lies_inside_the_first_orders_bounds(bench, references, predictions, key):
     """The bundled poor samples with every score 1, 30 shuffles each: each shuffle's number (vlbench's per-order
     number, which equals the official scorer's on such files, #55) lies inside the bounds the first order reports.
@@ -232,6 +234,7 @@ def test_every_shuffle_lies_inside_the_first_orders_bounds(bench, references, pr
         assert len(set(values)) > 1 and "NMS_AP" not in bounds and "AP" in bounds
 
 
+@pytest.mark.heavy
 def test_random_orders_give_the_likely_range_of_the_headline():
     """The interval over 20 seeded random orders (5-95%) holds most of 30 other random orders' NMS_AP (nominally
     90%; measured: 29 of 30 on color, 30 of 30 on material), its mean lies inside it, and it is seeded (the same

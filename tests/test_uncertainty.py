@@ -45,6 +45,7 @@ def _assert_same(point: dict, replicated: dict) -> None:
 
 
 @pytest.mark.parametrize("bench_id", sorted(BENCHMARK_CASES))
+@pytest.mark.heavy
 def test_weights_one_give_the_point_estimate_and_ci_leaves_golden_numbers_alone(bench_id, tmp_path):
     benchmark = bench_id
     folder, refs, preds, expected = _golden(benchmark, BENCHMARK_CASES[benchmark])
@@ -83,6 +84,7 @@ def test_the_same_seed_gives_the_same_interval_and_another_seed_another():
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(scene(), st.data())
+@pytest.mark.heavy
 def test_weighted_coco_ap_equals_the_engine_on_copied_images(data, draw):
     images, categories, anns, dets = data
     for k, det in enumerate(dets):  # distinct scores: tie order among copies is not part of the definition
@@ -207,6 +209,7 @@ def test_compare_prints_a_verdict_table_and_writes_json(sample_release, tmp_path
     assert row["a_wins"] > 0.95 and row["verdict"] == "A better"
 
 
+@pytest.mark.heavy
 def test_comparing_a_file_with_itself_finds_no_difference():
     folder, refs, preds, _ = _golden("omnilabel", "random_medium")
     cmp, _, _ = vlbench.library.api.compare("omnilabel", refs, preds, preds, resamples=200)
@@ -311,12 +314,14 @@ def _coverage(benchmark: str, repetitions: int, resamples: int) -> tuple[float, 
 
 
 @pytest.mark.parametrize("bench_id", sorted(COVERAGE))
+@pytest.mark.heavy
 def test_coverage_fast(bench_id):
     """60 repetitions: catches a badly wrong interval (e.g. expressions resampled alone, 80% coverage)."""
     coverage, truth = _coverage(bench_id, 60, 300)
     assert 0.86 <= coverage <= 1.0, (coverage, truth)
 
 
+@pytest.mark.heavy
 def test_coverage_acceptance_within_a_minute():
     """The acceptance check at CI size (~30 s): Ref-L4 Acc50, 400 repetitions of 1,000 resamples each (expressions
     of one image resampled together). With 400 draws the binomial sd of a true 95% coverage is 1.1 points, so
