@@ -398,7 +398,7 @@ def test_api_refuses_captions_too_long_to_score_within_the_bound(server, tmp_pat
 
 
 def test_viewer_store_keeps_the_latest_states_only():
-    from vlbench.space import ViewerStore
+    from vlbench.space_viewer import ViewerStore
 
     store = ViewerStore(2)
     first, second = store.put({"n": 1}), store.put({"n": 2})

@@ -35,8 +35,12 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
               source, fix="pass annotations/<sub-dataset>.json of the OVDEval release")
     notes: list[str] = []
     for i, c in enumerate(data["categories"]):
-        if not (isinstance(c, dict) and isinstance(c.get("id"), int) and "name" in c):
-            _fail("a category needs an integer 'id' and a 'name'", source, f"categories[{i}]")
+        if not (isinstance(c, dict) and isinstance(c.get("id"), int) and not isinstance(c["id"], bool) and "name" in c):
+            found = f" (found {c.get('id')!r})" if isinstance(c, dict) and "id" in c else ""
+            _fail(f"a category needs an integer 'id' and a 'name'{found}", source, f"categories[{i}]",
+                  "write category ids as integers in the categories, the annotations and the predictions alike (the "
+                  "official scorer only joins on them, so renumbering changes no number); vlbench does not read "
+                  "text category ids, whose names the predictions may also use")
     for i, img in enumerate(data["images"]):
         if not (isinstance(img, dict) and isinstance(img.get("id"), (int, float, str)) and not isinstance(img["id"], bool)):
             _fail("an image needs an 'id' (an integer, or text)", source, f"images[{i}]")

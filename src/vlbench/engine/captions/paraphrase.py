@@ -40,8 +40,6 @@ import re
 import shutil
 import tempfile
 import time
-import types
-import zlib
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -56,12 +54,10 @@ from ..errors import FormatError
 from ..io import write_text_atomic
 from ..sorting import concat_ranges, stable_argsort
 from . import java
+from .phrase_hashes import Chunks, lines_ngram_hashes, sorted_distinct, string_hashes, string_shapes
+from .table_stream import ZLIB, block_phrases, entry_blocks
 
-_zlib: types.ModuleType = zlib
-with contextlib.suppress(ImportError):   # ISA-L's inflate and CRC-32: zlib's results, faster (a large part of the
-    from isal import isal_zlib as _zlib  # index build's CPU with zlib); zlib's where its wheel is not installed
-
-__all__ = ["HASH_MULTIPLIER", "SUBTABLE_MIN_LINES", "Chunks", "ParaphraseIndex", "string_hashes", "string_shapes"]
+__all__ = ["HASH_MULTIPLIER", "SUBTABLE_MIN_LINES", "ParaphraseIndex"]
 
 #: Bump when the index layout changes: older files are then rebuilt.
 FORMAT = 7
@@ -86,132 +82,6 @@ _AMONG_MAX_N = 8
 #: References of at least this many distinct lines get their own sub-table (:meth:`ParaphraseIndex.for_references`)
 #: on a machine without the whole table's index; fewer share the whole index, built once.
 SUBTABLE_MIN_LINES = 10_000
-
-
-_BYTE_MASK = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)   # the low r bytes of a word
-_LOW7, _HIGH = np.uint64(0x7F7F7F7F7F7F7F7F), np.uint64(0x8080808080808080)
-_SPACE8 = np.uint64(0x2020202020202020)
-
-
-class Chunks:
-    """The 8-byte little-endian words at any byte offset of a byte string: an unaligned word is the two aligned
-    words around it, shifted together (two gathers from one uint64 view instead of a read per byte). Strings are
-    then hashed, compared and inspected a word (8 bytes) at a time."""
-
-    def __init__(self, data: NDArray[np.uint8]) -> None:
-        padded = np.zeros(8 * (len(data) // 8 + 2), dtype=np.uint8)
-        padded[:len(data)] = data
-        self.aligned = padded.view("<u8")
-
-    def words(self, offset: NDArray[np.int64], length: NDArray[np.int64], going: list[int]
-              ) -> Iterator[tuple[int, NDArray[np.uint64]]]:
-        """Word k = 0, 1, ... of the strings ``[offset, offset + length)`` that have one, as ``(n, words)``: the
-        strings ordered longest first (:func:`_longest_first`, which gives ``going``), so those are the first
-        ``n = going[k]``. A string's shift is the same for all its words, and the aligned word after word k is the
-        one before word k + 1: one gather per step; only a string's last word has bytes past its end to zero."""
-        if not going:
-            return
-        index = offset[:going[0]] >> 3
-        shift = (offset[:going[0]] & 7).astype(np.uint64) << np.uint64(3)
-        up = np.uint64(64) - shift          # numpy shifts by 64 or more give 0: nothing of the next word then
-        below = self.aligned[index]
-        for k, n in enumerate(going):
-            above = self.aligned[k + 1:][index[:n]]
-            w = below[:n] >> shift[:n]
-            w |= above << up[:n]
-            whole = going[k + 1] if k + 1 < len(going) else 0  # strings with a later word
-            w[whole:] &= _BYTE_MASK[length[whole:n] - 8 * k]
-            yield n, w
-            below = above
-
-
-def _longest_first(length: NDArray[np.int64]) -> tuple[NDArray[np.int64], list[int]]:
-    """An order of strings, longest first, and per word index k how many strings have a word k (a prefix of that
-    order): the loops over words then work on prefixes instead of masks."""
-    words = (length + 7) // 8
-    order = np.argsort(-words.astype(np.int16), kind="stable")
-    return order, (len(words) - np.searchsorted(words[order][::-1], np.arange(int(words.max(initial=0))),
-                                               side="right")).tolist()
-
-
-def string_hashes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.int64], multipliers: Sequence[int]
-                  ) -> list[NDArray[np.uint64]]:
-    """Per string ``[start, start + length)`` of ``chunks``, one polynomial hash of its 8-byte words and its length
-    per multiplier M (``h = h * M + word`` for each word, then ``h * M + length``, mod 2**64: the same bytes hash
-    alike wherever they are). One step per word index, over all strings at once, in place."""
-    order, going = _longest_first(length)
-    first, size = start[order], length[order]
-    hashes = [np.zeros(len(order), dtype=np.uint64) for _ in multipliers]
-    ms = [np.uint64(m) for m in multipliers]
-    for n, w in chunks.words(first, size, going):
-        for h, m in zip(hashes, ms):
-            step = h[:n]
-            step *= m
-            step += w
-    out = []
-    for h, m in zip(hashes, ms):
-        h *= m
-        h += size.astype(np.uint64)
-        back = np.empty_like(h)
-        back[order] = h
-        out.append(back)
-    return out
-
-
-def string_shapes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.int64]
-                  ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-    """Per string ``[start, start + length)`` of ``chunks``: its number of spaces and whether it has a byte >= 128,
-    a word (8 bytes) at a time over all strings (spaces counted by a SWAR zero-byte test on ``word ^ 0x2020..``)."""
-    order, going = _longest_first(length)
-    first, size = start[order], length[order]
-    spaces = np.zeros(len(order), dtype=np.int64)
-    high = np.zeros(len(order), dtype=bool)
-    for n, w in chunks.words(first, size, going):
-        t = w ^ _SPACE8                     # (bytes past a string's end are 0 in w: never a space)
-        is_space = ~(((t & _LOW7) + _LOW7) | t | _LOW7)
-        spaces[:n] += np.bitwise_count(is_space)
-        high[:n] |= (w & _HIGH) != 0
-    out_spaces, out_high = np.empty_like(spaces), np.empty_like(high)
-    out_spaces[order], out_high[order] = spaces, high
-    return out_spaces, out_high
-
-
-def _ngram_hashes(text: bytes, max_n: int, multiplier: int) -> NDArray[np.uint64]:
-    """Hashes (:func:`string_hashes`) of every run of at most ``max_n`` consecutive words of every line of ``text``
-    (words one space apart, lines ended by newlines), as the bytes of those words one space apart, which is how a
-    phrase of the table reads; unsorted, repeats kept (:func:`_lines_ngram_hashes` sorts once: a sort per n, then
-    of their union, cost 1.6x as much)."""
-    data = np.frombuffer(text, dtype=np.uint8)
-    is_word = (data != 32) & (data != 10)
-    edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    start, end = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    line = np.cumsum(data == 10)[start] if len(start) else start
-    chunks = Chunks(data)
-    found = []
-    for n in range(1, max_n + 1):
-        first = np.flatnonzero(line[n - 1:] == line[:len(line) - n + 1]) if len(line) >= n else start[:0]
-        found.append(string_hashes(chunks, start[first], end[first + n - 1] - start[first], [multiplier])[0])
-    return np.concatenate(found) if found else np.zeros(0, dtype=np.uint64)
-
-
-def _lines_bytes(lines: Sequence[Sequence[str]]) -> bytes:
-    """Lines of words as :func:`_ngram_hashes` reads them: words one space apart, each line ended by a newline."""
-    return "".join(" ".join(words) + "\n" for words in lines).encode("utf-8", errors="surrogatepass")
-
-
-def _lines_ngram_hashes(lines: Sequence[Sequence[str]], max_n: int, multiplier: int, part: int = 8192
-                        ) -> NDArray[np.uint64]:
-    """:func:`_ngram_hashes` of lines split into words, ``part`` lines at a time (the per-n-gram temporaries of
-    45,000 lines at once were ~100 MB), as one sorted distinct array (one sort of all: 2.8 M hashes, 22 MB, for
-    45,000 lines up to 8 words)."""
-    found = [_ngram_hashes(_lines_bytes(lines[x:x + part]), max_n, multiplier) for x in range(0, len(lines), part)]
-    return _sorted_distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
-
-
-def _sorted_distinct(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """``np.unique(values)`` by a sort (numpy 2's hash-based unique is several times slower on these)."""
-    out = np.sort(values)
-    return out[np.r_[True, out[1:] != out[:-1]]] if len(out) else out
 
 
 def _digest_file(path: Path) -> str:
@@ -260,7 +130,7 @@ def _checksum(path: Path) -> str:
     crc = 0
     with open(path, "rb") as fh:
         while block := fh.read(1 << 24):
-            crc = _zlib.crc32(block, crc)
+            crc = ZLIB.crc32(block, crc)
     return f"{crc:08x}"
 
 
@@ -271,77 +141,7 @@ def _saved_checksum(path: Path, array: NDArray) -> str:
     np.save(path, array)
     with open(path, "rb") as fh:
         header = fh.read(path.stat().st_size - array.nbytes)
-    return f"{_zlib.crc32(array.reshape(-1).view(np.uint8), _zlib.crc32(header)):08x}"
-
-
-def _inflated(table: Path, read_bytes: int = 1 << 20) -> Iterator[bytes]:
-    """The gzip'd table decompressed as a stream of pieces, each inflated in a thread while the caller works on the
-    one before (zlib releases the GIL: the decompression, a sixth of the parse, then costs no wall time)."""
-    def pieces() -> Iterator[bytes]:
-        inflate = _zlib.decompressobj(wbits=31)         # gzip framing
-        with open(table, "rb") as fh:
-            while chunk := fh.read(read_bytes):
-                yield inflate.decompress(chunk)
-        yield inflate.flush()
-
-    source = pieces()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        ahead = pool.submit(next, source, None)
-        while (piece := ahead.result()) is not None:
-            ahead = pool.submit(next, source, None)
-            yield piece
-
-
-def _entry_blocks(table: Path, block_bytes: int) -> Iterator[tuple[bytes, NDArray[np.int64]]]:
-    """The gzip'd table decompressed as a stream, in blocks of at least ``block_bytes`` (but the last) of whole
-    three-line entries, each with the positions of its newlines (it ends with one; a last line without one gets
-    it)."""
-    pending = b""
-    for piece in _inflated(table, max(1, block_bytes // 4)):
-        if b"\r" in piece:
-            raise ValueError("carriage return in the paraphrase table (Java would split lines there)")
-        pending += piece
-        if len(pending) < block_bytes:
-            continue
-        newline = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == 10)
-        whole = len(newline) - len(newline) % 3                  # lines of whole entries
-        if whole:
-            cut = int(newline[whole - 1]) + 1
-            yield pending[:cut], newline[:whole]
-            pending = pending[cut:]
-    if pending and not pending.endswith(b"\n"):        # the end: a last line without its newline is a line too
-        pending += b"\n"
-    newline = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == 10)
-    if len(newline) % 3:
-        raise ValueError("the paraphrase table is not made of three-line entries")
-    if pending:
-        yield pending, newline
-
-
-def _canonical(raw: bytes) -> bytes:
-    """A block's lines with their words one space apart, as Java's StringTokenizer splits them (space, tab, form
-    feed): what the jar compares. Only blocks holding another separator, a doubled or an edge space come here."""
-    return b"\n".join(b" ".join(w for w in _JAVA_SPACE_BYTES.split(line) if w) for line in raw.split(b"\n"))
-
-
-_JAVA_SPACE_BYTES = re.compile(rb"[ \t\f]+")
-
-
-def _block_phrases(raw: bytes, newline: NDArray[np.int64]) -> tuple[NDArray[np.uint8], NDArray[np.int64],
-                                                                   NDArray[np.int64]]:
-    """A block of whole entries (line 0 of each: the probability, which the jar ignores; lines 1 and 2: the
-    phrases) and its newlines' positions; its words made one space apart: its bytes, and each phrase's start and
-    length in file order (each entry's first, then its second)."""
-    block = np.frombuffer(raw, dtype=np.uint8)
-    starts = np.r_[0, newline[:-1] + 1]
-    space = block == 32         # (numpy's pairwise test: bytes' `b"  " in raw` is slower on these spaced texts)
-    # a space after a space or at a line's start or end is not one word separator
-    if (b"\t" in raw or b"\x0c" in raw or (space[1:] & space[:-1]).any() or space[starts[starts < newline]].any()
-            or space[newline[newline > starts] - 1].any()):
-        raw = _canonical(raw)
-        return _block_phrases(raw, np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10))
-    first, end = starts.reshape(-1, 3)[:, 1:].ravel(), newline.reshape(-1, 3)[:, 1:].ravel()   # lines 1 and 2
-    return block, first, end - first
+    return f"{ZLIB.crc32(array.reshape(-1).view(np.uint8), ZLIB.crc32(header)):08x}"
 
 
 def _strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.uint8]:
@@ -392,7 +192,7 @@ def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[i
     """One block of whole entries: each phrase's number among the block's distinct phrases (numbered in the order
     they first lie in the block), and those distinct phrases' (hash, check, text end to end, length, always kept,
     words). With ``among``, only the entries one of whose phrases it may hold (:meth:`_Grams.entries_touching`)."""
-    block, start, length = _block_phrases(raw, newline)
+    block, start, length = block_phrases(raw, newline)
     chunks = Chunks(block)
     if among is not None:
         kept = np.repeat(among.entries_touching(_tested_hashes(chunks, block, start, length, among.multiplier)), 2)
@@ -424,8 +224,8 @@ class _Grams:
 
     @classmethod
     def of(cls, lines: Sequence[Sequence[str]], max_n: int, multiplier: int, part: int = 8192) -> _Grams:
-        """The n-grams of ``lines`` (lowercased, split into words): :func:`_lines_ngram_hashes`."""
-        hashes = _lines_ngram_hashes(lines, max_n, multiplier, part)
+        """The n-grams of ``lines`` (lowercased, split into words): :func:`lines_ngram_hashes`."""
+        hashes = lines_ngram_hashes(lines, max_n, multiplier, part)
         top = (hashes >> np.uint64(64 - cls.BITS)).astype(np.intp)
         bitmap = np.zeros(1 << (cls.BITS - 3), dtype=np.uint8)
         np.bitwise_or.at(bitmap, top >> 3, np.left_shift(1, top & 7).astype(np.uint8))
@@ -648,7 +448,7 @@ class ParaphraseIndex:
                ) -> ParaphraseIndex:
         numbers: list[NDArray[np.int32]] = []        # every phrase's number among its block's distinct phrases
         fields: tuple[list[NDArray], ...] = ([], [], [], [], [], [])   # each block's distinct phrases: hash, check,
-        blocks = _entry_blocks(table, block_bytes)                      # text, length, always kept, words
+        blocks = entry_blocks(table, block_bytes)                      # text, length, always kept, words
         for number, parts in _mapped_ahead(lambda block: _block_distinct(block[0], block[1], multipliers, among),
                                            blocks):
             numbers.append(number)
@@ -817,13 +617,13 @@ class ParaphraseIndex:
 
     def ngram_hashes(self, lines: Sequence[Sequence[str]], part: int = 8192) -> NDArray[np.uint64]:
         """Sorted distinct hashes of the n-grams (up to the longest phrase) of lines split into words, as this
-        index hashes its phrases: what :meth:`kept_entries_for_grams` looks up (:func:`_lines_ngram_hashes`)."""
-        return _lines_ngram_hashes(lines, int(self.max_words), int(self.multipliers[0]), part)
+        index hashes its phrases: what :meth:`kept_entries_for_grams` looks up (:func:`lines_ngram_hashes`)."""
+        return lines_ngram_hashes(lines, int(self.max_words), int(self.multipliers[0]), part)
 
     def kept_entries_for_grams(self, *grams: NDArray[np.uint64]) -> NDArray[np.int64]:
         """:meth:`kept_entries` for the lines whose :meth:`ngram_hashes` are ``grams`` (one set per part of the
         lines: n-grams never cross a line, so the parts' union is the whole corpus's)."""
-        return self._kept(grams[0] if len(grams) == 1 else _sorted_distinct(np.concatenate(grams)))
+        return self._kept(grams[0] if len(grams) == 1 else sorted_distinct(np.concatenate(grams)))
 
     def _kept(self, grams: NDArray[np.uint64]) -> NDArray[np.int64]:
         """Entries whose two phrases are always kept or among ``grams`` (sorted)."""
