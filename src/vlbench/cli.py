@@ -77,6 +77,11 @@ def _parser(benches: Sequence[Benchmark] | None = None,
     d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")
     d.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     d.add_argument("--port", type=int, default=7860, help="port to serve on (default 7860)")
+    n = sub.add_parser("new-benchmark", help="write a plug-in package with every file a new benchmark needs "
+                                            "(a working stand-in to replace part by part)")
+    n.add_argument("id", help="the new benchmark's id: lower case, digits and underscores (my_bench)")
+    n.add_argument("--out", default=None, help="the new folder to write (default: ./vlbench-ID; never overwritten)")
+    n.add_argument("--name", default=None, help="the display name (default: the id in CamelCase)")
     return p
 
 
@@ -442,6 +447,19 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_new_benchmark(args: argparse.Namespace) -> int:
+    from .library.scaffold import new_benchmark
+
+    out = Path(args.out or f"vlbench-{args.id.replace('_', '-')}")
+    files = new_benchmark(args.id, out, args.name)
+    print(f"wrote {len(files)} files into {out}:")
+    for f in files:
+        print(f"  {f}")
+    print(f"next: cd {out} && pip install -e . && python -m pytest tests; then replace each part (its README.md "
+          "says what each file is)")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .engine.errors import InputError
 
@@ -584,7 +602,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "build": _cmd_build, "export": _cmd_export,
                 "doctor": _cmd_doctor, "demo": _cmd_demo, "report": _cmd_report,
                 "publish": _cmd_publish, "predict": _cmd_predict, "run": _cmd_predict,
-                "import": _cmd_import}[args.command](args)
+                "import": _cmd_import, "new-benchmark": _cmd_new_benchmark}[args.command](args)
     except ServiceError as exc:
         print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
         return 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,8 +231,9 @@ def space_folder(source: str | os.PathLike, out: str | os.PathLike, wheel: str |
         if f.is_file() and f.name != "requirements.txt" and not f.name.startswith(_SKIP_PREFIXES):
             shutil.copyfile(f, dst / rename.get(f.name, f.name))
     shutil.copyfile(wheel, dst / wheel.name)
+    # every line but vlbench's own (a plug-in's package, vlbench-<id>, stays: the Space needs it too)
     kept = [line for line in (src / "requirements.txt").read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.strip().startswith("vlbench")]
+            if line.strip() and not re.match(r"vlbench\s*($|[<>=!~\[;@])", line.strip())]
     (dst / "requirements.txt").write_text("\n".join([f"./{wheel.name}[java]", *kept]) + "\n", encoding="utf-8")
     return dst
 
