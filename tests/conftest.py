@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -250,3 +253,25 @@ def built_with_a_cut_image(sample_release: Path, out: Path, row: int = 3) -> tup
     ids = [str(i) for i in table.column("id").to_pylist()]
     return out, ids[row], ids
 
+
+@contextlib.contextmanager
+def scaffolded(folder: Path, benchmark_id: str = "count_demo") -> Iterator[Path]:
+    """``vlbench new-benchmark``'s package written into ``folder``, imported and registered in this process (as a
+    notebook would with ``vlbench.register``) while the block runs; yields the package's ``samples`` folder."""
+    import vlbench
+    from vlbench.benchmarks import unregister
+    from vlbench.library.scaffold import new_benchmark
+
+    new_benchmark(benchmark_id, folder)
+    src = str(folder / "src")
+    sys.path.insert(0, src)
+    try:
+        vlbench.register(importlib.import_module(f"vlbench_{benchmark_id}").BENCHMARK)
+        try:
+            yield folder / "src" / f"vlbench_{benchmark_id}" / "samples"
+        finally:
+            unregister(benchmark_id)
+    finally:
+        sys.path.remove(src)
+        for name in [m for m in sys.modules if m.split(".")[0] == f"vlbench_{benchmark_id}"]:
+            del sys.modules[name]

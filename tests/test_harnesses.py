@@ -186,3 +186,23 @@ def test_import_vlmevalkit_workbook(hub, nocaps_sample, tmp_path):
     proc = run_cli("import", "vlmevalkit", str(bad), "--benchmark", "nocaps", "--data", str(hub / "nocaps"),
                    "--out", str(tmp_path / "x.json"))
     assert proc.returncode == 2 and "not a readable .xlsx" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_scaffolded_benchmark_is_an_lmms_eval_task_with_its_metric_directions(tmp_path):
+    """``vlbench new-benchmark``'s package, registered in this process, built and written into a task pack: lmms-eval's
+    TaskManager loads its task, MAE is declared lower-is-better, accuracy higher, and answers in words aggregate
+    to the hand-derived numbers of its good predictions (counts 3, 1, 4, 2, 9 against 3, 1, 4, 1, 5: accuracy
+    100 * 3 / 5 = 60.0, MAE 5 / 5 = 1.0); the answer without a number counts as no prediction."""
+    from conftest import scaffolded
+    from vlbench.lmms_eval_tasks import write_task_pack
+
+    with scaffolded(tmp_path / "pkg") as samples:
+        api.build("count_demo", samples / "references.json", tmp_path / "hub", allow_missing_images=True)
+        pack = write_task_pack(tmp_path / "pack", {"count_demo": tmp_path / "hub"})
+        task = _task(pack, "vlbench_count_demo_test")
+        assert task.higher_is_better() == {"accuracy": True, "MAE": False}
+        counts = {p["image_id"]: p["count"] for p in json.loads((samples / "predictions_good.json").read_text())}
+        assert _aggregate(task, lambda doc: f"I count {counts[doc['image_id']]} objects.") == {"accuracy": 60.0,
+                                                                                              "MAE": 1.0}
+        unanswered = _aggregate(task, lambda doc: "many" if doc["image_id"] == 0 else str(counts[doc["image_id"]]))
+        assert unanswered == {"accuracy": 40.0, "MAE": 1.8}      # image 0 as -1: |-1 - 3| = 4 more, one hit less

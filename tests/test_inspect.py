@@ -187,3 +187,41 @@ def test_a_relative_data_folder_is_the_caller_s_on_the_inspect_command_line(buil
     assert proc.returncode == 0, proc.stderr[-2000:]
     log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
     assert len(log.samples) == 16 and log.eval.task_args["data"] == "hub/ref_l4"
+
+
+def test_a_scaffolded_benchmark_is_an_inspect_task(tmp_path):
+    """``vlbench new-benchmark``'s package, registered in this process and built with images, run as the Inspect
+    task by inspect-ai's runner with the offline ``mockllm/model`` answering "There are 3 objects." every time (its
+    usage given, so the runner counts no tokens): counts 3 against 3, 1, 4, 1, 5 give accuracy 100 * 1 / 5 = 20.0 and
+    MAE (0 + 2 + 1 + 2 + 2) / 5 = 1.4, and ``vlbench import inspect`` turns the log into a file vlbench scores the
+    same."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from PIL import Image
+
+    from conftest import scaffolded
+    from vlbench.harnesses import import_answers
+    from vlbench.inspect_tasks import vlbench as vlbench_task
+    from vlbench.library import api
+
+    def answer(*_):
+        output = ModelOutput.from_content(model="mockllm/model", content="There are 3 objects.")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=5, total_tokens=6)
+        return output
+
+    want = {"accuracy": 20.0, "MAE": 1.4}
+    with scaffolded(tmp_path / "pkg") as samples:
+        images = tmp_path / "images"
+        images.mkdir()
+        for i in range(5):
+            Image.new("RGB", (32 + 4 * i, 24), (40 * i, 90, 160)).save(images / f"{i}.jpg", format="JPEG")
+        api.build("count_demo", samples / "references.json", tmp_path / "hub", images=images)
+        model = get_model("mockllm/model", custom_outputs=answer)
+        log, = inspect_eval(vlbench_task(benchmark="count_demo", data=str(tmp_path / "hub")), model=model,
+                            log_dir=str(tmp_path / "logs"), display="none")
+        assert log.status == "success", log.error
+        metrics = {name: m.value for score in log.results.scores for name, m in score.metrics.items()}
+        assert metrics == pytest.approx(want)
+        out = tmp_path / "p.json"
+        import_answers("inspect", log.location, "count_demo", tmp_path / "hub", out)
+        assert api.score("count_demo", tmp_path / "hub", out).metrics == pytest.approx(want)

@@ -7,7 +7,6 @@ predictions 3, 1, 4, 2, 9 -> accuracy 100 * 3 / 5 = 60.0, MAE (0 + 0 + 0 + 1 + 4
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import vlbench
-from vlbench.benchmarks import unregister
+from conftest import scaffolded
 from vlbench.engine.errors import InputError
 from vlbench.library.metric_card import missing_regions, render
 from vlbench.library.scaffold import new_benchmark
@@ -33,28 +32,16 @@ def _cli(env, *args, cwd=None):
 def test_the_package_scores_in_process_and_its_card_is_complete(tmp_path):
     """Written, imported and registered as a notebook would: the sample files give the hand-derived numbers, the
     card has every generated region and they are current (rendering them again changes nothing)."""
-    files = new_benchmark("count_demo", tmp_path / "pkg")
-    assert Path("src/vlbench_count_demo/evaluate_modules/count_demo/README.md") in files
-    assert Path("tests/golden/example/expected.json") in files and not list((tmp_path / "pkg").rglob("*.tmpl"))
-    src = tmp_path / "pkg" / "src"
-    sys.path.insert(0, str(src))
-    try:
-        module = importlib.import_module("vlbench_count_demo")
-        vlbench.register(module.BENCHMARK)
-        try:
-            samples = src / "vlbench_count_demo" / "samples"
-            for quality, want in (("good", GOOD), ("poor", POOR)):
-                got = vlbench.score("count_demo", samples / "references.json", samples / f"predictions_{quality}.json")
-                assert got.metrics == pytest.approx(want)
-            card = (Path(vlbench.metric_path("count_demo")) / "README.md").read_text()
-            assert missing_regions(card) == [] and render(card, "count_demo") == card
-            assert "`MAE` | mean absolute error (objects)" in card
-        finally:
-            unregister("count_demo")
-    finally:
-        sys.path.remove(str(src))
-        for name in [m for m in sys.modules if m.startswith("vlbench_count_demo")]:
-            del sys.modules[name]
+    with scaffolded(tmp_path / "pkg") as samples:
+        files = sorted(p.relative_to(tmp_path / "pkg") for p in (tmp_path / "pkg").rglob("*") if p.is_file())
+        assert Path("src/vlbench_count_demo/evaluate_modules/count_demo/README.md") in files
+        assert Path("tests/golden/example/expected.json") in files and not list((tmp_path / "pkg").rglob("*.tmpl"))
+        for quality, want in (("good", GOOD), ("poor", POOR)):
+            got = vlbench.score("count_demo", samples / "references.json", samples / f"predictions_{quality}.json")
+            assert got.metrics == pytest.approx(want)
+        card = (Path(vlbench.metric_path("count_demo")) / "README.md").read_text()
+        assert missing_regions(card) == [] and render(card, "count_demo") == card
+        assert "`MAE` | mean absolute error (objects)" in card
 
 
 def test_a_bad_id_a_taken_id_or_an_existing_folder_writes_nothing(tmp_path):

@@ -102,7 +102,7 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
                                           "temperature": 0, "num_beams": 1},
                     "process_results": _Function(f"vlbench_lmms.{name}_process_results"),
                     "metric_list": [{"metric": key, "aggregation": _Function(f"vlbench_lmms.{name}_{key}"),
-                                     "higher_is_better": True} for key in bench.metric_keys],
+                                     "higher_is_better": key not in bench.lower_is_better} for key in bench.metric_keys],
                     "metadata": {"version": 1.0, "source": "vlbench", "box_format": fmt}}
             write_text_atomic(out / f"{name}.yaml", _yaml(task), "task YAML")
     write_text_atomic(out / "vlbench_lmms.py", "\n".join(shim) + "\n", "task functions")
