@@ -107,6 +107,34 @@ def test_suppression_equals_the_per_image_loop(data, block):
     assert info["after"] == len(expected)
 
 
+def test_the_viewer_draws_what_the_suppression_removes_as_suppressed(ovdeval_sample):
+    """The sample's poor color predictions in the Space's viewer (every score shown, all queries): the boxes drawn
+    ``suppressed`` are exactly those the per-image reference loop of the official suppression removes
+    (``reference/ovdeval_nms.py``), and each other predicted box is drawn as a match or an error, never suppressed;
+    a removed box counts as no error in the scene's badness."""
+    from vlbench.benchmarks import get_benchmark
+    from vlbench.benchmarks.protocol.views import detection_badness
+
+    refs = api.load_references("ovdeval", ovdeval_sample / "annotations" / "color.json")
+    preds = json.loads((ovdeval_sample / "predictions_poor" / "color.json").read_text())
+    result = api.score("ovdeval", ovdeval_sample / "annotations" / "color.json",
+                       ovdeval_sample / "predictions_poor" / "color.json")
+    gt_json = json.loads((ovdeval_sample / "annotations" / "color.json").read_text())
+    kept = ovdeval_nms.suppress(gt_json["annotations"], preds)
+    removed = {(p["image_id"], tuple(p["bbox"])) for p in preds if p not in kept}
+    assert removed                                                   # the case has something to show
+    drawn: dict[str, set] = {}
+    for scene in get_benchmark("ovdeval").views.scenes(refs, preds, result):
+        boxes, _ = scene.boxes("all", 0.0)
+        for box, _, kind in boxes:
+            drawn.setdefault(kind, set()).add((scene.keys[0], tuple(box)))
+        unremoved = [p for p in scene.predicted if tuple(p[0]) not in scene.removed]
+        assert scene.badness == detection_badness(scene.gt, unremoved)
+    assert drawn["suppressed"] == removed
+    kept_boxes = {(p["image_id"], tuple(p["bbox"])) for p in kept}
+    assert not (drawn["suppressed"] & (kept_boxes - removed))
+
+
 def test_ties_keep_the_later_prediction_and_are_counted():
     gt_json = {"images": [{"id": 0}], "categories": [{"id": 0, "name": "a"}, {"id": 1, "name": "b"}],
                "annotations": [{"id": 1, "image_id": 0, "category_id": 0, "bbox": [0, 0, 10, 10], "area": 100, "iscrowd": 0}]}

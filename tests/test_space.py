@@ -491,6 +491,53 @@ def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
     page.close()
 
 
+def test_browser_viewer_draws_the_suppressed_boxes_in_their_own_colour(server, browser, tmp_path):
+    """OVDEval 'color', the poor example, on the image where the GT-guided suppression removes the most boxes (the
+    per-image reference loop, ``reference/ovdeval_nms.py``, counts those scoring at least the viewer's first
+    threshold): in the real browser, every query shown, the page lists that many boxes as ``suppressed``, each shows the grey of
+    ``report.COLOURS`` on its four edges in a screenshot of the drawn image, and the legend names them."""
+    import io
+    from collections import Counter
+
+    import numpy as np
+    from PIL import Image
+
+    from reference import ovdeval_nms
+    from vlbench.benchmarks.protocol.views import SHOW_SCORE
+    from vlbench.library.report import COLOURS
+
+    gt_json = json.loads(Path(sample_references("ovdeval", "color")).read_text())
+    preds = json.loads(Path(example_predictions("ovdeval", "poor", "color")).read_text())
+    kept = ovdeval_nms.suppress(gt_json["annotations"], preds)
+    removed = Counter(p["image_id"] for p in preds if p not in kept and p["score"] >= SHOW_SCORE)  # shown at first
+    image, count = removed.most_common(1)[0]
+    page = browser.new_page(viewport={"width": 1280, "height": 2200})
+    _open(page, server)
+    _choose(page, "bench", "OVDEval")
+    page.wait_for_timeout(500)
+    _choose(page, "subset", "color")
+    page.locator("#example-poor").click()
+    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+    page.get_by_role("tab", name="Samples").click()
+    _wait_for_view(page)
+    page.locator("#image-pick input").click()
+    page.get_by_role("option", name=re.compile(rf"image {image}:")).click()
+    page.wait_for_timeout(1500)
+    _wait_for_view(page)
+    shown, listed = _shown_boxes(page)
+    suppressed = [b for b in listed["boxes"] if b["kind"] == "suppressed"]
+    assert len(suppressed) == count, listed["boxes"]
+    assert "suppression" in page.locator("#legend").inner_text()
+    shot = tmp_path / "view.png"
+    page.locator("#view img").screenshot(path=str(shot))
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copy(shot, ARTIFACTS / "space_viewer_suppressed.png")
+    pixels = np.asarray(Image.open(io.BytesIO(shot.read_bytes())))
+    for b in suppressed:
+        assert _outline_seen(pixels, b["xyxy"], COLOURS["suppressed"], _content_box(shown)) == 4, b
+    page.close()
+
+
 def test_browser_nocaps_errors_tab_shows_what_nocaps_has(server, browser):
     """nocaps' analysis has no error types (#55): the Errors tab says what it holds (its note), never the detection
     text about error types, and its "worst examples" dropdown offers what nocaps has (the lowest-CIDEr images,

@@ -22,7 +22,8 @@ PAGE_SIZE = 20
 LEGEND_WORDS = {"gt": "ground truth found", "miss": "ground truth missed",
                 "match": "prediction matching a ground truth of its label (IoU ≥ 0.5)",
                 "negative": "hard negative: a negative label of the image on an object (an error)",
-                "wrong_label": "another object's label on an object (an error)", "fp": "false positive on nothing"}
+                "wrong_label": "another object's label on an object (an error)", "fp": "false positive on nothing",
+                "suppressed": "removed by the benchmark's suppression before scoring (no match, no error)"}
 
 
 def legend() -> str:

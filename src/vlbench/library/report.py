@@ -213,7 +213,7 @@ def image_reader(references: str | os.PathLike) -> Callable[[str], bytes | None]
 
 #: outline colours of the box kinds of :class:`~vlbench.benchmarks.benchmark.Sample`
 COLOURS = {"gt": (20, 170, 60), "miss": (240, 150, 0), "match": (40, 110, 230), "fp": (220, 40, 40),
-           "negative": (150, 40, 200), "wrong_label": (230, 60, 170)}
+           "negative": (150, 40, 200), "wrong_label": (230, 60, 170), "suppressed": (130, 130, 130)}
 
 
 #: the shorter side of a drawn sample, in pixels: small images are enlarged so that boxes and labels are readable

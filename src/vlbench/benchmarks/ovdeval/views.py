@@ -10,7 +10,7 @@ import numpy as np
 
 from ..protocol.views import Scene, Table, detection_badness
 from . import schema
-from .records import OVDEvalReferences
+from .records import OVDEvalReferences, OVDEvalSubset
 
 #: predictions below this score are not kept for the viewer (its slider starts at this value)
 MIN_SCORE = 0.05
@@ -102,10 +102,30 @@ def scenes(refs: OVDEvalReferences, predictions: Any, result: Any) -> list[Scene
             label = gt.category_names.get(category, str(category))
             image = p.get("image_id") if gt.id_table is None else gt.id_table.get(p.get("image_id"))
             pred_by.setdefault(image, []).append((p["bbox"], label, float(p["score"])))
+    removed = _suppressed_boxes(gt, predictions, result.protocol)
     out = []
     for img in gt.image_ids.tolist():
-        errors = detection_badness(gt_by.get(img, []), pred_by.get(img, []))
+        gone = removed.get(img, frozenset())
+        errors = detection_badness(gt_by.get(img, []), pred_by.get(img, []), removed=gone)
         out.append(Scene(image=gt.image_file.get(img) or None, title=f"image {img}: {errors} missed or spurious boxes",
                          badness=errors, gt=gt_by.get(img, []), predicted=pred_by.get(img, []), keys=(img,),
-                         negatives=gt.image_negatives.get(img, frozenset())))
+                         negatives=gt.image_negatives.get(img, frozenset()), removed=gone))
     return out
+
+
+def _suppressed_boxes(gt: OVDEvalSubset, predictions: list[Any], protocol: str
+                      ) -> dict[int, frozenset[tuple[float, ...]]]:
+    """Per image, the boxes (xywh tuples) the GT-guided suppression removes before NMS-AP is computed (the
+    scorer's own :func:`~.scorer.suppress`, so the picture is the metric's)."""
+    from ...engine.errors import VlbenchError
+    from .scorer import parse_predictions, suppress
+
+    try:
+        preds = parse_predictions(predictions, gt, protocol=protocol)
+    except VlbenchError:            # the score already said what is wrong with the file
+        return {}
+    keep, _ = suppress(gt, preds)
+    out: dict[int, set[tuple[float, ...]]] = {}
+    for img, box in zip(preds.image_id[~keep].tolist(), preds.box_xywh[~keep].tolist()):
+        out.setdefault(img, set()).add(tuple(box))
+    return {img: frozenset(boxes) for img, boxes in out.items()}

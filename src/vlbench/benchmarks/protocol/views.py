@@ -103,6 +103,9 @@ class Scene:
     #: the queries that are negatives of this image (OVDEval's neg_text, OmniLabel's negative descriptions): a box
     #: named so on an object is drawn as a hard negative, never as a match
     negatives: frozenset[str] = frozenset()
+    #: predicted boxes (xywh, as tuples) the benchmark's own step removed before scoring (a suppression): drawn as
+    #: ``suppressed``, neither matches nor errors
+    removed: frozenset[tuple[float, ...]] = frozenset()
 
     def queries(self) -> list[str]:
         """The queries of this image, in first-seen order."""
@@ -125,12 +128,17 @@ class Scene:
                 best[tuple(box)] = (value, q)
         gt_boxes = [(list(b), " / ".join(q[:2]) if every else "GT") for b, q in gt.items()]
         scored = any(score is not None for _, _, score in self.predicted)
-        shown = [(list(b), " ".join(([q] if every else []) + ([f"{s:.2f}"] if scored else [] if every else
-                                                                ["prediction"])))
-                 for b, (s, q) in best.items()]
+
+        def shown(boxes: dict[tuple[float, ...], tuple[float, str]]) -> list[tuple[list[float], str]]:
+            return [(list(b), " ".join(([q] if every else []) + ([f"{s:.2f}"] if scored else [] if every else
+                                                                 ["prediction"]))) for b, (s, q) in boxes.items()]
+
+        kept = {b: v for b, v in best.items() if b not in self.removed}
         other = [box for box, q in self.gt if not every and q != query]   # the objects of other queries
-        return mark_boxes(gt_boxes, shown, gt_queries=list(gt.values()), pred_queries=[q for _, q in best.values()],
-                          other_gt=other, negatives=self.negatives)
+        marked, errors = mark_boxes(gt_boxes, shown(kept), gt_queries=list(gt.values()),
+                                    pred_queries=[q for _, q in kept.values()], other_gt=other, negatives=self.negatives)
+        removed = {b: v for b, v in best.items() if b in self.removed}
+        return marked + [(b, label, "suppressed") for b, label in shown(removed)], errors
 
     def sample(self, query: str = ALL_QUERIES, threshold: float = SHOW_SCORE) -> Sample:
         """This scene as one drawable :class:`Sample`."""
@@ -139,9 +147,10 @@ class Scene:
 
 
 def detection_badness(gt: list[tuple[list[float], str]], predicted: list[tuple[list[float], str, float | None]],
-                      threshold: float = SHOW_SCORE) -> int:
-    """Missed plus spurious boxes of one image, query by query, predictions at or above ``threshold``."""
-    scene = Scene(image=None, title="", badness=0.0, gt=gt, predicted=predicted)
+                      threshold: float = SHOW_SCORE, removed: frozenset[tuple[float, ...]] = frozenset()) -> int:
+    """Missed plus spurious boxes of one image, query by query, predictions at or above ``threshold`` (those in
+    ``removed`` left out, as the scorer leaves them out)."""
+    scene = Scene(image=None, title="", badness=0.0, gt=gt, predicted=predicted, removed=removed)
     return sum(scene.boxes(q, threshold)[1] for q in scene.queries())
 
 
