@@ -100,6 +100,18 @@ def _choose(page, elem_id: str, option: str) -> None:
     page.get_by_role("option", name=option, exact=True).click()
 
 
+def _scored_ovdeval_color_poor(browser, server: str, height: int):
+    """A new page of the Space with OVDEval's 'color' poor example scored."""
+    page = browser.new_page(viewport={"width": 1280, "height": height})
+    _open(page, server)
+    _choose(page, "bench", "OVDEval")
+    page.wait_for_timeout(500)
+    _choose(page, "subset", "color")
+    page.locator("#example-poor").click()
+    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+    return page
+
+
 def _headline(page) -> dict[str, float | None]:
     """metric -> value of the headline table (a third column, the tie bounds, is there when scores tie)."""
     rows = [r.split("\t") for r in page.locator("#headline").inner_text().splitlines()[1:]]
@@ -461,13 +473,7 @@ def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
     expected = api.score("ovdeval", sample_references("ovdeval", "color"), example_predictions("ovdeval", "poor",
                                                                                               "color"), analysis=True)
     worst = expected.analysis["examples"]["hard_negative"][0]
-    page = browser.new_page(viewport={"width": 1280, "height": 1800})
-    _open(page, server)
-    _choose(page, "bench", "OVDEval")
-    page.wait_for_timeout(500)
-    _choose(page, "subset", "color")
-    page.locator("#example-poor").click()
-    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+    page = _scored_ovdeval_color_poor(browser, server, height=1800)
     page.get_by_role("tab", name="Errors").click()
     table = page.locator("#errors-table")
     table.get_by_text("hard_negative").first.wait_for(timeout=20_000)
@@ -511,13 +517,7 @@ def test_browser_viewer_draws_the_suppressed_boxes_in_their_own_colour(server, b
     kept = ovdeval_nms.suppress(gt_json["annotations"], preds)
     removed = Counter(p["image_id"] for p in preds if p not in kept and p["score"] >= SHOW_SCORE)  # shown at first
     image, count = removed.most_common(1)[0]
-    page = browser.new_page(viewport={"width": 1280, "height": 2200})
-    _open(page, server)
-    _choose(page, "bench", "OVDEval")
-    page.wait_for_timeout(500)
-    _choose(page, "subset", "color")
-    page.locator("#example-poor").click()
-    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+    page = _scored_ovdeval_color_poor(browser, server, height=2200)
     page.get_by_role("tab", name="Samples").click()
     _wait_for_view(page)
     page.locator("#image-pick input").click()
