@@ -505,6 +505,27 @@ def test_each_preset_prompt_is_what_the_family_s_processor_expects(name, family_
         assert runs == 1, text
 
 
+def test_a_cut_off_florence2_answer_is_truncated_not_no_box(family_models, oracle_data, tmp_path, monkeypatch):
+    """Florence-2 is an encoder-decoder whose decoder starts from its EOS id (BART's decoder_start_token_id), so
+    every generated row opens with that id. Its perfect Ref-L4 answers ("DOG<loc_a><loc_b><loc_c><loc_d>") cut after
+    3 new tokens, no end token: each item is a truncated answer (the limit to raise), not "no box" as the leading
+    start id made it look before."""
+    from transformers import GenerationMixin
+
+    perfect = _perfect_generate(WRITERS["Florence-2"][0], family_models["Florence-2"])
+
+    def cut(self, input_ids=None, max_new_tokens=None, **kwargs):
+        return perfect(self, input_ids=input_ids, **kwargs)[:, :1 + max_new_tokens]     # the start id, then 3
+
+    monkeypatch.setattr(GenerationMixin, "generate", cut)
+    out = tmp_path / "cut.json"
+    report = predict("ref_l4", str(family_models["Florence-2"]), oracle_data / "ref_l4", out, split="val",
+                     max_new_tokens=3, progress=False)
+    meta = json.loads(Path(f"{out}.meta.json").read_text())
+    assert list(meta["failures"]) == ["truncated answer"] and report.items == len(EXPRESSIONS)
+    assert meta["failures"]["truncated answer"] == len(EXPRESSIONS)
+
+
 def test_a_cut_off_list_keeps_its_complete_entries_and_says_so(family_models, oracle_data, tmp_path, monkeypatch):
     """Qwen3-VL's perfect JSON list cut at the answer length (no end token): the complete entries are kept, the
     item is reported as a truncated answer (not as a label mismatch), and the default length is recorded."""

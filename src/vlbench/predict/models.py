@@ -294,6 +294,10 @@ def generate(loaded: LoadedModel, items: list[PredictItem], prompts: list[str], 
             and bool((generated[:, :prompt_ids.shape[1]] == prompt_ids.to(generated.device)).all())):
         new = generated[:, prompt_ids.shape[1]:]
     stop = _stop_ids(loaded)
+    # an encoder-decoder's rows open with its decoder start token, which is the EOS id for Florence-2 (BART): not an
+    # end, so a cut-off answer still reads as cut off
+    decoder_start = (getattr(loaded.model.generation_config, "decoder_start_token_id", None)
+                     if getattr(loaded.model.config, "is_encoder_decoder", False) else None)
     rows = new.tolist()
     texts = loaded.processor.batch_decode(new, skip_special_tokens=text_answer)
     tokenizer = getattr(loaded.processor, "tokenizer", loaded.processor)
@@ -310,7 +314,8 @@ def generate(loaded: LoadedModel, items: list[PredictItem], prompts: list[str], 
         if logprobs is not None:
             start, end = _token_offsets(tokenizer, row, raw, text_answer)
             tokens = TokenScores(logprobs[n], position[start], position[end])
-        answers.append(Answer(text, size, truncated=len(row) >= max_new_tokens and not stop & set(row), tokens=tokens))
+        body = row[1:] if decoder_start is not None and row[:1] == [decoder_start] else row
+        answers.append(Answer(text, size, truncated=len(body) >= max_new_tokens and not stop & set(body), tokens=tokens))
     return answers
 
 
