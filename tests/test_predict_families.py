@@ -505,6 +505,50 @@ def test_each_preset_prompt_is_what_the_family_s_processor_expects(name, family_
         assert runs == 1, text
 
 
+def _llava_crop(objs, size, _):
+    """LLaVA-1.5 as a centre-cropping processor shows the image: fractions of the centred square of side min(W, H)."""
+    (_, (x1, y1, x2, y2)), (w, h) = objs[0], size
+    side = min(w, h)
+    ox, oy = (w - side) / 2, (h - side) / 2
+    return "[" + ", ".join(f"{v:.4f}" for v in ((x1 - ox) / side, (y1 - oy) / side, (x2 - ox) / side,
+                                                (y2 - oy) / side)) + "]"
+
+
+@pytest.mark.parametrize("config, want", [({"do_pad": True, "do_center_crop": True}, "normalized-square"),
+                                          ({"do_pad": False, "do_center_crop": True}, "normalized-crop"),
+                                          ({"do_center_crop": True}, "normalized-crop"),
+                                          ({"do_pad": False, "do_center_crop": False,
+                                            "size": {"height": 32, "width": 32}}, "normalized")])
+def test_llava_boxes_are_read_in_the_square_its_processor_makes(config, want, family_models, oracle_data, tmp_path,
+                                                                monkeypatch):
+    """LLaVA-1.5's boxes are fractions of the square the model saw. The reference code pads the image to it
+    (expand2square; an image processor with ``do_pad``), the HF-format checkpoints' CLIP processor centre-crops it
+    (``do_center_crop``, no ``do_pad``), and one doing neither stretches the whole image. The tiny LLaVA with each
+    processor config: the convention chosen is the processor's (recorded in the settings), and perfect answers
+    written in it give back every Ref-L4 box within 1 px (the centre-cropped square of side min(W, H) at offset
+    ((W - S) / 2, (H - S) / 2); the stretched image per axis)."""
+    import shutil
+
+    from transformers import GenerationMixin
+
+    folder = tmp_path / "llava"
+    shutil.copytree(family_models["LLaVA-1.5"], folder)
+    saved = json.loads((folder / "processor_config.json").read_text())       # transformers 5 keeps it here
+    saved["image_processor"].pop("do_pad", None)
+    saved["image_processor"].update(config)
+    (folder / "processor_config.json").write_text(json.dumps(saved))
+    writers = {"normalized-square": _llava, "normalized-crop": _llava_crop,
+               "normalized": lambda objs, size, _: "[" + ", ".join(
+                   f"{v / size[k % 2]:.4f}" for k, v in enumerate(objs[0][1])) + "]"}
+    monkeypatch.setattr(GenerationMixin, "generate", _perfect_generate(writers[want], folder))
+    out = tmp_path / "ref.json"
+    report = predict("ref_l4", str(folder), oracle_data / "ref_l4", out, split="val", progress=False)
+    assert report.settings.box_format == want and not report.failures, report.answers
+    for entry in json.loads(out.read_text()):
+        size, (x, y, w, h) = EXPRESSIONS[list(EXPRESSIONS)[entry["id"]]]
+        assert _close(entry["pred_bbox"], [x, y, x + w, y + h]), entry
+
+
 def test_a_cut_off_florence2_answer_is_truncated_not_no_box(family_models, oracle_data, tmp_path, monkeypatch):
     """Florence-2 is an encoder-decoder whose decoder starts from its EOS id (BART's decoder_start_token_id), so
     every generated row opens with that id. Its perfect Ref-L4 answers ("DOG<loc_a><loc_b><loc_c><loc_d>") cut after

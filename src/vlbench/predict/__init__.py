@@ -15,6 +15,7 @@ names one. torch and transformers load only when a model runs (``pip install "vl
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -301,6 +302,8 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
         raise InputError(f"{bench.display_name} cannot be answered by {_a(info.kind)} model", file=model,
                          fix="use " + " or ".join(f"{_a(k)} model" for k in predictor.kinds))
     preset = info.family.preset(predictor.answer_kind, prompt, box_format) if info.kind == GENERATOR else None
+    if preset is not None and box_format is None and preset.box_format == "normalized-square" and info.square_view:
+        preset = dataclasses.replace(preset, box_format=info.square_view)     # the square the processor makes
     data_rows, split = load_data(bench.id, data, split=split, config=config)      # before the (slow) model
     every = _items(bench, data_rows, info.kind, data)
     items = every[:limit]

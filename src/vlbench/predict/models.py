@@ -21,7 +21,7 @@ from ..engine.errors import InputError
 from .confidence import TokenScores, strip_with_offsets
 from .families import DETECTOR, GENERATOR, Family, Preset, family_of
 
-__all__ = ["LoadedModel", "ModelInfo", "Answer", "require_extra", "inspect_model", "load_model", "detect",
+__all__ = ["LoadedModel", "ModelInfo", "Answer", "require_extra", "inspect_model", "square_view", "load_model", "detect",
            "generate", "has_chat_template"]
 
 
@@ -33,6 +33,9 @@ class ModelInfo:
     model_type: str
     family: Family
     is_encoder_decoder: bool = False
+    #: how the image processor makes the square a padded-square family (LLaVA-1.5) sees, as a box convention
+    #: (:func:`square_view`); None where the family has no such convention or the processor says nothing
+    square_view: str | None = None
 
 
 @dataclass
@@ -113,7 +116,28 @@ def inspect_model(name: str, *, revision: str | None = None, kind: str | None = 
             raise InputError(f"{family.name} processors need {package}, which does not load here "
                              f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})", file=name,
                              fix=f'pip install "vlbench[predict]" (it installs {package} matching your torch)') from None
-    return ModelInfo(kind, config.model_type, family, bool(getattr(config, "is_encoder_decoder", False)))
+    square = None
+    if any(p.box_format == "normalized-square" for p in family.presets.values()):
+        square = square_view(name, revision)
+    return ModelInfo(kind, config.model_type, family, bool(getattr(config, "is_encoder_decoder", False)), square)
+
+
+def square_view(name: str, revision: str | None = None) -> str | None:
+    """The box convention of the square a LLaVA-1.5 model sees, from its image processor's config: padded
+    (``do_pad``, the reference code's ``expand2square``) -> ``normalized-square``; centre-cropped
+    (``do_center_crop``, the CLIP processor of the HF-format checkpoints) -> ``normalized-crop``; resized whole ->
+    ``normalized``. None without a readable preprocessor config (the family's convention then stands)."""
+    from transformers.image_processing_base import ImageProcessingMixin
+
+    try:
+        config, _ = ImageProcessingMixin.get_image_processor_dict(name, revision=revision)
+    except Exception as exc:        # no preprocessor_config.json, or an unreadable one
+        if isinstance(exc, (KeyboardInterrupt, MemoryError)):
+            raise
+        return None
+    if config.get("do_pad"):
+        return "normalized-square"
+    return "normalized-crop" if config.get("do_center_crop", True) else "normalized"
 
 
 def _first_line(exc: BaseException) -> str:

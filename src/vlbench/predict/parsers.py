@@ -13,6 +13,9 @@ Conventions (from the families' model cards, processors and reference code):
 - ``normalized``: fractions 0..1 of the image.
 - ``normalized-square`` (LLaVA-1.5): fractions 0..1 of the image padded to a centred square (``expand2square``):
   ``x = v * S - (S - W) / 2`` with ``S = max(W, H)``.
+- ``normalized-crop`` (LLaVA-1.5 checkpoints whose image processor centre-crops, as the HF-format ones on the Hub
+  do: ``do_center_crop`` without ``do_pad``): fractions 0..1 of the centred square the model saw,
+  ``x = v * S + (W - S) / 2`` with ``S = min(W, H)``.
 - ``grid-1000`` (Qwen2-VL ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>``, Qwen3-VL / Qwen3.5 JSON, InternVL
   ``<box>[[...]]</box>``, GLM-4.1V ``<|begin_of_box|>...``): a 0..1000 grid, ``v / 1000``.
 - ``grid-999`` (DeepSeek-VL2 ``<|det|>[[...]]<|/det|>``): a 0..999 grid, ``v / 999``.
@@ -43,6 +46,7 @@ BOX_FORMATS = {
     "pixel-resized": "pixels of the resized model input (Qwen2.5-VL)",
     "normalized": "fractions 0..1 of the image",
     "normalized-square": "fractions 0..1 of the image padded to a centred square (LLaVA-1.5)",
+    "normalized-crop": "fractions 0..1 of the image's centred square crop (LLaVA-1.5 with a centre-cropping processor)",
     "grid-1000": "a 0..1000 grid of the image (Qwen2-VL, Qwen3-VL, Qwen3.5, InternVL, GLM-4.1V)",
     "grid-999": "a 0..999 grid of the image (DeepSeek-VL2)",
     "grid-1000-yx": "y first, a 0..1000 grid (Gemini's box_2d)",
@@ -265,6 +269,10 @@ def _to_pixels(box: list[float], box_format: str, image_size: tuple[int, int], i
         sx, sy = width / 1023, height / 1023
     elif box_format == "normalized-square":
         side = max(width, height)
+        sx = sy = side
+        ox, oy = (side - width) / 2, (side - height) / 2
+    elif box_format == "normalized-crop":
+        side = min(width, height)
         sx = sy = side
         ox, oy = (side - width) / 2, (side - height) / 2
     elif box_format in ("normalized", "patch-32"):
