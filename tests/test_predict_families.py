@@ -704,3 +704,18 @@ def test_a_detector_keeps_its_best_top_k_on_the_device_as_a_stable_sort_of_all_i
         capped = run(loaded, images, queries, 0.0, k)
         assert capped.boxes == [sorted(boxes, key=lambda b: -b[0])[:k] for boxes in every.boxes]
         assert capped.non_finite == every.non_finite == [0, 0, 0]
+
+
+def test_a_kind_the_model_is_not_is_named_for_what_the_model_is(family_models):
+    """``--kind image-text-to-text`` on an OWL-ViT folder (a zero-shot detector) and ``--kind detector`` on a Qwen2-VL
+    folder: each refusal says what the model is and to drop --kind (before, the first answered "OWL-ViT models have
+    no documented way to answer with boxes", as if a VLM lacked a prompt)."""
+    from vlbench.engine.errors import InputError
+    from vlbench.predict import models
+
+    with pytest.raises(InputError, match=r"OWL-ViT models are zero-shot object detectors: --kind "
+                                         r"image-text-to-text cannot run them.*drop --kind"):
+        models.inspect_model(str(family_models["OWL-ViT"]), kind="image-text-to-text")
+    with pytest.raises(InputError, match=r"Qwen2-VL models are image-text-to-text models: --kind detector"):
+        models.inspect_model(str(family_models["Qwen2-VL"]), kind="detector")
+    assert models.inspect_model(str(family_models["OWL-ViT"])).kind == "detector"

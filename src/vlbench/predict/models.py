@@ -19,7 +19,7 @@ import numpy as np
 from ..benchmarks.protocol.predicting import DetectorAnswer, PredictItem
 from ..engine.errors import InputError
 from .confidence import TokenScores, strip_with_offsets
-from .families import DETECTOR, GENERATOR, Family, Preset, family_of
+from .families import DETECTOR, GENERATOR, OTHER, Family, Preset, family_of
 
 __all__ = ["LoadedModel", "ModelInfo", "Answer", "require_extra", "inspect_model", "square_view", "load_model", "detect",
            "generate", "has_chat_template"]
@@ -109,6 +109,10 @@ def inspect_model(name: str, *, revision: str | None = None, kind: str | None = 
                          "image-text-to-text model", file=name,
                          fix="use e.g. OWLv2 / Grounding DINO (detection) or a VLM (captions, grounding)")
     family = family_of(config.model_type, kind)
+    if family.kind != kind and family is not OTHER:
+        what = {DETECTOR: "zero-shot object detectors", GENERATOR: "image-text-to-text models"}
+        raise InputError(f"{family.name} models are {what[family.kind]}: --kind {kind} cannot run them", file=name,
+                         fix="drop --kind (the kind is read from the model's config)")
     for module, package in family.needs.items():
         try:
             importlib.import_module(module)
