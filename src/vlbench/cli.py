@@ -77,12 +77,16 @@ def _parser(benches: Sequence[Benchmark] | None = None,
     d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")
     d.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     d.add_argument("--port", type=int, default=7860, help="port to serve on (default 7860)")
+    _new_benchmark_args(sub)
+    return p
+
+
+def _new_benchmark_args(sub: Any) -> None:
     n = sub.add_parser("new-benchmark", help="write a plug-in package with every file a new benchmark needs "
                                             "(a working stand-in to replace part by part)")
     n.add_argument("id", help="the new benchmark's id: lower case, digits and underscores (my_bench)")
     n.add_argument("--out", default=None, help="the new folder to write (default: ./vlbench-ID; never overwritten)")
     n.add_argument("--name", default=None, help="the display name (default: the id in CamelCase)")
-    return p
 
 
 def _score_args(sub: Any, ids: str, benches: Sequence[Benchmark]) -> None:

@@ -28,6 +28,7 @@ from ..benchmarks.protocol.predicting import DetectorAnswer, PredictData, Predic
 from ..engine.errors import FormatError, InputError
 from ..engine.io import check_output, write_text_atomic
 from .confidence import BOX_SCORES, TOKEN_PROBABILITY, TokenScores, box_confidence
+from .families import GENERATOR, Preset
 
 __all__ = ["PredictSettings", "PredictReport", "predict", "run", "load_data", "answer_record", "tally",
            "write_run_record", "default_max_new_tokens"]
@@ -266,6 +267,17 @@ def _resume(path: Path, settings: PredictSettings, repair: bool = False) -> dict
     return done
 
 
+def _preset(info: Any, answer_kind: str, prompt: str | None, box_format: str | None) -> Preset | None:
+    """A VLM's preset (None for a detector), its padded-square convention replaced by the square the model's image
+    processor makes (:func:`.models.square_view`) unless ``box_format`` says otherwise."""
+    if info.kind != GENERATOR:
+        return None
+    preset = info.family.preset(answer_kind, prompt, box_format)
+    if box_format is None and preset.box_format == "normalized-square" and info.square_view:
+        preset = dataclasses.replace(preset, box_format=info.square_view)
+    return preset
+
+
 def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.PathLike, *,
             split: str | None = None, config: str | None = None, revision: str | None = None,
             device: str | None = None, kind: str | None = None, box_format: str | None = None,
@@ -288,7 +300,6 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     whose image decodes and counts the others. All checks precede the model.
     """
     from . import models, serving
-    from .families import GENERATOR
 
     bench = get_benchmark(benchmark)
     _check_numbers(batch_size=batch_size, top_k=top_k, max_queries=max_queries, limit=limit,
@@ -301,9 +312,7 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     if info.kind not in predictor.kinds:
         raise InputError(f"{bench.display_name} cannot be answered by {_a(info.kind)} model", file=model,
                          fix="use " + " or ".join(f"{_a(k)} model" for k in predictor.kinds))
-    preset = info.family.preset(predictor.answer_kind, prompt, box_format) if info.kind == GENERATOR else None
-    if preset is not None and box_format is None and preset.box_format == "normalized-square" and info.square_view:
-        preset = dataclasses.replace(preset, box_format=info.square_view)     # the square the processor makes
+    preset = _preset(info, predictor.answer_kind, prompt, box_format)
     data_rows, split = load_data(bench.id, data, split=split, config=config)      # before the (slow) model
     every = _items(bench, data_rows, info.kind, data)
     items = every[:limit]
