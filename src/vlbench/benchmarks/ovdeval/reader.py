@@ -35,12 +35,10 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
               source, fix="pass annotations/<sub-dataset>.json of the OVDEval release")
     notes: list[str] = []
     for i, c in enumerate(data["categories"]):
-        if not (isinstance(c, dict) and isinstance(c.get("id"), int) and not isinstance(c["id"], bool) and "name" in c):
+        if not (isinstance(c, dict) and isinstance(c.get("id"), (int, float, str)) and not isinstance(c["id"], bool)
+                and "name" in c):
             found = f" (found {c.get('id')!r})" if isinstance(c, dict) and "id" in c else ""
-            _fail(f"a category needs an integer 'id' and a 'name'{found}", source, f"categories[{i}]",
-                  "write category ids as integers in the categories, the annotations and the predictions alike (the "
-                  "official scorer only joins on them, so renumbering changes no number); vlbench does not read "
-                  "text category ids, whose names the predictions may also use")
+            _fail(f"a category needs an 'id' (an integer, or text) and a 'name'{found}", source, f"categories[{i}]")
     for i, img in enumerate(data["images"]):
         if not (isinstance(img, dict) and isinstance(img.get("id"), (int, float, str)) and not isinstance(img["id"], bool)):
             _fail("an image needs an 'id' (an integer, or text)", source, f"images[{i}]")
@@ -50,7 +48,10 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
     if len(image_ids) != len(listed):
         notes.append(f"{len(listed) - len(image_ids)} entry(ies) of 'images' repeat an image id: each image is "
                      "evaluated once, as pycocotools keys its images by id (the last entry's fields are kept)")
-    category_ids = np.unique(np.asarray([c["id"] for c in data["categories"]], dtype=np.int64))
+    # category ids likewise: pycocotools sorts them (getCatIds) and the predictions join on them by value
+    cat_codes, category_table = sorted_id_codes([c["id"] for c in data["categories"]], source, "category id",
+                                                "categories")
+    category_ids = np.unique(cat_codes)
     anns = data["annotations"]
     missing_crowd = 0
     for i, a in enumerate(anns):
@@ -73,16 +74,16 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
     box = np.asarray([a["bbox"] for a in anns], dtype=np.float64).reshape(-1, 4)
     return OVDEvalSubset(
         name=name, image_ids=image_ids, category_ids=category_ids,
-        category_names={c["id"]: str(c["name"]) for c in data["categories"]},
+        category_names={int(code): str(c["name"]) for code, c in zip(cat_codes, data["categories"])},
         ann_image=_annotation_images([a["image_id"] for a in anns], id_table, source),
-        ann_category=np.asarray([a["category_id"] for a in anns], dtype=np.int64),
+        ann_category=_annotation_categories([a["category_id"] for a in anns], category_table, source),
         ann_box=box, ann_area=np.asarray([a["area"] for a in anns], dtype=np.float64),
         ann_iscrowd=np.asarray([bool(a.get("iscrowd", 0)) for a in anns], dtype=bool),
         ann_id=np.asarray(ids, dtype=np.int64), notes=notes, source=source,
         image_file={int(code): str(img.get("file_name") or "") for code, img in zip(listed, data["images"])},
         image_negatives={int(code): frozenset(map(str, img["neg_text"])) for code, img in zip(listed, data["images"])
                          if isinstance(img.get("neg_text"), list) and img["neg_text"]},
-        image_wh=_image_sizes(data["images"], listed, image_ids), id_table=id_table)
+        image_wh=_image_sizes(data["images"], listed, image_ids), id_table=id_table, category_table=category_table)
 
 
 def _annotation_images(values: list[Any], table: dict[Any, int] | None, source: str) -> NDArray[np.int64]:
@@ -92,6 +93,15 @@ def _annotation_images(values: list[Any], table: dict[Any, int] | None, source: 
         return coded_ids(values, None, source, "image_id", error=FormatError)[0]
     codes, known = coded_ids(values, table, source, "image_id")
     return np.where(known, codes, -1 - np.arange(len(codes)))
+
+
+def _annotation_categories(values: list[Any], table: dict[Any, int] | None, source: str) -> NDArray[np.int64]:
+    """Each annotation's category as its code; where the ids are text, an id no category has gets -1 (no code):
+    ``COCOeval`` evaluates only the listed categories, and the class-agnostic suppression still uses the box."""
+    if table is None:
+        return coded_ids(values, None, source, "category_id", error=FormatError)[0]
+    codes, known = coded_ids(values, table, source, "category_id")
+    return np.where(known, codes, -1)
 
 
 def _image_sizes(images: list[dict[str, Any]], listed: NDArray[np.int64], image_ids: NDArray[np.int64]
@@ -223,6 +233,12 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
     for name, path in files.items():
         data = read_json(path, what="OVDEval sub-dataset")
         gt = parse_official(data, name, source=str(path))
+        if gt.id_table is not None or gt.category_table is not None:
+            what = "image" if gt.id_table is not None else "category"
+            raise FormatError(f"the {what} ids are written as text: the Hub dataset stores image and category ids as "
+                              "integers, where Arrow would read the text \"17\" as 17 and change what the file says",
+                              file=str(path), fix="write the ids as integers (scoring reads text ids as the official "
+                                                  "scorer does; building needs integers)")
         names = gt.category_names
         source = _image_source(raw_path if raw_path.is_dir() else raw_path.parent, name, image_root)
         needed = {os.path.basename(img["file_name"]) for img in data["images"] if img.get("file_name")}

@@ -46,6 +46,13 @@ class OVDEvalSubset:
     #: image id as written -> its code in ``image_ids`` etc., where the ids are not plain integers (text ids, coded in
     #: the order pycocotools sorts them); None where the integer ids are their own codes
     id_table: dict[Any, int] | None = None
+    #: the same for category ids: category id as written -> its code in ``category_ids``, ``category_names`` and
+    #: ``ann_category`` (text ids coded in pycocotools' sorted order); None for integer ids
+    category_table: dict[Any, int] | None = None
+
+    def category_id(self, code: int) -> Any:
+        """The id of category ``code`` as the file writes it."""
+        return int(code) if self.category_table is None else list(self.category_table)[int(code)]
 
     def is_negative(self, image_ids: NDArray[np.int64], category_ids: NDArray[np.int64]) -> NDArray[np.bool_]:
         """Whether each (image id, category id) names one of the image's hard negatives (``neg_text``)."""

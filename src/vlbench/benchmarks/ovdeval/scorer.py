@@ -87,7 +87,11 @@ def _fail(message: str, source: str, index: int, fix: str | None = None) -> None
 def _resolve_labels(values: list[Any], gt: OVDEvalSubset, source: str, protocol: str
                     ) -> tuple[NDArray[np.int64], list[int]]:
     """Category ids, and the entries whose label is text. Officially a text label equals no category id, so it is
-    never scored (:data:`NAME_AS_ID`); ``corrected`` resolves it through the category names when unambiguous."""
+    never scored (:data:`NAME_AS_ID`); ``corrected`` resolves it through the category names when unambiguous.
+    Where the categories' ids are text, a label is their code when it equals one of them, else no category."""
+    if gt.category_table is not None:
+        codes, known = coded_ids(values, gt.category_table, source, "category_id")
+        return np.where(known, codes, NAME_AS_ID), []
     if set(map(type, values)) <= {int, float}:   # loadRes accepts 3.0 as category 3
         return integral_ids(values, source, "category_id"), []
     by_name: dict[str, list[int]] = {}
@@ -150,6 +154,8 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
         image, category, box, score_value = typed_coco_columns(entries)
         if gt.id_table is not None:       # integer ids against text ones: none equals an image id
             image = coded_ids(image.tolist(), gt.id_table, source, "image_id")[0]
+        if gt.category_table is not None:     # likewise for categories
+            category = _resolve_labels(category.tolist(), gt, source, protocol)[0]
         score = Scores.of_typed(score_value)
         odd_boxes: dict[str, list[int]] = {}
         scores: list[Any] = []                # the raw values are read only for text scores, which typed ones never are
@@ -314,7 +320,8 @@ def _per_category(gt: OVDEvalSubset, res: cocoeval.CocoEvalResult) -> dict[str, 
     params = cocoeval.Params()
     ap = [cocoeval.summary_value(res.precision[:, :, [k]], res.recall[:, [k]], params, ap=True)
           for k in range(len(res.category_ids))]
-    return {"category_id": res.category_ids.tolist(), "name": [gt.category_names[int(c)] for c in res.category_ids],
+    return {"category_id": [gt.category_id(c) for c in res.category_ids],
+            "name": [gt.category_names[int(c)] for c in res.category_ids],
             "num_gt": res.npig[:, 0].tolist(), "AP": [None if v == -1 else v * 100 for v in ap]}
 
 

@@ -99,7 +99,8 @@ def scenes(refs: OVDEvalReferences, predictions: Any, result: Any) -> list[Scene
     for p in predictions:
         if isinstance(p, dict) and isinstance(p.get("score"), (int, float)) and p["score"] >= MIN_SCORE:
             category: Any = p.get("category_id")
-            label = gt.category_names.get(category, str(category))
+            code: Any = category if gt.category_table is None else gt.category_table.get(category)
+            label = gt.category_names.get(code, str(category))
             image = p.get("image_id") if gt.id_table is None else gt.id_table.get(p.get("image_id"))
             pred_by.setdefault(image, []).append((p["bbox"], label, float(p["score"])))
     removed = _suppressed_boxes(gt, predictions, result.protocol)
