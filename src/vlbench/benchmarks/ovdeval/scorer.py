@@ -144,6 +144,18 @@ def _diagnose(entries: list[Any], source: str) -> None:
             _fail("each entry needs 'image_id', 'category_id', 'bbox' and 'score'", source, i)
 
 
+def _typed_columns(entries: list[TypedCocoResult], gt: OVDEvalSubset, source: str, protocol: str
+                   ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+    """(image, category, box, score) of typed records (integer ids), the ids coded where the references' are text:
+    an integer equals no text id, so such an image is unknown and such a category none."""
+    image, category, box, score_value = typed_coco_columns(entries)
+    if gt.id_table is not None:
+        image = coded_ids(image.tolist(), gt.id_table, source, "image_id")[0]
+    if gt.category_table is not None:
+        category = _resolve_labels(category.tolist(), gt, source, protocol)[0]
+    return image, category, box, score_value
+
+
 def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predictions",
                       protocol: str = "official") -> Predictions:
     """Official COCO-results predictions -> arrays; unknown images dropped (counted). Under ``official`` every value
@@ -151,11 +163,7 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
     expect_prediction_list(entries, "ovdeval", source, schema.PREDICTION_FORM)
     warnings: list[str] = []
     if entries and isinstance(entries[0], TypedCocoResult):
-        image, category, box, score_value = typed_coco_columns(entries)
-        if gt.id_table is not None:       # integer ids against text ones: none equals an image id
-            image = coded_ids(image.tolist(), gt.id_table, source, "image_id")[0]
-        if gt.category_table is not None:     # likewise for categories
-            category = _resolve_labels(category.tolist(), gt, source, protocol)[0]
+        image, category, box, score_value = _typed_columns(entries, gt, source, protocol)
         score = Scores.of_typed(score_value)
         odd_boxes: dict[str, list[int]] = {}
         scores: list[Any] = []                # the raw values are read only for text scores, which typed ones never are
