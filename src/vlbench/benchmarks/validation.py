@@ -20,7 +20,8 @@ from ..engine.errors import FormatError, InputError
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["fail", "require", "describe", "integral_ids", "sorted_id_codes", "coded_ids", "require_utf8", "aligned_lists",
+__all__ = ["fail", "refuse_text_ids_in_build",
+           "require", "describe", "integral_ids", "sorted_id_codes", "coded_ids", "require_utf8", "aligned_lists",
            "extra_fields", "percent",
            "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT",
            "tie_bounds", "TIE_SPREAD_POINTS", "TypedId", "TypedNumber", "typed_column", "typed_boxes",
@@ -34,6 +35,14 @@ def fail(message: str, source: str, entry: str | None = None, fix: str | None = 
          error: type[InputError] = FormatError) -> NoReturn:
     """Raise ``error`` naming the file (``source``), the entry and the fix."""
     raise error(message, file=source, entry=entry, fix=fix)
+
+
+def refuse_text_ids_in_build(what: str, found: Any, source: str, entry: str | None = None) -> NoReturn:
+    """A build's refusal of ids written as text: the Hub dataset stores ids as int64, where Arrow would read the text
+    "17" as 17 without a word and change what the file says (the official scorers tell "17" and 17 apart)."""
+    fail(f"{what} is {found!r}, not an integer: the Hub dataset stores ids as integers, which would change what the "
+         "file says", source, entry, "write the ids as integers (scoring reads text ids as the official scorer does; "
+         "building needs integers)")
 
 
 def require(condition: bool, message: str, source: str, entry: str | None = None, fix: str | None = None,

@@ -32,6 +32,7 @@ from ..validation import (
     coded_ids,
     extra_fields,
     read_card_metadata,
+    refuse_text_ids_in_build,
     require as _require,
     sorted_id_codes,
 )
@@ -553,18 +554,14 @@ def _files_by_split(raws: list[Path]) -> dict[str, tuple[Path, dict]]:
 
 
 def _require_integer_image_ids(data: dict[str, Any], source: str) -> None:
-    """The Hub dataset's image ids are int64 columns, where Arrow would read the text "17" as 17 without a word and
-    change what the file says (the official loader tells "17" and 17 apart): a build takes integer ids only."""
+    """A build takes integer image ids only (:func:`~vlbench.benchmarks.validation.refuse_text_ids_in_build`)."""
     places = [("images", "id", [img["id"] for img in data["images"]]),
               ("descriptions", "image_ids", [i for d in data["descriptions"] for i in d["image_ids"]]),
               ("annotations", "image_id", [a["image_id"] for a in data.get("annotations") or []])]
     for where, key, values in places:
-        odd = next((v for v in values if not isinstance(v, int) or isinstance(v, bool)), None)
-        if odd is not None or any(v is None for v in values):
-            raise FormatError(f"an image id in '{where}' ('{key}') is {odd!r}, not an integer: the Hub dataset stores "
-                              "image ids as integers, which would change what the file says", file=source,
-                              entry=where, fix="write every image id as an integer (scoring reads text ids as the "
-                                               "official scorer does; building needs integers)")
+        odd = [v for v in values if not isinstance(v, int) or isinstance(v, bool)]
+        if odd:
+            refuse_text_ids_in_build(f"an image id in '{where}' ('{key}')", odd[0], source, where)
 
 
 def _read_rows(files: list[Path], columns: list[str] | None = None) -> list[dict[str, Any]]:

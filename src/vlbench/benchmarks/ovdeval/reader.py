@@ -16,7 +16,15 @@ from numpy.typing import NDArray
 
 from ...engine.errors import FormatError, InputError
 from ...engine.images import ImageSource, image_cell
-from ..validation import BuildReport, coded_ids, extra_fields, fail as _fail, read_card_metadata, sorted_id_codes
+from ..validation import (
+    BuildReport,
+    coded_ids,
+    extra_fields,
+    fail as _fail,
+    read_card_metadata,
+    refuse_text_ids_in_build,
+    sorted_id_codes,
+)
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 
@@ -233,12 +241,10 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
     for name, path in files.items():
         data = read_json(path, what="OVDEval sub-dataset")
         gt = parse_official(data, name, source=str(path))
-        if gt.id_table is not None or gt.category_table is not None:
-            what = "image" if gt.id_table is not None else "category"
-            raise FormatError(f"the {what} ids are written as text: the Hub dataset stores image and category ids as "
-                              "integers, where Arrow would read the text \"17\" as 17 and change what the file says",
-                              file=str(path), fix="write the ids as integers (scoring reads text ids as the official "
-                                                  "scorer does; building needs integers)")
+        for what, table in (("image", gt.id_table), ("category", gt.category_table)):
+            if table is not None:
+                refuse_text_ids_in_build(f"a {what} id (the {what} ids are written as text)", next(iter(table)),
+                                         str(path))
         names = gt.category_names
         source = _image_source(raw_path if raw_path.is_dir() else raw_path.parent, name, image_root)
         needed = {os.path.basename(img["file_name"]) for img in data["images"] if img.get("file_name")}

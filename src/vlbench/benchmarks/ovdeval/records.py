@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,11 @@ class OVDEvalSubset:
 
     def category_id(self, code: int) -> Any:
         """The id of category ``code`` as the file writes it."""
-        return int(code) if self.category_table is None else list(self.category_table)[int(code)]
+        return int(code) if self.category_table is None else self._written_categories[int(code)]
+
+    @functools.cached_property
+    def _written_categories(self) -> list[Any]:
+        return list(self.category_table or {})          # the table lists the ids in code order
 
     def is_negative(self, image_ids: NDArray[np.int64], category_ids: NDArray[np.int64]) -> NDArray[np.bool_]:
         """Whether each (image id, category id) names one of the image's hard negatives (``neg_text``)."""
