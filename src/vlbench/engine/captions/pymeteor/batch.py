@@ -10,7 +10,6 @@ the jar's double loop over word pairs, per module), the definite ones, the beam 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
 
@@ -294,15 +293,14 @@ def _gain(length2: NDArray[np.int64], length1: NDArray[np.int64], module: NDArra
 
 
 def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64], sentence: Callable[[int], Sentence], *,
-               threads: int = 2, cells: int = 1 << 18) -> NDArray[np.float64]:
+               cells: int = 1 << 18) -> NDArray[np.float64]:
     """The 23 statistics of every pair (hypothesis line a[p], reference line b[p]); ``sentence(line)``
     gives the per-pair aligner's input for the pairs with a line longer than the search's masks.
 
     The array path holds one row per (hypothesis word, reference word) of its pairs, so pairs are scored
     in parts of at most ``cells`` such rows (a few tens of MB whatever the captions' lengths; a part
     holds one pair at least; 2**18 rows: ~200 MB less at the peak than 2**21 on 45,000 references, as
-    fast), by ``threads`` threads (numpy releases the GIL in the heavy array work: two cores take ~25%
-    off). Long pairs never enter the array path: the per-pair aligner visits only the word pairs that can
+    fast). Long pairs never enter the array path: the per-pair aligner visits only the word pairs that can
     match."""
     n1, n2 = c.ptr[a + 1] - c.ptr[a], c.ptr[b + 1] - c.ptr[b]
     long_ = (n1 > MAX_WORDS) | (n2 > MAX_WORDS)
@@ -312,12 +310,8 @@ def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64], sentence: 
     cuts = np.unique(np.r_[0, np.searchsorted(work, np.arange(cells, int(work[-1]) if len(work) else 0, cells),
                                               side="right"), len(short)])
     parts = [short[x:y] for x, y in zip(cuts[:-1], cuts[1:]) if y > x]
-    if threads > 1 and len(parts) > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            done = list(pool.map(lambda q: _stats_part(c, a[q], b[q]), parts))
-    else:
-        done = [_stats_part(c, a[q], b[q]) for q in parts]
-    for q, (part, dead) in zip(parts, done):
+    for q in parts:
+        part, dead = _stats_part(c, a[q], b[q])
         rows[q] = part
         long_[q[dead]] = True
     for k in np.flatnonzero(long_).tolist():    # lines beyond the masks, dead ends: the per-pair aligner
@@ -326,8 +320,8 @@ def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64], sentence: 
 
 
 def _stats_part(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """:func:`stats_many` of pairs whose lines fit the search's masks, in the calling thread: their
-    statistics, and which pairs met the jar's dead-end fallback (left to the per-pair aligner)."""
+    """:func:`stats_many` of pairs whose lines fit the search's masks: their statistics, and which pairs met the
+    jar's dead-end fallback (left to the per-pair aligner)."""
     n = len(a)
     n1, n2 = c.ptr[a + 1] - c.ptr[a], c.ptr[b + 1] - c.ptr[b]
     hoff, roff = np.r_[0, np.cumsum(n1)[:-1]], np.r_[0, np.cumsum(n2)[:-1]]
