@@ -60,15 +60,23 @@ def test_omnilabel_three_value_bbox_in_the_references_is_named(tmp_path):
     assert proc.returncode == 2
 
 
-@pytest.mark.parametrize("bench, entry", [
-    ("ovdeval", {"image_id": 2**64, "category_id": 0, "bbox": [0, 0, 1, 1], "score": 0.5}),
-    ("omnilabel", {"image_id": 2**64, "bbox": [0, 0, 1, 1], "description_ids": [1], "scores": [0.5]}),
-])
-def test_ids_beyond_int64_are_named(bench, entry, tmp_path, ovdeval_sample, omnilabel_sample):
-    refs = {"ovdeval": ovdeval_sample / "annotations" / "color.json", "omnilabel": omnilabel_sample / "dataset_val.json"}
-    proc = _score(bench, refs[bench].read_text(), json.dumps([entry]), tmp_path)
+def test_ids_beyond_int64_are_named(tmp_path, ovdeval_sample):
+    """pycocotools' loadRes asserts that every result's image is one of the annotation file's: refused, named."""
+    entry = {"image_id": 2**64, "category_id": 0, "bbox": [0, 0, 1, 1], "score": 0.5}
+    proc = _score("ovdeval", (ovdeval_sample / "annotations" / "color.json").read_text(), json.dumps([entry]), tmp_path)
     assert proc.returncode == 2 and "entry 0" in proc.stderr and "image_id" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_omnilabel_image_id_beyond_int64_is_dropped_with_a_warning(tmp_path, omnilabel_sample):
+    """omnilabeltools files a prediction under its image id and looks up only the references' ids (no assertion):
+    an id beyond int64 equals none, so the entry is dropped, scored as an empty file (AP 0), and the drop named."""
+    entry = {"image_id": 2**64, "bbox": [0, 0, 1, 1], "description_ids": [1], "scores": [0.5]}
+    proc = _score("omnilabel", (omnilabel_sample / "dataset_val.json").read_text(), json.dumps([entry]), tmp_path,
+                  "--output", str(tmp_path / "r.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert "1 prediction(s) for 1 image id(s) not in the references were dropped" in proc.stdout + proc.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["metrics"]["AP_categ"] == 0.0
 
 
 @pytest.mark.parametrize("gz", [False, True])

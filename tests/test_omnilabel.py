@@ -21,7 +21,10 @@ CASES = golden_cases("omnilabel")
 #: cases whose image ids are text: scored (every face that reads official files), never built (the Hub's ids are
 #: integers; test_a_build_refuses_text_image_ids)
 TEXT_ID_CASES = [c for c in CASES if c.name.startswith("text_image_ids")]
-BUILDABLE = [c for c in CASES if c not in TEXT_ID_CASES]
+#: a repeated description id and description ids of other types: scored, never built (a Hub row keys a label-space
+#: entry by its integer id; test_a_build_refuses_repeated_and_text_description_ids)
+ODD_DESCRIPTION_ID_CASES = [c for c in CASES if c.name == "description_id_types"]
+BUILDABLE = [c for c in CASES if c not in TEXT_ID_CASES + ODD_DESCRIPTION_ID_CASES]
 #: with the round-3 cases, for the face that reads the official files
 ALL_CASES = golden_cases("omnilabel", round3=True)
 
@@ -79,6 +82,22 @@ def test_a_build_refuses_text_image_ids(tmp_path):
     (tmp_path / "one_text.json").write_text(json.dumps(data))
     with pytest.raises(FormatError, match=r"'descriptions' \('image_ids'\) is '17'"):
         build(tmp_path / "one_text.json", tmp_path / "one_text", allow_missing_images=True)
+
+
+def test_a_build_refuses_repeated_and_text_description_ids(tmp_path):
+    """Scoring reads a repeated description id and description ids of other types where boxes list them as the
+    official code does (``description_id_types``); a Hub row keys each label-space entry by its integer id, so a
+    build names the first such id and writes nothing."""
+    case = ODD_DESCRIPTION_ID_CASES[0]
+    with pytest.raises(FormatError, match=r"a description id in 'annotations' \('description_ids'\) is '\d+'"):
+        build(case / "references.json", tmp_path / "odd", allow_missing_images=True)
+    data = json.loads((case / "references.json").read_text())
+    for a in data["annotations"]:
+        a["description_ids"] = [int(d) for d in a["description_ids"]]
+    (tmp_path / "repeated.json").write_text(json.dumps(data))
+    with pytest.raises(FormatError, match=r"description id \d+ is given to 2 descriptions"):
+        build(tmp_path / "repeated.json", tmp_path / "repeated", allow_missing_images=True)
+    assert not (tmp_path / "odd").exists() and not (tmp_path / "repeated").exists()
 
 
 def test_text_image_ids_where_the_ids_are_integers_are_no_image():
@@ -188,14 +207,15 @@ def gt_and_preds(omnilabel_sample):
     (lambda p: p.update(bbox=[1, 2, float("inf"), 5]), "corrected", "not four finite numbers"),
     (lambda p: p.update(bbox=[1, 2, 3]), "official", r"'bbox' must be \[x, y, w, h\]"),
     (lambda p: p.pop("scores"), "official", "missing key 'scores'"),
-    (lambda p: p.update(image_id="100"), "official", "'image_id' must be an integer"),
-    (lambda p: p.update(description_ids=[True] * len(p["description_ids"])), "official",
-     "'description_ids' must be integers"),
+    (lambda p: p.update(image_id=[100]), "official", r"'image_id' \[100\] cannot be an id"),
+    (lambda p: p.update(description_ids=[[1]] * len(p["description_ids"])), "official",
+     r"'description_ids' \[1\] cannot be an id"),
     (lambda p: p.update(scores=["0.5"] * len(p["scores"])), "official", "holds text for a description"),
 ])
 def test_bad_prediction_entries(gt_and_preds, change, protocol, message):
-    """Refused under both protocols: what the official evaluator cannot score (a text score it would negate);
-    refused only under ``corrected``: NaN, infinities (the official evaluator scores them)."""
+    """Refused under both protocols: what the official evaluator cannot score (a text score it would negate, an id
+    no dict can key: omnilabeltools' ``defaultdict`` raises TypeError); refused only under ``corrected``: NaN,
+    infinities (the official evaluator scores them)."""
     gt, preds = gt_and_preds
     change(preds[3])
     with pytest.raises(PredictionError, match=message) as err:
@@ -222,6 +242,81 @@ def test_zero_or_negative_size_predictions_are_false_positives(degenerate):
     assert score(parse_official(data), preds[1:]).metrics["AP_categ"] == pytest.approx(100.0, abs=1e-9)
 
 
+def test_ids_no_image_id_equals_are_dropped_as_the_official_drops_them(gt_and_preds):
+    """An image id beyond int64 (``2**63``) or written as text where the references' ids are integers equals no
+    image's id: omnilabeltools files the entry under a key it never looks up, so the number is that of the file
+    without the entry, and the drop is counted and warned about."""
+    gt, preds = gt_and_preds
+    without = score(gt, preds[:3] + preds[4:])
+    for odd in (2**63, str(preds[3]["image_id"])):
+        changed = copy.deepcopy(preds)
+        changed[3]["image_id"] = odd
+        result = score(gt, changed)
+        assert result.metrics == without.metrics
+        assert result.counts["dropped_unknown_image"] == len(preds[3]["description_ids"])
+
+
+def test_ids_of_other_types_are_looked_up_as_the_official_dicts_look_them_up():
+    """omnilabeltools files detections under ``(image_id, description_id)`` keys of a dict and looks up only the
+    references' ids, so equality decides: ``1.0`` and ``true`` are the ids 1; the texts ``"1"`` and ``"7"``, ``7.5``
+    and null equal no integer id and are never looked up (the golden case ``description_id_types``, made with
+    omnilabeltools run here, checks this on a whole file). By hand: category 1 has one GT box on image 1. The
+    detections that count are the perfect box under ``1.0`` (score 0.9) and under ``true`` (0.8): TP then duplicate
+    FP, precision 1 up to recall 1, so AP_categ = 100. Were the text ``"1"`` (0.95, a poor box) or the text image id
+    ``"1"`` (0.97, a poor box) read as 1, a false positive would rank first and AP_categ would be 50."""
+    data = {"images": [{"id": 1, "file_name": "coco/val2017/1.jpg"}],
+            "descriptions": [{"id": 1, "text": "Cup", "anno_info": {"type": "object_category"}, "image_ids": [1]}],
+            "annotations": [{"id": 1, "image_id": 1, "bbox": [10, 10, 20, 20], "area": 400, "iscrowd": 0,
+                             "description_ids": [1]}]}
+    preds = [{"image_id": 1, "bbox": [10, 10, 20, 20], "description_ids": [1.0], "scores": [0.9]},
+             {"image_id": 1, "bbox": [10, 10, 20, 20], "description_ids": [True], "scores": [0.8]},
+             {"image_id": 1, "bbox": [50, 50, 5, 5], "description_ids": ["1", 7.5, None], "scores": [0.95, 0.96, 0.99]},
+             {"image_id": "1", "bbox": [50, 50, 5, 5], "description_ids": [1], "scores": [0.97]}]
+    result = score(parse_official(data), preds)
+    assert result.metrics["AP_categ"] == pytest.approx(100.0, abs=1e-9)
+    assert result.counts["dropped_unequal_description_id"] == 3 and result.counts["dropped_unknown_image"] == 1
+    assert any("'1', 7.5, None" in w and "never looks them up" in w for w in result.warnings)
+    assert any("true / false" in w for w in result.warnings)
+    assert any("which no text equals" in w for w in result.warnings)
+
+
+def test_reference_description_ids_must_be_integers_as_omnilabeltools_asserts():
+    """omnilabeltools' ``get_description`` asserts ``isinstance(description_id, int)`` for every description id (run
+    here on the text id ``"5"``: AssertionError), so a file with text or float description ids is refused, naming the
+    entry. Text where a box lists its descriptions only makes that copy of the box unseen (a note)."""
+    data = {"images": [{"id": 1, "file_name": "coco/val2017/1.jpg"}],
+            "descriptions": [{"id": 5, "text": "Cup", "anno_info": {"type": "object_category"}, "image_ids": [1]},
+                             {"id": 6, "text": "Mug", "anno_info": {"type": "object_category"}, "image_ids": [1]}],
+            "annotations": [{"id": 1, "image_id": 1, "bbox": [10, 10, 20, 20], "iscrowd": 0,
+                             "description_ids": ["5", 6.0]}]}
+    gt = parse_official(data)
+    assert gt.counts["gt_copies"] == 1 and gt.counts["gt_copies_outside_labelspace"] == 1
+    assert any("equal no description's id (e.g. '5'" in n for n in gt.notes)
+    for bad in ("5", 5.0):
+        changed = copy.deepcopy(data)
+        changed["descriptions"][1]["id"] = bad
+        with pytest.raises(FormatError, match=r"descriptions\[1\].*is not an integer: omnilabeltools asserts"):
+            parse_official(changed)
+
+
+def test_a_repeated_description_id_keeps_each_entry_and_refuses_one_image_twice():
+    """omnilabeltools keys descriptions by id (the last entry's text gives the word count) but files every entry
+    under the images it lists, with its own type; the golden case ``description_id_types`` has the numbers. Two
+    entries of one id listing one image trip its assertion that a (description, image) pair is new: refused."""
+    data = {"images": [{"id": 1, "file_name": "coco/val2017/1.jpg"}, {"id": 2, "file_name": "coco/val2017/2.jpg"}],
+            "descriptions": [{"id": 5, "text": "Cup", "anno_info": {"type": "object_category"}, "image_ids": [1]},
+                             {"id": 5, "text": "a cup of tea", "anno_info": {"type": "object_description"},
+                              "image_ids": [2]}],
+            "annotations": []}
+    gt = parse_official(data)
+    assert gt.pair_words.tolist() == [4, 4]                     # "a cup of tea", for both entries
+    assert sorted(gt.pair_type.tolist()) == sorted([schema.TYPE_C, schema.TYPE_DN])
+    assert any("repeat an earlier description's id" in n for n in gt.notes)
+    data["descriptions"][1]["image_ids"] = [2, 1]
+    with pytest.raises(FormatError, match="description 5 is listed twice for image 1"):
+        parse_official(data)
+
+
 def test_unknown_images_and_outside_labelspace_are_counted_and_warned(gt_and_preds):
     gt, preds = gt_and_preds
     preds.append({"image_id": 99999, "bbox": [1, 1, 5, 5], "description_ids": [1], "scores": [0.5]})
@@ -243,7 +338,7 @@ def test_reference_errors(omnilabel_sample, tmp_path):
     data = json.loads((omnilabel_sample / "dataset_val.json").read_text())
     dup = copy.deepcopy(data)
     dup["descriptions"][0]["image_ids"].append(dup["descriptions"][0]["image_ids"][0])
-    with pytest.raises(FormatError, match="lists image .* twice"):
+    with pytest.raises(FormatError, match="listed twice for image"):
         parse_official(dup)
     no_crowd = copy.deepcopy(data)
     del no_crowd["annotations"][0]["iscrowd"]
@@ -326,9 +421,9 @@ def test_typed_reference_reading_keeps_the_messages(omnilabel_sample, tmp_path):
     from vlbench.benchmarks.omnilabel.reader import load_references
 
     data = json.loads((omnilabel_sample / "dataset_val.json").read_text())
-    for change, message in [(lambda d: d["descriptions"].append(dict(d["descriptions"][0])), "duplicate description id"),
+    for change, message in [(lambda d: d["descriptions"].append(dict(d["descriptions"][0])), "listed twice for image"),
                             (lambda d: d["descriptions"][0]["image_ids"].append(d["descriptions"][0]["image_ids"][0]),
-                             "lists image .* twice")]:
+                             "listed twice for image")]:
         d = copy.deepcopy(data)
         change(d)
         path = tmp_path / "refs.json"
@@ -368,10 +463,9 @@ BAD_ENTRIES = [
     (lambda p: p.update(scores=p["scores"][:-1]), "official", r"'description_ids' has \d+ entries but 'scores' has \d+"),
     (lambda p: p.update(bbox=[1, 2, 3]), "official", r"'bbox' must be \[x, y, w, h\]"),
     (lambda p: p.pop("scores"), "official", "missing key 'scores'"),
-    (lambda p: p.update(image_id="100"), "official", "'image_id' must be an integer"),
-    (lambda p: p.update(image_id=2**63), "official", "beyond the 64-bit integer range"),
-    (lambda p: p.update(description_ids=[True] * len(p["description_ids"])), "official",
-     "'description_ids' must be integers"),
+    (lambda p: p.update(image_id={"id": 100}), "official", "'image_id' {'id': 100} cannot be an id"),
+    (lambda p: p.update(description_ids=[[1]] * len(p["description_ids"])), "official",
+     r"'description_ids' \[1\] cannot be an id"),
     (lambda p: p.update(scores=["0.5"] * len(p["scores"])), "official", "holds text for a description"),
 ]
 

@@ -4,11 +4,12 @@ dataset card's metadata read through ``huggingface_hub``'s card API."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import operator
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -21,8 +22,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["fail", "refuse_text_ids_in_build",
-           "require", "describe", "integral_ids", "sorted_id_codes", "coded_ids", "require_utf8", "aligned_lists",
-           "extra_fields", "percent",
+           "require", "describe", "integral_ids", "sorted_id_codes", "coded_ids", "looked_up_ids", "require_utf8",
+           "aligned_lists", "extra_fields", "percent",
            "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT",
            "tie_bounds", "TIE_SPREAD_POINTS", "TypedId", "TypedNumber", "typed_column", "typed_boxes",
            "TypedCocoResult", "typed_coco_columns", "degenerate_box_warning"]
@@ -103,7 +104,7 @@ def sorted_id_codes(values: list[Any], source: str, key: str, where: str = "") -
         table = {v: code for code, v in enumerate(sorted(dict.fromkeys(values)))}
     except TypeError:
         first_of_type = {type(v): v for v in reversed(values)}          # one example of each type, the first
-        shown = describe([f"{type(v).__name__} {v!r}" for v in first_of_type.values()][:3])
+        shown = ", ".join([f"{type(v).__name__} {v!r}" for v in first_of_type.values()][:3])
         raise FormatError(f"the {key}s are of types Python cannot sort together ({shown}); the official scorer sorts "
                           "them and fails", file=source, entry=where or None,
                           fix=f"write every {key} the same way: all integers or all text") from None
@@ -126,6 +127,40 @@ def coded_ids(values: list[Any], table: dict[Any, int] | None, source: str, key:
         raise FormatError(f"{key!r} {values[bad]!r} cannot be an id", file=source, entry=f"entry {bad}",
                           fix=f"write the {key} of the references") from None
     return codes, codes >= 0
+
+
+def looked_up_ids(values: list[Any], table: dict[Any, int] | None, source: str, key: str,
+                  error: type[InputError] | None = None, entry: Callable[[int], str] = "entry {}".format
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` joined to the references' ids by Python equality, as a dict look-up that never asserts joins them
+    (omnilabeltools keys images and descriptions by id and looks up only the references' ids): (codes, which
+    values equal an id). ``table``: text ids' codes (:func:`sorted_id_codes`); None: integer ids, their own codes,
+    which an integral float or a boolean equals (``3.0 == 3``, ``True == 1``). Text where the ids are integers, a
+    number where they are text, ``3.5`` and null equal none (code -1): never looked up. A value that cannot be a
+    dict key (a list) is a :class:`PredictionError` (or ``error``) naming its entry (``entry(i)`` of ``values[i]``):
+    the official look-up fails there."""
+    import numpy as np
+
+    from ..engine.errors import PredictionError
+
+    kinds = set(map(type, values))
+    if table is None and kinds <= {int}:
+        with contextlib.suppress(OverflowError):       # an id beyond int64 equals none: the general way below
+            codes = np.asarray(values, dtype=np.int64)
+            return codes, np.ones(len(codes), dtype=bool)
+    for i, v in enumerate(values) if kinds - {int, float, bool, str, type(None)} else ():
+        try:
+            hash(v)
+        except TypeError:
+            raise (error or PredictionError)(f"{key!r} {v!r} cannot be an id (the official scorer fails on it)",
+                                             file=source, entry=entry(i), fix=f"write the {key} as ids") from None
+    if table is not None:
+        codes = np.fromiter((table.get(v, -1) for v in values), dtype=np.int64, count=len(values))
+        return codes, codes >= 0
+    known = np.fromiter((isinstance(v, (int, float)) and float(v).is_integer() and -2**63 <= v < 2**63
+                         for v in values), dtype=bool, count=len(values))
+    codes = np.fromiter((int(v) if k else -1 for v, k in zip(values, known)), dtype=np.int64, count=len(values))
+    return codes, known
 
 
 #: msgspec types for typed decoding (:func:`vlbench.engine.io.read_json`'s ``typed``): an integer id within int64, and a

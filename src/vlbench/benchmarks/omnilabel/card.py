@@ -23,8 +23,12 @@ QUIRKS = (
     "(vlbench counts them and warns).",
     "Predicted boxes with zero or negative width or height are scored: IoU 0 with every ground-truth box, so false "
     "positives (vlbench counts them and warns).",
-    "Ids given as integral floats (1.0) act as the integers; an iscrowd given as a string marks the box ignored by its "
-    "truthiness (\"0\" is truthy) but is read with int() for IoU and matching.",
+    "Ids are joined by equality, as the official dict look-ups join them: integral floats (1.0) and booleans (true) "
+    "act as the integers 1; a text id (\"1\") where the references write integers, 1.5 or null equals no id, so the "
+    "entry (a prediction, or a box's copy for that description) is never looked up (vlbench counts such drops and "
+    "warns). Description ids in the references must be integers (omnilabeltools asserts it); a repeated description "
+    "id keeps each entry's images and type, and the last entry's text gives the word count. An iscrowd given as a "
+    "string marks the box ignored by its truthiness (\"0\" is truthy) but is read with int() for IoU and matching.",
     "A description referred to by more than 100,000 ground-truth boxes drops out of every group (the groups' "
     "\"boxes\": [0, 1e5] filter).",
     "Integer scores beyond 2^53 rank exactly where the official arrays are int64 (a pair's or a group's scores all "

@@ -31,6 +31,7 @@ from ..validation import (
     TypedNumber,
     coded_ids,
     extra_fields,
+    looked_up_ids,
     read_card_metadata,
     refuse_text_ids_in_build,
     require as _require,
@@ -51,17 +52,17 @@ class _Parts:
 
     image_ids: list[int]
     file_names: list[str]
-    descr_text: dict[int, str]
-    descr_type: dict[int, int]                # TYPE_C or TYPE_DP (refined into DP / DN per image later)
-    ls_image: list[int] | NDArray[np.int64]   # label-space entries: image id, description id, and a rank
-    ls_descr: NDArray[np.int64]               # that orders the entries within an image
-    ls_rank: NDArray[np.int64]
+    descr_text: dict[int, str]                # description id -> text (a repeated id: the last entry's, as a dict)
+    ls_image: list[int] | NDArray[np.int64]   # label-space entries: image id, description id, a rank that
+    ls_descr: NDArray[np.int64]               # orders the entries within an image, and the entry's own type
+    ls_rank: NDArray[np.int64]                # (TYPE_C or TYPE_DP, refined into DP / DN per image later)
+    ls_type: NDArray[np.int8]
     box_image: list[int] = field(default_factory=list)
     box_id: list[int] = field(default_factory=list)
     box_xywh: list[Any] = field(default_factory=list)
     box_crowd: list[bool] = field(default_factory=list)    # int(iscrowd): crowd IoU and matching
     box_ignore: list[bool] = field(default_factory=list)   # truthiness of iscrowd: the box is ignored
-    box_refs: list[list[int]] = field(default_factory=list)
+    box_refs: list[list[Any]] = field(default_factory=list)    # description ids as written
     has_annotations: bool = True
     missing_iscrowd: int = 0
     notes: list[str] = field(default_factory=list)
@@ -108,28 +109,15 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
     # codes in text order ("10" before "9"), which decides the order of tied scores across images
     image_codes, id_table = sorted_id_codes([img["id"] for img in data["images"]], source, "image id", "images")
     # Label spaces: descriptions in array order, each listing its images; the rank is the array position.
-    ls_image: list[int] = []
-    ls_count: list[int] = []
-    descr_text: dict[int, str] = {}
-    descr_type: dict[int, int] = {}
-    for pos, d in enumerate(data["descriptions"]):
-        if not (isinstance(d, dict) and isinstance(d.get("id"), int) and isinstance(d.get("text"), str)
-                and isinstance(d.get("image_ids"), list)):
-            raise FormatError("a description needs 'id' (int), 'text' and 'image_ids'", file=source,
-                              entry=f"descriptions[{pos}]")
-        if d["id"] in descr_text:
-            raise FormatError(f"duplicate description id {d['id']}", file=source, entry=f"descriptions[{pos}]")
-        descr_text[d["id"]] = d["text"]
-        info = d.get("anno_info")
-        descr_type[d["id"]] = _descr_type(info.get("type") if isinstance(info, dict) else None)
-        ls_image.extend(d["image_ids"])
-        ls_count.append(len(d["image_ids"]))
+    descriptions = data["descriptions"]
+    descr_ids, descr_text, kinds = _descriptions(descriptions, source, notes)
+    ls_count = [len(d["image_ids"]) for d in descriptions]
     parts = _Parts(image_ids=image_codes.tolist(),
-                   file_names=[str(img.get("file_name", "")) for img in data["images"]],
-                   descr_text=descr_text, descr_type=descr_type,
-                   ls_image=_image_keys(ls_image, image_codes, id_table, source, "descriptions' image_ids", notes),
-                   ls_descr=np.repeat(np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)), ls_count),
-                   ls_rank=np.repeat(np.arange(len(ls_count)), ls_count),
+                   file_names=[str(img.get("file_name", "")) for img in data["images"]], descr_text=descr_text,
+                   ls_image=_image_keys([i for d in descriptions for i in d["image_ids"]], image_codes, id_table,
+                                        source, "descriptions' image_ids", notes),
+                   ls_descr=np.repeat(descr_ids, ls_count), ls_rank=np.repeat(np.arange(len(ls_count)), ls_count),
+                   ls_type=np.repeat(np.asarray(kinds, dtype=np.int8), ls_count),
                    has_annotations="annotations" in data, notes=notes, id_table=id_table)
     anns = data.get("annotations") or []
     _require(isinstance(anns, list), "'annotations' must be a list", source)
@@ -151,6 +139,32 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
         parts.box_refs.append(refs)
     parts.box_image = _image_keys(parts.box_image, image_codes, id_table, source, "annotations' image_ids", parts.notes).tolist()
     return parts
+
+
+def _descriptions(descriptions: list[Any], source: str, notes: list[str]
+                  ) -> tuple[NDArray[np.int64], dict[int, str], list[int]]:
+    """(each entry's id, id -> text, each entry's type) of the ``descriptions`` array, as omnilabeltools keys them:
+    by value, a repeated id keeping the last entry's text (a dict) while each entry keeps its own images and type.
+    Ids must be integers: its get_description asserts isinstance(id, int) for every id (True and False pass, as 1
+    and 0)."""
+    for pos, d in enumerate(descriptions):
+        if not (isinstance(d, dict) and "id" in d and isinstance(d.get("text"), str)
+                and isinstance(d.get("image_ids"), list)):
+            raise FormatError("a description needs 'id', 'text' and 'image_ids' (a list)", file=source,
+                              entry=f"descriptions[{pos}]")
+        if not isinstance(d["id"], int):
+            raise FormatError(f"description id {d['id']!r} is not an integer: omnilabeltools asserts that every "
+                              "description id is an int (get_description) and stops", file=source,
+                              entry=f"descriptions[{pos}]", fix="write description ids as integers")
+    ids = np.asarray([int(d["id"]) for d in descriptions], dtype=np.int64)
+    text = dict(zip(ids.tolist(), (d["text"] for d in descriptions)))
+    if len(text) < len(descriptions):
+        notes.append(f"{len(descriptions) - len(text)} description(s) repeat an earlier description's id: each keeps "
+                     "its own images and type, and the id's word count is the last one's text, as the official "
+                     "loader keys descriptions by id")
+    kinds = [_descr_type(d["anno_info"].get("type") if isinstance(d.get("anno_info"), dict) else None)
+             for d in descriptions]
+    return ids, text, kinds
 
 
 def _image_keys(values: list[Any], image_codes: NDArray[np.int64], id_table: dict[Any, int] | None, source: str,
@@ -225,19 +239,23 @@ def _parts_from_typed(data: TypedDataset) -> _Parts | None:
     anns = data.annotations if isinstance(data.annotations, list) else []
     crowd = [a.iscrowd != 0 for a in anns]      # an integer: int(v) and bool(v) agree
     return _Parts(image_ids=[img.id for img in data.images], file_names=[img.file_name for img in data.images],
-                  descr_text=descr_text, descr_type={d.id: _descr_type(d.anno_info and d.anno_info.type) for d in descrs},
+                  descr_text=descr_text,
                   ls_image=np.fromiter(itertools.chain.from_iterable(ls_lists), dtype=np.int64, count=total),
                   ls_descr=np.repeat(np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)), ls_count),
                   ls_rank=np.repeat(np.arange(len(descrs)), ls_count),
+                  ls_type=np.repeat(np.asarray([_descr_type(d.anno_info and d.anno_info.type) for d in descrs],
+                                               dtype=np.int8), ls_count),
                   box_image=[a.image_id for a in anns], box_id=[a.id for a in anns],
                   box_xywh=[a.bbox for a in anns], box_crowd=crowd, box_ignore=list(crowd),
                   box_refs=[a.description_ids for a in anns],
                   has_annotations=isinstance(data.annotations, list), notes=_version_notes(data.info))
 
 
-def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str) -> tuple[NDArray, NDArray]:
-    """(image index, description id) of every label-space entry of a known image, in the official order (image id,
-    then label-space rank); a description listing an image twice is refused as the official evaluator asserts."""
+def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str
+                       ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int8]]:
+    """(image index, description id, the entry's type) of every label-space entry of a known image, in the
+    official order (image id, then label-space rank); a description listed twice for one image (one entry's
+    image_ids, or two entries with one id) is refused as the official evaluator asserts."""
     ls_image_a = np.asarray(parts.ls_image, dtype=np.int64)
     img_idx, known = find_ids(image_ids, ls_image_a)
     # Labels of images that are not in 'images' are never evaluated by the official code.
@@ -247,13 +265,26 @@ def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str)
     pair_image = img_idx[known][order]
     pair_descr = parts.ls_descr[known][order]
     if len(pair_image) > 1:
-        same = (np.diff(pair_image) == 0) & (np.diff(pair_descr) == 0)
+        by_pair = np.lexsort((pair_descr, pair_image))
+        same = (np.diff(pair_image[by_pair]) == 0) & (np.diff(pair_descr[by_pair]) == 0)
         if same.any():
-            j = int(np.flatnonzero(same)[0])
-            raise FormatError(f"description {pair_descr[j]} lists image {image_ids[pair_image[j]]} twice "
-                              "(the official evaluator asserts here)", file=source,
-                              fix="remove the duplicate from its image_ids")
-    return pair_image, pair_descr
+            j = int(by_pair[np.flatnonzero(same)[0]])
+            written = int(image_ids[pair_image[j]]) if parts.id_table is None else \
+                next(v for v, c in parts.id_table.items() if c == image_ids[pair_image[j]])
+            raise FormatError(f"description {int(pair_descr[j])} is listed twice for image {written!r} (the official "
+                              "evaluator asserts here)", file=source,
+                              fix="list each image once per description id (remove the duplicate from image_ids, "
+                                  "or give the repeated description its own id)")
+    return pair_image, pair_descr, parts.ls_type[known][order]
+
+
+def _descr_keys(parts: _Parts, source: str) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """The description ids the boxes list (``description_ids`` flattened), by equality as the official look-up finds
+    them (``6.0`` is 6, ``true`` is 1), and which equal an id: the text "5" equals none."""
+    flat = [d for refs in parts.box_refs for d in refs]
+    box_of = np.repeat(np.arange(len(parts.box_refs)), [len(r) for r in parts.box_refs])
+    return looked_up_ids(flat, None, source, "description_ids", error=FormatError,
+                         entry=lambda i: f"annotations[{box_of[i]}]")
 
 
 def _box_array(parts: _Parts, source: str) -> NDArray[np.float64]:
@@ -267,16 +298,25 @@ def _box_array(parts: _Parts, source: str) -> NDArray[np.float64]:
                           entry=f"annotations[{bad}]") from None
 
 
-def _gt_copy_pairs(parts: _Parts, rows: NDArray[np.int64], skeleton: OmniLabelReferences) -> NDArray[np.int64]:
-    """The pair of each (box, description it lists) copy (``rows`` repeats each box per description), -1 where the
-    box's image is unknown or the description is not in that image's label space."""
-    if not len(rows):
+def _unequal_refs_note(parts: _Parts, equal: NDArray[np.bool_]) -> list[str]:
+    """A note on the boxes' description_ids that equal no description's id (:func:`_descr_keys`)."""
+    if equal.all():
+        return []
+    flat = [d for refs in parts.box_refs for d in refs]
+    shown = list(dict.fromkeys(repr(flat[i]) for i in np.flatnonzero(~equal)[:200].tolist()))[:3]
+    return [f"{int((~equal).sum())} of the annotations' description_ids equal no description's id (e.g. "
+            f"{', '.join(shown)}; description ids are integers): those box copies are never looked up, as in the "
+            "official evaluator"]
+
+
+def _gt_copy_pairs(box_image: NDArray[np.int64], descr: NDArray[np.int64], equal: NDArray[np.bool_],
+                   skeleton: OmniLabelReferences) -> NDArray[np.int64]:
+    """The pair of each (box, description it lists) copy (its image, the description and whether that equals an id,
+    :func:`_descr_keys`), -1 where the image is unknown or the description not in that image's label space."""
+    if not len(descr):
         return np.zeros(0, dtype=np.int64)
-    image_ids = skeleton.image_ids
-    bp_img = np.asarray(parts.box_image, dtype=np.int64)[rows]
-    bp_descr = np.asarray([d for refs in parts.box_refs for d in refs], dtype=np.int64)
-    idx, img_known = find_ids(image_ids, bp_img)
-    return np.where(img_known, skeleton.pair_of(idx, bp_descr), -1)
+    idx, img_known = find_ids(skeleton.image_ids, box_image)
+    return np.where(img_known & equal, skeleton.pair_of(idx, descr), -1)
 
 
 def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
@@ -284,19 +324,19 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     image_ids = np.unique(np.asarray(parts.image_ids, dtype=np.int64))
     file_of = dict(zip(parts.image_ids, parts.file_names))    # an image listed twice: the last entry, as a dict keeps
     descr_text = parts.descr_text
-    pair_image, pair_descr = _label_space_pairs(parts, image_ids, source)
+    pair_image, pair_descr, entry_type = _label_space_pairs(parts, image_ids, source)
     descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
     words = np.asarray([len(descr_text[d].split()) for d in descr_ids.tolist()], dtype=np.int64)
     descr_pos = find_ids(descr_ids, pair_descr)[0]        # every pair's description is one of descr_ids
     pair_words = words[descr_pos]
-    # descrIdToNumRefBoxes: every description_ids entry of every box of an evaluated image counts (repeats too)
-    known_image = set(image_ids.tolist())
-    ref_count = Counter(d for img, refs in zip(parts.box_image, parts.box_refs) if img in known_image for d in refs)
-    descr_ref_boxes = np.asarray([ref_count.get(d, 0) for d in descr_ids.tolist()], dtype=np.int64)
-    pair_ref_boxes = descr_ref_boxes[descr_pos]
     box_arr = _box_array(parts, source)
     rows = np.repeat(np.arange(len(parts.box_xywh)), [len(r) for r in parts.box_refs]).astype(np.int64)
-    notes = list(parts.notes)
+    ref_image = np.asarray(parts.box_image, dtype=np.int64)[rows]
+    ref_descr, ref_equal = _descr_keys(parts, source)
+    notes = list(parts.notes) + _unequal_refs_note(parts, ref_equal)
+    # descrIdToNumRefBoxes: every description_ids entry of every box of an evaluated image counts (repeats too)
+    at, hit = find_ids(descr_ids, ref_descr[find_ids(image_ids, ref_image)[1] & ref_equal])
+    pair_ref_boxes = np.bincount(at[hit], minlength=len(descr_ids)).astype(np.int64)[descr_pos]
     if len(image_ids) < len(parts.image_ids):
         repeated = Counter(parts.image_ids)
         notes.append(f"{len(parts.image_ids) - len(image_ids)} entry(ies) of 'images' repeat an image id (e.g. "
@@ -320,11 +360,10 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
                            gt_ignore=np.zeros(0, bool),
                            gt_id=np.zeros(0, np.int64), has_annotations=parts.has_annotations, source=source,
                            id_table=parts.id_table)
-    pair = _gt_copy_pairs(parts, rows, skeleton)
+    pair = _gt_copy_pairs(ref_image, ref_descr, ref_equal, skeleton)
     inside = pair >= 0
     # Pair type: a description is positive in an image when any box of that image lists it (crowd included).
-    categories = [d for d, t in parts.descr_type.items() if t == schema.TYPE_C]
-    pair_type = np.where(np.isin(pair_descr, categories), schema.TYPE_C, schema.TYPE_DN).astype(np.int8)
+    pair_type = np.where(entry_type == schema.TYPE_C, schema.TYPE_C, schema.TYPE_DN).astype(np.int8)
     positive = np.zeros(n_pairs, dtype=bool)
     positive[pair[inside]] = True
     pair_type[(pair_type == schema.TYPE_DN) & positive] = schema.TYPE_DP
@@ -352,12 +391,12 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
     if not rows:
         raise InputError("no reference rows were given", file=source)
     descr_text: dict[int, str] = {}
-    descr_type: dict[int, int] = {}
     ls_image: list[int] = []
     ls_descr: list[int] = []
     ls_rank: list[int] = []
-    parts = _Parts(image_ids=[], file_names=[], descr_text=descr_text, descr_type=descr_type, ls_image=ls_image,
-                   ls_descr=np.zeros(0, np.int64), ls_rank=np.zeros(0, np.int64))
+    ls_type: list[int] = []
+    parts = _Parts(image_ids=[], file_names=[], descr_text=descr_text, ls_image=ls_image,
+                   ls_descr=np.zeros(0, np.int64), ls_rank=np.zeros(0, np.int64), ls_type=np.zeros(0, np.int8))
     for i, row in enumerate(rows):
         if not isinstance(row, dict) or any(row.get(k) is None for k in ("image_id", "labelspace", "boxes")):
             raise FormatError(f"reference {i} needs 'image_id', 'labelspace' and 'boxes'", file=source,
@@ -371,7 +410,7 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
                 raise FormatError(f"description {entry['id']} has two different texts", file=source,
                                   entry=f"reference {i}")
             descr_text[entry["id"]] = entry["text"]
-            descr_type[entry["id"]] = schema.TYPE_DP if is_descr else schema.TYPE_C
+            ls_type.append(schema.TYPE_DP if is_descr else schema.TYPE_C)
             ls_image.append(row["image_id"])
             ls_descr.append(entry["id"])
             ls_rank.append(rank)
@@ -385,6 +424,7 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
             parts.box_refs.append(list(box["description_ids"]))
     parts.ls_descr = np.asarray(ls_descr, dtype=np.int64)
     parts.ls_rank = np.asarray(ls_rank, dtype=np.int64)
+    parts.ls_type = np.asarray(ls_type, dtype=np.int8)
     return _assemble(parts, source)
 
 
@@ -545,7 +585,7 @@ def _files_by_split(raws: list[Path]) -> dict[str, tuple[Path, dict]]:
     for path in raws:
         data = read_json(path, what="OmniLabel dataset JSON")
         parse_official(data, source=str(path))  # validates; raises on bad input
-        _require_integer_image_ids(data, str(path))
+        _require_integer_ids(data, str(path))
         split = "validation" if "annotations" in data else "test"
         if split in by_split:
             raise InputError(f"two {split} files were given ({by_split[split][0]} and {path})")
@@ -553,15 +593,26 @@ def _files_by_split(raws: list[Path]) -> dict[str, tuple[Path, dict]]:
     return by_split
 
 
-def _require_integer_image_ids(data: dict[str, Any], source: str) -> None:
-    """A build takes integer image ids only (:func:`~vlbench.benchmarks.validation.refuse_text_ids_in_build`)."""
-    places = [("images", "id", [img["id"] for img in data["images"]]),
-              ("descriptions", "image_ids", [i for d in data["descriptions"] for i in d["image_ids"]]),
-              ("annotations", "image_id", [a["image_id"] for a in data.get("annotations") or []])]
-    for where, key, values in places:
+def _require_integer_ids(data: dict[str, Any], source: str) -> None:
+    """A build takes integer image and description ids only
+    (:func:`~vlbench.benchmarks.validation.refuse_text_ids_in_build`), and one entry per description id: a Hub row
+    keys a label-space entry by its id, so a repeated id could not be told apart from its first entry."""
+    anns = data.get("annotations") or []
+    places = [("an image id", "images", "id", [img["id"] for img in data["images"]]),
+              ("an image id", "descriptions", "image_ids", [i for d in data["descriptions"] for i in d["image_ids"]]),
+              ("an image id", "annotations", "image_id", [a["image_id"] for a in anns]),
+              ("a description id", "descriptions", "id", [d["id"] for d in data["descriptions"]]),
+              ("a description id", "annotations", "description_ids", [i for a in anns for i in a["description_ids"]])]
+    for what, where, key, values in places:
         odd = [v for v in values if not isinstance(v, int) or isinstance(v, bool)]
         if odd:
-            refuse_text_ids_in_build(f"an image id in '{where}' ('{key}')", odd[0], source, where)
+            refuse_text_ids_in_build(f"{what} in '{where}' ('{key}')", odd[0], source, where)
+    repeated = [(i, n) for i, n in Counter(d["id"] for d in data["descriptions"]).items() if n > 1]
+    if repeated:
+        raise FormatError(f"description id {repeated[0][0]} is given to {repeated[0][1]} descriptions: a build "
+                          "needs one entry per description id", file=source, entry="descriptions",
+                          fix="give each description its own id (scoring reads repeated ids as the official loader "
+                              "does; building needs them distinct)")
 
 
 def _read_rows(files: list[Path], columns: list[str] | None = None) -> list[dict[str, Any]]:

@@ -44,10 +44,17 @@ class OmniLabelReferences:
     #: where the images' ids are text: id as written -> code; ``image_ids`` then holds the codes, numbered in the
     #: order ``sorted()`` gives the ids (the official evaluation order: "10" before "9"). None: integer ids.
     id_table: dict[Any, int] | None = None
-
     def image_id(self, i: int) -> Any:
         """The id of image ``i`` (an index into ``image_ids``) as the file writes it."""
         return int(self.image_ids[i]) if self.id_table is None else self._written_ids[int(self.image_ids[i])]
+
+    def description_code(self, written: Any) -> int | None:
+        """A description id as a file writes it, by equality as a dict look-up finds it (``5.0`` and ``True`` are
+        ``5`` and ``1``); None where it equals no description's id (the text "5", a list)."""
+        try:
+            return int(written) if written in self.descr_text else None
+        except TypeError:                          # an unhashable value equals no id
+            return None
 
     @functools.cached_property
     def _written_ids(self) -> list[Any]:

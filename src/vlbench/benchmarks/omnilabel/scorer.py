@@ -10,6 +10,7 @@ interpolation, -1 (here ``None``) for groups without GT, and the harmonic mean
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -27,9 +28,8 @@ from ..validation import (
     Scores,
     TypedId,
     TypedNumber,
-    coded_ids,
     degenerate_box_warning,
-    integral_ids,
+    looked_up_ids,
     read_boxes,
     read_scores,
     tie_bounds,
@@ -73,8 +73,9 @@ _HOW = {
 }
 
 
-def _diagnose(entries: list[Any], source: str, text_ids: bool) -> None:
-    """Find the first malformed entry (called only when the fast path failed)."""
+def _diagnose(entries: list[Any], source: str) -> None:
+    """Find the first malformed entry (called only when the fast path failed). Ids of any type are read as the
+    official look-ups read them (:func:`~vlbench.benchmarks.validation.looked_up_ids`)."""
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
             _fail(f"expected an object, got {type(e).__name__}", source, i)
@@ -86,11 +87,6 @@ def _diagnose(entries: list[Any], source: str, text_ids: bool) -> None:
             _fail("'description_ids' and 'scores' must be lists", source, i)
         if len(e["description_ids"]) != len(e["scores"]):
             _unequal_lengths(len(e["description_ids"]), len(e["scores"]), source, i)
-        if not text_ids:
-            integral_ids([e["image_id"]], source, "image_id", start=i)
-        if not all(isinstance(d, (int, float)) and not isinstance(d, bool) and float(d).is_integer()
-                   for d in e["description_ids"]):
-            _fail(f"'description_ids' must be integers, got {e['description_ids']!r}", source, i)
 
 
 def _unequal_lengths(n_ids: int, n_scores: int, source: str, index: int) -> None:
@@ -117,12 +113,10 @@ def _typed_columns(entries: list[TypedPrediction], source: str
             Scores.of_typed(score))
 
 
-def _dict_columns(entries: list[Any], source: str, protocol: str, id_table: dict[Any, int] | None
-                  ) -> tuple[NDArray[np.int64], NDArray[np.float64], dict[str, list[int]], NDArray[np.int64],
-                             NDArray[np.int64], Scores]:
-    """(image ids, boxes, their unusual values, description ids, list lengths, scores) of parsed JSON entries, every
-    value checked; the first malformed entry is named. ``id_table``: the references' text image ids (their codes
-    stand for the ids; -1 for a value equal to none)."""
+def _dict_columns(entries: list[Any], source: str, protocol: str
+                  ) -> tuple[list[Any], NDArray[np.float64], dict[str, list[int]], list[Any], NDArray[np.int64], Scores]:
+    """(image ids and description ids as written, boxes, their unusual values, list lengths, scores) of parsed JSON
+    entries, every value checked; the first malformed entry is named."""
     n = len(entries)
     try:
         img_list = [e["image_id"] for e in entries]
@@ -132,18 +126,14 @@ def _dict_columns(entries: list[Any], source: str, protocol: str, id_table: dict
         lens = np.fromiter(map(len, dids), dtype=np.int64, count=n)
         ok = np.array_equal(lens, np.fromiter(map(len, scs), dtype=np.int64, count=n))
         d_list = list(itertools.chain.from_iterable(dids))
-        d_kinds = set(map(type, d_list))                    # type(True) is bool: booleans fail this test
-        ok = ok and d_kinds <= {int, float}
     except (KeyError, TypeError, ValueError):
         ok = False
     if not ok:
-        _diagnose(entries, source, id_table is not None)
-    img = coded_ids(img_list, id_table, source, "image_id")[0]
-    d_flat = integral_ids(d_list, source, "description_ids", kinds=d_kinds)
+        _diagnose(entries, source)
     boxes, odd_boxes = read_boxes(box_lists, source, protocol=protocol, fix="boxes are [x, y, w, h] in pixels")
     scores = read_scores(list(itertools.chain.from_iterable(scs)), source, protocol=protocol,
                          entry_of=np.repeat(np.arange(n), lens), key="scores")
-    return img, boxes, odd_boxes, d_flat, lens, scores
+    return img_list, boxes, odd_boxes, d_list, lens, scores
 
 
 def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "predictions",
@@ -155,21 +145,25 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     warnings: list[str] = []
     n = len(entries)
     if n and isinstance(entries[0], TypedPrediction):
-        img, boxes, d_flat, lens, scores = _typed_columns(entries, source)
-        if gt.id_table is not None:           # integer ids against text ones: none equals an image id
-            img = coded_ids(img.tolist(), gt.id_table, source, "image_id")[0]
+        img_ids, boxes, descr_ids, lens, scores = _typed_columns(entries, source)
         odd_boxes: dict[str, list[int]] = {}
+        img_written: list[Any] | NDArray[np.int64] = img_ids.tolist() if gt.id_table is not None else img_ids
+        descr_written: list[Any] | NDArray[np.int64] = descr_ids
     else:
-        img, boxes, odd_boxes, d_flat, lens, scores = _dict_columns(entries, source, protocol, gt.id_table)
+        img_written, boxes, odd_boxes, descr_written, lens, scores = _dict_columns(entries, source, protocol)
     entry_of = np.repeat(np.arange(n), lens)
+    img, img_equal = _looked_up(img_written, gt.id_table, source, "image_id")
+    d_flat, d_equal = _looked_up(descr_written, None, source, "description_ids",
+                                 lambda i: f"entry {entry_of[i]}")
     # Official: a box with zero or negative width or height is scored, with IoU 0 against every GT box
     # and area max(0, w*h), so each of its detections is a false positive.
     warnings += degenerate_box_warning(boxes[:, 2], boxes[:, 3], np.arange(len(boxes)), "IoU 0, so false positives")
 
     img_idx, known_img = find_ids(gt.image_ids, img)
+    known_img &= img_equal
     det_img = img_idx[entry_of]
     det_known = known_img[entry_of]
-    pair = np.where(det_known, gt.pair_of(np.where(det_known, det_img, 0), d_flat), -1)
+    pair = np.where(det_known & d_equal, gt.pair_of(np.where(det_known, det_img, 0), d_flat), -1)
     if scores.text[pair >= 0].any():
         i = int(entry_of[np.flatnonzero(scores.text & (pair >= 0))[0]])
         _fail(f"'scores' {entries[i]['scores']!r} holds text for a description of the image's label space: the "
@@ -177,8 +171,9 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
               "write scores as numbers")
     warnings += (unusual_warning("prediction box", odd_boxes, _HOW)
                  + unusual_warning("score", scores.unusual, _HOW, entry_of))
-    counts, dropped = _dropped(img, known_img, det_known, pair, entries, gt.id_table is not None)
-    warnings += dropped
+    counts, dropped = _dropped(img, known_img, det_known, d_equal, pair, entries, gt.id_table is not None)
+    warnings += dropped + _unequal_description_ids(descr_written, d_equal, det_known)
+    warnings += _boolean_ids(img_written, descr_written, known_img, d_equal & det_known)
     keep = pair >= 0
     kept_boxes = boxes[entry_of[keep]]
     with np.errstate(invalid="ignore", over="ignore"):
@@ -190,18 +185,53 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     return dets, counts, warnings
 
 
+def _looked_up(values: list[Any] | NDArray[np.int64], table: dict[Any, int] | None, source: str, key: str,
+               entry: Callable[[int], str] = "entry {}".format) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """:func:`looked_up_ids` of written ids (typed integers against integer ids: themselves, all equal to one)."""
+    if isinstance(values, np.ndarray):
+        return values, np.ones(len(values), dtype=bool)
+    return looked_up_ids(values, table, source, key, entry=entry)
+
+
+def _unequal_description_ids(written: list[Any] | NDArray[np.int64], equal: NDArray[np.bool_],
+                             det_known: NDArray[np.bool_]) -> list[str]:
+    """A note on the detections (of known images) whose description id equals no description's id, e.g. the text
+    "5" where the references write 5: the official evaluator files them under a key it never looks up."""
+    odd = np.flatnonzero(~equal & det_known)
+    if not len(odd):
+        return []
+    shown = list(dict.fromkeys(repr(written[i]) for i in odd[:200].tolist()))[:5]
+    return [f"{len(odd)} (box, description) detection(s) name a description id equal to no reference description's "
+            f"id (e.g. {', '.join(shown)}; description ids are integers) and were dropped (the official evaluator "
+            "never looks them up)"]
+
+
+def _boolean_ids(images: list[Any] | NDArray[np.int64], descriptions: list[Any] | NDArray[np.int64],
+                 image_used: NDArray[np.bool_], description_used: NDArray[np.bool_]) -> list[str]:
+    """A warning when ids written as true / false were looked up as 1 / 0 (Python's ``True == 1``)."""
+    if isinstance(images, np.ndarray) and isinstance(descriptions, np.ndarray):
+        return []
+    n = sum(1 for v, used in zip(images, image_used.tolist()) if used and isinstance(v, bool))
+    n += sum(1 for v, used in zip(descriptions, description_used.tolist()) if used and isinstance(v, bool))
+    return [f"{n} id(s) written as true / false were read as the ids 1 / 0, as the official evaluator's dict "
+            "look-ups read them (Python's True == 1)"] if n else []
+
+
 def _written_image_id(entry: Any) -> Any:
     """A prediction's image id as the file writes it (a typed record or a dict)."""
     return entry.image_id if isinstance(entry, TypedPrediction) else entry["image_id"]
 
 
 def _dropped(img: NDArray[np.int64], known_img: NDArray[np.bool_], det_known: NDArray[np.bool_],
-             pair: NDArray[np.int64], entries: Any, text_ids: bool) -> tuple[dict[str, int], list[str]]:
+             descr_equal: NDArray[np.bool_], pair: NDArray[np.int64], entries: Any, text_ids: bool
+             ) -> tuple[dict[str, int], list[str]]:
     """Counts of the entries and detections, and a warning for each kind the official evaluator drops silently
-    (entries of unknown images, detections of descriptions outside the image's label space)."""
-    outside = det_known & (pair < 0)
+    (entries of unknown images, detections of descriptions outside the image's label space; those whose description
+    id equals no description's are counted apart, :func:`_unequal_description_ids` warns of them)."""
+    outside = det_known & descr_equal & (pair < 0)
     counts = {"predictions": len(img), "detections": len(pair), "detections_kept": int((pair >= 0).sum()),
-              "dropped_unknown_image": int((~det_known).sum()), "dropped_outside_labelspace": int(outside.sum())}
+              "dropped_unknown_image": int((~det_known).sum()), "dropped_outside_labelspace": int(outside.sum()),
+              "dropped_unequal_description_id": int((det_known & ~descr_equal).sum())}
     warnings = []
     if (~known_img).any():
         written = [_written_image_id(entries[i]) for i in np.flatnonzero(~known_img).tolist()]
@@ -209,7 +239,9 @@ def _dropped(img: NDArray[np.int64], known_img: NDArray[np.bool_], det_known: ND
         warnings.append(f"{int((~known_img).sum())} prediction(s) for {len(unknown)} image id(s) not in the references "
                         f"were dropped (the official evaluator drops them silently), e.g. {unknown[:5]}"
                         + ("; the references write image ids as text, which no number equals"
-                           if text_ids and any(not isinstance(v, str) for v in unknown) else ""))
+                           if text_ids and any(not isinstance(v, str) for v in unknown) else "")
+                        + ("; the references write image ids as integers, which no text equals"
+                           if not text_ids and any(isinstance(v, str) for v in unknown) else ""))
     if outside.any():
         warnings.append(f"{int(outside.sum())} (box, description) detection(s) name a description outside the image's "
                         "label space and were dropped (the official evaluator ignores them silently)")

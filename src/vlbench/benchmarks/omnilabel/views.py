@@ -73,9 +73,11 @@ def scenes(refs: OmniLabelReferences, predictions: Any, result: Any) -> list[Sce
         img = index.get(p.get("image_id")) if isinstance(p, dict) else None
         if img is None or not isinstance(p.get("scores"), list) or not isinstance(p.get("description_ids"), list):
             continue
-        for descr, score in zip(p["description_ids"], p["scores"]):
-            if descr in space.get(img, ()) and isinstance(score, (int, float)) and score >= MIN_SCORE:
-                pred.setdefault(img, []).append((p["bbox"], refs.descr_text.get(descr, str(descr)), float(score)))
+        for written, score in zip(p["description_ids"], p["scores"]):
+            descr = refs.description_code(written)
+            if descr is not None and descr in space.get(img, ()) and isinstance(score, (int, float)) \
+                    and score >= MIN_SCORE:
+                pred.setdefault(img, []).append((p["bbox"], refs.descr_text[descr], float(score)))
     out = []
     for img in range(len(refs.image_ids)):
         errors = detection_badness(gt.get(img, []), pred.get(img, []))
