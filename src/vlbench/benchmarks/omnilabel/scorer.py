@@ -230,8 +230,9 @@ def _dropped(img: NDArray[np.int64], known_img: NDArray[np.bool_], det_known: ND
     id equals no description's are counted apart, :func:`_unequal_description_ids` warns of them)."""
     outside = det_known & descr_equal & (pair < 0)
     counts = {"predictions": len(img), "detections": len(pair), "detections_kept": int((pair >= 0).sum()),
-              "dropped_unknown_image": int((~det_known).sum()), "dropped_outside_labelspace": int(outside.sum()),
-              "dropped_unequal_description_id": int((det_known & ~descr_equal).sum())}
+              "dropped_unknown_image": int((~det_known).sum()), "dropped_outside_labelspace": int(outside.sum())}
+    if not descr_equal[det_known].all():        # only where it happened: the usual result reads as before
+        counts["dropped_unequal_description_id"] = int((det_known & ~descr_equal).sum())
     warnings = []
     if (~known_img).any():
         written = [_written_image_id(entries[i]) for i in np.flatnonzero(~known_img).tolist()]
