@@ -348,3 +348,27 @@ def test_a_detector_run_skips_an_image_that_does_not_decode_when_asked(models, s
     assert report.items == 16 and report.failures == {BAD_IMAGE: 1}
     assert {str(p["id"]) for p in json.loads(out.read_text())} == {i for i in ids if i != victim}
 
+
+
+def test_a_partial_file_holding_another_benchmarks_entries_is_refused(tmp_path):
+    """A resumed record is merged into the official file as it stands, so an entry that is no prediction of this
+    benchmark (here an OVDEval entry under a Ref-L4 run's settings: a copied or hand-edited file) would reach it
+    under a duplicate or foreign id. Every entry must carry the benchmark's prediction keys (Ref-L4: ``pred_bbox``);
+    the error names the file and the line."""
+    import dataclasses
+
+    from vlbench.engine.errors import FormatError
+    from vlbench.predict import PredictSettings, _resume
+
+    settings = PredictSettings("ref_l4", "m", None, "zero-shot-object-detection", None, "test")
+    partial = tmp_path / "p.json.partial.jsonl"
+    good = {"key": "0", "entries": [{"id": 0, "pred_bbox": [1, 2, 3, 4]}]}
+    foreign = {"key": "1", "entries": [{"image_id": 1, "category_id": 3, "bbox": [1, 2, 3, 4], "score": 0.5}]}
+    partial.write_text("\n".join(json.dumps(x) for x in ({"settings": dataclasses.asdict(settings)}, good)) + "\n")
+    assert list(_resume(partial, settings)) == ["0"]
+    with partial.open("a") as fh:
+        fh.write(json.dumps(foreign) + "\n")
+    with pytest.raises(FormatError, match="line 3: a line of the partial file holds an entry that is no ref_l4 "
+                                          "prediction .every one has pred_bbox.") as err:
+        _resume(partial, settings)
+    assert str(partial) in str(err.value)

@@ -247,6 +247,7 @@ def _resume(path: Path, settings: PredictSettings, repair: bool = False) -> dict
         raise InputError(f"a partial run with other settings is in the way (they differ in: {', '.join(changed)})",
                          file=str(path),
                          fix="rerun with the same settings to continue it, or delete the file to start over")
+    keys = get_benchmark(settings.benchmark).scorer.prediction_keys     # a foreign entry is never merged
     done = {}
     for n, line in enumerate(lines[1:-1] if torn else lines[1:], 2):
         if not line:
@@ -259,6 +260,11 @@ def _resume(path: Path, settings: PredictSettings, repair: bool = False) -> dict
         if not (isinstance(record, dict) and isinstance(record.get("key"), str)
                 and isinstance(record.get("entries"), list)):
             raise FormatError("a line of the partial file is not a record {\"key\", \"entries\", ...}", file=str(path),
+                              entry=f"line {n}", fix=fix)
+        stray = next((e for e in record["entries"] if not (isinstance(e, dict) and keys <= e.keys())), None)
+        if stray is not None:
+            raise FormatError(f"a line of the partial file holds an entry that is no {settings.benchmark} prediction "
+                              f"(every one has {', '.join(sorted(keys))}): {str(stray)[:120]}", file=str(path),
                               entry=f"line {n}", fix=fix)
         done[record["key"]] = record
     if torn and repair:         # drop the cut line, so that appending starts a new line
