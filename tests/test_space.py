@@ -4,6 +4,7 @@ test-artifacts/ (kept by CI runs as artifacts)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -435,32 +436,57 @@ def test_browser_nocaps_samples_show_no_box_controls(server, browser):
     page.close()
 
 
-def test_browser_sessions_beyond_the_store_see_their_images_dropped(browser):
-    """Each session's viewer state stayed in memory for an hour (~0.6 MB each, 240 sessions: +143 MB); now the
-    server keeps VLBENCH_SPACE_VIEWERS of them and a session holds a key. With a store of 1, the first of two
-    sessions is told its images were dropped for newer uploads."""
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "VLBENCH_SPACE_VIEWERS": "1"}
-    proc, url = start_space(env)
+@contextlib.contextmanager
+def _two_visitors(browser, **env_vars):
+    """A Space started with ``env_vars``, and two visitors' pages that have each scored the poor example and opened
+    the Samples tab, in that order (closed, and the Space stopped, on leaving)."""
+    proc, url = start_space({**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **env_vars})
+    pages = []
     try:
-        pages = []
         for _ in range(2):
             page = browser.new_page(viewport={"width": 1280, "height": 1400})
+            pages.append(page)
             _open(page, url)
             page.locator("#example-poor").click()
             page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
             page.get_by_role("tab", name="Samples").click()
             page.locator("#page-label").get_by_text("worst first").wait_for(timeout=20_000)
-            pages.append(page)
+        yield pages
+    finally:
+        for page in pages:
+            page.close()
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_browser_sessions_beyond_the_store_see_their_images_dropped(browser):
+    """Each session's viewer state stayed in memory for an hour (~0.6 MB each, 240 sessions: +143 MB); now the
+    server keeps VLBENCH_SPACE_VIEWERS of them and a session holds a key. With a store of 1, the first of two
+    sessions is told its images were dropped for newer uploads."""
+    with _two_visitors(browser, VLBENCH_SPACE_VIEWERS="1") as pages:
         pages[0].locator("#page-next").click()
         pages[0].locator("#page-label").get_by_text("dropped for newer uploads").wait_for(timeout=20_000)
         pages[1].locator("#page-next").click()
         pages[1].wait_for_timeout(1000)
         assert "dropped" not in pages[1].locator("#page-label").inner_text()
-        for page in pages:
-            page.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+
+
+def test_browser_a_session_gradio_no_longer_keeps_starts_over_without_an_error(browser):
+    """Gradio keeps each session's copy of the page with its last outputs (~0.35 MB after a scoring) for up to 10,000
+    sessions; the Space keeps VLBENCH_SPACE_SESSIONS of them. With 1, the first of two visitors has lost its session
+    once the second has scored: picking an image shows no error (the dropdown's choices were set in the lost
+    session, so a strict dropdown refuses the pick), turning its page shows no images, and scoring again works."""
+    with _two_visitors(browser, VLBENCH_SPACE_SESSIONS="1") as (first, _):
+        first.locator("#image-pick input").click()             # the choices its lost session had set
+        first.get_by_role("option", name=re.compile("^#2 ")).click()
+        first.wait_for_timeout(2000)
+        assert first.locator(".toast-body.error").count() == 0
+        assert "not in the list of choices" not in first.content()
+        first.locator("#page-next").click()
+        first.locator("#page-label").get_by_text("no images to show").wait_for(timeout=20_000)
+        first.locator("#example-good").click()
+        first.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
+        first.locator("#page-label").get_by_text("worst first").wait_for(timeout=20_000)
 
 
 # -- issue #30: the Errors tab ----------------------------------------------------------------------------------

@@ -19,7 +19,15 @@ from typing import Any
 from .benchmarks import all_benchmarks, get_benchmark
 from .benchmarks.protocol.views import ALL_QUERIES, SHOW_SCORE
 from .engine.errors import VlbenchError
-from .space_viewer import ViewerStore, legend, viewer_draw, viewer_page, viewer_queries, viewer_state
+from .space_viewer import (
+    MAX_VIEWER_STATES,
+    ViewerStore,
+    legend,
+    viewer_draw,
+    viewer_page,
+    viewer_queries,
+    viewer_state,
+)
 
 __all__ = ["sample_references", "example_predictions", "build_app", "run_space", "run_compare", "choices",
            "labels"]
@@ -211,6 +219,12 @@ def _shown(value: Any) -> Any:
 _N_TABLES, _N_PLOTS = 5, 2
 #: Gradio deletes the files of its cache older than an hour, looking every 15 minutes (``Blocks(delete_cache=)``)
 CACHE_LIFETIME = (900, 3600)
+#: Gradio keeps every session's copy of the page's components with their last outputs (~0.35 MB after a scoring)
+#: for up to 10,000 sessions; the Space keeps the latest ones only (twice the viewer states kept: older sessions have
+#: lost their images anyway). A session beyond them starts over on its next event, without an error.
+MAX_SESSIONS = int(os.environ.get("VLBENCH_SPACE_SESSIONS", str(2 * MAX_VIEWER_STATES)))
+#: ``launch()`` options of every Space that runs this app: upload size, and the sessions kept
+LAUNCH_OPTIONS: dict[str, Any] = {"max_file_size": "100mb", "state_session_capacity": MAX_SESSIONS}
 
 
 def _output_dir() -> Path:
@@ -422,9 +436,12 @@ def _viewer_components(has_boxes: bool) -> _Viewer:
         page_label = gr.Markdown("score a file to see its images", elem_id="page-label")
         following = gr.Button("better images ▶", size="sm", elem_id="page-next")
     with gr.Row():
-        image_pick = gr.Dropdown([], label="image (worst first)", elem_id="image-pick", scale=2)
+        # choices set per session, values checked by the handlers: a session Gradio no longer keeps (MAX_SESSIONS)
+        # knows only the empty choices, so a strict dropdown would answer its next pick with an error
+        image_pick = gr.Dropdown([], label="image (worst first)", elem_id="image-pick", scale=2,
+                                 allow_custom_value=True)
         query_pick = gr.Dropdown([], label="description / category / expression", elem_id="query-pick", scale=2,
-                                 visible=has_boxes)
+                                 visible=has_boxes, allow_custom_value=True)
         threshold = gr.Slider(0.05, 1.0, value=SHOW_SCORE, step=0.05, label="score threshold", elem_id="threshold",
                               scale=1, visible=has_boxes)
     legend_text = gr.Markdown(legend(), elem_id="legend", visible=has_boxes)
@@ -548,7 +565,8 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
             errors_intro = gr.Markdown(ERRORS_INTRO, elem_id="errors-intro", label="errors intro")
             errors = gr.Dataframe(visible=False, interactive=False, label="error types", elem_id="errors-table")
             errors_plot = gr.Plot(visible=False, label="what each error costs", elem_id="errors-plot")
-            error_pick = gr.Dropdown([], label="show the worst examples of", elem_id="error-pick")
+            error_pick = gr.Dropdown([], label="show the worst examples of", elem_id="error-pick",
+                                     allow_custom_value=True)       # as the viewer's picks (MAX_SESSIONS)
         with gr.Tab("Samples", id="samples", elem_id="samples-tab"):
             viewer = _viewer_components(has_boxes)
         with gr.Tab("Downloads", elem_id="downloads-tab"):
@@ -636,4 +654,4 @@ def build_app(only: str | None = None):
 def launch(host: str = "127.0.0.1", port: int = 7860, **kwargs: Any) -> None:
     """Start the Space on ``host:port`` (uploads up to 100 MB)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    build_app().launch(server_name=host, server_port=port, max_file_size="100mb", **kwargs)
+    build_app().launch(server_name=host, server_port=port, **{**LAUNCH_OPTIONS, **kwargs})

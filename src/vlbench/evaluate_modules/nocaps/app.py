@@ -5,9 +5,9 @@ import os
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from vlbench.space import build_app
+from vlbench.space import LAUNCH_OPTIONS, build_app
 
 demo = build_app(only="nocaps")
 
 if __name__ == "__main__":
-    demo.launch(max_file_size="100mb")
+    demo.launch(**LAUNCH_OPTIONS)
