@@ -206,3 +206,28 @@ def test_a_scaffolded_benchmark_is_an_lmms_eval_task_with_its_metric_directions(
                                                                                               "MAE": 1.0}
         unanswered = _aggregate(task, lambda doc: "many" if doc["image_id"] == 0 else str(counts[doc["image_id"]]))
         assert unanswered == {"accuracy": 40.0, "MAE": 1.8}      # image 0 as -1: |-1 - 3| = 4 more, one hit less
+
+
+@pytest.mark.parametrize("processor, want", [({"do_center_crop": True, "crop_size": 336}, "normalized-crop"),
+                                             ({"do_pad": True, "do_center_crop": True}, "normalized-square"),
+                                             (None, "normalized-square")])
+def test_the_pack_reads_llava_s_square_from_the_evaluated_model_s_processor(hub, tmp_path, processor, want):
+    """LLaVA-1.5's boxes are fractions of the square the model saw: padded in the reference code, centre-cropped by
+    the HF-format checkpoints' CLIP processor (``do_center_crop``, no ``do_pad``). ``--processor`` names the
+    evaluated model's folder (here one holding only its ``preprocessor_config.json``, read by transformers' own
+    loader) and the task's convention follows it, as ``vlbench predict`` does; without it the family's stands."""
+    import subprocess
+    import sys
+
+    args = []
+    if processor is not None:
+        (tmp_path / "model").mkdir()
+        (tmp_path / "model" / "preprocessor_config.json").write_text(
+            json.dumps({"image_processor_type": "CLIPImageProcessor", **processor}))
+        args = ["--processor", str(tmp_path / "model")]
+    pack = tmp_path / "pack"
+    proc = subprocess.run([sys.executable, "-m", "vlbench.lmms_eval_tasks", "--data", f"ref_l4={hub / 'ref_l4'}",
+                           "--family", "llava", "--out", str(pack), *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert f"box_format: {want}" in (pack / "vlbench_ref_l4_val.yaml").read_text()
+    assert f"{want!r}" in (pack / "vlbench_lmms.py").read_text()

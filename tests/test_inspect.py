@@ -225,3 +225,19 @@ def test_a_scaffolded_benchmark_is_an_inspect_task(tmp_path):
         out = tmp_path / "p.json"
         import_answers("inspect", log.location, "count_demo", tmp_path / "hub", out)
         assert api.score("count_demo", tmp_path / "hub", out).metrics == pytest.approx(want)
+
+
+def test_the_inspect_task_reads_llava_s_square_from_the_evaluated_model_s_processor(built_samples, tmp_path,
+                                                                                      monkeypatch):
+    """As the lmms-eval pack (test_harnesses): ``-T processor=`` names the evaluated model's folder (relative to the
+    caller's directory, as ``data``), and LLaVA-1.5's convention follows its image processor: a centre-cropping
+    one gives ``normalized-crop``; without it the family's padded square stands."""
+    import vlbench.inspect_tasks as pack
+
+    (tmp_path / "llava").mkdir()
+    (tmp_path / "llava" / "preprocessor_config.json").write_text(
+        json.dumps({"image_processor_type": "CLIPImageProcessor", "do_center_crop": True, "crop_size": 336}))
+    monkeypatch.setenv("PWD", str(tmp_path))
+    args = {"benchmark": "ref_l4", "data": str(built_samples / "ref_l4"), "split": "test", "family": "llava"}
+    assert pack.vlbench(**args, processor="llava").metadata["box_format"] == "normalized-crop"
+    assert pack.vlbench(**args).metadata["box_format"] == "normalized-square"

@@ -69,16 +69,19 @@ def answers(benchmark: str, box_format: str | None, folder: str | None, config: 
 
 def benchmark_task(benchmark: str, data: str, split: str | None = None, config: str | None = None,
                    family: str | None = None, prompt: str | None = None, box_format: str | None = None,
-                   max_tokens: int | None = None, limit: int | None = None) -> Task:
+                   max_tokens: int | None = None, limit: int | None = None, processor: str | None = None) -> Task:
     """The Inspect task of ``benchmark`` over the rows of ``data`` (a built folder or Hub id; ``split`` /
-    ``config`` as ``vlbench predict`` takes them), prompted as ``family`` is by ``vlbench predict``."""
+    ``config`` as ``vlbench predict`` takes them), prompted as ``family`` is by ``vlbench predict``; ``processor``
+    (the evaluated model's folder or Hub id) decides LLaVA-1.5's box square as ``vlbench predict`` does."""
     from vlbench.predict import default_max_new_tokens, load_data
     from vlbench.predict.families import family_named, render_prompt
+    from vlbench.predict.models import viewed_preset
     from vlbench.predict.serving import data_url
 
     bench = get_benchmark(benchmark)
     predictor = bench.require_predictor()
-    preset = family_named(family).preset(predictor.answer_kind, prompt, box_format)
+    preset = viewed_preset(family_named(family).preset(predictor.answer_kind, prompt, box_format), processor,
+                           box_format)
     rows, split = load_data(bench.id, data, split=split, config=config)
     samples, items = [], []
     for row in rows.rows:
@@ -104,11 +107,11 @@ def benchmark_task(benchmark: str, data: str, split: str | None = None, config: 
 @task
 def vlbench(benchmark: str, data: str, split: str | None = None, config: str | None = None, family: str | None = None,
             prompt: str | None = None, box_format: str | None = None, max_tokens: int | None = None,
-            limit: int | None = None) -> Task:
+            limit: int | None = None, processor: str | None = None) -> Task:
     """Any registered benchmark (``vlbench list``) as an Inspect task: see :func:`benchmark_task` (a relative
-    ``data`` folder is the caller's: :func:`caller_path`)."""
+    ``data`` or ``processor`` folder is the caller's: :func:`caller_path`)."""
     return benchmark_task(benchmark, caller_path(data), split, config, family, prompt, box_format, max_tokens,
-                          limit)
+                          limit, caller_path(processor) if processor else None)
 
 
 def caller_path(data: str) -> str:

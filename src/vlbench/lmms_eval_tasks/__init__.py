@@ -57,12 +57,16 @@ def _tasks(folder: Path) -> list[tuple[str | None, str]]:
 
 
 def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], *,
-                    box_format: str | None = None, max_new_tokens: int = 64, family: str | None = None) -> Path:
+                    box_format: str | None = None, max_new_tokens: int = 64, family: str | None = None,
+                    processor: str | None = None) -> Path:
     """Write the task YAMLs of every ``benchmark -> built folder`` in ``data`` and their ``vlbench_lmms.py`` into
     ``out``; returns ``out`` (the ``--include_path``). ``family`` (a model family of :mod:`vlbench.predict.families`)
-    gives each task that family's prompt and box convention; ``box_format`` overrides the convention."""
+    gives each task that family's prompt and box convention; ``box_format`` overrides the convention; ``processor``
+    (the evaluated model's folder or Hub id) decides LLaVA-1.5's square as ``vlbench predict`` does (padded, or
+    centre-cropped as the HF-format checkpoints' processors do)."""
     from ..engine.io import check_output, write_text_atomic
     from ..predict.families import family_named
+    from ..predict.models import viewed_preset
     from ..predict.parsers import check_box_format
 
     out = check_output(out, "task folder", folder=True)
@@ -76,8 +80,9 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
                              fix="use 'vlbench predict' with a detector for it")
         boxes = predictor.answer_kind in ("box", "boxes")
         chosen = family_named(family)
-        fmt = (box_format or (chosen.presets.get(predictor.answer_kind) or chosen.presets["text"]).box_format
-               if boxes else None)
+        preset = viewed_preset(chosen.presets.get(predictor.answer_kind) or chosen.presets["text"], processor,
+                               box_format)
+        fmt = (box_format or preset.box_format) if boxes else None
         if boxes and fmt is None:
             raise InputError(f"{bench.display_name} answers are boxes", fix="pass --box-format (the model family's) "
                                                                              "or --family")
@@ -132,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", default=None,
                         help="the model family to evaluate (its prompts and box convention; see 'vlbench predict "
                              "--help'); default: vlbench's own prompts, with --box-format")
+    parser.add_argument("--processor", default=None, metavar="MODEL",
+                        help="the evaluated model's folder or Hub id: its image processor decides LLaVA-1.5's box "
+                             "square (padded, or centre-cropped as the HF-format checkpoints' processors do)")
     args = parser.parse_args(argv)
     try:
         pairs = dict(item.split("=", 1) for item in args.data)
@@ -140,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         out = write_task_pack(args.out, pairs, box_format=args.box_format, max_new_tokens=args.max_new_tokens,
-                              family=args.family)
+                              family=args.family, processor=args.processor)
     except VlbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ checked, before any weight loads.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
 from dataclasses import dataclass
@@ -142,6 +143,16 @@ def square_view(name: str, revision: str | None = None) -> str | None:
     if config.get("do_pad"):
         return "normalized-square"
     return "normalized-crop" if config.get("do_center_crop", True) else "normalized"
+
+
+def viewed_preset(preset: Any, processor: str | None, box_format: str | None) -> Any:
+    """``preset`` with its padded-square convention replaced by the square ``processor``'s image processor makes
+    (:func:`square_view`; a model folder or Hub id), for the harness packs, which never load the model; unchanged
+    where ``box_format`` was given, no processor is named, or its config says nothing."""
+    if box_format is not None or processor is None or preset.box_format != "normalized-square":
+        return preset
+    view = square_view(processor)
+    return dataclasses.replace(preset, box_format=view) if view else preset
 
 
 def _first_line(exc: BaseException) -> str:
