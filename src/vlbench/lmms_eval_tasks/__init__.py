@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from ..benchmarks import get_benchmark
 from ..engine.errors import InputError
@@ -56,6 +57,25 @@ def _tasks(folder: Path) -> list[tuple[str | None, str]]:
             for f in c.get("data_files", []) if isinstance(f, dict) and "split" in f]
 
 
+def _box_format(bench: Any, answer_kind: str, family: str | None, box_format: str | None,
+                processor: str | None) -> str | None:
+    """The box convention of a benchmark's tasks (None where the answers are text): ``box_format``, else the family's,
+    its padded square read from ``processor``'s image processor (:func:`~vlbench.predict.models.viewed_preset`)."""
+    from ..predict.families import family_named
+    from ..predict.models import viewed_preset
+    from ..predict.parsers import check_box_format
+
+    if answer_kind not in ("box", "boxes"):
+        return None
+    chosen = family_named(family)
+    fmt = box_format or viewed_preset(chosen.presets.get(answer_kind) or chosen.presets["text"], processor,
+                                      box_format).box_format
+    if fmt is None:
+        raise InputError(f"{bench.display_name} answers are boxes", fix="pass --box-format (the model family's) "
+                                                                         "or --family")
+    return check_box_format(fmt)
+
+
 def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], *,
                     box_format: str | None = None, max_new_tokens: int = 64, family: str | None = None,
                     processor: str | None = None) -> Path:
@@ -65,9 +85,6 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
     (the evaluated model's folder or Hub id) decides LLaVA-1.5's square as ``vlbench predict`` does (padded, or
     centre-cropped as the HF-format checkpoints' processors do)."""
     from ..engine.io import check_output, write_text_atomic
-    from ..predict.families import family_named
-    from ..predict.models import viewed_preset
-    from ..predict.parsers import check_box_format
 
     out = check_output(out, "task folder", folder=True)
     shim = [_SHIM_HEAD]
@@ -78,15 +95,7 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
         if "image-text-to-text" not in predictor.kinds:
             raise InputError(f"{bench.display_name} is answered by detectors, not in text",
                              fix="use 'vlbench predict' with a detector for it")
-        boxes = predictor.answer_kind in ("box", "boxes")
-        chosen = family_named(family)
-        preset = viewed_preset(chosen.presets.get(predictor.answer_kind) or chosen.presets["text"], processor,
-                               box_format)
-        fmt = (box_format or preset.box_format) if boxes else None
-        if boxes and fmt is None:
-            raise InputError(f"{bench.display_name} answers are boxes", fix="pass --box-format (the model family's) "
-                                                                             "or --family")
-        fmt = check_box_format(fmt) if fmt else None
+        fmt = _box_format(bench, predictor.answer_kind, family, box_format, processor)
         folder = Path(folder).resolve()
         scored = {t.split for t in bench.leaderboards.tasks()}      # splits with public references vlbench scores
         for config, split in _tasks(folder):
