@@ -213,7 +213,7 @@ def _boolean_ids(images: list[Any] | NDArray[np.int64], descriptions: list[Any] 
         return []
     n = sum(1 for v, used in zip(images, image_used.tolist()) if used and isinstance(v, bool))
     n += sum(1 for v, used in zip(descriptions, description_used.tolist()) if used and isinstance(v, bool))
-    return [f"{n} id(s) written as true / false were read as the ids 1 / 0, as the official evaluator's dict "
+    return [f"{n} id(s) written as true / false were looked up as the ids 1 / 0, as the official evaluator's dict "
             "look-ups read them (Python's True == 1)"] if n else []
 
 
