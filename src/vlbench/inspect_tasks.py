@@ -75,13 +75,13 @@ def benchmark_task(benchmark: str, data: str, split: str | None = None, config: 
     (the evaluated model's folder or Hub id) decides LLaVA-1.5's box square as ``vlbench predict`` does."""
     from vlbench.predict import default_max_new_tokens, load_data
     from vlbench.predict.families import family_named, render_prompt
-    from vlbench.predict.models import viewed_preset
+    from vlbench.predict.models import square_view, viewed_preset
     from vlbench.predict.serving import data_url
 
     bench = get_benchmark(benchmark)
     predictor = bench.require_predictor()
-    preset = viewed_preset(family_named(family).preset(predictor.answer_kind, prompt, box_format), processor,
-                           box_format)
+    preset = viewed_preset(family_named(family).preset(predictor.answer_kind, prompt, box_format),
+                           square_view(processor) if processor else None, box_format)
     rows, split = load_data(bench.id, data, split=split, config=config)
     samples, items = [], []
     for row in rows.rows:

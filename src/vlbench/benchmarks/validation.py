@@ -130,20 +130,20 @@ def coded_ids(values: list[Any], table: dict[Any, int] | None, source: str, key:
 
 
 def looked_up_ids(values: list[Any], table: dict[Any, int] | None, source: str, key: str,
-                  error: type[InputError] | None = None, entry: Callable[[int], str] = "entry {}".format
-                  ) -> tuple[np.ndarray, np.ndarray]:
+                  error: type[InputError] | None = None, entry: Callable[[int], str] = "entry {}".format,
+                  kinds: set[type] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``values`` joined to the references' ids by Python equality, as a dict look-up that never asserts joins them
     (omnilabeltools keys images and descriptions by id and looks up only the references' ids): (codes, which
     values equal an id). ``table``: text ids' codes (:func:`sorted_id_codes`); None: integer ids, their own codes,
     which an integral float or a boolean equals (``3.0 == 3``, ``True == 1``). Text where the ids are integers, a
     number where they are text, ``3.5`` and null equal none (code -1): never looked up. A value that cannot be a
     dict key (a list) is a :class:`PredictionError` (or ``error``) naming its entry (``entry(i)`` of ``values[i]``):
-    the official look-up fails there."""
+    the official look-up fails there. ``kinds``: the values' types, where the caller has already collected them."""
     import numpy as np
 
     from ..engine.errors import PredictionError
 
-    kinds = set(map(type, values))
+    kinds = set(map(type, values)) if kinds is None else kinds
     if table is None and kinds <= {int}:
         with contextlib.suppress(OverflowError):       # an id beyond int64 equals none: the general way below
             codes = np.asarray(values, dtype=np.int64)

@@ -62,14 +62,14 @@ def _box_format(bench: Any, answer_kind: str, family: str | None, box_format: st
     """The box convention of a benchmark's tasks (None where the answers are text): ``box_format``, else the family's,
     its padded square read from ``processor``'s image processor (:func:`~vlbench.predict.models.viewed_preset`)."""
     from ..predict.families import family_named
-    from ..predict.models import viewed_preset
+    from ..predict.models import square_view, viewed_preset
     from ..predict.parsers import check_box_format
 
     if answer_kind not in ("box", "boxes"):
         return None
     chosen = family_named(family)
-    fmt = box_format or viewed_preset(chosen.presets.get(answer_kind) or chosen.presets["text"], processor,
-                                      box_format).box_format
+    fmt = box_format or viewed_preset(chosen.presets.get(answer_kind) or chosen.presets["text"],
+                                      square_view(processor) if processor else None, box_format).box_format
     if fmt is None:
         raise InputError(f"{bench.display_name} answers are boxes", fix="pass --box-format (the model family's) "
                                                                          "or --family")

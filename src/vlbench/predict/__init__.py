@@ -15,7 +15,6 @@ names one. torch and transformers load only when a model runs (``pip install "vl
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -276,12 +275,11 @@ def _resume(path: Path, settings: PredictSettings, repair: bool = False) -> dict
 def _preset(info: Any, answer_kind: str, prompt: str | None, box_format: str | None) -> Preset | None:
     """A VLM's preset (None for a detector), its padded-square convention replaced by the square the model's image
     processor makes (:func:`.models.square_view`) unless ``box_format`` says otherwise."""
+    from .models import viewed_preset
+
     if info.kind != GENERATOR:
         return None
-    preset = info.family.preset(answer_kind, prompt, box_format)
-    if box_format is None and preset.box_format == "normalized-square" and info.square_view:
-        preset = dataclasses.replace(preset, box_format=info.square_view)
-    return preset
+    return viewed_preset(info.family.preset(answer_kind, prompt, box_format), info.square_view, box_format)
 
 
 def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.PathLike, *,

@@ -145,14 +145,12 @@ def square_view(name: str, revision: str | None = None) -> str | None:
     return "normalized-crop" if config.get("do_center_crop", True) else "normalized"
 
 
-def viewed_preset(preset: Any, processor: str | None, box_format: str | None) -> Any:
-    """``preset`` with its padded-square convention replaced by the square ``processor``'s image processor makes
-    (:func:`square_view`; a model folder or Hub id), for the harness packs, which never load the model; unchanged
-    where ``box_format`` was given, no processor is named, or its config says nothing."""
-    if box_format is not None or processor is None or preset.box_format != "normalized-square":
+def viewed_preset(preset: Any, view: str | None, box_format: str | None) -> Any:
+    """``preset`` with its padded-square convention replaced by ``view``, the square the model's image processor
+    makes (:func:`square_view`); unchanged where ``box_format`` was given or the view is unknown (None)."""
+    if box_format is not None or view is None or preset.box_format != "normalized-square":
         return preset
-    view = square_view(processor)
-    return dataclasses.replace(preset, box_format=view) if view else preset
+    return dataclasses.replace(preset, box_format=view)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -269,8 +269,8 @@ def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str
         same = (np.diff(pair_image[by_pair]) == 0) & (np.diff(pair_descr[by_pair]) == 0)
         if same.any():
             j = int(by_pair[np.flatnonzero(same)[0]])
-            written = int(image_ids[pair_image[j]]) if parts.id_table is None else \
-                next(v for v, c in parts.id_table.items() if c == image_ids[pair_image[j]])
+            code = int(image_ids[pair_image[j]])
+            written = code if parts.id_table is None else list(parts.id_table)[code]    # the table is in code order
             raise FormatError(f"description {int(pair_descr[j])} is listed twice for image {written!r} (the official "
                               "evaluator asserts here)", file=source,
                               fix="list each image once per description id (remove the duplicate from image_ids, "
@@ -278,13 +278,12 @@ def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str
     return pair_image, pair_descr, parts.ls_type[known][order]
 
 
-def _descr_keys(parts: _Parts, source: str) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-    """The description ids the boxes list (``description_ids`` flattened), by equality as the official look-up finds
-    them (``6.0`` is 6, ``true`` is 1), and which equal an id: the text "5" equals none."""
+def _descr_keys(parts: _Parts, rows: NDArray[np.int64], source: str) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """The description ids the boxes list (``description_ids`` flattened; ``rows``: the box of each), by equality as
+    the official look-up finds them (``6.0`` is 6, ``true`` is 1), and which equal an id: the text "5" equals none."""
     flat = [d for refs in parts.box_refs for d in refs]
-    box_of = np.repeat(np.arange(len(parts.box_refs)), [len(r) for r in parts.box_refs])
     return looked_up_ids(flat, None, source, "description_ids", error=FormatError,
-                         entry=lambda i: f"annotations[{box_of[i]}]")
+                         entry=lambda i: f"annotations[{rows[i]}]")
 
 
 def _box_array(parts: _Parts, source: str) -> NDArray[np.float64]:
@@ -332,7 +331,7 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     box_arr = _box_array(parts, source)
     rows = np.repeat(np.arange(len(parts.box_xywh)), [len(r) for r in parts.box_refs]).astype(np.int64)
     ref_image = np.asarray(parts.box_image, dtype=np.int64)[rows]
-    ref_descr, ref_equal = _descr_keys(parts, source)
+    ref_descr, ref_equal = _descr_keys(parts, rows, source)
     notes = list(parts.notes) + _unequal_refs_note(parts, ref_equal)
     # descrIdToNumRefBoxes: every description_ids entry of every box of an evaluated image counts (repeats too)
     at, hit = find_ids(descr_ids, ref_descr[find_ids(image_ids, ref_image)[1] & ref_equal])

@@ -44,6 +44,7 @@ class OmniLabelReferences:
     #: where the images' ids are text: id as written -> code; ``image_ids`` then holds the codes, numbered in the
     #: order ``sorted()`` gives the ids (the official evaluation order: "10" before "9"). None: integer ids.
     id_table: dict[Any, int] | None = None
+
     def image_id(self, i: int) -> Any:
         """The id of image ``i`` (an index into ``image_ids``) as the file writes it."""
         return int(self.image_ids[i]) if self.id_table is None else self._written_ids[int(self.image_ids[i])]

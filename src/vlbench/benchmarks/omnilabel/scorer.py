@@ -152,9 +152,9 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     else:
         img_written, boxes, odd_boxes, descr_written, lens, scores = _dict_columns(entries, source, protocol)
     entry_of = np.repeat(np.arange(n), lens)
-    img, img_equal = _looked_up(img_written, gt.id_table, source, "image_id")
-    d_flat, d_equal = _looked_up(descr_written, None, source, "description_ids",
-                                 lambda i: f"entry {entry_of[i]}")
+    img, img_equal, img_bool = _looked_up(img_written, gt.id_table, source, "image_id")
+    d_flat, d_equal, d_bool = _looked_up(descr_written, None, source, "description_ids",
+                                         lambda i: f"entry {entry_of[i]}")
     # Official: a box with zero or negative width or height is scored, with IoU 0 against every GT box
     # and area max(0, w*h), so each of its detections is a false positive.
     warnings += degenerate_box_warning(boxes[:, 2], boxes[:, 3], np.arange(len(boxes)), "IoU 0, so false positives")
@@ -173,7 +173,7 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
                  + unusual_warning("score", scores.unusual, _HOW, entry_of))
     counts, dropped = _dropped(img, known_img, det_known, d_equal, pair, entries, gt.id_table is not None)
     warnings += dropped + _unequal_description_ids(descr_written, d_equal, det_known)
-    warnings += _boolean_ids(img_written, descr_written, known_img, d_equal & det_known)
+    warnings += _boolean_ids((img_bool, known_img), (d_bool, d_equal & det_known))
     keep = pair >= 0
     kept_boxes = boxes[entry_of[keep]]
     with np.errstate(invalid="ignore", over="ignore"):
@@ -186,11 +186,17 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
 
 
 def _looked_up(values: list[Any] | NDArray[np.int64], table: dict[Any, int] | None, source: str, key: str,
-               entry: Callable[[int], str] = "entry {}".format) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-    """:func:`looked_up_ids` of written ids (typed integers against integer ids: themselves, all equal to one)."""
+               entry: Callable[[int], str] = "entry {}".format
+               ) -> tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.bool_] | None]:
+    """:func:`looked_up_ids` of written ids, and which were written as true / false (None where none was); typed
+    integers against integer ids are themselves, all equal to one."""
     if isinstance(values, np.ndarray):
-        return values, np.ones(len(values), dtype=bool)
-    return looked_up_ids(values, table, source, key, entry=entry)
+        return values, np.ones(len(values), dtype=bool), None
+    kinds = set(map(type, values))
+    codes, equal = looked_up_ids(values, table, source, key, entry=entry, kinds=kinds)
+    booleans = (np.fromiter((type(v) is bool for v in values), dtype=bool, count=len(values)) if bool in kinds
+                else None)
+    return codes, equal, booleans
 
 
 def _unequal_description_ids(written: list[Any] | NDArray[np.int64], equal: NDArray[np.bool_],
@@ -206,13 +212,10 @@ def _unequal_description_ids(written: list[Any] | NDArray[np.int64], equal: NDAr
             "never looks them up)"]
 
 
-def _boolean_ids(images: list[Any] | NDArray[np.int64], descriptions: list[Any] | NDArray[np.int64],
-                 image_used: NDArray[np.bool_], description_used: NDArray[np.bool_]) -> list[str]:
-    """A warning when ids written as true / false were looked up as 1 / 0 (Python's ``True == 1``)."""
-    if isinstance(images, np.ndarray) and isinstance(descriptions, np.ndarray):
-        return []
-    n = sum(1 for v, used in zip(images, image_used.tolist()) if used and isinstance(v, bool))
-    n += sum(1 for v, used in zip(descriptions, description_used.tolist()) if used and isinstance(v, bool))
+def _boolean_ids(*written_used: tuple[NDArray[np.bool_] | None, NDArray[np.bool_]]) -> list[str]:
+    """A warning when ids written as true / false (:func:`_looked_up`) were looked up as 1 / 0 (Python's
+    ``True == 1``): per kind of id, (which were booleans, which were used)."""
+    n = sum(int((booleans & used).sum()) for booleans, used in written_used if booleans is not None)
     return [f"{n} id(s) written as true / false were looked up as the ids 1 / 0, as the official evaluator's dict "
             "look-ups read them (Python's True == 1)"] if n else []
 
