@@ -287,19 +287,20 @@ def test_the_references_phrases_read_back_give_the_reduction_of_all_lines(tmp_pa
     hyps, refs = _stress_corpus(index, n=600, seed=2)
     reference_lines = {r.lower() for rs in refs for r in rs}
     lines = list(dict.fromkeys([h.lower() for h in hyps] + [r.lower() for rs in refs for r in rs]))
-    whole = index.kept_entries_for_words([pymeteor._words(line) for line in lines])
+    line_words = [pymeteor._words(line) for line in lines]
+    whole = index.kept_entries_for_words(line_words)
     assert len(reference_lines) >= textcache.MIN_TEXTS and len(whole) > 100
     hashed: list[int] = []
     real = ParaphraseIndex.ngram_hashes
     monkeypatch.setattr(ParaphraseIndex, "ngram_hashes", lambda self, words: hashed.append(len(words)) or real(self, words))
     jar = java.meteor_jar()
     for _ in range(2):
-        assert np.array_equal(pymeteor._usable_entries(index, lines, reference_lines, jar), whole)
+        assert np.array_equal(pymeteor._usable_entries(index, lines, line_words, reference_lines, jar), whole)
     others = len(set(lines) - reference_lines)
     assert hashed == [len(reference_lines), others, others]      # the second call read the references' phrases
     assert len(list((tmp_path / "texts").glob("meteor-phrases-*.bin"))) == 1
     keyless = dataclasses.replace(index, folder="")
-    assert np.array_equal(pymeteor._usable_entries(keyless, lines, reference_lines, jar), whole)
+    assert np.array_equal(pymeteor._usable_entries(keyless, lines, line_words, reference_lines, jar), whole)
 
 
 @needs_java

@@ -68,11 +68,10 @@ class Automaton:
 
 
 def _pairs(units: list[int], offset: int = 0) -> list[int]:
-    """JFlex's run-length packing: (count, value) pairs; ``offset`` is added to each value."""
-    out: list[int] = []
-    for i in range(0, len(units), 2):
-        out.extend([units[i + 1] + offset] * units[i])
-    return out
+    """JFlex's run-length packing: (count, value) pairs; ``offset`` is added to each value (one repeat replaces
+    the loop over pairs)."""
+    packed = np.asarray(units, dtype=np.int64)
+    return np.repeat(packed[1::2] + offset, packed[0::2]).tolist()
 
 
 @lru_cache(maxsize=2)

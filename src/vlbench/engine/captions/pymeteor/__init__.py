@@ -72,6 +72,12 @@ def _words(line: str) -> list[str]:
     return line.split() if line.isascii() and line.isprintable() else java_tokens(line)
 
 
+def _lines_words(lines: list[str]) -> list[list[str]]:
+    """:func:`_words` of every line (one check of all the text where it is printable ASCII)."""
+    text = "".join(lines)
+    return [line.split() for line in lines] if text.isascii() and text.isprintable() else list(map(_words, lines))
+
+
 def _normal_lower(text: str, data: EnglishData) -> str:
     """``normalizeLine(text).toLowerCase()``: the text the jar aligns."""
     if text.isascii() and text.replace(" ", "").isalnum() and "DOTMULTI" not in text:
@@ -111,20 +117,23 @@ def _reference_side(refs: list[str], data: EnglishData, jar: Path) -> tuple[dict
     return dict(zip(refs, low)), {w: (h, s, frozenset(syn), fn) for w, h, s, syn, fn in words}
 
 
-def _usable_entries(index: ParaphraseIndex, lines: list[str], reference_lines: set[str], jar: Path,
-                    reference_phrases: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
-    """The paraphrase entries ``lines`` can use (:meth:`ParaphraseIndex.kept_entries_for_words`). The phrases
-    found in the references' lines are the same at every run on a split and kept on disk (hashing every n-gram
-    of a split's lines is not free; ``reference_phrases``: those numbers where the caller has them already); the other
-    lines' phrases are looked up at each run. n-grams never cross a line, so the two sets together are the whole
-    corpus's."""
-    refs = [line for line in lines if line in reference_lines]
+def _usable_entries(index: ParaphraseIndex, lines: list[str], line_words: list[list[str]], reference_lines: set[str],
+                    jar: Path, reference_phrases: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
+    """The paraphrase entries ``lines`` (their words: ``line_words``) can use
+    (:meth:`ParaphraseIndex.kept_entries_for_words`). The phrases found in the references' lines are the same at
+    every run on a split and kept on disk (hashing every n-gram of a split's lines is not free;
+    ``reference_phrases``: those numbers where the caller has them already); the other lines' phrases are looked up
+    at each run. n-grams never cross a line, so the two sets together are the whole corpus's."""
+    is_ref = [line in reference_lines for line in lines]
+    refs = [line for line, r in zip(lines, is_ref) if r]
 
-    def phrases(part: list[str]) -> NDArray[np.int64]:
-        return index.phrases_in(index.ngram_hashes([_words(line) for line in part])).astype(np.int64)
+    def phrases(words: list[list[str]]) -> NDArray[np.int64]:
+        return index.phrases_in(index.ngram_hashes(words)).astype(np.int64)
 
     def in_references() -> NDArray[np.int64]:
-        return phrases(refs) if reference_phrases is None else reference_phrases
+        if reference_phrases is not None:
+            return reference_phrases
+        return phrases([w for w, r in zip(line_words, is_ref) if r])
 
     if index.key:       # an index read from its cache folder: the phrase numbers are that index's
         code = textcache.code_digest([*sorted(Path(__file__).parent.glob("*.py")), jar, Path(paraphrase.__file__)])
@@ -133,7 +142,7 @@ def _usable_entries(index: ParaphraseIndex, lines: list[str], reference_lines: s
                                        and arrays[0].dtype == np.int64)
     else:
         found = in_references()
-    others = phrases([line for line in lines if line not in reference_lines])
+    others = phrases([w for w, r in zip(line_words, is_ref) if not r])
     return index.entries_among(np.concatenate([found, others]))
 
 
@@ -157,6 +166,7 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
     known, infos = _reference_side(list(dict.fromkeys(t for p in pieces for t in p[:-1])), data, Path(jar))
     lowered = {t: known[t] if t in known else _normal_lower(t, data) for t in distinct}
     lines = list(dict.fromkeys(lowered.values()))
+    line_words = _lines_words(lines)
 
     def info(w: str) -> WordInfo:
         if w not in infos:
@@ -165,14 +175,14 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
 
     paraphrases, found = (index, None) if index is not None else ParaphraseIndex.for_references(
         Path(jar).parent / "data" / "paraphrase-en.gz", list(dict.fromkeys(known.values())), cache_dir, _words)
-    usable = _usable_entries(paraphrases, lines, set(known.values()), Path(jar), found)
-    corpus = Corpus.build(lines, _words, info, paraphrases, usable)
+    usable = _usable_entries(paraphrases, lines, line_words, set(known.values()), Path(jar), found)
+    corpus = Corpus.build(line_words, info, paraphrases, usable)
     built: dict[int, Sentence] = {}
 
     def sentence(k: int) -> Sentence:          # the per-pair aligner's input, for the rare long line
         if k not in built:
             table, phrases = corpus.line_table(k)
-            words = _words(lines[k])
+            words = line_words[k]
             got = [info(w) for w in words]
             built[k] = Sentence.build(words, [g[0] for g in got], [g[1] for g in got], [g[2] for g in got],
                                       [g[3] for g in got], table, phrases, int(paraphrases.max_words))

@@ -62,16 +62,14 @@ class Corpus:
     line_bloom: NDArray[np.uint64]   # (lines,) two bits per phrase the line holds (a fast "surely not")
 
     @classmethod
-    def build(cls, lines: Sequence[str], split: Callable[[str], list[str]], info: Callable[[str], WordInfo],
-              index: ParaphraseIndex, kept: NDArray[np.int64]) -> Corpus:
-        """From the lines (normalised, lowercased), how the jar splits a line into words, each word's (hash,
+    def build(cls, tokens: Sequence[list[str]], info: Callable[[str], WordInfo], index: ParaphraseIndex,
+              kept: NDArray[np.int64]) -> Corpus:
+        """From the lines' words (normalised, lowercased, split as the jar splits a line), each word's (hash,
         stem hash, synsets, function word), the paraphrase table's index and the entries of it these lines can use
         (:meth:`ParaphraseIndex.kept_entries_for_words`)."""
-        tokens = list(map(split, lines))
         vocab = {w: k for k, w in enumerate(dict.fromkeys(chain.from_iterable(tokens)))}
         ptr = np.r_[0, np.cumsum([len(t) for t in tokens])].astype(np.int64)
         word = np.fromiter(map(vocab.__getitem__, chain.from_iterable(tokens)), dtype=np.int64, count=int(ptr[-1]))
-        del tokens
         words = list(vocab)
         nw = len(words)
         hash_, stem_, fn = np.zeros(nw, np.int64), np.zeros(nw, np.int64), np.zeros(nw, bool)
@@ -96,14 +94,14 @@ class Corpus:
         line, start, phr = _occurrences(word, ptr, phrases, vocab)
         n_ph = len(phrases)
         by_key = np.lexsort((start, line * n_ph + phr))
-        bloom = np.zeros(len(lines), np.uint64)
+        bloom = np.zeros(len(tokens), np.uint64)
         np.bitwise_or.at(bloom, line, _phrase_bits(phr))
         hash_id = np.unique(hash_, return_inverse=True)[1].astype(np.int32)
         stem_id = np.unique(stem_, return_inverse=True)[1].astype(np.int32)
         return cls(ptr, word, words, word.astype(np.int32), hash_, hash_id, stem_id, fn, related, has_syn, phrases,
                    np.asarray([len(q) for q in phrases], np.int64), entry_ptr, seconds[order],
                    _phrase_bits(seconds[order]),
-                   np.searchsorted(line, np.arange(len(lines) + 1)).astype(np.int64), start, phr,
+                   np.searchsorted(line, np.arange(len(tokens) + 1)).astype(np.int64), start, phr,
                    (line * n_ph + phr)[by_key], start[by_key], bloom)
 
     def may_hold(self, line: NDArray[np.int64], bits: NDArray[np.uint64]) -> NDArray[np.bool_]:
@@ -293,15 +291,14 @@ def _gain(length2: NDArray[np.int64], length1: NDArray[np.int64], module: NDArra
 
 
 def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64], sentence: Callable[[int], Sentence], *,
-               cells: int = 1 << 18) -> NDArray[np.float64]:
+               cells: int = 1 << 19) -> NDArray[np.float64]:
     """The 23 statistics of every pair (hypothesis line a[p], reference line b[p]); ``sentence(line)``
     gives the per-pair aligner's input for the pairs with a line longer than the search's masks.
 
     The array path holds one row per (hypothesis word, reference word) of its pairs, so pairs are scored
     in parts of at most ``cells`` such rows (a few tens of MB whatever the captions' lengths; a part
-    holds one pair at least; 2**18 rows: ~200 MB less at the peak than 2**21 on 45,000 references, as
-    fast). Long pairs never enter the array path: the per-pair aligner visits only the word pairs that can
-    match."""
+    holds one pair at least; the size trades peak memory against numpy's per-call cost: bench/HISTORY.md).
+    Long pairs never enter the array path: the per-pair aligner visits only the word pairs that can match."""
     n1, n2 = c.ptr[a + 1] - c.ptr[a], c.ptr[b + 1] - c.ptr[b]
     long_ = (n1 > MAX_WORDS) | (n2 > MAX_WORDS)
     rows = np.zeros((len(a), 23))

@@ -65,13 +65,22 @@ PAIR, NEGW, CHUNKS, DIST, IDX, LAST, U1, U2, HIST = range(9)
 
 def _stable_order(state: NDArray[np.int64]) -> NDArray[np.int64]:
     """Rows ordered by pair, then the jar's rank (-weighted, chunks, distance), ties kept in list order.
-    One int64 key when the fields fit in their bits (pair 19, weighted 10, chunks 8, distance 26),
-    else a lexsort over the four columns."""
-    pair, negw, chunks, dist = state[:, PAIR], state[:, NEGW], state[:, CHUNKS], state[:, DIST]
-    if len(pair) and pair.max() < 1 << 19 and -negw.min() < 1 << 10 and chunks.max() < 1 << 8 and dist.max() < 1 << 26:
-        key = (pair << 44) | ((negw + (1 << 10) - 1) << 34) | (chunks << 26) | dist
-        return stable_argsort(key)
-    return np.lexsort((dist, chunks, negw, pair))
+    One int64 key, the four fields as digits of a mixed radix (each field's range in the rows), when it fits
+    (a key below 2^32, the usual case, sorts in two 16-bit radix passes); else a lexsort over the four columns."""
+    if not len(state):
+        return np.zeros(0, np.int64)
+    key = np.zeros(len(state), np.int64)
+    span = 1
+    for column in (PAIR, NEGW, CHUNKS, DIST):
+        field = state[:, column]
+        low = int(field.min())
+        size = int(field.max()) - low + 1
+        span *= size
+        if span >= 1 << 62:
+            return np.lexsort((state[:, DIST], state[:, CHUNKS], state[:, NEGW], state[:, PAIR]))
+        key *= size
+        key += field - low
+    return stable_argsort(key)
 
 
 @dataclass(frozen=True)
