@@ -22,9 +22,9 @@ from ...engine.captions.cider import CiderDResampler, cider_d
 from ...engine.captions.meteor import (
     METEOR_BACKENDS,
     index_ahead,
+    meteor_aligner,
     meteor_available,
     meteor_from_stats,
-    meteor_stats,
     parse_stats,
     summable_stats,
 )
@@ -222,23 +222,19 @@ def _meteor_ready(meteor: bool, backend: str, n_references: int) -> tuple[bool, 
 def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseIndex | None
                       ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64], tuple[list[str] | None, str | None]]:
     """BLEU statistics, CIDEr-D and ROUGE-L per image, and METEOR's statistics lines and backend (none without a
-    backend); METEOR in a worker thread beside the others (its Java processes, or numpy work that releases the
-    GIL). An error of the others comes first, as if they ran first."""
+    backend). METEOR reads the texts first (string work, which holds the GIL), then aligns them in a worker thread
+    (numpy work, which mostly releases it, or the jar's processes) beside the others' string work."""
     def others() -> tuple[Any, NDArray[np.float64], NDArray[np.float64]]:
         call = _toolkit_call(t.hyp_tokens, t.ref_tokens)
         stats, cider = bleu_mod.bleu_stats(*call), cider_d(*call)
         del call        # its n-gram table (~80 MB on a whole split) is not held through METEOR's peak
         return stats, cider, rouge_l(t.hyp_tokens, t.ref_tokens)
 
-    def meteor() -> tuple[list[str] | None, str | None]:
-        if not meteor_backend:
-            return None, None
-        return meteor_stats(t.hyp_tokens, t.ref_tokens, backend=meteor_backend, index=index)
-
     if not meteor_backend:
-        return (*others(), meteor())
+        return (*others(), (None, None))
+    align = meteor_aligner(t.hyp_tokens, t.ref_tokens, backend=meteor_backend, index=index)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        later = pool.submit(meteor)
+        later = pool.submit(align)
         stats, cider, rouge = others()      # an error here is raised first; the worker is still waited for
         return stats, cider, rouge, later.result()
 

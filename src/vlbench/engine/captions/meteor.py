@@ -29,7 +29,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -207,7 +207,16 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend:
     ("python", or "java, <paraphrase table used>", with the reason when ``auto`` kept the jar). ``index``: the
     paraphrase table's index when the caller has it open already (:func:`index_ahead`); else the Python backend
     reads :meth:`ParaphraseIndex.for_references` of these references, the jar :func:`paraphrase_index`."""
-    from .pymeteor import python_eligible, python_stats
+    return meteor_aligner(hyps, refs, backend=backend, cache_dir=cache_dir, index=index)()
+
+
+def meteor_aligner(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend: str = "auto",
+                   cache_dir: Path | None = None, index: ParaphraseIndex | None = None
+                   ) -> Callable[[], tuple[list[str], str]]:
+    """:func:`meteor_stats` in two steps: the Python backend reads the texts now (string work) and aligns them when
+    the returned function is called (numpy work, which releases the GIL: a caller can run it beside other work in a
+    thread); the jar does all of it in that call."""
+    from .pymeteor import python_aligner, python_eligible
 
     if backend not in METEOR_BACKENDS:
         raise InputError(f"unknown METEOR backend {backend!r}", fix="use " + ", ".join(METEOR_BACKENDS))
@@ -222,9 +231,12 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend:
         note = "" if proven else f" ({why}: " + ("the jar is used" if has_java else
                                                   "equality with the jar is not proven there; no Java found") + ")"
     if use == "java":
-        lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir, index=index)
-        return lines, f"java, {how}{note}"
-    return python_stats(hyps, refs, jar=java.require_meteor_jar(), index=index, cache_dir=cache_dir), f"python{note}"
+        def run_jar() -> tuple[list[str], str]:
+            lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir, index=index)
+            return lines, f"java, {how}{note}"
+        return run_jar
+    align = python_aligner(hyps, refs, jar=java.require_meteor_jar(), index=index, cache_dir=cache_dir)
+    return lambda: (align(), f"python{note}")
 
 
 def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_dir: Path | None = None,

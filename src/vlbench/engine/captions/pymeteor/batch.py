@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 from numpy.typing import NDArray
@@ -72,17 +72,13 @@ class Corpus:
         word = np.fromiter(map(vocab.__getitem__, chain.from_iterable(tokens)), dtype=np.int64, count=int(ptr[-1]))
         words = list(vocab)
         nw = len(words)
-        hash_, stem_, fn = np.zeros(nw, np.int64), np.zeros(nw, np.int64), np.zeros(nw, bool)
-        syn_rows: list[int] = []
-        syn_cols: list[int] = []
-        syn_ids: dict[object, int] = {}
-        for k, w in enumerate(words):
-            hash_[k], stem_[k], synsets, fn[k] = info(w)
-            for x in synsets:
-                syn_rows.append(k)
-                syn_cols.append(syn_ids.setdefault(x, len(syn_ids)))
-        syn_word = np.asarray(syn_rows, np.int64)
-        related = _sharing_a_synset(syn_word, np.asarray(syn_cols, np.int64), nw)
+        hashes, stems, synsets, functions = zip(*map(info, words)) if words else ((), (), (), ())
+        hash_, stem_ = np.asarray(hashes, np.int64), np.asarray(stems, np.int64)
+        fn = np.asarray(functions, bool).reshape(nw)
+        n_synsets = np.fromiter(map(len, synsets), np.int64, count=nw)
+        syn_word = np.repeat(np.arange(nw), n_synsets)
+        related = _sharing_a_synset(syn_word, np.fromiter(chain.from_iterable(synsets), np.int64,
+                                                          count=len(syn_word)), nw)
         has_syn = np.bincount(syn_word, minlength=nw) > 0
         # their phrases renumbered in first-seen order
         first_idx, second_idx = index.entry_first[kept].astype(np.int64), index.entry_second[kept].astype(np.int64)
@@ -141,11 +137,14 @@ def _phrase_hashes(phrases: list[tuple[str, ...]], vocab: dict[str, int]) -> tup
     """The phrases as word ids (-1 padded; a phrase with a word outside ``vocab`` cannot occur: length 0), their
     lengths, and per length n: the sorted hashes of the n-word prefixes of longer phrases, and (sorted hashes, phrase)
     of the n-word phrases."""
-    max_len = max((len(q) for q in phrases), default=0)
+    n_words = np.fromiter(map(len, phrases), np.int64, count=len(phrases))
+    max_len = int(n_words.max(initial=0))
+    flat = np.fromiter(map(vocab.get, chain.from_iterable(phrases), repeat(-1)), np.int64, count=int(n_words.sum()))
+    row, col = _expand(np.zeros(len(phrases), np.int64), n_words)
     ids = np.full((len(phrases), max(max_len, 1)), -1, np.int64)
-    for k, q in enumerate(phrases):
-        if all(w in vocab for w in q):          # else it cannot occur
-            ids[k, :len(q)] = [vocab[w] for w in q]
+    can_occur = np.bincount(row[flat < 0], minlength=len(phrases)) == 0
+    keep = can_occur[row]
+    ids[row[keep], col[keep]] = flat[keep]
     lengths = (ids >= 0).sum(1)                  # 0 for a phrase that cannot occur
     codes = ids.astype(np.uint64) + np.uint64(1)
     prefix_keys, phrase_keys = [], []
