@@ -46,6 +46,7 @@ class Corpus:
     hash_id: NDArray[np.int32]       # (words,) one number per distinct hash: equal means "same word" to the jar
     stem_id: NDArray[np.int32]       # (words,) one number per distinct stem hash
     function: NDArray[np.bool_]      # (words,)
+    line_functions: NDArray[np.int64]  # (lines,) function words in each line
     related: NDArray[np.int64]       # sorted keys w1 * words + w2 of words sharing a synset
     has_synsets: NDArray[np.bool_]   # (words,)
     phrases: list[tuple[str, ...]]   # the paraphrase table's phrases these lines can use
@@ -94,7 +95,9 @@ class Corpus:
         np.bitwise_or.at(bloom, line, _phrase_bits(phr))
         hash_id = np.unique(hash_, return_inverse=True)[1].astype(np.int32)
         stem_id = np.unique(stem_, return_inverse=True)[1].astype(np.int32)
-        return cls(ptr, word, words, word.astype(np.int32), hash_, hash_id, stem_id, fn, related, has_syn, phrases,
+        line_fn = np.add.reduceat(np.r_[fn[word].astype(np.int64), 0], ptr[:-1]) * (np.diff(ptr) > 0)
+        return cls(ptr, word, words, word.astype(np.int32), hash_, hash_id, stem_id, fn, line_fn,
+                   related, has_syn, phrases,
                    np.asarray([len(q) for q in phrases], np.int64), entry_ptr, seconds[order],
                    _phrase_bits(seconds[order]),
                    np.searchsorted(line, np.arange(len(tokens) + 1)).astype(np.int64), start, phr,
@@ -342,14 +345,12 @@ def _stats_part(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[
         chosen |= picked
     rows = np.zeros((n, 23))
     rows[:, 0], rows[:, 1] = n1, n2
-    fn = c.function[c.word].astype(np.int64)
-    fn_per_line = np.add.reduceat(np.r_[fn, 0], c.ptr[:-1]) * (np.diff(c.ptr) > 0)
-    rows[:, 2], rows[:, 3] = fn_per_line[a], fn_per_line[b]
+    rows[:, 2], rows[:, 3] = c.line_functions[a], c.line_functions[b]
     k = np.flatnonzero(chosen)
     mr1, mat1 = _ranges(c.ptr[a[p[k]]] + i[k], len1[k])
     mr2, mat2 = _ranges(c.ptr[b[p[k]]] + j[k], len2[k])
-    slot1 = p[k][mr1] * 16 + 4 * module[k][mr1] + 2 * fn[mat1]
-    slot2 = p[k][mr2] * 16 + 4 * module[k][mr2] + 1 + 2 * fn[mat2]
+    slot1 = p[k][mr1] * 16 + 4 * module[k][mr1] + 2 * c.function[c.word[mat1]]
+    slot2 = p[k][mr2] * 16 + 4 * module[k][mr2] + 1 + 2 * c.function[c.word[mat2]]
     rows[:, 4:20] = np.bincount(np.r_[slot1, slot2], minlength=n * 16).reshape(n, 16)
     # chunks: runs of matches contiguous in both lines, in reference order (getCountAndChunks)
     kp, kj, ki = p[k], j[k], i[k]
