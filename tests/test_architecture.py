@@ -176,15 +176,21 @@ def test_the_package_forks_no_child_and_releases_no_pages():
     the speed they bought was under the 10% rule (bench/RESULTS.md). Found by name in the syntax tree, so a comment
     naming them does not count."""
     banned = {"fork", "forkpty", "register_at_fork", "madvise", "multiprocessing", "ProcessPoolExecutor"}
-    found = []
-    for p in sorted(SRC.rglob("*.py")):
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
-            names = ([node.attr] if isinstance(node, ast.Attribute) else [node.id] if isinstance(node, ast.Name)
-                     else [a.name.split(".")[0] for a in node.names] + [node.module or ""]
-                     if isinstance(node, ast.ImportFrom) else [a.name.split(".")[0] for a in node.names]
-                     if isinstance(node, ast.Import) else [])
-            found += [f"{p.relative_to(ROOT)}:{node.lineno} {n}" for n in names if n.split(".")[0] in banned]
+    found = [f"{p.relative_to(ROOT)}:{node.lineno} {name}" for p in sorted(SRC.rglob("*.py"))
+             for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+             for name in _names_used(node) if name.split(".")[0] in banned]
     assert not found, "\n".join(found)
+
+
+def _names_used(node: ast.AST) -> list[str]:
+    """The names a syntax node uses: an attribute's, a name's, an import's modules and names."""
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+    return []
 
 
 # -- the toy fifth benchmark (tests/plugins/toy_benchmark.py) ----------------------------------------------

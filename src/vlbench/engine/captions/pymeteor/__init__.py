@@ -32,7 +32,7 @@ from .normalizer import java_tokens, java_trim, normalize_line
 from .resources import EnglishData, english_data, java_string_hash
 from .stemmer import stem, utf16_units
 
-__all__ = ["python_eligible", "python_stats", "python_aligner", "PROVEN_CHARACTERS"]
+__all__ = ["python_eligible", "python_aligner", "PROVEN_CHARACTERS"]
 
 #: Characters whose lowercasing is the same in Python and in every Java that runs the jar (8 to 25), and
 #: that the tests cover: Latin (Basic to Extended-B), IPA, combining marks, Greek without the final-sigma
@@ -154,18 +154,13 @@ def _reference_side_valid(n: int) -> Callable[[Any, tuple], bool]:
                               and not arrays)
 
 
-def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Path,
-                 index: ParaphraseIndex | None = None, cache_dir: Path | None = None) -> list[str]:
-    """The jar's statistics line of every (hypothesis, references) pair, computed in Python. ``index``: the
-    paraphrase table's; by default :meth:`ParaphraseIndex.for_references` of these references (in ``cache_dir``)."""
-    return python_aligner(hyps, refs, jar=jar, index=index, cache_dir=cache_dir)()
-
-
 def python_aligner(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Path,
                    index: ParaphraseIndex | None = None, cache_dir: Path | None = None) -> Callable[[], list[str]]:
-    """:func:`python_stats` in two steps: the texts' words, word data and paraphrase phrases are read now (string
-    work that holds the GIL), the alignments (numpy work that mostly releases it) when the returned function is
-    called: a caller can run that beside other work in a thread."""
+    """The jar's statistics line of every (hypothesis, references) pair, computed in Python, in two steps: the texts'
+    words, word data and paraphrase phrases are read now (string work that holds the GIL), the alignments (numpy
+    work that mostly releases it) when the returned function is called: a caller can run that beside other work in
+    a thread. ``index``: the paraphrase table's; by default :meth:`ParaphraseIndex.for_references` of these
+    references (in ``cache_dir``)."""
     data = english_data(Path(jar))
     pieces = _pieces(hyps, refs)
     if any("\n" in t or "\r" in t for p in pieces for t in p):
