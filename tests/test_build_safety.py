@@ -39,12 +39,13 @@ def test_overwrite_replaces_only_the_earlier_build(sample_release, tmp_path):
     assert _build(sample_release, out).returncode == 0
     (out / "notes.txt").write_text("keep me")
     (out / "data" / "mine.csv").write_text("keep me too")
-    stale = out / "data" / "val-00000-of-00001.parquet"
+    (stale,) = (out / "data").glob("val-*.parquet")
     stale.write_bytes(b"stale")                                          # a file of the earlier build
     assert _build(sample_release, out).returncode == 2                   # not without --overwrite
     assert _build(sample_release, out, "--overwrite").returncode == 0
     assert (out / "notes.txt").read_text() == "keep me" and (out / "data" / "mine.csv").read_text() == "keep me too"
-    assert stale.read_bytes()[:4] == b"PAR1"                              # rebuilt
+    (rebuilt,) = (out / "data").glob("val-*.parquet")                    # the earlier build's shard replaced
+    assert rebuilt.read_bytes()[:4] == b"PAR1"
     from datasets import load_dataset
 
     assert len(load_dataset(str(out), split="val")) > 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -96,8 +97,9 @@ def test_publish_dry_run_lists_exactly_the_folder_files(sample_release, tmp_path
     out = tmp_path / "hub"
     run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out), check=True)
     plan = plan_upload(out)
-    assert [p for p, _ in plan.files] == ["README.md", "data/test-00000-of-00001.parquet",
-                                          "data/val-00000-of-00001.parquet", "eval.yaml"]
+    names = [re.sub(r"-[0-9a-f]{16}\.parquet$", "-DIGEST.parquet", p) for p, _ in plan.files]
+    assert names == ["README.md", "data/test-00000-of-00001-DIGEST.parquet", "data/val-00000-of-00001-DIGEST.parquet",
+                     "eval.yaml"]
     proc = subprocess.run([sys.executable, str(ROOT / "dataset_scripts" / "ref_l4.py"), "--raw", str(sample_release),
                            "--out", str(out), "--dry-run", "--overwrite"], capture_output=True, text=True, check=True)
     assert "would upload" in proc.stdout and "4 file(s)" in proc.stdout

@@ -61,7 +61,6 @@ def test_each_family_s_convention_to_pixels(answer, box_format, input_size, expe
     ("the dog<loc_249><loc_499><loc_749>", "loc-1000", "truncated"),           # cut off after three locations
     ("<loc256><loc512><loc768><loc1000> dog", "loc-1024", "no box"),            # not four digits
     ('[{"bbox_2d": [750, 500, 250, 1000]}]', "grid-1000", "inverted"),
-    ("[0.2, 0.1, 1.6, 0.9]", "normalized", "outside"),                          # x2 = 3072 > 1920
     ('[{"bbox_2d": [644, 364, 966, 546]}]', "pixel-resized", "input's size"),  # no input size given
 ])
 def test_malformed_answers_are_failures_with_the_answer_kept(answer, box_format, reason):
@@ -95,16 +94,26 @@ def test_every_preset_holds_its_field_and_a_known_convention():
             assert (preset.box_format is None) == (kind == "text") or family is OTHER, (family.name, kind)
 
 
+def test_a_box_beyond_the_image_is_kept_as_written_and_flagged():
+    """The official scorers score the box a model wrote, wherever it lies: x2 = 1.6 * 1920 = 3072 is kept (a miss
+    parsed as no box would change Ref-L4's Acc where the box still overlaps), and flagged as reaching outside."""
+    from vlbench.predict.parsers import reaches_outside
+
+    box = parse_box("[0.2, 0.1, 1.6, 0.9]", "normalized", IMAGE, None)
+    assert box == pytest.approx([384.0, 108.0, 3072.0, 972.0]) and reaches_outside(box, IMAGE)
+    assert not reaches_outside([-2.0, 0.0, 1922.0, 1082.0], IMAGE)       # within the 2 px of rounding
+
+
 def test_a_detection_answer_lists_labelled_boxes_and_none_is_valid():
-    """Qwen-style JSON (pixels): two boxes, one outside the 1920x1080 image (x2 = 2000 > 1922: reported); a
+    """Qwen-style JSON (pixels): two boxes, one reaching beyond the 1920x1080 image (x2 = 2000: kept); a
     Florence-2 answer with two labelled boxes ((b + 0.5) / 1000 * size); "[]" (nothing found) is an answer."""
     from vlbench.predict.parsers import parse_labelled_boxes
 
     boxes, failures = parse_labelled_boxes(
         '[{"bbox_2d": [10, 20, 110, 220], "label": "red car"}, {"bbox_2d": [1900, 0, 2000, 10], "label": "cup"}]',
         "pixel", IMAGE)
-    assert [(b.xyxy, b.label) for b in boxes] == [([10.0, 20.0, 110.0, 220.0], "red car")]
-    assert "outside" in failures[0].reason
+    assert [(b.xyxy, b.label) for b in boxes] == [([10.0, 20.0, 110.0, 220.0], "red car"),
+                                                  ([1900.0, 0.0, 2000.0, 10.0], "cup")] and not failures
     boxes, failures = parse_labelled_boxes("car<loc_0><loc_0><loc_499><loc_999>cup<loc_500><loc_0><loc_999><loc_99>",
                                            "loc-1000", IMAGE)
     assert [b.label for b in boxes] == ["car", "cup"] and not failures

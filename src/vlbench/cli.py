@@ -45,23 +45,7 @@ def _parser(benches: Sequence[Benchmark] | None = None,
     _uncertainty_args(c, ci_default=0.95)
     _conventions_args(sub, ids)
 
-    b = sub.add_parser("build", help="build the Hub dataset folder from the official raw release")
-    b.add_argument("benchmark", help="benchmark id")
-    b.add_argument("--raw", required=True, nargs="+", help="the official release (a folder, or annotation file(s))")
-    b.add_argument("--out", required=True, help="output folder (Hub repo layout)")
-    b.add_argument("--images", "--images-root", dest="images", default=None,
-                   help="image folder or archive, or the root of the images' file_name paths")
-    b.add_argument("--allow-missing-images", action="store_true",
-                   help="write rows whose image is missing without image instead of failing")
-    b.add_argument("--max-shard-mb", type=int, default=None, help="Parquet shard size (default 300)")
-    b.add_argument("--skip-bad-images", action="store_true",
-                   help="leave out (and count) image files that are not readable images instead of failing")
-    b.add_argument("--overwrite", action="store_true",
-                   help="update a folder an earlier build wrote (only its files are replaced; yours are never touched)")
-    b.add_argument("--eval-framework", choices=("inspect-ai", "vlbench"), default="inspect-ai",
-                   help="eval.yaml's evaluation_framework: inspect-ai (the default: the dataset's tasks run through "
-                        "vlbench's Inspect task, vlbench/inspect_tasks.py@vlbench) or vlbench (not yet on the Hub's "
-                        "list: publishing refuses it until it is)")
+    _build_args(sub)
     e = sub.add_parser("export", help="write the official annotation file back from a Hub folder")
     e.add_argument("benchmark", help="benchmark id")
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
@@ -539,7 +523,31 @@ def _where_metrics_are_explained(benchmark: str) -> str:
     return f"What each metric means: {where}"
 
 
+def _build_args(sub: Any) -> None:
+    """``vlbench build``'s arguments."""
+    b = sub.add_parser("build", help="build the Hub dataset folder from the official raw release")
+    b.add_argument("benchmark", help="benchmark id")
+    b.add_argument("--raw", required=True, nargs="+", help="the official release (a folder, or annotation file(s))")
+    b.add_argument("--out", required=True, help="output folder (Hub repo layout)")
+    b.add_argument("--images", "--images-root", dest="images", default=None,
+                   help="image folder or archive, or the root of the images' file_name paths")
+    b.add_argument("--allow-missing-images", action="store_true",
+                   help="write rows whose image is missing without image instead of failing")
+    b.add_argument("--config", default=None, help="the config one annotation file becomes, where the benchmark "
+                                                   "has one config per file (default: the file's name)")
+    b.add_argument("--max-shard-mb", type=int, default=None, help="Parquet shard size (default 300)")
+    b.add_argument("--skip-bad-images", action="store_true",
+                   help="leave out (and count) image files that are not readable images instead of failing")
+    b.add_argument("--overwrite", action="store_true",
+                   help="update a folder an earlier build wrote (only its files are replaced; yours are never touched)")
+    b.add_argument("--eval-framework", choices=("inspect-ai", "vlbench"), default="inspect-ai",
+                   help="eval.yaml's evaluation_framework: inspect-ai (the default: the dataset's tasks run through "
+                        "vlbench's Inspect task, vlbench/inspect_tasks.py@vlbench) or vlbench (not yet on the Hub's "
+                        "list: publishing refuses it until it is)")
+
+
 def _cmd_build(args: argparse.Namespace) -> int:
+    from .engine.errors import InputError
     from .library.api import build
 
     info = get_benchmark(args.benchmark)
@@ -547,6 +555,13 @@ def _cmd_build(args: argparse.Namespace) -> int:
               "skip_bad_images": args.skip_bad_images}
     if args.max_shard_mb:
         kwargs["max_shard_bytes"] = args.max_shard_mb * 1024**2
+    if args.config is not None:
+        import inspect
+
+        if "config" not in inspect.signature(info.require_dataset().build).parameters:
+            raise InputError(f"{info.display_name} is built into its own configs; --config names the config of one "
+                             "annotation file where a benchmark has one config per file", fix="drop --config")
+        kwargs["config"] = args.config
     raw = args.raw[0] if len(args.raw) == 1 else args.raw
     report = build(info.id, raw, args.out, overwrite=args.overwrite, eval_framework=args.eval_framework, **kwargs)
     print(f"built {info.display_name} into {args.out}")

@@ -21,7 +21,7 @@ from ..engine.errors import FormatError, InputError
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["fail", "refuse_text_ids_in_build",
+__all__ = ["fail", "refuse_text_ids_in_build", "refuse_repeated_images_in_build",
            "require", "describe", "integral_ids", "sorted_id_codes", "coded_ids", "looked_up_ids", "require_utf8",
            "aligned_lists", "extra_fields", "percent",
            "BuildReport", "read_card_metadata", "Scores", "read_scores", "read_boxes", "unusual_warning", "FLOAT_EXACT",
@@ -44,6 +44,20 @@ def refuse_text_ids_in_build(what: str, found: Any, source: str, entry: str | No
     fail(f"{what} is {found!r}, not an integer: the Hub dataset stores ids as integers, which would change what the "
          "file says", source, entry, "write the ids as integers (scoring reads text ids as the official scorer does; "
          "building needs integers)")
+
+
+def refuse_repeated_images_in_build(images: Any, source: str) -> None:
+    """A build's refusal of an image listed twice in a file's ``images``: the official code keys its images by id
+    (the last entry stands) and scores the file, while a Hub row per entry would give the image twice; the
+    refusal names the first repeated id."""
+    seen: set[Any] = set()
+    for n, image in enumerate(images if isinstance(images, list) else []):
+        key = image.get("id") if isinstance(image, dict) else None
+        if key in seen:
+            fail(f"image id {key!r} is listed a second time", source, f"images[{n}]",
+                 "list each image once (scoring reads the file as the official code does, the last entry standing; "
+                 "a Hub dataset holds one row per image)")
+        seen.add(key)
 
 
 def require(condition: bool, message: str, source: str, entry: str | None = None, fix: str | None = None,

@@ -4,10 +4,16 @@ would; publishing uploads the folder as it is.
 
 Shards hold row groups of about 100 rows (the Hub's dataset viewer pages image datasets by row
 group) and roll over at ``max_shard_bytes``; rows are written as they come, so memory stays flat.
+
+A shard's name ends with a digest of its bytes and the card lists each split's files by name: ``datasets`` keys
+its cache of a folder by the card (the configs' ``data_files`` and ``dataset_info``), not by the files' content,
+so a rebuilt folder, or another folder of the same name, with the same card would be served the cached rows of
+the first. Content-named files make the card, and so the cache key, change whenever a row does.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable
@@ -15,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ShardedParquetWriter", "SplitSummary", "ConfigSpec", "size_category", "card_yaml", "write_card"]
+__all__ = ["ShardedParquetWriter", "SplitSummary", "ConfigSpec", "file_digest", "size_category", "card_yaml",
+           "write_card"]
 
 ROWS_PER_GROUP = 100
 MAX_SHARD_BYTES = 300 * 1024**2
@@ -32,12 +39,14 @@ class SplitSummary:
 
 
 class ShardedParquetWriter:
-    """Stream encoded rows into ``<subdir>/<prefix>-0000i-of-0000n.parquet`` (prefix: the split by default)."""
+    """Stream encoded rows into ``<subdir>/<prefix>-0000i-of-0000n-<digest>.parquet`` (prefix: the split by
+    default; digest: the first 16 hex digits of the shard's SHA-256)."""
 
     def __init__(self, out_dir: str | os.PathLike, split: str, features: Any, *, subdir: str = "data",
                  prefix: str | None = None, rows_per_group: int = ROWS_PER_GROUP,
-                 max_shard_bytes: int = MAX_SHARD_BYTES) -> None:
+                 max_shard_bytes: int = MAX_SHARD_BYTES, source: str | None = None) -> None:
         self.root = Path(out_dir)
+        self.source = source        # the file the rows come from, named in errors
         self.dir = self.root / subdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.split = split
@@ -75,7 +84,10 @@ class ShardedParquetWriter:
 
         if not self._buffer:
             return
-        table = pa.Table.from_pylist(self._buffer, schema=self.schema)
+        try:
+            table = pa.Table.from_pylist(self._buffer, schema=self.schema)
+        except (pa.ArrowTypeError, pa.ArrowInvalid, OverflowError):    # a value its typed column cannot hold
+            raise self._untyped_value_error() from None
         self._buffer = []
         if self._writer is None or self._shard_bytes >= self.max_shard_bytes:
             self._close_shard()
@@ -89,23 +101,76 @@ class ShardedParquetWriter:
         self.summary.num_examples += table.num_rows
         self.summary.num_bytes += table.nbytes
 
+    def _untyped_value_error(self) -> Exception:
+        """The project's error naming the first buffered value Arrow refused (a boolean or text where the column
+        holds numbers, a fraction in an integer column), by the row's ids and the field's path."""
+        from .errors import FormatError
+
+        for row in self._buffer:
+            found = _mistyped(row, self.schema)
+            if found is not None:
+                where, value, column = found
+                ids = ", ".join(f"{k} {row[k]!r}" for k in row if k.endswith("id") and not isinstance(row[k], dict))
+                return FormatError(f"{where} is {value!r}, which the Hub dataset's {column} column cannot hold as "
+                                   "it is", file=self.source, entry=f"the {self.split} row of {ids or 'this file'}",
+                                   fix="write the value as the column's type in the file (e.g. iscrowd 0 or 1), or "
+                                       "score the file itself with 'vlbench score', which reads it as the official "
+                                       "scorer does")
+        return FormatError("a row holds a value its Hub column cannot hold", file=self.source,
+                           fix="check the file's numbers and texts")
+
     def _close_shard(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
 
     def close(self) -> SplitSummary:
-        """Flush, close and give the shards their final ``-of-`` names."""
+        """Flush, close and give the shards their final ``-of-`` names, each with its content digest."""
         self._flush()
         self._close_shard()
         n = len(self._shard_paths)
         for stale in self.dir.glob(f"{self.prefix}-*-of-*.parquet"):
             stale.unlink()
         for i, tmp in enumerate(self._shard_paths):
-            final = self.dir / f"{self.prefix}-{i:05d}-of-{n:05d}.parquet"
+            final = self.dir / f"{self.prefix}-{i:05d}-of-{n:05d}-{file_digest(tmp)[:16]}.parquet"
             tmp.rename(final)
             self.summary.files.append(final.relative_to(self.root).as_posix())
         return self.summary
+
+
+def _mistyped(row: dict[str, Any], schema: Any) -> tuple[str, Any, str] | None:
+    """(the field's path, its value, the column's type) of the first value of an encoded ``row`` that Arrow
+    cannot convert to its field's type without changing it, or None."""
+    import pyarrow as pa
+
+    def walk(value: Any, typ: Any, where: str) -> tuple[str, Any, str] | None:
+        if value is None:
+            return None
+        if pa.types.is_struct(typ) and isinstance(value, dict):
+            return next((hit for f in typ if (hit := walk(value.get(f.name), f.type, f"{where}.{f.name}"))), None)
+        if (pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ)) \
+                and isinstance(value, (list, tuple)):
+            return next((hit for i, v in enumerate(value) if (hit := walk(v, typ.value_type, f"{where}[{i}]"))), None)
+        try:
+            pa.array([value], type=typ)
+        except (pa.ArrowTypeError, pa.ArrowInvalid, OverflowError):
+            return where, value, str(typ)
+        return None
+
+    for f in schema:
+        hit = walk(row.get(f.name), f.type, f.name)
+        if hit is not None:
+            return hit
+    return None
+
+
+def file_digest(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, in hex (read in 1 MiB blocks)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def size_category(n: int) -> str:
@@ -119,32 +184,31 @@ def size_category(n: int) -> str:
 
 @dataclass
 class ConfigSpec:
-    """One ``configs`` entry of a dataset card: its data files per split and its features."""
+    """One ``configs`` entry of a dataset card: its features and splits; each split's data files are its
+    summary's ``files`` (listed by name, so that the card changes with the content)."""
 
     name: str
     features: Any
     splits: list[SplitSummary]
-    paths: dict[str, str]            # split -> glob, relative to the repo root
     default: bool = False
 
 
 def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None, config_name: str = "default",
-              data_dir: str = "data", extra: dict[str, Any] | None = None,
+              extra: dict[str, Any] | None = None,
               configs: list[ConfigSpec] | None = None) -> dict[str, Any]:
     """The YAML header of a dataset card: metadata, ``configs`` with ``data_files`` and ``dataset_info``.
 
-    Either one config (``features`` + ``splits`` under ``data_dir``) or several ``configs``.
+    Either one config (``features`` + ``splits``) or several ``configs``.
     """
     if configs is None:
-        configs = [ConfigSpec(config_name, features, list(splits or []),
-                              {s.name: f"{data_dir}/{s.name}-*" for s in splits or []})]
+        configs = [ConfigSpec(config_name, features, list(splits or []))]
     meta: dict[str, Any] = dict(extra or {})
     total = max(sum(s.num_examples for s in c.splits) for c in configs)
     meta.setdefault("size_categories", [size_category(total)])
     meta["configs"] = []
     for c in configs:
         entry: dict[str, Any] = {"config_name": c.name,
-                                 "data_files": [{"split": s.name, "path": c.paths[s.name]} for s in c.splits]}
+                                 "data_files": [{"split": s.name, "path": sorted(s.files)} for s in c.splits]}
         if c.default:
             entry["default"] = True
         meta["configs"].append(entry)
@@ -159,12 +223,23 @@ def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None,
     return meta
 
 
+#: the card's note on loading a rebuilt folder (why the shards' names carry digests, and what an older build needs)
+REBUILD_NOTE = """## Loading a rebuilt folder
+
+Each shard's name ends with a digest of its bytes and the `configs` above list the shards by name, so
+`datasets.load_dataset` caches every build apart: a folder rebuilt in place, or another folder of the same name,
+loads its own rows. A folder whose card lists its shards by pattern (`data/val-*`, written by an older vlbench) can
+be served an earlier build's rows from the `datasets` cache: rebuild it, or load it with
+`download_mode="force_redownload"`."""
+
+
 def write_card(out_dir: str | os.PathLike, meta: dict[str, Any], body: str) -> Path:
-    """Write ``README.md`` through ``huggingface_hub``'s card API: the YAML ``meta``, then the prose ``body``."""
+    """Write ``README.md`` through ``huggingface_hub``'s card API: the YAML ``meta``, then the prose ``body`` and
+    :data:`REBUILD_NOTE`."""
     import yaml
     from huggingface_hub import DatasetCard
 
     path = Path(out_dir) / "README.md"
     header = yaml.safe_dump(json.loads(json.dumps(meta)), sort_keys=False, allow_unicode=True)
-    DatasetCard(f"---\n{header}---\n\n{body.strip()}\n").save(path)
+    DatasetCard(f"---\n{header}---\n\n{body.strip()}\n\n{REBUILD_NOTE}\n").save(path)
     return path

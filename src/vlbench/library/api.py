@@ -196,7 +196,7 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
 
     from ..benchmarks.validation import read_card_metadata
     from ..engine.io import check_output
-    from .registration import write_eval_yaml
+    from .registration import eval_tasks, write_eval_yaml, yaml_configs
 
     bench = get_benchmark(benchmark)
     out = check_output(out, "output folder", folder=True)
@@ -206,10 +206,15 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
     try:
         report = bench.require_dataset().build(raw, staging, **kwargs)
         _note_missing_images(staging, report)
-        _, warnings = write_eval_yaml(staging, bench.id, read_card_metadata(staging), eval_framework)
-        report.files.insert(1, "eval.yaml")
-        for warning in warnings:     # kept for local use and the .eval_results task ids; publishing refuses it
-            report.count("eval_yaml_framework", "eval.yaml the Hub would refuse at push time: " + warning)
+        card = read_card_metadata(staging)
+        if eval_tasks(bench.id, yaml_configs(card)):
+            _, warnings = write_eval_yaml(staging, bench.id, card, eval_framework)
+            report.files.insert(1, "eval.yaml")
+            for warning in warnings:     # kept for local use and the .eval_results task ids; publishing refuses it
+                report.count("eval_yaml_framework", "eval.yaml the Hub would refuse at push time: " + warning)
+        else:       # e.g. a config named after a file, which no leaderboard task names: a dataset, no leaderboard
+            report.count("no_eval_yaml", "folder without eval.yaml: no leaderboard task covers its configs "
+                                         f"({', '.join(yaml_configs(card))})")
         _verify_embedded_images(staging)
         _move_build(staging, out, previous)
     finally:

@@ -98,8 +98,9 @@ def _check_value(value: Any, feature: Any, where: str) -> None:
         inner = feature.feature
         items = list(value)
         if isinstance(inner, datasets.Value) and inner.dtype not in ("string", "large_string"):
-            if set(map(type, items)) <= {int, float}:      # the common case, checked at once
-                return
+            limit = _exact_limit(inner.dtype)
+            if set(map(type, items)) <= {int, float} and all(-limit <= v <= limit for v in items if type(v) is int):
+                return                                      # the common case, checked at once
         for i, item in enumerate(items):
             _check_value(item, inner, f"{where}[{i}]")
     elif isinstance(feature, datasets.Value):
@@ -113,6 +114,21 @@ def _check_value(value: Any, feature: Any, where: str) -> None:
         elif feature.dtype != "bool" and (isinstance(value, (str, bytes)) or not isinstance(value, _NUMBER_TYPES)):
             fail(f"expected a number, got {type(value).__name__} {value!r}",
                  "pass numbers (text such as \"0.5\" is not converted)")
+        elif feature.dtype != "bool" and isinstance(value, bool):
+            fail(f"expected a number, got the boolean {value!r}, which the module's {feature.dtype} column does not "
+                 "take", "write 0 or 1, or score the official file with 'vlbench score' (it reads booleans as the "
+                     "official scorer does)")
+        elif isinstance(value, int) and abs(value) > _exact_limit(feature.dtype):
+            fail(f"the integer {value} is beyond what the module's {feature.dtype} column holds exactly",
+                 "score the official file with 'vlbench score', which orders such numbers as the official scorer "
+                 "does")
+
+
+def _exact_limit(dtype: str) -> int:
+    """The largest integer magnitude a numeric column of ``dtype`` holds exactly (float64: 2^53)."""
+    bits = {"float16": 11, "float32": 24, "float64": 53, "int8": 7, "int16": 15, "int32": 31, "uint8": 8,
+            "uint16": 16, "uint32": 32, "uint64": 64}.get(dtype, 63)
+    return 2**bits - (0 if dtype.startswith("float") else 1)
 
 
 def compute_output(result: Result, return_details: bool, ci: float | None = None, resamples: int = 1000,

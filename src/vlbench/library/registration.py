@@ -18,7 +18,7 @@ from ..benchmarks import get_benchmark
 from ..benchmarks.protocol.leaderboards import EvalTask
 from ..engine.errors import InputError
 
-__all__ = ["EvalTask", "eval_tasks", "eval_yaml", "eval_results", "write_eval_yaml", "merge_eval_results",
+__all__ = ["EvalTask", "eval_tasks", "yaml_configs", "eval_yaml", "eval_results", "write_eval_yaml", "merge_eval_results",
            "require_dataset_id", "EVALUATION_FRAMEWORK", "HUB_EVALUATION_FRAMEWORKS", "eval_yaml_problems",
            "check_eval_yaml"]
 
@@ -49,7 +49,8 @@ def eval_tasks(benchmark: str, available: dict[str, list[str]] | None = None) ->
                                  else all(t.split in available.get(c, []) for c in t.requires))]
 
 
-def _available(card_meta: dict[str, Any]) -> dict[str, list[str]]:
+def yaml_configs(card_meta: dict[str, Any]) -> dict[str, list[str]]:
+    """The configs a card's YAML declares, each with its splits."""
     return {c["config_name"]: [f["split"] for f in c["data_files"]] for c in card_meta.get("configs", [])}
 
 
@@ -58,7 +59,7 @@ def eval_yaml(benchmark: str, card_meta: dict[str, Any] | None = None,
     """``eval.yaml`` of a benchmark dataset: one task per headline number (restricted to the card's configs), under
     ``framework`` (``vlbench``, or ``inspect-ai``: the tasks run through vlbench's Inspect task)."""
     info = get_benchmark(benchmark)
-    tasks = eval_tasks(info.id, _available(card_meta) if card_meta else None)
+    tasks = eval_tasks(info.id, yaml_configs(card_meta) if card_meta else None)
     lines = "; ".join(f"{t.id} = {t.title}" for t in tasks)
     description = (f"{info.display_name} ({info.card.task_name}), scored by vlbench number for number with the official "
                    f"scorer, in percent. Tasks: {lines}.")

@@ -128,7 +128,9 @@ class PredictReport:
 NOTES = {"queries_truncated": "queries cut at the text encoder's length",
          "queries_escaped": "queries with '.' or '?' written as ',' (phrase separators of the model)",
          "boxes_non_finite": "boxes with NaN or infinite values dropped",
-         "boxes_scored_1": "generated boxes scored 1 (the model gave no token probabilities for them)"}
+         "boxes_scored_1": "generated boxes scored 1 (the model gave no token probabilities for them)",
+         "boxes_outside_image": "boxes reaching more than 2 px beyond the image (kept and scored as written, as the "
+                                "official scorers do; many suggest a wrong --box-format)"}
 
 
 def _a(kind: str) -> str:
@@ -525,7 +527,7 @@ def answer_record(predictor: Predictor, item: PredictItem, text: str, box_format
     the whole answer's tokens), or 1 without them (when the run asked for ``token_scores``, the record counts
     those boxes as ``boxes_scored_1``). A ``truncated``
     answer (cut at the answer length) keeps its complete entries and is reported as such."""
-    from .parsers import TRUNCATED, LabelledBox, ParseFailure, label_index, parse_box, parse_labelled_boxes
+    from .parsers import TRUNCATED, LabelledBox, ParseFailure, label_index, parse_box, parse_labelled_boxes, reaches_outside
 
     if box_format is None:
         return {"key": item.key, "entries": predictor.from_answer(item, text)}
@@ -551,8 +553,10 @@ def answer_record(predictor: Predictor, item: PredictItem, text: str, box_format
               else ("a box without a label" if any(b.label is None for b in boxes)
                     else "a label that is not one of the image's") if len(kept) < len(boxes) else None)
     record: dict[str, Any] = {"key": item.key, "entries": entries}
-    if token_scores and None in scores:
-        record["notes"] = {"boxes_scored_1": scores.count(None)}
+    notes = {"boxes_scored_1": scores.count(None) if token_scores else 0,
+             "boxes_outside_image": sum(reaches_outside(b.xyxy, size) for b, _ in kept)}
+    if any(notes.values()):
+        record["notes"] = {k: n for k, n in notes.items() if n}
     if reason:
         record.update(failure=reason, answer=text)
     return record

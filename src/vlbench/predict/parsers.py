@@ -38,7 +38,7 @@ import re
 from typing import Any, NamedTuple
 
 __all__ = ["BOX_FORMATS", "ParseFailure", "LabelledBox", "check_box_format", "parse_box", "parse_labelled_boxes",
-           "label_index", "TRUNCATED"]
+           "label_index", "reaches_outside", "TRUNCATED"]
 
 #: box convention -> what it is, for ``--box-format`` help and errors
 BOX_FORMATS = {
@@ -282,16 +282,22 @@ def _to_pixels(box: list[float], box_format: str, image_size: tuple[int, int], i
     out = [x1 * sx - ox, y1 * sy - oy, x2 * sx - ox, y2 * sy - oy]
     if not (out[2] > out[0] and out[3] > out[1]):
         raise ParseFailure("an empty or inverted box", answer)
-    if out[0] < -TOLERANCE or out[1] < -TOLERANCE or out[2] > width + TOLERANCE or out[3] > height + TOLERANCE:
-        raise ParseFailure(f"a box outside the {width}x{height} image ({', '.join(f'{v:.0f}' for v in out)})", answer)
     return out
+
+
+def reaches_outside(xyxy: list[float], image_size: tuple[int, int]) -> bool:
+    """Whether a box reaches more than :data:`TOLERANCE` pixels beyond the image: a likely convention slip,
+    counted by the caller; the box itself is kept and scored, as the official scorers score what a model wrote."""
+    width, height = image_size
+    return (xyxy[0] < -TOLERANCE or xyxy[1] < -TOLERANCE or xyxy[2] > width + TOLERANCE
+            or xyxy[3] > height + TOLERANCE)
 
 
 # -- the public parsers ----------------------------------------------------------------------------------------
 def parse_labelled_boxes(answer: str, box_format: str, image_size: tuple[int, int],
                          input_size: tuple[int, int] | None = None) -> tuple[list[LabelledBox], list[ParseFailure]]:
     """Every box of an answer listing several (a detection answer) as a :class:`LabelledBox`, and a failure
-    for each box that cannot be used (empty, inverted, outside the image) plus one :data:`TRUNCATED` failure when
+    for each box that cannot be used (empty, inverted) plus one :data:`TRUNCATED` failure when
     the answer was cut off (its complete boxes are kept); an answer with no box at all fails."""
     raw, complete = _raw_labelled_boxes(answer, box_format)
     if not raw:

@@ -23,6 +23,9 @@ QUIRKS = (
     "wrong image in the toolkit's tokenizer; vlbench reproduces the shifted numbers under protocol=\"official\" "
     "(with a warning naming the captions and the corrected CIDEr beside) and replaces them by spaces under "
     "\"corrected\".",
+    "The toolkit tokenizes all captions as one stream, so where a caption holds such a line break the numbers "
+    "depend on the order of the images: the official order is the file's, which a built dataset's rows keep; feed "
+    "the evaluate module's add / add_batch in that order (vlbench's warning says when the order matters).",
     "With one toolkit run per domain (cider_idf=\"subset\"), each domain is tokenized on its own, which can change "
     "its tokens (a line-final initial depends on the next caption).",
     "Image ids given as integral floats (7.0) act as the integers.",

@@ -30,5 +30,8 @@ def from_detections(item: PredictItem, detections: Any) -> list[dict[str, Any]]:
 
 
 def from_answer(item: PredictItem, text: str) -> list[dict[str, Any]]:
-    """The caption, on one line (the toolkit's tokenizer would split a caption at a line break)."""
-    return [{"image_id": item.context["image_id"], "caption": " ".join(str(text).split())}]
+    """The caption exactly as the model wrote it: spaces and newlines change no token (the toolkit turns a newline
+    into a space), and a CR, U+2028, U+2029, VT or FF is scored as the official toolkit scores it (it shifts the
+    later captions, which the score's warning names; `--protocol corrected` replaces them). Trimming would not be
+    neutral: a caption ending "\r\n" shifts the others, the same caption cut to end "\r" does not."""
+    return [{"image_id": item.context["image_id"], "caption": str(text)}]

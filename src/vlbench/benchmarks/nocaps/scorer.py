@@ -162,7 +162,9 @@ def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int
         return []
     return [f"official protocol: {what}; the official tokenizer starts a new line there, so every later caption "
             f"is scored against the wrong image's references. These numbers are the official ones; with the breaks "
-            f"replaced by spaces (--protocol corrected) CIDEr would be {fixed['CIDEr']:.4f} and B4 {fixed['B4']:.4f}"]
+            f"replaced by spaces (--protocol corrected) CIDEr would be {fixed['CIDEr']:.4f} and B4 {fixed['B4']:.4f}. "
+            "The official numbers then depend on the order of the images: the official order is the file's (a "
+            "built dataset's rows keep it; feed the metric's add / add_batch in that order)"]
 
 
 def _check_choices(**chosen: str) -> None:

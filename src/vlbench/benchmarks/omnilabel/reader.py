@@ -33,6 +33,7 @@ from ..validation import (
     extra_fields,
     looked_up_ids,
     read_card_metadata,
+    refuse_repeated_images_in_build,
     refuse_text_ids_in_build,
     require as _require,
     sorted_id_codes,
@@ -527,18 +528,20 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
         if split not in by_split:
             continue
         path, data = by_split[split]
+        refuse_repeated_images_in_build(data.get("images"), str(path))
         total = SplitSummary(split)
         report.parts[split] = {}
         for source, summary in _write_images(out, split, data, images_root, report, skip_bad_images,
-                                             max_shard_bytes or MAX_SHARD_BYTES).items():
+                                             max_shard_bytes or MAX_SHARD_BYTES, str(path)).items():
             source_summaries[source][split] = summary
             total.num_examples += summary.num_examples
             total.num_bytes += summary.num_bytes
+            total.files += summary.files
             report.parts[split][source] = summary.num_examples
             report.files.extend(summary.files)
         all_summaries.append(total)
         report.rows[split] = total.num_examples
-        dw = ShardedParquetWriter(out, split, descr_feat, subdir="descriptions")
+        dw = ShardedParquetWriter(out, split, descr_feat, subdir="descriptions", source=str(path))
         dw.write_all(_description_rows(data))
         descr_summaries.append(dw.close())
         report.files.extend(descr_summaries[-1].files)
@@ -549,12 +552,9 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
                           f"{', '.join(report.missing_images[:5])}", file=str(images_root),
                           fix="check --images (the folder holding coco/, object365/, openimagesv5/), "
                               "or pass --allow-missing-images")
-    configs = [ConfigSpec("all", img_feat, all_summaries, {s.name: f"data/{s.name}/*.parquet" for s in all_summaries},
-                          default=True)]
-    configs += [ConfigSpec(source, img_feat, list(by.values()), {s: f"data/{s}/{source}-*.parquet" for s in by})
-                for source, by in source_summaries.items() if by]
-    configs.append(ConfigSpec("descriptions", descr_feat, descr_summaries,
-                              {s.name: f"descriptions/{s.name}-*.parquet" for s in descr_summaries}))
+    configs = [ConfigSpec("all", img_feat, all_summaries, default=True)]
+    configs += [ConfigSpec(source, img_feat, list(by.values())) for source, by in source_summaries.items() if by]
+    configs.append(ConfigSpec("descriptions", descr_feat, descr_summaries))
     meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"omnilabel_headers": headers}})
     write_card(out, meta, card_body(report))
     report.files[:0] = ["README.md"]
@@ -562,15 +562,16 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
 
 
 def _write_images(out: Path, split: str, data: dict, images_root: Path | None, report: BuildReport,
-                  skip_bad_images: bool, max_shard_bytes: int) -> dict[str, Any]:
-    """One split's image rows, one series of shards per image source: source -> its ``SplitSummary``."""
+                  skip_bad_images: bool, max_shard_bytes: int, raw: str) -> dict[str, Any]:
+    """One split's image rows (from the file ``raw``), one series of shards per image source: source -> its
+    ``SplitSummary``."""
     from ...engine.hub import ShardedParquetWriter
 
     writers: dict[str, ShardedParquetWriter] = {}
     for source, row in _image_rows(data, images_root, report, split, skip_bad_images):
         if source not in writers:
             writers[source] = ShardedParquetWriter(out, split, schema.image_features(), subdir=f"data/{split}",
-                                                   prefix=source, max_shard_bytes=max_shard_bytes)
+                                                   prefix=source, max_shard_bytes=max_shard_bytes, source=raw)
         writers[source].write(row)
     return {source: writer.close() for source, writer in writers.items()}
 

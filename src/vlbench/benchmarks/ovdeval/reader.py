@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from ..validation import (
     extra_fields,
     fail as _fail,
     read_card_metadata,
+    refuse_repeated_images_in_build,
     refuse_text_ids_in_build,
     sorted_id_codes,
 )
@@ -222,10 +224,28 @@ def _rows(name: str, data: dict[str, Any], found: ImageSource | None, names: dic
         }
 
 
+def _sub_dataset_files(raw: Path, config: str | None) -> dict[str, Path]:
+    """Sub-dataset name -> its JSON: a release folder's, or one file's under ``config`` (default: its name)."""
+    if config is not None and (raw.is_dir() or not re.fullmatch(r"[A-Za-z0-9][\w-]*", config)):
+        raise InputError(f"--config {config!r} names the sub-dataset of one annotation file",
+                         fix="pass one sub-dataset JSON with --config NAME (letters, digits, '_' or '-'), or a "
+                             "release folder without --config")
+    return find_subsets(raw) if raw.is_dir() else {config or raw.name.split(".")[0]: raw}
+
+
+def _refuse_what_rows_cannot_hold(data: dict[str, Any], gt: OVDEvalSubset, source: str) -> None:
+    """A build's refusals: an image listed twice, ids written as text (a Hub row per image, integer ids)."""
+    refuse_repeated_images_in_build(data.get("images"), source)
+    for what, table in (("image", gt.id_table), ("category", gt.category_table)):
+        if table is not None:
+            refuse_text_ids_in_build(f"a {what} id (the {what} ids are written as text)", next(iter(table)), source)
+
+
 def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
           allow_missing_images: bool = False, skip_bad_images: bool = False,
-          max_shard_bytes: int | None = None) -> BuildReport:
-    """The release (``annotations/<sub>.json`` + ``<sub>.tar.gz`` or image folders) -> Hub folder, one config each."""
+          max_shard_bytes: int | None = None, config: str | None = None) -> BuildReport:
+    """The release (``annotations/<sub>.json`` + ``<sub>.tar.gz`` or image folders) -> Hub folder, one config each.
+    One sub-dataset JSON becomes the config ``config``, by default the file's name (``color.json`` -> color)."""
     if isinstance(raw, (list, tuple)):
         raise InputError("OVDEval is built from one release folder (or one sub-dataset JSON)", fix="pass one --raw")
     from ...engine.hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
@@ -233,7 +253,7 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
     from .card import card_body, card_metadata
 
     raw_path, out = Path(raw), Path(out)
-    files = find_subsets(raw_path) if raw_path.is_dir() else {raw_path.name.split(".")[0]: raw_path}
+    files = _sub_dataset_files(raw_path, config)
     image_root = Path(images) if images else None
     report = BuildReport()
     configs, headers = [], {}
@@ -241,10 +261,7 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
     for name, path in files.items():
         data = read_json(path, what="OVDEval sub-dataset")
         gt = parse_official(data, name, source=str(path))
-        for what, table in (("image", gt.id_table), ("category", gt.category_table)):
-            if table is not None:
-                refuse_text_ids_in_build(f"a {what} id (the {what} ids are written as text)", next(iter(table)),
-                                         str(path))
+        _refuse_what_rows_cannot_hold(data, gt, str(path))
         names = gt.category_names
         source = _image_source(raw_path if raw_path.is_dir() else raw_path.parent, name, image_root)
         needed = {os.path.basename(img["file_name"]) for img in data["images"] if img.get("file_name")}
@@ -263,19 +280,18 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
                                      " (no image folder or archive found)"), file=str(source or raw_path),
                                   fix=f"provide images/{name}/ or {name}.tar.gz, or pass --allow-missing-images")
             features = schema.image_features(data["categories"])
-            writer = ShardedParquetWriter(out, "test", features, subdir=f"data/{name}",
+            writer = ShardedParquetWriter(out, "test", features, subdir=f"data/{name}", source=str(path),
                                           max_shard_bytes=max_shard_bytes or MAX_SHARD_BYTES)
             writer.write_all(_rows(name, data, found, names, report, skip_bad_images))
             summary = writer.close()
         report.rows[name] = summary.num_examples
         report.files.extend(summary.files)
-        configs.append(ConfigSpec(name, features, [summary], {"test": f"data/{name}/test-*.parquet"}))
+        configs.append(ConfigSpec(name, features, [summary]))
         headers[name] = json.dumps({k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True)
     if len(configs) > 1:     # the default config: load_dataset(folder) without a name gets every sub-dataset
         every = SplitSummary("test", sum(c.splits[0].num_examples for c in configs),
-                             sum(c.splits[0].num_bytes for c in configs))
-        configs.insert(0, ConfigSpec(schema.ALL_CONFIG, schema.image_features(None), [every],
-                                     {"test": "data/*/test-*.parquet"}, default=True))
+                             sum(c.splits[0].num_bytes for c in configs), [f for c in configs for f in c.splits[0].files])
+        configs.insert(0, ConfigSpec(schema.ALL_CONFIG, schema.image_features(None), [every], default=True))
     meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"ovdeval_headers": headers}})
     write_card(out, meta, card_body(report))
     report.files[:0] = ["README.md"]

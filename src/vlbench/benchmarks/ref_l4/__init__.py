@@ -71,8 +71,11 @@ class RefL4Scorer(Scorer[RefL4Options]):
             if not isinstance(p, dict) or "pred_bbox" not in p or "format" not in p:
                 raise PredictionError("each prediction is {\"pred_bbox\": [4 numbers], \"format\": \"xyxy\" | \"xywh\"}",
                                       file="predictions", entry=f"example {n}")
-        return [{"id": int(r["id"]), "pred_bbox": p["pred_bbox"], "format": p["format"]}
-                for r, p in zip(references, predictions)]
+        # "integer" (set by the evaluate module): the box was written in integers, the official int64 path
+        entries = [{"id": int(r["id"]), "format": p["format"],
+                    "pred_bbox": [int(v) for v in p["pred_bbox"]] if p.get("integer") else p["pred_bbox"]}
+                   for r, p in zip(references, predictions)]
+        return _one_entry_per_id(entries)
 
     def score(self, references: Any, predictions: Any, options: RefL4Options, source: str = "predictions") -> Any:
         """The accuracies of the paper's tables."""
@@ -81,6 +84,26 @@ class RefL4Scorer(Scorer[RefL4Options]):
         return score(references, predictions, protocol=options.protocol, missing=options.missing,
                      split=options.split or "given", source=source, with_samples=options.details,
                      analysis=options.analysis)
+
+
+def _one_entry_per_id(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The official file's one prediction per id from one prediction per row: rows that share an id (the
+    official evaluator and the build keep them all, each scored with the id's one prediction) must have been given
+    the same box; the module cannot say which of two different boxes an official file would hold."""
+    from ...engine.errors import PredictionError
+
+    first: dict[int, int] = {}
+    kept = []
+    for n, entry in enumerate(entries):
+        seen = first.setdefault(entry["id"], n)
+        if seen == n:
+            kept.append(entry)
+        elif (entries[seen]["pred_bbox"], entries[seen]["format"]) != (entry["pred_bbox"], entry["format"]):
+            raise PredictionError(f"rows {seen} and {n} share id {entry['id']} but were given different boxes",
+                                  file="predictions", entry=f"example {n}",
+                                  fix="give every row of one id the same prediction (the official file holds one "
+                                      "prediction per id, scored against each of its rows)")
+    return kept
 
 
 class RefL4Leaderboards(SplitLeaderboards):

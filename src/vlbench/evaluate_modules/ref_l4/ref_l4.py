@@ -3,6 +3,7 @@ with the official RefL4Evaluator. A thin face over ``vlbench`` (all logic lives 
 
 import datasets
 import evaluate
+import numpy as np
 
 from vlbench.benchmarks import get_benchmark
 from vlbench.library.metric_support import RowInputs, compute
@@ -54,6 +55,17 @@ Examples:
 _REFERENCE_KEYS = ("id", "bbox", "ori_category_id")
 
 
+def _slim_prediction(prediction):
+    """Keep ``pred_bbox`` and ``format``, and note whether the box was written in integers: the official
+    evaluator's int64 path (exact areas), which the float64 feature would otherwise turn into floats."""
+    if isinstance(prediction, dict):
+        slim = {k: prediction[k] for k in ("pred_bbox", "format") if k in prediction}
+        box = prediction.get("pred_bbox")
+        slim["integer"] = isinstance(box, (list, tuple)) and all(isinstance(v, (int, np.integer)) for v in box)
+        return slim
+    return prediction
+
+
 def _slim(reference):
     """Keep the keys the metric needs, so whole Hub rows (image, caption, ...) can be passed."""
     if isinstance(reference, dict):
@@ -70,6 +82,7 @@ class RefL4(RowInputs, evaluate.Metric):
     """The metric module: ``evaluate.load(vlbench.metric_path(...))``; all logic in vlbench."""
 
     slim_reference = staticmethod(_slim)
+    slim_prediction = staticmethod(_slim_prediction)
 
     def _info(self):
         return evaluate.MetricInfo(
@@ -78,7 +91,7 @@ class RefL4(RowInputs, evaluate.Metric):
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({
                 "predictions": {"pred_bbox": datasets.List(datasets.Value("float64")),
-                                "format": datasets.Value("string")},
+                                "format": datasets.Value("string"), "integer": datasets.Value("bool")},
                 "references": {"id": datasets.Value("int64"),
                                "bbox": datasets.List(datasets.Value("float64")),
                                "ori_category_id": datasets.Value("string"),
