@@ -344,7 +344,9 @@ def export(folder: str | os.PathLike, split: str | None = None, *, name: str | N
 
 def references_from_rows(rows: list[dict[str, Any]], name: str = "references", source: str = "references") -> OVDEvalSubset:
     """Rows of an OVDEval Hub config (``image_id`` and ``boxes``) -> records. The categories are those of the
-    boxes: a category without ground truth drops out of COCO AP anyway."""
+    boxes (a category without ground truth drops out of COCO AP anyway), less those of boxes the file did not list
+    under a category (a built row's box whose ``label`` is null, or ``listed`` False): as in the official code,
+    such a box guides the suppression and is never evaluated."""
     if not rows:
         raise InputError("no reference rows were given", file=source)
     data: dict[str, list[dict[str, Any]]] = {"images": [], "annotations": [], "categories": []}
@@ -357,6 +359,7 @@ def references_from_rows(rows: list[dict[str, Any]], name: str = "references", s
         for b in row["boxes"]:
             data["annotations"].append({**{k: b.get(k) for k in ("id", "bbox", "category_id", "area")},
                                         "image_id": row["image_id"], "iscrowd": b.get("iscrowd") or 0})
-            cats.setdefault(b["category_id"], str(b.get("label") or b["category_id"]))
+            if b.get("listed", True) and not ("label" in b and b["label"] is None):
+                cats.setdefault(b["category_id"], str(b.get("label") or b["category_id"]))
     data["categories"] = [{"id": c, "name": n} for c, n in sorted(cats.items())]
     return dataclasses.replace(parse_official(data, name, source=source), categories_listed=False)

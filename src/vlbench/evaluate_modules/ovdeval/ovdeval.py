@@ -56,7 +56,10 @@ _BOX_KEYS = ("id", "bbox", "category_id", "area", "iscrowd")
 def _slim(reference: Any) -> Any:
     if not isinstance(reference, dict):
         return reference
-    boxes = [{k: b.get(k) for k in _BOX_KEYS} for b in reference.get("boxes") or []]
+    # "listed": False for a Hub row's box under a category the file does not list (its label is null): such a
+    # box guides the official suppression and is never evaluated
+    boxes = [{**{k: b.get(k) for k in _BOX_KEYS}, "listed": not ("label" in b and b["label"] is None)}
+             for b in reference.get("boxes") or []]
     return {"image_id": reference.get("image_id"), "boxes": boxes,
             "sub_dataset": reference.get("sub_dataset") or ""}      # "": rows of one config (the column is optional)
 
@@ -81,7 +84,8 @@ class OVDEval(RowInputs, evaluate.Metric):
                                                        "bbox": datasets.List(datasets.Value("float64")),
                                                        "category_id": datasets.Value("int64"),
                                                        "area": datasets.Value("float64"),
-                                                       "iscrowd": datasets.Value("int64")})},
+                                                       "iscrowd": datasets.Value("int64"),
+                                                       "listed": datasets.Value("bool")})},
             }),
             codebase_urls=["https://github.com/om-ai-lab/OVDEval"],
             reference_urls=["https://arxiv.org/abs/2308.13177"],
