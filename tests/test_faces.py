@@ -301,3 +301,68 @@ def test_ref_l4_rows_that_share_an_id_through_the_module():
     other = [{**predictions[0], "pred_bbox": [0, 0, 1, 1]}]
     with pytest.raises(PredictionError, match="share id .* but were given different boxes"):
         metric.compute(predictions=predictions + other, references=rows + rows[:1])
+
+
+@pytest.mark.parametrize("iscrowd", [True, "0", 0.5])
+def test_a_build_names_a_value_its_typed_column_cannot_hold(iscrowd, tmp_path):
+    """``vlbench score`` reads an OmniLabel ``iscrowd`` of true, "0" or 0.5 as the official evaluator does
+    (truthiness for ``ignore``, ``int()`` for crowd matching); the Hub column is int64, which would make "0" a 0
+    (not ignored) or refuse the value in pyarrow's words. The build names the file, the row and the field, exit 2,
+    no traceback, and leaves no folder."""
+    from conftest import run_cli
+
+    data = _omnilabel_refs([10.0, 10.0, 50.0, 100.0])
+    data["annotations"][1]["iscrowd"] = iscrowd
+    (tmp_path / "refs.json").write_text(json.dumps(data))
+    proc = run_cli("build", "omnilabel", "--raw", str(tmp_path / "refs.json"), "--out", str(tmp_path / "hub"),
+                   "--allow-missing-images")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "refs.json" in proc.stderr and "image_id 2" in proc.stderr and "iscrowd" in proc.stderr
+    assert not (tmp_path / "hub").exists()
+
+
+def test_the_module_names_a_boolean_where_its_column_holds_numbers():
+    """An OmniLabel reference whose box has ``iscrowd: true``: the module's int64 column cannot take it, so the
+    module names the example and the field (before #65 evaluate's encoder said only that the format did not
+    match)."""
+    import evaluate
+
+    row = {"image_id": 1, "boxes": [{"id": 1, "bbox": [0.0, 0.0, 5.0, 5.0], "description_ids": [1], "iscrowd": True}],
+           "labelspace": [{"id": 1, "text": "cat", "type": "C"}]}
+    metric = evaluate.load(api.metric_path("omnilabel"))
+    with pytest.raises(PredictionError, match=r"references\[0\]\.boxes\[0\]\.iscrowd.*boolean True"):
+        metric.compute(predictions=[{"boxes": [], "scores": [], "description_ids": []}], references=[row])
+
+
+def test_an_ovdeval_file_of_any_name_builds_under_its_sub_dataset(tmp_path):
+    """A sub-dataset's JSON copied as ``references.json`` builds (config 'references', no eval.yaml: no leaderboard
+    names it), and ``--config color`` builds it as color with its leaderboard task; before #65 the first was
+    refused with a message telling the user to run the command just run."""
+    from conftest import run_cli
+
+    raw = GOLDEN / "ovdeval" / "color_small_ids0" / "references.json"
+    plain = run_cli("build", "ovdeval", "--raw", str(raw), "--out", str(tmp_path / "a"), "--allow-missing-images")
+    assert plain.returncode == 0 and "without eval.yaml" in plain.stdout, plain.stderr
+    assert not (tmp_path / "a" / "eval.yaml").exists()
+    named = run_cli("build", "ovdeval", "--raw", str(raw), "--config", "color", "--out", str(tmp_path / "b"),
+                    "--allow-missing-images")
+    assert named.returncode == 0 and "nms_ap_color" in (tmp_path / "b" / "eval.yaml").read_text()
+    folder = api.score("ovdeval", tmp_path / "b", raw.with_name("predictions.json")).metrics
+    assert not agree(folder, json.loads(raw.with_name("expected.json").read_text())["metrics"])
+
+
+def test_a_result_names_the_references_it_was_scored_against(tmp_path):
+    """CONTRACT.md's ``source``: scored from the official file, the file's SHA-256; scored from a folder built from
+    it, the same record (the build keeps it in the card), with the folder's name. The digest is hashlib's own."""
+    import hashlib
+
+    case = GOLDEN / "ovdeval" / "color_small_ids0"
+    raw = case / "references.json"
+    digest = hashlib.sha256(raw.read_bytes()).hexdigest()
+    api.build("ovdeval", raw, tmp_path / "hub", config="color", allow_missing_images=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from_file = api.score("ovdeval", raw, case / "predictions.json").to_dict()["source"]
+        from_folder = api.score("ovdeval", tmp_path / "hub", case / "predictions.json").to_dict()["source"]
+    assert from_file == {"release": "references.json", "files": {"references.json": digest}}
+    assert from_folder == {**from_file, "folder": "hub"}

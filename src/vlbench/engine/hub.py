@@ -62,7 +62,10 @@ class ShardedParquetWriter:
         self.summary = SplitSummary(split)
 
     def write(self, row: dict[str, Any]) -> None:
-        """Encode one row and buffer it; a full row group is written out."""
+        """Check, encode and buffer one row; a full row group is written out."""
+        found = _mistyped(row, self.features)
+        if found is not None:
+            raise self._mistyped_error(row, *found)
         encoded = self.features.encode_example(row)
         for key, value in row.items():
             # datasets' Image feature keeps only the path when that path exists relative to the working
@@ -84,10 +87,7 @@ class ShardedParquetWriter:
 
         if not self._buffer:
             return
-        try:
-            table = pa.Table.from_pylist(self._buffer, schema=self.schema)
-        except (pa.ArrowTypeError, pa.ArrowInvalid, OverflowError):    # a value its typed column cannot hold
-            raise self._untyped_value_error() from None
+        table = pa.Table.from_pylist(self._buffer, schema=self.schema)
         self._buffer = []
         if self._writer is None or self._shard_bytes >= self.max_shard_bytes:
             self._close_shard()
@@ -101,23 +101,16 @@ class ShardedParquetWriter:
         self.summary.num_examples += table.num_rows
         self.summary.num_bytes += table.nbytes
 
-    def _untyped_value_error(self) -> Exception:
-        """The project's error naming the first buffered value Arrow refused (a boolean or text where the column
-        holds numbers, a fraction in an integer column), by the row's ids and the field's path."""
+    def _mistyped_error(self, row: dict[str, Any], where: str, value: Any, column: str) -> Exception:
+        """The project's error naming a value its typed column would change or refuse, by the row's ids and the
+        field's path."""
         from .errors import FormatError
 
-        for row in self._buffer:
-            found = _mistyped(row, self.schema)
-            if found is not None:
-                where, value, column = found
-                ids = ", ".join(f"{k} {row[k]!r}" for k in row if k.endswith("id") and not isinstance(row[k], dict))
-                return FormatError(f"{where} is {value!r}, which the Hub dataset's {column} column cannot hold as "
-                                   "it is", file=self.source, entry=f"the {self.split} row of {ids or 'this file'}",
-                                   fix="write the value as the column's type in the file (e.g. iscrowd 0 or 1), or "
-                                       "score the file itself with 'vlbench score', which reads it as the official "
-                                       "scorer does")
-        return FormatError("a row holds a value its Hub column cannot hold", file=self.source,
-                           fix="check the file's numbers and texts")
+        ids = ", ".join(f"{k} {row[k]!r}" for k in row if k.endswith("id") and not isinstance(row[k], (dict, list)))
+        return FormatError(f"{where} is {value!r}, which the Hub dataset's {column} column cannot hold as it is",
+                           file=self.source, entry=f"the {self.split} row of {ids or 'this file'}",
+                           fix="write the value as the column's type in the file (e.g. iscrowd 0 or 1), or score "
+                               "the file itself with 'vlbench score', which reads it as the official scorer does")
 
     def _close_shard(self) -> None:
         if self._writer is not None:
@@ -138,30 +131,43 @@ class ShardedParquetWriter:
         return self.summary
 
 
-def _mistyped(row: dict[str, Any], schema: Any) -> tuple[str, Any, str] | None:
-    """(the field's path, its value, the column's type) of the first value of an encoded ``row`` that Arrow
-    cannot convert to its field's type without changing it, or None."""
-    import pyarrow as pa
+def _mistyped(row: dict[str, Any], features: Any) -> tuple[str, Any, str] | None:
+    """(the field's path, its value, the column's type) of the first value of ``row`` that its ``datasets``
+    feature would change or refuse, or None: a boolean or text where numbers go, a fraction in an integer column,
+    a number where text goes. ``datasets``' encoder turns "0" into 0 and 0.5 into 0 without a word, which would
+    change what an official file says (``iscrowd`` "0" is truthy there). Class labels take their names or ids."""
+    import datasets
+    import numpy as np
 
-    def walk(value: Any, typ: Any, where: str) -> tuple[str, Any, str] | None:
+    def wrong(value: Any, dtype: str) -> bool:
+        if dtype == "bool":
+            return not isinstance(value, (bool, np.bool_))
+        if isinstance(value, (bool, np.bool_, str, bytes)):
+            return dtype.startswith(("int", "uint", "float"))
+        if dtype.startswith(("int", "uint")):
+            return not (isinstance(value, (int, np.integer))
+                        or isinstance(value, (float, np.floating)) and float(value).is_integer())
+        if dtype.startswith("float"):
+            return not isinstance(value, (int, float, np.integer, np.floating))
+        return dtype in ("string", "large_string") and not isinstance(value, str)
+
+    def walk(value: Any, feature: Any, where: str) -> tuple[str, Any, str] | None:
         if value is None:
             return None
-        if pa.types.is_struct(typ) and isinstance(value, dict):
-            return next((hit for f in typ if (hit := walk(value.get(f.name), f.type, f"{where}.{f.name}"))), None)
-        if (pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ)) \
-                and isinstance(value, (list, tuple)):
-            return next((hit for i, v in enumerate(value) if (hit := walk(v, typ.value_type, f"{where}[{i}]"))), None)
-        try:
-            pa.array([value], type=typ)
-        except (pa.ArrowTypeError, pa.ArrowInvalid, OverflowError):
-            return where, value, str(typ)
-        return None
+        if isinstance(feature, dict):
+            if not isinstance(value, dict):
+                return None
+            return next((hit for k, sub in feature.items() if (hit := walk(value.get(k), sub, f"{where}.{k}"))), None)
+        if isinstance(feature, (datasets.List, datasets.Sequence, list)):
+            inner = feature[0] if isinstance(feature, list) else feature.feature
+            if not isinstance(value, (list, tuple)):
+                return None
+            return next((hit for i, v in enumerate(value) if (hit := walk(v, inner, f"{where}[{i}]"))), None)
+        if isinstance(feature, datasets.Value):
+            return (where, value, feature.dtype) if wrong(value, feature.dtype) else None
+        return None         # class labels (names or ids), images
 
-    for f in schema:
-        hit = walk(row.get(f.name), f.type, f.name)
-        if hit is not None:
-            return hit
-    return None
+    return next((hit for name, feature in features.items() if (hit := walk(row.get(name), feature, name))), None)
 
 
 def file_digest(path: str | os.PathLike) -> str:

@@ -61,6 +61,8 @@ class Result:
     version: str = __version__
     #: the Hub id of the dataset the references are (a published folder, or the id scored from); None if unknown
     dataset_id: str | None = None
+    #: the references scored against: a built folder's recorded release, or official files' SHA-256 (CONTRACT.md)
+    source: dict[str, Any] | None = None
     #: the error analysis (``analysis=True`` / ``--analysis`` / ``vlbench analyze``): why the model fails; not official
     analysis: dict[str, Any] | None = None
     #: builds the benchmark's bootstrap replicator (see :mod:`vlbench.engine.uncertainty`); not serialised
@@ -77,6 +79,7 @@ class Result:
             "warnings": list(self.warnings),
             "options": self.options,
             "dataset": {"id": self.dataset_id},
+            **({"source": self.source} if self.source is not None else {}),
             "version": self.version,
             **({"analysis": self.analysis} if self.analysis is not None else {}),
         })
@@ -98,7 +101,7 @@ class Result:
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise FormatError(f"metric {key!r} is {value!r}, not a number or null", file=source, fix=fix)
         for key, kind in (("breakdowns", dict), ("counts", dict), ("options", dict), ("warnings", list),
-                          ("analysis", dict)):
+                          ("analysis", dict), ("source", dict)):
             if not isinstance(data.get(key, kind()), kind):
                 raise FormatError(f"'{key}' must be a JSON {'object' if kind is dict else 'list'}", file=source, fix=fix)
         dataset = data.get("dataset") or {}
@@ -109,7 +112,7 @@ class Result:
                    breakdowns=data.get("breakdowns", {}), counts=data.get("counts", {}),
                    warnings=[str(w) for w in data.get("warnings", [])], options=data.get("options", {}),
                    version=str(data.get("version", __version__)), dataset_id=dataset.get("id"),
-                   analysis=data.get("analysis"))
+                   source=data.get("source"), analysis=data.get("analysis"))
 
     def table(self, digits: int = 2) -> str:
         """The metrics as a plain two-column terminal table, then counts and warnings."""

@@ -17,6 +17,7 @@ from ..benchmarks import get_benchmark
 from ..engine.io import write_text_atomic
 from ..engine.result import Result
 from ..engine.tie_orders import DEFAULT_ORDERS, default_orders
+from .provenance import release_record, source_of
 
 __all__ = ["score", "compare", "conventions", "load_references", "build", "export", "metric_path", "dataset_id_of",
            "record_hub_id"]
@@ -134,6 +135,7 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
     bench, opts, refs, entries = _prepare(benchmark, references, split, protocol, options, predictions, max_bytes)
     result = _score(bench, opts, refs, entries, max_bytes, source)
     result.dataset_id = dataset_id or dataset_id_of(references)
+    result.source = source_of(references)
     if "tie_bounds" in result.breakdowns and isinstance(entries, list):
         orders = default_orders(len(entries)) if tie_orders is None else tie_orders
         if orders:
@@ -206,6 +208,7 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
     try:
         report = bench.require_dataset().build(raw, staging, **kwargs)
         _note_missing_images(staging, report)
+        _record_release(staging, raw)
         card = read_card_metadata(staging)
         if eval_tasks(bench.id, yaml_configs(card)):
             _, warnings = write_eval_yaml(staging, bench.id, card, eval_framework)
@@ -231,6 +234,16 @@ def _note_missing_images(folder: Path, report: Any) -> None:
             "with `--allow-missing-images`; e.g. " + ", ".join(f"`{m}`" for m in report.missing_images[:3])
             + "): their rows have no image, so models cannot be run on them (`vlbench predict` refuses such rows).\n")
     card.write_text(card.read_text(encoding="utf-8").rstrip("\n") + note, encoding="utf-8")
+
+
+def _record_release(folder: Path, raw: Any) -> None:
+    """The card's ``vlbench.source``: the SHA-256 of the annotation files the build read, carried by every result
+    scored against the folder (``Result.source``)."""
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard.load(folder / "README.md")
+    card.data["vlbench"] = {**(card.data.get("vlbench") or {}), "source": release_record(raw)}
+    card.save(folder / "README.md")
 
 
 def _check_build_target(out: Path, overwrite: bool) -> list[str]:

@@ -201,8 +201,9 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
     aligned = np.zeros((len(refs), 4), dtype=np.float64)
     aligned[present] = np.where(is_xywh[used][:, None], xywh_to_xyxy(boxes), boxes)
     used_xyxy = aligned[present]
-    warnings += degenerate_box_warning(used_xyxy[:, 2] - used_xyxy[:, 0], used_xyxy[:, 3] - used_xyxy[:, 1], used,
-                                       "IoU 0, so misses")
+    with np.errstate(invalid="ignore"):     # inf - inf of a non-finite box: NaN (warned about on its own)
+        sides = used_xyxy[:, 2] - used_xyxy[:, 0], used_xyxy[:, 3] - used_xyxy[:, 1]
+    warnings += degenerate_box_warning(*sides, used, "IoU 0, so misses")
     numbers = np.full((len(refs), 4), np.nan)
     numbers[present] = boxes
     if n_missing:
