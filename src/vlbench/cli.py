@@ -527,7 +527,10 @@ def _build_args(sub: Any) -> None:
     """``vlbench build``'s arguments."""
     b = sub.add_parser("build", help="build the Hub dataset folder from the official raw release")
     b.add_argument("benchmark", help="benchmark id")
-    b.add_argument("--raw", required=True, nargs="+", help="the official release (a folder, or annotation file(s))")
+    b.add_argument("--raw", nargs="+", default=None,
+                   help="the official release: a folder or annotation file(s), hf://OWNER/NAME[@REVISION] or an "
+                        "https URL (fetched into the Hugging Face cache); default: the benchmark's own release, "
+                        "fetched from its home")
     b.add_argument("--out", required=True, help="output folder (Hub repo layout)")
     b.add_argument("--images", "--images-root", dest="images", default=None,
                    help="image folder or archive, or the root of the images' file_name paths")
@@ -562,12 +565,27 @@ def _cmd_build(args: argparse.Namespace) -> int:
             raise InputError(f"{info.display_name} is built into its own configs; --config names the config of one "
                              "annotation file where a benchmark has one config per file", fix="drop --config")
         kwargs["config"] = args.config
-    raw = args.raw[0] if len(args.raw) == 1 else args.raw
-    report = build(info.id, raw, args.out, overwrite=args.overwrite, eval_framework=args.eval_framework, **kwargs)
+    raw, release = _raw_release(info, args.raw)
+    report = build(info.id, raw, args.out, overwrite=args.overwrite, eval_framework=args.eval_framework,
+                   release=release, **kwargs)
     print(f"built {info.display_name} into {args.out}")
     for line in report.lines():
         print("  " + line)
     return 0
+
+
+def _raw_release(info: Benchmark, raw: list[str] | None) -> tuple[Any, dict[str, Any] | None]:
+    """(what the build reads, the fetched release's record or None): files and folders as given; nothing, an
+    ``hf://`` repo or an https URL fetched into the Hugging Face cache first (:mod:`vlbench.library.fetch`)."""
+    if raw and not any(r.startswith(("hf://", "https://", "http://")) for r in raw):
+        return (raw[0] if len(raw) == 1 else raw), None
+    from .engine.errors import InputError
+    from .library.fetch import fetch, release_of
+
+    if raw and len(raw) > 1:
+        raise InputError("--raw takes one hf:// repo or URL at a time", fix="pass one, or the downloaded files")
+    fetched = fetch(release_of(info.release, raw[0] if raw else None, info.display_name))
+    return fetched.raw, fetched.record
 
 
 class _Retry(Exception):

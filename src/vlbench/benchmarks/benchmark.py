@@ -54,7 +54,7 @@ from .protocol import (
     option,
 )
 
-__all__ = ["Benchmark", "Card", "TIES_NOTE", "DETECTION_CHECKS_NOTE", "DETECTION_ANALYSIS_NOTE", "lazy",
+__all__ = ["Benchmark", "Card", "Release", "TIES_NOTE", "DETECTION_CHECKS_NOTE", "DETECTION_ANALYSIS_NOTE", "lazy",
            "ALL_QUERIES", "AS_WRITTEN", "Conventions", "PROTOCOLS", "SHOW_SCORE", "DatasetBuilder", "DetectorAnswer",
            "EvalTask", "Leaderboards", "NoViews", "Options", "PredictData", "PredictItem", "Predictor", "Sample",
            "Scene", "Scorer", "Showcase", "SplitLeaderboards", "Table", "Views", "check_examples",
@@ -146,6 +146,24 @@ class Card:
     analysis_note: str = ""
 
 
+@dataclass(frozen=True)
+class Release:
+    """Where a benchmark's official release lives, as its authors publish it: ``home`` is ``hf://OWNER/NAME`` (a
+    Hub dataset, fetched through ``huggingface_hub``) or an https URL (each of ``files`` is then a URL); ``files``
+    are the files a build reads; ``revision`` the Hub revision fetched by default (a commit pins it; a branch is
+    resolved to its commit, which is recorded); ``sha256`` pins files' hashes the package knows; ``license``,
+    ``size`` and ``by_hand`` (what a user fetches by hand: images under other terms) are for the README and errors.
+    """
+
+    home: str
+    files: tuple[str, ...] = ()
+    revision: str = "main"
+    license: str = ""
+    size: str = ""
+    by_hand: str = ""
+    sha256: Mapping[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, eq=False)
 class Benchmark:
     """One benchmark: names, the metric keys a score returns (CONTRACT.md) and the keys shown first, the split
@@ -176,6 +194,8 @@ class Benchmark:
     #: a plug-in's ``evaluate`` module: the folder holding ``<id>.py`` (vlbench's own are in its evaluate_modules/)
     evaluate_module: str | None = None
     conventions: Conventions | None = None
+    #: where the official release lives (``vlbench build ID`` without ``--raw`` fetches it); None: given by hand
+    release: Release | None = None
 
     def options(self, **kwargs: Any) -> Options:
         """Validated options (:meth:`Options.parse` of the scorer's ``options_type``): unknown names and values are

@@ -185,9 +185,12 @@ MANIFEST = ".vlbench-build.json"
 
 
 def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool = False,
-          eval_framework: str = "inspect-ai", **kwargs: Any) -> Any:
+          eval_framework: str = "inspect-ai", release: dict[str, Any] | None = None, **kwargs: Any) -> Any:
     """Official release -> Hub folder (the benchmark's builder), then the folder's ``eval.yaml`` naming
     ``eval_framework`` (see :func:`vlbench.library.registration.eval_yaml`).
+
+    ``release``: the record of a fetched release (:mod:`vlbench.library.fetch`: home, revision, files' SHA-256),
+    kept in the card as the folder's ``source``; without it the SHA-256 of the annotation files read.
 
     The build happens in a staging folder next to ``out`` and is moved in at the end, so an error or Ctrl-C
     leaves ``out`` as it was. ``out`` must be new or empty; with ``overwrite``, a folder an earlier vlbench build
@@ -208,7 +211,7 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
     try:
         report = bench.require_dataset().build(raw, staging, **kwargs)
         _note_missing_images(staging, report)
-        _record_release(staging, raw)
+        _record_release(staging, release or release_record(raw))
         card = read_card_metadata(staging)
         if eval_tasks(bench.id, yaml_configs(card)):
             _, warnings = write_eval_yaml(staging, bench.id, card, eval_framework)
@@ -236,13 +239,13 @@ def _note_missing_images(folder: Path, report: Any) -> None:
     card.write_text(card.read_text(encoding="utf-8").rstrip("\n") + note, encoding="utf-8")
 
 
-def _record_release(folder: Path, raw: Any) -> None:
-    """The card's ``vlbench.source``: the SHA-256 of the annotation files the build read, carried by every result
-    scored against the folder (``Result.source``)."""
+def _record_release(folder: Path, record: dict[str, Any]) -> None:
+    """The card's ``vlbench.source``: the release the build read (its home and revision when fetched, its files'
+    SHA-256), carried by every result scored against the folder (``Result.source``)."""
     from huggingface_hub import DatasetCard
 
     card = DatasetCard.load(folder / "README.md")
-    card.data["vlbench"] = {**(card.data.get("vlbench") or {}), "source": release_record(raw)}
+    card.data["vlbench"] = {**(card.data.get("vlbench") or {}), "source": record}
     card.save(folder / "README.md")
 
 

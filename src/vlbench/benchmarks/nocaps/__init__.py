@@ -152,4 +152,5 @@ BENCHMARK = Benchmark(
     # CIDEr and SPICE overall and per domain, on validation
     leaderboards=SplitLeaderboards(tuple(
         EvalTask(f"{m.lower()}{suffix or '_overall'}", f"{m}{suffix}", "default", "validation", f"{m}, {name}")
-        for m in ("CIDEr", "SPICE") for suffix, name in _DOMAINS)))
+        for m in ("CIDEr", "SPICE") for suffix, name in _DOMAINS)),
+    release=card.RELEASE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..benchmark import Release
 from . import schema
 
 CITATION = """@inproceedings{agrawal2019nocaps,
@@ -78,3 +79,13 @@ Images: Open Images, CC BY 2.0. No separate license is stated for the captions.
 {CITATION}
 ```
 """
+
+
+#: the official captions JSONs (nocaps.org's download page); each image is listed with its own URL
+RELEASE = Release(
+    home="https://nocaps.org/download",
+    files=("https://nocaps.s3.amazonaws.com/nocaps_val_4500_captions.json",
+           "https://nocaps.s3.amazonaws.com/nocaps_test_image_info.json"),
+    license="CC BY 2.0 (captions); images under their Open Images licenses", size="about 10 MB (captions)",
+    by_hand="download nocaps_val_4500_captions.json and nocaps_test_image_info.json from nocaps.org/download, "
+            "and the images each entry's URL names (Open Images), then pass --raw <the JSONs> --images <folder>")

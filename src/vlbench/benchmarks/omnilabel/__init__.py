@@ -130,4 +130,5 @@ BENCHMARK = Benchmark(
     leaderboards=SplitLeaderboards((
         EvalTask("ap", "AP", "all", "validation", "AP (harmonic mean of AP_categ and AP_descr)"),
         EvalTask("ap_categ", "AP_categ", "all", "validation", "AP on plain categories"),
-        EvalTask("ap_descr", "AP_descr", "all", "validation", "AP on free-form descriptions"))))
+        EvalTask("ap_descr", "AP_descr", "all", "validation", "AP on free-form descriptions"))),
+    release=card.RELEASE)

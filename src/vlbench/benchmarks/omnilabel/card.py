@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..benchmark import Release
 from . import schema
 
 CITATION = """@inproceedings{schulter2023omnilabel,
@@ -96,3 +97,13 @@ Objects365 and OpenImages v5.
 {CITATION}
 ```
 """
+
+
+#: the official dataset JSONs (omnilabel.org); the images come from COCO val2017, Objects365 and OpenImages v5
+RELEASE = Release(
+    home="https://www.omnilabel.org/dataset/download",
+    license="the annotations' terms on omnilabel.org; images under COCO, Objects365 and OpenImages terms",
+    size="about 30 MB (the validation JSON); images from three collections",
+    by_hand="download dataset_all_val_v0.1.3.json from omnilabel.org, fetch the images from COCO val2017, "
+            "Objects365 and OpenImages v5 under their own terms into coco/, object365/ and openimagesv5/, then pass "
+            "--raw <the JSON> --images-root <folder>")

@@ -520,6 +520,8 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
                           fix="pass --images <folder holding coco/, object365/, openimagesv5/>, or "
                               "--allow-missing-images to build the annotations only")
     by_split = _files_by_split(raws)
+    if images_root is not None and not allow_missing_images:
+        _refuse_missing_images(by_split, images_root)
     report = BuildReport()
     img_feat, descr_feat = schema.image_features(), schema.description_features()
     source_summaries: dict[str, dict[str, SplitSummary]] = {s: {} for s in schema.SOURCES}
@@ -559,6 +561,32 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
     write_card(out, meta, card_body(report))
     report.files[:0] = ["README.md"]
     return report
+
+
+#: where each source collection's images come from (the OmniLabel release does not ship them)
+_IMAGE_HOMES = {"coco": "COCO val2017 (cocodataset.org)", "objects365": "Objects365 (objects365.org)",
+                "openimages": "OpenImages v5 (storage.googleapis.com/openimages)", "other": "the release's own list"}
+
+
+def _refuse_missing_images(by_split: dict[str, tuple[Path, dict]], images_root: Path) -> None:
+    """Before any shard is written: every image a split names must be under ``images_root``; otherwise the
+    missing ones are counted per source collection (with an example and where that collection is fetched)."""
+    missing: dict[str, list[str]] = {}
+    total: dict[str, int] = {}
+    for _, data in by_split.values():
+        for img in data.get("images") or []:
+            name = str(img.get("file_name") or "")
+            source = schema.source_of(name)
+            total[source] = total.get(source, 0) + 1
+            if not name or Path(name).is_absolute() or ".." in Path(name).parts or not (images_root / name).is_file():
+                missing.setdefault(source, []).append(name)
+    if missing:
+        parts = "; ".join(f"{source}: {len(names):,} of {total[source]:,} (e.g. {names[0]}; from "
+                          f"{_IMAGE_HOMES[source]})" for source, names in missing.items())
+        raise FormatError(f"{sum(map(len, missing.values())):,} image file(s) are missing under the images root: "
+                          f"{parts}", file=str(images_root),
+                          fix="fetch them from their collections under their own terms into coco/, object365/ and "
+                              "openimagesv5/ of the images root, or pass --allow-missing-images")
 
 
 def _write_images(out: Path, split: str, data: dict, images_root: Path | None, report: BuildReport,

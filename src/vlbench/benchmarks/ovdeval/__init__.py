@@ -185,7 +185,8 @@ BENCHMARK = Benchmark(
               "sub-dataset JSON to see the hard negatives such labels hold."),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
     predictor=lazy(lambda: _modules()[2]), conventions=lazy(lambda: _modules()[3]), showcase=OVDEvalShowcase(),
-    leaderboards=OVDEvalLeaderboards())
+    leaderboards=OVDEvalLeaderboards(),
+    release=card.RELEASE)
 
 
 def _sub_dataset_of(row: Any) -> str:

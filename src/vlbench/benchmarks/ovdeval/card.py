@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..benchmark import Release
 from . import schema
 
 CITATION = """@inproceedings{yao2024evaluate,
@@ -93,3 +94,13 @@ sources.
 {CITATION}
 ```
 """
+
+
+#: the official release: the authors' Hub dataset, flat (<sub-dataset>.json and <sub-dataset>.tar.gz)
+RELEASE = Release(
+    home="hf://omlab/OVDEval",
+    files=tuple(f"{name}.{ext}" for name in ("coco", "celebrity", "color", "landmark", "logo", "material",
+                                             "negation", "position", "relationship") for ext in ("json", "tar.gz")),
+    license="OpenRAIL", size="several GB (e.g. material.tar.gz 642 MB)",
+    by_hand="download the nine <sub-dataset>.json and <sub-dataset>.tar.gz files of the Hub dataset omlab/OVDEval "
+            "into one folder and pass it as --raw")

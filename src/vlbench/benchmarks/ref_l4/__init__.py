@@ -173,4 +173,5 @@ BENCHMARK = Benchmark(
     predictor=lazy(lambda: _modules()[2]), showcase=RefL4Showcase(),
     conventions=lazy(lambda: _modules()[3]),
     leaderboards=RefL4Leaderboards(tuple(EvalTask(f"{m.lower()}_{split}", m, "default", split, f"{m}, {split} split")
-                                         for split in ("test", "val") for m in ("Acc50", "mAcc"))))
+                                         for split in ("test", "val") for m in ("Acc50", "mAcc"))),
+    release=card.RELEASE)
