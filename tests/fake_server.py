@@ -27,11 +27,19 @@ class FakeServer:
         self.reply, self.latency = reply, latency
         self.lock = threading.Lock()
         self.in_flight = self.max_in_flight = self.requests = 0
+        self.connections = 0            # TCP connections accepted (HTTP/1.1 keeps each alive for the next request)
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with server.lock:
+                    server.connections += 1
+
             def log_message(self, *args: Any) -> None:
                 pass
 
@@ -75,6 +83,7 @@ def serve(reply: Callable[[int, dict], tuple[int, dict, bytes]] = lambda n, b: (
           latency: Callable[[], float] = lambda: 0.0) -> Iterator[tuple[str, FakeServer]]:
     """(URL, the server's record) of a fake server on a free loopback port, for the block's duration."""
     fake = FakeServer(reply, latency)
+    ThreadingHTTPServer.request_queue_size = 512        # many clients connecting at once (the default backlog is 5)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)

@@ -88,7 +88,8 @@ def test_ovdeval_task_scores_listed_boxes_with_nms_ap_like_vlbench_score(tmp_pat
     """Per image of sub-dataset color, an answer listing the good example's boxes whose category is among the
     image's labels and hard negatives (a detection answer carries no score: each box scores 1), plus one box of a
     label the image does not list (left out, counted). The good example has boxes reaching several pixels beyond
-    the image: those are reported, not scored, so the equivalent file leaves them out too. The equivalent file holds
+    the image: scored as written, as the official scorer scores a file holding them (#65), and counted as
+    reaching outside. The equivalent file holds
     the same boxes as COCO results (xywh = x0, y0, x1 - x0, y1 - y0; score 1), scored by `vlbench score` on that sub-dataset."""
     from datasets import load_dataset
 
@@ -110,10 +111,8 @@ def test_ovdeval_task_scores_listed_boxes_with_nms_ap_like_vlbench_score(tmp_pat
                 x, y, w, h = p["bbox"]
                 box = [x, y, x + w, y + h]
                 listed.append({"bbox_2d": box, "label": name_of[p["category_id"]]})
-                inside = box[0] >= -2 and box[1] >= -2 and box[2] <= row["width"] + 2 and box[3] <= row["height"] + 2
-                if inside:      # a box reaching over 2 px beyond the image is reported, not scored
-                    equivalent.append({"image_id": row["image_id"], "category_id": p["category_id"],
-                                       "bbox": [box[0], box[1], box[2] - box[0], box[3] - box[1]], "score": 1.0})
+                equivalent.append({"image_id": row["image_id"], "category_id": p["category_id"],
+                                   "bbox": [box[0], box[1], box[2] - box[0], box[3] - box[1]], "score": 1.0})
         listed.append({"bbox_2d": [1, 1, 5, 5], "label": "a label nobody asked for"})
         answers[row["image_id"]] = json.dumps(listed)
     pack = write_task_pack(tmp_path / "pack", {"ovdeval": hub}, box_format="pixel")

@@ -231,3 +231,42 @@ def test_a_damaged_image_cell_stops_the_run_by_name_or_is_skipped_and_counted(sa
     meta = json.loads(out.with_name("p.json.meta.json").read_text())
     assert fake.requests == 15 and meta["failures"] == {BAD_IMAGE: 1} and f"1 {BAD_IMAGE}" in report.summary()
     assert sorted(str(p["id"]) for p in json.loads(out.read_text())) == sorted(i for i in ids if i != victim)
+
+
+@pytest.mark.heavy
+def test_the_server_gets_the_dataset_s_own_jpeg_bytes(sample_release, tmp_path):
+    """Each request of a run over the built Ref-L4 sample carries its image as ``data:image/jpeg;base64,...`` whose
+    bytes are the JPEG of the release's archive, byte for byte (no PNG re-encoding: the server decodes the same
+    pixels, and the client spends only base64)."""
+    import base64
+    import tarfile
+
+    from conftest import run_cli
+    from vlbench.predict import predict
+
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(tmp_path / "hub"), check=True)
+    with tarfile.open(sample_release / "images.tar.gz") as tar:
+        originals = {tar.extractfile(m).read() for m in tar if m.isfile()}
+    sent = []
+
+    def reply(n: int, body: dict):
+        url = body["messages"][0]["content"][0]["image_url"]["url"]
+        sent.append(url)
+        return 200, {}, answer("(1,2),(30,40)")
+
+    with serve(reply) as (url, _):
+        predict("ref_l4", "fake", tmp_path / "hub", tmp_path / "p.json", server=url, split="test", box_format="pixel",
+                box_scores="constant", progress=False)
+    assert len(sent) == 16 and all(u.startswith("data:image/jpeg;base64,") for u in sent)
+    assert {base64.b64decode(u.split(",", 1)[1]) for u in sent} <= originals
+
+
+@pytest.mark.heavy
+def test_concurrency_150_keeps_150_in_flight_on_as_many_connections():
+    """300 items at --concurrency 150 against a server answering in 2 s: 150 requests in flight (httpx's default
+    pool held 100), and at most 150 connections for the 300 requests (each kept alive for the next; the default
+    pool kept 20 alive and opened a connection for most requests above that)."""
+    with serve(latency=lambda: 2.0) as (url, fake):
+        got = _ask_all(url, n=300, concurrency=150)
+    assert len(got) == 300 and fake.max_in_flight == 150
+    assert fake.connections <= 150, fake.connections

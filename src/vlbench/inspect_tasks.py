@@ -87,7 +87,7 @@ def benchmark_task(benchmark: str, data: str, split: str | None = None, config: 
     for row in rows.rows:
         item = next(iter(predictor.items(dataclasses.replace(rows, rows=[row]), "image-text-to-text")))
         items.append(item)
-        image = ContentImage(image=data_url(item.image.load()))
+        image = ContentImage(image=data_url(item.image))
         text = ContentText(text=render_prompt(preset, predictor.answer_kind, item.queries))
         samples.append(Sample(input=[ChatMessageUser(content=[image, text])], id=item.key,
                               metadata={"row": logged_row(row)}))

@@ -47,7 +47,8 @@ def release_of(default: Release | None, raw: str | None, name: str) -> Release:
     if raw.startswith("hf://"):
         repo, _, revision = raw[5:].partition("@")
         if repo.count("/") != 1 or not all(repo.split("/")):
-            raise InputError(f"{raw!r} is not hf://OWNER/NAME[@REVISION]", fix="e.g. hf://OWNER/NAME@main, or a commit after the @")
+            raise InputError(f"{raw!r} is not hf://OWNER/NAME[@REVISION]",
+                             fix="e.g. hf://OWNER/NAME@main, or a commit after the @")
         files = default.files if default and default.home.startswith("hf://") else ()
         if not files:
             raise InputError(f"{name} does not know which files of {raw} to fetch",

@@ -195,6 +195,11 @@ def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8, api_
         raise InputError(f"--server {url!r} is not an http(s) address", fix="pass e.g. --server http://127.0.0.1:8000")
     if concurrency < 1:
         raise InputError(f"--concurrency {concurrency} must be at least 1", fix="pass e.g. --concurrency 8")
+    files = _open_file_limit()
+    if files is not None and concurrency > files - 64:     # one socket per request in flight, and room for the rest
+        raise InputError(f"--concurrency {concurrency} needs a connection each, and this process may open only "
+                         f"{files} files", fix=f"pass at most --concurrency {max(1, files - 64)}, or raise the limit "
+                                               "(ulimit -n)")
     if not timeout > 0:
         raise InputError(f"--request-timeout {timeout} must be a positive number of seconds",
                          fix="pass e.g. --request-timeout 600")
@@ -213,11 +218,45 @@ def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8, api_
     return ServedModel(url, model, api_key, concurrency, info, timeout)
 
 
+#: encoded formats OpenAI-compatible servers take as they are -> their media type
+SENT_AS_IS = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
+
+
+def _open_file_limit() -> int | None:
+    """The soft limit on this process's open files (None where the platform has none to read)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
 def data_url(image: Any) -> str:
-    """An image as a PNG data URL, what a chat message carries (lossless: the server sees the dataset's pixels)."""
+    """An image as the data URL a chat message carries. A dataset's image in a format servers take (JPEG, PNG,
+    WebP) is sent as its own bytes: the server decodes the pixels the dataset holds, and the client spends only
+    base64 on it (re-encoding a 640x480 photo as PNG cost tens of milliseconds and several times the bytes).
+    Anything else, or an image already decoded, is encoded once as PNG (lossless)."""
+    from .streaming import LazyImage
+
+    if isinstance(image, LazyImage):
+        data, kind = image.encoded()
+        if kind in SENT_AS_IS and _whole(data, kind):
+            return f"data:{SENT_AS_IS[kind]};base64," + base64.b64encode(data).decode("ascii")
+        image = image.convert("RGB")        # a cut-off file fails here, as a decode would, naming the item
     buf = io.BytesIO()
     image.convert("RGB").save(buf, format="PNG")       # lossless: the server sees the pixels the dataset holds
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _whole(data: bytes, kind: str) -> bool:
+    """Whether encoded bytes reach their format's end marker (JPEG's EOI, PNG's IEND chunk, the RIFF length of
+    WebP): a file cut off in the dataset is then decoded here, and refused by name, instead of being sent."""
+    if kind == "JPEG":
+        return data.rstrip(b"\0").endswith(b"\xff\xd9")
+    if kind == "PNG":
+        return data.endswith(b"IEND\xaeB`\x82")
+    return len(data) >= 12 and int.from_bytes(data[4:8], "little") + 8 <= len(data)
 
 
 def _tokens(content: str, logprobs: Any) -> TokenScores | None:
@@ -314,7 +353,11 @@ def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prom
 
     pending = zip(items, prompts)
     done: queue.Queue[tuple[Any, Answer | BaseException]] = queue.Queue()
-    client = httpx.Client()         # each request gets its own timeouts (:func:`_post`)
+    # a pool as large as the window, every connection kept alive (httpx's default pool holds 100 connections and
+    # keeps 20 alive: more requests in flight waited for a slot or opened a new connection each);
+    # each request gets its own timeouts (:func:`_post`)
+    client = httpx.Client(limits=httpx.Limits(max_connections=served.concurrency,
+                                              max_keepalive_connections=served.concurrency))
     in_flight = 0
 
     def ask(item: PredictItem, prompt: str) -> None:

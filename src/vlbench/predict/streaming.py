@@ -15,6 +15,7 @@ import dataclasses
 import io
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -79,6 +80,17 @@ class LazyImage:
         """(width, height), from the header."""
         with self._open() as image:
             return image.size
+
+    def encoded(self) -> tuple[bytes, str | None]:
+        """The cell's encoded bytes as the dataset holds them, and their format from the header (PIL's name:
+        "JPEG", "PNG", ...); nothing is decoded."""
+        from PIL import Image
+
+        cell = self.cells.open(self.index, self.column) if isinstance(self.cells, ImageCells) \
+            else _file_of(self.cells[self.index][self.column])
+        data = cell.getvalue() if isinstance(cell, io.BytesIO) else Path(cell).read_bytes()
+        with Image.open(io.BytesIO(data)) as image:
+            return data, image.format
 
     def convert(self, mode: str) -> Any:
         """The decoded image in ``mode``."""
