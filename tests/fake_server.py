@@ -34,6 +34,7 @@ class FakeServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True      # headers and body are two writes: no 40 ms wait for a delayed ACK
 
             def setup(self) -> None:
                 super().setup()

@@ -146,24 +146,50 @@ def test_a_stopped_run_resumes_where_it_stopped(models, data, tmp_path, monkeypa
     assert json.loads(out.read_text()) == json.loads(fresh.read_text())
 
 
-def test_accelerate_launch_shards_the_items_and_merges_them_in_order(models, data, tmp_path):
-    """Two CPU processes under `accelerate launch` (each answers every other item): the merged file equals a
-    single-process run's."""
-    launcher = shutil.which("accelerate")
-    if launcher is None:
-        pytest.skip("accelerate's launcher is not on PATH (pip install -e '.[test]')")
-    two, one = tmp_path / "two.json", tmp_path / "one.json"
-    proc = subprocess.run([launcher, "launch", "--num_processes", "2", "--cpu", "--num_machines", "1",
-                           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "vlbench", "predict", "ref_l4",
-                           "--model", models["detector"], "--data", str(data / "ref_l4"), "--split", "test", "--out",
-                           str(two)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.count("wrote ") == 1          # the main process reports once
-    single = _run("predict", "ref_l4", "--model", models["detector"], "--data", str(data / "ref_l4"), "--split",
-                  "test", "--out", str(one), cwd=tmp_path)
-    assert single.returncode == 0, single.stderr
-    assert json.loads(two.read_text()) == json.loads(one.read_text())
+def _served_run(launch: list[str], data: Path, out: Path, url: str, env: dict | None = None):
+    return subprocess.run([*launch, "-m", "vlbench", "predict", "ref_l4", "--model", "fake", "--server", url, "--data",
+                           str(data / "ref_l4"), "--split", "test", "--box-format", "pixel", "--box-scores", "constant",
+                           "--out", str(out)], capture_output=True, text=True, cwd=out.parent, timeout=600,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
+def test_two_real_processes_ask_each_item_once_and_merge_in_order(launcher, data, tmp_path):
+    """``torchrun --nproc_per_node 2`` and ``accelerate launch --multi_gpu --num_processes 2`` (on this machine
+    without GPUs; before #67 its two processes both believed they were rank 0 and asked every item) against a
+    fake server that counts requests: the 16 test items are asked exactly once in all, and the merged file equals
+    a single process's."""
+    from fake_server import answer, serve
+
+    found = shutil.which(launcher)
+    assert found, f"{launcher} is not on PATH (pip install -e '.[test]')"
+    launch = ([found, "--nproc_per_node", "2"] if launcher == "torchrun" else
+              [found, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision",
+               "no", "--dynamo_backend", "no"])
+    reply = lambda n, body: (200, {}, answer("(1,2),(30,40)"))      # noqa: E731
+    with serve(reply) as (url, fake):
+        two = _served_run(launch, data, tmp_path / "two.json", url)
+        assert two.returncode == 0, two.stderr[-3000:]
+        assert fake.requests == 16
+    with serve(reply) as (url, _):
+        one = _served_run([sys.executable], data, tmp_path / "one.json", url)
+    assert one.returncode == 0, one.stderr[-3000:]
+    assert two.stdout.count("wrote ") == 1          # the main process reports once
+    assert json.loads((tmp_path / "two.json").read_text()) == json.loads((tmp_path / "one.json").read_text())
     assert not list(tmp_path.glob("two.json.partial*"))
+
+
+def test_a_launch_whose_processes_cannot_agree_is_refused_before_any_request(data, tmp_path):
+    """WORLD_SIZE=2 in the environment of one plain process (no launcher: no RANK, no rendezvous address): it
+    would answer every item as if it were one of two. Refused, naming the cause and the launch to use; the
+    server is never asked."""
+    from fake_server import answer, serve
+
+    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)"))) as (url, fake):
+        proc = _served_run([sys.executable], data, tmp_path / "p.json", url, env={"WORLD_SIZE": "2"})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "WORLD_SIZE is 2 but RANK, MASTER_ADDR, MASTER_PORT is not set" in proc.stderr and "torchrun" in proc.stderr
+    assert fake.requests == 0 and not (tmp_path / "p.json").exists()
 
 
 @pytest.mark.parametrize("flag, value", [("--batch-size", "0"), ("--top-k", "-1"), ("--threshold", "1.5"),

@@ -255,6 +255,7 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     if preset is not None:
         max_new_tokens = max_new_tokens or default_max_new_tokens(predictor.answer_kind, items)
     out.parent.mkdir(parents=True, exist_ok=True)
+    rank, world, merge = _processes()
     loaded, how = _load(model, info, preset, server=server, concurrency=concurrency, api_key_env=api_key_env,
                         request_timeout=request_timeout, revision=revision, device=device, dtype=dtype,
                         device_map=device_map)
@@ -266,7 +267,6 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
                                box_scores if boxes else None, dtype, device_map, server,
                                data_version(data_rows.folder))
     report = PredictReport(settings, skipped=len(every) - len(items))
-    rank, world, merge = _processes()
     report.main = rank == 0
     _answer_all(predictor, loaded, items[rank::world], _partial_path(out, rank), report, preset, batch_size,
                 progress and rank == 0, skip_bad_images)
@@ -609,12 +609,26 @@ def tally(report: PredictReport, record: dict[str, Any]) -> None:
 
 def _processes() -> tuple[int, int, Callable[[Callable[[], None]], None]]:
     """(this process's rank, the number of processes, run-on-the-main-process-after-all-finished) under
-    ``accelerate launch``; (0, 1, run) otherwise."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+    ``torchrun`` or ``accelerate launch``; (0, 1, run) otherwise. On a machine without GPUs the processes join as
+    CPU workers (gloo): accelerate's default state there is not distributed, and every process of a GPU launch
+    believed it was rank 0 and answered every item. A launch whose processes cannot agree on their ranks is
+    refused before any work."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
         return 0, 1, lambda fn: fn()
+    fix = ("launch with torchrun --nproc_per_node N -m vlbench predict ..., or accelerate launch --num_processes N "
+           "-m vlbench predict ... (each process then takes every N-th item)")
+    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
+    if missing:
+        raise InputError(f"WORLD_SIZE is {world} but {', '.join(missing)} is not set: this is no launch of {world} "
+                         "processes (each would answer every item)", fix=fix + "; or unset WORLD_SIZE")
+    import torch
     from accelerate import PartialState
 
-    state = PartialState()
+    state = PartialState(cpu=not torch.cuda.is_available())
+    if state.num_processes != world:
+        raise InputError(f"WORLD_SIZE is {world} but the distributed state has {state.num_processes} process(es) "
+                         f"({state.distributed_type}): the processes would not share the items", fix=fix)
 
     def merge(fn: Callable[[], None]) -> None:
         state.wait_for_everyone()
