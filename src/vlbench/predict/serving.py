@@ -156,7 +156,6 @@ def _post(client: Any, url: str, body: dict[str, Any], headers: dict[str, str], 
     refusal (4xx), a reply that is not an answer or a server that does not answer in time is a
     :class:`ServiceError`."""
     import httpx
-
     import orjson
 
     deadline = time.monotonic() + timeout
