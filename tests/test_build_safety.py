@@ -197,3 +197,47 @@ def test_deeply_nested_json_is_a_clear_error(sample_release, tmp_path):
     deep.write_text("[" * 200_000 + "]" * 200_000)
     proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions", str(deep))
     assert proc.returncode == 2 and "nests" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_killed_build_s_staging_folder_is_removed_by_the_next_build_and_named(sample_release, tmp_path):
+    """A build killed with SIGKILL leaves ``.vlbench-staging-<out>-<pid>-*`` beside the output (as large as the
+    shards written). The next build of the same output removes it, as its process is gone, and says so; a staging
+    folder of a live process (this one) is left alone."""
+    import signal
+    import time
+
+    out = tmp_path / "hub"
+    proc = subprocess.Popen([sys.executable, "-m", "vlbench", "build", "ref_l4", "--raw", str(sample_release), "--out",
+                             str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(tmp_path.glob(".vlbench-staging-hub-*")):
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    left = list(tmp_path.glob(".vlbench-staging-hub-*"))
+    assert left, "the build finished before the kill"
+    alive = tmp_path / f".vlbench-staging-hub-{os.getpid()}-keep"
+    alive.mkdir()
+    done = _build(sample_release, out, "--overwrite")
+    assert done.returncode == 0, done.stderr
+    assert "staging folder(s) left by a killed build were removed" in done.stdout and left[0].name in done.stdout
+    assert not any(p.exists() for p in left) and alive.is_dir()
+
+
+@pytest.mark.heavy
+def test_a_build_onto_a_full_disk_says_so_and_changes_nothing(sample_release, tmp_path):
+    """The output on a 40 KiB tmpfs (mounted here as root: the project's machines and CI run as root): the build
+    stops with exit 1 and "no space left on the device of ...", no traceback (before #68: pyarrow's OSError, or
+    'cannot read the image archive'), and nothing is left on the small disk."""
+    disk = tmp_path / "small"
+    disk.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40k", "tmpfs", str(disk)], capture_output=True,
+                           text=True)
+    assert mount.returncode == 0, f"this test mounts a small tmpfs as root: {mount.stderr}"
+    try:
+        proc = _build(sample_release, disk / "hub")
+        left = sorted(p.name for p in disk.iterdir())
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"no space left on the device of {disk}" in proc.stderr and left == []

@@ -84,6 +84,20 @@ def test_nocaps_task_scores_recorded_captions_like_vlbench_score(hub, nocaps_sam
     assert got == expected and got["CIDEr_out"] is not None
 
 
+def test_two_packs_into_one_folder_keep_both_sets_of_tasks_loadable(hub, nocaps_sample, tmp_path):
+    """The pack for nocaps, then the pack for Ref-L4 into the same folder: lmms-eval's own task loader still loads
+    the first pack's task (before #68 the second ``vlbench_lmms.py`` held only its own functions: AttributeError)
+    and scores it as vlbench does."""
+    from vlbench.lmms_eval_tasks import write_task_pack
+
+    pack = write_task_pack(tmp_path / "pack", {"nocaps": hub / "nocaps"})
+    write_task_pack(pack, {"ref_l4": hub / "ref_l4"}, box_format="pixel")
+    assert _task(pack, "vlbench_ref_l4_val").OUTPUT_TYPE == "generate_until"
+    captions = {p["image_id"]: p["caption"] for p in json.loads((nocaps_sample / "predictions_good.json").read_text())}
+    got = _aggregate(_task(pack, "vlbench_nocaps_validation"), lambda doc: captions[doc["image_id"]])
+    assert got == api.score("nocaps", hub / "nocaps", nocaps_sample / "predictions_good.json").metrics
+
+
 def test_ovdeval_task_scores_listed_boxes_with_nms_ap_like_vlbench_score(tmp_path, ovdeval_sample):
     """Per image of sub-dataset color, an answer listing the good example's boxes whose category is among the
     image's labels and hard negatives (a detection answer carries no score: each box scores 1), plus one box of a
@@ -160,6 +174,20 @@ def test_import_lmms_eval_samples(hub, ref_l4_answers, tmp_path, with_rows):
     meta = json.loads(Path(f"{out}.meta.json").read_text())
     assert meta["failed_answers"] == {"no box in the pixel convention": [answers[3]]}
     assert meta["settings"]["box_scores"] == "constant"      # a harness's answers carry no token probabilities
+
+
+def test_an_lmms_eval_doc_answered_twice_is_named(hub, ref_l4_answers, tmp_path):
+    """The 8 val answers with doc 3 answered a second time (9 lines for 8 rows): the error names the doc and both
+    lines (before #68: "more answers than the split has rows"), exit 2, no file."""
+    answers, _ = ref_l4_answers
+    samples = tmp_path / "samples_vlbench_ref_l4_val.jsonl"
+    lines = [_samples_line(n, answers[n]) for n in range(8)]
+    samples.write_text("\n".join(lines[:6] + [_samples_line(3, answers[3])] + lines[6:]) + "\n")
+    out = tmp_path / "preds.json"
+    proc = run_cli("import", "lmms-eval", str(samples), "--benchmark", "ref_l4", "--data", str(hub / "ref_l4"),
+                   "--split", "val", "--box-format", "pixel", "--out", str(out))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "doc_id 3 is answered twice (lines 4 and 7)" in proc.stderr and not out.exists()
 
 
 def test_import_vlmevalkit_workbook(hub, nocaps_sample, tmp_path):

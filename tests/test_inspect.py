@@ -95,16 +95,33 @@ def test_a_file_that_is_not_an_inspect_log_is_a_clear_error(built_samples, tmp_p
     assert str(bad) in proc.stderr and not (tmp_path / "p.json").exists()
 
 
+def offline_mock_model(text: str = "Default output from mockllm/model"):
+    """inspect-ai's ``mockllm/model`` answering ``text`` every time, with its usage given: without it the runner
+    counts the prompt's tokens with tiktoken, which downloads an encoding, so offline every sample errored (and,
+    before #68, imported as an all-miss file)."""
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    def outputs():
+        while True:
+            output = ModelOutput.from_content(model="mockllm/model", content=text)
+            output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+            yield output
+
+    return get_model("mockllm/model", custom_outputs=outputs())
+
+
 def _mock_log(tmp_path, built_samples, task=None, **eval_options):
-    """A real log made by inspect-ai's runner with its offline ``mockllm/model`` (every answer the same text): the
-    task is vlbench's for the Ref-L4 sample's test split unless another ``task`` is given."""
+    """A real log made by inspect-ai's runner with its offline ``mockllm/model`` (every answer the same text; every
+    sample answered): the task is vlbench's for the Ref-L4 sample's test split unless another ``task`` is given."""
     from inspect_ai import eval as inspect_eval
 
     from vlbench.inspect_tasks import vlbench as vlbench_task
 
     task = task or vlbench_task(benchmark="ref_l4", data=str(built_samples / "ref_l4"), split="test",
                                 box_format="pixel")
-    log, = inspect_eval(task, model="mockllm/model", log_dir=str(tmp_path / "logs"), display="none", **eval_options)
+    log, = inspect_eval(task, model=offline_mock_model(), log_dir=str(tmp_path / "logs"), display="none",
+                        **eval_options)
+    assert log.status == "success" and not any(s.error for s in log.samples or []), log.error
     return log
 
 
@@ -147,6 +164,18 @@ def test_an_inspect_log_of_another_task_benchmark_or_shape_is_refused_by_name(bu
         write_eval_log(log.model_copy(update={"samples": samples}), str(changed))
         with pytest.raises(FormatError, match=says):
             _import(changed, built_samples, tmp_path)
+    # a run that ended in error: its samples carry inspect-ai's EvalError and no answer (before #68: an all-miss
+    # file, exit 0, a 0 for a model that never answered)
+    from inspect_ai.log import EvalError
+
+    failed = [sample.model_copy(update={"error": EvalError(message="ConnectionError: the model server is down",
+                                                           traceback="", traceback_ansi=""), "output": None})
+              for sample in log.samples]
+    errored = tmp_path / "errored.json"
+    write_eval_log(log.model_copy(update={"samples": failed, "status": "error"}), str(errored))
+    with pytest.raises(FormatError, match=r"16 of 16 samples errored without an answer \(log status 'error'; e\.g\. "
+                                          r"sample .*ConnectionError: the model server is down\)"):
+        _import(errored, built_samples, tmp_path)
 
 
 def test_an_inspect_log_member_larger_than_the_cap_is_refused_before_it_is_inflated(built_samples, tmp_path,
@@ -166,9 +195,11 @@ def test_an_inspect_log_member_larger_than_the_cap_is_refused_before_it_is_infla
 
 
 def test_a_relative_data_folder_is_the_caller_s_on_the_inspect_command_line(built_samples, tmp_path):
-    """`inspect eval <pack>@vlbench -T data=hub/ref_l4` run from a folder holding hub/ref_l4 (a copy of the built
-    sample): inspect-ai creates the task inside the pack's own folder, yet the rows are the caller's folder's (16
-    test rows in the log, with the offline mockllm model)."""
+    """The README's Inspect recipe as written (``LOCAL_BASE_URL=... LOCAL_API_KEY=none inspect eval
+    <pack>@vlbench ... --model openai-api/local/MODEL``), its server a local fake OpenAI-compatible one answering
+    "(1,2),(30,40)", run from a folder holding hub/ref_l4 (a copy of the built sample): inspect-ai creates the task
+    inside the pack's own folder, yet the rows are the caller's folder's; the log's 16 test samples were all
+    answered by the model (status success, no sample errored, each completion the server's answer)."""
     import os
     import shutil
     import subprocess
@@ -177,16 +208,21 @@ def test_a_relative_data_folder_is_the_caller_s_on_the_inspect_command_line(buil
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     import vlbench.inspect_tasks as pack
+    from fake_server import answer, serve
 
     shutil.copytree(built_samples / "ref_l4", tmp_path / "hub" / "ref_l4")
-    env = {**os.environ, "PWD": str(tmp_path)}      # what the shell sets when the command is typed in tmp_path
-    proc = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", f"{pack.__file__}@vlbench", "-T",
-                           "benchmark=ref_l4", "-T", "data=hub/ref_l4", "-T", "split=test", "-T", "box_format=pixel",
-                           "--model", "mockllm/model", "--log-dir", "logs", "--display", "none"],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)"))) as (url, fake):
+        env = {**os.environ, "PWD": str(tmp_path),      # what the shell sets when the command is typed in tmp_path
+               "LOCAL_BASE_URL": f"{url}/v1", "LOCAL_API_KEY": "none"}
+        proc = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", f"{pack.__file__}@vlbench", "-T",
+                               "benchmark=ref_l4", "-T", "data=hub/ref_l4", "-T", "split=test", "-T",
+                               "box_format=pixel", "--model", "openai-api/local/fake", "--log-dir", "logs",
+                               "--display", "none"], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
-    assert len(log.samples) == 16 and log.eval.task_args["data"] == "hub/ref_l4"
+    assert len(log.samples) == 16 and log.eval.task_args["data"] == "hub/ref_l4" and fake.requests == 16
+    assert log.status == "success" and not any(s.error for s in log.samples)
+    assert {s.output.completion for s in log.samples} == {"(1,2),(30,40)"}
 
 
 def test_a_scaffolded_benchmark_is_an_inspect_task(tmp_path):

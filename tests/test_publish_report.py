@@ -392,3 +392,33 @@ def test_a_folder_the_hub_would_refuse_or_that_leaks_a_file_is_refused_by_the_dr
         proc = dry_run(changed(name, change))
         assert proc.returncode == 1 and "refused:" in proc.stdout and says in proc.stdout, (name, proc.stdout[-800:])
     assert dry_run(built).returncode == 0
+
+
+def test_an_offline_push_dry_run_is_refused_not_previewed_as_a_repo_without_card(sample_release, tmp_path):
+    """``HF_HUB_OFFLINE=1 vlbench report result.json --push ORG/model --dry-run`` with nothing cached: before #68
+    huggingface_hub's LocalEntryNotFoundError (a subclass of EntryNotFoundError) read as "the repo has no card", so
+    the preview, and a push, would have replaced the repo's card by the model-index alone. Now exit 1 naming the
+    repo and the way round (--into a local copy); nothing written."""
+    import os
+
+    out = tmp_path / "r.json"
+    run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
+            str(sample_release / "predictions_good.json"), "--split", "val", "--output", str(out), "--quiet",
+            check=True)
+    proc = run_cli("report", str(out), "--push", "me/model", "--dry-run", "--dataset-id", "me/ref-l4",
+                   env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "cannot read README.md of me/model" in proc.stderr and "--into" in proc.stderr
+    assert "model-index" not in proc.stdout
+
+
+def test_report_csv_says_what_it_wrote(sample_release, tmp_path):
+    """``report --csv FOLDER`` names the tables it wrote (it printed nothing before #68)."""
+    out = tmp_path / "r.json"
+    run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
+            str(sample_release / "predictions_good.json"), "--split", "val", "--output", str(out), "--quiet",
+            check=True)
+    proc = run_cli("report", str(out), "--csv", str(tmp_path / "csv"), check=True)
+    written = sorted(p.name for p in (tmp_path / "csv").iterdir())
+    assert written and f"wrote {len(written)} CSV table(s)" in proc.stdout
+    assert all(name in proc.stdout for name in written)

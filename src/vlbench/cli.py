@@ -368,9 +368,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         except (KeyError, TypeError, IndexError, ValueError, AttributeError):
             raise FormatError("the result JSON lacks the breakdowns its tables are made from (was it edited?)",
                               file=args.result, fix="write it again with 'vlbench score ... --output result.json'") from None
+        written = []
         for name, table in tables.items():
-            write_text_atomic(Path(args.csv) / (name.split(" (")[0].replace(" ", "_") + ".csv"), report.to_csv(table),
-                              "CSV table")
+            path = Path(args.csv) / (name.split(" (")[0].replace(" ", "_") + ".csv")
+            write_text_atomic(path, report.to_csv(table), "CSV table")
+            written.append(path.name)
+        print(f"wrote {len(written)} CSV table(s) into {args.csv}: {', '.join(written) or 'none (no tables)'}")
     return 0
 
 

@@ -50,15 +50,13 @@ def read_lmms_eval(path: str | os.PathLike, max_lines: int | None = None, benchm
     checked: the lines do not name their task)."""
     p = require_file(path, "lmms-eval samples file")
     out: list[tuple[Any, str, dict[str, Any] | None]] = []
+    line_of: dict[Any, int] = {}
     fix = "pass the *_samples_<task>.jsonl file lmms-eval wrote with --log_samples"
     try:
         with open(p, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                if max_lines is not None and len(out) >= max_lines:
-                    raise FormatError(f"the file holds more than {max_lines:,} answers, more than the split has rows",
-                                      file=str(p), entry=f"line {n}", fix=fix)
                 try:
                     record = json.loads(line)
                 except (ValueError, RecursionError):
@@ -70,7 +68,16 @@ def read_lmms_eval(path: str | os.PathLike, max_lines: int | None = None, benchm
                                       entry=f"line {n}", fix="pass the samples file of a generate_until task")
                 row = next((v["row"] for v in record.values() if isinstance(v, dict) and isinstance(v.get("row"), dict)),
                            None)
-                out.append((record["doc_id"], text, row))
+                doc = record["doc_id"]
+                first = line_of.setdefault(doc, n) if isinstance(doc, (int, str)) else n
+                if first != n:
+                    raise FormatError(f"doc_id {doc!r} is answered twice (lines {first} and {n})", file=str(p),
+                                      entry=f"line {n}", fix="pass the samples file of one run (each doc answered "
+                                                             "once), or remove the repeated line")
+                if max_lines is not None and len(out) >= max_lines:
+                    raise FormatError(f"the file holds more than {max_lines:,} answers, more than the split has rows",
+                                      file=str(p), entry=f"line {n}", fix=fix)
+                out.append((doc, text, row))
     except UnicodeDecodeError:
         raise FormatError("the file is not UTF-8 text", file=str(p), fix=fix) from None
     return out
@@ -173,6 +180,13 @@ def read_inspect(path: str | os.PathLike, max_samples: int | None = None, benchm
     if not samples:
         raise FormatError("the log holds no samples (the run failed or was cancelled before any answer)",
                           file=str(p), fix="rerun the task, then import its log")
+    errored = [s for s in samples if getattr(s, "error", None)]
+    if errored:         # a sample that errored has no answer: scoring it would be a 0 for a model that never answered
+        first = str(getattr(errored[0].error, "message", errored[0].error)).splitlines()[0][:200]
+        raise FormatError(f"{len(errored)} of {len(samples)} samples errored without an answer (log status "
+                          f"{getattr(log, 'status', '?')!r}; e.g. sample {errored[0].id}: {first})", file=str(p),
+                          fix="fix the cause and rerun them (inspect eval-retry LOG), then import the log whose "
+                              "samples all answered")
     epochs = sorted({getattr(s, "epoch", 1) for s in samples})
     if epochs != [1]:
         raise FormatError(f"the log holds {len(epochs)} epochs ({', '.join(map(str, epochs))}): one answer per row is "

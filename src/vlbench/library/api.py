@@ -7,6 +7,7 @@ checked not to be another benchmark's file.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -207,9 +208,21 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
     out = check_output(out, "output folder", folder=True)
     previous = _check_build_target(out, overwrite)
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".vlbench-staging-{out.name}-", dir=out.parent))
+    removed = _remove_dead_staging(out)
+    staging = Path(tempfile.mkdtemp(prefix=f".vlbench-staging-{out.name}-{os.getpid()}-", dir=out.parent))
     try:
-        report = bench.require_dataset().build(raw, staging, **kwargs)
+        try:
+            report = bench.require_dataset().build(raw, staging, **kwargs)
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC and "No space left" not in str(exc):
+                raise
+            from ..engine.errors import ServiceError
+
+            raise ServiceError(f"no space left on the device of {out.parent} while writing the build (the folder "
+                               f"{out} was not changed). Fix: free space there, or pass another --out, then rerun"
+                               ) from None
+        for name in removed:
+            report.count("staging_removed", "staging folder(s) left by a killed build were removed (" + name + ")")
         _note_missing_images(staging, report)
         _record_release(staging, release or release_record(raw))
         card = read_card_metadata(staging)
@@ -226,6 +239,32 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+def _remove_dead_staging(out: Path) -> list[str]:
+    """Remove the staging folders a killed build of ``out`` left beside it (``.vlbench-staging-<name>-<pid>-*``
+    whose process is gone), and return their names: they hold the shards written before the kill."""
+    import shutil
+
+    removed = []
+    for folder in out.parent.glob(f".vlbench-staging-{out.name}-*"):
+        pid = folder.name[len(f".vlbench-staging-{out.name}-"):].split("-")[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder.name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (signal 0 asks without sending anything)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:         # another user's process
+        return True
+    return True
 
 
 def _note_missing_images(folder: Path, report: Any) -> None:

@@ -69,11 +69,17 @@ def main(argv: list[str] | None = None) -> int:
     """Rewrite the generated regions of every registered benchmark's metric card (``<metric_path>/README.md``;
     ``--check``: only report stale cards). A card that is missing or lacks a region is reported and fails either way:
     the region markers are hand-placed, so say where they go (see ARCHITECTURE.md, "Adding a benchmark")."""
+    import argparse
+
     from ..benchmarks import all_benchmarks
     from ..engine.errors import UnsupportedError
     from .api import metric_path
 
-    args = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="python -m vlbench.library.metric_card",
+                                     description="Rewrite the generated regions of every registered benchmark's "
+                                                 "metric card from the benchmarks' sources.")
+    parser.add_argument("--check", action="store_true", help="only report stale cards (exit 1 if any), write nothing")
+    check = parser.parse_args(sys.argv[1:] if argv is None else argv).check
     stale, incomplete = [], []
     for bench in all_benchmarks():
         try:
@@ -87,13 +93,13 @@ def main(argv: list[str] | None = None) -> int:
         new = render(text, bench.id)
         if new != text:
             stale.append(bench.id)
-            if "--check" not in args:
+            if not check:
                 path.write_text(new, encoding="utf-8")
-    print(("stale: " if "--check" in args else "rewritten: ") + (", ".join(stale) or "none"))
+    print(("stale: " if check else "rewritten: ") + (", ".join(stale) or "none"))
     if incomplete:
         print("cards without their generated regions: " + "; ".join(incomplete) + ". Copy the region markers from "
               "an existing card (" + _BEGIN.format(name="NAME") + " ... " + _END + ")")
-    return 1 if incomplete or (stale and "--check" in args) else 0
+    return 1 if incomplete or (stale and check) else 0
 
 
 if __name__ == "__main__":

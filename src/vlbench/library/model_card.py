@@ -53,7 +53,10 @@ def merge_model_index(card_text: str, result: Result, model_name: str | None = N
 
     fix = "fix the card's YAML header (between the --- lines), or merge into a new card with --into"
     try:
-        card = ModelCard(card_text if card_text.strip() else "---\n---\n")
+        # a card without front matter gets an empty one (its prose kept), so huggingface_hub reads it without
+        # warning that no metadata block was found: the merge below adds one
+        has_header = card_text.lstrip().startswith("---")
+        card = ModelCard(card_text if has_header else "---\n{}\n---\n" + card_text)
         raw_index = _front_matter(card_text).get("model-index") or []
     except Exception as exc:       # yaml errors, ValueError / KeyError / TypeError of an invalid model-index
         raise FormatError(f"the model card cannot be read ({type(exc).__name__}: "

@@ -241,11 +241,18 @@ def space_folder(source: str | os.PathLike, out: str | os.PathLike, wheel: str |
 def remote_card(repo_id: str, token: str | None = None, path: str = "README.md") -> str:
     """A text file of model repo ``repo_id``, by default its README.md ("" when the repo has none yet)."""
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError
 
     try:
-        return Path(hf_hub_download(repo_id, path, token=token)).read_text(encoding="utf-8")
-    except (EntryNotFoundError, RepositoryNotFoundError):
+        # etag_timeout: an unreachable Hub is said within seconds rather than after ~23 s of silent retries
+        return Path(hf_hub_download(repo_id, path, token=token, etag_timeout=5)).read_text(encoding="utf-8")
+    except (EntryNotFoundError, RepositoryNotFoundError) as exc:
+        if isinstance(exc, LocalEntryNotFoundError):    # offline or unreachable: not "the repo has no card"
+            from ..engine.errors import ServiceError
+
+            raise ServiceError(f"cannot read {path} of {repo_id}: the Hub cannot be reached (offline, or "
+                               "HF_HUB_OFFLINE is set) and no copy is cached: pass --into path/to/README.md to merge "
+                               "into a local copy of the card, or retry online") from None
         return ""
     except UnicodeDecodeError:
         raise InputError(f"{path} of {repo_id} on the Hub is not UTF-8 text", fix="fix the file on the Hub") from None

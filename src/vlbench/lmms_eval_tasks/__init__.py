@@ -76,6 +76,19 @@ def _box_format(bench: Any, answer_kind: str, family: str | None, box_format: st
     return check_box_format(fmt)
 
 
+def _earlier_tasks(out: Path, written: set[str]) -> list[str]:
+    """The function lines of the tasks an earlier pack wrote into ``out`` (their YAMLs are still there) that this
+    one does not rewrite: carried over, so that every YAML in the folder still finds its functions (a second pack
+    into one folder once replaced ``vlbench_lmms.py`` by its own functions only, and lmms-eval failed on the
+    first pack's YAMLs)."""
+    shim = out / "vlbench_lmms.py"
+    earlier = sorted(p.stem for p in out.glob("vlbench_*.yaml") if p.stem not in written)
+    if not earlier or not shim.is_file():
+        return []
+    lines = shim.read_text(encoding="utf-8").splitlines()
+    return [line for name in earlier for line in ["", *(x for x in lines if x.startswith(f"{name}_"))]]
+
+
 def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], *,
                     box_format: str | None = None, max_new_tokens: int = 64, family: str | None = None,
                     processor: str | None = None) -> Path:
@@ -89,6 +102,7 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
     out = check_output(out, "task folder", folder=True)
     shim = [_SHIM_HEAD]
     skipped: list[str] = []
+    written: set[str] = set()
     for benchmark, folder in data.items():
         bench = get_benchmark(benchmark)
         predictor = bench.require_predictor()
@@ -119,6 +133,8 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
                                      "higher_is_better": key not in bench.lower_is_better} for key in bench.metric_keys],
                     "metadata": {"version": 1.0, "source": "vlbench", "box_format": fmt}}
             write_text_atomic(out / f"{name}.yaml", _yaml(task), "task YAML")
+            written.add(name)
+    shim += _earlier_tasks(out, written)
     write_text_atomic(out / "vlbench_lmms.py", "\n".join(shim) + "\n", "task functions")
     if skipped:
         import sys
