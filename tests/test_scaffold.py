@@ -59,6 +59,93 @@ def test_a_bad_id_a_taken_id_or_an_existing_folder_writes_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
 
 
+NAMES = ['The "Count" Bench', "Count: v2", "C:\\new\\bench", "Count # 2", "Zähl-Bench '''quoted'''"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_display_name_reaches_every_file_as_written(name, tmp_path):
+    """Quotes, a colon, backslashes, a hash, other scripts: every Python file parses, the package's display name and
+    its metric card's title (huggingface_hub's card parser) are the name exactly, and pyproject.toml's description
+    (tomllib) begins with it (before #68: a SyntaxError, a card whose YAML did not parse, a newline and a
+    backspace, the title "Count")."""
+    import ast
+    import tomllib
+
+    from huggingface_hub import ModelCard
+
+    out = tmp_path / "pkg"
+    new_benchmark("count_demo", out, name)
+    for path in out.rglob("*.py"):
+        ast.parse(path.read_text(encoding="utf-8"), str(path))
+    card = out / "src" / "vlbench_count_demo" / "evaluate_modules" / "count_demo" / "README.md"
+    assert ModelCard.load(card).data.title == name
+    description = tomllib.loads((out / "pyproject.toml").read_text(encoding="utf-8"))["project"]["description"]
+    assert description.startswith(name + " for vlbench")
+    sys.path.insert(0, str(out / "src"))
+    try:
+        import importlib
+
+        assert importlib.import_module("vlbench_count_demo").BENCHMARK.display_name == name
+    finally:
+        sys.path.remove(str(out / "src"))
+        for module in [m for m in sys.modules if m.split(".")[0] == "vlbench_count_demo"]:
+            del sys.modules[module]
+
+
+@pytest.mark.parametrize("bad_id, says", [("numbers", "is the name of a Python module"),
+                                          ("json", "is the name of a Python module"),
+                                          ("datasets", "is the name of a Python module")])
+def test_an_id_that_names_a_module_is_refused(bad_id, says, tmp_path):
+    """A metric Space's ``<id>.py`` beside its app.py would shadow the module (the standard library's numbers,
+    json, or an installed package such as datasets), and the Space would not start."""
+    with pytest.raises(InputError, match=says):
+        new_benchmark(bad_id, tmp_path / bad_id)
+    assert not list(tmp_path.iterdir())
+
+
+def test_outs_that_cannot_be_written_are_clear_errors_and_the_package_is_readable(tmp_path):
+    """A dangling link and a folder inside a read-only one: the CLI says so (exit 2, no traceback); a written
+    package is 0755 like any new folder (mkdtemp made it 0700)."""
+    import stat
+
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    env = {**os.environ}
+    try:
+        for out, says in ((tmp_path / "dangling", "already exists (a link)"), (locked / "pkg", "cannot create")):
+            proc = _cli(env, "new-benchmark", "count_demo", "--out", str(out))
+            if os.geteuid() == 0 and out.parent == locked:      # root writes anywhere: the folder is then made
+                assert proc.returncode == 0, proc.stderr
+                continue
+            assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    finally:
+        locked.chmod(0o755)
+    new_benchmark("count_demo", tmp_path / "fresh")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "fresh").stat().st_mode) == 0o777 & ~umask
+
+
+def test_the_template_scorer_refuses_a_second_prediction_and_counts_unknown_images(tmp_path):
+    """Two counts for image 0 are refused by entry (the template kept the last one without a word); a count for an
+    image the references lack is ignored, counted and warned; a missing references path is a clear error."""
+    from vlbench.engine.errors import FormatError, PredictionError
+
+    with scaffolded(tmp_path / "pkg") as samples:
+        good = json.loads((samples / "predictions_good.json").read_text())
+        (tmp_path / "twice.json").write_text(json.dumps(good + good[:1]))
+        with pytest.raises(PredictionError, match="image 0 has a second prediction"):
+            vlbench.score("count_demo", samples / "references.json", tmp_path / "twice.json")
+        (tmp_path / "extra.json").write_text(json.dumps(good + [{"image_id": 99, "count": 1}]))
+        result = vlbench.score("count_demo", samples / "references.json", tmp_path / "extra.json")
+        assert result.metrics == pytest.approx(GOOD) and result.counts["unknown_images_ignored"] == 1
+        assert any("images not in the references" in w for w in result.warnings)
+        with pytest.raises(FormatError, match="do not exist"):
+            vlbench.score("count_demo", tmp_path / "missing.json", samples / "predictions_good.json")
+
+
 @pytest.mark.heavy
 def test_an_installed_scaffold_reaches_every_face(tmp_path):
     """Installed as a distribution (a dist-info with the package's entry point, on PYTHONPATH): the CLI scores it,
@@ -85,7 +172,7 @@ def test_an_installed_scaffold_reaches_every_face(tmp_path):
     assert json.loads(result.read_text())["metrics"] == pytest.approx(GOOD)
     hub = tmp_path / "hub"
     proc = _cli(env, "build", "count_demo", "--raw", str(samples / "references.json"), "--out", str(hub),
-                "--allow-missing-images")
+                "--images", str(samples / "images"))       # the sample ships its images (#68)
     assert proc.returncode == 0, proc.stderr
     proc = _cli(env, "score", "count_demo", "--references", str(hub), "--predictions",
                 str(samples / "predictions_poor.json"), "--output", str(result))

@@ -69,7 +69,8 @@ def _new_benchmark_args(sub: Any) -> None:
     n = sub.add_parser("new-benchmark", help="write a plug-in package with every file a new benchmark needs "
                                             "(a working stand-in to replace part by part)")
     n.add_argument("id", help="the new benchmark's id: lower case, digits and underscores (my_bench)")
-    n.add_argument("--out", default=None, help="the new folder to write (default: ./vlbench-ID; never overwritten)")
+    n.add_argument("--out", default=None, help="the new folder to write (default: ./vlbench-ID with hyphens for underscores, "
+                                                     "e.g. ./vlbench-my-bench; never overwritten)")
     n.add_argument("--name", default=None, help="the display name (default: the id in CamelCase)")
 
 
