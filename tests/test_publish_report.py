@@ -422,3 +422,21 @@ def test_report_csv_says_what_it_wrote(sample_release, tmp_path):
     written = sorted(p.name for p in (tmp_path / "csv").iterdir())
     assert written and f"wrote {len(written)} CSV table(s)" in proc.stdout
     assert all(name in proc.stdout for name in written)
+
+
+def test_a_temporary_file_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path):
+    """``report --into README.md`` killed before its rename leaves ``.README.md.<pid>.<random>.tmp`` (empty, or
+    half a card); the next write of README.md removes it once its process is gone, and leaves a live writer's."""
+    import os
+    import subprocess
+    import sys
+
+    from vlbench.engine.io import write_text_atomic
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".README.md.{dead.stdout.strip()}.abc123.tmp"
+    stale.write_text("")
+    live = tmp_path / f".README.md.{os.getpid()}.def456.tmp"
+    live.write_text("")
+    write_text_atomic(tmp_path / "README.md", "# card\n")
+    assert (tmp_path / "README.md").read_text() == "# card\n" and not stale.exists() and live.exists()

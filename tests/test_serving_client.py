@@ -270,3 +270,48 @@ def test_concurrency_150_keeps_150_in_flight_on_as_many_connections():
         got = _ask_all(url, n=300, concurrency=150)
     assert len(got) == 300 and fake.max_in_flight == 150
     assert fake.connections <= 150, fake.connections
+
+
+def test_a_retry_after_beyond_the_request_timeout_is_named_at_once():
+    """A 429 whose Retry-After (30 s) is beyond --request-timeout (5 s): the error names Retry-After and the
+    timeout at once (before #68: "no whole answer within 5 s" after 0.2 s, not saying why)."""
+    import time
+
+    with serve(lambda n, body: (429, {"Retry-After": "30"}, b"{}")) as (url, fake):
+        served = serving.ServedModel(url, "fake", None, 1, ModelInfo("image-text-to-text", "served", OTHER), timeout=5)
+        start = time.monotonic()
+        with pytest.raises(ServiceError, match=r"retry after 30 s \(Retry-After\), beyond the 5 s --request-timeout"):
+            dict(serving.answers_as_completed(served, _items(1), ["q"], max_new_tokens=8))
+    assert time.monotonic() - start < 3 and fake.requests == 1
+
+
+@pytest.mark.heavy
+def test_a_read_only_datasets_cache_is_named_not_the_dataset(sample_release, tmp_path):
+    """``HF_HOME`` on a read-only tmpfs (mounted here as root): predict says the datasets cache cannot be written
+    and how to point it elsewhere (before #68: "pass a folder written by vlbench build ... rebuild it", though the
+    folder was fine), exit 2, and asks the server nothing."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import run_cli
+
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(tmp_path / "hub"), check=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(home)], capture_output=True,
+                           text=True)
+    assert mount.returncode == 0, f"this test mounts a read-only tmpfs as root: {mount.stderr}"
+    try:
+        with serve() as (url, fake):
+            proc = subprocess.run([sys.executable, "-m", "vlbench", "predict", "ref_l4", "--model", "fake", "--server",
+                                   url, "--data", str(tmp_path / "hub"), "--split", "test", "--box-format", "pixel",
+                                   "--box-scores", "constant", "--out", str(tmp_path / "p.json")],
+                                  capture_output=True, text=True, timeout=300,
+                                  env={**{k: v for k, v in os.environ.items() if k != "HF_DATASETS_CACHE"},
+                                       "HF_HOME": str(home)})
+    finally:
+        subprocess.run(["umount", str(home)], check=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "the datasets cache cannot be written" in proc.stderr and "HF_DATASETS_CACHE" in proc.stderr
+    assert fake.requests == 0

@@ -14,8 +14,8 @@ from typing import Any
 
 from .errors import FormatError
 
-__all__ = ["read_json", "json_values_bound", "require_file", "check_output", "write_text_atomic", "arrow_to_numpy", "arrow_codes",
-           "MAX_JSON_BYTES", "new_file_mode", "write_parquet_atomic"]
+__all__ = ["read_json", "json_values_bound", "require_file", "check_output", "write_text_atomic", "process_alive",
+           "arrow_to_numpy", "arrow_codes", "MAX_JSON_BYTES", "new_file_mode", "write_parquet_atomic"]
 
 #: Upper bound on the (decompressed) size of a JSON file we agree to parse.
 MAX_JSON_BYTES = 2 * 1024**3
@@ -107,6 +107,17 @@ def new_file_mode() -> int:
     return 0o666 & ~mask
 
 
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (signal 0 asks without sending anything)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:         # another user's process
+        return True
+    return True
+
+
 def _replace_atomically(path: str | os.PathLike, write: Callable[[str], None], what: str) -> Path:
     """``write(temporary path)`` next to ``path``, then rename it over ``path`` (never half a file). The file keeps
     the mode of the file it replaces, or gets the mode of any new file (the temporary file's 0600 would make
@@ -118,7 +129,11 @@ def _replace_atomically(path: str | os.PathLike, write: Callable[[str], None], w
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         mode = stat.S_IMODE(p.stat().st_mode) if p.is_file() else new_file_mode()
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        for stale in p.parent.glob(f".{p.name}.*.tmp"):      # left by a writer killed before its rename
+            pid = stale.name[len(p.name) + 2:].split(".")[0]
+            if pid.isdigit() and not process_alive(int(pid)):
+                stale.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.{os.getpid()}.", suffix=".tmp", dir=p.parent)
         os.close(fd)
         try:
             write(tmp)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmarks import get_benchmark
-from ..engine.io import write_text_atomic
+from ..engine.io import process_alive, write_text_atomic
 from ..engine.result import Result
 from ..engine.tie_orders import DEFAULT_ORDERS, default_orders
 from .provenance import release_record, source_of
@@ -249,22 +249,11 @@ def _remove_dead_staging(out: Path) -> list[str]:
     removed = []
     for folder in out.parent.glob(f".vlbench-staging-{out.name}-*"):
         pid = folder.name[len(f".vlbench-staging-{out.name}-"):].split("-")[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+        if not pid.isdigit() or int(pid) == os.getpid() or process_alive(int(pid)):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder.name)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (signal 0 asks without sending anything)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:         # another user's process
-        return True
-    return True
 
 
 def _note_missing_images(folder: Path, report: Any) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,13 @@ def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = No
         root: BaseException = exc
         while (inner := root.__cause__ or root.__context__) is not None:      # datasets wraps Arrow's own words
             root = inner
+        if isinstance(root, OSError) and root.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            import datasets.config
+
+            raise InputError(f"the datasets cache cannot be written ({root.strerror}: {root.filename or ''})",
+                             file=str(datasets.config.HF_DATASETS_CACHE),
+                             fix="set HF_DATASETS_CACHE (or HF_HOME) to a folder you can write; the dataset folder "
+                                 "itself is fine") from None
         first = (str(root).splitlines() or [type(root).__name__])[0][:300]
         what = f"split {split!r} of the dataset" if split else "the dataset"
         raise InputError(f"cannot load {what} ({type(root).__name__}: {first})",

@@ -178,6 +178,11 @@ def _post(client: Any, url: str, body: dict[str, Any], headers: dict[str, str], 
                     raise _failed(url, f"the server refused the request ({problem})",
                                   "check --model (the name the server serves) and the server's logs")
                 wait = _retry_after(response, attempt)
+                if response.headers.get("retry-after") and time.monotonic() + wait >= deadline:
+                    raise _failed(url, f"the server asked to retry after {response.headers['retry-after']} s "
+                                       "(Retry-After), beyond the "
+                                       f"{timeout:g} s --request-timeout allows ({problem})",
+                                  "allow more time with --request-timeout, lower --concurrency, or retry later")
         except httpx.TransportError as exc:
             problem = f"{type(exc).__name__}: {exc}"
             wait = 2.0 ** attempt
