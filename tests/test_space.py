@@ -625,3 +625,16 @@ def test_a_hard_negative_is_never_drawn_as_a_match():
             for query in scene.negatives:
                 assert all(kind != "match" for _, _, kind in scene.boxes(query, 0.0)[0])
     assert seen["negative"] > 0 and seen["match"] > 0
+
+
+def test_the_space_api_names_its_parameters():
+    """gradio_client shows each endpoint's parameters by their Python names: readable ones (before #68: b, s, f,
+    pr)."""
+    from vlbench.space import build_app
+
+    endpoints = build_app().get_api_info()["named_endpoints"]
+    names = {name: [p["parameter_name"] for p in ep["parameters"]] for name, ep in endpoints.items()}
+    assert names["/score"] == ["benchmark", "subset", "predictions", "protocol", "model_name", "references",
+                               "dataset_id"]
+    assert names["/compare"] == ["benchmark", "subset", "predictions_a", "predictions_b", "protocol", "references"]
+    assert all(len(p) > 2 for params in names.values() for p in params)

@@ -526,10 +526,10 @@ def _benchmark_chosen(viewer: _Viewer):
     """The handler of the benchmark dropdown: its choices and references, and the viewer's box controls."""
     import gradio as gr
 
-    def chosen(b: str) -> list[Any]:
-        return [gr.Dropdown(choices=choices(b), value=choices(b)[0]),
-                gr.Dropdown(choices=[BUNDLED] + local_reference_choices(b), value=BUNDLED),
-                *viewer.box_controls(_has_boxes(b))]
+    def chosen(benchmark: str) -> list[Any]:
+        return [gr.Dropdown(choices=choices(benchmark), value=choices(benchmark)[0]),
+                gr.Dropdown(choices=[BUNDLED] + local_reference_choices(benchmark), value=BUNDLED),
+                *viewer.box_controls(_has_boxes(benchmark))]
     return chosen
 
 
@@ -628,8 +628,10 @@ def build_app(only: str | None = None):
                      [subset, references, viewer.query_pick, viewer.threshold, viewer.legend, viewer.box_panel])
         good_click = good.click(_example_loader("good"), [bench, subset], upload, api_visibility="private")
         poor_click = poor.click(_example_loader("poor"), [bench, subset], upload, api_visibility="private")
-        def score_with_progress(b, s, f, pr, name, refs, dataset_id="", progress=gr.Progress()):
-            out = run_space(b, s, f, pr, name, progress, refs, dataset_id)
+        # the parameters' names are the Space API's (gradio_client shows them): no single letters
+        def score_with_progress(benchmark, subset, predictions, protocol, model_name, references, dataset_id="",
+                                progress=gr.Progress()):
+            out = run_space(benchmark, subset, predictions, protocol, model_name, progress, references, dataset_id)
             out[-3] = viewer.store.put(out[-3]) if out[-3] else None     # the session holds the viewer state's key
             return out
 
@@ -645,9 +647,12 @@ def build_app(only: str | None = None):
         _wire_errors(tabs)
 
         compare_inputs = [bench, subset, upload, tabs.upload_b, protocol, references]
-        tabs.compare_button.click(lambda b, s, fa, fb, pr, refs, progress=gr.Progress():
-                                  run_compare(b, s, fa, fb, pr, refs, progress), compare_inputs,
-                                  [tabs.comparison, tabs.comparison_file], api_name="compare", **scoring)
+        def compare_with_progress(benchmark, subset, predictions_a, predictions_b, protocol, references,
+                                  progress=gr.Progress()):
+            return run_compare(benchmark, subset, predictions_a, predictions_b, protocol, references, progress)
+
+        tabs.compare_button.click(compare_with_progress, compare_inputs, [tabs.comparison, tabs.comparison_file],
+                                  api_name="compare", **scoring)
     return demo.queue(default_concurrency_limit=CONCURRENCY)
 
 
