@@ -166,7 +166,7 @@ class Release:
 
 @dataclass(frozen=True, eq=False)
 class Benchmark:
-    """One benchmark: names, the metric keys a score returns (CONTRACT.md) and the keys shown first, the split
+    """One benchmark: names, the metric keys a score returns (FORMATS.md) and the keys shown first, the split
     scored when none is given, its card facts, and its capabilities. Only ``id``, ``display_name`` and ``scorer`` are
     required; a missing capability is None (the views and leaderboards default to none), and so is the folder of a
     plug-in's ``evaluate`` module.

@@ -1,7 +1,7 @@
 """The result of scoring one benchmark: plain data, its JSON form and a generic terminal table.
 
 Every number in ``metrics`` is in percent points (0-100) or ``None`` where the official scorer has
-no value (its -1, or a crash on an empty subset), as ``CONTRACT.md`` fixes.
+no value (its -1, or a crash on an empty subset), as ``FORMATS.md`` fixes.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class Result:
     version: str = __version__
     #: the Hub id of the dataset the references are (a published folder, or the id scored from); None if unknown
     dataset_id: str | None = None
-    #: the references scored against: a built folder's recorded release, or official files' SHA-256 (CONTRACT.md)
+    #: the references scored against: a built folder's recorded release, or official files' SHA-256 (FORMATS.md)
     source: dict[str, Any] | None = None
     #: the error analysis (``analysis=True`` / ``--analysis`` / ``vlbench analyze``): why the model fails; not official
     analysis: dict[str, Any] | None = None
@@ -69,7 +69,7 @@ class Result:
     resampler: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The result JSON (CONTRACT.md): JSON-safe, NaN as null."""
+        """The result JSON (FORMATS.md): JSON-safe, NaN as null."""
         return _clean({
             "benchmark": self.benchmark,
             "protocol": self.protocol,

@@ -1,4 +1,4 @@
-"""Which references a number was scored against: the result's ``source`` (CONTRACT.md, "The result JSON").
+"""Which references a number was scored against: the result's ``source`` (FORMATS.md, "The result JSON").
 
 A build records the SHA-256 of the annotation files it read in the card's ``vlbench.source``; a score against the
 built folder carries that record, a score against official files their own SHA-256, so two numbers can be told to
