@@ -315,3 +315,38 @@ def test_a_read_only_datasets_cache_is_named_not_the_dataset(sample_release, tmp
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "the datasets cache cannot be written" in proc.stderr and "HF_DATASETS_CACHE" in proc.stderr
     assert fake.requests == 0
+
+
+@pytest.mark.heavy
+def test_a_run_stopped_while_writing_its_files_is_finished_by_the_same_command(sample_release, tmp_path):
+    """Every answer is in the partial file, the prediction file written, then the meta file cannot be written (a
+    folder in its way stands for a full disk): the run stops with a clear error and keeps its partial file. Once
+    the way is clear, the same command finishes without asking the server again (before #68 it refused: "the
+    prediction file already exists ... --overwrite")."""
+    import subprocess
+    import sys
+
+    from conftest import run_cli
+
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(tmp_path / "hub"), check=True)
+    out = tmp_path / "p.json"
+    blocker = tmp_path / "p.json.meta.json"
+    blocker.mkdir()
+    (blocker / "x").write_text("")
+
+    def run(url: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "vlbench", "predict", "ref_l4", "--model", "fake", "--server",
+                               url, "--data", str(tmp_path / "hub"), "--split", "test", "--box-format", "pixel",
+                               "--box-scores", "constant", "--out", str(out)], capture_output=True, text=True,
+                              timeout=300)
+
+    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)"))) as (url, fake):
+        first = run(url)
+        assert first.returncode == 2 and "cannot write" in first.stderr and "Traceback" not in first.stderr
+        assert fake.requests == 16 and out.with_name("p.json.partial.jsonl").exists()
+        (blocker / "x").unlink()
+        blocker.rmdir()
+        again = run(url)
+    assert again.returncode == 0, again.stderr
+    assert fake.requests == 16 and len(json.loads(out.read_text())) == 16 and blocker.is_file()
+    assert not out.with_name("p.json.partial.jsonl").exists()

@@ -174,7 +174,9 @@ def _predict_args(sub: Any, ids: str) -> None:
         p.add_argument("--limit", type=int, default=None,
                        help="stop after this many items (a smoke test; 'run' scores the rest as misses)")
         p.add_argument("--overwrite", action="store_true",
-                       help="replace an existing prediction file (or the files of a prediction folder)")
+                       help="replace an existing prediction file (or the files of a prediction folder); a run "
+                            "stopped part-way continues either way from its .partial.jsonl (delete that file to "
+                            "start over)")
         if name == "run":
             p.add_argument("--output", required=True, help="the result JSON to write")
 

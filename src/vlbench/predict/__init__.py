@@ -309,7 +309,10 @@ def _check_targets(items: list[PredictItem], data: str | os.PathLike, benchmark:
         raise InputError("these items belong to several parts (sub-datasets), written as a folder of "
                          "<part>.json files", file=str(out), fix="name a folder for --out (no .json), or pick one "
                                                                    "part with --config")
-    _refuse_to_replace(_targets(out, items), overwrite)
+    # an unfinished run of this --out (its partial file is there) is continued: the files it may have written
+    # before it stopped (a full disk between the prediction file and the meta file) are its own, not the user's
+    unfinished = any(out.parent.glob(f"{out.name}.partial*.jsonl"))
+    _refuse_to_replace(_targets(out, items), overwrite or unfinished)
 
 
 def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], partial: Path, report: PredictReport,
