@@ -589,6 +589,16 @@ _INTRO = ("Upload a prediction file in the benchmark's official format (or click
           "bundled sample releases.")
 
 
+def _compare_handler():
+    """The Compare button's handler (its parameters' names are the Space API's, as gradio_client shows them)."""
+    import gradio as gr
+
+    def compare_with_progress(benchmark, subset, predictions_a, predictions_b, protocol, references,
+                              progress=gr.Progress()):
+        return run_compare(benchmark, subset, predictions_a, predictions_b, protocol, references, progress)
+    return compare_with_progress
+
+
 def build_app(only: str | None = None):
     """The upload-and-score Space: all four benchmarks, or ``only`` one (the app of its evaluate metric Space)."""
     import gradio as gr
@@ -646,13 +656,8 @@ def build_app(only: str | None = None):
         _wire_viewer(viewer, scored)
         _wire_errors(tabs)
 
-        compare_inputs = [bench, subset, upload, tabs.upload_b, protocol, references]
-        def compare_with_progress(benchmark, subset, predictions_a, predictions_b, protocol, references,
-                                  progress=gr.Progress()):
-            return run_compare(benchmark, subset, predictions_a, predictions_b, protocol, references, progress)
-
-        tabs.compare_button.click(compare_with_progress, compare_inputs, [tabs.comparison, tabs.comparison_file],
-                                  api_name="compare", **scoring)
+        tabs.compare_button.click(_compare_handler(), [bench, subset, upload, tabs.upload_b, protocol, references],
+                                  [tabs.comparison, tabs.comparison_file], api_name="compare", **scoring)
     return demo.queue(default_concurrency_limit=CONCURRENCY)
 
 
