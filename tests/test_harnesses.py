@@ -187,7 +187,7 @@ def test_an_lmms_eval_doc_answered_twice_is_named(hub, ref_l4_answers, tmp_path)
     proc = run_cli("import", "lmms-eval", str(samples), "--benchmark", "ref_l4", "--data", str(hub / "ref_l4"),
                    "--split", "val", "--box-format", "pixel", "--out", str(out))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "doc_id 3 is answered twice (lines 4 and 7)" in proc.stderr and not out.exists()
+    assert "doc_id 3 is answered twice: the answers of lines 4 and 7" in proc.stderr and not out.exists()
 
 
 def test_import_vlmevalkit_workbook(hub, nocaps_sample, tmp_path):

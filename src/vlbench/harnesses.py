@@ -71,7 +71,8 @@ def read_lmms_eval(path: str | os.PathLike, max_lines: int | None = None, benchm
                 doc = record["doc_id"]
                 first = line_of.setdefault(doc, n) if isinstance(doc, (int, str)) else n
                 if first != n:
-                    raise FormatError(f"doc_id {doc!r} is answered twice (lines {first} and {n})", file=str(p),
+                    raise FormatError(f"doc_id {doc!r} is answered twice: the answers of lines {first} and {n} are "
+                                      f"both for item doc_id {doc!r}", file=str(p),
                                       entry=f"line {n}", fix="pass the samples file of one run (each doc answered "
                                                              "once), or remove the repeated line")
                 if max_lines is not None and len(out) >= max_lines:

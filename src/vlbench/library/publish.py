@@ -250,9 +250,9 @@ def remote_card(repo_id: str, token: str | None = None, path: str = "README.md")
         if isinstance(exc, LocalEntryNotFoundError):    # offline or unreachable: not "the repo has no card"
             from ..engine.errors import ServiceError
 
-            raise ServiceError(f"cannot read {path} of {repo_id}: the Hub cannot be reached (offline, or "
-                               "HF_HUB_OFFLINE is set) and no copy is cached: pass --into path/to/README.md to merge "
-                               "into a local copy of the card, or retry online") from None
+            raise ServiceError(f"cannot read {path} of {repo_id}: the Hugging Face Hub cannot be reached (offline, "
+                               "or HF_HUB_OFFLINE is set) and no copy is cached: pass --into path/to/README.md to "
+                               "merge into a local copy of the card, or retry online") from None
         return ""
     except UnicodeDecodeError:
         raise InputError(f"{path} of {repo_id} on the Hub is not UTF-8 text", fix="fix the file on the Hub") from None

@@ -93,9 +93,10 @@ class LazyImage:
             return data, image.format
 
     def convert(self, mode: str) -> Any:
-        """The decoded image in ``mode``."""
-        with self._open() as image:
-            return image.convert(mode)
+        """The decoded image in ``mode``: the decoded image itself when it is in that mode already (PIL's
+        ``convert`` would copy it, and the model's processor converts once more)."""
+        image = self.load()
+        return image if image.mode == mode else image.convert(mode)
 
     def load(self) -> Any:
         """The decoded image."""

@@ -30,8 +30,9 @@ def from_detections(item: PredictItem, detections: Any) -> list[dict[str, Any]]:
 
 
 def from_answer(item: PredictItem, text: str) -> list[dict[str, Any]]:
-    """The caption exactly as the model wrote it: spaces and newlines change no token (the toolkit turns a newline
-    into a space), and a CR, U+2028, U+2029, VT or FF is scored as the official toolkit scores it (it shifts the
-    later captions, which the score's warning names; `--protocol corrected` replaces them). Trimming would not be
-    neutral: a caption ending "\r\n" shifts the others, the same caption cut to end "\r" does not."""
-    return [{"image_id": item.context["image_id"], "caption": str(text)}]
+    """The caption exactly as the model wrote it (an answer of only blanks: the empty caption): spaces and
+    newlines change no token (the toolkit turns a newline into a space), and a CR, U+2028, U+2029, VT or FF is
+    scored as the official toolkit scores it (it shifts the later captions, which the score's warning names;
+    `--protocol corrected` replaces them). Trimming would not be neutral: a caption ending "\r\n" shifts the
+    others, the same caption cut to end "\r" does not."""
+    return [{"image_id": item.context["image_id"], "caption": str(text) if str(text).strip() else ""}]
