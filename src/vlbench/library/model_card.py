@@ -152,9 +152,17 @@ def update_model_card(result: Result, *, into: str | os.PathLike | None = None, 
         write_text_atomic(into, after, "model card")
         done.append(f"merged the model-index into {into}")
     if push:
+        from ..engine.errors import ServiceError
+
         remote = f".eval_results/{result.benchmark}.yaml"
-        merged = merge_eval_results(remote_card(push, path=remote), eval_results(result, **entry_fields),
-                                    f"{push}/{remote}")
+        try:
+            existing = remote_card(push, path=remote)
+        except ServiceError:
+            if not dry_run:             # a push over a file it could not read might replace others' results
+                raise
+            existing = ""
+            done.append(f"note: {push}'s {remote} could not be read (the Hub cannot be reached): shown as new")
+        merged = merge_eval_results(existing, eval_results(result, **entry_fields), f"{push}/{remote}")
         files = {"README.md": after, remote: yaml.safe_dump(merged, sort_keys=False, allow_unicode=True)}
         done.append(push_model_card(push, before, files, dry_run=dry_run))
     return done
