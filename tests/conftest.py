@@ -255,6 +255,20 @@ def built_with_a_cut_image(sample_release: Path, out: Path, row: int = 3) -> tup
 
 
 @contextlib.contextmanager
+def tmpfs(folder: Path, options: str) -> Iterator[Path]:
+    """A tmpfs of ``options`` (``size=40k``, ``ro,size=1m``) mounted on the new folder ``folder`` while the block
+    runs: a full or read-only disk, as root (the project's machines and CI run as root)."""
+    folder.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True,
+                           text=True)
+    assert mount.returncode == 0, f"mounting a tmpfs ({options}) needs root: {mount.stderr}"
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@contextlib.contextmanager
 def scaffolded(folder: Path, benchmark_id: str = "count_demo") -> Iterator[Path]:
     """``vlbench new-benchmark``'s package written into ``folder``, imported and registered in this process (as a
     notebook would with ``vlbench.register``) while the block runs; yields the package's ``samples`` folder."""

@@ -229,15 +229,10 @@ def test_a_build_onto_a_full_disk_says_so_and_changes_nothing(sample_release, tm
     """The output on a 40 KiB tmpfs (mounted here as root: the project's machines and CI run as root): the build
     stops with exit 1 and "no space left on the device of ...", no traceback (before #68: pyarrow's OSError, or
     'cannot read the image archive'), and nothing is left on the small disk."""
-    disk = tmp_path / "small"
-    disk.mkdir()
-    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40k", "tmpfs", str(disk)], capture_output=True,
-                           text=True)
-    assert mount.returncode == 0, f"this test mounts a small tmpfs as root: {mount.stderr}"
-    try:
+    from conftest import tmpfs
+
+    with tmpfs(tmp_path / "small", "size=40k") as disk:
         proc = _build(sample_release, disk / "hub")
         left = sorted(p.name for p in disk.iterdir())
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert f"no space left on the device of {disk}" in proc.stderr and left == []

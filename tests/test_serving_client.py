@@ -294,24 +294,16 @@ def test_a_read_only_datasets_cache_is_named_not_the_dataset(sample_release, tmp
     import subprocess
     import sys
 
-    from conftest import run_cli
+    from conftest import run_cli, tmpfs
 
     run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(tmp_path / "hub"), check=True)
-    home = tmp_path / "home"
-    home.mkdir()
-    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(home)], capture_output=True,
-                           text=True)
-    assert mount.returncode == 0, f"this test mounts a read-only tmpfs as root: {mount.stderr}"
-    try:
-        with serve() as (url, fake):
-            proc = subprocess.run([sys.executable, "-m", "vlbench", "predict", "ref_l4", "--model", "fake", "--server",
-                                   url, "--data", str(tmp_path / "hub"), "--split", "test", "--box-format", "pixel",
-                                   "--box-scores", "constant", "--out", str(tmp_path / "p.json")],
-                                  capture_output=True, text=True, timeout=300,
-                                  env={**{k: v for k, v in os.environ.items() if k != "HF_DATASETS_CACHE"},
-                                       "HF_HOME": str(home)})
-    finally:
-        subprocess.run(["umount", str(home)], check=True)
+    with tmpfs(tmp_path / "home", "ro,size=1m") as home, serve() as (url, fake):
+        proc = subprocess.run([sys.executable, "-m", "vlbench", "predict", "ref_l4", "--model", "fake", "--server",
+                               url, "--data", str(tmp_path / "hub"), "--split", "test", "--box-format", "pixel",
+                               "--box-scores", "constant", "--out", str(tmp_path / "p.json")],
+                              capture_output=True, text=True, timeout=300,
+                              env={**{k: v for k, v in os.environ.items() if k != "HF_DATASETS_CACHE"},
+                                   "HF_HOME": str(home)})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "the datasets cache cannot be written" in proc.stderr and "HF_DATASETS_CACHE" in proc.stderr
     assert fake.requests == 0
