@@ -359,7 +359,7 @@ def references_from_rows(rows: list[dict[str, Any]], name: str = "references", s
         for b in row["boxes"]:
             data["annotations"].append({**{k: b.get(k) for k in ("id", "bbox", "category_id", "area")},
                                         "image_id": row["image_id"], "iscrowd": b.get("iscrowd") or 0})
-            if b.get("listed", True) and not ("label" in b and b["label"] is None):
+            if schema.category_listed(b):
                 cats.setdefault(b["category_id"], str(b.get("label") or b["category_id"]))
     data["categories"] = [{"id": c, "name": n} for c, n in sorted(cats.items())]
     return dataclasses.replace(parse_official(data, name, source=source), categories_listed=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SUBSETS", "ASPECTS", "aspect_of", "image_features", "METRIC_KEYS", "STAT_KEYS"]
+__all__ = ["SUBSETS", "ASPECTS", "aspect_of", "image_features", "category_listed", "METRIC_KEYS", "STAT_KEYS"]
 
 #: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
 PREDICTION_FORM = 'COCO results {"image_id", "category_id", "bbox", "score"}'
@@ -74,6 +74,13 @@ def image_features(categories: list[dict[str, Any]] | None):
         "position": Value("int64"),
         "extra": Value("string"),
     })
+
+
+def category_listed(box: dict[str, Any]) -> bool:
+    """Whether a Hub row's box lies under a category its file lists: a box under an unlisted one has a null
+    ``label`` (``listed`` False once the evaluate module has slimmed it); as in the official code, it guides the
+    suppression and is never evaluated."""
+    return bool(box.get("listed", True)) and not ("label" in box and box["label"] is None)
 
 
 #: the default config: every sub-dataset's rows, told apart by ``sub_dataset``

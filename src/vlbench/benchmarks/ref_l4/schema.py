@@ -19,7 +19,7 @@ __all__ = [
     "OFFICIAL_COLUMNS", "SPLITS", "SIZE_NAMES", "SOURCE_NAMES", "FIELD_DESCRIPTIONS",
     "features", "size_bucket", "source_of", "class_key", "category_name",
     "COCO_NAMES", "OFFICIAL_REFCOCO_TO_O365", "OFF_BY_ONE_COCO_IDS", "refcoco_to_o365",
-    "SMALL_MAX", "LARGE_MIN",
+    "SMALL_MAX", "LARGE_MIN", "written_in_integers",
 ]
 
 #: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
@@ -179,3 +179,11 @@ def category_name(key: Any) -> str:
         if prefix == "o365" and int(tail) in _o365_names():
             return _o365_names()[int(tail)]
     return key
+
+
+def written_in_integers(box: Any) -> bool:
+    """Whether a predicted box is a list of integers (booleans and numpy integers too): the official evaluator's
+    int64 tensor, whose areas are exact (the evaluate module notes it before its float64 feature sees the box)."""
+    import numpy as np
+
+    return isinstance(box, (list, tuple)) and all(isinstance(v, (int, np.integer)) for v in box)

@@ -7,6 +7,7 @@ import datasets
 import evaluate
 
 from vlbench.benchmarks import get_benchmark
+from vlbench.benchmarks.ovdeval.schema import category_listed
 from vlbench.library.metric_support import RowInputs, compute
 
 _CITATION = get_benchmark("ovdeval").card.citation
@@ -56,10 +57,8 @@ _BOX_KEYS = ("id", "bbox", "category_id", "area", "iscrowd")
 def _slim(reference: Any) -> Any:
     if not isinstance(reference, dict):
         return reference
-    # "listed": False for a Hub row's box under a category the file does not list (its label is null): such a
-    # box guides the official suppression and is never evaluated
-    boxes = [{**{k: b.get(k) for k in _BOX_KEYS}, "listed": not ("label" in b and b["label"] is None)}
-             for b in reference.get("boxes") or []]
+    # "listed": the box's category is one its file lists (a Hub row's label is null otherwise)
+    boxes = [{**{k: b.get(k) for k in _BOX_KEYS}, "listed": category_listed(b)} for b in reference.get("boxes") or []]
     return {"image_id": reference.get("image_id"), "boxes": boxes,
             "sub_dataset": reference.get("sub_dataset") or ""}      # "": rows of one config (the column is optional)
 

@@ -3,9 +3,9 @@ with the official RefL4Evaluator. A thin face over ``vlbench`` (all logic lives 
 
 import datasets
 import evaluate
-import numpy as np
 
 from vlbench.benchmarks import get_benchmark
+from vlbench.benchmarks.ref_l4.schema import written_in_integers
 from vlbench.library.metric_support import RowInputs, compute
 
 _CITATION = get_benchmark("ref_l4").card.citation
@@ -60,8 +60,7 @@ def _slim_prediction(prediction):
     evaluator's int64 path (exact areas), which the float64 feature would otherwise turn into floats."""
     if isinstance(prediction, dict):
         slim = {k: prediction[k] for k in ("pred_bbox", "format") if k in prediction}
-        box = prediction.get("pred_bbox")
-        slim["integer"] = isinstance(box, (list, tuple)) and all(isinstance(v, (int, np.integer)) for v in box)
+        slim["integer"] = written_in_integers(prediction.get("pred_bbox"))
         return slim
     return prediction
 
