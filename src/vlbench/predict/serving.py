@@ -156,16 +156,13 @@ def _post(client: Any, url: str, body: dict[str, Any], headers: dict[str, str], 
     refusal (4xx), a reply that is not an answer or a server that does not answer in time is a
     :class:`ServiceError`."""
     import httpx
-    import orjson
 
     deadline = time.monotonic() + timeout
     problem = "no reply"
-    content = orjson.dumps(body)
     for attempt in range(RETRIES):
         left = max(deadline - time.monotonic(), 0.001)
         try:
-            # orjson: the body is mostly one long base64 string, which the json module escapes slowly
-            with client.stream("POST", url, content=content, headers={**headers, "Content-Type": "application/json"},
+            with client.stream("POST", url, json=body, headers=headers,
                                timeout=httpx.Timeout(left, connect=min(CONNECT_TIMEOUT, left))) as response:
                 if response.status_code < 300:
                     return _read_reply(response, url, deadline, timeout)
