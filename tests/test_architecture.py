@@ -5,6 +5,7 @@ every front (CLI, library, model card, Space) without a generic module changing.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import re
@@ -257,7 +258,9 @@ def test_toy_benchmark_through_the_cli_and_the_model_card(plugin_env, tmp_path):
     assert block.returncode == 0, block.stderr
     card = ModelCard(f"---\n{block.stdout}---\n# counter\n")
     result = card.data.to_dict()["model-index"][0]["results"][0]
-    assert result["dataset"] == {"name": "ToyCount", "type": "me/toy-count", "split": "test"}
+    digest = hashlib.sha256(Path(refs).read_bytes()).hexdigest()
+    assert result["dataset"] == {"name": "ToyCount", "type": "me/toy-count", "split": "test", "args": {
+        "source": {"release": Path(refs).name, "files": {Path(refs).name: digest}}}}
     assert {m["type"]: m["value"] for m in result["metrics"]} == TOY_GOOD
 
 

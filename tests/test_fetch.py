@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import run_cli
 from hub_standin import HubStandIn
@@ -68,23 +69,39 @@ def test_ref_l4_from_its_hub_home_equals_the_build_from_the_same_files(hub, samp
     assert _card_source(tmp_path / "fetched") == record
     out = tmp_path / "result.json"
     run_cli("score", "ref_l4", "--references", str(tmp_path / "fetched"), "--predictions",
-            str(sample_release / "predictions_good.json"), "--output", str(out), "--quiet", check=True)
+            str(sample_release / "predictions_good.json"), "--split", "val", "--output", str(out), "--quiet",
+            check=True)
     assert json.loads(out.read_text())["source"] == {**record, "folder": "fetched"}
+    # the model-card block and the Hub's evaluation results name the same release, commit and hashes
+    block = yaml.safe_load(run_cli("report", str(out), "--model-index", "--dataset-id", "me/ref-l4",
+                                   check=True).stdout)
+    assert block["model-index"][0]["results"][0]["dataset"]["args"] == {"source": {**record, "folder": "fetched"}}
+    run_cli("report", str(out), "--dataset-id", "me/ref-l4", "--eval-results", str(tmp_path / "card"), check=True)
+    for entry in yaml.safe_load((tmp_path / "card" / ".eval_results" / "ref_l4.yaml").read_text()):
+        assert f"hf://JierunChen/Ref-L4@{'c' * 40}" in entry["notes"]
+        assert all(f"{name}={digest}" in entry["notes"] for name, digest in record["files"].items())
 
 
-def test_ovdeval_from_its_flat_hub_home(hub, ovdeval_sample, tmp_path):
-    """OVDEval's Hub dataset is flat (``<sub-dataset>.json``, ``<sub-dataset>.tar.gz``): the nine sub-datasets,
-    each served here as the bundled color sample, build into nine configs."""
+@pytest.mark.parametrize("with_coco", [False, True], ids=["eight-files", "with-coco"])
+def test_ovdeval_from_its_flat_hub_home_at_the_pinned_commit(hub, ovdeval_sample, tmp_path, with_coco):
+    """OVDEval's Hub dataset is flat (``<sub-dataset>.json``, ``<sub-dataset>.tar.gz``) and, at the commit the
+    package pins (../shared/realdata/ovdeval/PROVENANCE.md), holds eight annotation files and no coco.json: each
+    sub-dataset, served here as the bundled color sample, builds into its config, and coco is built when the commit
+    has it and said when it has not."""
+    from vlbench.benchmarks.ovdeval.card import RELEASE
+
     color = (ovdeval_sample / "annotations" / "color.json").read_bytes()
     images = (ovdeval_sample / "images" / "color.tar.gz").read_bytes()
-    names = ("coco", "celebrity", "color", "landmark", "logo", "material", "negation", "position", "relationship")
-    hub.add("omlab/OVDEval", "d" * 40, {f"{n}.{ext}": data for n in names
-                                        for ext, data in (("json", color), ("tar.gz", images))})
+    names = ("celebrity", "color", "landmark", "logo", "material", "negation", "position", "relationship")
+    names += ("coco",) * with_coco
+    hub.add("omlab/OVDEval", RELEASE.revision, {f"{n}.{ext}": data for n in names
+                                                for ext, data in (("json", color), ("tar.gz", images))})
     proc = subprocess.run([sys.executable, "-m", "vlbench", "build", "ovdeval", "--out", str(tmp_path / "hub")],
                           env=_env(hub, tmp_path / "hf"), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in (tmp_path / "hub" / "data").iterdir()) == sorted(names)
-    assert _card_source(tmp_path / "hub")["revision"] == "d" * 40
+    assert _card_source(tmp_path / "hub")["revision"] == RELEASE.revision
+    assert ("has no coco.json" in proc.stderr) is not with_coco
 
 
 def test_a_corrupted_download_is_refused_by_its_hash_and_removed(hub, sample_release, tmp_path):

@@ -17,6 +17,10 @@ BUILT_IN = [b.id for b in all_benchmarks(plugins=False)]
 
 
 def test_report_model_index_round_trips_through_huggingface_hub(tmp_path, ovdeval_sample):
+    """The block parsed back by huggingface_hub: the result's metrics, config, split and dataset, and the file the
+    number was scored against with its SHA-256 (hashlib's, over the file's bytes) in ``dataset.args``."""
+    import hashlib
+
     from huggingface_hub import ModelCard
     from huggingface_hub.repocard_data import model_index_to_eval_results
 
@@ -32,6 +36,8 @@ def test_report_model_index_round_trips_through_huggingface_hub(tmp_path, ovdeva
     assert {e.metric_type: e.metric_value for e in evals} == {k: round(v, 4) for k, v in metrics.items() if v is not None}
     assert all(e.dataset_config == "color" and e.dataset_split == "test" and e.dataset_type == "me/ovdeval"
                for e in evals)
+    digest = hashlib.sha256((ovdeval_sample / "annotations" / "color.json").read_bytes()).hexdigest()
+    assert all(e.dataset_args == {"source": {"release": "color.json", "files": {"color.json": digest}}} for e in evals)
     csv_dir = tmp_path / "csv"
     run_cli("report", str(result), "--csv", str(csv_dir), check=True)
     assert {p.name for p in csv_dir.iterdir()} == {"all_metrics.csv", "per_category.csv"}
@@ -251,6 +257,13 @@ def test_report_into_merges_into_an_existing_card_and_rerunning_replaces(tmp_pat
     assert {e.metric_type: e.metric_value for e in ours} == {k: round(v, 4) for k, v in metrics.items()
                                                                if v is not None}
     assert len(ours) == len({e.metric_type for e in ours}) and all(e.dataset_split == "val" for e in ours)
+    # the same number scored against another release replaces the entries, which then name that release
+    moved = json.loads(val.read_text())
+    moved["source"] = {"release": "hf://JierunChen/Ref-L4", "revision": "e" * 40, "files": {"x.parquet": "f" * 64}}
+    val.write_text(json.dumps(moved))
+    run_cli("report", str(val), "--into", str(card_path), check=True)
+    again = [e for e in ModelCard.load(card_path).data.eval_results if e.dataset_type == "me/ref-l4"]
+    assert len(again) == len(ours) and all(e.dataset_args == {"source": moved["source"]} for e in again)
 
 
 @pytest.mark.heavy

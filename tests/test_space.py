@@ -5,6 +5,7 @@ test-artifacts/ (kept by CI runs as artifacts)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ROOT, start_app, start_space
 from vlbench.library import api
@@ -60,6 +62,13 @@ def test_api_through_gradio_client(server, bench, subset, _):
     assert {Path(f).name for f in files} >= {"result.json", "model-index.yaml"}
     card = Path(next(f for f in files if f.endswith("model-index.yaml"))).read_text()
     assert f"type: me/{bench}" in card
+    # the download names the references it was scored against: each annotation file's SHA-256 (hashlib's), no path
+    source = json.loads(Path(next(f for f in files if f.endswith("result.json"))).read_text())["source"]
+    refs = Path(sample_references(bench, subset))
+    assert source["files"] and "/" not in source["release"]
+    for name, digest in source["files"].items():
+        assert hashlib.sha256((refs if refs.is_file() else refs / name).read_bytes()).hexdigest() == digest
+    assert yaml.safe_load(card)["model-index"][0]["results"][0]["dataset"]["args"] == {"source": source}
     # no dataset id given: no model-card block (never a guessed id), and the page says what to enter
     out = client.predict(bench, subset, handle_file(example_predictions(bench, "good", subset)), "official", "m",
                          "bundled sample", api_name="/score")

@@ -146,6 +146,7 @@ def _score(benchmark: str, subset: str | None, predictions_path: str, references
     import zipfile
 
     from .library.api import load_references, score
+    from .library.provenance import source_of
 
     bench, subset = _allowed(benchmark, subset)
     show = bench.require_showcase()
@@ -164,6 +165,7 @@ def _score(benchmark: str, subset: str | None, predictions_path: str, references
     refs = load_references(bench.id, refs_path, split=options.get("split"))
     result = score(bench.id, refs, preds, protocol=protocol, source=Path(predictions_path).name, analysis=True,
                    **options)
+    result.source = source_of(refs_path)     # the references were read here, so score() saw records
     return result, refs, preds, refs_path
 
 

@@ -131,7 +131,8 @@ class Card:
     ``task_type`` / ``task_name``: the model card's task; ``license``: the annotations' license; ``quirks``: the
     official scorer's known quirks; ``metric_names``: metric key -> readable name; ``outputs_note`` and
     ``interval_note``: extra sentences of the metric card (under the output keys; about the bootstrap unit);
-    ``analysis_note``: what its error analysis holds.
+    ``analysis_note``: what its error analysis holds; ``official_scorer``: the official code the numbers reproduce,
+    at the version the golden cases were scored with.
     """
 
     task_type: str = "other"
@@ -144,19 +145,22 @@ class Card:
     interval_note: str = ""
     #: what ``analysis=True`` (``vlbench analyze``) returns for this benchmark (the metric card's "Error analysis")
     analysis_note: str = ""
+    official_scorer: str = ""
 
 
 @dataclass(frozen=True)
 class Release:
     """Where a benchmark's official release lives, as its authors publish it: ``home`` is ``hf://OWNER/NAME`` (a
     Hub dataset, fetched through ``huggingface_hub``) or an https URL (each of ``files`` is then a URL); ``files``
-    are the files a build reads; ``revision`` the Hub revision fetched by default (a commit pins it; a branch is
-    resolved to its commit, which is recorded); ``sha256`` pins files' hashes the package knows; ``license``,
+    are the files a build reads; ``optional`` those fetched when the revision holds them (a build without them is
+    said); ``revision`` the Hub revision fetched by default (a commit pins it; a branch is resolved to its commit,
+    which is recorded); ``sha256`` pins files' hashes the package knows; ``license``,
     ``size`` and ``by_hand`` (what a user fetches by hand: images under other terms) are for the README and errors.
     """
 
     home: str
     files: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
     revision: str = "main"
     license: str = ""
     size: str = ""

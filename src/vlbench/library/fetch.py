@@ -49,12 +49,13 @@ def release_of(default: Release | None, raw: str | None, name: str) -> Release:
         if repo.count("/") != 1 or not all(repo.split("/")):
             raise InputError(f"{raw!r} is not hf://OWNER/NAME[@REVISION]",
                              fix="e.g. hf://OWNER/NAME@main, or a commit after the @")
-        files = default.files if default and default.home.startswith("hf://") else ()
+        hub_default = default if default and default.home.startswith("hf://") else None
+        files = hub_default.files if hub_default else ()
         if not files:
             raise InputError(f"{name} does not know which files of {raw} to fetch",
                              fix="download them by hand and pass the folder as --raw")
-        return Release(home=f"hf://{repo}", files=files, revision=revision or "main",
-                       by_hand=default.by_hand if default else "")
+        return Release(home=f"hf://{repo}", files=files, optional=hub_default.optional if hub_default else (),
+                       revision=revision or "main", by_hand=default.by_hand if default else "")
     return Release(home=raw, files=(raw,), by_hand=default.by_hand if default else "")
 
 
@@ -82,7 +83,7 @@ def _fetch_hub(release: Release) -> Fetched:
 
     repo = release.home[5:]
     paths: dict[str, Path] = {}
-    for name in release.files:
+    for name in release.files + release.optional:
         _say(f"fetching {name} from {release.home}@{release.revision}")
         try:
             paths[name] = Path(hf_hub_download(repo, name, repo_type="dataset", revision=release.revision))
@@ -90,6 +91,9 @@ def _fetch_hub(release: Release) -> Fetched:
             if isinstance(exc, LocalEntryNotFoundError):       # offline or unreachable, not in the cache
                 raise _by_hand(release, f"{name} from {release.home}@{release.revision}",
                                "offline or unreachable, and not in the Hugging Face cache") from None
+            if name in release.optional and not isinstance(exc, RevisionNotFoundError):
+                _say(f"note: {release.home}@{release.revision} has no {name}: what it holds is built without it")
+                continue
             raise FormatError(f"{release.home}@{release.revision} has no {name} ({type(exc).__name__})",
                               fix="check the revision (a commit, branch or tag of the dataset)") from None
         except Exception as exc:      # offline, unreachable, refused: huggingface_hub and httpx raise many types

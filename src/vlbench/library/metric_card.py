@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..benchmarks import get_benchmark
 
@@ -43,10 +44,31 @@ def sections(benchmark: str) -> dict[str, str]:
     data = (f"The references are the {info.display_name} Hub dataset built by `vlbench build {info.id}` "
             f"(annotations license: `{info.card.license}`; see its dataset card for the image licenses). Its `eval.yaml` "
             f"registers the leaderboards {boards}; `vlbench report result.json --eval-results out/` writes a "
-            "model's `.eval_results` file for them.")
+            "model's `.eval_results` file for them.\n\n" + _release_sentences(info))
     citation = f"```bibtex\n{info.card.citation}\n```"
     return {"outputs": outputs, "intervals": intervals, "analysis": analysis, "quirks": quirks, "data": data,
             "citation": citation}
+
+
+def _release_sentences(info: Any) -> str:
+    """Where the official release lives and which revision a build fetches, and the official scorer (and its
+    version) whose numbers the golden cases hold."""
+    release = info.release
+    if release is None:
+        return ""
+    if release.home.startswith("hf://"):
+        pinned = len(release.revision) == 40
+        where = (f"Release: the Hub dataset `{release.home[5:]}` at commit `{release.revision}`, the revision "
+                 f"`vlbench build {info.id}` fetches" if pinned else
+                 f"Release: the Hub dataset `{release.home[5:]}`; `vlbench build {info.id}` fetches "
+                 f"`{release.revision}` and records the commit it resolved to")
+    else:
+        where = f"Release: {release.home}" + (f" ({', '.join(f'`{f}`' for f in release.files)})"
+                                              if release.files else "")
+    scorer = (f" The golden cases this module is tested against are files in the release's format scored by "
+              f"{info.card.official_scorer}." if info.card.official_scorer else "")
+    return (where + ". Every result scored against a built folder names the release, revision and annotation "
+            "files' SHA-256 in its `source` (and a model-card block in `dataset.args`)." + scorer)
 
 
 def render(text: str, benchmark: str) -> str:

@@ -19,7 +19,7 @@ def model_index(result: Result, model_name: str, *, dataset_id: str | None = Non
                 split: str | None = None, revision: str | None = None) -> dict[str, Any]:
     """The ``model-index`` entry for a model card (values in percent), as the Hub parses it. The dataset is
     ``dataset_id``, else the one the result names (:attr:`Result.dataset_id`); a result the Hub leaderboards cannot
-    take (e.g. a merged split) is refused with the fix."""
+    take (e.g. a merged split) is refused with the fix. The result's ``source`` goes in ``dataset.args``."""
     info = get_benchmark(result.benchmark)
     info.leaderboards.check(result)
     scope_config, scope_split = info.leaderboards.scope(result)
@@ -31,6 +31,8 @@ def model_index(result: Result, model_name: str, *, dataset_id: str | None = Non
         dataset["split"] = split
     if revision:
         dataset["revision"] = revision
+    if result.source:       # the release and annotation files the number was scored against
+        dataset["args"] = {"source": result.source}
     metrics = [{"type": key, "name": info.card.metric_names.get(key, key), "value": round(float(value), 4)}
                for key, value in result.metrics.items() if value is not None]
     return {"model-index": [{"name": model_name, "results": [{
@@ -69,10 +71,19 @@ def merge_model_index(card_text: str, result: Result, model_name: str | None = N
     data: Any = card.data        # ModelCardData: model_name and eval_results are its own fields
     name = model_name or data.model_name or "my-model"
     _, new = model_index_to_eval_results(model_index(result, name, **kwargs)["model-index"])
-    kept = [old for old in (data.eval_results or []) if not any(old.is_equal_except_value(n) for n in new)]
+    kept = [old for old in (data.eval_results or []) if not any(_same_metric(old, n) for n in new)]
     data.eval_results = kept + new
     data.model_name = name
     return str(card)
+
+
+def _same_metric(old: Any, new: Any) -> bool:
+    """Whether a card's entry is the new one's metric: same model, task, dataset, config, split and metric. The
+    source (``dataset.args``) is left out, so a number re-scored against another release replaces the old one,
+    which then names the release it came from, rather than standing beside it under the same heading."""
+    import dataclasses
+
+    return old.is_equal_except_value(dataclasses.replace(new, dataset_args=old.dataset_args))
 
 
 def _front_matter(card_text: str) -> dict[str, Any]:

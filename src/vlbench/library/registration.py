@@ -150,12 +150,24 @@ def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | 
             dataset_id=require_dataset_id(result, dataset_id), task_id=task.id, value=round(float(value), 4),
             dataset_revision=revision, date=date or _dt.date.today().isoformat(), source_url=source_url,
             source_name=source_name if source_url else None,
-            notes=notes or f"vlbench {result.version}, protocol={result.protocol}"))
+            notes=notes or _default_notes(result)))
     if not entries:
         raise InputError(f"this {info.id} result holds none of the registered leaderboard numbers "
                          f"({', '.join(t.id for t in info.leaderboards.tasks())})",
                          fix="score a split that has leaderboards (see the dataset's eval.yaml)")
     return eval_result_entries_to_yaml(entries)
+
+
+def _default_notes(result: Any) -> str:
+    """vlbench's version, the protocol and the references' source (release, revision, annotation files' SHA-256)."""
+    notes = f"vlbench {result.version}, protocol={result.protocol}"
+    source = result.source or {}
+    if source.get("release"):
+        notes += f"; references: {source['release']}" + (f"@{source['revision']}" if source.get("revision") else "")
+    files = source.get("files") or {}
+    if files:
+        notes += "; sha256: " + ", ".join(f"{name}={digest}" for name, digest in sorted(files.items()))
+    return notes
 
 
 def merge_eval_results(existing: str, new: list[dict[str, Any]], source: str = ".eval_results") -> list[dict[str, Any]]:

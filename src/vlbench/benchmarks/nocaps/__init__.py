@@ -139,7 +139,7 @@ BENCHMARK = Benchmark(
     headline=("CIDEr", "SPICE", "B4", "METEOR", "ROUGE_L", "CIDEr_in", "CIDEr_near", "CIDEr_out"),
     default_split="validation", split_help="validation (the test split has no public captions)",
     card=Card(task_type="image-to-text", task_name="Novel Object Captioning", license=card.card_metadata()["license"],
-              citation=card.CITATION, quirks=card.QUIRKS,
+              citation=card.CITATION, official_scorer=card.OFFICIAL_SCORER, quirks=card.QUIRKS,
               metric_names={f"{m}{suffix}": f"{m}{' (' + name + ')' if suffix else ''}"
                             for m in schema.METRICS for suffix, name in _DOMAINS},
               analysis_note="`domain_gaps[metric][domain]`: the domain's value minus the whole split's; "

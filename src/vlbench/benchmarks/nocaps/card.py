@@ -81,6 +81,12 @@ Images: Open Images, CC BY 2.0. No separate license is stated for the captions.
 """
 
 
+#: the official scorer the numbers reproduce, at the version the golden cases (tests/data) were scored with
+OFFICIAL_SCORER = (
+    "the COCO caption toolkit, pycocoevalcap 1.2 with OpenJDK 17 (SPICE: its CoreNLP 3.6.0 "
+    "backend, when installed)"
+)
+
 #: the official captions JSONs (nocaps.org's download page); each image is listed with its own URL
 RELEASE = Release(
     home="https://nocaps.org/download",

@@ -111,6 +111,7 @@ BENCHMARK = Benchmark(
     default_split="validation", split_help="validation (the test split has no public boxes)",
     card=Card(task_type="object-detection", task_name="Language-based Object Detection",
               license=card.card_metadata()["license"], citation=card.CITATION, quirks=card.QUIRKS,
+              official_scorer=card.OFFICIAL_SCORER,
               metric_names={
                   "AP": "AP (harmonic mean of AP_categ and AP_descr)", "AP_categ": "AP categories",
                   "AP_descr": "AP descriptions", "AP_descr_pos": "AP positive descriptions",

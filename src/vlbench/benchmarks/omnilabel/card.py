@@ -99,6 +99,12 @@ Objects365 and OpenImages v5.
 """
 
 
+#: the official scorer the numbers reproduce, at the version the golden cases (tests/data) were scored with
+OFFICIAL_SCORER = (
+    "`samschulter/omnilabeltools` at commit bfd742a9 (package `omnilabeltools` 0.1) over "
+    "pycocotools 2.0.11"
+)
+
 #: the official dataset JSONs (omnilabel.org); the images come from COCO val2017, Objects365 and OpenImages v5
 RELEASE = Release(
     home="https://www.omnilabel.org/dataset/download",

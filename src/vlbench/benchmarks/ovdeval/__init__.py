@@ -170,6 +170,7 @@ BENCHMARK = Benchmark(
     default_split="test", split_help="test (the only split; a sub-dataset name here means --sub-dataset)",
     card=Card(task_type="object-detection", task_name="Open-Vocabulary Detection",
               license=card.card_metadata()["license"], citation=card.CITATION, quirks=card.QUIRKS,
+              official_scorer=card.OFFICIAL_SCORER,
               metric_names={**{f"NMS_{k}": f"NMS-{k}" for k in schema.STAT_KEYS},
                             **{k: f"{k} (without the suppression)" for k in schema.STAT_KEYS},
                             "Total_Average": "NMS-AP Total Average"},

@@ -152,6 +152,7 @@ BENCHMARK = Benchmark(
     default_split="all", split_help="val, test or all (default all)",
     card=Card(task_type="object-detection", task_name="Referring Expression Comprehension",
               license=card.card_metadata()["license"], citation=card.CITATION, quirks=card.QUIRKS,
+              official_scorer=card.OFFICIAL_SCORER,
               metric_names={
                   "Acc50": "Acc@0.5", "Acc75": "Acc@0.75", "Acc90": "Acc@0.9", "mAcc": "mAcc@0.5:0.95",
                   "small_Acc50": "Acc@0.5 (small)", "small_mAcc": "mAcc (small)",

@@ -98,6 +98,12 @@ Objects365: CC BY 4.0).
 """
 
 
+#: the official scorer the numbers reproduce, at the version the golden cases (tests/data) were scored with
+OFFICIAL_SCORER = (
+    "`JierunChen/Ref-L4`'s `ref_l4/evaluation.py` at commit bae942c8 (package `ref_l4` 1.1;"
+    " scoring unchanged since 7476ccd9)"
+)
+
 #: the official release: the authors' Hub dataset (annotations updated after publication, so a number names the
 #: commit it was scored on; `main` resolves to one, recorded in the build's card)
 RELEASE = Release(
