@@ -235,7 +235,8 @@ def test_a_scaffolded_benchmark_is_an_lmms_eval_task_with_its_metric_directions(
         assert unanswered == {"accuracy": 40.0, "MAE": 1.8}      # image 0 as -1: |-1 - 3| = 4 more, one hit less
 
 
-@pytest.mark.parametrize("processor, want", [({"do_center_crop": True, "crop_size": 336}, "normalized-crop"),
+@pytest.mark.parametrize("processor, want", [({"do_center_crop": True, "crop_size": 336,
+                                               "size": {"shortest_edge": 336}}, "normalized-crop-336"),
                                              ({"do_pad": True, "do_center_crop": True}, "normalized-square"),
                                              (None, "normalized-square")])
 def test_the_pack_reads_llava_s_square_from_the_evaluated_model_s_processor(hub, tmp_path, processor, want):

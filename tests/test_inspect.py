@@ -267,13 +267,14 @@ def test_the_inspect_task_reads_llava_s_square_from_the_evaluated_model_s_proces
                                                                                       monkeypatch):
     """As the lmms-eval pack (test_harnesses): ``-T processor=`` names the evaluated model's folder (relative to the
     caller's directory, as ``data``), and LLaVA-1.5's convention follows its image processor: a centre-cropping
-    one gives ``normalized-crop``; without it the family's padded square stands."""
+    one gives ``normalized-crop-336`` (its resize edge and crop); without it the family's padded square stands."""
     import vlbench.inspect_tasks as pack
 
     (tmp_path / "llava").mkdir()
     (tmp_path / "llava" / "preprocessor_config.json").write_text(
-        json.dumps({"image_processor_type": "CLIPImageProcessor", "do_center_crop": True, "crop_size": 336}))
+        json.dumps({"image_processor_type": "CLIPImageProcessor", "do_center_crop": True, "crop_size": 336,
+                    "size": {"shortest_edge": 336}}))
     monkeypatch.setenv("PWD", str(tmp_path))
     args = {"benchmark": "ref_l4", "data": str(built_samples / "ref_l4"), "split": "test", "family": "llava"}
-    assert pack.vlbench(**args, processor="llava").metadata["box_format"] == "normalized-crop"
+    assert pack.vlbench(**args, processor="llava").metadata["box_format"] == "normalized-crop-336"
     assert pack.vlbench(**args).metadata["box_format"] == "normalized-square"

@@ -506,17 +506,19 @@ def test_each_preset_prompt_is_what_the_family_s_processor_expects(name, family_
 
 
 def _llava_crop(objs, size, _):
-    """LLaVA-1.5 as a centre-cropping processor shows the image: fractions of the centred square of side min(W, H)."""
+    """LLaVA-1.5 as the tiny model's centre-cropping processor shows the image: its short side resized to 32, a
+    32 x 32 crop, the geometry computed by transformers' own functions (test_predict_parsers._transformers_crop)."""
+    from test_predict_parsers import _transformers_crop
+
     (_, (x1, y1, x2, y2)), (w, h) = objs[0], size
-    side = min(w, h)
-    ox, oy = (w - side) / 2, (h - side) / 2
-    return "[" + ", ".join(f"{v:.4f}" for v in ((x1 - ox) / side, (y1 - oy) / side, (x2 - ox) / side,
-                                                (y2 - oy) / side)) + "]"
+    left, top, fx, fy = _transformers_crop((w, h), 32, 32)
+    return "[" + ", ".join(f"{v:.5f}" for v in ((x1 / fx - left) / 32, (y1 / fy - top) / 32, (x2 / fx - left) / 32,
+                                                (y2 / fy - top) / 32)) + "]"
 
 
 @pytest.mark.parametrize("config, want", [({"do_pad": True, "do_center_crop": True}, "normalized-square"),
-                                          ({"do_pad": False, "do_center_crop": True}, "normalized-crop"),
-                                          ({"do_center_crop": True}, "normalized-crop"),
+                                          ({"do_pad": False, "do_center_crop": True}, "normalized-crop-32"),
+                                          ({"do_center_crop": True}, "normalized-crop-32"),
                                           ({"do_pad": False, "do_center_crop": False,
                                             "size": {"height": 32, "width": 32}}, "normalized")])
 def test_llava_boxes_are_read_in_the_square_its_processor_makes(config, want, family_models, oracle_data, tmp_path,
@@ -525,8 +527,8 @@ def test_llava_boxes_are_read_in_the_square_its_processor_makes(config, want, fa
     (expand2square; an image processor with ``do_pad``), the HF-format checkpoints' CLIP processor centre-crops it
     (``do_center_crop``, no ``do_pad``), and one doing neither stretches the whole image. The tiny LLaVA with each
     processor config: the convention chosen is the processor's (recorded in the settings), and perfect answers
-    written in it give back every Ref-L4 box within 1 px (the centre-cropped square of side min(W, H) at offset
-    ((W - S) / 2, (H - S) / 2); the stretched image per axis)."""
+    written in it give back every Ref-L4 box within 1 px (the 32 x 32 crop of the image resized to a short side of
+    32, at the processor's integer offset; the stretched image per axis)."""
     import shutil
 
     from transformers import GenerationMixin
@@ -537,7 +539,7 @@ def test_llava_boxes_are_read_in_the_square_its_processor_makes(config, want, fa
     saved["image_processor"].pop("do_pad", None)
     saved["image_processor"].update(config)
     (folder / "processor_config.json").write_text(json.dumps(saved))
-    writers = {"normalized-square": _llava, "normalized-crop": _llava_crop,
+    writers = {"normalized-square": _llava, "normalized-crop-32": _llava_crop,
                "normalized": lambda objs, size, _: "[" + ", ".join(
                    f"{v / size[k % 2]:.4f}" for k, v in enumerate(objs[0][1])) + "]"}
     monkeypatch.setattr(GenerationMixin, "generate", _perfect_generate(writers[want], folder))

@@ -179,3 +179,66 @@ def test_each_box_spans_the_characters_of_its_coordinates_and_label(answer, box_
     """The span (the characters whose tokens score the box) holds the box's label and its coordinates."""
     boxes, _ = parse_labelled_boxes(answer, box_format, IMAGE)
     assert [answer[slice(*b.span)] for b in boxes] == written
+
+
+def _transformers_crop(size: tuple[int, int], edge: int, crop: int) -> tuple[int, int, float, float]:
+    """(left, top, width / resized width, height / resized height) of the crop a CLIP processor takes, from
+    transformers' own functions: ``get_resize_output_image_size`` on an image of this size, and ``center_crop`` on
+    grids holding each pixel's column and row (the first kept one is the offset)."""
+    import numpy as np
+    from transformers.image_transforms import center_crop, get_resize_output_image_size
+
+    width, height = size
+    resized_height, resized_width = get_resize_output_image_size(
+        np.zeros((1, height, width)), size=edge, default_to_square=False, input_data_format="channels_first")
+    cols, rows = np.meshgrid(np.arange(resized_width), np.arange(resized_height))
+    left, top = (int(center_crop(grid[None], (crop, crop), data_format="channels_first",
+                                 input_data_format="channels_first")[0, 0, 0]) for grid in (cols, rows))
+    return left, top, width / resized_width, height / resized_height
+
+
+@pytest.mark.parametrize("size", [(1333, 1000), (1000, 1333), (640, 427), (500, 375), (333, 500), (1024, 741)])
+def test_llava_s_crop_is_read_with_the_processor_s_integer_geometry(size):
+    """LLaVA-1.5's HF processor (CLIP: short side to 336, long side ``int(336 * long / short)``, a 336 x 336 crop
+    at an integer offset) sees a box at crop fractions; written to 4 decimals, ``normalized-crop-336`` gives it
+    back within 0.5 px, where the continuous ``normalized-crop`` (centred square of side min(W, H)) is up to ~3 px
+    off (on 1333 x 1000: the crop starts at 55 of 447 resized columns, 164.02 px, not (1333 - 1000) / 2 = 166.5)."""
+    pytest.importorskip("transformers")
+    width, height = size
+    truth = [0.2 * width, 0.1 * height, 0.7 * width, 0.9 * height]
+    left, top, fx, fy = _transformers_crop(size, 336, 336)
+    # the box in the crop's pixels, as fractions of the crop (4 decimals: at most 0.02 crop px, 0.1 image px)
+    fractions = [(truth[0] / fx - left) / 336, (truth[1] / fy - top) / 336, (truth[2] / fx - left) / 336,
+                 (truth[3] / fy - top) / 336]
+    answer = "[" + ", ".join(f"{v:.4f}" for v in fractions) + "]"
+    assert parse_box(answer, "normalized-crop-336", size) == pytest.approx(truth, abs=0.5)
+    if size == (1333, 1000):
+        continuous = parse_box(answer, "normalized-crop", size)
+        assert max(abs(a - b) for a, b in zip(continuous, truth)) > 2
+
+
+def test_the_crop_convention_comes_from_the_model_s_image_processor(tmp_path):
+    """The preprocessor config of the HF-format LLaVA-1.5 checkpoints (CLIPImageProcessor, shortest edge 336, crop
+    336, no padding) gives ``normalized-crop-336``; another edge or crop is named with them; a padding one is the
+    padded square; an unknown format name is refused with the known ones."""
+    pytest.importorskip("transformers")
+    import json
+
+    from vlbench.predict.models import square_view
+    from vlbench.predict.parsers import check_box_format
+
+    def view(config):
+        folder = tmp_path / str(len(list(tmp_path.iterdir())))
+        folder.mkdir()
+        (folder / "preprocessor_config.json").write_text(json.dumps(
+            {"image_processor_type": "CLIPImageProcessor", **config}))
+        return square_view(str(folder))
+
+    llava = {"do_center_crop": True, "do_resize": True, "size": {"shortest_edge": 336},
+             "crop_size": {"height": 336, "width": 336}}
+    assert view(llava) == "normalized-crop-336"
+    assert view({**llava, "crop_size": {"height": 320, "width": 300}}) == "normalized-crop-336-300x320"
+    assert view({**llava, "do_pad": True}) == "normalized-square"
+    assert check_box_format("normalized-crop-336-300x320") == "normalized-crop-336-300x320"
+    with pytest.raises(InputError, match="unknown box format 'normalized-crop-0'"):
+        check_box_format("normalized-crop-0")

@@ -123,7 +123,7 @@ def _predict_args(sub: Any, ids: str) -> None:
     """The ``predict`` and ``run`` sub-commands' arguments (run: predict, then score)."""
     from .predict.confidence import BOX_SCORES, TOKEN_PROBABILITY
     from .predict.families import FAMILIES
-    from .predict.parsers import BOX_FORMATS
+    from .predict.parsers import BOX_FORMATS, box_format_argument
 
     families = "; ".join(f"{f.name} ({f.kind})" for f in FAMILIES)
     for name, help_text in (("predict", "run a Hugging Face model over a built dataset and write the official "
@@ -140,7 +140,7 @@ def _predict_args(sub: Any, ids: str) -> None:
         p.add_argument("--device", default=None, help="torch device (default: cuda if present, else cpu)")
         p.add_argument("--kind", choices=("detector", "image-text-to-text"), default=None,
                        help="override the kind read from the model's config")
-        p.add_argument("--box-format", choices=tuple(BOX_FORMATS), default=None,
+        p.add_argument("--box-format", type=box_format_argument, metavar="FORMAT", default=None,
                        help="a VLM's box convention (default: its family's): " + "; ".join(
                            f"{k}: {v}" for k, v in BOX_FORMATS.items()))
         p.add_argument("--prompt", default=None,
@@ -184,7 +184,7 @@ def _predict_args(sub: Any, ids: str) -> None:
 def _import_args(sub: Any, ids: str) -> None:
     """The ``import`` sub-command's arguments."""
     from .harnesses import HARNESSES
-    from .predict.parsers import BOX_FORMATS
+    from .predict.parsers import box_format_argument
 
     p = sub.add_parser("import", help="another harness's answers (lmms-eval samples .jsonl, VLMEvalKit .xlsx, an "
                                       "Inspect log of vlbench's Inspect task) -> the official prediction file")
@@ -195,7 +195,7 @@ def _import_args(sub: Any, ids: str) -> None:
     p.add_argument("--data", required=True, help="the built dataset the harness evaluated (names rows by position)")
     p.add_argument("--split", default=None, help="the split the harness evaluated (default: the benchmark's)")
     p.add_argument("--config", default=None, help="the dataset config the harness evaluated")
-    p.add_argument("--box-format", choices=tuple(BOX_FORMATS), default=None,
+    p.add_argument("--box-format", type=box_format_argument, metavar="FORMAT", default=None,
                    help="grounding answers: the model family's box convention")
     p.add_argument("--out", required=True, help="the prediction file to write")
 

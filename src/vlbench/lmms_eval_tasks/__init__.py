@@ -150,12 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     import sys
 
     from ..engine.errors import VlbenchError
-    from ..predict.parsers import BOX_FORMATS
+    from ..predict.parsers import box_format_argument
 
     parser = argparse.ArgumentParser(prog="python -m vlbench.lmms_eval_tasks", description=__doc__.splitlines()[0])
     parser.add_argument("--data", action="append", required=True, metavar="BENCHMARK=FOLDER",
                         help="a built dataset (vlbench build) as <benchmark>=<folder>; repeat for several")
-    parser.add_argument("--box-format", choices=tuple(BOX_FORMATS), default=None,
+    parser.add_argument("--box-format", type=box_format_argument, metavar="FORMAT", default=None,
                         help="the box convention of the model to evaluate (grounding tasks)")
     parser.add_argument("--out", default="vlbench-lmms-eval-tasks", help="the task folder to write")
     parser.add_argument("--max-new-tokens", type=int, default=64)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..engine.errors import InputError
-from .parsers import BOX_FORMATS
+from .parsers import BOX_FORMATS, check_box_format
 
 __all__ = ["Preset", "Family", "FAMILIES", "OTHER", "family_of", "family_named", "DETECTOR", "GENERATOR",
            "ANSWER_KINDS", "render_prompt"]
@@ -82,8 +82,7 @@ class Family:
                 raise InputError(f"no known box convention for {self.name} models",
                                  fix="pass --box-format, one of: " + ", ".join(f"{k} ({v})"
                                                                                for k, v in BOX_FORMATS.items()))
-            if chosen.box_format not in BOX_FORMATS:
-                raise InputError(f"unknown box format {chosen.box_format!r}", fix="use one of " + ", ".join(BOX_FORMATS))
+            check_box_format(chosen.box_format)
         return chosen
 
 

@@ -128,21 +128,38 @@ def inspect_model(name: str, *, revision: str | None = None, kind: str | None = 
 
 
 def square_view(name: str, revision: str | None = None) -> str | None:
-    """The box convention of the square a LLaVA-1.5 model sees, from its image processor's config: padded
-    (``do_pad``, the reference code's ``expand2square``) -> ``normalized-square``; centre-cropped
-    (``do_center_crop``, the CLIP processor of the HF-format checkpoints) -> ``normalized-crop``; resized whole ->
-    ``normalized``. None without a readable preprocessor config (the family's convention then stands)."""
-    from transformers.image_processing_base import ImageProcessingMixin
+    """The box convention of the square a LLaVA-1.5 model sees, from its image processor (loaded by transformers,
+    so its class's defaults count): padded (``do_pad``, the reference code's ``expand2square``) ->
+    ``normalized-square``; centre-cropped (``do_center_crop``, the CLIP processor of the HF-format checkpoints) ->
+    ``normalized-crop-E[-CWxCH]``, its resize edge and crop; resized whole -> ``normalized``. None without a
+    loadable image processor (the family's convention then stands)."""
+    from transformers import AutoImageProcessor
+
+    from .parsers import crop_format
 
     try:
-        config, _ = ImageProcessingMixin.get_image_processor_dict(name, revision=revision)
-    except Exception as exc:        # no preprocessor_config.json, or an unreadable one
+        processor = AutoImageProcessor.from_pretrained(name, revision=revision)
+    except Exception as exc:        # no preprocessor config, an unreadable one, a class that does not load here
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise
         return None
-    if config.get("do_pad"):
+    if getattr(processor, "do_pad", False):
         return "normalized-square"
-    return "normalized-crop" if config.get("do_center_crop", True) else "normalized"
+    if not getattr(processor, "do_center_crop", False):
+        return "normalized"
+    size, crop = _size_dict(processor, "size"), _size_dict(processor, "crop_size")
+    edge, crop_width, crop_height = size.get("shortest_edge"), crop.get("width"), crop.get("height")
+    if not getattr(processor, "do_resize", True) or not (edge and crop_width and crop_height):
+        return "normalized-crop"      # a geometry the named form cannot say: the continuous reading
+    return crop_format(int(edge), int(crop_width), int(crop_height))
+
+
+def _size_dict(processor: Any, key: str) -> dict[str, Any]:
+    """An image processor's size setting as a plain dict (transformers keeps a dict or a ``SizeDict``)."""
+    value = getattr(processor, key, None) or {}
+    if isinstance(value, dict):
+        return value
+    return {k: getattr(value, k, None) for k in ("shortest_edge", "height", "width")}
 
 
 def viewed_preset(preset: Any, view: str | None, box_format: str | None) -> Any:

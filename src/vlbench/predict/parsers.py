@@ -13,9 +13,13 @@ Conventions (from the families' model cards, processors and reference code):
 - ``normalized``: fractions 0..1 of the image.
 - ``normalized-square`` (LLaVA-1.5): fractions 0..1 of the image padded to a centred square (``expand2square``):
   ``x = v * S - (S - W) / 2`` with ``S = max(W, H)``.
-- ``normalized-crop`` (LLaVA-1.5 checkpoints whose image processor centre-crops, as the HF-format ones on the Hub
-  do: ``do_center_crop`` without ``do_pad``): fractions 0..1 of the centred square the model saw,
-  ``x = v * S + (W - S) / 2`` with ``S = min(W, H)``.
+- ``normalized-crop-E[-CWxCH]`` (LLaVA-1.5 checkpoints whose image processor centre-crops, as the HF-format ones
+  on the Hub do: ``do_center_crop`` without ``do_pad``): fractions 0..1 of the crop the model saw, read with the
+  processor's own integer geometry: the short side resized to ``E`` and the long one to ``int(E * long / short)``
+  (``get_resize_output_image_size``), a ``CW`` x ``CH`` crop (default ``E`` x ``E``) at the offset
+  ``int((resized - crop) / 2)`` (``center_crop``), so ``x = (v * CW + left) * W / W_resized``. Plain
+  ``normalized-crop`` (processor unknown) is the continuous approximation ``x = v * S + (W - S) / 2``,
+  ``S = min(W, H)``, up to ~3 px off.
 - ``grid-1000`` (Qwen2-VL ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>``, Qwen3-VL / Qwen3.5 JSON, InternVL
   ``<box>[[...]]</box>``, GLM-4.1V ``<|begin_of_box|>...``): a 0..1000 grid, ``v / 1000``.
 - ``grid-999`` (DeepSeek-VL2 ``<|det|>[[...]]<|/det|>``): a 0..999 grid, ``v / 999``.
@@ -38,7 +42,8 @@ import re
 from typing import Any, NamedTuple
 
 __all__ = ["BOX_FORMATS", "ParseFailure", "LabelledBox", "check_box_format", "parse_box", "parse_labelled_boxes",
-           "label_index", "reaches_outside", "TRUNCATED"]
+           "label_index", "reaches_outside", "TRUNCATED", "crop_format", "crop_window",
+           "box_format_argument"]
 
 #: box convention -> what it is, for ``--box-format`` help and errors
 BOX_FORMATS = {
@@ -46,7 +51,8 @@ BOX_FORMATS = {
     "pixel-resized": "pixels of the resized model input (Qwen2.5-VL)",
     "normalized": "fractions 0..1 of the image",
     "normalized-square": "fractions 0..1 of the image padded to a centred square (LLaVA-1.5)",
-    "normalized-crop": "fractions 0..1 of the image's centred square crop (LLaVA-1.5 with a centre-cropping processor)",
+    "normalized-crop": "fractions 0..1 of the image's centred square crop, processor unknown (LLaVA-1.5 with a "
+                       "centre-cropping processor; normalized-crop-E[-CWxCH] gives its resize edge and crop)",
     "grid-1000": "a 0..1000 grid of the image (Qwen2-VL, Qwen3-VL, Qwen3.5, InternVL, GLM-4.1V)",
     "grid-999": "a 0..999 grid of the image (DeepSeek-VL2)",
     "grid-1000-yx": "y first, a 0..1000 grid (Gemini's box_2d)",
@@ -102,14 +108,61 @@ class ParseFailure(Exception):
         return f"{self.reason}: {self.answer[:120]!r}"
 
 
+#: ``normalized-crop-E[-CWxCH]``: a centre-cropping processor's resize edge and crop size (CW x CH, default E x E)
+_CROP = re.compile(r"normalized-crop-([1-9]\d{0,4})(?:-([1-9]\d{0,4})x([1-9]\d{0,4}))?")
+
+
+def crop_format(shortest_edge: int, crop_width: int, crop_height: int) -> str:
+    """The ``normalized-crop-E[-CWxCH]`` name of a processor that resizes the short side to ``shortest_edge`` and
+    centre-crops ``crop_width`` x ``crop_height``."""
+    same = crop_width == crop_height == shortest_edge
+    return f"normalized-crop-{shortest_edge}" + ("" if same else f"-{crop_width}x{crop_height}")
+
+
+def _crop_geometry(box_format: str) -> tuple[int, int, int] | None:
+    """(resize edge, crop width, crop height) of a ``normalized-crop-E[-CWxCH]`` name; None for any other."""
+    match = _CROP.fullmatch(box_format)
+    if not match:
+        return None
+    edge = int(match.group(1))
+    return edge, int(match.group(2) or edge), int(match.group(3) or edge)
+
+
+def crop_window(image_size: tuple[int, int], geometry: tuple[int, int, int]) -> tuple[int, int, int, int]:
+    """(left, top, resized width, resized height) of the crop a CLIP-style processor takes: the short side resized
+    to the edge and the long side truncated (transformers' ``get_resize_output_image_size``), then the crop at
+    the integer offset ``center_crop`` computes (negative: the processor pads)."""
+    width, height = image_size
+    edge, crop_width, crop_height = geometry
+    if width <= height:
+        resized = (edge, int(edge * height / width))
+    else:
+        resized = (int(edge * width / height), edge)
+    left, top = ((r - c) // 2 if r >= c else -((c - r) // 2)
+                 for r, c in zip(resized, (crop_width, crop_height)))
+    return left, top, resized[0], resized[1]
+
+
 def check_box_format(box_format: str) -> str:
     """``box_format`` if it is a known convention, else a clear error listing them."""
     from ..engine.errors import InputError
 
-    if box_format not in BOX_FORMATS:
+    if box_format not in BOX_FORMATS and _crop_geometry(box_format) is None:
         raise InputError(f"unknown box format {box_format!r}",
                          fix="use one of: " + ", ".join(f"{k} ({v})" for k, v in BOX_FORMATS.items()))
     return box_format
+
+
+def box_format_argument(value: str) -> str:
+    """:func:`check_box_format` as argparse's ``type=``: an unknown name is a usage error listing the known ones."""
+    import argparse
+
+    from ..engine.errors import InputError
+
+    try:
+        return check_box_format(value)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def label_index(label: str | None, queries: tuple[str, ...] | list[str]) -> int | None:
@@ -275,6 +328,12 @@ def _to_pixels(box: list[float], box_format: str, image_size: tuple[int, int], i
         side = min(width, height)
         sx = sy = side
         ox, oy = (side - width) / 2, (side - height) / 2
+    elif (geometry := _crop_geometry(box_format)) is not None:
+        # the crop's pixels (v * crop + offset) in the resized image, then the resize undone per axis
+        left, top, resized_width, resized_height = crop_window(image_size, geometry)
+        fx, fy = width / resized_width, height / resized_height
+        sx, sy = geometry[1] * fx, geometry[2] * fy
+        ox, oy = -left * fx, -top * fy
     elif box_format in ("normalized", "patch-32"):
         sx, sy = width, height
     else:
