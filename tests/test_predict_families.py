@@ -598,13 +598,22 @@ def test_a_cut_off_list_keeps_its_complete_entries_and_says_so(family_models, or
 
 
 def test_detector_queries_the_model_cannot_read_whole_are_counted(family_models, oracle_data, tmp_path):
-    """OWL reads 16 tokens of a query (the 40-word expression is cut); Grounding DINO's phrase separators '.' and
+    """OWL reads 16 tokens of a query (the 40-word expression is cut), OmDet-Turbo 77; Grounding DINO's phrase separators '.' and
     '?' inside a query are written as ','. Both are counted in the run record and said in the summary."""
     out = tmp_path / "owl.json"
     report = predict("ref_l4", str(family_models["OWL-ViT"]), oracle_data / "ref_l4", out, split="val", progress=False)
     # the tiny CLIP tokenizer spends a token per character: every expression longer than 14 characters is cut
     assert json.loads(Path(f"{out}.meta.json").read_text())["queries_truncated"] == sum(
         len(e) > 14 for e in EXPRESSIONS) and "cut at the text encoder's length" in report.summary()
+    # OmDet-Turbo's processor cuts classes at 77 tokens: counted from the batch's own tokenization, as many as the
+    # tokenizer, given each expression whole, makes longer than 77 (the 215-character one)
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(family_models["OmDet-Turbo"]))
+    longer = sum(len(tokenizer(e)["input_ids"]) > 77 for e in EXPRESSIONS)
+    out = tmp_path / "omdet.json"
+    predict("ref_l4", str(family_models["OmDet-Turbo"]), oracle_data / "ref_l4", out, split="val", progress=False)
+    assert json.loads(Path(f"{out}.meta.json").read_text())["queries_truncated"] == longer >= 1
     out = tmp_path / "gd.json"
     report = predict("ref_l4", str(family_models["Grounding DINO"]), oracle_data / "ref_l4", out, split="val",
                      progress=False)

@@ -73,10 +73,26 @@ def _text_limit(loaded: Any, default: int) -> int:
     return int(limit) if isinstance(limit, int) and 0 < limit < 100_000 else default
 
 
-def _count_truncated(loaded: Any, queries: list[list[str]], limit: int) -> list[int]:
-    """Per image, the queries longer than ``limit`` tokens (special tokens included)."""
-    tokenizer = loaded.processor.tokenizer
-    return [sum(len(tokenizer(q)["input_ids"]) > limit for q in qs) for qs in queries]
+def _count_truncated(loaded: Any, queries: list[list[str]], kept: list[list[int]], limit: int) -> list[int]:
+    """Per image, the queries cut at ``limit`` tokens, from ``kept``, each query's length in the batch's own
+    (truncating) tokenization: only one that fills the limit can have been cut, so only those are tokenized
+    again, whole (a batch of short queries costs no second call)."""
+    full = [(n, q) for n, (qs, lengths) in enumerate(zip(queries, kept))
+            for q, length in zip(qs, lengths) if length >= limit]
+    counts = [0] * len(queries)
+    if full:
+        whole = loaded.processor.tokenizer([q for _, q in full])["input_ids"]
+        for (n, _), ids in zip(full, whole):
+            counts[n] += len(ids) > limit
+    return counts
+
+
+def _lengths(attention_mask: Any, counts: list[int], stride: int | None = None) -> list[list[int]]:
+    """Each query's kept token count from a batch's attention mask: rows ``counts[0]`` then ``counts[1]`` ... in
+    order, or, with ``stride``, image ``n``'s at rows ``n * stride`` onward (lists padded to ``stride``)."""
+    lengths = attention_mask.sum(-1).tolist()
+    starts = [n * stride for n in range(len(counts))] if stride else [sum(counts[:n]) for n in range(len(counts))]
+    return [lengths[start:start + count] for start, count in zip(starts, counts)]
 
 
 def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float, top_k: int | None = None) -> Found:
@@ -88,8 +104,8 @@ def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: flo
     # The processor pads each list to the batch's query count with " " and every query to the encoder's length;
     # here queries are padded to the batch's longest instead: the text tower is causal and pools at the end token,
     # so the padding after it changes nothing but the work.
-    width = max(map(len, queries))
-    texts = [q for qs in queries for q in [*qs, *[" "] * (width - len(qs))]]
+    per_image = max(map(len, queries))
+    texts = [q for qs in queries for q in [*qs, *[" "] * (per_image - len(qs))]]
     inputs = loaded.processor.tokenizer(texts, return_tensors="pt", padding="longest", truncation=True,
                                         max_length=limit)
     inputs["pixel_values"] = loaded.processor.image_processor(images, return_tensors="pt")["pixel_values"]
@@ -106,7 +122,8 @@ def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: flo
                             threshold, top_k)
         found.append(boxes)
         dropped.append(lost)
-    return Found(found, truncated=_count_truncated(loaded, queries, limit), non_finite=dropped)
+    kept = _lengths(inputs["attention_mask"], [len(qs) for qs in queries], stride=per_image)
+    return Found(found, truncated=_count_truncated(loaded, queries, kept, limit), non_finite=dropped)
 
 
 def _escape(query: str) -> str:
@@ -194,6 +211,7 @@ def omdet_turbo(loaded: Any, images: list[Any], queries: list[list[str]], thresh
 
     found: list[list[tuple[float, list[float], int]]] = [[] for _ in images]
     dropped = [0] * len(images)
+    truncated = [0] * len(images)
     groups: dict[int, list[int]] = {}
     for n, qs in enumerate(queries):
         groups.setdefault(len(qs), []).append(n)
@@ -201,10 +219,15 @@ def omdet_turbo(loaded: Any, images: list[Any], queries: list[list[str]], thresh
         texts = [queries[n] for n in members]
         inputs = loaded.processor(images=[images[n] for n in members], text=texts, return_tensors="pt",
                                   padding="max_length", truncation=True)
+        # padded to max_length: the width is the length the classes were cut at
+        kept = _lengths(inputs["classes_attention_mask"], [len(t) for t in texts])
+        cut = _count_truncated(loaded, texts, kept, inputs["classes_attention_mask"].shape[-1])
+        for n, count in zip(members, cut):
+            truncated[n] = count
         with torch.inference_mode():
             outputs = loaded.model(**loaded.place(inputs))
         results = loaded.processor.post_process_grounded_object_detection(
             outputs, text_labels=texts, threshold=threshold, target_sizes=[images[n].size[::-1] for n in members])
         for n, res in zip(members, results):
             found[n], dropped[n] = _kept(res["scores"].float(), res["boxes"].float(), res["labels"], threshold, top_k)
-    return Found(found, truncated=_count_truncated(loaded, queries, _text_limit(loaded, 77)), non_finite=dropped)
+    return Found(found, truncated=truncated, non_finite=dropped)

@@ -170,6 +170,12 @@ def viewed_preset(preset: Any, view: str | None, box_format: str | None) -> Any:
     return dataclasses.replace(preset, box_format=view)
 
 
+def rgb(image: Any) -> Any:
+    """A decoded image in RGB: itself when it is RGB already (PIL's ``convert`` would copy it, and the processor
+    converts once more)."""
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [""])[0][:300]
 
@@ -282,7 +288,7 @@ def detect(loaded: LoadedModel, items: list[PredictItem], *, threshold: float, t
         batch = [b for b in batch if b[1]]
         if not batch:
             continue
-        images = [items[n].image.convert("RGB") for n, _ in batch]
+        images = [rgb(items[n].image) for n, _ in batch]
         result = run(loaded, images, [queries for _, queries in batch], threshold, top_k)
         for row, (n, _) in enumerate(batch):
             found[n].extend((s, box, c * max_queries + q) for s, box, q in result.boxes[row])
@@ -300,7 +306,7 @@ def detect(loaded: LoadedModel, items: list[PredictItem], *, threshold: float, t
 def _inputs(loaded: LoadedModel, items: list[PredictItem], prompts: list[str], preset: Preset) -> Any:
     """The batch's model inputs: through the chat template, or the prompt as the processor's own text (with the
     processor's image token in front when a chat family's processor has no template)."""
-    images = [it.image.convert("RGB") for it in items]
+    images = [rgb(it.image) for it in items]
     if preset.chat and has_chat_template(loaded.processor):
         messages = [[{"role": "user", "content": [{"type": "image", "image": image},
                                                    {"type": "text", "text": prompt}]}]
