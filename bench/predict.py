@@ -11,7 +11,8 @@ config, offline) over the Ref-L4 sample's test split repeated ``--repeats`` time
 
 Also a detector sent OmniLabel's label spaces 4 queries at a time (multi-query chunking) and a tiny LLaVA
 generating 16 tokens per Ref-L4 item. Each pair runs vlbench then the bare loop (A B A B ...); prints items per
-second and the median of the paired time ratios with their spread (the loop's overhead; 1.0 is none).
+second, the median of the paired wall-time ratios with their spread and the median of the paired CPU-time ratios
+(the loop's overhead; 1.0 is none).
 """
 
 from __future__ import annotations
@@ -53,22 +54,22 @@ def build_data(folder: Path, repeats: int) -> Path:
     return folder / "hub"
 
 
-def paired(a, b, pairs: int) -> tuple[float, float, float, float, float]:
-    """A and B run in turn (A B A B ...): (median A seconds, median B seconds, median of the paired ratios A / B,
-    their min, their max)."""
+def paired(a, b, pairs: int) -> tuple[float, float, float, float, float, float]:
+    """A and B run in turn (A B A B ...): (median A seconds, median B seconds, median of the paired wall-time ratios
+    A / B, their min, their max, median of the paired CPU-time ratios: this process's user + system time)."""
     import statistics
 
     times = []
     for _ in range(pairs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         a()
-        ta = time.perf_counter() - t
-        t = time.perf_counter()
+        ta, ca = time.perf_counter() - t, time.process_time() - c
+        t, c = time.perf_counter(), time.process_time()
         b()
-        times.append((ta, time.perf_counter() - t))
-    ratios = [x / y for x, y in times]
-    return (statistics.median(x for x, _ in times), statistics.median(y for _, y in times), statistics.median(ratios),
-            min(ratios), max(ratios))
+        times.append((ta, time.perf_counter() - t, ca / (time.process_time() - c)))
+    ratios = [x / y for x, y, _ in times]
+    return (statistics.median(x for x, _, _ in times), statistics.median(y for _, y, _ in times),
+            statistics.median(ratios), min(ratios), max(ratios), statistics.median(r for _, _, r in times))
 
 
 def bare_detector_loop(loaded, items: list, batch_size: int, device: str) -> None:
@@ -89,9 +90,9 @@ def bare_detector_loop(loaded, items: list, batch_size: int, device: str) -> Non
             torch.cuda.synchronize()
 
 
-def _report(name: str, n: int, result: tuple[float, float, float, float, float]) -> None:
-    a, b, med, lo, hi = result
-    print(f"| {name} | {n} | {n / a:.1f} | {n / b:.1f} | {med:.2f} ({lo:.2f}-{hi:.2f}) |")
+def _report(name: str, n: int, result: tuple[float, float, float, float, float, float]) -> None:
+    a, b, med, lo, hi, cpu = result
+    print(f"| {name} | {n} | {n / a:.1f} | {n / b:.1f} | {med:.2f} ({lo:.2f}-{hi:.2f}) | {cpu:.2f} |", flush=True)
 
 
 def main() -> None:
@@ -121,8 +122,9 @@ def main() -> None:
         bs = args.batch_size
         print(f"{len(items)} items, batch size {bs}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
               f"{args.pairs} pairs A B A B\n")
-        print("| loop | items | vlbench items/s | bare items/s | time ratio vlbench / bare, median (min-max) |")
-        print("|---|---|---|---|---|")
+        print("| loop | items | vlbench items/s | bare items/s | wall ratio vlbench / bare, median (min-max) | "
+              "CPU ratio |")
+        print("|---|---|---|---|---|---|")
 
         # detector: vlbench predict end to end vs the processor, forward and post-processing per batch
         loaded = models.load_model(str(model_dir), models.inspect_model(str(model_dir)), device="cpu")

@@ -307,26 +307,18 @@ def test_max_det_cuts_in_any_order_and_cuts_that_keep_the_same_detections():
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(scene(), st.sampled_from([1, 2]))
+@given(scene())
 @pytest.mark.heavy
-def test_matching_in_two_halves_gives_pycocotools_arrays_and_matches(data, threads):
-    """With ``threads=2``, ``match`` splits the pairs at the detections' median pair and matches the halves in two
-    threads, and the accumulation computes every second area range in a worker (both forced here from one detection
-    on): the stats, precision and recall equal pycocotools', and so does the GT each detection took at IoU 0.5
+def test_matching_gives_pycocotools_arrays_and_matches(data):
+    """The stats, precision and recall equal pycocotools', and so does the GT each detection took at IoU 0.5
     (``keep_gt_at``) against ``evalImgs``' ``dtMatches`` (annotation ids from 1, so that pycocotools' 0 means
-    unmatched), on the threaded path and the one-thread path alike."""
-    from vlbench.engine.cocoeval import accumulation, matching
-
+    unmatched)."""
     images, categories, anns, dets = data
     anns = [{**a, "id": a["id"] + 1} for a in anns]
     ev = run_pycocotools(images, categories, anns, dets)
     if ev is None:
         return
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(matching, "SPLIT_DETECTIONS", 1)
-        mp.setattr(accumulation, "SPLIT_DETECTIONS", 1)
-        res = evaluate_bbox(np.array(images), np.array(categories), *_columns(anns, dets), keep_gt_at=0.5,
-                            threads=threads)
+    res = evaluate_bbox(np.array(images), np.array(categories), *_columns(anns, dets), keep_gt_at=0.5)
     assert_same(ev, res)
     m = res.matches
     known = np.flatnonzero([d["category_id"] in categories for d in dets])
@@ -431,15 +423,8 @@ def _clustered_scene(seed: int, n_images: int):
 def test_clustered_coco_like_scenes_give_pycocotools_arrays(seed):
     """Dense clusters of overlapping GTs across the area boundaries, as crowds of people are in COCO: many
     detections have several GTs to choose from and the area ranges' ignore flags change the choice. Precision,
-    recall and the 12 stats equal pycocotools' on one thread and on two (the split forced from one detection on);
-    with every area range reusing the first range's matching instead, both seeds fail."""
-    from vlbench.engine.cocoeval import accumulation, matching
-
+    recall and the 12 stats equal pycocotools'; with every area range reusing the first range's matching instead,
+    both seeds fail."""
     images, categories, anns, dets = _clustered_scene(seed, 120)
     ev = run_pycocotools(images, categories, anns, dets)
-    for threads in (1, 2):
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(matching, "SPLIT_DETECTIONS", 1)
-            mp.setattr(accumulation, "SPLIT_DETECTIONS", 1)
-            assert_same(ev, evaluate_bbox(np.array(images), np.array(categories), *_columns(anns, dets),
-                                          threads=threads))
+    assert_same(ev, evaluate_bbox(np.array(images), np.array(categories), *_columns(anns, dets)))

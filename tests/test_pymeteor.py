@@ -18,7 +18,8 @@ import pytest
 
 from conftest import SHARED
 from vlbench.engine.captions import java
-from vlbench.engine.captions.meteor import _UTF8, _run_jar, _stock, meteor_available, meteor_stats, normalize, score_lines
+from vlbench.engine.captions.meteor import _UTF8, _run_jar, _stock, meteor_available, meteor_stats, normalize
+from vlbench.engine.captions.meteor_lines import score_lines
 from vlbench.engine.captions.paraphrase import ParaphraseIndex
 from vlbench.engine.captions.pymeteor import python_eligible
 from vlbench.engine.captions.pymeteor.normalizer import normalize_line, parse_prefixes
@@ -251,7 +252,7 @@ def test_per_pair_aligner_equals_the_batch_on_the_stress_corpus(monkeypatch):
 @needs_java
 def test_cached_reference_side_gives_the_same_lines(tmp_path, monkeypatch):
     """The references' METEOR data read back from the disk cache (#32) give the statistics the jar gives."""
-    import vlbench.engine.captions.pymeteor as pymeteor
+    import vlbench.engine.captions.pymeteor.stats as pymeteor
     from vlbench.engine.captions import textcache
 
     monkeypatch.setattr(textcache, "folder", lambda: tmp_path / "texts")
@@ -279,7 +280,7 @@ def test_the_references_phrases_read_back_give_the_reduction_of_all_lines(tmp_pa
     not read from its cache folder has no key to store them under)."""
     import dataclasses
 
-    import vlbench.engine.captions.pymeteor as pymeteor
+    import vlbench.engine.captions.pymeteor.stats as pymeteor
     from vlbench.engine.captions import textcache
 
     monkeypatch.setattr(textcache, "folder", lambda: tmp_path / "texts")
@@ -322,7 +323,7 @@ def test_best_lines_print_the_counts_as_javas_double_to_string():
     as Java's ``Double.toString``: "<n>.0" below 10^7, "d.dddE<k>" from there (hand-written expectations: 0 ->
     "0.0", 12345678 -> "1.2345678E7", 10^7 -> "1.0E7"). Rows: two references of line 0 (the second scores
     higher: more matches), one of line 1, none of line 2 (the jar's error line)."""
-    from vlbench.engine.captions.pymeteor import _ERROR_LINE, _best_lines
+    from vlbench.engine.captions.pymeteor.stats import _ERROR_LINE, _best_lines
 
     def row(matches: int, other: float = 0.0) -> list[float]:
         r = [4.0, 4.0, 1.0, 1.0] + [0.0] * 19

@@ -11,22 +11,21 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from . import __version__
-from .benchmarks import all_benchmarks, canonical_id, get_benchmark
+from .benchmarks import all_benchmarks, get_benchmark
 from .benchmarks.benchmark import Benchmark
 from .benchmarks.protocol.options import PROTOCOLS
 
 EXIT_BAD_INPUT = 2
 
 
-def _parser(benches: Sequence[Benchmark] | None = None,
-            parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
+def _parser(benches: Sequence[Benchmark] | None = None) -> argparse.ArgumentParser:
     """The command line of ``benches`` (default: every benchmark, plug-ins included)."""
     benches = all_benchmarks() if benches is None else benches
     names = ", ".join(b.display_name for b in benches)
-    p = parser_class(prog="vlbench", description=f"Score and publish {names} exactly as their official scorers do.")
+    p = argparse.ArgumentParser(prog="vlbench", description=f"Score and publish {names} exactly as their official scorers do.")
     p.add_argument("--version", action="version", version=f"vlbench {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -315,10 +314,8 @@ def _score_options(args: argparse.Namespace) -> dict:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    import gc
     import json
 
-    gc.disable()
     from .engine.io import check_output, write_text_atomic
     from .library.api import compare
 
@@ -484,9 +481,6 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    import gc
-
-    gc.disable()  # a short-lived process building millions of small objects: the cyclic GC only costs time
     from .engine.io import check_output, write_text_atomic
     from .library import report
     from .library.api import score
@@ -594,39 +588,10 @@ def _raw_release(info: Benchmark, raw: list[str] | None) -> tuple[Any, dict[str,
     return fetched.raw, fetched.record
 
 
-class _Retry(Exception):
-    """The tentative parse gave up: the full parser decides."""
-
-
-class _Tentative(argparse.ArgumentParser):
-    """A parser that gives up (:class:`_Retry`) where argparse would print an error, and takes no abbreviated
-    flag (one that a plug-in's flag could make ambiguous): the full parser then parses the same arguments."""
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
-
-    def error(self, message: str) -> NoReturn:
-        """Give up instead of printing ``message`` and exiting."""
-        raise _Retry(message)
-
-
 def _parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
-    """The parser and the parsed command line. A command that names a registered benchmark and parses without
-    the plug-ins' flags is parsed without looking the plug-ins up (their lookup reads every installed
-    distribution's metadata); help, an unknown name or flag, and any error go to the parser of every benchmark."""
-    from .engine.errors import InputError
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and not {"-h", "--help"} & set(argv):
-        try:
-            parser = _parser(all_benchmarks(plugins=False), _Tentative)
-            args = parser.parse_args(argv)
-            if getattr(args, "benchmark", None) is None or canonical_id(args.benchmark, plugins=False):
-                return parser, args
-        except (_Retry, InputError):
-            pass
+    """The parser (every benchmark's, plug-ins included) and the parsed command line."""
     parser = _parser()
-    return parser, parser.parse_args(argv)
+    return parser, parser.parse_args(list(sys.argv[1:] if argv is None else argv))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,15 +19,8 @@ from numpy.typing import NDArray
 
 from ...engine.captions import bleu as bleu_mod
 from ...engine.captions.cider import CiderDResampler, cider_d
-from ...engine.captions.meteor import (
-    METEOR_BACKENDS,
-    index_ahead,
-    meteor_aligner,
-    meteor_available,
-    meteor_from_stats,
-    parse_stats,
-    summable_stats,
-)
+from ...engine.captions.meteor import METEOR_BACKENDS, index_ahead, meteor_available, meteor_stats
+from ...engine.captions.meteor_lines import meteor_from_stats, parse_stats, summable_stats
 from ...engine.captions.ngrams import count_ngrams
 from ...engine.captions.paraphrase import ParaphraseIndex
 from ...engine.captions.rouge import rouge_l
@@ -224,8 +217,8 @@ def _meteor_ready(meteor: bool, backend: str, n_references: int) -> tuple[bool, 
 def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseIndex | None
                       ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64], tuple[list[str] | None, str | None]]:
     """BLEU statistics, CIDEr-D and ROUGE-L per image, and METEOR's statistics lines and backend (none without a
-    backend). METEOR reads the texts first (string work, which holds the GIL), then aligns them in a worker thread
-    (numpy work, which mostly releases it, or the jar's processes) beside the others' string work."""
+    backend). METEOR runs in a worker thread (its alignments are numpy work, which mostly releases the GIL, or the
+    jar's processes) beside the others' string work."""
     def others() -> tuple[Any, NDArray[np.float64], NDArray[np.float64]]:
         call = _toolkit_call(t.hyp_tokens, t.ref_tokens)
         stats, cider = bleu_mod.bleu_stats(*call), cider_d(*call)
@@ -234,9 +227,8 @@ def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseI
 
     if not meteor_backend:
         return (*others(), (None, None))
-    align = meteor_aligner(t.hyp_tokens, t.ref_tokens, backend=meteor_backend, index=index)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        later = pool.submit(align)
+        later = pool.submit(meteor_stats, t.hyp_tokens, t.ref_tokens, backend=meteor_backend, index=index)
         stats, cider, rouge = others()      # an error here is raised first; the worker is still waited for
         return stats, cider, rouge, later.result()
 

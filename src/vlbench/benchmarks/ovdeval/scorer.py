@@ -317,7 +317,7 @@ def _stats(gt: OVDEvalSubset, dets: dict[str, NDArray], protocol: str, keep_gt_a
     computed: the per-category APs and the PR curve read the same step as AP (all areas, 100 detections). Matched in
     one thread: :func:`score` keeps the second core busy with the other evaluation."""
     return cocoeval.evaluate_bbox(gt.image_ids, gt.category_ids, gt.gt_dict(), dets, id0_quirk=protocol == "official",
-                                  keep_gt_at=keep_gt_at, tie_bounds=tie_bounds, stats_only=True, threads=1)
+                                  keep_gt_at=keep_gt_at, tie_bounds=tie_bounds, stats_only=True)
 
 
 def _percent(stats: dict[str, float], prefix: str = "") -> dict[str, float | None]:
@@ -345,14 +345,6 @@ def _id0_warning(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_],
             f"{shown(metrics['NMS_AP'])} from {shown(fixed)} (--protocol corrected scores that box like the others)"]
 
 
-def _nms_side(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_], nms: cocoeval.CocoEvalResult
-              ) -> dict[str, Any]:
-    """The parts of :func:`score`'s breakdowns that read NMS-AP's evaluation alone. The threshold metrics are
-    wanted where plain AP's detections tie, not known yet: computed where NMS-AP's do (None elsewhere)."""
-    return {"per_category": _per_category(gt, nms), "curve": _mean_curve(nms.precision, 0),
-            "threshold_metrics": threshold_metrics(gt, preds, keep, nms) if cocoeval.has_ties(nms.matches) else None}
-
-
 def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", source: str = "predictions",
           split: str | None = None, analysis: bool = False) -> Result:
     """NMS-AP and AP (24 numbers) of one sub-dataset; with ``analysis`` the error analysis too."""
@@ -363,8 +355,6 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
         plain_job = pool.submit(_stats, gt, preds.as_dict(), protocol, tie_bounds=True)
         keep, sup = suppress(gt, preds)
         nms = _stats(gt, preds.as_dict(keep), protocol, KEEP_GT_AT if analysis else None, tie_bounds=True)
-        # plain AP takes longer: what needs NMS-AP alone is done while it finishes, not after
-        nms_side = _nms_side(gt, preds, keep, nms)
         plain = plain_job.result()
     metrics = {**_percent(nms.stats, "NMS_"), **_percent(plain.stats)}
     warnings = list(gt.notes) + preds.warnings
@@ -381,15 +371,15 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official", so
     breakdowns = {
         "suppression": sup,
         "inflation": None if metrics["AP"] is None or metrics["NMS_AP"] is None else metrics["AP"] - metrics["NMS_AP"],
-        "per_category": {"NMS": nms_side["per_category"], "plain": _per_category(gt, plain)},
+        "per_category": {"NMS": _per_category(gt, nms), "plain": _per_category(gt, plain)},
         "pr_curve": {"recall": cocoeval.Params().rec_thrs.tolist(),
-                     "NMS_iou50": nms_side["curve"], "iou50": _mean_curve(plain.precision, 0)},
+                     "NMS_iou50": _mean_curve(nms.precision, 0), "iou50": _mean_curve(plain.precision, 0)},
     }
     counts = {"images": len(gt.image_ids), "categories": len(gt.category_ids), "gt_boxes": len(gt.ann_id),
               **preds.counts, "kept_after_suppression": sup["after"], "skipped_unknown_category": nms.skipped_detections}
     analyzed, analysis_replicator = analyze(gt, nms, sup["removed"]) if analysis else (None, None)
     if cocoeval.has_ties(plain.matches):        # scores that do not rank the boxes: the answer-set view too
-        breakdowns["threshold_metrics"] = nms_side["threshold_metrics"] or threshold_metrics(gt, preds, keep, nms)
+        breakdowns["threshold_metrics"] = threshold_metrics(gt, preds, keep, nms)
         breakdowns["tie_bounds"], tie_warning = _tie_bounds(nms, plain, metrics, suppression_ties=sup["tie_decisions"])
         warnings += tie_warning
     return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns, counts=counts,

@@ -29,19 +29,16 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import numpy as np
-from numpy.typing import NDArray
-
 from ..errors import InputError, VlbenchError
 from . import java
+from .meteor_lines import score_lines, split_like_jar
 from .paraphrase import ParaphraseIndex
 
-__all__ = ["METEOR_BACKENDS", "Meteor", "meteor_available", "meteor_from_stats", "meteor_stats", "parse_stats",
-           "score_lines", "summable_stats"]
+__all__ = ["METEOR_BACKENDS", "Meteor", "meteor_available", "meteor_stats"]
 
 #: ``--meteor-backend`` choices.
 METEOR_BACKENDS = ("auto", "python", "java")
@@ -66,25 +63,6 @@ def meteor_available(backend: str = "auto") -> tuple[bool, str]:
             return False, (f"no Java found: {why}, or install a JRE (e.g. 'apt-get install default-jre-headless'), "
                            "or use --meteor-backend python")
     return True, "ok"
-
-
-def score_lines(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[str]:
-    """pycocoevalcap's ``SCORE`` line of every (hypothesis, references) pair."""
-    return [" ||| ".join(("SCORE", " ||| ".join(rs), hyp.replace("|||", "").replace("  ", " ")))
-            for hyp, rs in zip(hyps, refs)]
-
-
-def _java_trim(text: str) -> str:
-    return text.strip("".join(map(chr, range(33))))
-
-
-def _split_like_jar(line: str) -> list[str]:
-    """The texts the jar scores for a ``SCORE`` line: ``line.split("\\|\\|\\|")`` (trailing empty parts
-    dropped, as Java does) after the keyword, each trimmed; the last one is the hypothesis."""
-    parts = line.split("|||")
-    while parts and parts[-1] == "":
-        parts.pop()
-    return [_java_trim(p) for p in parts[1:]]
 
 
 class Meteor:
@@ -207,16 +185,7 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend:
     ("python", or "java, <paraphrase table used>", with the reason when ``auto`` kept the jar). ``index``: the
     paraphrase table's index when the caller has it open already (:func:`index_ahead`); else the Python backend
     reads :meth:`ParaphraseIndex.for_references` of these references, the jar :func:`paraphrase_index`."""
-    return meteor_aligner(hyps, refs, backend=backend, cache_dir=cache_dir, index=index)()
-
-
-def meteor_aligner(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend: str = "auto",
-                   cache_dir: Path | None = None, index: ParaphraseIndex | None = None
-                   ) -> Callable[[], tuple[list[str], str]]:
-    """:func:`meteor_stats` in two steps: the Python backend reads the texts now (string work) and aligns them when
-    the returned function is called (numpy work, which releases the GIL: a caller can run it beside other work in a
-    thread); the jar does all of it in that call."""
-    from .pymeteor import python_aligner, python_eligible
+    from .pymeteor import python_eligible, python_stats
 
     if backend not in METEOR_BACKENDS:
         raise InputError(f"unknown METEOR backend {backend!r}", fix="use " + ", ".join(METEOR_BACKENDS))
@@ -231,12 +200,9 @@ def meteor_aligner(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backen
         note = "" if proven else f" ({why}: " + ("the jar is used" if has_java else
                                                   "equality with the jar is not proven there; no Java found") + ")"
     if use == "java":
-        def run_jar() -> tuple[list[str], str]:
-            lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir, index=index)
-            return lines, f"java, {how}{note}"
-        return run_jar
-    align = python_aligner(hyps, refs, jar=java.require_meteor_jar(), index=index, cache_dir=cache_dir)
-    return lambda: (align(), f"python{note}")
+        lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir, index=index)
+        return lines, f"java, {how}{note}"
+    return python_stats(hyps, refs, jar=java.require_meteor_jar(), index=index, cache_dir=cache_dir), f"python{note}"
 
 
 def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_dir: Path | None = None,
@@ -244,7 +210,7 @@ def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_dir:
     """The jar's statistics lines through the jar, and which paraphrase table it used ("reduced paraphrase
     table" or "full paraphrase table: <why>")."""
     lines = score_lines(hyps, refs)
-    pieces = [_split_like_jar(line) for line in lines]
+    pieces = [split_like_jar(line) for line in lines]
     if any(len(p) < 2 for p in pieces):
         return _stock(lines, "a line without a reference")
     distinct = list(dict.fromkeys(t for p in pieces for t in p))
@@ -275,58 +241,3 @@ def _stock(lines: list[str], why: str) -> tuple[list[str], str]:
     with tempfile.TemporaryDirectory(prefix="vlbench-meteor-") as tmp:
         out = _run_jar(("-jar", java.require_meteor_jar().name, *STOCK_ARGS), lines, Path(tmp))
     return out, f"full paraphrase table: {why}"
-
-
-# -- METEOR from its sufficient statistics -------------------------------------------------------------
-#: METEOR 1.5 parameters for English under the default task ("rank"), which pycocoevalcap uses:
-#: alpha, beta, gamma, delta and the module weights (exact, stem, synonym, paraphrase).
-ALPHA, BETA, GAMMA, DELTA = 0.85, 0.20, 0.60, 0.75
-MODULE_WEIGHTS = (1.0, 0.6, 0.8, 0.6)
-#: Fields of a statistics line: lengths, function words, 4 modules x (test/ref x content/function),
-#: chunks, word matches.
-N_STATS = 23
-
-
-def parse_stats(lines: Sequence[str]) -> NDArray[np.float64]:
-    """Statistics lines (``Meteor.stats``) -> float array (n, 23)."""
-    values = np.asarray([line.split() for line in lines], dtype=np.float64).reshape(len(lines), -1)
-    if values.shape[1] != N_STATS:
-        raise VlbenchError(f"unexpected METEOR statistics line with {values.shape[1]} fields (expected {N_STATS})")
-    return values
-
-
-def summable_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Per-segment statistics ready to be summed into a corpus aggregate: METEOR's ``EVAL`` does not add
-    the chunk of a segment that matches its reference exactly (one chunk, every word matched); found by
-    comparing with the jar's aggregates, which this then reproduces (to the last bit or two)."""
-    s = np.array(stats, dtype=np.float64)
-    module = s[:, 4:20].reshape(len(s), 4, 4)
-    perfect = ((module[:, :, 0].sum(1) + module[:, :, 2].sum(1) == s[:, 0])
-               & (module[:, :, 1].sum(1) + module[:, :, 3].sum(1) == s[:, 1]) & (s[:, 20] == 1))
-    s[perfect, 20] = 0.0
-    return s
-
-
-def meteor_from_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
-    """METEOR score of statistics (..., 23), as ``MeteorScorer.computeMetrics`` does, in its order of operations:
-    weighted precision and recall over content/function words, Fmean, fragmentation penalty. For one
-    alignment's statistics (the score that picks the best reference) or summed ones (``EVAL``)."""
-    s = np.asarray(stats, dtype=np.float64)
-    test_len, ref_len, test_fn, ref_fn = s[..., 0], s[..., 1], s[..., 2], s[..., 3]
-    module = s[..., 4:20].reshape(s.shape[:-1] + (4, 4))    # per module: test content, ref content, test fn, ref fn
-    chunks, test_words, ref_words = s[..., 20], s[..., 21], s[..., 22]
-    test_weighted, ref_weighted = np.zeros(s.shape[:-1]), np.zeros(s.shape[:-1])
-    for part, factor in ((0, DELTA), (2, 1.0 - DELTA)):      # Java's accumulation order: content, then function
-        for i, w in enumerate(MODULE_WEIGHTS):
-            test_weighted = test_weighted + module[..., i, part] * w * factor
-            ref_weighted = ref_weighted + module[..., i, part + 1] * w * factor
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precision = test_weighted / (DELTA * (test_len - test_fn) + (1 - DELTA) * test_fn)
-        recall = ref_weighted / (DELTA * (ref_len - ref_fn) + (1 - DELTA) * ref_fn)
-        fmean = 1.0 / ((1 - ALPHA) / precision + ALPHA / recall)
-        test_total = module[..., 0].sum(-1) + module[..., 2].sum(-1)
-        ref_total = module[..., 1].sum(-1) + module[..., 3].sum(-1)
-        exact = (test_total == test_len) & (ref_total == ref_len) & (chunks == 1)
-        frag = np.where(exact, 0.0, chunks / ((test_words + ref_words) / 2))
-        score = fmean * (1.0 - GAMMA * frag**BETA)
-    return np.where(np.isnan(score), 0.0, np.maximum(score, 0.0))

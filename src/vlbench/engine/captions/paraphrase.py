@@ -72,8 +72,6 @@ _JAVA_SPACE = re.compile(r"[ \t\n\r\f]+")
 #: The index's arrays, one ``.npy`` file each in its cache folder.
 _ARRAYS = ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first", "entry_second",
            "multipliers", "max_words")
-#: The build's loops over block parts hand the freed ones back to the system (:func:`_trim_heap`) this often.
-_TRIM_EVERY = 16
 #: A file changed less than this long ago gets no stamp (:func:`_stamp`): 2 s, far above any file system's tick.
 _SETTLED_NS = 2_000_000_000
 #: :meth:`ParaphraseIndex.parse_among` tests phrases of up to this many words against the lines' n-grams; a longer
@@ -167,16 +165,14 @@ def _ordered_strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: 
 
 
 def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
-    """The parts end to end, each part freed from the list as soon as it is copied and the freed parts handed back
-    to the system every :data:`_TRIM_EVERY` parts (freed, they stay resident): the peak stays about one copy."""
+    """The parts end to end, each part freed from the list as soon as it is copied: the peak stays about one
+    copy."""
     out: NDArray = np.empty(sum(map(len, parts)), dtype=dtype)
     at = 0
     for k in range(len(parts)):
         out[at:at + len(parts[k])] = parts[k]
         at += len(parts[k])
         parts[k] = out[:0]                  # (a slice of the part would keep it alive)
-        if k % _TRIM_EVERY == _TRIM_EVERY - 1:
-            _trim_heap()
     return out
 
 
@@ -375,8 +371,6 @@ def _kept_text(texts: list[NDArray[np.uint8]], counts: list[int], chosen: NDArra
         kept = part[np.repeat(chosen[at:at + n], length[at:at + n])]
         out[put:put + len(kept)] = kept
         at, put = at + n, put + len(kept)
-        if k % _TRIM_EVERY == _TRIM_EVERY - 1:
-            _trim_heap()            # the parts read so far back to the system (freed, they stay resident)
     return out
 
 
@@ -388,18 +382,6 @@ def _kept_spans(chosen: NDArray[np.bool_], first: NDArray[np.int64], length: NDA
     place = np.cumsum(chosen, dtype=np.int32) - 1
     start = (np.cumsum(kept, dtype=np.int64) - kept)[place[first]]
     return start.astype(np.int32), (start + length[first]).astype(np.int32)
-
-
-def _trim_heap() -> None:
-    """Hand the C heap's free pages back to the system (glibc's ``malloc_trim``): the blocks' many mid-sized numpy
-    temporaries leave the heap fragmented, which held ~150 MB of freed memory in the process through the build.
-    Nothing happens where the C library has no such call."""
-    import ctypes
-
-    try:        # the process's own symbols (libc among them): ctypes.util.find_library would start ldconfig
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError, TypeError):
-        pass
 
 
 @dataclass(frozen=True)
@@ -458,7 +440,6 @@ class ParaphraseIndex:
         hashes, checks, length, always, words = (_concatenate(f, dtype) for f, dtype in
                                                  zip(fields[:2] + fields[3:], (np.uint64, np.uint64, np.int32, bool,
                                                                                np.int16)))
-        _trim_heap()                                            # the blocks' parts, freed, back to the system
         first, global_number = _distinct_ranges(hashes, checks)  # distinct across blocks, numbered in hash order
         del checks
         chosen = np.zeros(len(length), dtype=bool)              # the first copy of each, in text order
@@ -471,7 +452,6 @@ class ParaphraseIndex:
         del numbers, global_number, chosen
         if len(phrase_text) >= 1 << 31:
             raise ValueError(f"{table}: over 2 GB of distinct phrases")
-        _trim_heap()
         return cls(phrase_text, start, end, hashes[first], always[first], entry_first, entry_second,
                    np.asarray(multipliers, dtype=np.uint64), np.asarray(int(words.max(initial=0)), dtype=np.int64))
 

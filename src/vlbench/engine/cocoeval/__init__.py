@@ -41,7 +41,7 @@ from .accumulation import (
 )
 from .bootstrap import WeightedRanking, summary_rankings, summary_replicates
 from .data import FP, IGNORED, STAT_NAMES, STATS, TP, GroundTruth, Matches, PairDetections, Params, Stat
-from .matching import SPLIT_DETECTIONS, match, on_objects, recall_any_score
+from .matching import match, on_objects, recall_any_score
 from .summaries import (
     CocoEvalResult,
     evaluate_bbox,
@@ -58,5 +58,5 @@ __all__ = ["Params", "GroundTruth", "PairDetections", "Matches", "match", "accum
            "stat_steps", "recall_only", "TIE_ORDERS", "has_ties", "tied_detections", "tie_bounds_bbox",
            "accumulate_orders", "tp_envelope", "recall_hits", "interpolated_precision", "interpolated_ap",
            "average_precision_at", "group_npig", "precision_recall_f1", "threshold_counts", "WeightedRanking",
-           "summary_rankings", "summary_replicates", "SPLIT_DETECTIONS", "on_objects", "recall_any_score",
+           "summary_rankings", "summary_replicates", "on_objects", "recall_any_score",
            "mean_of_valid", "resolve_by_id", "summary_value"]

@@ -16,7 +16,6 @@ threshold (:func:`average_precision_at`, for the error analysis), counts alone (
 from __future__ import annotations
 
 import functools
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +23,6 @@ from numpy.typing import NDArray
 
 from ..sorting import concat_ranges, nonzero_2d, score_key, stable_group_order
 from .data import FP, TP, Matches, Params
-from .matching import SPLIT_DETECTIONS
 
 
 def _segment_reverse_cummax(values: NDArray[np.float64], segment: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -210,15 +208,14 @@ def has_ties(m: Matches) -> bool:
 
 def accumulate_steps(m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
                      params: Params, areas: tuple[int, ...], max_dets: tuple[int, ...], *,
-                     orders: tuple[str, ...] = ("official",), orders_at: tuple[int, ...] | None = None, threads: int = 1,
+                     orders: tuple[str, ...] = ("official",), orders_at: tuple[int, ...] | None = None,
                      npig: NDArray[np.int64] | None = None):
     """The core of :func:`accumulate`: yields ``(mi, a, curves)`` per (max-det, area), ``curves`` one per tie order
     of ``orders`` (TIE_ORDERS), sharing the ranking and the cumulative counts: the precision at a true positive
     counts the false positives before it in the official order, or, for the bounds, those before its tie block
     (``best``: its true positives first) or up to the block's end (``worst``). ``orders_at``: the max-det indices
     where every order is computed; elsewhere only the first (a step nobody asks bounds of costs nothing more).
-    ``threads=2``: the area ranges of a step two at a time (:func:`_step_curves`). ``npig``: :func:`group_npig`'s
-    value, when the caller has it."""
+    ``npig``: :func:`group_npig`'s value, when the caller has it."""
     K = n_groups
     npig = group_npig(m, member_pair, member_group, K) if npig is None else npig
     group_has = npig[:, 0] >= 0
@@ -242,7 +239,7 @@ def accumulate_steps(m: Matches, member_pair: NDArray[np.int64], member_group: N
         else:       # the ranking's dtype can change with the cut: one order per max-det
             e_det, e_group = group_entries(m, member_pair, member_group, params.max_dets[mi])
         curves: dict[int, tuple[Curves, ...]] = {}
-        for a, step in _step_curves(m, e_det, e_group, K, params, areas, orders, group_has, npig_group, threads):
+        for a, step in _step_curves(m, e_det, e_group, K, params, areas, orders, group_has, npig_group):
             curves[a] = step
             yield mi, a, step
         if grouped is not None:
@@ -251,10 +248,10 @@ def accumulate_steps(m: Matches, member_pair: NDArray[np.int64], member_group: N
 
 def _step_curves(m: Matches, e_det: NDArray[np.integer], e_group: NDArray[np.integer], K: int, params: Params,
                  areas: tuple[int, ...], orders: tuple[str, ...], group_has: NDArray[np.bool_],
-                 npig_group: NDArray[np.int64], threads: int = 1):
+                 npig_group: NDArray[np.int64]):
     """One max-det step of :func:`accumulate_steps` (its entries ``e_det`` / ``e_group`` grouped, each group in
-    ranking order): yields ``(a, curves)`` per area range. The area ranges share the ranking and differ only in the
-    states they read, so with ``threads=2`` every second one is computed in a worker thread."""
+    ranking order): yields ``(a, curves)`` per area range (they share the ranking and differ only in the states
+    they read)."""
     nd = np.bincount(e_group, minlength=K)
     group_start = np.cumsum(nd) - nd
     fp_ats: list[NDArray[np.int32] | None] = [None] * len(orders)      # the last position whose FPs count
@@ -264,13 +261,7 @@ def _step_curves(m: Matches, e_det: NDArray[np.integer], e_group: NDArray[np.int
         fp_ats = [None if o == "official" else tie_first if o == "best" else tie_last for o in orders]
         del tie_first, tie_last
     step = functools.partial(_area_curves, m, e_det, e_group, K, params, fp_ats, group_has, npig_group, nd, group_start)
-    if threads < 2 or len(areas) < 2 or len(e_det) < SPLIT_DETECTIONS:
-        yield from ((a, step(a)) for a in areas)
-        return
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        later = {a: pool.submit(step, a) for a in areas[1::2]}
-        for a in areas:
-            yield a, later[a].result() if a in later else step(a)
+    yield from ((a, step(a)) for a in areas)
 
 
 def _area_curves(m: Matches, e_det: NDArray[np.integer], e_group: NDArray[np.integer], K: int, params: Params,

@@ -13,9 +13,6 @@ Also here: :func:`on_objects` and :func:`recall_any_score`, which ask whether a 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import fields, replace
-from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,77 +29,17 @@ from ..sorting import (
 )
 from .data import FP, IGNORED, TP, GroundTruth, Matches, PairDetections, Params
 
-#: from this many detections (entries of a ranking) on, :func:`match` splits the pairs in two halves matched in two
-#: threads and the accumulation the area ranges two at a time; below, the halves' copies and a thread's start cost
-#: about what the second core saves (bench/HISTORY.md)
-SPLIT_DETECTIONS = 100_000
-
 
 def match(gt: GroundTruth, dt: PairDetections, n_pairs: int, params: Params = Params(), *,
-          id0_quirk: bool = True, keep_gt_at: float | None = None, threads: int = 2) -> Matches:
+          id0_quirk: bool = True, keep_gt_at: float | None = None) -> Matches:
     """``COCOeval.evaluate()`` for every pair: greedy matching in score order, per area range and threshold.
 
     Per pair, detections are sorted by score (stable: file order breaks ties) and cut to the best ``max_dets[-1]``.
     A detection takes, among the GTs not yet taken at that threshold (crowd GTs are never taken), the one with the
     highest IoU >= t, non-ignored GTs first, ties to the later GT. With ``id0_quirk`` a match to a GT whose
     annotation id is 0 counts as unmatched, as in pycocotools (``dtm`` holds the GT id and is tested against 0).
-    ``keep_gt_at``: also keep which GT each detection took at that threshold (:attr:`Matches.gt_taken`).
-
-    A pair's matching depends on nothing outside the pair, so with ``threads=2`` (the default; 1 where the caller
-    keeps the other core busy) and :data:`SPLIT_DETECTIONS` detections or more, the pairs below and above the
-    detections' median pair are matched in two threads (numpy releases the GIL on large arrays) and the halves
-    joined: the same arrays as one pass (the gain is in bench/HISTORY.md)."""
-    args = (params, id0_quirk, keep_gt_at)
-    cut = _median_pair(dt.pair, n_pairs) if threads > 1 and len(dt.pair) >= SPLIT_DETECTIONS else None
-    if cut is None:
-        return _match_pairs(gt, dt, n_pairs, *args)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        upper = pool.submit(_match_range, gt, dt, cut, n_pairs, *args)
-        lower = _match_range(gt, dt, 0, cut, *args)
-        return _joined(lower, upper.result())
-
-
-def _median_pair(d_pair: NDArray[np.int64], n_pairs: int) -> int | None:
-    """The first pair of the upper half: the pairs before it hold about half the detections (None: no such cut)."""
-    before = np.cumsum(np.bincount(d_pair, minlength=n_pairs))
-    cut = int(np.searchsorted(before, len(d_pair) // 2)) + 1
-    return cut if 0 < cut < n_pairs else None
-
-
-#: one half of :func:`match`: its matches, numbered within the half, and its detections' and GTs' indices in the whole
-_Half = tuple["Matches", int, NDArray[np.int64], NDArray[np.int64]]
-_Columns = TypeVar("_Columns", GroundTruth, PairDetections)
-
-
-def _match_range(gt: GroundTruth, dt: PairDetections, lo: int, hi: int, params: Params, id0_quirk: bool,
-                 keep_gt_at: float | None) -> _Half:
-    """:func:`match` of the pairs ``lo <= pair < hi`` alone (pairs renumbered from 0)."""
-    d_idx = np.flatnonzero((dt.pair >= lo) & (dt.pair < hi))
-    g_idx = np.flatnonzero((gt.pair >= lo) & (gt.pair < hi))
-    return _match_pairs(_rows(gt, g_idx, lo), _rows(dt, d_idx, lo), hi - lo, params, id0_quirk, keep_gt_at), lo, d_idx, g_idx
-
-
-def _rows(columns: _Columns, idx: NDArray[np.int64], lo: int) -> _Columns:
-    """Rows ``idx`` of a :class:`GroundTruth` or :class:`PairDetections` (every column; an absent one stays None), their
-    pairs renumbered from ``lo``."""
-    taken: dict[str, Any] = {f.name: None if (v := getattr(columns, f.name)) is None else v[idx] for f in fields(columns)}
-    taken["pair"] -= lo                 # a fresh array (fancy indexing copies)
-    return replace(columns, **taken)
-
-
-def _joined(*halves: _Half) -> Matches:
-    """The halves of :func:`match` as one :class:`Matches` over every pair (their rows are in (pair, rank) order
-    and the pair ranges follow each other, so concatenating keeps that order)."""
-    ms = [h[0] for h in halves]
-    cat = lambda name: np.concatenate([getattr(m, name) for m in ms])  # noqa: E731
-    optional = lambda name: None if getattr(ms[0], name) is None else cat(name)  # noqa: E731
-    taken = (None if ms[0].gt_taken is None
-             else np.concatenate([_in_order(m.gt_taken, g_idx) for m, _, _, g_idx in halves if m.gt_taken is not None]))
-    return Matches(det_index=np.concatenate([d_idx[m.det_index] for m, _, d_idx, _ in halves]),
-                   pair=np.concatenate([m.pair + lo for m, lo, _, _ in halves]), rank=cat("rank"), score=cat("score"),
-                   state=np.concatenate([m.state for m in ms], axis=2), npig=np.concatenate([m.npig for m in ms], axis=1),
-                   has_result=cat("has_result"), id0_matches=sum(m.id0_matches for m in ms), exact=optional("exact"),
-                   is_int=optional("is_int"), nan_iou=sum(m.nan_iou for m in ms), gt_taken=taken)
+    ``keep_gt_at``: also keep which GT each detection took at that threshold (:attr:`Matches.gt_taken`)."""
+    return _match_pairs(gt, dt, n_pairs, params, id0_quirk, keep_gt_at)
 
 
 def _match_pairs(gt: GroundTruth, dt: PairDetections, n_pairs: int, params: Params, id0_quirk: bool,

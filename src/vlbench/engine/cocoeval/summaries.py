@@ -87,8 +87,8 @@ def resolve_by_id(gt: dict[str, NDArray], image_ids: NDArray[np.int64],
 
 def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64], gt: dict[str, NDArray],
                   dt: dict[str, NDArray], params: Params = Params(), *, id0_quirk: bool = True,
-                  keep_gt_at: float | None = None, tie_bounds: bool = False, stats_only: bool = False,
-                  threads: int = 2) -> CocoEvalResult:
+                  keep_gt_at: float | None = None, tie_bounds: bool = False,
+                  stats_only: bool = False) -> CocoEvalResult:
     """Stock ``COCOeval(gt, dt, "bbox")`` evaluate + accumulate + summarize, one group per category.
 
     ``gt``: arrays ``image_id, category_id, bbox (xywh), area, iscrowd, id`` in file order;
@@ -97,9 +97,7 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
     Detection area is ``w * h`` as ``loadRes`` sets it. ``keep_gt_at``: see :func:`match`. ``tie_bounds``: when
     scores tie, :func:`tie_bounds_bbox`'s values too, from the same accumulation (kept in the result).
     ``stats_only``: the precision and recall arrays hold only the (area, max-dets) entries the 12 stats read
-    (:func:`stat_steps`), the rest -1: the stats are the same, at about half the accumulation's cost. ``threads``:
-    2 matches (:func:`match`) and accumulates (the area ranges, :func:`_step_curves`) in two threads; 1 where the
-    caller keeps the other core busy.
+    (:func:`stat_steps`), the rest -1: the stats are the same, at about half the accumulation's cost.
     """
     imgs = np.unique(np.asarray(image_ids, dtype=np.int64))
     cats = np.unique(np.asarray(category_ids, dtype=np.int64))
@@ -129,21 +127,20 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
                       exact=None if exact is None else np.asarray(exact, dtype=np.int64)[d_known],
                       is_int=None if exact is None else np.asarray(dt["score_is_int"], dtype=bool)[d_known])
     n_pairs = len(imgs) * K
-    matches = match(truth, dets, n_pairs, params, id0_quirk=id0_quirk, keep_gt_at=keep_gt_at, threads=threads)
+    matches = match(truth, dets, n_pairs, params, id0_quirk=id0_quirk, keep_gt_at=keep_gt_at)
     precision, recall, npig, bounds = _accumulate_bbox(matches, K, params, tie_bounds and has_ties(matches),
-                                                       stats_only=stats_only, threads=threads)
+                                                       stats_only=stats_only)
     return CocoEvalResult(stats=summarize(precision, recall, params), precision=precision, recall=recall,
                           npig=npig, matches=matches, category_ids=cats,
                           skipped_detections=int((~d_known).sum()), skipped_gt=int(g_orphan.sum()),
                           truth=truth, detections=dets, tie_bounds=bounds)
 
 
-def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool, *, stats_only: bool = False, threads: int = 1
+def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool, *, stats_only: bool = False
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], dict | None]:
     """:func:`accumulate` with one group per category; with ``bounds``, :func:`tie_bounds_bbox`'s values from the
     same pass (the bounds' orders only at the max-dets step the AP stats read, taken to stats at once: no (T, R, K,
-    A, M) arrays of theirs). ``stats_only``: only the steps the stats read (:func:`stat_steps`). ``threads``: see
-    :func:`_step_curves`."""
+    A, M) arrays of theirs). ``stats_only``: only the steps the stats read (:func:`stat_steps`)."""
     T, R, A, M = len(params.iou_thrs), len(params.rec_thrs), len(params.area_rngs), len(params.max_dets)
     pairs = np.arange(len(m.has_result))
     category = pairs % max(K, 1)
@@ -154,7 +151,7 @@ def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool, *, stats_
     npig = group_npig(m, pairs, category, K)
     for mi, a, curves in accumulate_steps(m, pairs, category, K, params, areas, max_dets,
                                           orders=("official", "worst", "best") if bounds else ("official",),
-                                          orders_at=(step,), threads=threads, npig=npig):
+                                          orders_at=(step,), npig=npig):
         store_curves(curves[0], precision, recall, a, mi, R)
         if out is not None and mi == step:
             out.add(a, curves[1:])

@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["normalize_line", "java_tokens", "java_trim"]
+from ..meteor_lines import java_trim
+
+__all__ = ["normalize_line", "java_tokens"]
 
 #: The letters the jar treats as alphabetic: ASCII, Latin-1 and Latin Extended-A letters, Cyrillic
 #: (with its supplement and extensions) and the phonetic extensions.
@@ -39,8 +41,6 @@ _HAS_ALPHA = re.compile(f"[{_ALPHA}]")
 _WHITE = re.compile("[ \u2000-\u200a\u202f\u205f\u3000\u00a0]+")
 #: java.util.StringTokenizer's default delimiters.
 _TOKEN_DELIMITERS = re.compile("[ \t\n\r\f]+")
-#: String.trim removes every character up to U+0020 from both ends.
-_TRIM = "".join(map(chr, range(0x21)))
 
 NBP_ANY, NBP_NUMERIC_ONLY = 1, 2
 
@@ -48,11 +48,6 @@ NBP_ANY, NBP_NUMERIC_ONLY = 1, 2
 def java_tokens(line: str) -> list[str]:
     """``new StringTokenizer(line)``'s tokens."""
     return [t for t in _TOKEN_DELIMITERS.split(line) if t]
-
-
-def java_trim(text: str) -> str:
-    """``String.trim()``."""
-    return text.strip(_TRIM)
 
 
 def parse_prefixes(text: str) -> dict[str, int]:
