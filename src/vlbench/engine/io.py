@@ -170,7 +170,8 @@ def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES, max_v
         data = _read_bytes(p, max_bytes, max_values)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise FormatError(f"cannot read the {what} ({exc})", file=str(p)) from None
-    if True:
+    # the cyclic GC would rescan the growing object graph again and again (its gain: bench/MACHINERY.md)
+    with _gc_paused():
         if typed is not None:
             import msgspec
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import msgspec
@@ -382,20 +381,20 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
     warnings = list(gt.notes) + warnings
     matches = _match(gt, dets, protocol, KEEP_GT_AT if analysis else None)
     ties = cocoeval.has_ties(matches)
-    with ThreadPoolExecutor(max_workers=1) as pool:     # the diagnostics read the matches only: the second core
-        per_description = pool.submit(_per_description, gt, matches) if with_per_description else None
-        thresholds = pool.submit(threshold_metrics, gt, dets, matches) if ties else None
-        names, curves, member_pair, member_group = _accumulate(gt, matches, tie_bounds=ties)
-        precision, recall, npig = curves["official"]
-        index = {name: i for i, name in enumerate(names)}
-        summaries = {scope: {g.key: _summary(precision, recall, npig, index[(scope, g.key)]) for g in schema.GROUPS}
-                     for scope in ["all"] + [s for s in schema.SOURCES if (s, "categ") in index]}
-        official = _thirteen(summaries["all"])
-        metrics = _percent(official)
-        if protocol == "official" and matches.id0_matches:
-            warnings += _id0_warning(gt, dets, official)
-        side = {"per_description": per_description, "threshold_metrics": thresholds}
-        side_views = {key: job.result() for key, job in side.items() if job is not None}
+    names, curves, member_pair, member_group = _accumulate(gt, matches, tie_bounds=ties)
+    precision, recall, npig = curves["official"]
+    index = {name: i for i, name in enumerate(names)}
+    summaries = {scope: {g.key: _summary(precision, recall, npig, index[(scope, g.key)]) for g in schema.GROUPS}
+                 for scope in ["all"] + [s for s in schema.SOURCES if (s, "categ") in index]}
+    official = _thirteen(summaries["all"])
+    metrics = _percent(official)
+    if protocol == "official" and matches.id0_matches:
+        warnings += _id0_warning(gt, dets, official)
+    side_views = {}
+    if with_per_description:
+        side_views["per_description"] = _per_description(gt, matches)
+    if ties:
+        side_views["threshold_metrics"] = threshold_metrics(gt, dets, matches)
 
     rec = PARAMS.rec_thrs.tolist()
     def curve(g: int) -> dict[str, Any]:

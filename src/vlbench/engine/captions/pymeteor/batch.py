@@ -22,7 +22,6 @@ from .beam import MAX_WORDS, _expand, _masks, resolve_many
 
 __all__ = ["Corpus", "stats_many"]
 
-_ONE = np.uint64(1)
 #: (String.hashCode, hash of the stem, WordNet synsets, is a function word) of a word
 WordInfo = tuple[int, int, frozenset, bool]
 
@@ -53,14 +52,12 @@ class Corpus:
     phrase_len: NDArray[np.int64]    # (phrases,)
     entry_ptr: NDArray[np.int64]     # (phrases + 1,) entries of each first phrase, in file order
     entry_second: NDArray[np.int64]  # (entries,)
-    entry_bits: NDArray[np.uint64]   # (entries,) the second phrase's Bloom bits
     # occurrences of phrases in lines: by (line, start, length), and their keys line * phrases + phrase sorted
     occ_ptr: NDArray[np.int64]       # (lines + 1,) offsets into the by-line arrays
     occ_start: NDArray[np.int64]
     occ_phrase: NDArray[np.int64]
     occ_key: NDArray[np.int64]
     occ_start_by_key: NDArray[np.int64]
-    line_bloom: NDArray[np.uint64]   # (lines,) two bits per phrase the line holds (a fast "surely not")
 
     @classmethod
     def build(cls, tokens: Sequence[list[str]], info: Callable[[str], WordInfo], index: ParaphraseIndex,
@@ -91,21 +88,14 @@ class Corpus:
         line, start, phr = _occurrences(word, ptr, phrases, vocab)
         n_ph = len(phrases)
         by_key = np.lexsort((start, line * n_ph + phr))
-        bloom = np.zeros(len(tokens), np.uint64)
-        np.bitwise_or.at(bloom, line, _phrase_bits(phr))
         hash_id = np.unique(hash_, return_inverse=True)[1].astype(np.int32)
         stem_id = np.unique(stem_, return_inverse=True)[1].astype(np.int32)
         line_fn = np.add.reduceat(np.r_[fn[word].astype(np.int64), 0], ptr[:-1]) * (np.diff(ptr) > 0)
         return cls(ptr, word, words, word.astype(np.int32), hash_, hash_id, stem_id, fn, line_fn,
                    related, has_syn, phrases,
                    np.asarray([len(q) for q in phrases], np.int64), entry_ptr, seconds[order],
-                   _phrase_bits(seconds[order]),
                    np.searchsorted(line, np.arange(len(tokens) + 1)).astype(np.int64), start, phr,
-                   (line * n_ph + phr)[by_key], start[by_key], bloom)
-
-    def may_hold(self, line: NDArray[np.int64], bits: NDArray[np.uint64]) -> NDArray[np.bool_]:
-        """False where a phrase with these :func:`_phrase_bits` surely does not occur in ``line``."""
-        return (self.line_bloom[line] & bits) == bits
+                   (line * n_ph + phr)[by_key], start[by_key])
 
     def line_table(self, line: int) -> tuple[dict, frozenset]:
         """The reduced table as ``aligner.Sentence.build`` takes it (first phrase -> its paraphrases in file
@@ -129,11 +119,6 @@ def _sharing_a_synset(word: NDArray[np.int64], synset: NDArray[np.int64], n_word
     word, synset = word[order], synset[order]
     member, partner = _expand(np.searchsorted(synset, synset, "left"), np.searchsorted(synset, synset, "right"))
     return np.unique(word[member] * n_words + word[partner])
-
-
-def _phrase_bits(phrase: NDArray[np.int64]) -> NDArray[np.uint64]:
-    """Two of 64 bits per phrase number, for the lines' Bloom filters."""
-    return (_ONE << (phrase % 64).astype(np.uint64)) | (_ONE << ((phrase * 40503 >> 6) % 64).astype(np.uint64))
 
 
 def _phrase_hashes(phrases: list[tuple[str, ...]], vocab: dict[str, int]) -> tuple[NDArray, NDArray, list, list]:
@@ -267,8 +252,6 @@ def _paraphrase_candidates(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]
         re_, e = _expand(c.entry_ptr[first], c.entry_ptr[first + 1])
         rp, o, first = rp[re_], o[re_], first[re_]
         second = c.entry_second[e]
-        held = c.may_hold(dst[rp], c.entry_bits[e])
-        rp, o, first, second, e = rp[held], o[held], first[held], second[held], e[held]
         rq, q = _lookup(c.occ_key, dst[rp] * len(c.phrases) + second)
         rp, o, first, second, e = rp[rq], o[rq], first[rq], second[rq], e[rq]
         here, there = c.occ_start[o], c.occ_start_by_key[q]
