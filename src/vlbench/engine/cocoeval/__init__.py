@@ -41,17 +41,9 @@ from .accumulation import (
 )
 from .bootstrap import WeightedRanking, summary_rankings, summary_replicates
 from .data import FP, IGNORED, STAT_NAMES, STATS, TP, GroundTruth, Matches, PairDetections, Params, Stat
+from .evaluate import CocoEvalResult, evaluate_bbox, resolve_by_id, tie_bounds_bbox
 from .matching import match, on_objects, recall_any_score
-from .summaries import (
-    CocoEvalResult,
-    evaluate_bbox,
-    mean_of_valid,
-    resolve_by_id,
-    stat_steps,
-    summarize,
-    summary_value,
-    tie_bounds_bbox,
-)
+from .summaries import mean_of_valid, stat_steps, summarize, summary_value
 
 __all__ = ["Params", "GroundTruth", "PairDetections", "Matches", "match", "accumulate", "summarize", "evaluate_bbox",
            "CocoEvalResult", "mean_ap_per_group", "Stat", "STATS", "STAT_NAMES", "TP", "FP", "IGNORED",

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from .accumulation import group_entries, interpolated_ap, recall_hits, segment_starts, tp_envelope
 from .data import IGNORED, STATS, TP, Matches, Params
-from .summaries import CocoEvalResult
+from .evaluate import CocoEvalResult
 
 
 def _segment_cumsum(x: NDArray[np.float64], starts: NDArray[np.int64]) -> NDArray[np.float64]:
