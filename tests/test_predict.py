@@ -398,3 +398,23 @@ def test_a_partial_file_holding_another_benchmarks_entries_is_refused(tmp_path):
                                           "prediction .every one has pred_bbox.") as err:
         _resume(partial, settings)
     assert str(partial) in str(err.value)
+
+
+def test_rgb_keeps_a_decoded_rgb_image_and_decodes_a_lazy_one():
+    """``models.rgb``: a decoded RGB image comes back as the same object (no copy before the processor's own
+    conversion), a grey one converted, and an image still in its dataset cell (``LazyImage``, as a caller of
+    ``detect`` or ``_inputs`` may pass) decoded to RGB with its pixels (the bench's bare loop passed one and failed)."""
+    import io
+
+    from PIL import Image
+
+    from vlbench.predict.models import rgb
+    from vlbench.predict.streaming import LazyImage
+
+    image = Image.new("RGB", (4, 3), (10, 20, 30))
+    assert rgb(image) is image
+    assert rgb(Image.new("L", (4, 3), 7)).getpixel((0, 0)) == (7, 7, 7)
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    lazy = rgb(LazyImage([{"image": {"bytes": buf.getvalue(), "path": None}}], 0, "image"))
+    assert lazy.mode == "RGB" and lazy.size == (4, 3) and lazy.getpixel((3, 2)) == (10, 20, 30)

@@ -171,9 +171,9 @@ def viewed_preset(preset: Any, view: str | None, box_format: str | None) -> Any:
 
 
 def rgb(image: Any) -> Any:
-    """A decoded image in RGB: itself when it is RGB already (PIL's ``convert`` would copy it, and the processor
-    converts once more)."""
-    return image if image.mode == "RGB" else image.convert("RGB")
+    """An image in RGB: a decoded one itself when it is RGB already (PIL's ``convert`` would copy it, and the
+    processor converts once more); a :class:`~.streaming.LazyImage` decoded (its ``convert`` copies nothing)."""
+    return image if getattr(image, "mode", None) == "RGB" else image.convert("RGB")
 
 
 def _first_line(exc: BaseException) -> str:
