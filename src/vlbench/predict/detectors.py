@@ -87,12 +87,11 @@ def _count_truncated(loaded: Any, queries: list[list[str]], kept: list[list[int]
     return counts
 
 
-def _lengths(attention_mask: Any, counts: list[int], stride: int | None = None) -> list[list[int]]:
-    """Each query's kept token count from a batch's attention mask: rows ``counts[0]`` then ``counts[1]`` ... in
-    order, or, with ``stride``, image ``n``'s at rows ``n * stride`` onward (lists padded to ``stride``)."""
+def _lengths(attention_mask: Any, counts: list[int], stride: int) -> list[list[int]]:
+    """Each query's kept token count from a batch's attention mask: image ``n``'s ``counts[n]`` queries at rows
+    ``n * stride`` onward (each image's list padded to ``stride`` rows)."""
     lengths = attention_mask.sum(-1).tolist()
-    starts = [n * stride for n in range(len(counts))] if stride else [sum(counts[:n]) for n in range(len(counts))]
-    return [lengths[start:start + count] for start, count in zip(starts, counts)]
+    return [lengths[n * stride:n * stride + count] for n, count in enumerate(counts)]
 
 
 def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float, top_k: int | None = None) -> Found:
@@ -219,8 +218,8 @@ def omdet_turbo(loaded: Any, images: list[Any], queries: list[list[str]], thresh
         texts = [queries[n] for n in members]
         inputs = loaded.processor(images=[images[n] for n in members], text=texts, return_tensors="pt",
                                   padding="max_length", truncation=True)
-        # padded to max_length: the width is the length the classes were cut at
-        kept = _lengths(inputs["classes_attention_mask"], [len(t) for t in texts])
+        # a group's lists are equally long; padded to max_length, the width is the length the classes were cut at
+        kept = _lengths(inputs["classes_attention_mask"], [len(t) for t in texts], stride=len(texts[0]))
         cut = _count_truncated(loaded, texts, kept, inputs["classes_attention_mask"].shape[-1])
         for n, count in zip(members, cut):
             truncated[n] = count
