@@ -3,7 +3,7 @@ noise, ~60-90 KB each, not flat colours) built into a Hub folder and read as ``v
 a local fake OpenAI-compatible server (tests/fake_server.py, in a child process so that its work is not the
 client's) that answers after a fixed latency. For concurrency 8 and 32, interleaved A B A B, prints the wall time
 over the latency-bound ideal (N x latency / concurrency), the mean requests in flight (the sum of the latencies
-over the wall time) and the client's CPU per item (this process: reading the cell, base64, JSON, httpx).
+over the wall time) and the client's CPU per item (this process: reading the cell, base64, JSON, HTTP).
 
     python bench/serving.py [--items 1000] [--latency 0.2] [--pairs 2]
 """

@@ -5,6 +5,7 @@ not answers, throttling). Loopback only; it stops with the test."""
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +29,8 @@ class FakeServer:
         self.lock = threading.Lock()
         self.in_flight = self.max_in_flight = self.requests = 0
         self.connections = 0            # TCP connections accepted (HTTP/1.1 keeps each alive for the next request)
+        self.targets: list[str] = []    # each request's target as sent (a path, or a proxy's absolute URL)
+        self.keep_alive = True          # False: each connection closed after its reply, without saying so
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -63,6 +66,7 @@ class FakeServer:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
+                    server.targets.append(self.path)
                     server.requests += 1
                     number = server.requests
                     server.in_flight += 1
@@ -72,6 +76,7 @@ class FakeServer:
                     if delay:
                         time.sleep(delay)
                     self._send(*server.reply(number, body))
+                    self.close_connection = not server.keep_alive
                 finally:
                     with server.lock:
                         server.in_flight -= 1
@@ -81,16 +86,21 @@ class FakeServer:
 
 @contextmanager
 def serve(reply: Callable[[int, dict], tuple[int, dict, bytes]] = lambda n, b: (200, {}, answer("a dog")),
-          latency: Callable[[], float] = lambda: 0.0) -> Iterator[tuple[str, FakeServer]]:
-    """(URL, the server's record) of a fake server on a free loopback port, for the block's duration."""
+          latency: Callable[[], float] = lambda: 0.0,
+          tls: ssl.SSLContext | None = None) -> Iterator[tuple[str, FakeServer]]:
+    """(URL, the server's record) of a fake server on a free loopback port, for the block's duration; https on
+    ``localhost`` with ``tls`` (a server-side context holding its certificate)."""
     fake = FakeServer(reply, latency)
     ThreadingHTTPServer.request_queue_size = 512        # many clients connecting at once (the default backlog is 5)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
     httpd.daemon_threads = True
+    if tls is not None:
+        httpd.socket = tls.wrap_socket(httpd.socket, server_side=True)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", fake
+        host = "https://localhost" if tls is not None else "http://127.0.0.1"
+        yield f"{host}:{httpd.server_address[1]}", fake
     finally:
         httpd.shutdown()
         httpd.server_close()

@@ -263,9 +263,10 @@ def test_the_server_gets_the_dataset_s_own_jpeg_bytes(sample_release, tmp_path):
 
 @pytest.mark.heavy
 def test_concurrency_150_keeps_150_in_flight_on_as_many_connections():
-    """300 items at --concurrency 150 against a server answering in 2 s: 150 requests in flight (httpx's default
-    pool held 100), and at most 150 connections for the 300 requests (each kept alive for the next; the default
-    pool kept 20 alive and opened a connection for most requests above that)."""
+    """300 items at --concurrency 150 against a server answering in 2 s: 150 requests in flight (the httpx client
+    this project used before held 100 in its default pool), and at most 150 connections for the 300 requests (a
+    worker's connection kept alive for its next request; that pool kept 20 alive and opened a connection for most
+    requests above that)."""
     with serve(latency=lambda: 2.0) as (url, fake):
         got = _ask_all(url, n=300, concurrency=150)
     assert len(got) == 300 and fake.max_in_flight == 150
@@ -342,3 +343,101 @@ def test_a_run_stopped_while_writing_its_files_is_finished_by_the_same_command(s
     assert again.returncode == 0, again.stderr
     assert fake.requests == 16 and len(json.loads(out.read_text())) == 16 and blocker.is_file()
     assert not out.with_name("p.json.partial.jsonl").exists()
+
+
+def test_the_request_body_is_the_json_of_the_chat_message():
+    """The body joins the image's data URL in as bytes; parsed back, it is the message written out plainly here,
+    for a prompt with quotes, a backslash, a NUL, a line break and non-ASCII text."""
+    text = 'Find "the dog" \\ left\0\nof the café'
+    body = serving.chat_request("org/vlm-7b", b"data:image/jpeg;base64,/9j/4AA+Q==", text, 64, True)
+    assert json.loads(body) == {
+        "model": "org/vlm-7b", "max_tokens": 64, "temperature": 0, "logprobs": True,
+        "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/4AA+Q=="}},
+            {"type": "text", "text": text}]}]}
+    assert "logprobs" not in json.loads(serving.chat_request("m", b"data:,", "q", 8, False))
+
+
+def _proxies(monkeypatch, **values: str) -> None:
+    """The proxy variables set to ``values`` only (lower case: urllib prefers it), every other one removed."""
+    import os
+
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy"):
+            monkeypatch.delenv(name)
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_a_proxy_in_the_environment_carries_the_requests_and_no_proxy_bypasses_it(monkeypatch):
+    """http_proxy names a fake server standing in for the proxy: both requests for a server that does not exist
+    reach it as absolute URLs (how a plain-http proxy is asked); with no_proxy naming the server, the server gets
+    the request itself and the proxy none."""
+    with serve() as (proxy, via):
+        _proxies(monkeypatch, http_proxy=proxy)
+        got = _ask_all("http://model-server.invalid:8000/v1", n=2)
+    assert len(got) == 2 and via.targets == ["http://model-server.invalid:8000/v1/chat/completions"] * 2
+    with serve() as (url, direct), serve() as (proxy, via):
+        _proxies(monkeypatch, http_proxy=proxy, no_proxy="127.0.0.1")
+        _ask_all(url, n=1)
+    assert direct.targets == ["/v1/chat/completions"] and via.requests == 0
+
+
+def _self_signed(folder) -> tuple:
+    """(certificate file, key file) of a self-signed certificate for localhost, made with cryptography."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_file, key_file
+
+
+def test_https_is_verified_and_an_untrusted_certificate_is_named_at_once(tmp_path, monkeypatch):
+    """A fake server on https://localhost with a self-signed certificate: trusted through SSL_CERT_FILE, the
+    answers come; not trusted, the run stops at its first request naming the certificate and SSL_CERT_FILE,
+    without the retries' waits (no retry changes a certificate)."""
+    import ssl
+    import time
+
+    cert, key = _self_signed(tmp_path)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    _proxies(monkeypatch)
+    with serve(tls=tls) as (url, fake):
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        got = _ask_all(url, n=2)
+        monkeypatch.delenv("SSL_CERT_FILE")
+        start = time.monotonic()
+        with pytest.raises(ServiceError) as err:
+            _ask_all(url, n=1)
+    assert url.startswith("https://") and len(got) == 2 and fake.requests == 2
+    assert "certificate is not trusted" in str(err.value) and "SSL_CERT_FILE" in str(err.value)
+    assert time.monotonic() - start < 1
+
+
+def test_a_connection_the_server_closed_while_idle_is_reopened_without_a_retry(monkeypatch):
+    """A server that closes each connection after its reply without saying so (no ``Connection: close``): each
+    next request fails on the closed connection and is sent again at once on a new one: six answers, six requests,
+    no retry wait."""
+    waits = []
+    monkeypatch.setattr(serving.time, "sleep", waits.append)
+    with serve() as (url, fake):
+        fake.keep_alive = False
+        got = _ask_all(url, n=6, concurrency=1)
+    assert len(got) == 6 and fake.requests == 6 and fake.connections == 6 and waits == []

@@ -15,8 +15,10 @@ from __future__ import annotations
 import base64
 import io
 import itertools
+import json
 import os
 import time
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,7 @@ from ..engine.errors import InputError, ServiceError
 from .confidence import TokenScores, strip_with_offsets
 from .families import GENERATOR, OTHER
 from .models import Answer, ModelInfo
+from .transport import CertificateError, Connection, Reply, ReplyLate, ReplyTooLarge, TransportError
 
 __all__ = ["ServedModel", "model_info", "connect", "answers_as_completed", "data_url", "RETRIES", "MAX_REPLY_BYTES",
            "REQUEST_TIMEOUT"]
@@ -106,12 +109,17 @@ MAX_REPLY_BYTES = 16 * 2**20
 MAX_RETRY_AFTER = 60.0
 
 
-def _retry_after(response: Any, attempt: int) -> float:
+def _retry_after(reply: Reply, attempt: int) -> float:
     """Seconds to wait before the next attempt: the server's ``Retry-After`` (seconds, bounded), else 1, 2, 4, 8 s."""
     try:
-        return min(max(float(response.headers.get("retry-after", "")), 0.0), MAX_RETRY_AFTER)
-    except (AttributeError, TypeError, ValueError):
+        return min(max(float(reply.headers.get("retry-after", "")), 0.0), MAX_RETRY_AFTER)
+    except ValueError:
         return 2.0 ** attempt
+
+
+def _untrusted(url: str, exc: CertificateError) -> ServiceError:
+    return _failed(url, f"the server's TLS certificate is not trusted here ({exc})",
+                   "check --server; for a server with its own certificate authority, export SSL_CERT_FILE=<its file>")
 
 
 def _late(url: str, timeout: float, problem: str) -> ServiceError:
@@ -119,24 +127,13 @@ def _late(url: str, timeout: float, problem: str) -> ServiceError:
                    "check the server (its load, its logs), or allow more time with --request-timeout")
 
 
-def _read_reply(response: Any, url: str, deadline: float, timeout: float) -> dict[str, Any]:
-    """The JSON object of a 2xx reply, read up to :data:`MAX_REPLY_BYTES` before the ``deadline`` (a server that
-    drips bytes never trips a read timeout); anything else (a body cut mid-JSON, a proxy's HTML page, a 200 carrying
+def _reply_object(body: bytes, url: str) -> dict[str, Any]:
+    """The JSON object of a 2xx reply; anything else (a body cut mid-JSON, a proxy's HTML page, a 200 carrying
     ``{"error": ...}``) is a :class:`ServiceError` quoting what came back."""
-    import json
-
-    body = bytearray()
-    for chunk in response.iter_bytes():
-        body += chunk
-        if time.monotonic() > deadline:
-            raise _late(url, timeout, f"the reply was still coming after {len(body)} bytes")
-        if len(body) > MAX_REPLY_BYTES:
-            raise _failed(url, f"the server's reply is larger than {MAX_REPLY_BYTES // 2**20} MiB",
-                          "check that --server is the chat-completions server and --max-new-tokens is sensible")
     try:
         reply = json.loads(body)
     except ValueError:
-        shown = bytes(body[:200]).decode("utf-8", "replace")
+        shown = body[:200].decode("utf-8", "replace")
         raise _failed(url, f"the server's reply is not JSON (it begins {shown!r})",
                       "check that --server is an OpenAI-compatible server, not a proxy's or a web page's address"
                       ) from None
@@ -151,38 +148,49 @@ def _read_reply(response: Any, url: str, deadline: float, timeout: float) -> dic
     return reply
 
 
-def _post(client: Any, url: str, body: dict[str, Any], headers: dict[str, str], timeout: float) -> dict[str, Any]:
+def _refused(url: str, reply: Reply, timeout: float, deadline: float, attempt: int) -> tuple[str, float]:
+    """(the problem, the wait before the next attempt) for a reply that is no answer; a refusal that no retry
+    can change (a 4xx other than throttling, a ``Retry-After`` beyond the deadline) is a :class:`ServiceError`."""
+    problem = f"HTTP {reply.status}: {reply.text[:300]}"
+    if reply.status in (401, 403):
+        raise _failed(url, f"the server refused the credentials ({problem})",
+                      "pass the API key through --api-key-env NAME (the variable holding it)")
+    if reply.status not in _RETRY_STATUS:
+        raise _failed(url, f"the server refused the request ({problem})",
+                      "check --model (the name the server serves) and the server's logs")
+    wait = _retry_after(reply, attempt)
+    if reply.headers.get("retry-after") and time.monotonic() + wait >= deadline:
+        raise _failed(url, f"the server asked to retry after {reply.headers['retry-after']} s (Retry-After), "
+                           f"beyond the {timeout:g} s --request-timeout allows ({problem})",
+                      "allow more time with --request-timeout, lower --concurrency, or retry later")
+    return problem, wait
+
+
+def _post(connection: Connection, url: str, body: bytes, headers: dict[str, str], timeout: float) -> dict[str, Any]:
     """One request with retries, all within ``timeout`` seconds (a 429's ``Retry-After`` honoured, bounded); a
     refusal (4xx), a reply that is not an answer or a server that does not answer in time is a
-    :class:`ServiceError`."""
-    import httpx
-
+    :class:`ServiceError`. The reply is read up to :data:`MAX_REPLY_BYTES` (an answer is a few kB)."""
     deadline = time.monotonic() + timeout
+    path = urllib.parse.urlsplit(_endpoint(url, "/chat/completions")).path
     problem = "no reply"
     for attempt in range(RETRIES):
-        left = max(deadline - time.monotonic(), 0.001)
         try:
-            with client.stream("POST", url, json=body, headers=headers,
-                               timeout=httpx.Timeout(left, connect=min(CONNECT_TIMEOUT, left))) as response:
-                if response.status_code < 300:
-                    return _read_reply(response, url, deadline, timeout)
-                response.read()
-                problem = f"HTTP {response.status_code}: {response.text[:300]}"
-                if response.status_code in (401, 403):
-                    raise _failed(url, f"the server refused the credentials ({problem})",
-                                  "pass the API key through --api-key-env NAME (the variable holding it)")
-                if response.status_code not in _RETRY_STATUS:
-                    raise _failed(url, f"the server refused the request ({problem})",
-                                  "check --model (the name the server serves) and the server's logs")
-                wait = _retry_after(response, attempt)
-                if response.headers.get("retry-after") and time.monotonic() + wait >= deadline:
-                    raise _failed(url, f"the server asked to retry after {response.headers['retry-after']} s "
-                                       "(Retry-After), beyond the "
-                                       f"{timeout:g} s --request-timeout allows ({problem})",
-                                  "allow more time with --request-timeout, lower --concurrency, or retry later")
-        except httpx.TransportError as exc:
-            problem = f"{type(exc).__name__}: {exc}"
-            wait = 2.0 ** attempt
+            reply = connection.request("POST", path, body, {"Content-Type": "application/json", **headers},
+                                       deadline=deadline, max_bytes=MAX_REPLY_BYTES)
+        except ReplyLate as exc:
+            raise _late(url, timeout, str(exc)) from None
+        except ReplyTooLarge:
+            raise _failed(url, f"the server's reply is larger than {MAX_REPLY_BYTES // 2**20} MiB",
+                          "check that --server is the chat-completions server and --max-new-tokens is sensible"
+                          ) from None
+        except CertificateError as exc:
+            raise _untrusted(url, exc) from None
+        except TransportError as exc:
+            problem, wait = str(exc), 2.0 ** attempt
+        else:
+            if reply.status < 300:
+                return _reply_object(reply.body, url)
+            problem, wait = _refused(url, reply, timeout, deadline, attempt)
         if time.monotonic() + (wait if attempt + 1 < RETRIES else 0) >= deadline:
             raise _late(url, timeout, problem)
         if attempt + 1 < RETRIES:
@@ -194,8 +202,6 @@ def _post(client: Any, url: str, body: dict[str, Any], headers: dict[str, str], 
 def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8, api_key_env: str | None = None,
             timeout: float = REQUEST_TIMEOUT) -> ServedModel:
     """Check that the server answers and serves ``model`` (its ``/v1/models``), before any item is sent."""
-    import httpx
-
     if not url.startswith(("http://", "https://")):
         raise InputError(f"--server {url!r} is not an http(s) address", fix="pass e.g. --server http://127.0.0.1:8000")
     if concurrency < 1:
@@ -211,15 +217,21 @@ def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8, api_
     api_key = os.environ.get(api_key_env) if api_key_env else None
     if api_key_env and not api_key:
         raise InputError(f"the environment variable {api_key_env} is not set", fix=f"export {api_key_env}=<key>")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    connection = Connection(url, connect_timeout=min(CONNECT_TIMEOUT, timeout))
     try:
-        response = httpx.get(_endpoint(url, "/models"), timeout=min(CONNECT_TIMEOUT, timeout),
-                             headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
-    except httpx.TransportError as exc:
-        raise _failed(url, f"cannot reach the server ({type(exc).__name__}: {exc})",
-                     "start the server first, or check --server") from None
-    if response.status_code >= 300:
-        raise _failed(url, f"the server's model list failed (HTTP {response.status_code})",
-                     "check --server and the API key (--api-key-env)")
+        reply = connection.request("GET", urllib.parse.urlsplit(_endpoint(url, "/models")).path, None, headers,
+                                   deadline=time.monotonic() + min(CONNECT_TIMEOUT, timeout),
+                                   max_bytes=MAX_REPLY_BYTES)
+    except CertificateError as exc:
+        raise _untrusted(url, exc) from None
+    except (TransportError, ReplyLate, ReplyTooLarge) as exc:
+        raise _failed(url, f"cannot reach the server ({exc})", "start the server first, or check --server") from None
+    finally:
+        connection.close()
+    if reply.status >= 300:
+        raise _failed(url, f"the server's model list failed (HTTP {reply.status})",
+                      "check --server and the API key (--api-key-env)")
     return ServedModel(url, model, api_key, concurrency, info, timeout)
 
 
@@ -238,20 +250,38 @@ def _open_file_limit() -> int | None:
 
 
 def data_url(image: Any) -> str:
-    """An image as the data URL a chat message carries. A dataset's image in a format servers take (JPEG, PNG,
-    WebP) is sent as its own bytes: the server decodes the pixels the dataset holds, and the client spends only
-    base64 on it (re-encoding a 640x480 photo as PNG cost tens of milliseconds and several times the bytes).
-    Anything else, or an image already decoded, is encoded once as PNG (lossless)."""
+    """An image as the data URL a chat message carries (:func:`data_url_bytes`, as text)."""
+    return data_url_bytes(image).decode("ascii")
+
+
+def data_url_bytes(image: Any) -> bytes:
+    """An image as the data URL a chat message carries, in ASCII bytes. A dataset's image in a format servers take
+    (JPEG, PNG, WebP) is sent as its own bytes: the server decodes the pixels the dataset holds, and the client
+    spends only base64 on it (re-encoding a 640x480 photo as PNG cost tens of milliseconds and several times the
+    bytes). Anything else, or an image already decoded, is encoded once as PNG (lossless)."""
     from .streaming import LazyImage
 
     if isinstance(image, LazyImage):
         data, kind = image.encoded()
         if kind in SENT_AS_IS and _whole(data, kind):
-            return f"data:{SENT_AS_IS[kind]};base64," + base64.b64encode(data).decode("ascii")
+            return f"data:{SENT_AS_IS[kind]};base64,".encode("ascii") + base64.b64encode(data)
         image = image.convert("RGB")        # a cut-off file fails here, as a decode would, naming the item
     buf = io.BytesIO()
     image.convert("RGB").save(buf, format="PNG")       # lossless: the server sees the pixels the dataset holds
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    return b"data:image/png;base64," + base64.b64encode(buf.getvalue())
+
+
+def chat_request(model: str, image_url: bytes, text: str, max_tokens: int, logprobs: bool) -> bytes:
+    """The chat-completions request body: one user message of the image, then the text; greedy, at most
+    ``max_tokens``. The image's data URL is joined in as bytes: its alphabet (base64, ``data:``, ``;``, ``/``)
+    needs no JSON escape, and ``json.dumps`` of the whole message scanned and copied its ~100 kB three times,
+    about a third of the client's CPU per item (bench/serving.py)."""
+    settings: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "temperature": 0}
+    if logprobs:
+        settings["logprobs"] = True
+    return b"".join((json.dumps(settings)[:-1].encode(),
+                     b', "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "',
+                     image_url, b'"}}, {"type": "text", "text": ', json.dumps(text).encode(), b"}]}]}"))
 
 
 def _whole(data: bytes, kind: str) -> bool:
@@ -312,26 +342,21 @@ def chat_text(prompt: str) -> str:
     return prompt.strip()
 
 
-def _ask(served: ServedModel, client: Any, item: PredictItem, prompt: str, max_new_tokens: int,
+def _ask(served: ServedModel, connection: Connection, item: PredictItem, prompt: str, max_new_tokens: int,
          token_scores: bool, skip_bad: bool) -> Answer:
     from ..engine.images import UNREADABLE
     from .streaming import undecodable, what_is_wrong
 
     try:
-        image = data_url(item.image)
+        image = data_url_bytes(item.image)
     except UNREADABLE as exc:
         if skip_bad:        # nothing is sent: the caller counts the item
             return Answer("", unreadable=what_is_wrong(item, exc))
         raise undecodable(item, exc) from None
-    body: dict[str, Any] = {
-        "model": served.model, "max_tokens": max_new_tokens, "temperature": 0,
-        "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": image}},
-                                                  {"type": "text", "text": chat_text(prompt)}]}]}
-    if token_scores:
-        body["logprobs"] = True
+    body = chat_request(served.model, image, chat_text(prompt), max_new_tokens, token_scores)
     headers = {"Authorization": f"Bearer {served.api_key}"} if served.api_key else {}
     try:
-        reply = _post(client, _endpoint(served.url, "/chat/completions"), body, headers, served.timeout)
+        reply = _post(connection, served.url, body, headers, served.timeout)
         content, choice = _content(reply, served.url)
     except ServiceError as exc:             # which item met it: the run stops there, every finished answer kept
         raise ServiceError(f"item {item.key}: {exc}") from None
@@ -347,44 +372,48 @@ def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prom
                          skip_bad: bool = False) -> Iterator[tuple[Any, Answer]]:
     """(item key, answer) as each request completes, with ``served.concurrency`` requests in flight over the whole
     run: a sliding window refilled as each completes (as lmms-eval's OpenAI clients keep), so a slow request holds
-    one slot, not a batch. With ``skip_bad`` an image that does not decode is an answer marked ``unreadable``
-    (no request sent). Each request runs in a daemon thread: Ctrl-C or an error stops the run at once, without
-    waiting for requests a hung server holds (a thread pool's workers are joined at exit); the answers already
-    yielded are the caller's to keep."""
+    one slot, not a batch. ``served.concurrency`` worker threads each hold one keep-alive connection, so no more
+    connections are opened than requests are in flight. With ``skip_bad`` an image that does not decode is an
+    answer marked ``unreadable`` (no request sent). The workers are daemon threads: Ctrl-C or an error stops the run
+    at once, without waiting for requests a hung server holds (a thread pool's workers are joined at exit); the
+    answers already yielded are the caller's to keep."""
     import queue
     import threading
 
-    import httpx
-
     pending = zip(items, prompts)
-    done: queue.Queue[tuple[Any, Answer | BaseException]] = queue.Queue()
-    # a pool as large as the window, every connection kept alive (httpx's default pool holds 100 connections and
-    # keeps 20 alive: more requests in flight waited for a slot or opened a new connection each);
-    # each request gets its own timeouts (:func:`_post`)
-    client = httpx.Client(limits=httpx.Limits(max_connections=served.concurrency,
-                                              max_keepalive_connections=served.concurrency))
-    in_flight = 0
+    work: queue.SimpleQueue[tuple[PredictItem, str] | None] = queue.SimpleQueue()
+    done: queue.SimpleQueue[tuple[Any, Answer | BaseException]] = queue.SimpleQueue()
 
-    def ask(item: PredictItem, prompt: str) -> None:
+    def worker() -> None:
+        connection = Connection(served.url, connect_timeout=min(CONNECT_TIMEOUT, served.timeout))
         try:
-            done.put((item.key, _ask(served, client, item, prompt, max_new_tokens, token_scores, skip_bad)))
-        except BaseException as exc:        # handed to the caller's thread, which raises it
-            done.put((item.key, exc))
+            while (task := work.get()) is not None:
+                item, prompt = task
+                try:
+                    done.put((item.key, _ask(served, connection, item, prompt, max_new_tokens, token_scores,
+                                             skip_bad)))
+                except BaseException as exc:        # handed to the caller's thread, which raises it
+                    done.put((item.key, exc))
+        finally:
+            connection.close()
 
-    def refill() -> None:
-        nonlocal in_flight
-        for item, prompt in itertools.islice(pending, served.concurrency - in_flight):
-            threading.Thread(target=ask, args=(item, prompt), daemon=True, name=f"vlbench-ask-{item.key}").start()
-            in_flight += 1
-
+    in_flight = 0
+    for task in itertools.islice(pending, served.concurrency):
+        work.put(task)
+        in_flight += 1
+    workers = [threading.Thread(target=worker, daemon=True, name=f"vlbench-ask-{n}") for n in range(in_flight)]
+    for thread in workers:
+        thread.start()
     try:
-        refill()
         while in_flight:
             key, got = done.get()
             in_flight -= 1
             if isinstance(got, BaseException):
                 raise got
             yield key, got
-            refill()
+            for task in itertools.islice(pending, 1):
+                work.put(task)
+                in_flight += 1
     finally:
-        client.close()
+        for _ in workers:       # each worker ends after the request it holds (a hung one is a daemon: not waited)
+            work.put(None)
