@@ -14,8 +14,6 @@ mechanism saves time; the ledger keeps it only from 1.10) with their min and max
   checks run at every open);
 - ``bootstrap-threads``: Ref-L4's 45,341-row synthetic split scored with ``ci=0.95`` (1,000 resamples), the
   resample chunks on one thread;
-- ``predict-decode-ahead``: ``vlbench.predict`` of ``bench/predict.py``'s OWL-ViT over 1,008 Ref-L4 items at batch
-  16, the next batch's images decoded in the loop instead of a background thread.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -109,17 +106,6 @@ def ref_l4_ci_run(tmp: Path) -> Callable[[], Any]:
     return lambda: score("ref_l4", str(refs), str(pr), ci=0.95)
 
 
-def predict_run(tmp: Path) -> Callable[[], Any]:
-    sys.path.insert(0, str(ROOT / "bench"))
-    from predict import build_data, build_model
-
-    from vlbench.predict import predict
-
-    model, hub = build_model(tmp / "model"), build_data(tmp, 63)
-    return lambda: predict("ref_l4", str(model), hub, tmp / "p.json", split="test", batch_size=16, progress=False,
-                           overwrite=True)
-
-
 def _dump(path: Path, value: Any) -> None:
     import json
 
@@ -138,7 +124,6 @@ def mechanisms() -> dict[str, tuple[Callable[[Path], Callable[[], Any]], Callabl
 
     import vlbench.benchmarks.nocaps.scorer as nocaps_scorer
     import vlbench.benchmarks.ovdeval.scorer as ovdeval_scorer
-    import vlbench.predict.streaming as streaming
 
     return {
         "ovdeval-thread": (ovdeval_run, serial(ovdeval_scorer)),
@@ -146,7 +131,6 @@ def mechanisms() -> dict[str, tuple[Callable[[Path], Callable[[], Any]], Callabl
         "paraphrase-stamps": (nocaps_run, _no_stamps),
         # uncertainty imports the executor when it replicates: patched where it is looked up
         "bootstrap-threads": (ref_l4_ci_run, serial(concurrent.futures)),
-        "predict-decode-ahead": (predict_run, serial(streaming)),
     }
 
 

@@ -7,7 +7,8 @@ config, offline) over the Ref-L4 sample's test split repeated ``--repeats`` time
 
 - vlbench: ``vlbench.predict.predict`` end to end (rows from the folder, queries, processor, forward,
   post-processing, entries, the resumable partial file, the official file);
-- bare: the processor, ``model(**inputs)`` and the post-processing per batch (what any loop does).
+- bare: the checkpoint loaded with ``from_pretrained``, then the processor, ``model(**inputs)`` and the
+  post-processing per batch (what any loop does; the rows are read beforehand, each image decoded in the loop).
 
 Also a detector sent OmniLabel's label spaces 4 queries at a time (multi-query chunking) and a tiny LLaVA
 generating 16 tokens per Ref-L4 item. Each pair runs vlbench then the bare loop (A B A B ...); prints items per
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -133,7 +135,12 @@ def main() -> None:
             predict("ref_l4", str(model_dir), hub, out, split="test", batch_size=bs, progress=False, overwrite=True)
 
         def bare_detector() -> None:
-            bare_detector_loop(loaded, items, bs, "cpu")
+            # a hand-written loop loads the checkpoint too, as predict does at each run
+            from transformers import AutoModelForZeroShotObjectDetection, AutoProcessor
+
+            own = SimpleNamespace(processor=AutoProcessor.from_pretrained(model_dir),
+                                  model=AutoModelForZeroShotObjectDetection.from_pretrained(model_dir).eval())
+            bare_detector_loop(own, items, bs, "cpu")
 
         ours_detector(), bare_detector()          # warm-up
         _report("detector (OWL-ViT, Ref-L4)", len(items), paired(ours_detector, bare_detector, args.pairs))

@@ -6,8 +6,8 @@ An OWL-ViT with base-sized towers (12 layers, 768 wide) at 768x768 input in 16-p
 the layout of ``owlvit-base-patch16``), built from a config with random weights (tests/tiny_models.py), over a
 synthetic Ref-L4 split of ``--rows`` rows, one 640x480 image each (built into a Hub folder here):
 
-- vlbench: ``vlbench.predict.predict`` end to end (rows streamed from the folder, each batch's images decoded a
-  batch ahead in a background thread, queries, processor, forward, post-processing, entries, the partial and the
+- vlbench: ``vlbench.predict.predict`` end to end (rows streamed from the folder, each batch's images decoded in
+  its turn, queries, processor, forward, post-processing, entries, the partial and the
   official files);
 - bare: per batch, the images decoded, the processor, ``model(**inputs)`` on the device and the post-processing
   (what a hand-written loop does: the device waits while the CPU decodes).

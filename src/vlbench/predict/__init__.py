@@ -335,7 +335,7 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
                 append(None)
                 bar(1)
             return
-        # alike items batched together; images decoded a batch ahead, in a background thread
+        # alike items batched together; each batch's images decoded when its turn comes
         for decoded in batches(grouped(todo, batch_size), batch_size, skip_bad):
             batch = [it for it in decoded if not isinstance(it.image, Unreadable)]
             for it in decoded:

@@ -5,8 +5,8 @@ default way decodes every image into a PIL object; keeping those for every item 
 image (56 GB for a split of 45,341 referring expressions, one item each). Here the rows are iterated without their
 image columns, each item gets a :class:`LazyImage` (the dataset, the row, the column: a few bytes), ``--limit`` and
 the shards of several processes are cut from the items before any image is read, and a batch's images are decoded
-just before its forward pass (:func:`batches`: the next batch's in a background thread while the model runs on
-this one). The image bytes are sliced from the Arrow columns ``datasets`` memory-maps (:class:`ImageCells`).
+just before its forward pass (:func:`batches`). The image bytes are sliced from the Arrow columns ``datasets``
+memory-maps (:class:`ImageCells`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import io
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -192,16 +191,7 @@ def grouped(items: list[PredictItem], size: int, window: int = GROUP_WINDOW) -> 
 
 
 def batches(items: list[PredictItem], size: int, skip_bad: bool = False) -> Iterable[list[PredictItem]]:
-    """``items`` in batches of ``size``, each with its images decoded (:func:`loaded`, ``skip_bad`` passed on); the
-    next batch is decoded in a background thread while the caller works on the current one (PIL releases the GIL
-    while it decodes)."""
-    starts = list(range(0, len(items), size))
-    if not starts:
-        return
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(loaded, items[:size], skip_bad)
-        for following in [*starts[1:], None]:
-            batch = pending.result()
-            if following is not None:
-                pending = pool.submit(loaded, items[following:following + size], skip_bad)
-            yield batch
+    """``items`` in batches of ``size``, each with its images decoded (:func:`loaded`, ``skip_bad`` passed on) when
+    its turn comes (decoding the next batch in a background thread saved nothing of a run: bench/MACHINERY.md)."""
+    for start in range(0, len(items), size):
+        yield loaded(items[start:start + size], skip_bad)
