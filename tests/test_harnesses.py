@@ -259,3 +259,52 @@ def test_the_pack_reads_llava_s_square_from_the_evaluated_model_s_processor(hub,
     assert proc.returncode == 0, proc.stderr
     assert f"box_format: {want}" in (pack / "vlbench_ref_l4_val.yaml").read_text()
     assert f"{want!r}" in (pack / "vlbench_lmms.py").read_text()
+
+
+def _readme_lines(prefix: str) -> list[str]:
+    """The README's indented command lines that start with ``prefix``."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    return [line.strip() for line in text.splitlines() if line.strip().startswith(prefix)]
+
+
+@pytest.mark.heavy
+def test_the_readme_lmms_eval_recipe_runs_and_the_model_answers(hub, tmp_path):
+    """The README's three lmms-eval lines run for real, offline: the pack command, lmms-eval's own CLI
+    (``python -m lmms_eval`` with the README's arguments; its qwen3_vl model, loaded by lmms-eval, on a tiny random
+    Qwen3-VL with the README's CPU arguments, the Ref-L4 task only), then ``vlbench import lmms-eval`` of the samples
+    file it logged. Every one of the sample's 16 test rows must have an answer the model generated (lmms-eval logs
+    the text it got back; a run whose requests failed logs none), and the import must place all 16."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    from tiny_models import tiny_qwen_vl
+
+    (pack_line,) = _readme_lines("python -m vlbench.lmms_eval_tasks")
+    (install_line,) = _readme_lines('pip install "lmms-eval')
+    (run_line,) = _readme_lines("lmms-eval --model")
+    assert "decord" in install_line and '"filelock<4"' in install_line
+    model = tiny_qwen_vl(tmp_path / "tiny-qwen3-vl", "3")
+    pack = shlex.split(pack_line.replace("hub/", f"{hub}/"))[1:]
+    at = pack.index(f"nocaps={hub}/nocaps")         # the Ref-L4 task only: a shorter run
+    del pack[at - 1:at + 1]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    made = subprocess.run([sys.executable, *pack], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    args = shlex.split(run_line)[1:]
+    args[args.index("--model_args") + 1] = f"pretrained={model},device=cpu,device_map=cpu"
+    args[args.index("--tasks") + 1] = "vlbench_ref_l4_test"
+    run = subprocess.run([sys.executable, "-m", "lmms_eval", *args], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=900)
+    (samples,) = (tmp_path / "logs").rglob("*_samples_vlbench_ref_l4_test.jsonl")
+    lines = [json.loads(line) for line in samples.read_text().splitlines()]
+    assert run.returncode == 0 and len(lines) == 16, run.stderr[-2000:]
+    answers = [line["filtered_resps"] for line in lines]
+    answers = [a[0] if isinstance(a, list) else a for a in answers]
+    assert all(isinstance(a, str) and a.strip() for a in answers), answers
+    out = tmp_path / "preds.json"
+    imported = run_cli("import", "lmms-eval", str(samples), "--benchmark", "ref_l4", "--data", str(hub / "ref_l4"),
+                       "--split", "test", "--box-format", "grid-1000", "--out", str(out))
+    assert imported.returncode == 0, imported.stderr
+    assert json.loads(Path(f"{out}.meta.json").read_text())["items"] == 16
