@@ -253,6 +253,28 @@ def _cli(env, *args):
                           timeout=300)
 
 
+def test_listing_the_benchmarks_loads_no_scorer_and_declares_what_each_scorer_holds():
+    """The registry lists the built-in benchmarks and the CLI builds its parser from their declared options without
+    importing any ``scorer.py`` (each imports numpy and its engines); what a lazily loaded scorer declares is what
+    the loaded one holds (the same options class, keys and form), checked in a fresh process."""
+    code = (
+        "import sys\n"
+        "from vlbench import cli\n"
+        "from vlbench.benchmarks import all_benchmarks\n"
+        "cli._parser()\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('vlbench.benchmarks.') and m.endswith('.scorer'))\n"
+        "assert not loaded, loaded\n"
+        "for b in all_benchmarks(plugins=False):\n"
+        "    declared = {k: getattr(b.scorer, k) for k in ('options_type', 'prediction_keys', 'prediction_form')}\n"
+        "    b.scorer.score  # loads it\n"
+        "    real = b.scorer._loaded\n"
+        "    assert {k: getattr(real, k) for k in declared} == declared, b.id\n"
+        "    assert type(real).__module__ == f'vlbench.benchmarks.{b.id}.scorer', type(real).__module__\n"
+        "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
 def test_toy_benchmark_through_the_library():
     sys.path.insert(0, str(PLUGINS))
     try:

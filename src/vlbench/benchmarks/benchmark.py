@@ -65,24 +65,28 @@ T = TypeVar("T")
 
 
 class _Lazy:
-    """What :func:`lazy` returns: the loaded object's attributes, loaded on first use."""
+    """What :func:`lazy` returns: the declared attributes at once, the loaded object's others on first use."""
 
-    __slots__ = ("_load", "_loaded")
+    __slots__ = ("_load", "_loaded", "_declared")
 
-    def __init__(self, load: Callable[[], Any]) -> None:
-        self._load, self._loaded = load, None
+    def __init__(self, load: Callable[[], Any], declared: dict[str, Any]) -> None:
+        self._load, self._loaded, self._declared = load, None, declared
 
     def __getattr__(self, name: str) -> Any:
+        if name in self._declared:
+            return self._declared[name]
         if self._loaded is None:
             self._loaded = self._load()
         return getattr(self._loaded, name)
 
 
-def lazy(load: Callable[[], T]) -> T:
-    """``load()``'s result, loaded on first attribute access: a benchmark's reader, views and predict modules load
-    when used, not when the registry lists the benchmark (``vlbench --help`` needs names only). ``load`` imports
-    explicitly (``from . import views``), so readers, IDEs and type checkers follow it."""
-    return cast(T, _Lazy(load))
+def lazy(load: Callable[[], T], **declared: Any) -> T:
+    """``load()``'s result, loaded on first attribute access: a benchmark's scorer, reader, views and predict modules
+    load when used, not when the registry lists the benchmark (``vlbench --help`` needs names and options only).
+    ``declared`` attributes are answered without loading (a scorer's ``options_type``, which every command line
+    parser reads). ``load`` imports explicitly (``from .scorer import ...``), so readers, IDEs and type checkers
+    follow it."""
+    return cast(T, _Lazy(load, declared))
 
 
 #: the metric-card sentence of a benchmark whose rankings can tie (its result carries ``tie_bounds``)

@@ -8,8 +8,6 @@ and back), :mod:`.scorer` (the toolkit's metrics overall and per domain), :mod:`
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -18,77 +16,22 @@ from ..benchmark import (
     Card,
     DatasetBuilder,
     EvalTask,
-    Options,
     Predictor,
     Scorer,
     Showcase,
     SplitLeaderboards,
     Views,
-    check_examples as _check_examples,
     lazy,
-    option,
 )
 from . import card, schema
 
-__all__ = ["NocapsOptions", "NocapsScorer", "NocapsShowcase", "BENCHMARK"]
-
-
-@dataclass(frozen=True)
-class NocapsOptions(Options):
-    """nocaps options: the domain protocol, the tokenizer and METEOR backends, missing images, the optional
-    metrics."""
-
-    cider_idf: str = option("global", "CIDEr-D document frequencies over the whole split (global) or per domain "
-                            "(subset)", ("global", "subset"))
-    tokenizer: str = option("auto", "PTB tokenizer backend: the Stanford jar (java), the exact Python "
-                            "re-implementation (python), or java when present (auto)", ("auto", "java", "python"))
-    missing: str = option("error", "images without a caption: 'error', or 'empty' to score them as empty captions",
-                          ("error", "empty"))
-    meteor_backend: str = option("auto", "METEOR 1.5 backend: the jar (java), its exact Python re-implementation, "
-                                 "no JVM (python), or python where proven equal to the jar, else java (auto)",
-                                 ("auto", "python", "java"))
-    meteor: bool = option(True, "compute METEOR", cli=False)
-    spice: bool = option(True, "compute SPICE (needs Java and Stanford CoreNLP 3.6.0)", cli=False)
+__all__ = ["NocapsShowcase", "BENCHMARK"]
 
 
 #: The Space's bounds on an upload's captions (the validation references hold 11.2 words on average, 46 at most;
 #: 4,500 captions of 15 words are 67,500), which bound METEOR's time on the Space's machine
 SPACE_CAPTION_WORDS = 200
 SPACE_WORDS = 100_000
-
-
-class NocapsScorer(Scorer[NocapsOptions]):
-    """BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE overall and per domain (see :mod:`.scorer`)."""
-
-    options_type = NocapsOptions
-    prediction_keys = schema.PREDICTION_KEYS
-    prediction_form = schema.PREDICTION_FORM
-
-    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
-        """The official captions JSON or a Hub folder -> records."""
-        from . import reader
-
-        return reader.load_references(source, split)
-
-    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
-        """Rows of the Hub dataset -> records."""
-        from . import reader
-
-        return reader.references_from_rows(rows, source="references")
-
-    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
-        """One caption string per row -> official entries."""
-        _check_examples(references, predictions)
-        return [{"image_id": r["image_id"], "caption": p} for r, p in zip(references, predictions)]
-
-    def score(self, references: Any, predictions: Any, options: NocapsOptions, source: str = "predictions") -> Any:
-        """The toolkit's metrics overall and per domain."""
-        from .scorer import score
-
-        return score(references, predictions, protocol=options.protocol, cider_idf=options.cider_idf,
-                     tokenizer=options.tokenizer, missing=options.missing, meteor=options.meteor,
-                     meteor_backend=options.meteor_backend, spice=options.spice, split=options.split, source=source,
-                     analysis=options.analysis)
 
 
 class NocapsShowcase(Showcase):
@@ -134,8 +77,19 @@ def _modules() -> tuple[DatasetBuilder, Views, Predictor]:
     return reader, views, predict
 
 
+def _scorer() -> Scorer[Any]:
+    """The scorer (:mod:`.scorer`), imported when a command scores: listing the benchmarks and building a command
+    line read only the options, keys and form declared with it."""
+    from .scorer import NocapsScorer
+
+    return NocapsScorer()
+
+
 BENCHMARK = Benchmark(
-    id="nocaps", display_name="nocaps", scorer=NocapsScorer(), listing_order=3, metric_keys=schema.METRIC_KEYS,
+    id="nocaps", display_name="nocaps",
+    scorer=lazy(_scorer, options_type=schema.NocapsOptions, prediction_keys=schema.PREDICTION_KEYS,
+                prediction_form=schema.PREDICTION_FORM),
+    listing_order=3, metric_keys=schema.METRIC_KEYS,
     headline=("CIDEr", "SPICE", "B4", "METEOR", "ROUGE_L", "CIDEr_in", "CIDEr_near", "CIDEr_out"),
     default_split="validation", split_help="validation (the test split has no public captions)",
     card=Card(task_type="image-to-text", task_name="Novel Object Captioning", license=card.card_metadata()["license"],

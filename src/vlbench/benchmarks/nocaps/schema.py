@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["DOMAINS", "DOMAIN_SUFFIX", "METRICS", "SPLITS", "image_features", "metric_keys"]
+from dataclasses import dataclass
+
+from ..benchmark import Options, option
+
+__all__ = ["NocapsOptions", "DOMAINS", "DOMAIN_SUFFIX", "METRICS", "SPLITS", "image_features", "metric_keys"]
 
 #: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
 PREDICTION_FORM = '{"image_id", "caption"}'
@@ -58,3 +62,21 @@ FIELD_DESCRIPTIONS = {
     "date_captured": "as released", "position": "index of the image in the official images array",
     "extra": "further keys of the official image entry, as JSON",
 }
+
+
+@dataclass(frozen=True)
+class NocapsOptions(Options):
+    """nocaps options: the domain protocol, the tokenizer and METEOR backends, missing images, the optional
+    metrics."""
+
+    cider_idf: str = option("global", "CIDEr-D document frequencies over the whole split (global) or per domain "
+                            "(subset)", ("global", "subset"))
+    tokenizer: str = option("auto", "PTB tokenizer backend: the Stanford jar (java), the exact Python "
+                            "re-implementation (python), or java when present (auto)", ("auto", "java", "python"))
+    missing: str = option("error", "images without a caption: 'error', or 'empty' to score them as empty captions",
+                          ("error", "empty"))
+    meteor_backend: str = option("auto", "METEOR 1.5 backend: the jar (java), its exact Python re-implementation, "
+                                 "no JVM (python), or python where proven equal to the jar, else java (auto)",
+                                 ("auto", "python", "java"))
+    meteor: bool = option(True, "compute METEOR", cli=False)
+    spice: bool = option(True, "compute SPICE (needs Java and Stanford CoreNLP 3.6.0)", cli=False)

@@ -11,6 +11,7 @@ toolkit run per domain gives); every other number is the same under both.
 from __future__ import annotations
 
 import contextlib
+import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
@@ -29,11 +30,13 @@ from ...engine.captions.tokenize import SHIFTING_LINE_BREAK, sanitize, tokenize
 from ...engine.errors import CoverageError, InputError, PredictionError
 from ...engine.result import Result
 from .. import expect_prediction_list
+from ..benchmark import Scorer, check_examples
 from ..validation import describe as _describe, require_utf8
 from . import schema
 from .records import NocapsReferences
+from .schema import NocapsOptions
 
-__all__ = ["parse_predictions", "score"]
+__all__ = ["NocapsScorer", "parse_predictions", "score"]
 
 def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "error",
                       source: str = "predictions") -> tuple[list[str], dict[str, int], list[str]]:
@@ -339,3 +342,35 @@ class NocapsReplicator:
                 if self.spice is not None:
                     out["SPICE" + suffix] = w @ self.spice / n * 100
         return out
+
+
+class NocapsScorer(Scorer[NocapsOptions]):
+    """BLEU-1..4, METEOR, ROUGE-L, CIDEr-D, SPICE overall and per domain."""
+
+    options_type = NocapsOptions
+    prediction_keys = schema.PREDICTION_KEYS
+    prediction_form = schema.PREDICTION_FORM
+
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """The official captions JSON or a Hub folder -> records."""
+        from . import reader
+
+        return reader.load_references(source, split)
+
+    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
+        """Rows of the Hub dataset -> records."""
+        from . import reader
+
+        return reader.references_from_rows(rows, source="references")
+
+    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
+        """One caption string per row -> official entries."""
+        check_examples(references, predictions)
+        return [{"image_id": r["image_id"], "caption": p} for r, p in zip(references, predictions)]
+
+    def score(self, references: Any, predictions: Any, options: NocapsOptions, source: str = "predictions") -> Any:
+        """The toolkit's metrics overall and per domain."""
+        return score(references, predictions, protocol=options.protocol, cider_idf=options.cider_idf,
+                     tokenizer=options.tokenizer, missing=options.missing, meteor=options.meteor,
+                     meteor_backend=options.meteor_backend, spice=options.spice, split=options.split, source=source,
+                     analysis=options.analysis)

@@ -8,7 +8,6 @@ and back), :mod:`.scorer` (the 13 official numbers), :mod:`.views` (tables, plot
 
 from __future__ import annotations
 
-import os
 from importlib import resources
 from typing import Any
 
@@ -27,58 +26,11 @@ from ..benchmark import (
     Showcase,
     SplitLeaderboards,
     Views,
-    check_examples as _check_examples,
     lazy,
 )
 from . import card, schema
 
-__all__ = ["OmniLabelScorer", "OmniLabelShowcase", "BENCHMARK"]
-
-
-class OmniLabelScorer(Scorer[Options]):
-    """The 13 official numbers (see :mod:`.scorer`)."""
-
-    options_type = Options
-    prediction_keys = schema.PREDICTION_KEYS
-    prediction_form = schema.PREDICTION_FORM
-
-    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
-        """The official ``dataset_*.json`` or a Hub folder -> records."""
-        from . import reader
-
-        return reader.load_references(source, split)
-
-    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
-        """Rows of the Hub dataset -> records."""
-        from . import reader
-
-        return reader.references_from_rows(rows, source="references")
-
-    def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
-                         max_values: int | None = None, typed: bool = False) -> Any:
-        """The prediction file's entries; with ``typed``, a file of the usual shape as
-        :class:`~.scorer.TypedPrediction` records (half the reading time and memory of dicts), others as dicts."""
-        from ...engine.io import MAX_JSON_BYTES, read_json
-        from .scorer import TypedPrediction
-
-        return read_json(source, what="prediction file", max_bytes=max_bytes or MAX_JSON_BYTES, max_values=max_values,
-                         typed=list[TypedPrediction] if typed else None)
-
-    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
-        """``{"boxes", "scores", "description_ids"}`` per image -> one official entry per box."""
-        from ..validation import aligned_lists
-
-        _check_examples(references, predictions)
-        return [{"image_id": ref["image_id"], "bbox": box, "description_ids": ids, "scores": scores}
-                for n, (ref, pred) in enumerate(zip(references, predictions))
-                for box, scores, ids in aligned_lists(pred, ("boxes", "scores", "description_ids"), n)]
-
-    def score(self, references: Any, predictions: Any, options: Options, source: str = "predictions") -> Any:
-        """AP, AP_categ, AP_descr and the rest, as OmniLabelEval computes them."""
-        from .scorer import score
-
-        return score(references, predictions, protocol=options.protocol, split=options.split, source=source,
-                     with_per_description=options.details, analysis=options.analysis)
+__all__ = ["OmniLabelShowcase", "BENCHMARK"]
 
 
 class OmniLabelShowcase(Showcase):
@@ -105,8 +57,19 @@ def _modules() -> tuple[DatasetBuilder, Views, Predictor, Conventions]:
     return reader, views, predict, conventions
 
 
+def _scorer() -> Scorer[Any]:
+    """The scorer (:mod:`.scorer`), imported when a command scores: listing the benchmarks and building a command
+    line read only the options, keys and form declared with it."""
+    from .scorer import OmniLabelScorer
+
+    return OmniLabelScorer()
+
+
 BENCHMARK = Benchmark(
-    id="omnilabel", display_name="OmniLabel", scorer=OmniLabelScorer(), aliases=("omni-label",), listing_order=1,
+    id="omnilabel", display_name="OmniLabel",
+    scorer=lazy(_scorer, options_type=Options, prediction_keys=schema.PREDICTION_KEYS,
+                prediction_form=schema.PREDICTION_FORM),
+    aliases=("omni-label",), listing_order=1,
     metric_keys=schema.METRIC_KEYS, headline=("AP", "AP_categ", "AP_descr", "AP_descr_pos", "AR_descr", "AR_categ"),
     default_split="validation", split_help="validation (the test split has no public boxes)",
     card=Card(task_type="object-detection", task_name="Language-based Object Detection",

@@ -8,10 +8,8 @@ Hub folder -> records; release -> Hub folder and back), :mod:`.scorer` (NMS-AP a
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Self
+from typing import Any
 
 from ..benchmark import (
     DETECTION_ANALYSIS_NOTE,
@@ -22,92 +20,17 @@ from ..benchmark import (
     Conventions,
     DatasetBuilder,
     EvalTask,
-    Options,
     Predictor,
     Scorer,
     Showcase,
     Views,
-    check_examples as _check_examples,
     lazy,
-    option,
 )
 from . import card, schema
 
-__all__ = ["OVDEvalOptions", "OVDEvalScorer", "OVDEvalLeaderboards", "OVDEvalShowcase", "BENCHMARK"]
+__all__ = ["OVDEvalLeaderboards", "OVDEvalShowcase", "BENCHMARK"]
 
 _ALL = "all (Table 3)"
-
-
-@dataclass(frozen=True)
-class OVDEvalOptions(Options):
-    """OVDEval options: which sub-dataset of a multi-sub-dataset reference source to score."""
-
-    sub_dataset: str | None = option(None, "score only this sub-dataset of a release or Hub folder")
-
-    @classmethod
-    def parse(cls, kwargs: dict[str, Any], *, owner: str, default_split: str | None) -> Self:
-        """As :meth:`Options.parse`, and a sub-dataset name given as ``split`` means ``sub_dataset`` (the Hub split
-        is test)."""
-        split = kwargs.get("split")
-        if split not in (None, "test", "all") and kwargs.get("sub_dataset") is None:
-            kwargs = {**kwargs, "split": "test", "sub_dataset": split}
-        return super().parse(kwargs, owner=owner, default_split=default_split)
-
-
-class OVDEvalScorer(Scorer[OVDEvalOptions]):
-    """NMS-AP and AP of one sub-dataset, or Table 3 of several (see :mod:`.scorer`)."""
-
-    options_type = OVDEvalOptions
-    prediction_keys = schema.PREDICTION_KEYS
-    prediction_form = schema.PREDICTION_FORM
-
-    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
-        """A sub-dataset JSON, the release folder or a Hub folder -> every sub-dataset's records."""
-        from . import reader
-
-        return reader.load_references(source, split)
-
-    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
-        """Rows of a Hub config (``image_id``, ``boxes``) -> records, one sub-dataset per ``sub_dataset`` value (the
-        default config ``all`` holds them all; each numbers its images and categories on its own)."""
-        from . import reader
-        from .records import OVDEvalReferences
-
-        groups = _by_sub_dataset(rows)
-        subsets = {name: reader.references_from_rows(group, name=name, source=f"references [{name}]")
-                   for name, group in groups.items()}
-        return OVDEvalReferences(subsets=subsets, source="references")
-
-    def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
-                         max_values: int | None = None, typed: bool = False) -> Any:
-        """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together; with ``typed``, files
-        of the usual shape as :class:`~vlbench.benchmarks.validation.TypedCocoResult` records (a third of the reading
-        time), others as dicts."""
-        from . import reader
-
-        return reader.read_predictions(source, max_bytes=max_bytes, max_values=max_values, typed=typed)
-
-    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> Any:
-        """``{"boxes", "scores", "labels"}`` per image -> COCO results (a list, or one per sub-dataset)."""
-        from ..validation import aligned_lists
-        from .records import PredictionFolder
-
-        _check_examples(references, predictions)
-        entries: dict[str, list] = {}
-        for n, (ref, pred) in enumerate(zip(references, predictions)):
-            entries.setdefault(_sub_dataset_of(ref), []).extend(
-                {"image_id": ref["image_id"], "category_id": label, "bbox": box, "score": s}
-                for box, s, label in aligned_lists(pred, ("boxes", "scores", "labels"), n))
-        if len(entries) > 1:    # rows of several sub-datasets: one prediction list each, scored as Table 3
-            return PredictionFolder(entries=entries, files={k: "predictions" for k in entries}, folder="predictions")
-        return next(iter(entries.values()), [])
-
-    def score(self, references: Any, predictions: Any, options: OVDEvalOptions, source: str = "predictions") -> Any:
-        """NMS-AP and AP of one sub-dataset, or Table 3 of several."""
-        from .scorer import score_references
-
-        return score_references(references, predictions, protocol=options.protocol, sub_dataset=options.sub_dataset,
-                                source=source, analysis=options.analysis)
 
 
 class OVDEvalLeaderboards:
@@ -164,8 +87,19 @@ def _modules() -> tuple[DatasetBuilder, Views, Predictor, Conventions]:
     return reader, views, predict, conventions
 
 
+def _scorer() -> Scorer[Any]:
+    """The scorer (:mod:`.scorer`), imported when a command scores: listing the benchmarks and building a command
+    line read only the options, keys and form declared with it."""
+    from .scorer import OVDEvalScorer
+
+    return OVDEvalScorer()
+
+
 BENCHMARK = Benchmark(
-    id="ovdeval", display_name="OVDEval", scorer=OVDEvalScorer(), aliases=("ovd-eval",), listing_order=2,
+    id="ovdeval", display_name="OVDEval",
+    scorer=lazy(_scorer, options_type=schema.OVDEvalOptions, prediction_keys=schema.PREDICTION_KEYS,
+                prediction_form=schema.PREDICTION_FORM),
+    aliases=("ovd-eval",), listing_order=2,
     metric_keys=schema.METRIC_KEYS, headline=("NMS_AP", "AP", "NMS_AP50", "AP50", "NMS_AR100", "AR100"),
     default_split="test", split_help="test (the only split; a sub-dataset name here means --sub-dataset)",
     card=Card(task_type="object-detection", task_name="Open-Vocabulary Detection",
@@ -190,14 +124,3 @@ BENCHMARK = Benchmark(
     release=card.RELEASE)
 
 
-def _sub_dataset_of(row: Any) -> str:
-    """The sub-dataset a reference row belongs to (rows of one config without the column: "references")."""
-    name = row.get("sub_dataset") if isinstance(row, dict) else None
-    return str(name) if name else "references"
-
-
-def _by_sub_dataset(rows: list[Any]) -> dict[str, list[Any]]:
-    groups: dict[str, list[Any]] = {}
-    for row in rows:
-        groups.setdefault(_sub_dataset_of(row), []).append(row)
-    return groups or {"references": []}

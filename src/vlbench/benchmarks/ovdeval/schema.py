@@ -5,9 +5,12 @@ Boxes everywhere: ``bbox`` = ``[x, y, w, h]`` in pixels (COCO).
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Self
 
-__all__ = ["SUBSETS", "ASPECTS", "aspect_of", "image_features", "category_listed", "METRIC_KEYS", "STAT_KEYS"]
+from ..benchmark import Options, option
+
+__all__ = ["OVDEvalOptions", "SUBSETS", "ASPECTS", "aspect_of", "image_features", "category_listed", "METRIC_KEYS", "STAT_KEYS"]
 
 #: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
 PREDICTION_FORM = 'COCO results {"image_id", "category_id", "bbox", "score"}'
@@ -100,3 +103,19 @@ FIELD_DESCRIPTIONS = {
     "position": "index of the image in the official images array",
     "extra": "further keys of the official image entry, as JSON",
 }
+
+
+@dataclass(frozen=True)
+class OVDEvalOptions(Options):
+    """OVDEval options: which sub-dataset of a multi-sub-dataset reference source to score."""
+
+    sub_dataset: str | None = option(None, "score only this sub-dataset of a release or Hub folder")
+
+    @classmethod
+    def parse(cls, kwargs: dict[str, Any], *, owner: str, default_split: str | None) -> Self:
+        """As :meth:`Options.parse`, and a sub-dataset name given as ``split`` means ``sub_dataset`` (the Hub split
+        is test)."""
+        split = kwargs.get("split")
+        if split not in (None, "test", "all") and kwargs.get("sub_dataset") is None:
+            kwargs = {**kwargs, "split": "test", "sub_dataset": split}
+        return super().parse(kwargs, owner=owner, default_split=default_split)

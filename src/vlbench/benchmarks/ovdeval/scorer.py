@@ -11,6 +11,7 @@ many decisions such a tie made.
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -24,9 +25,11 @@ from ...engine.geometry import xywh_to_xyxy
 from ...engine.result import Result
 from ...engine.uncertainty import merge
 from .. import expect_prediction_list
+from ..benchmark import Scorer, check_examples
 from ..validation import (
     Scores,
     TypedCocoResult,
+    aligned_lists,
     coded_ids,
     degenerate_box_warning,
     describe,
@@ -39,8 +42,9 @@ from ..validation import (
 )
 from . import schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
+from .schema import OVDEvalOptions
 
-__all__ = ["parse_predictions", "suppress", "score", "score_many", "score_references", "Predictions"]
+__all__ = ["OVDEvalScorer", "parse_predictions", "suppress", "score", "score_many", "score_references", "Predictions"]
 
 
 
@@ -618,3 +622,66 @@ def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str
         result.warnings.append(f"no prediction file for {', '.join(missing)} (expected <name>.json or "
                                "<name>_results.json): not scored")
     return result
+
+
+class OVDEvalScorer(Scorer[OVDEvalOptions]):
+    """NMS-AP and AP of one sub-dataset, or Table 3 of several."""
+
+    options_type = OVDEvalOptions
+    prediction_keys = schema.PREDICTION_KEYS
+    prediction_form = schema.PREDICTION_FORM
+
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """A sub-dataset JSON, the release folder or a Hub folder -> every sub-dataset's records."""
+        from . import reader
+
+        return reader.load_references(source, split)
+
+    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
+        """Rows of a Hub config (``image_id``, ``boxes``) -> records, one sub-dataset per ``sub_dataset`` value (the
+        default config ``all`` holds them all; each numbers its images and categories on its own)."""
+        from . import reader
+
+        groups = _by_sub_dataset(rows)
+        subsets = {name: reader.references_from_rows(group, name=name, source=f"references [{name}]")
+                   for name, group in groups.items()}
+        return OVDEvalReferences(subsets=subsets, source="references")
+
+    def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,
+                         max_values: int | None = None, typed: bool = False) -> Any:
+        """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together; with ``typed``, files
+        of the usual shape as :class:`~vlbench.benchmarks.validation.TypedCocoResult` records (a third of the reading
+        time), others as dicts."""
+        from . import reader
+
+        return reader.read_predictions(source, max_bytes=max_bytes, max_values=max_values, typed=typed)
+
+    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> Any:
+        """``{"boxes", "scores", "labels"}`` per image -> COCO results (a list, or one per sub-dataset)."""
+        check_examples(references, predictions)
+        entries: dict[str, list] = {}
+        for n, (ref, pred) in enumerate(zip(references, predictions)):
+            entries.setdefault(_sub_dataset_of(ref), []).extend(
+                {"image_id": ref["image_id"], "category_id": label, "bbox": box, "score": s}
+                for box, s, label in aligned_lists(pred, ("boxes", "scores", "labels"), n))
+        if len(entries) > 1:    # rows of several sub-datasets: one prediction list each, scored as Table 3
+            return PredictionFolder(entries=entries, files={k: "predictions" for k in entries}, folder="predictions")
+        return next(iter(entries.values()), [])
+
+    def score(self, references: Any, predictions: Any, options: OVDEvalOptions, source: str = "predictions") -> Any:
+        """NMS-AP and AP of one sub-dataset, or Table 3 of several."""
+        return score_references(references, predictions, protocol=options.protocol, sub_dataset=options.sub_dataset,
+                                source=source, analysis=options.analysis)
+
+
+def _sub_dataset_of(row: Any) -> str:
+    """The sub-dataset a reference row belongs to (rows of one config without the column: "references")."""
+    name = row.get("sub_dataset") if isinstance(row, dict) else None
+    return str(name) if name else "references"
+
+
+def _by_sub_dataset(rows: list[Any]) -> dict[str, list[Any]]:
+    groups: dict[str, list[Any]] = {}
+    for row in rows:
+        groups.setdefault(_sub_dataset_of(row), []).append(row)
+    return groups or {"references": []}

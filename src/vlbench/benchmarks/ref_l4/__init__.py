@@ -9,8 +9,6 @@ composes them (:mod:`vlbench.benchmarks.protocol`).
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -20,90 +18,16 @@ from ..benchmark import (
     Conventions,
     DatasetBuilder,
     EvalTask,
-    Options,
     Predictor,
     Scorer,
     Showcase,
     SplitLeaderboards,
     Views,
-    check_examples as _check_examples,
     lazy,
-    option,
 )
 from . import card, schema
 
-__all__ = ["RefL4Options", "RefL4Scorer", "RefL4Leaderboards", "RefL4Showcase", "BENCHMARK"]
-
-
-@dataclass(frozen=True)
-class RefL4Options(Options):
-    """Ref-L4 options: what a row without a prediction is."""
-
-    missing: str = option("error", "rows without a prediction: 'error', or 'miss' to count them as misses",
-                          ("error", "miss"))
-
-
-class RefL4Scorer(Scorer[RefL4Options]):
-    """Acc@0.5/0.75/0.9, mAcc, per size and per class (see :mod:`.scorer`)."""
-
-    options_type = RefL4Options
-    prediction_keys = schema.PREDICTION_KEYS
-    prediction_form = schema.PREDICTION_FORM
-
-    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
-        """The release folder (``ref-l4-{val,test}.parquet``) or a Hub folder -> records of ``split``."""
-        from . import reader
-
-        return reader.load_references(source, split or "all")
-
-    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
-        """Rows of the Hub dataset -> records."""
-        from . import reader
-
-        return reader.references_from_rows(rows, source="references")
-
-    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
-        """``{"pred_bbox", "format"}`` per row -> official entries carrying the row's ``id``."""
-        from ...engine.errors import PredictionError
-
-        _check_examples(references, predictions)
-        for n, p in enumerate(predictions):
-            if not isinstance(p, dict) or "pred_bbox" not in p or "format" not in p:
-                raise PredictionError("each prediction is {\"pred_bbox\": [4 numbers], \"format\": \"xyxy\" | \"xywh\"}",
-                                      file="predictions", entry=f"example {n}")
-        # "integer" (set by the evaluate module): the box was written in integers, the official int64 path
-        entries = [{"id": int(r["id"]), "format": p["format"],
-                    "pred_bbox": [int(v) for v in p["pred_bbox"]] if p.get("integer") else p["pred_bbox"]}
-                   for r, p in zip(references, predictions)]
-        return _one_entry_per_id(entries)
-
-    def score(self, references: Any, predictions: Any, options: RefL4Options, source: str = "predictions") -> Any:
-        """The accuracies of the paper's tables."""
-        from .scorer import score
-
-        return score(references, predictions, protocol=options.protocol, missing=options.missing,
-                     split=options.split or "given", source=source, with_samples=options.details,
-                     analysis=options.analysis)
-
-
-def _one_entry_per_id(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The official file's one prediction per id from one prediction per row: rows that share an id (the
-    official evaluator and the build keep them all, each scored with the id's one prediction) must have been given
-    the same box; the module cannot say which of two different boxes an official file would hold."""
-    from ...engine.errors import PredictionError
-
-    first: dict[int, int] = {}
-    kept = []
-    for n, entry in enumerate(entries):
-        seen = first.setdefault(entry["id"], n)
-        if seen == n:
-            kept.append(entry)
-        elif (entries[seen]["pred_bbox"], entries[seen]["format"]) != (entry["pred_bbox"], entry["format"]):
-            raise PredictionError(f"rows {seen} and {n} share id {entry['id']} but were given different boxes",
-                                  file="predictions", entry=f"example {n}",
-                                  fix="give every row of one id the same prediction (the official file holds one "
-                                      "prediction per id, scored against each of its rows)")
-    return kept
+__all__ = ["RefL4Leaderboards", "RefL4Showcase", "BENCHMARK"]
 
 
 class RefL4Leaderboards(SplitLeaderboards):
@@ -146,8 +70,19 @@ def _modules() -> tuple[DatasetBuilder, Views, Predictor, Conventions]:
     return reader, views, predict, conventions
 
 
+def _scorer() -> Scorer[Any]:
+    """The scorer (:mod:`.scorer`), imported when a command scores: listing the benchmarks and building a command
+    line read only the options, keys and form declared with it."""
+    from .scorer import RefL4Scorer
+
+    return RefL4Scorer()
+
+
 BENCHMARK = Benchmark(
-    id="ref_l4", display_name="Ref-L4", scorer=RefL4Scorer(), aliases=("ref-l4", "refl4"), listing_order=0,
+    id="ref_l4", display_name="Ref-L4",
+    scorer=lazy(_scorer, options_type=schema.RefL4Options, prediction_keys=schema.PREDICTION_KEYS,
+                prediction_form=schema.PREDICTION_FORM),
+    aliases=("ref-l4", "refl4"), listing_order=0,
     metric_keys=schema.METRIC_KEYS, headline=("Acc50", "Acc75", "Acc90", "mAcc", "class_Acc50", "class_mAcc"),
     default_split="all", split_help="val, test or all (default all)",
     card=Card(task_type="object-detection", task_name="Referring Expression Comprehension",

@@ -6,15 +6,19 @@ Box format everywhere in Ref-L4's references: ``bbox`` = ``[x, y, w, h]`` in pix
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
+
+from ..benchmark import Options, option
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "RefL4Options",
     "METRIC_KEYS",
     "OFFICIAL_COLUMNS", "SPLITS", "SIZE_NAMES", "SOURCE_NAMES", "FIELD_DESCRIPTIONS",
     "features", "size_bucket", "source_of", "class_key", "category_name",
@@ -187,3 +191,11 @@ def written_in_integers(box: Any) -> bool:
     import numpy as np
 
     return isinstance(box, (list, tuple)) and all(isinstance(v, (int, np.integer)) for v in box)
+
+
+@dataclass(frozen=True)
+class RefL4Options(Options):
+    """Ref-L4 options: what a row without a prediction is."""
+
+    missing: str = option("error", "rows without a prediction: 'error', or 'miss' to count them as misses",
+                          ("error", "miss"))

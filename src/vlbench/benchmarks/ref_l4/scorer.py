@@ -9,6 +9,7 @@ the class key goes through the RefCOCO -> Objects365 table with its ten off-by-o
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -24,12 +25,14 @@ from ...engine.geometry import iou_aligned_xyxy, xywh_to_xyxy
 from ...engine.result import Result
 from ...engine.uncertainty import merge
 from .. import expect_prediction_list
+from ..benchmark import Scorer, check_examples
 from ..validation import degenerate_box_warning, describe as _describe
 from . import schema
 from .analysis import CauseReplicator, analyze
 from .records import RefL4References
+from .schema import RefL4Options
 
-__all__ = ["RefL4References", "Predictions", "parse_predictions", "score", "ACC_THRESHOLDS", "MACC_THRESHOLDS"]
+__all__ = ["RefL4Scorer", "RefL4References", "Predictions", "parse_predictions", "score", "ACC_THRESHOLDS", "MACC_THRESHOLDS"]
 
 #: Thresholds of Acc50/75/90 and of mAcc, as the official code writes them (Python floats).
 ACC_THRESHOLDS = (0.5, 0.75, 0.9)
@@ -464,3 +467,62 @@ def _per_source(categories: list[str], category_inverse: NDArray[np.intp], hits_
     groups = {"coco": is_coco, "objects365_coco_classes": ~is_coco & shared,
               "objects365_other_classes": ~is_coco & ~shared}
     return {name: {"n": int(mask.sum()), **_acc_block(hits_acc[mask], hits_macc[mask])} for name, mask in groups.items()}
+
+
+class RefL4Scorer(Scorer[RefL4Options]):
+    """Acc@0.5/0.75/0.9, mAcc, per size and per class."""
+
+    options_type = RefL4Options
+    prediction_keys = schema.PREDICTION_KEYS
+    prediction_form = schema.PREDICTION_FORM
+
+    def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
+        """The release folder (``ref-l4-{val,test}.parquet``) or a Hub folder -> records of ``split``."""
+        from . import reader
+
+        return reader.load_references(source, split or "all")
+
+    def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
+        """Rows of the Hub dataset -> records."""
+        from . import reader
+
+        return reader.references_from_rows(rows, source="references")
+
+    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
+        """``{"pred_bbox", "format"}`` per row -> official entries carrying the row's ``id``."""
+        check_examples(references, predictions)
+        for n, p in enumerate(predictions):
+            if not isinstance(p, dict) or "pred_bbox" not in p or "format" not in p:
+                raise PredictionError("each prediction is {\"pred_bbox\": [4 numbers], \"format\": \"xyxy\" | \"xywh\"}",
+                                      file="predictions", entry=f"example {n}")
+        # "integer" (set by the evaluate module): the box was written in integers, the official int64 path
+        entries = [{"id": int(r["id"]), "format": p["format"],
+                    "pred_bbox": [int(v) for v in p["pred_bbox"]] if p.get("integer") else p["pred_bbox"]}
+                   for r, p in zip(references, predictions)]
+        return _one_entry_per_id(entries)
+
+    def score(self, references: Any, predictions: Any, options: RefL4Options, source: str = "predictions") -> Any:
+        """The accuracies of the paper's tables."""
+        return score(references, predictions, protocol=options.protocol, missing=options.missing,
+                     split=options.split or "given", source=source, with_samples=options.details,
+                     analysis=options.analysis)
+
+
+def _one_entry_per_id(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The official file's one prediction per id from one prediction per row: rows that share an id (the
+    official evaluator and the build keep them all, each scored with the id's one prediction) must have been given
+    the same box; the module cannot say which of two different boxes an official file would hold."""
+    from ...engine.errors import PredictionError
+
+    first: dict[int, int] = {}
+    kept = []
+    for n, entry in enumerate(entries):
+        seen = first.setdefault(entry["id"], n)
+        if seen == n:
+            kept.append(entry)
+        elif (entries[seen]["pred_bbox"], entries[seen]["format"]) != (entry["pred_bbox"], entry["format"]):
+            raise PredictionError(f"rows {seen} and {n} share id {entry['id']} but were given different boxes",
+                                  file="predictions", entry=f"example {n}",
+                                  fix="give every row of one id the same prediction (the official file holds one "
+                                      "prediction per id, scored against each of its rows)")
+    return kept
