@@ -32,7 +32,7 @@ from ...engine.result import Result
 from .. import expect_prediction_list
 from ..benchmark import Scorer, check_examples
 from ..validation import describe as _describe, require_utf8
-from . import schema
+from . import reader, schema
 from .records import NocapsReferences
 from .schema import NocapsOptions
 
@@ -353,14 +353,10 @@ class NocapsScorer(Scorer[NocapsOptions]):
 
     def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
         """The official captions JSON or a Hub folder -> records."""
-        from . import reader
-
         return reader.load_references(source, split)
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of the Hub dataset -> records."""
-        from . import reader
-
         return reader.references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:

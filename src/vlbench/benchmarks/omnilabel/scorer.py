@@ -39,7 +39,7 @@ from ..validation import (
     typed_column,
     unusual_warning,
 )
-from . import schema
+from . import reader, schema
 from .records import OmniLabelReferences
 
 __all__ = ["OmniLabelScorer", "parse_predictions", "score", "PARAMS", "TypedPrediction"]
@@ -500,14 +500,10 @@ class OmniLabelScorer(Scorer[Options]):
 
     def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
         """The official ``dataset_*.json`` or a Hub folder -> records."""
-        from . import reader
-
         return reader.load_references(source, split)
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of the Hub dataset -> records."""
-        from . import reader
-
         return reader.references_from_rows(rows, source="references")
 
     def read_predictions(self, source: str | os.PathLike, *, max_bytes: int | None = None,

@@ -40,7 +40,7 @@ from ..validation import (
     typed_coco_columns,
     unusual_warning,
 )
-from . import schema
+from . import reader, schema
 from .records import OVDEvalReferences, OVDEvalSubset, PredictionFolder
 from .schema import OVDEvalOptions
 
@@ -633,15 +633,11 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
 
     def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
         """A sub-dataset JSON, the release folder or a Hub folder -> every sub-dataset's records."""
-        from . import reader
-
         return reader.load_references(source, split)
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of a Hub config (``image_id``, ``boxes``) -> records, one sub-dataset per ``sub_dataset`` value (the
         default config ``all`` holds them all; each numbers its images and categories on its own)."""
-        from . import reader
-
         groups = _by_sub_dataset(rows)
         subsets = {name: reader.references_from_rows(group, name=name, source=f"references [{name}]")
                    for name, group in groups.items()}
@@ -652,8 +648,6 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
         """A COCO results file, or a folder of them (``<sub-dataset>.json``) scored together; with ``typed``, files
         of the usual shape as :class:`~vlbench.benchmarks.validation.TypedCocoResult` records (a third of the reading
         time), others as dicts."""
-        from . import reader
-
         return reader.read_predictions(source, max_bytes=max_bytes, max_values=max_values, typed=typed)
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> Any:

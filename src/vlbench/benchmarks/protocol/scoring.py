@@ -16,7 +16,8 @@ OptionsT = TypeVar("OptionsT", bound=Options)
 
 class Scorer(ABC, Generic[OptionsT]):
     """References (official file, Hub folder, Hub rows) and predictions (official file) -> records and entries ->
-    :class:`~vlbench.engine.result.Result`. ``score`` is pure: no file I/O, no rendering.
+    :class:`~vlbench.engine.result.Result`. ``score`` renders nothing and reads no input file (nocaps' keeps its text
+    and paraphrase caches: ARCHITECTURE.md).
 
     ``options_type`` declares the benchmark's options; ``prediction_keys`` are keys every entry of its prediction
     files has (how a file of another benchmark is recognised); ``prediction_form`` names an entry in messages.

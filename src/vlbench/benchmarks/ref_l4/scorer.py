@@ -27,7 +27,7 @@ from ...engine.uncertainty import merge
 from .. import expect_prediction_list
 from ..benchmark import Scorer, check_examples
 from ..validation import degenerate_box_warning, describe as _describe
-from . import schema
+from . import reader, schema
 from .analysis import CauseReplicator, analyze
 from .records import RefL4References
 from .schema import RefL4Options
@@ -478,14 +478,10 @@ class RefL4Scorer(Scorer[RefL4Options]):
 
     def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
         """The release folder (``ref-l4-{val,test}.parquet``) or a Hub folder -> records of ``split``."""
-        from . import reader
-
         return reader.load_references(source, split or "all")
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of the Hub dataset -> records."""
-        from . import reader
-
         return reader.references_from_rows(rows, source="references")
 
     def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
