@@ -255,12 +255,15 @@ def _cli(env, *args):
 
 def test_listing_the_benchmarks_loads_no_scorer_and_declares_what_each_scorer_holds():
     """The registry lists the built-in benchmarks and the CLI builds its parser from their declared options without
-    importing any ``scorer.py`` (each imports numpy and its engines); what a lazily loaded scorer declares is what
+    importing any ``scorer.py`` (each imports numpy and its engines), and parses a ``score`` command without
+    importing the model runner; what a lazily loaded scorer declares is what
     the loaded one holds (the same options class, keys and form), checked in a fresh process."""
     code = (
         "import sys\n"
         "from vlbench import cli\n"
         "from vlbench.benchmarks import all_benchmarks\n"
+        "cli._parse(['score', 'ref_l4', '--references', 'r.json', '--predictions', 'p.json'])\n"
+        "assert 'vlbench.predict' not in sys.modules  # the model runner's arguments are built only for predict / run\n"
         "cli._parser()\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('vlbench.benchmarks.') and m.endswith('.scorer'))\n"
         "assert not loaded, loaded\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +21,42 @@ from .benchmarks.protocol.options import PROTOCOLS
 EXIT_BAD_INPUT = 2
 
 
-def _parser(benches: Sequence[Benchmark] | None = None) -> argparse.ArgumentParser:
-    """The command line of ``benches`` (default: every benchmark, plug-ins included)."""
+def _parser(benches: Sequence[Benchmark] | None = None, command: str | None = None) -> argparse.ArgumentParser:
+    """The command line of ``benches`` (default: every benchmark, plug-ins included). With ``command``, only that
+    sub-command gets its arguments and the others are listed by name: the model runner's arguments import the model
+    runner (numpy, its families and box formats), which ``vlbench score`` has no use for."""
     benches = all_benchmarks() if benches is None else benches
     names = ", ".join(b.display_name for b in benches)
-    p = argparse.ArgumentParser(prog="vlbench", description=f"Score and publish {names} exactly as their official scorers do.")
+    p = argparse.ArgumentParser(prog="vlbench", description=f"Score and publish {names} exactly as their official "
+                                                            "scorers do.")
     p.add_argument("--version", action="version", version=f"vlbench {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-
     ids = " | ".join(b.id for b in benches)
-    _score_args(sub, ids, benches)
+    for commands, build in _builders(ids, benches):
+        if command is None or command in commands:
+            build(sub)
+        else:
+            for name in commands:
+                sub.add_parser(name)
+    return p
 
+
+def _builders(ids: str, benches: Sequence[Benchmark]) -> list[tuple[tuple[str, ...], Callable[[Any], None]]]:
+    """Each group of sub-commands (in the order ``vlbench --help`` lists them) and the function adding them."""
+    return [(("score", "analyze"), lambda sub: _score_args(sub, ids, benches)),
+            (("compare",), lambda sub: _compare_args(sub, ids, benches)),
+            (("conventions",), lambda sub: _conventions_args(sub, ids)),
+            (("build",), _build_args),
+            (("export",), _export_args),
+            (("report", "publish"), _report_and_publish_args),
+            (("doctor",), _doctor_args),
+            (("predict", "run"), lambda sub: _predict_args(sub, ids)),
+            (("import",), lambda sub: _import_args(sub, ids)),
+            (("demo",), _demo_args),
+            (("new-benchmark",), _new_benchmark_args)]
+
+
+def _compare_args(sub: Any, ids: str, benches: Sequence[Benchmark]) -> None:
     c = sub.add_parser("compare", help="paired bootstrap of two prediction files: is A really better than B?")
     c.add_argument("benchmark", help=ids)
     c.add_argument("--references", required=True, help="official annotation file, Hub folder or Hub dataset id")
@@ -42,26 +67,27 @@ def _parser(benches: Sequence[Benchmark] | None = None) -> argparse.ArgumentPars
                    help="also compare what each error type costs the two files (the error analysis; detection "
                         "benchmarks: paired intervals on each cost)")
     _uncertainty_args(c, ci_default=0.95)
-    _conventions_args(sub, ids)
 
-    _build_args(sub)
+
+def _export_args(sub: Any) -> None:
     e = sub.add_parser("export", help="write the official annotation file back from a Hub folder")
     e.add_argument("benchmark", help="benchmark id")
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
     e.add_argument("--out", required=True, help="output file: the official annotations as JSON, or as Parquet when the "
                                                 "name ends .parquet (for a release shipped as Parquet tables)")
     e.add_argument("--split", default=None, help="split (or sub-dataset) to export")
-    _report_and_publish_args(sub)
+
+
+def _doctor_args(sub: Any) -> None:
     doctor = sub.add_parser("doctor", help="report Java, the tokenizer backends, METEOR and SPICE readiness")
     doctor.add_argument("--prepare", action="store_true",
                         help="build METEOR's paraphrase index now (otherwise built on first use, ~10 s, once)")
-    _predict_args(sub, ids)
-    _import_args(sub, ids)
+
+
+def _demo_args(sub: Any) -> None:
     d = sub.add_parser("demo", help="open the upload-and-score Space locally (needs the 'space' extra)")
     d.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     d.add_argument("--port", type=int, default=7860, help="port to serve on (default 7860)")
-    _new_benchmark_args(sub)
-    return p
 
 
 def _new_benchmark_args(sub: Any) -> None:
@@ -589,9 +615,11 @@ def _raw_release(info: Benchmark, raw: list[str] | None) -> tuple[Any, dict[str,
 
 
 def _parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
-    """The parser (every benchmark's, plug-ins included) and the parsed command line."""
-    parser = _parser()
-    return parser, parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    """The parser (every benchmark's, plug-ins included; the arguments of the sub-command named only) and the parsed
+    command line."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(command=next((a for a in args if not a.startswith("-")), None))
+    return parser, parser.parse_args(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
