@@ -175,7 +175,6 @@ def main() -> None:
         # generator: vlbench predict (prompt, generate, parse, token scores) vs prompt + generate + decode
         vlm_info = models.inspect_model(str(vlm_dir))
         preset = vlm_info.family.preset("box", None, None)
-        vlm = models.load_model(str(vlm_dir), vlm_info, device="cpu", preset=preset)
         g_items = items[: 4 * bs]
 
         def ours_generator() -> None:
@@ -183,6 +182,8 @@ def main() -> None:
                     max_new_tokens=16, progress=False, overwrite=True)
 
         def bare_generator() -> None:
+            # loaded at each run, as predict loads it
+            vlm = models.load_model(str(vlm_dir), vlm_info, device="cpu", preset=preset)
             with torch.inference_mode():
                 for i in range(0, len(g_items), bs):
                     chunk = g_items[i:i + bs]

@@ -234,6 +234,39 @@ def test_batches_hold_alike_items_within_a_window_and_every_item_once():
     assert order == ["d", "b", "c", "a", "f", "e", "g"]
 
 
+def test_items_are_grouped_by_the_size_their_row_states_without_opening_the_image(tmp_path):
+    """A dataset whose rows state ``width`` and ``height`` (Ref-L4, nocaps and OVDEval rows do): grouping sorts by
+    the stated size, so an image whose bytes do not decode still sorts by it (its header is never read); the
+    decoded image keeps its own size. Rows without the columns sort by the header (a dataset of images alone keeps
+    its rows). Hand-derived: stated widths
+    30, 10, 20 -> order 1, 2, 0; header widths 9, 5 -> order 1, 0."""
+    import io
+
+    import datasets
+    from PIL import Image
+
+    from vlbench.benchmarks.protocol.predicting import PredictItem
+    from vlbench.predict.streaming import LazyRows, grouped
+
+    def png(width: int) -> dict:
+        buf = io.BytesIO()
+        Image.new("RGB", (width, 3)).save(buf, format="PNG")
+        return {"bytes": buf.getvalue(), "path": None}
+
+    image = datasets.Image()
+    stated = datasets.Dataset.from_dict(
+        {"image": [png(4), {"bytes": b"not an image", "path": None}, png(6)], "width": [30, 10, 20],
+         "height": [3, 3, 3]},
+        features=datasets.Features({"image": image, "width": datasets.Value("int64"),
+                                    "height": datasets.Value("int64")}))
+    items = [PredictItem(str(i), row["image"], ("q",)) for i, row in enumerate(LazyRows(stated))]
+    assert [it.key for it in grouped(items, 8)] == ["1", "2", "0"]
+    assert items[0].image.size == (4, 3) and items[0].image.declared == (30, 3)
+    bare = datasets.Dataset.from_dict({"image": [png(9), png(5)]}, features=datasets.Features({"image": image}))
+    items = [PredictItem(str(i), row["image"], ("q",)) for i, row in enumerate(LazyRows(bare))]
+    assert [it.key for it in grouped(items, 8)] == ["1", "0"] and items[0].image.declared is None
+
+
 def test_image_cells_sliced_from_the_arrow_columns_are_the_dataset_s_cells(tmp_path):
     """The image bytes :class:`ImageCells` slices from the dataset's Arrow columns equal the cells ``datasets``
     itself gives (decode=False) for every row, for a dataset of one file and for a concatenation of two (row order

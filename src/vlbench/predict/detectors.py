@@ -87,6 +87,16 @@ def _count_truncated(loaded: Any, queries: list[list[str]], kept: list[list[int]
     return counts
 
 
+def _overflowed(encoded: Any, counts: list[int], stride: int) -> list[int] | None:
+    """Per image, the queries a fast tokenizer cut, read from the batch's own encodings (truncation keeps what it
+    cut as the encoding's overflow; image ``n``'s ``counts[n]`` queries at rows ``n * stride`` onward), or None
+    where the tokenizer keeps no encodings (a slow tokenizer)."""
+    encodings = getattr(encoded, "encodings", None)
+    if not encodings:
+        return None
+    return [sum(bool(e.overflowing) for e in encodings[n * stride:n * stride + count]) for n, count in enumerate(counts)]
+
+
 def _lengths(attention_mask: Any, counts: list[int], stride: int) -> list[list[int]]:
     """Each query's kept token count from a batch's attention mask: image ``n``'s ``counts[n]`` queries at rows
     ``n * stride`` onward (each image's list padded to ``stride`` rows)."""
@@ -121,8 +131,11 @@ def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: flo
                             threshold, top_k)
         found.append(boxes)
         dropped.append(lost)
-    kept = _lengths(inputs["attention_mask"], [len(qs) for qs in queries], stride=per_image)
-    return Found(found, truncated=_count_truncated(loaded, queries, kept, limit), non_finite=dropped)
+    counts = [len(qs) for qs in queries]
+    cut = _overflowed(inputs, counts, stride=per_image)
+    if cut is None:
+        cut = _count_truncated(loaded, queries, _lengths(inputs["attention_mask"], counts, stride=per_image), limit)
+    return Found(found, truncated=cut, non_finite=dropped)
 
 
 def _escape(query: str) -> str:

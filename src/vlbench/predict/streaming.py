@@ -60,12 +60,14 @@ class ImageCells:
 
 class LazyImage:
     """One image cell of a dataset, opened when used: ``size`` reads the header only; ``convert`` and
-    :meth:`load` decode it. ``cells`` is an :class:`ImageCells` (or any sequence of rows holding the cell)."""
+    :meth:`load` decode it. ``cells`` is an :class:`ImageCells` (or any sequence of rows holding the cell);
+    ``declared`` the (width, height) its row states, if it states one (only to group alike items: boxes are
+    always read in the decoded image's own size)."""
 
-    __slots__ = ("cells", "index", "column")
+    __slots__ = ("cells", "index", "column", "declared")
 
-    def __init__(self, cells: Any, index: int, column: str) -> None:
-        self.cells, self.index, self.column = cells, index, column
+    def __init__(self, cells: Any, index: int, column: str, declared: tuple[int, int] | None = None) -> None:
+        self.cells, self.index, self.column, self.declared = cells, index, column, declared
 
     def _open(self) -> Any:
         from PIL import Image
@@ -113,16 +115,27 @@ class LazyRows:
 
         self.columns = [name for name, f in dataset.features.items() if isinstance(f, Image)]
         self.meta = dataset.remove_columns(self.columns) if self.columns else dataset
+        self.length = len(dataset)          # a dataset left with no column has no rows either
         self.cells = ImageCells(dataset, self.columns)
         # which rows have an image: Arrow's null mask, no bytes read
         self.present = {name: ~np.asarray(dataset.data.column(name).is_null()) for name in self.columns}
 
     def __len__(self) -> int:
-        return len(self.meta)
+        return self.length
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for i, row in enumerate(self.meta):
-            yield {**row, **{c: LazyImage(self.cells, i, c) if self.present[c][i] else None for c in self.columns}}
+        rows = self.meta if self.meta.column_names else ({} for _ in range(self.length))
+        for i, row in enumerate(rows):
+            declared = _declared_size(row)
+            yield {**row, **{c: LazyImage(self.cells, i, c, declared) if self.present[c][i] else None
+                             for c in self.columns}}
+
+
+def _declared_size(row: dict[str, Any]) -> tuple[int, int] | None:
+    """The (width, height) a row states for its image (the ``width`` and ``height`` columns three of the four
+    releases carry), or None."""
+    width, height = row.get("width"), row.get("height")
+    return (width, height) if isinstance(width, int) and isinstance(height, int) else None
 
 
 def what_is_wrong(item: PredictItem, exc: Exception) -> str:
@@ -171,10 +184,11 @@ GROUP_WINDOW = 16
 def shape_key(item: PredictItem) -> tuple[int, int, int, int]:
     """What makes the items of one batch cost alike: the query count (a detector's passes, the length of a
     detection answer), the text to read (a prompt's length), the image's size (the processors pad a batch to its
-    largest image; read from the header). An image whose header does not read sorts as 0 x 0: its decoding
-    (:func:`loaded`) says what is wrong."""
+    largest image; the size its row states, else read from the header). An image whose header does not read sorts
+    as 0 x 0: its decoding (:func:`loaded`) says what is wrong."""
     try:
-        width, height = item.image.size if item.image is not None else (0, 0)
+        width, height = getattr(item.image, "declared", None) or (item.image.size if item.image is not None
+                                                                  else (0, 0))
     except UNREADABLE:
         width, height = 0, 0
     return len(item.queries), sum(map(len, item.queries)), width, height
