@@ -262,6 +262,10 @@ def test_items_are_grouped_by_the_size_their_row_states_without_opening_the_imag
     items = [PredictItem(str(i), row["image"], ("q",)) for i, row in enumerate(LazyRows(stated))]
     assert [it.key for it in grouped(items, 8)] == ["1", "2", "0"]
     assert items[0].image.size == (4, 3) and items[0].image.declared == (30, 3)
+    # the rows' other values are the ones datasets gives row by row, through an indices mapping too
+    for dataset in (stated, stated.select([2, 0])):
+        assert [{k: v for k, v in row.items() if k != "image"} for row in LazyRows(dataset)] == list(
+            dataset.remove_columns("image"))
     bare = datasets.Dataset.from_dict({"image": [png(9), png(5)]}, features=datasets.Features({"image": image}))
     items = [PredictItem(str(i), row["image"], ("q",)) for i, row in enumerate(LazyRows(bare))]
     assert [it.key for it in grouped(items, 8)] == ["1", "0"] and items[0].image.declared is None

@@ -124,11 +124,19 @@ class LazyRows:
         return self.length
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        rows = self.meta if self.meta.column_names else ({} for _ in range(self.length))
+        rows = _rows(self.meta) if self.meta.column_names else ({} for _ in range(self.length))
         for i, row in enumerate(rows):
             declared = _declared_size(row)
             yield {**row, **{c: LazyImage(self.cells, i, c, declared) if self.present[c][i] else None
                              for c in self.columns}}
+
+
+def _rows(dataset: Any, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
+    """The dataset's rows as dicts, read a batch of columns at a time (``datasets`` formats a row at a time
+    about twenty times slower; the values are the same)."""
+    for batch in dataset.iter(batch_size=batch_size):
+        for values in zip(*batch.values()):
+            yield dict(zip(batch, values))
 
 
 def _declared_size(row: dict[str, Any]) -> tuple[int, int] | None:
