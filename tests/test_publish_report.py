@@ -41,6 +41,11 @@ def test_report_model_index_round_trips_through_huggingface_hub(tmp_path, ovdeva
     csv_dir = tmp_path / "csv"
     run_cli("report", str(result), "--csv", str(csv_dir), check=True)
     assert {p.name for p in csv_dir.iterdir()} == {"all_metrics.csv", "per_category.csv"}
+    # a file's name where a folder is meant is refused (it made a folder named tables.csv), and nothing is made
+    for flag, name in (("--csv", "tables.csv"), ("--eval-results", "results.yaml")):
+        proc = run_cli("report", str(result), flag, str(tmp_path / "new" / name), "--dataset-id", "me/ovdeval")
+        assert proc.returncode == 2 and f"{name} names a file" in proc.stderr and "Traceback" not in proc.stderr
+        assert not (tmp_path / "new").exists()
 
 
 def test_report_rejects_other_files(tmp_path):

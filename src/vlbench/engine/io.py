@@ -73,6 +73,10 @@ def require_file(path: str | os.PathLike, what: str = "file") -> Path:
     return p
 
 
+#: names a new folder is not given (each names a file of the kind this project writes)
+_FILE_SUFFIXES = frozenset({".csv", ".json", ".jsonl", ".md", ".parquet", ".txt", ".yaml", ".yml"})
+
+
 def check_output(path: str | os.PathLike, what: str = "output", *, folder: bool = False) -> Path:
     """Check before the work that ``path`` (a file, or a folder with ``folder``) can be written: no regular file
     on its way, not a folder where a file is meant, a writable existing ancestor. Creates nothing."""
@@ -81,6 +85,10 @@ def check_output(path: str | os.PathLike, what: str = "output", *, folder: bool 
         raise FormatError(f"the {what} path is a folder", file=str(p), fix="name a file, e.g. result.json")
     if folder and p.exists() and not p.is_dir():
         raise FormatError(f"the {what} folder is a file", file=str(p), fix="name a folder")
+    if folder and not p.exists() and p.suffix.lower() in _FILE_SUFFIXES:
+        # `--csv tables.csv` would make a folder named tables.csv holding a file per table
+        raise FormatError(f"the {what} is a folder, and {p.name} names a file", file=str(p),
+                          fix=f"name a folder, e.g. {p.with_suffix('')}")
     ancestor = p.parent if not folder or not p.exists() else p
     while not ancestor.exists():
         ancestor = ancestor.parent

@@ -125,6 +125,7 @@ def write_eval_results(result: Result, folder: str | os.PathLike,
 
     from ..engine.io import check_output, write_text_atomic
 
+    check_output(folder, "evaluation results folder", folder=True)
     target_dir = Path(folder) if Path(folder).name == ".eval_results" else Path(folder) / ".eval_results"
     check_output(target_dir, "evaluation results folder", folder=True)
     entries = eval_results(result, **entry_fields)
