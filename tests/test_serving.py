@@ -60,8 +60,9 @@ def served(built_samples, tmp_path_factory):
     log.close()
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "vlbench", *args], capture_output=True, text=True, timeout=600)
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vlbench", *args], capture_output=True, text=True, timeout=600,
+                          env=env)
 
 
 def test_the_served_run_writes_the_in_process_run_s_file(served, built_samples, tmp_path):
@@ -122,6 +123,23 @@ def test_an_unreachable_server_is_a_clear_error(built_samples, tmp_path):
                 str(built_samples / "ovdeval"), "--config", "color", "--box-format", "loc-1024", "--out",
                 str(tmp_path / "p.json"))
     assert proc.returncode == 1 and "cannot reach the server" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("address, env, said", [
+    ("http://[::1", {}, "is not a valid address (Invalid IPv6 URL)"),
+    ("http://127.0.0.1:99999", {}, "is not a valid address (Port out of range"),
+    ("http://:8000", {}, "is not an http(s) address"),
+    ("127.0.0.1:8000", {}, "is not an http(s) address"),
+    ("http://127.0.0.2:9", {"http_proxy": "http://[proxy", "no_proxy": ""}, "http_proxy environment variable"),
+])
+def test_a_malformed_server_or_proxy_address_is_a_clear_error(address, env, said, built_samples, tmp_path):
+    """Each refused before any request, naming the address and its fix (the IPv6 one and a bad proxy variable were
+    tracebacks from urllib's parser); nothing written."""
+    proc = _cli("predict", "ovdeval", "--server", address, "--model", "some/model", "--data",
+                str(built_samples / "ovdeval"), "--config", "color", "--box-format", "loc-1024", "--out",
+                str(tmp_path / "p.json"), env={**os.environ, **env})
+    assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_server_log_probabilities_score_the_boxes():

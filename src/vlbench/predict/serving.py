@@ -199,11 +199,22 @@ def _post(connection: Connection, url: str, body: bytes, headers: dict[str, str]
                   "check that the server runs and --server is its address; rerun to continue the run")
 
 
+def _check_address(url: str) -> None:
+    """Refuse a ``--server`` that is not an http(s) address with a host (and a port, if any, that parses)."""
+    fix = "pass e.g. --server http://127.0.0.1:8000"
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port                                          # noqa: B018 (parsing it is the check)
+    except ValueError as exc:
+        raise InputError(f"--server {url!r} is not a valid address ({exc})", fix=fix) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"--server {url!r} is not an http(s) address", fix=fix)
+
+
 def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8, api_key_env: str | None = None,
             timeout: float = REQUEST_TIMEOUT) -> ServedModel:
     """Check that the server answers and serves ``model`` (its ``/v1/models``), before any item is sent."""
-    if not url.startswith(("http://", "https://")):
-        raise InputError(f"--server {url!r} is not an http(s) address", fix="pass e.g. --server http://127.0.0.1:8000")
+    _check_address(url)
     if concurrency < 1:
         raise InputError(f"--concurrency {concurrency} must be at least 1", fix="pass e.g. --concurrency 8")
     files = _open_file_limit()

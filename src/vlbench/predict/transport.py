@@ -18,6 +18,8 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
+from ..engine.errors import InputError
+
 __all__ = ["Connection", "Reply", "TransportError", "CertificateError", "ReplyLate", "ReplyTooLarge"]
 
 #: bytes asked of the socket per read of a reply
@@ -75,7 +77,16 @@ class _Route:
         proxy = urllib.request.getproxies().get(parts.scheme)
         if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
             return cls(parts, None)
-        return cls(parts, urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy))
+        try:
+            route = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            route.port                                      # noqa: B018 (parsing it is the check)
+        except ValueError as exc:
+            raise InputError(f"the {parts.scheme}_proxy environment variable {proxy!r} is not a valid address "
+                             f"({exc})", fix=f"correct or unset {parts.scheme}_proxy") from None
+        if not route.hostname:
+            raise InputError(f"the {parts.scheme}_proxy environment variable {proxy!r} names no host",
+                             fix=f"correct or unset {parts.scheme}_proxy")
+        return cls(parts, route)
 
     def target(self, path: str) -> str:
         """The request target: the path, or the absolute URL a plain-http proxy forwards."""
