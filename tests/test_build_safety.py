@@ -236,3 +236,22 @@ def test_a_build_onto_a_full_disk_says_so_and_changes_nothing(sample_release, tm
         left = sorted(p.name for p in disk.iterdir())
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert f"no space left on the device of {disk}" in proc.stderr and left == []
+
+
+def test_a_new_package_or_csv_tables_onto_a_full_disk_say_so_and_leave_nothing(ovdeval_sample, tmp_path):
+    """On a 40 KiB tmpfs nearly filled (mounted here as root): ``new-benchmark`` stops with exit 1 naming the full
+    disk (before: OSError [Errno 28] as a traceback), ``report --csv`` with exit 2 naming the table it could not
+    write; neither leaves a folder or a half set of tables behind."""
+    from conftest import run_cli, tmpfs
+
+    result = tmp_path / "r.json"
+    run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"), "--predictions",
+            str(ovdeval_sample / "predictions_good" / "color.json"), "--output", str(result), "--quiet", check=True)
+    with tmpfs(tmp_path / "small", "size=40k") as disk:
+        (disk / "fill").write_bytes(bytes(36 * 1024))
+        package = run_cli("new-benchmark", "zed_bench", "--out", str(disk / "zed"))
+        tables = run_cli("report", str(result), "--csv", str(disk / "tables"))
+        left = sorted(p.name for p in disk.iterdir())
+    assert package.returncode == 1 and "No space left on device" in package.stderr, package.stderr
+    assert tables.returncode == 2 and "cannot write the CSV table" in tables.stderr, tables.stderr
+    assert "Traceback" not in package.stderr + tables.stderr and left == ["fill"]

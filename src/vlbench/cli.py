@@ -359,10 +359,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .engine.errors import FormatError, InputError
-    from .engine.io import check_output, read_json, write_text_atomic
+    from .engine.errors import InputError
+    from .engine.io import check_output, read_json
     from .engine.result import Result
-    from .library import model_card, report
+    from .library import model_card
 
     result = Result.from_dict(read_json(args.result, what="result JSON"), source=args.result)
     if not (args.model_index or args.csv or args.eval_results or args.into or args.push):
@@ -389,18 +389,35 @@ def _cmd_report(args: argparse.Namespace) -> int:
                 model_name=None if args.model_name == "my-model" else args.model_name, **entry_fields):
             print(line)
     if args.csv:
-        try:
-            tables = report.tables(result)
-        except (KeyError, TypeError, IndexError, ValueError, AttributeError):
-            raise FormatError("the result JSON lacks the breakdowns its tables are made from (was it edited?)",
-                              file=args.result, fix="write it again with 'vlbench score ... --output result.json'") from None
-        written = []
-        for name, table in tables.items():
-            path = Path(args.csv) / (name.split(" (")[0].replace(" ", "_") + ".csv")
-            write_text_atomic(path, report.to_csv(table), "CSV table")
-            written.append(path.name)
+        written = _write_csv_tables(result, Path(args.csv), args.result)
         print(f"wrote {len(written)} CSV table(s) into {args.csv}: {', '.join(written) or 'none (no tables)'}")
     return 0
+
+
+def _write_csv_tables(result: Any, folder: Path, source: str) -> list[str]:
+    """The result's breakdown tables as ``folder/<table>.csv``; the names written. A write that fails (a full disk)
+    takes back the files and the folder this call made, so no half set of tables is left to be taken as whole."""
+    from .engine.errors import FormatError
+    from .engine.io import write_text_atomic
+    from .library import report
+
+    try:
+        tables = report.tables(result)
+    except (KeyError, TypeError, IndexError, ValueError, AttributeError):
+        raise FormatError("the result JSON lacks the breakdowns its tables are made from (was it edited?)",
+                          file=source, fix="write it again with 'vlbench score ... --output result.json'") from None
+    paths = [folder / (name.split(" (")[0].replace(" ", "_") + ".csv") for name in tables]
+    made_folder, new_files = not folder.exists(), [path for path in paths if not path.exists()]
+    try:
+        for path, table in zip(paths, tables.values()):
+            write_text_atomic(path, report.to_csv(table), "CSV table")
+    except BaseException:
+        for path in new_files:
+            path.unlink(missing_ok=True)
+        if made_folder and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        raise
+    return [path.name for path in paths]
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:

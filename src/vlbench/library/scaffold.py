@@ -21,7 +21,7 @@ import unicodedata
 from pathlib import Path
 
 from ..benchmarks import canonical_id, register, unregister
-from ..engine.errors import InputError
+from ..engine.errors import InputError, ServiceError
 from .metric_card import render
 
 __all__ = ["TEMPLATE", "new_benchmark"]
@@ -143,6 +143,10 @@ def new_benchmark(benchmark_id: str, out: str | os.PathLike, display_name: str |
         os.umask(umask)
         staging.chmod(0o777 & ~umask)        # mkdtemp's 0700 would hide the package from other users
         staging.rename(target)
+    except OSError as exc:              # a full disk, a quota, a folder made read-only meanwhile
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ServiceError(f"cannot write the package in {target.parent} ({exc.strerror or exc}); nothing was left "
+                           f"there. Fix: free space there or pass another --out, then rerun") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
