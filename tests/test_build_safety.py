@@ -17,6 +17,23 @@ def _build(sample_release, out, *extra, cwd=None):
                            str(out), *extra], capture_output=True, text=True, timeout=600, cwd=cwd)
 
 
+def test_an_output_folder_overlapping_the_release_it_reads_is_refused(sample_release, tmp_path):
+    """--out the release folder itself, a folder inside it, or a folder holding it, even with --overwrite (which
+    keeps a user's files, so the build's would be mixed into the release's and read by a later build): exit 2 and
+    the release's folder left as it was."""
+    import shutil
+
+    release = tmp_path / "release"
+    shutil.copytree(sample_release, release)
+    before = sorted(p.relative_to(release).as_posix() for p in release.rglob("*"))
+    for out in (release, release / "hub", tmp_path):
+        proc = _build(release, out, "--overwrite")
+        assert proc.returncode == 2 and "the release it reads" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert sorted(p.relative_to(release).as_posix() for p in release.rglob("*")) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]
+
+
 def test_a_folder_with_user_files_is_refused_and_left_as_it_was(sample_release, tmp_path):
     out = tmp_path / "mine"
     (out / "data").mkdir(parents=True)

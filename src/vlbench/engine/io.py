@@ -84,7 +84,7 @@ def check_output(path: str | os.PathLike, what: str = "output", *, folder: bool 
     if not folder and p.is_dir():
         raise FormatError(f"the {what} path is a folder", file=str(p), fix="name a file, e.g. result.json")
     if folder and p.exists() and not p.is_dir():
-        raise FormatError(f"the {what} folder is a file", file=str(p), fix="name a folder")
+        raise FormatError(f"the {what} is a file", file=str(p), fix="name a folder")
     if folder and not p.exists() and p.suffix.lower() in _FILE_SUFFIXES:
         # `--csv tables.csv` would make a folder named tables.csv holding a file per table
         raise FormatError(f"the {what} is a folder, and {p.name} names a file", file=str(p),

@@ -206,6 +206,7 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
 
     bench = get_benchmark(benchmark)
     out = check_output(out, "output folder", folder=True)
+    _check_apart(out, [*(raw if isinstance(raw, list | tuple) else [raw]), kwargs.get("images")])
     previous = _check_build_target(out, overwrite)
     out.parent.mkdir(parents=True, exist_ok=True)
     removed = _remove_dead_staging(out)
@@ -275,6 +276,21 @@ def _record_release(folder: Path, record: dict[str, Any]) -> None:
     card = DatasetCard.load(folder / "README.md")
     card.data["vlbench"] = {**(card.data.get("vlbench") or {}), "source": record}
     card.save(folder / "README.md")
+
+
+def _check_apart(out: Path, sources: list[Any]) -> None:
+    """Refuse an output folder that is, holds or lies inside a file or folder the build reads (the release, its
+    images): the build's files would mix with the release's, and a later build would read them as part of it (a
+    folder of OVDEval files reads every JSON in it)."""
+    from ..engine.errors import InputError
+
+    here = out.resolve()
+    for path in (p for p in sources if isinstance(p, str | os.PathLike)):
+        source = Path(path).resolve()
+        if here == source or source in here.parents or here in source.parents:
+            raise InputError(f"the output folder {'is' if here == source else 'and'} the release it reads "
+                             f"({path}){' overlap' if here != source else ''}", file=str(out),
+                             fix="pass --out a folder outside the release (e.g. hub/<benchmark>)")
 
 
 def _check_build_target(out: Path, overwrite: bool) -> list[str]:
