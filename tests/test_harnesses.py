@@ -190,6 +190,19 @@ def test_an_lmms_eval_doc_answered_twice_is_named(hub, ref_l4_answers, tmp_path)
     assert "doc_id 3 is answered twice: the answers of lines 4 and 7" in proc.stderr and not out.exists()
 
 
+@pytest.mark.parametrize("text", ["", "\n\n"])
+def test_a_samples_file_without_answers_is_refused_not_scored_as_misses(hub, tmp_path, text):
+    """An empty samples file (a run that wrote no answer) wrote an all-miss file with exit 0 before: scored, a 0 for
+    a model that never answered. Now exit 2 naming the file, no prediction file."""
+    samples = tmp_path / "samples_vlbench_ref_l4_val.jsonl"
+    samples.write_text(text)
+    out = tmp_path / "preds.json"
+    proc = run_cli("import", "lmms-eval", str(samples), "--benchmark", "ref_l4", "--data", str(hub / "ref_l4"),
+                   "--split", "val", "--box-format", "pixel", "--out", str(out))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "the file holds no answers" in proc.stderr and not out.exists()
+
+
 def test_import_vlmevalkit_workbook(hub, nocaps_sample, tmp_path):
     """A <model>_<dataset>.xlsx as VLMEvalKit writes it (index, question, prediction, ...): captions by index."""
     from datasets import load_dataset

@@ -286,6 +286,10 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
     rows, split = load_data(bench.id, data, split=split, config=config)
     items = list(predictor.items(rows, "image-text-to-text"))
     answers = HARNESSES[harness](path, len(items), bench.id)
+    if not answers:         # scored, a file without answers is a 0 for a model that never answered
+        raise FormatError("the file holds no answers", file=str(path),
+                          fix="pass the file the harness wrote after the run answered (an empty or cut-off log "
+                              "is not a run)")
     settings = PredictSettings(bench.id, f"{harness}:{Path(path).name}", None, "image-text-to-text", config, split,
                                fmt, box_scores=CONSTANT if fmt else None)     # a harness's file keeps no token scores
     report = PredictReport(settings)
