@@ -281,7 +281,7 @@ def _record_release(folder: Path, record: dict[str, Any]) -> None:
 def _check_apart(out: Path, sources: list[Any]) -> None:
     """Refuse an output folder that is, holds or lies inside a file or folder the build reads (the release, its
     images): the build's files would mix with the release's, and a later build would read them as part of it (a
-    folder of OVDEval files reads every JSON in it)."""
+    release given as a folder is read as every file of its kind in it)."""
     from ..engine.errors import InputError
 
     here = out.resolve()
