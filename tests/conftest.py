@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the golden parity cases and real-data files, kept with the tests (tests/data/README.md says where each came
-#: from); VLBENCH_SHARED may name another folder of the same layout (the project's shared/ folder, say)
+#: the golden parity cases and real-data files, kept with the tests (tests/data/README.md says where
+#: each came from); VLBENCH_SHARED may name another folder of the same layout (the project's shared/
+#: folder, say)
 SHARED = Path(os.environ.get("VLBENCH_SHARED") or Path(__file__).resolve().parent / "data")
 GOLDEN = SHARED / "golden"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -26,16 +27,19 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
-#: adversarial cases of rounds 3 and 4 (kept apart: the official-file faces run them, not the evaluate / Hub-row faces)
+#: adversarial cases of rounds 3 and 4 (kept apart: the official-file faces run them, not the
+#: evaluate / Hub-row faces)
 GOLDEN_ADV3 = SHARED / "golden-adv3"
 GOLDEN_ADV4 = SHARED / "golden-adv4"
 
 
 def golden_cases(benchmark: str, *, round3: bool = False) -> list[Path]:
-    """The golden cases of ``benchmark`` (and, with ``round3``, those of the adversarial rounds 3 and 4 too)."""
+    """The golden cases of ``benchmark`` (and, with ``round3``, those of the adversarial rounds 3
+    and 4 too)."""
     folder = GOLDEN / benchmark
     if not folder.is_dir():
-        raise RuntimeError(f"golden cases not found at {folder}; VLBENCH_SHARED, if set, must name a folder holding "
+        raise RuntimeError(f"golden cases not found at {folder}; VLBENCH_SHARED, if set, must name "
+                           "a folder holding "
                            "golden/, golden-adv3/, golden-adv4/ and realdata/")
     extra = [GOLDEN_ADV3 / benchmark, GOLDEN_ADV4 / benchmark] if round3 else []
     folders = [folder] + [f for f in extra if f.is_dir()]
@@ -44,7 +48,8 @@ def golden_cases(benchmark: str, *, round3: bool = False) -> list[Path]:
 
 
 def agree(got: dict, expected: dict, tol: float = 1e-6) -> list[str]:
-    """Keys of ``expected`` that ``got`` misses (golden rule: within ``tol``, null only matches null)."""
+    """Keys of ``expected`` that ``got`` misses (golden rule: within ``tol``, null only matches
+    null)."""
     bad = []
     for key, want in expected.items():
         have = got.get(key, "missing")
@@ -57,9 +62,10 @@ def agree(got: dict, expected: dict, tol: float = 1e-6) -> list[str]:
     return bad
 
 
-def run_cli(*args: str, check: bool = False, env: dict | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "vlbench", *args], capture_output=True, text=True, timeout=600,
-                          env=env)
+def run_cli(*args: str, check: bool = False,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "vlbench", *args], capture_output=True, text=True,
+                          timeout=600, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(f"vlbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
     return proc
@@ -90,8 +96,9 @@ def omnilabel_sample() -> Path:
 
 @pytest.fixture(autouse=True)
 def _own_datasets_cache(tmp_path, monkeypatch):
-    """Each test gets its own datasets cache: datasets keys the cache of a local folder on its name and
-    layout, so two different folders both called "hub" would otherwise share (stale) Arrow files."""
+    """Each test gets its own datasets cache: datasets keys the cache of a local folder on its name
+    and layout, so two different folders both called "hub" would otherwise share (stale) Arrow
+    files."""
     import datasets.config
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets-cache")
@@ -112,13 +119,16 @@ def nocaps_sample() -> Path:
 
 
 @pytest.fixture(scope="session")
-def built_samples(tmp_path_factory, sample_release, omnilabel_sample, ovdeval_sample, nocaps_sample) -> Path:
+def built_samples(tmp_path_factory, sample_release, omnilabel_sample, ovdeval_sample,
+                  nocaps_sample) -> Path:
     """The four bundled samples built into Hub folders (``<root>/<benchmark>``), for model runs."""
     root = tmp_path_factory.mktemp("hub")
-    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(root / "ref_l4"), check=True)
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(root / "ref_l4"),
+            check=True)
     run_cli("build", "omnilabel", "--raw", str(omnilabel_sample / "dataset_val.json"), "--images",
             str(omnilabel_sample / "images"), "--out", str(root / "omnilabel"), check=True)
-    run_cli("build", "ovdeval", "--raw", str(ovdeval_sample), "--out", str(root / "ovdeval"), check=True)
+    run_cli("build", "ovdeval", "--raw", str(ovdeval_sample), "--out", str(root / "ovdeval"),
+            check=True)
     run_cli("build", "nocaps", "--raw", str(nocaps_sample / "nocaps_val_captions.json"), "--images",
             str(nocaps_sample / "images"), "--out", str(root / "nocaps"), check=True)
     return root
@@ -126,8 +136,9 @@ def built_samples(tmp_path_factory, sample_release, omnilabel_sample, ovdeval_sa
 
 def start_app(cmd: list[str], env: dict, *, cwd: Path | None = None,
               timeout: float = 90) -> tuple[subprocess.Popen, str]:
-    """A Gradio app (``cmd``, "{port}" in it replaced) on a free loopback port, which it also finds in
-    GRADIO_SERVER_PORT (how ``python app.py`` of a Space is told); returns (process, url) once it answers."""
+    """A Gradio app (``cmd``, "{port}" in it replaced) on a free loopback port, which it also finds
+    in GRADIO_SERVER_PORT (how ``python app.py`` of a Space is told); returns (process, url) once it
+    answers."""
     import socket
     import time
     import urllib.request
@@ -153,15 +164,18 @@ def start_app(cmd: list[str], env: dict, *, cwd: Path | None = None,
 
 
 def start_space(env: dict, timeout: float = 90) -> tuple[subprocess.Popen, str]:
-    """``vlbench demo`` on a free loopback port with ``env``; returns (process, url) once it answers."""
-    return start_app([sys.executable, "-m", "vlbench", "demo", "--port", "{port}"], env, timeout=timeout)
+    """``vlbench demo`` on a free loopback port with ``env``; returns (process, url) once it
+    answers."""
+    return start_app([sys.executable, "-m", "vlbench", "demo", "--port", "{port}"], env,
+                     timeout=timeout)
 
 
-#: the test tiers (markers named in pyproject.toml with what each needs), decided here in one place, but for ``heavy``,
-#: which a test carries itself: the quick loop is
-#: ``python -m pytest -m "not slow and not heavy and not java and not browser and not models and not packaging and not static"``
-MODEL_MODULES = {"test_predict", "test_predict_families", "test_serving", "test_box_scores", "test_inspect",
-                 "test_harnesses"}
+#: the test tiers (markers named in pyproject.toml with what each needs), decided here in one place,
+#: but for ``heavy``, which a test carries itself: the quick loop is
+#: ``python -m pytest -m "not slow and not heavy and not java and not browser and not models and not
+#: packaging and not static"``
+MODEL_MODULES = {"test_predict", "test_predict_families", "test_serving", "test_box_scores",
+                 "test_inspect", "test_harnesses"}
 
 
 def _tiers(item) -> list[str]:
@@ -194,8 +208,9 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Under ``CI=true`` a test skipped for a missing dependency (Java, Chromium, a package) fails instead:
-    CI installs what the tests need (.ci/run), so a skip there means a test silently did not run."""
+    """Under ``CI=true`` a test skipped for a missing dependency (Java, Chromium, a package) fails
+    instead: CI installs what the tests need (.ci/run), so a skip there means a test silently did
+    not run."""
     outcome = yield
     report = outcome.get_result()
     if os.environ.get("CI", "").lower() == "true" and report.skipped and not hasattr(report, "wasxfail"):
@@ -206,8 +221,8 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
-    """The same for a whole module skipped at import (``pytest.importorskip`` at its top): under ``CI=true`` its
-    collection fails, naming the missing dependency."""
+    """The same for a whole module skipped at import (``pytest.importorskip`` at its top): under
+    ``CI=true`` its collection fails, naming the missing dependency."""
     outcome = yield
     report = outcome.get_result()
     if os.environ.get("CI", "").lower() == "true" and report.skipped:
@@ -217,8 +232,9 @@ def pytest_make_collect_report(collector):
 
 
 def stop_after_first_batch(model: str, data: Path, out: Path, monkeypatch) -> Path:
-    """A Ref-L4 test-split `predict` run (batches of 4) stopped by a KeyboardInterrupt injected in the detector call
-    of its second batch, as a user's Ctrl-C would stop it; returns its partial file (settings + the first batch)."""
+    """A Ref-L4 test-split `predict` run (batches of 4) stopped by a KeyboardInterrupt injected in
+    the detector call of its second batch, as a user's Ctrl-C would stop it; returns its partial
+    file (settings + the first batch)."""
     import vlbench.predict.models as loop
     from vlbench.predict import predict
 
@@ -237,9 +253,11 @@ def stop_after_first_batch(model: str, data: Path, out: Path, monkeypatch) -> Pa
     return Path(f"{out}.partial.jsonl")
 
 
-def built_with_a_cut_image(sample_release: Path, out: Path, row: int = 3) -> tuple[Path, str, list[str]]:
-    """The Ref-L4 sample built into ``out``, then its test shard's ``row`` given the first 200 bytes of its JPEG
-    (rewritten with pyarrow: the build itself refuses such images). Returns (folder, that row's id, every id)."""
+def built_with_a_cut_image(sample_release: Path, out: Path, row: int = 3) -> tuple[Path, str,
+                                                                                   list[str]]:
+    """The Ref-L4 sample built into ``out``, then its test shard's ``row`` given the first 200 bytes
+    of its JPEG (rewritten with pyarrow: the build itself refuses such images). Returns (folder,
+    that row's id, every id)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -256,11 +274,12 @@ def built_with_a_cut_image(sample_release: Path, out: Path, row: int = 3) -> tup
 
 @contextlib.contextmanager
 def tmpfs(folder: Path, options: str) -> Iterator[Path]:
-    """A tmpfs of ``options`` (``size=40k``, ``ro,size=1m``) mounted on the new folder ``folder`` while the block
-    runs: a full or read-only disk, as root (the project's machines and CI run as root)."""
+    """A tmpfs of ``options`` (``size=40k``, ``ro,size=1m``) mounted on the new folder ``folder``
+    while the block runs: a full or read-only disk, as root (the project's machines and CI run as
+    root)."""
     folder.mkdir()
-    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True,
-                           text=True)
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
+                           capture_output=True, text=True)
     assert mount.returncode == 0, f"mounting a tmpfs ({options}) needs root: {mount.stderr}"
     try:
         yield folder
@@ -270,8 +289,9 @@ def tmpfs(folder: Path, options: str) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def scaffolded(folder: Path, benchmark_id: str = "count_demo") -> Iterator[Path]:
-    """``vlbench new-benchmark``'s package written into ``folder``, imported and registered in this process (as a
-    notebook would with ``vlbench.register``) while the block runs; yields the package's ``samples`` folder."""
+    """``vlbench new-benchmark``'s package written into ``folder``, imported and registered in this
+    process (as a notebook would with ``vlbench.register``) while the block runs; yields the
+    package's ``samples`` folder."""
     import vlbench
     from vlbench.benchmarks import unregister
     from vlbench.library.scaffold import new_benchmark

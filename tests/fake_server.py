@@ -1,6 +1,6 @@
-"""A local fake OpenAI-compatible chat-completions server for the serving client's tests and bench: a fixed (or
-drawn) latency, a record of how many requests were in flight at once, and scripted misbehaviour (replies that are
-not answers, throttling). Loopback only; it stops with the test."""
+"""A local fake OpenAI-compatible chat-completions server for the serving client's tests and bench:
+a fixed (or drawn) latency, a record of how many requests were in flight at once, and scripted
+misbehaviour (replies that are not answers, throttling). Loopback only; it stops with the test."""
 
 from __future__ import annotations
 
@@ -22,9 +22,11 @@ def answer(text: str, model: str = "fake", **choice: Any) -> bytes:
 
 
 class FakeServer:
-    """``reply(request_number, body) -> (status, headers, bytes)`` decides each reply; ``latency()`` its delay."""
+    """``reply(request_number, body) -> (status, headers, bytes)`` decides each reply; ``latency()``
+    its delay."""
 
-    def __init__(self, reply: Callable[[int, dict], tuple[int, dict, bytes]], latency: Callable[[], float]) -> None:
+    def __init__(self, reply: Callable[[int, dict], tuple[int, dict, bytes]],
+                 latency: Callable[[], float]) -> None:
         self.reply, self.latency = reply, latency
         self.lock = threading.Lock()
         self.in_flight = self.max_in_flight = self.requests = 0
@@ -48,7 +50,8 @@ class FakeServer:
                 pass
 
             def _send(self, status: int, headers: dict, body: bytes) -> None:
-                drip = float(headers.pop("X-Drip-Seconds", 0))       # a byte at a time, this far apart
+                drip = float(headers.pop("X-Drip-Seconds",
+                                         0))       # a byte at a time, this far apart
                 self.send_response(status)
                 for k, v in {"Content-Type": "application/json", "Content-Length": str(len(body)), **headers}.items():
                     self.send_header(k, v)
@@ -85,11 +88,12 @@ class FakeServer:
 
 
 @contextmanager
-def serve(reply: Callable[[int, dict], tuple[int, dict, bytes]] = lambda n, b: (200, {}, answer("a dog")),
-          latency: Callable[[], float] = lambda: 0.0,
+def serve(reply: Callable[[int, dict], tuple[int, dict, bytes]] = lambda n,
+          b: (200, {}, answer("a dog")), latency: Callable[[], float] = lambda: 0.0,
           tls: ssl.SSLContext | None = None) -> Iterator[tuple[str, FakeServer]]:
-    """(URL, the server's record) of a fake server on a free loopback port, for the block's duration; https on
-    ``localhost`` with ``tls`` (a server-side context holding its certificate)."""
+    """(URL, the server's record) of a fake server on a free loopback port, for the block's
+    duration; https on ``localhost`` with ``tls`` (a server-side context holding its
+    certificate)."""
     fake = FakeServer(reply, latency)
     ThreadingHTTPServer.request_queue_size = 512        # many clients connecting at once (the default backlog is 5)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())

@@ -1,10 +1,12 @@
-"""A local stand-in for the Hugging Face Hub's file API and for a plain https file host, on 127.0.0.1, for the
-fetch tests (``HF_ENDPOINT`` names it; the real ``huggingface_hub`` client talks to it).
+"""A local stand-in for the Hugging Face Hub's file API and for a plain https file host, on
+127.0.0.1, for the fetch tests (``HF_ENDPOINT`` names it; the real ``huggingface_hub`` client talks
+to it).
 
-It answers what ``hf_hub_download`` asks: ``HEAD`` / ``GET /datasets/OWNER/NAME/resolve/REVISION/FILE`` with the
-Hub's headers (``X-Repo-Commit``; ``ETag`` the file's SHA-256 for LFS files, parquet and archives, the git blob
-SHA-1 for the others), byte ranges for a resumed download, and the Hub's 404 error codes; and ``GET /files/NAME``
-for a plain host. ``corrupt`` serves other bytes under a file's true hash; ``slow`` makes each response trickle.
+It answers what ``hf_hub_download`` asks: ``HEAD`` / ``GET
+/datasets/OWNER/NAME/resolve/REVISION/FILE`` with the Hub's headers (``X-Repo-Commit``; ``ETag`` the
+file's SHA-256 for LFS files, parquet and archives, the git blob SHA-1 for the others), byte ranges
+for a resumed download, and the Hub's 404 error codes; and ``GET /files/NAME`` for a plain host.
+``corrupt`` serves other bytes under a file's true hash; ``slow`` makes each response trickle.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ def _etag(name: str, data: bytes) -> str:
 
 
 class HubStandIn:
-    """``repos``: repo id -> commit -> {file: bytes}; ``branches``: repo id -> branch -> commit; ``plain``: name ->
-    bytes served at /files/NAME."""
+    """``repos``: repo id -> commit -> {file: bytes}; ``branches``: repo id -> branch -> commit;
+    ``plain``: name -> bytes served at /files/NAME."""
 
     def __init__(self) -> None:
         self.repos: dict[str, dict[str, dict[str, bytes]]] = {}

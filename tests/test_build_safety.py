@@ -1,5 +1,6 @@
-"""Building never loses a file vlbench did not write, never leaves a half-built folder, and always embeds the
-image bytes (issue #15). Real builds through the CLI, real Parquet, the real ``datasets`` loader."""
+"""Building never loses a file vlbench did not write, never leaves a half-built folder, and always
+embeds the image bytes (issue #15). Real builds through the CLI, real Parquet, the real ``datasets``
+loader."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ from conftest import run_cli
 
 
 def _build(sample_release, out, *extra, cwd=None):
-    return subprocess.run([sys.executable, "-m", "vlbench", "build", "ref_l4", "--raw", str(sample_release), "--out",
+    return subprocess.run([sys.executable, "-m", "vlbench", "build", "ref_l4", "--raw",
+                           str(sample_release), "--out",
                            str(out), *extra], capture_output=True, text=True, timeout=600, cwd=cwd)
 
 
 def test_an_output_folder_overlapping_the_release_it_reads_is_refused(sample_release, tmp_path):
-    """--out the release folder itself, a folder inside it, or a folder holding it, even with --overwrite (which
-    keeps a user's files, so the build's would be mixed into the release's and read by a later build): exit 2 and
-    the release's folder left as it was."""
+    """--out the release folder itself, a folder inside it, or a folder holding it, even with
+    --overwrite (which keeps a user's files, so the build's would be mixed into the release's and
+    read by a later build): exit 2 and the release's folder left as it was."""
     import shutil
 
     release = tmp_path / "release"
@@ -68,8 +70,10 @@ def test_overwrite_replaces_only_the_earlier_build(sample_release, tmp_path):
     assert len(load_dataset(str(out), split="val")) > 0
 
 
-def _release_with(sample_release, raw, replace: dict[str, bytes], extra: dict[str, bytes] | None = None):
-    """A copy of the bundled release whose archive has some members' bytes replaced (and extra members)."""
+def _release_with(sample_release, raw, replace: dict[str, bytes],
+                  extra: dict[str, bytes] | None = None):
+    """A copy of the bundled release whose archive has some members' bytes replaced (and extra
+    members)."""
     import io
     import tarfile
 
@@ -88,8 +92,8 @@ def _release_with(sample_release, raw, replace: dict[str, bytes], extra: dict[st
 
 @pytest.mark.heavy
 def test_a_failing_build_leaves_the_folder_untouched(sample_release, tmp_path):
-    """The last image of the archive is not an image: the build fails while writing shards, in its staging
-    folder; the earlier build stays byte for byte and no staging folder is left."""
+    """The last image of the archive is not an image: the build fails while writing shards, in its
+    staging folder; the earlier build stays byte for byte and no staging folder is left."""
     out = tmp_path / "hub"
     assert _build(sample_release, out).returncode == 0
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
@@ -105,8 +109,8 @@ def test_a_failing_build_leaves_the_folder_untouched(sample_release, tmp_path):
 
 
 def bomb_png(width: int = 30000, height: int = 30000) -> bytes:
-    """A PNG whose header declares ``width`` x ``height`` pixels (9e8 by default, over Pillow's cap of 2 x 89.5 M,
-    where opening it raises DecompressionBombError) and holds no pixel data."""
+    """A PNG whose header declares ``width`` x ``height`` pixels (9e8 by default, over Pillow's cap
+    of 2 x 89.5 M, where opening it raises DecompressionBombError) and holds no pixel data."""
     import struct
     import zlib
 
@@ -150,7 +154,8 @@ def test_a_broken_bbox_in_the_release_is_named(sample_release, tmp_path, bbox):
     table = pq.read_table(raw / "ref-l4-val.parquet")
     boxes = table["bbox"].to_pylist()
     boxes[1] = bbox
-    table = table.set_column(table.column_names.index("bbox"), "bbox", pa.array(boxes, table.schema.field("bbox").type))
+    table = table.set_column(table.column_names.index("bbox"), "bbox",
+                             pa.array(boxes, table.schema.field("bbox").type))
     pq.write_table(table, raw / "ref-l4-val.parquet")
     proc = _build(raw, tmp_path / "hub")
     assert proc.returncode == 2 and "'bbox' of row 1" in proc.stderr and "Traceback" not in proc.stderr
@@ -166,14 +171,15 @@ def test_a_corrupt_parquet_is_named(sample_release, tmp_path):
 
 def test_a_second_nocaps_validation_file_is_refused(nocaps_sample, tmp_path):
     captions = nocaps_sample / "nocaps_val_captions.json"
-    proc = run_cli("build", "nocaps", "--raw", str(captions), str(captions), "--images", str(nocaps_sample / "images"),
-                   "--out", str(tmp_path / "hub"))
+    proc = run_cli("build", "nocaps", "--raw", str(captions), str(captions), "--images",
+                   str(nocaps_sample / "images"), "--out", str(tmp_path / "hub"))
     assert proc.returncode == 2 and "two validation files" in proc.stderr
 
 
-def test_built_inside_the_image_folder_the_bytes_are_embedded(sample_release, tmp_path, monkeypatch):
-    """Run from the folder holding the images (their paths exist relative to the working directory): the
-    shards must still carry every image's bytes, and load from any other directory."""
+def test_built_inside_the_image_folder_the_bytes_are_embedded(sample_release, tmp_path,
+                                                              monkeypatch):
+    """Run from the folder holding the images (their paths exist relative to the working directory):
+    the shards must still carry every image's bytes, and load from any other directory."""
     import tarfile
 
     images = tmp_path / "imgs"
@@ -195,9 +201,11 @@ def test_output_destinations_are_checked_before_the_work(sample_release, tmp_pat
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     for args in (["score", "ref_l4", "--references", str(sample_release), "--predictions",
-                  str(sample_release / "predictions_good.json"), "--output", str(blocker / "r.json")],
+                  str(sample_release / "predictions_good.json"), "--output",
+                  str(blocker / "r.json")],
                  ["build", "ref_l4", "--raw", str(sample_release), "--out", str(blocker / "hub")],
-                 ["export", "omnilabel", "--folder", str(tmp_path), "--out", str(blocker / "x.json")]):
+                 ["export", "omnilabel", "--folder", str(tmp_path), "--out",
+                  str(blocker / "x.json")]):
         proc = run_cli(*args)
         assert proc.returncode == 2 and "is a file, not a folder" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -205,26 +213,30 @@ def test_output_destinations_are_checked_before_the_work(sample_release, tmp_pat
 def test_a_pipe_is_refused_not_read(sample_release, tmp_path):
     fifo = tmp_path / "preds.json"
     os.mkfifo(fifo)
-    proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions", str(fifo))
+    proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
+                   str(fifo))
     assert proc.returncode == 2 and "not a regular file" in proc.stderr
 
 
 def test_deeply_nested_json_is_a_clear_error(sample_release, tmp_path):
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 200_000 + "]" * 200_000)
-    proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions", str(deep))
+    proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
+                   str(deep))
     assert proc.returncode == 2 and "nests" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_a_killed_build_s_staging_folder_is_removed_by_the_next_build_and_named(sample_release, tmp_path):
-    """A build killed with SIGKILL leaves ``.vlbench-staging-<out>-<pid>-*`` beside the output (as large as the
-    shards written). The next build of the same output removes it, as its process is gone, and says so; a staging
-    folder of a live process (this one) is left alone."""
+def test_a_killed_build_s_staging_folder_is_removed_by_the_next_build_and_named(sample_release,
+                                                                                tmp_path):
+    """A build killed with SIGKILL leaves ``.vlbench-staging-<out>-<pid>-*`` beside the output (as
+    large as the shards written). The next build of the same output removes it, as its process is
+    gone, and says so; a staging folder of a live process (this one) is left alone."""
     import signal
     import time
 
     out = tmp_path / "hub"
-    proc = subprocess.Popen([sys.executable, "-m", "vlbench", "build", "ref_l4", "--raw", str(sample_release), "--out",
+    proc = subprocess.Popen([sys.executable, "-m", "vlbench", "build", "ref_l4", "--raw",
+                             str(sample_release), "--out",
                              str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not list(tmp_path.glob(".vlbench-staging-hub-*")):
@@ -243,9 +255,10 @@ def test_a_killed_build_s_staging_folder_is_removed_by_the_next_build_and_named(
 
 @pytest.mark.heavy
 def test_a_build_onto_a_full_disk_says_so_and_changes_nothing(sample_release, tmp_path):
-    """The output on a 40 KiB tmpfs (mounted here as root: the project's machines and CI run as root): the build
-    stops with exit 1 and "no space left on the device of ...", no traceback (before #68: pyarrow's OSError, or
-    'cannot read the image archive'), and nothing is left on the small disk."""
+    """The output on a 40 KiB tmpfs (mounted here as root: the project's machines and CI run as
+    root): the build stops with exit 1 and "no space left on the device of ...", no traceback
+    (before #68: pyarrow's OSError, or 'cannot read the image archive'), and nothing is left on the
+    small disk."""
     from conftest import tmpfs
 
     with tmpfs(tmp_path / "small", "size=40k") as disk:
@@ -255,15 +268,18 @@ def test_a_build_onto_a_full_disk_says_so_and_changes_nothing(sample_release, tm
     assert f"no space left on the device of {disk}" in proc.stderr and left == []
 
 
-def test_a_new_package_or_csv_tables_onto_a_full_disk_say_so_and_leave_nothing(ovdeval_sample, tmp_path):
-    """On a 40 KiB tmpfs nearly filled (mounted here as root): ``new-benchmark`` stops with exit 1 naming the full
-    disk (before: OSError [Errno 28] as a traceback), ``report --csv`` with exit 2 naming the table it could not
-    write; neither leaves a folder or a half set of tables behind."""
+def test_a_new_package_or_csv_tables_onto_a_full_disk_say_so_and_leave_nothing(ovdeval_sample,
+                                                                               tmp_path):
+    """On a 40 KiB tmpfs nearly filled (mounted here as root): ``new-benchmark`` stops with exit 1
+    naming the full disk (before: OSError [Errno 28] as a traceback), ``report --csv`` with exit 2
+    naming the table it could not write; neither leaves a folder or a half set of tables behind."""
     from conftest import run_cli, tmpfs
 
     result = tmp_path / "r.json"
-    run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"), "--predictions",
-            str(ovdeval_sample / "predictions_good" / "color.json"), "--output", str(result), "--quiet", check=True)
+    run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"),
+            "--predictions",
+            str(ovdeval_sample / "predictions_good" / "color.json"), "--output", str(result),
+            "--quiet", check=True)
     with tmpfs(tmp_path / "small", "size=40k") as disk:
         (disk / "fill").write_bytes(bytes(36 * 1024))
         package = run_cli("new-benchmark", "zed_bench", "--out", str(disk / "zed"))

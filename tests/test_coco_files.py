@@ -1,6 +1,6 @@
-"""Plain COCO bbox evaluation of an instances file and a results file (``vlbench.library.coco``) against pycocotools'
-``COCO`` / ``loadRes`` / ``COCOeval`` on the same files: the twelve stats and the whole precision array; what
-pycocotools refuses is a clear error naming the entry."""
+"""Plain COCO bbox evaluation of an instances file and a results file (``vlbench.library.coco``)
+against pycocotools' ``COCO`` / ``loadRes`` / ``COCOeval`` on the same files: the twelve stats and
+the whole precision array; what pycocotools refuses is a clear error naming the entry."""
 
 from __future__ import annotations
 
@@ -19,17 +19,20 @@ from vlbench.library.coco import evaluate_files
 
 
 def _files(tmp_path, seed: int = 0, n_images: int = 30, n_dets: int = 900):
-    """A random COCO set with integer and float coordinates, crowd boxes, tied scores and a category no result
-    names."""
+    """A random COCO set with integer and float coordinates, crowd boxes, tied scores and a category
+    no result names."""
     rng = np.random.default_rng(seed)
     images = [{"id": i, "width": 200, "height": 150} for i in range(1, n_images + 1)]
     categories = [{"id": c, "name": f"c{c}"} for c in (1, 2, 3, 7)]
     anns = []
     for k in range(4 * n_images):
         w, h = float(rng.integers(2, 120)), round(float(rng.uniform(2, 100)), 2)
-        anns.append({"id": k + 1, "image_id": int(rng.integers(1, n_images + 1)), "category_id": int(rng.choice([1, 2, 3, 7])),
-                     "bbox": [float(rng.integers(0, 80)), round(float(rng.uniform(0, 50)), 2), w, h],
-                     "area": round(w * h * float(rng.uniform(0.5, 1)), 2), "iscrowd": int(rng.random() < 0.05)})
+        anns.append({"id": k + 1, "image_id": int(rng.integers(1, n_images + 1)),
+                     "category_id": int(rng.choice([1, 2, 3, 7])),
+                     "bbox": [float(rng.integers(0, 80)), round(float(rng.uniform(0, 50)), 2), w,
+                              h],
+                     "area": round(w * h * float(rng.uniform(0.5, 1)), 2),
+                     "iscrowd": int(rng.random() < 0.05)})
     dets = []
     for _ in range(n_dets):
         a = anns[int(rng.integers(len(anns)))]
@@ -44,15 +47,18 @@ def _files(tmp_path, seed: int = 0, n_images: int = 30, n_dets: int = 900):
 
 
 def _float_ids(path):
-    """The same results with every third image id written as a float (``5.0``): pycocotools reads them as the ints
-    (equal hash), the typed decoding does not take them, so the file goes through the general reader."""
+    """The same results with every third image id written as a float (``5.0``): pycocotools reads
+    them as the ints (equal hash), the typed decoding does not take them, so the file goes through
+    the general reader."""
     dets = json.loads(path.read_text())
-    text = json.dumps([dict(d, image_id=float(d["image_id"])) if i % 3 == 0 else d for i, d in enumerate(dets)])
+    text = json.dumps([dict(d, image_id=float(d["image_id"])) if i % 3 == 0 else d for i,
+                       d in enumerate(dets)])
     path.write_text(text)
     assert "0.0," in text
 
 
-@pytest.mark.parametrize("seed,reader", [(0, "typed"), (1, "typed"), (2, "typed"), (0, "general"), (1, "general")])
+@pytest.mark.parametrize("seed,reader",
+                         [(0, "typed"), (1, "typed"), (2, "typed"), (0, "general"), (1, "general")])
 def test_the_files_score_as_pycocotools_scores_them(tmp_path, seed, reader):
     gt_path, dt_path = _files(tmp_path, seed)
     if reader == "general":
@@ -76,9 +82,10 @@ def _pycocotools(gt_path, dt_path):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_text_image_ids_and_images_listed_twice_score_as_pycocotools_scores_them(tmp_path, seed):
-    """Image ids written as text everywhere: COCOeval sorts them as text ("10" < "9"), which orders tied scores
-    across images; scores rounded to one digit make such ties common. Every image is also listed twice (``COCO``
-    keeps one). The expected arrays are pycocotools' own on the same files."""
+    """Image ids written as text everywhere: COCOeval sorts them as text ("10" < "9"), which orders
+    tied scores across images; scores rounded to one digit make such ties common. Every image is
+    also listed twice (``COCO`` keeps one). The expected arrays are pycocotools' own on the same
+    files."""
     gt_path, dt_path = _files(tmp_path, seed)
     data, dets = json.loads(gt_path.read_text()), json.loads(dt_path.read_text())
     data["images"] = [dict(img, id=str(img["id"])) for img in data["images"]] * 2
@@ -135,13 +142,14 @@ def test_what_pycocotools_refuses_is_an_error_naming_the_entry(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-2**70, 2**70)),
+@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False),
+                          st.integers(-2**70, 2**70)),
                 min_size=1, max_size=30))
 def test_typed_decoding_reads_the_numbers_plain_json_reads(tmp_path_factory, values):
-    """Whatever number a results file holds (floats in any notation json.dumps writes, -0.0, integers beyond 2^53
-    and beyond 64 bits): a file whose numbers are all exact in float64 (|v| < 2^53) is decoded typed, and its
-    columns hold, bit for bit, the float64 of what Python's json reads; any other file is left to the dict path
-    (which checks and names each value)."""
+    """Whatever number a results file holds (floats in any notation json.dumps writes, -0.0,
+    integers beyond 2^53 and beyond 64 bits): a file whose numbers are all exact in float64 (|v| <
+    2^53) is decoded typed, and its columns hold, bit for bit, the float64 of what Python's json
+    reads; any other file is left to the dict path (which checks and names each value)."""
     from vlbench.benchmarks.validation import TypedCocoResult, typed_coco_columns
     from vlbench.engine.io import read_json
 

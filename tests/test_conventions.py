@@ -1,8 +1,10 @@
-"""The convention check (#29): a file written in another common box convention is recognised, named with its fix,
-and scored side by side by ``vlbench conventions``; correct files and every golden case stay quiet.
+"""The convention check (#29): a file written in another common box convention is recognised, named
+with its fix, and scored side by side by ``vlbench conventions``; correct files and every golden
+case stay quiet.
 
-Files are made from the golden references' own GT boxes, written in each convention (declared "xyxy", as a VLM's
-answers usually are), so the right reading scores Acc@0.5 = 100 by construction."""
+Files are made from the golden references' own GT boxes, written in each convention (declared
+"xyxy", as a VLM's answers usually are), so the right reading scores Acc@0.5 = 100 by
+construction."""
 
 from __future__ import annotations
 
@@ -30,14 +32,17 @@ def _file(convention: str) -> list[dict]:
         box = {"xyxy pixels": [x, y, x + w, y + h], "xywh pixels": [x, y, w, h],
                "xyxy 0-1 of the image": [x / W, y / H, (x + w) / W, (y + h) / H],
                "xywh 0-1 of the image": [x / W, y / H, w / W, h / H],
-               "xyxy 0-1000 of the image": [1000 * x / W, 1000 * y / H, 1000 * (x + w) / W, 1000 * (y + h) / H],
-               "yxyx 0-1000 of the image": [1000 * y / H, 1000 * x / W, 1000 * (y + h) / H, 1000 * (x + w) / W],
+               "xyxy 0-1000 of the image": [1000 * x / W, 1000 * y / H, 1000 * (x + w) / W,
+                                            1000 * (y + h) / H],
+               "yxyx 0-1000 of the image": [1000 * y / H, 1000 * x / W, 1000 * (y + h) / H,
+                                            1000 * (x + w) / W],
                }[convention]
         out.append({"id": row["id"], "pred_bbox": box, "format": "xyxy"})
     return out
 
 
-@pytest.mark.parametrize("convention", ["xywh pixels", "xyxy 0-1 of the image", "xywh 0-1 of the image",
+@pytest.mark.parametrize("convention",
+                         ["xywh pixels", "xyxy 0-1 of the image", "xywh 0-1 of the image",
                                         "xyxy 0-1000 of the image", "yxyx 0-1000 of the image"])
 def test_a_file_in_another_convention_is_named_with_its_fix(convention):
     result = vlbench.score("ref_l4", REFS, _file(convention))
@@ -50,7 +55,8 @@ def test_a_file_in_another_convention_is_named_with_its_fix(convention):
 def test_a_correct_file_is_quiet_and_the_cli_prints_every_reading(tmp_path):
     right = _file("xyxy pixels")
     assert not [w for w in vlbench.score("ref_l4", REFS, right).warnings if "read as" in w]
-    as_xywh = [{**e, "pred_bbox": [e["pred_bbox"][0], e["pred_bbox"][1], e["pred_bbox"][2] - e["pred_bbox"][0],
+    as_xywh = [{**e, "pred_bbox": [e["pred_bbox"][0], e["pred_bbox"][1],
+                                   e["pred_bbox"][2] - e["pred_bbox"][0],
                                    e["pred_bbox"][3] - e["pred_bbox"][1]], "format": "xywh"} for e in right]
     assert not [w for w in vlbench.score("ref_l4", REFS, as_xywh).warnings if "read as" in w]
     path = tmp_path / "normalized.json"
@@ -85,19 +91,22 @@ def test_every_golden_case_is_quiet(case):
     expected = json.loads((case / "expected.json").read_text())
     refs = next(p for p in case.iterdir() if p.name.startswith("references"))
     result = vlbench.score(case.parent.name, refs, case / "predictions.json",
-                           protocol=expected.get("protocol", "official"), split=expected.get("split"))
+                           protocol=expected.get("protocol", "official"),
+                           split=expected.get("split"))
     assert not [w for w in result.warnings if "read as" in w]
     assert np.isfinite([v for v in result.metrics.values() if v is not None]).all()
 
 
 def test_the_evaluate_module_warns_too():
-    """The Ref-L4 evaluate module on Hub-style rows with boxes on a 0-1000 grid declared xyxy: the warning."""
+    """The Ref-L4 evaluate module on Hub-style rows with boxes on a 0-1000 grid declared xyxy: the
+    warning."""
     import warnings
 
     import evaluate
 
     rows = pq.read_table(REFS).to_pylist()
-    preds = [{"pred_bbox": e["pred_bbox"], "format": "xyxy"} for e in _file("xyxy 0-1000 of the image")]
+    preds = [{"pred_bbox": e["pred_bbox"], "format": "xyxy"} for e in _file("xyxy 0-1000 of the "
+                                                                            "image")]
     metric = evaluate.load(vlbench.metric_path("ref_l4"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -105,25 +114,29 @@ def test_the_evaluate_module_warns_too():
     assert any("read as xyxy 0-1000 of the image" in str(w.message) for w in caught)
 
 
-# -- the detection benchmarks (COCO results: bbox [x, y, w, h] pixels) ---------------------------------------------
+# -- the detection benchmarks (COCO results: bbox [x, y, w, h] pixels) -----------------------------
 OVD_REFS = GOLDEN / "ovdeval" / "coco_medium_ids1" / "references.json"
 OMNI_REFS = GOLDEN / "omnilabel" / "random_medium" / "references.json"
 
 
 def _as(convention: str, box: list[float], size: tuple[float, float] | None) -> list[float]:
-    """A GT box ``[x, y, w, h]`` written in ``convention`` (sizes (W, H) for the fractions and grids)."""
+    """A GT box ``[x, y, w, h]`` written in ``convention`` (sizes (W, H) for the fractions and
+    grids)."""
     x, y, w, h = box
     W, H = size or (1.0, 1.0)
     return {"xywh pixels": [x, y, w, h], "xyxy pixels": [x, y, x + w, y + h],
             "xyxy 0-1 of the image": [x / W, y / H, (x + w) / W, (y + h) / H],
             "xywh 0-1 of the image": [x / W, y / H, w / W, h / H],
-            "xyxy 0-1000 of the image": [1000 * x / W, 1000 * y / H, 1000 * (x + w) / W, 1000 * (y + h) / H],
-            "yxyx 0-1000 of the image": [1000 * y / H, 1000 * x / W, 1000 * (y + h) / H, 1000 * (x + w) / W],
+            "xyxy 0-1000 of the image": [1000 * x / W, 1000 * y / H, 1000 * (x + w) / W,
+                                         1000 * (y + h) / H],
+            "yxyx 0-1000 of the image": [1000 * y / H, 1000 * x / W, 1000 * (y + h) / H,
+                                         1000 * (x + w) / W],
             }[convention]
 
 
 def _ovdeval_file(convention: str) -> list[dict]:
-    """Every GT box of OVD_REFS as a prediction of its own category, written in ``convention`` (score 1)."""
+    """Every GT box of OVD_REFS as a prediction of its own category, written in ``convention``
+    (score 1)."""
     data = json.loads(OVD_REFS.read_text())
     size = {img["id"]: (img["width"], img["height"]) for img in data["images"]}
     return [{"image_id": a["image_id"], "category_id": a["category_id"], "score": 1.0,
@@ -131,20 +144,22 @@ def _ovdeval_file(convention: str) -> list[dict]:
 
 
 def _omnilabel_file(convention: str) -> list[dict]:
-    """Every GT box of OMNI_REFS as a prediction of its descriptions, written in ``convention`` (score 1)."""
+    """Every GT box of OMNI_REFS as a prediction of its descriptions, written in ``convention``
+    (score 1)."""
     data = json.loads(OMNI_REFS.read_text())
     return [{"image_id": a["image_id"], "description_ids": a["description_ids"],
              "scores": [1.0] * len(a["description_ids"]), "bbox": _as(convention, a["bbox"], None)}
             for a in data["annotations"]]
 
 
-@pytest.mark.parametrize("convention", ["xyxy pixels", "xyxy 0-1 of the image", "xywh 0-1 of the image",
+@pytest.mark.parametrize("convention",
+                         ["xyxy pixels", "xyxy 0-1 of the image", "xywh 0-1 of the image",
                                         "xyxy 0-1000 of the image", "yxyx 0-1000 of the image"])
 @pytest.mark.heavy
 def test_an_ovdeval_file_in_another_convention_is_named_with_its_fix(convention):
-    """The GT boxes themselves in another convention: read right, every (non-crowd) GT box is covered (100); as
-    written (xywh pixels) almost none is. The warning names the reading and its fix; the official number is
-    the file's own."""
+    """The GT boxes themselves in another convention: read right, every (non-crowd) GT box is
+    covered (100); as written (xywh pixels) almost none is. The warning names the reading and its
+    fix; the official number is the file's own."""
     result = vlbench.score("ovdeval", OVD_REFS, _ovdeval_file(convention))
     named = [w for w in result.warnings if "read as" in w]
     assert len(named) == 1 and f"but 100.0 read as {convention}" in named[0] and "fix:" in named[0], result.warnings
@@ -154,7 +169,8 @@ def test_an_ovdeval_file_in_another_convention_is_named_with_its_fix(convention)
 
 
 def test_an_omnilabel_file_in_xyxy_is_named_and_grids_need_image_sizes():
-    """OmniLabel's dataset JSON has no image sizes: the xyxy-pixels reading is compared, the grids are not."""
+    """OmniLabel's dataset JSON has no image sizes: the xyxy-pixels reading is compared, the grids
+    are not."""
     result = vlbench.score("omnilabel", OMNI_REFS, _omnilabel_file("xyxy pixels"))
     named = [w for w in result.warnings if "read as" in w]
     assert len(named) == 1 and "but 100.0 read as xyxy pixels" in named[0], result.warnings
@@ -172,7 +188,8 @@ def test_a_correct_detection_file_is_quiet(bench_id, refs, make):
 
 
 def test_an_ovdeval_folder_is_checked_as_one(tmp_path, ovdeval_sample):
-    """The sample's two sub-datasets, their GT boxes written as xyxy pixels in a folder: one warning."""
+    """The sample's two sub-datasets, their GT boxes written as xyxy pixels in a folder: one
+    warning."""
     folder = tmp_path / "preds"
     folder.mkdir()
     for name in ("color", "material"):
@@ -185,8 +202,9 @@ def test_an_ovdeval_folder_is_checked_as_one(tmp_path, ovdeval_sample):
 
 
 def test_ovdeval_row_keys_group_rows_as_numpy_does():
-    """``_row_keys`` (one integer per (sub-dataset, image, category) row) must put two rows under one key exactly
-    when ``np.unique(rows, axis=0)`` does: the same partition, checked as a bijection between the two labellings."""
+    """``_row_keys`` (one integer per (sub-dataset, image, category) row) must put two rows under
+    one key exactly when ``np.unique(rows, axis=0)`` does: the same partition, checked as a
+    bijection between the two labellings."""
     from vlbench.benchmarks.ovdeval.conventions import _row_keys
 
     rng = np.random.default_rng(7)
@@ -200,8 +218,9 @@ def test_ovdeval_row_keys_group_rows_as_numpy_does():
 
 
 def test_degenerate_boxes_are_warned_about_alike_on_every_detection_benchmark():
-    """A zero-width box (a random OWL-ViT writes them) is scored as the official scorers score it (IoU 0 with every
-    GT box), and each detection benchmark says so in the same words, naming the entry."""
+    """A zero-width box (a random OWL-ViT writes them) is scored as the official scorers score it
+    (IoU 0 with every GT box), and each detection benchmark says so in the same words, naming the
+    entry."""
     from vlbench.benchmarks.ref_l4.reader import references_from_rows
     from vlbench.benchmarks.ref_l4.scorer import score as ref_l4_score
 
@@ -209,8 +228,8 @@ def test_degenerate_boxes_are_warned_about_alike_on_every_detection_benchmark():
     preds = [{"id": i, "pred_bbox": [0, 0, 0 if i == 2 else 50, 50], "format": "xywh"} for i in range(3)]
     warnings = {"ref_l4": ref_l4_score(refs, preds).warnings}
     ovd = json.loads(OVD_REFS.read_text())
-    ovd_preds = [{"image_id": a["image_id"], "category_id": a["category_id"], "bbox": a["bbox"][:2] + [0, 5],
-                  "score": 0.5} for a in ovd["annotations"][:2]]
+    ovd_preds = [{"image_id": a["image_id"], "category_id": a["category_id"],
+                  "bbox": a["bbox"][:2] + [0, 5], "score": 0.5} for a in ovd["annotations"][:2]]
     warnings["ovdeval"] = vlbench.score("ovdeval", OVD_REFS, ovd_preds).warnings
     omni = json.loads(OMNI_REFS.read_text())
     img = omni["images"][0]["id"]

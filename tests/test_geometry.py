@@ -36,7 +36,8 @@ def test_aligned_iou_float32_rounding_differs_from_float64():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(box_xywh, min_size=1, max_size=8), st.lists(st.tuples(box_xywh, st.booleans()), min_size=1, max_size=8))
+@given(st.lists(box_xywh, min_size=1, max_size=8),
+       st.lists(st.tuples(box_xywh, st.booleans()), min_size=1, max_size=8))
 def test_iou_matrix_matches_pycocotools(dts, gts):
     d = np.array(dts, dtype=np.float64)
     g = np.array([b for b, _ in gts], dtype=np.float64)

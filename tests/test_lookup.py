@@ -1,4 +1,5 @@
-"""engine.lookup.find_ids against a dict built from the ids (the obvious lookup), on both of its paths."""
+"""engine.lookup.find_ids against a dict built from the ids (the obvious lookup), on both of its
+paths."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ def _expected(sorted_ids, ids):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(-50, 50) | ID, unique=True, max_size=40), st.lists(st.integers(-60, 60) | ID, max_size=60))
+@given(st.lists(st.integers(-50, 50) | ID, unique=True, max_size=40),
+       st.lists(st.integers(-60, 60) | ID, max_size=60))
 def test_positions_and_presence_equal_a_dict_lookup(keys, queries):
-    """Any int64 ids (extremes included: no overflow in ``id - smallest``), dense or sparse, known or not."""
+    """Any int64 ids (extremes included: no overflow in ``id - smallest``), dense or sparse, known
+    or not."""
     sorted_ids = np.array(sorted(keys), dtype=np.int64)
     ids = np.array(queries, dtype=np.int64)
     pos, found = find_ids(sorted_ids, ids)
@@ -27,7 +30,8 @@ def test_positions_and_presence_equal_a_dict_lookup(keys, queries):
 
 
 def test_both_paths_on_a_million_ids():
-    """A dense range (the table) and a range wider than DENSE_SPAN (binary search), unknown ids mixed in."""
+    """A dense range (the table) and a range wider than DENSE_SPAN (binary search), unknown ids
+    mixed in."""
     rng = np.random.default_rng(0)
     for top in (60_000, 4 * DENSE_SPAN):
         sorted_ids = np.sort(rng.choice(top, 48_000, replace=False)).astype(np.int64)

@@ -40,7 +40,8 @@ def test_notebook_loop_equals_cli(hub_folder, sample_release, tmp_path, protocol
         warnings.simplefilter("ignore")
         for row in ds:  # whole rows, PIL image included, as the README shows
             p = preds[row["id"]]
-            metric.add(prediction={"pred_bbox": p["pred_bbox"], "format": p["format"]}, reference=row)
+            metric.add(prediction={"pred_bbox": p["pred_bbox"], "format": p["format"]},
+                       reference=row)
         got = metric.compute(protocol=protocol)
     out = tmp_path / "r.json"
     run_cli("score", "ref_l4", "--references", str(hub_folder), "--predictions",
@@ -54,7 +55,8 @@ def test_add_batch_with_dataset_batches(hub_folder, sample_release):
     ds = load_dataset(str(hub_folder), split="test")
     metric = evaluate.load(str(METRIC_DIR))
     for batch in ds.iter(batch_size=5):
-        metric.add_batch(predictions=[{"pred_bbox": preds[i]["pred_bbox"], "format": preds[i]["format"]}
+        metric.add_batch(predictions=[{"pred_bbox": preds[i]["pred_bbox"],
+                                       "format": preds[i]["format"]}
                                       for i in batch["id"]], references=batch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -75,13 +77,15 @@ def test_bad_prediction_in_the_loop_is_a_clear_error():
 
 @pytest.mark.parametrize("metric_id", BUILT_IN)
 def test_docstring_and_card_examples_run(metric_id, tmp_path, monkeypatch):
-    """From a working directory outside the repository: the examples load the module by vlbench.metric_path."""
+    """From a working directory outside the repository: the examples load the module by
+    vlbench.metric_path."""
     import vlbench
 
     monkeypatch.chdir(tmp_path)
     folder = Path(vlbench.metric_path(metric_id))
     assert (ROOT / "metrics" / metric_id).resolve() == folder     # the repository's metric Space is that folder
-    spec = importlib.util.spec_from_file_location(f"{metric_id}_metric_module", folder / f"{metric_id}.py")
+    spec = importlib.util.spec_from_file_location(f"{metric_id}_metric_module",
+                                                  folder / f"{metric_id}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     parser = doctest.DocTestParser()
@@ -89,23 +93,28 @@ def test_docstring_and_card_examples_run(metric_id, tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for text in (module._KWARGS_DESCRIPTION, (folder / "README.md").read_text()):
-            test = parser.get_doctest(text.replace("```python", "").replace("```", ""), globs, "example", None, 0)
+            test = parser.get_doctest(text.replace("```python", "").replace("```", ""), globs,
+                                      "example", None, 0)
             runner = doctest.DocTestRunner()
             runner.run(test)
             assert runner.failures == 0 and runner.tries > 0
 
 
-# -- malformed inputs through the real evaluate modules (issue #15) --------------------------------------------
+# -- malformed inputs through the real evaluate modules (issue #15) --------------------------------
 
 _OMNI_REF = {"image_id": 1, "labelspace": [{"id": 7, "text": "Cup", "type": "category"}],
              "boxes": [{"id": 1, "bbox": [0, 0, 10, 10], "description_ids": [7], "iscrowd": 0}]}
-_OVD_REF = {"image_id": 1, "boxes": [{"id": 1, "bbox": [0, 0, 10, 10], "category_id": 7, "area": 100, "iscrowd": 0,
+_OVD_REF = {"image_id": 1,
+            "boxes": [{"id": 1, "bbox": [0, 0, 10, 10], "category_id": 7, "area": 100, "iscrowd": 0,
                                       "label": "cup"}]}
 
 
 @pytest.mark.parametrize("module, prediction, reference", [
-    ("omnilabel", {"boxes": [[5, 5, 1, 1], [0, 0, 10, 10]], "scores": [0.9], "description_ids": [7, 7]}, _OMNI_REF),
-    ("ovdeval", {"boxes": [[5, 5, 1, 1], [0, 0, 10, 10]], "scores": [0.9, 0.8], "labels": [7]}, _OVD_REF),
+    ("omnilabel",
+     {"boxes": [[5, 5, 1, 1], [0, 0, 10, 10]], "scores": [0.9], "description_ids": [7, 7]},
+     _OMNI_REF),
+    ("ovdeval", {"boxes": [[5, 5, 1, 1], [0, 0, 10, 10]], "scores": [0.9, 0.8], "labels": [7]},
+     _OVD_REF),
 ])
 def test_unequal_per_box_lists_are_an_error_not_dropped_boxes(module, prediction, reference):
     """zip() would drop the second (correct) box and score AP 0 instead of 100."""
@@ -126,12 +135,13 @@ def test_no_predictions_is_a_clear_error():
 
 @pytest.mark.heavy
 def test_ovdeval_module_counts_like_the_cli(ovdeval_sample):
-    """Hub rows list only the categories of their boxes: the module must not call a hard-negative label
-    'not a category' (the CLI, reading the file's category list, says 0)."""
+    """Hub rows list only the categories of their boxes: the module must not call a hard-negative
+    label 'not a category' (the CLI, reading the file's category list, says 0)."""
     from datasets import load_dataset
 
     out = ROOT / "test-artifacts" / "ovd-hub-module"
-    run_cli("build", "ovdeval", "--raw", str(ovdeval_sample), "--out", str(out), "--overwrite", check=True)
+    run_cli("build", "ovdeval", "--raw", str(ovdeval_sample), "--out", str(out), "--overwrite",
+            check=True)
     ds = load_dataset(str(out), "color", split="test")
     preds = json.loads((ovdeval_sample / "predictions_good" / "color.json").read_text())
     by_image: dict = {}
@@ -141,18 +151,22 @@ def test_ovdeval_module_counts_like_the_cli(ovdeval_sample):
     metric = evaluate.load(str(ROOT / "metrics" / "ovdeval"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        got = metric.compute(predictions=[by_image.get(r["image_id"], {"boxes": [], "scores": [], "labels": []})
+        got = metric.compute(predictions=[by_image.get(r["image_id"],
+                                                       {"boxes": [], "scores": [], "labels": []})
                                           for r in ds], references=list(ds), return_details=True)
     assert not [w for w in caught if "not a category" in str(w.message)]
-    cli = json.loads(run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"),
-                             "--predictions", str(ovdeval_sample / "predictions_good" / "color.json"), "--output",
+    cli = json.loads(run_cli("score", "ovdeval", "--references",
+                             str(ovdeval_sample / "annotations" / "color.json"),
+                             "--predictions",
+                             str(ovdeval_sample / "predictions_good" / "color.json"), "--output",
                              str(out / "r.json"), "--quiet", check=True).stdout or (out / "r.json").read_text())
     assert got["counts"]["category_without_gt"] == cli["counts"]["category_without_gt"]
     assert got["NMS_AP"] == pytest.approx(cli["metrics"]["NMS_AP"], abs=1e-9)
 
 
 def test_nocaps_domain_minus_one_is_no_domain_not_out_domain():
-    """ClassLabel's -1 ("no label") is no domain: the image counts overall only (out-domain keys stay null)."""
+    """ClassLabel's -1 ("no label") is no domain: the image counts overall only (out-domain keys
+    stay null)."""
     metric = evaluate.load(str(ROOT / "metrics" / "nocaps"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -163,22 +177,25 @@ def test_nocaps_domain_minus_one_is_no_domain_not_out_domain():
 
 
 def test_publish_metric_from_anywhere_writes_a_deployable_folder(tmp_path):
-    """`vlbench publish metric` run outside the repository: the module, its card and app, the wheel, and a
-    requirements.txt installing that wheel; nothing uploaded (--dry-run)."""
+    """`vlbench publish metric` run outside the repository: the module, its card and app, the wheel,
+    and a requirements.txt installing that wheel; nothing uploaded (--dry-run)."""
     from vlbench.library.publish import _source_checkout
 
     wheel = tmp_path / "vlbench-0.1.0-py3-none-any.whl"
     wheel.write_bytes(b"PK")          # a stand-in: the folder is listed, not installed (tests/test_packaging.py does)
     out = tmp_path / "metric-space"
-    proc = subprocess.run([sys.executable, "-m", "vlbench", "publish", "metric", "ovdeval", "--repo-id", "me/ovdeval",
-                           "--dry-run", "--wheel", str(wheel), "--out", str(out)], cwd=tmp_path, capture_output=True,
-                          text=True)
+    proc = subprocess.run([sys.executable, "-m", "vlbench", "publish", "metric", "ovdeval",
+                           "--repo-id", "me/ovdeval",
+                           "--dry-run", "--wheel", str(wheel), "--out", str(out)], cwd=tmp_path,
+                          capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert {p.name for p in out.iterdir()} == {"ovdeval.py", "README.md", "app.py", "requirements.txt", wheel.name}
+    assert {p.name for p in out.iterdir()} == {"ovdeval.py", "README.md", "app.py",
+                                               "requirements.txt", wheel.name}
     assert (out / "requirements.txt").read_text().splitlines()[0] == f"./{wheel.name}[java]"
     assert "would upload to space me/ovdeval" in proc.stdout and "ovdeval.py" in proc.stdout
-    again = subprocess.run([sys.executable, "-m", "vlbench", "publish", "metric", "ovdeval", "--repo-id", "me/o",
-                            "--dry-run", "--wheel", str(wheel), "--out", str(out)], cwd=tmp_path, capture_output=True,
-                           text=True)
+    again = subprocess.run([sys.executable, "-m", "vlbench", "publish", "metric", "ovdeval",
+                            "--repo-id", "me/o",
+                            "--dry-run", "--wheel", str(wheel), "--out", str(out)], cwd=tmp_path,
+                           capture_output=True, text=True)
     assert again.returncode != 0 and "not empty" in again.stderr and "Traceback" not in again.stderr
     assert _source_checkout() is not None       # this run is from the checkout; a wheel install has none

@@ -1,4 +1,5 @@
-"""OVDEval: golden parity (CLI and evaluate), suppression vs the per-image loop, multi-file, round trip, bad input."""
+"""OVDEval: golden parity (CLI and evaluate), suppression vs the per-image loop, multi-file, round
+trip, bad input."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from vlbench.engine.errors import FormatError, PredictionError
 from vlbench.library import api
 
 CASES = golden_cases("ovdeval")
-#: cases whose ids are text: scored by every face that reads official files, never built (the Hub's ids are integers;
-#: test_a_build_refuses_text_ids)
+#: cases whose ids are text: scored by every face that reads official files, never built (the Hub's
+#: ids are integers; test_a_build_refuses_text_ids)
 TEXT_ID_CASES = [c for c in CASES if c.name.startswith("text_")]
 BUILDABLE = [c for c in CASES if c not in TEXT_ID_CASES]
 #: with the round-3 cases, for the face that reads the official files
@@ -40,12 +41,14 @@ def test_cli_matches_official(case, tmp_path):
 
 
 def test_an_image_listed_twice_is_one_image(tmp_path):
-    """The official script reads no 'images' list and COCOeval keys images by id: listing every image twice changes
-    no number. Expected: the official scorer's numbers of the unchanged case (golden ``coco_medium_ids1``)."""
+    """The official script reads no 'images' list and COCOeval keys images by id: listing every
+    image twice changes no number. Expected: the official scorer's numbers of the unchanged case
+    (golden ``coco_medium_ids1``)."""
     case = next(c for c in ALL_CASES if c.name == "coco_medium_ids1")
     data = json.loads((case / "references.json").read_text())
     data["images"] = data["images"] + data["images"][::-1]
-    result = score(parse_official(data, "coco"), json.loads((case / "predictions.json").read_text()))
+    result = score(parse_official(data, "coco"),
+                   json.loads((case / "predictions.json").read_text()))
     assert not agree(result.metrics, json.loads((case / "expected.json").read_text())["metrics"])
     assert any("repeat an image id" in w for w in result.warnings)
 
@@ -69,8 +72,10 @@ def test_hub_rows_through_evaluate_match_official(case, ovdeval_metric, tmp_path
         warnings.simplefilter("ignore")
         for row in ds:
             mine = by_image.get(row["image_id"], [])
-            ovdeval_metric.add(prediction={"boxes": [p["bbox"] for p in mine], "scores": [p["score"] for p in mine],
-                                           "labels": [p["category_id"] for p in mine]}, reference=row)
+            ovdeval_metric.add(prediction={"boxes": [p["bbox"] for p in mine],
+                                           "scores": [p["score"] for p in mine],
+                                           "labels": [p["category_id"] for p in mine]},
+                               reference=row)
         got = ovdeval_metric.compute()
     assert not agree(got, expected["metrics"])
 
@@ -80,8 +85,10 @@ def scene(draw):
     n_img = draw(st.integers(1, 4))
     coord = st.integers(0, 60).map(float)
     size = st.integers(2, 60).map(float)
-    anns = [{"id": i, "image_id": draw(st.integers(0, n_img - 1)), "category_id": draw(st.integers(0, 3)),
-             "bbox": [draw(coord), draw(coord), draw(size), draw(size)], "area": 100.0, "iscrowd": 0}
+    anns = [{"id": i, "image_id": draw(st.integers(0, n_img - 1)),
+             "category_id": draw(st.integers(0, 3)),
+             "bbox": [draw(coord), draw(coord), draw(size), draw(size)], "area": 100.0,
+             "iscrowd": 0}
             for i in range(draw(st.integers(0, 8)))]
     preds = []
     for _ in range(draw(st.integers(0, 20))):
@@ -90,10 +97,12 @@ def scene(draw):
             box = [b[0] + draw(st.integers(-3, 3)), b[1], b[2] + draw(st.integers(-3, 3)), b[3]]
         else:
             box = [draw(coord), draw(coord), draw(size), draw(size)]
-        preds.append({"image_id": draw(st.integers(0, n_img - 1)), "category_id": draw(st.integers(0, 4)),
-                      "bbox": box, "score": draw(st.sampled_from([0.3, 0.5, 0.5, 0.9]) | st.floats(0, 1))})
-    data = {"images": [{"id": i} for i in range(n_img)], "categories": [{"id": c, "name": f"c{c}"} for c in range(4)],
-            "annotations": anns}
+        preds.append({"image_id": draw(st.integers(0, n_img - 1)),
+                      "category_id": draw(st.integers(0, 4)),
+                      "bbox": box,
+                      "score": draw(st.sampled_from([0.3, 0.5, 0.5, 0.9]) | st.floats(0, 1))})
+    data = {"images": [{"id": i} for i in range(n_img)],
+            "categories": [{"id": c, "name": f"c{c}"} for c in range(4)], "annotations": anns}
     return data, preds
 
 
@@ -101,7 +110,8 @@ def scene(draw):
 @given(scene(), st.sampled_from([1, 2, 5, scorer._IOU_BLOCK]))
 @pytest.mark.heavy
 def test_suppression_equals_the_per_image_loop(data, block):
-    """Also with the IoUs computed a few (prediction, GT) combinations at a time: the blocks' seams."""
+    """Also with the IoUs computed a few (prediction, GT) combinations at a time: the blocks'
+    seams."""
     gt_json, preds = data
     gt = parse_official(gt_json, "x")
     with mock.patch.object(scorer, "_IOU_BLOCK", block):
@@ -112,10 +122,10 @@ def test_suppression_equals_the_per_image_loop(data, block):
 
 
 def test_the_viewer_draws_what_the_suppression_removes_as_suppressed(ovdeval_sample):
-    """The sample's poor color predictions in the Space's viewer (every score shown, all queries): the boxes drawn
-    ``suppressed`` are exactly those the per-image reference loop of the official suppression removes
-    (``reference/ovdeval_nms.py``), and each other predicted box is drawn as a match or an error, never suppressed;
-    a removed box counts as no error in the scene's badness."""
+    """The sample's poor color predictions in the Space's viewer (every score shown, all queries):
+    the boxes drawn ``suppressed`` are exactly those the per-image reference loop of the official
+    suppression removes (``reference/ovdeval_nms.py``), and each other predicted box is drawn as a
+    match or an error, never suppressed; a removed box counts as no error in the scene's badness."""
     from vlbench.benchmarks import get_benchmark
     from vlbench.benchmarks.protocol.views import detection_badness
 
@@ -140,8 +150,10 @@ def test_the_viewer_draws_what_the_suppression_removes_as_suppressed(ovdeval_sam
 
 
 def test_ties_keep_the_later_prediction_and_are_counted():
-    gt_json = {"images": [{"id": 0}], "categories": [{"id": 0, "name": "a"}, {"id": 1, "name": "b"}],
-               "annotations": [{"id": 1, "image_id": 0, "category_id": 0, "bbox": [0, 0, 10, 10], "area": 100, "iscrowd": 0}]}
+    gt_json = {"images": [{"id": 0}],
+               "categories": [{"id": 0, "name": "a"}, {"id": 1, "name": "b"}],
+               "annotations": [{"id": 1, "image_id": 0, "category_id": 0, "bbox": [0, 0, 10, 10],
+                                "area": 100, "iscrowd": 0}]}
     preds = [{"image_id": 0, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.8},
              {"image_id": 0, "category_id": 0, "bbox": [0, 0, 10, 10], "score": 0.8}]
     gt = parse_official(gt_json, "x")
@@ -166,10 +178,12 @@ def test_many_sub_datasets_give_table_3(tmp_path, ovdeval_sample):
     assert any("not scored: coco" in w for w in result["warnings"])
 
 
-def test_default_config_holds_every_sub_dataset_and_scores_table_3(tmp_path, ovdeval_sample, ovdeval_metric):
-    """`load_dataset(folder)` without a config name (from a directory outside the repository): the default config
-    `all`, every sub-dataset's rows told apart by `sub_dataset`; through the evaluate module, each sub-dataset's
-    NMS-AP equals the CLI's on that sub-dataset's official file, and Total_Average is their mean (by hand)."""
+def test_default_config_holds_every_sub_dataset_and_scores_table_3(tmp_path, ovdeval_sample,
+                                                                   ovdeval_metric):
+    """`load_dataset(folder)` without a config name (from a directory outside the repository): the
+    default config `all`, every sub-dataset's rows told apart by `sub_dataset`; through the evaluate
+    module, each sub-dataset's NMS-AP equals the CLI's on that sub-dataset's official file, and
+    Total_Average is their mean (by hand)."""
     import os
 
     build(ovdeval_sample, tmp_path / "hub")
@@ -190,8 +204,10 @@ def test_default_config_holds_every_sub_dataset_and_scores_table_3(tmp_path, ovd
         warnings.simplefilter("ignore")
         for row in ds:
             mine = preds.get((row["sub_dataset"], row["image_id"]), [])
-            ovdeval_metric.add(prediction={"boxes": [p["bbox"] for p in mine], "scores": [p["score"] for p in mine],
-                                           "labels": [p["category_id"] for p in mine]}, reference=row)
+            ovdeval_metric.add(prediction={"boxes": [p["bbox"] for p in mine],
+                                           "scores": [p["score"] for p in mine],
+                                           "labels": [p["category_id"] for p in mine]},
+                               reference=row)
         got = ovdeval_metric.compute()
     for n in ("color", "material"):
         cli = api.score("ovdeval", ovdeval_sample / "annotations" / f"{n}.json",
@@ -206,7 +222,8 @@ def test_round_trip_is_lossless(tmp_path, ovdeval_sample):
         assert export(tmp_path / "hub", name=name) == json.loads((ovdeval_sample / "annotations" / f"{name}.json").read_text())
         ds = load_dataset(str(tmp_path / "hub"), name, split="test")
         assert all(r["image"].size == (r["width"], r["height"]) for r in ds)
-    # adv_orphan_annotations_* hold annotations of images not in 'images': not representable in image rows
+    # adv_orphan_annotations_* hold annotations of images not in 'images': not representable in
+    # image rows
     for case in [c for c in CASES if not c.name.startswith("adv_orphan")][:2]:
         build(case / "references.json", tmp_path / case.name, allow_missing_images=True)
         assert export(tmp_path / case.name, name="references") == json.loads((case / "references.json").read_text())
@@ -217,9 +234,9 @@ def test_round_trip_is_lossless(tmp_path, ovdeval_sample):
 
 
 def test_a_build_refuses_text_ids(tmp_path):
-    """Scoring reads category ids written as text as pycocotools does (the golden case ``text_category_ids``); the
-    Hub dataset stores ids as int64, where Arrow would read "17" as 17 without a word, so a build names the problem
-    and writes no sub-dataset."""
+    """Scoring reads category ids written as text as pycocotools does (the golden case
+    ``text_category_ids``); the Hub dataset stores ids as int64, where Arrow would read "17" as 17
+    without a word, so a build names the problem and writes no sub-dataset."""
     assert TEXT_ID_CASES
     for case in TEXT_ID_CASES:
         with pytest.raises(FormatError, match="category ids are written as text"):
@@ -228,10 +245,11 @@ def test_a_build_refuses_text_ids(tmp_path):
 
 
 def test_text_category_ids_are_join_keys_and_an_integer_equals_none():
-    """The text-id case against its integer twin (``color_small_ids0``, whose ids are "c" + the integer): renaming the
-    categories changes no number of the twin's predictions (every key within 1e-9: only the summation order over
-    categories differs); in the case itself the predictions whose category stayed an integer are counted as of no
-    category, and the per-category table names the categories as the file writes them."""
+    """The text-id case against its integer twin (``color_small_ids0``, whose ids are "c" + the
+    integer): renaming the categories changes no number of the twin's predictions (every key within
+    1e-9: only the summation order over categories differs); in the case itself the predictions
+    whose category stayed an integer are counted as of no category, and the per-category table names
+    the categories as the file writes them."""
     twin = next(c for c in CASES if c.name == "color_small_ids0")
     case = next(c for c in CASES if c.name == "text_category_ids")
     refs = json.loads((case / "references.json").read_text())
@@ -241,7 +259,8 @@ def test_text_category_ids_are_join_keys_and_an_integer_equals_none():
     gt = parse_official(refs, "renamed")
     got = score(gt, renamed).metrics
     want = json.loads((twin / "expected.json").read_text())["metrics"]
-    assert all((got[k] is None) if v is None else got[k] == pytest.approx(v, abs=1e-9) for k, v in want.items())
+    assert all((got[k] is None) if v is None else got[k] == pytest.approx(v, abs=1e-9) for k,
+               v in want.items())
     result = api.score("ovdeval", case / "references.json", case / "predictions.json")
     assert result.counts["unknown_category"] == 50
     written = {c["id"] for c in json.loads((case / "references.json").read_text())["categories"]}
@@ -275,10 +294,10 @@ def test_unknown_categories_and_images_are_counted(color):
 
 
 def test_labels_as_text_are_never_scored_officially_and_resolved_when_corrected(color):
-    """Officially a category name is no category id: every prediction takes part in the suppression and none is
-    scored (all 24 numbers 0, as the round-3 golden case adv3_category_id_as_name shows on a mixed file), with a
-    warning that names the fix. ``corrected`` resolves names to ids (the numbers of the id file) and rejects a
-    label that is no name."""
+    """Officially a category name is no category id: every prediction takes part in the suppression
+    and none is scored (all 24 numbers 0, as the round-3 golden case adv3_category_id_as_name shows
+    on a mixed file), with a warning that names the fix. ``corrected`` resolves names to ids (the
+    numbers of the id file) and rejects a label that is no name."""
     gt, data, preds = color
     by_id = {c["id"]: c["name"] for c in data["categories"]}
     as_text = [{**p, "category_id": by_id[p["category_id"]]} for p in preds]
@@ -287,7 +306,8 @@ def test_labels_as_text_are_never_scored_officially_and_resolved_when_corrected(
     assert any("NEVER scored" in w and "--protocol corrected" in w for w in official.warnings)
     assert score(gt, as_text, protocol="corrected").metrics == score(gt, preds, protocol="corrected").metrics
     as_text[0]["category_id"] = "purple unicorn"
-    with pytest.raises(PredictionError, match="not a category name of color: \\['purple unicorn'\\]"):
+    with pytest.raises(PredictionError,
+                       match="not a category name of color: \\['purple unicorn'\\]"):
         score(gt, as_text, protocol="corrected")
 
 
@@ -309,8 +329,9 @@ def test_empty_predictions_give_zeros_not_a_crash(color):
     ({"score": None}, "official", "'score' must be a number"),
 ])
 def test_bad_entries(color, bad, protocol, message):
-    """What no official run scores is refused under both protocols (a text score that COCOeval would negate, a
-    null); what the official scorer scores (NaN, infinities, booleans) is refused only under ``corrected``."""
+    """What no official run scores is refused under both protocols (a text score that COCOeval would
+    negate, a null); what the official scorer scores (NaN, infinities, booleans) is refused only
+    under ``corrected``."""
     gt, _, preds = color
     preds[2] = {**preds[2], **bad}
     with pytest.raises(PredictionError, match=message) as err:
@@ -322,7 +343,8 @@ def test_wrong_files_are_named(ovdeval_sample, omnilabel_sample):
     proc = run_cli("score", "ovdeval", "--references", str(omnilabel_sample / "dataset_val.json"),
                    "--predictions", str(ovdeval_sample / "predictions_good" / "color.json"))
     assert proc.returncode == 2 and "OmniLabel dataset JSON" in proc.stderr
-    proc = run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"),
+    proc = run_cli("score", "ovdeval", "--references",
+                   str(ovdeval_sample / "annotations" / "color.json"),
                    "--predictions", str(omnilabel_sample / "predictions_good.json"))
     assert proc.returncode == 2 and "looks like a omnilabel prediction file" in proc.stderr
 
@@ -330,19 +352,22 @@ def test_wrong_files_are_named(ovdeval_sample, omnilabel_sample):
 @pytest.mark.parametrize("content, message", [
     ({"a": 1}, "must be a JSON list of COCO results"),
     ({}, "must be a JSON list of COCO results"),
-    ({"foo": [], "bar": []}, "no prediction list for any of color \\(the predictions name 'foo', 'bar'\\)"),
+    ({"foo": [], "bar": []},
+     "no prediction list for any of color \\(the predictions name 'foo', 'bar'\\)"),
 ])
-def test_a_prediction_file_holding_an_object_is_named_for_what_it_is(ovdeval_sample, tmp_path, content, message):
-    """A JSON object is read as sub-dataset name -> prediction list; one that is not (a value other than a list, or
-    no name at all) is told to be a list of COCO results, and a mapping of unknown names says which names it had."""
+def test_a_prediction_file_holding_an_object_is_named_for_what_it_is(ovdeval_sample, tmp_path,
+                                                                     content, message):
+    """A JSON object is read as sub-dataset name -> prediction list; one that is not (a value other
+    than a list, or no name at all) is told to be a list of COCO results, and a mapping of unknown
+    names says which names it had."""
     path = tmp_path / "preds.json"
     path.write_text(json.dumps(content))
-    proc = run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"),
-                   "--predictions", str(path))
+    proc = run_cli("score", "ovdeval", "--references",
+                   str(ovdeval_sample / "annotations" / "color.json"), "--predictions", str(path))
     assert proc.returncode == 2 and re.search(message, proc.stderr) and "Traceback" not in proc.stderr, proc.stderr
 
 
-# -- typed reading (#32): a results file of the usual shape decoded without a dict per entry ---------------------
+# -- typed reading (#32): a results file of the usual shape decoded without a dict per entry -------
 
 @pytest.mark.parametrize("bad, protocol, message", [
     ({"bbox": [0, 0, 5]}, "official", "must be \\[x, y, w, h\\]"),
@@ -351,9 +376,10 @@ def test_a_prediction_file_holding_an_object_is_named_for_what_it_is(ovdeval_sam
     ({"score": None}, "official", "'score' must be a number"),
     ({"score": True}, "corrected", "must be a number below 2\\^53"),
 ])
-def test_a_file_read_typed_names_the_same_bad_entry(ovdeval_sample, tmp_path, bad, protocol, message):
-    """A file that typed decoding refuses is read as dicts: scored from its path, the error names entry 2 as the
-    dict path does."""
+def test_a_file_read_typed_names_the_same_bad_entry(ovdeval_sample, tmp_path, bad, protocol,
+                                                    message):
+    """A file that typed decoding refuses is read as dicts: scored from its path, the error names
+    entry 2 as the dict path does."""
     preds = json.loads((ovdeval_sample / "predictions_good" / "color.json").read_text())
     preds[2] = {**preds[2], **bad}
     path = tmp_path / "color.json"
@@ -365,9 +391,9 @@ def test_a_file_read_typed_names_the_same_bad_entry(ovdeval_sample, tmp_path, ba
 
 @pytest.mark.heavy
 def test_typed_records_score_as_dicts_and_only_for_the_usual_shape(ovdeval_sample, tmp_path):
-    """Scored from a path (typed records) and from parsed dicts: the same result, bit for bit, integer coordinates
-    and scores included; a file with a label written as text stays dicts (and keeps its official warning); a folder
-    of sub-dataset files is read typed file by file."""
+    """Scored from a path (typed records) and from parsed dicts: the same result, bit for bit,
+    integer coordinates and scores included; a file with a label written as text stays dicts (and
+    keeps its official warning); a folder of sub-dataset files is read typed file by file."""
     from vlbench.benchmarks import get_benchmark
     from vlbench.benchmarks.validation import TypedCocoResult
 

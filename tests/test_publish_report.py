@@ -17,23 +17,27 @@ BUILT_IN = [b.id for b in all_benchmarks(plugins=False)]
 
 
 def test_report_model_index_round_trips_through_huggingface_hub(tmp_path, ovdeval_sample):
-    """The block parsed back by huggingface_hub: the result's metrics, config, split and dataset, and the file the
-    number was scored against with its SHA-256 (hashlib's, over the file's bytes) in ``dataset.args``."""
+    """The block parsed back by huggingface_hub: the result's metrics, config, split and dataset,
+    and the file the number was scored against with its SHA-256 (hashlib's, over the file's bytes)
+    in ``dataset.args``."""
     import hashlib
 
     from huggingface_hub import ModelCard
     from huggingface_hub.repocard_data import model_index_to_eval_results
 
     result = tmp_path / "r.json"
-    run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"), "--predictions",
-            str(ovdeval_sample / "predictions_good" / "color.json"), "--output", str(result), "--quiet", check=True)
-    block = run_cli("report", str(result), "--model-index", "--model-name", "det-x", "--split", "test", "--dataset-id",
-                    "me/ovdeval", check=True).stdout
+    run_cli("score", "ovdeval", "--references", str(ovdeval_sample / "annotations" / "color.json"),
+            "--predictions",
+            str(ovdeval_sample / "predictions_good" / "color.json"), "--output", str(result),
+            "--quiet", check=True)
+    block = run_cli("report", str(result), "--model-index", "--model-name", "det-x", "--split",
+                    "test", "--dataset-id", "me/ovdeval", check=True).stdout
     card = ModelCard(f"---\n{block}---\n# det-x\n")
     name, evals = model_index_to_eval_results(card.data.to_dict()["model-index"])
     metrics = json.loads(result.read_text())["metrics"]
     assert name == "det-x"
-    assert {e.metric_type: e.metric_value for e in evals} == {k: round(v, 4) for k, v in metrics.items() if v is not None}
+    assert {e.metric_type: e.metric_value for e in evals} == {k: round(v, 4) for k,
+                                                              v in metrics.items() if v is not None}
     assert all(e.dataset_config == "color" and e.dataset_split == "test" and e.dataset_type == "me/ovdeval"
                for e in evals)
     digest = hashlib.sha256((ovdeval_sample / "annotations" / "color.json").read_bytes()).hexdigest()
@@ -41,9 +45,11 @@ def test_report_model_index_round_trips_through_huggingface_hub(tmp_path, ovdeva
     csv_dir = tmp_path / "csv"
     run_cli("report", str(result), "--csv", str(csv_dir), check=True)
     assert {p.name for p in csv_dir.iterdir()} == {"all_metrics.csv", "per_category.csv"}
-    # a file's name where a folder is meant is refused (it made a folder named tables.csv), and nothing is made
+    # a file's name where a folder is meant is refused (it made a folder named tables.csv), and
+    # nothing is made
     for flag, name in (("--csv", "tables.csv"), ("--eval-results", "results.yaml")):
-        proc = run_cli("report", str(result), flag, str(tmp_path / "new" / name), "--dataset-id", "me/ovdeval")
+        proc = run_cli("report", str(result), flag, str(tmp_path / "new" / name), "--dataset-id",
+                       "me/ovdeval")
         assert proc.returncode == 2 and f"{name} names a file" in proc.stderr and "Traceback" not in proc.stderr
         assert not (tmp_path / "new").exists()
 
@@ -59,12 +65,13 @@ def test_report_rejects_other_files(tmp_path):
 def test_publish_metric_dry_run_lists_the_space_files(bench, tmp_path):
     wheel = tmp_path / "vlbench-0.1.0-py3-none-any.whl"
     wheel.write_bytes(b"PK")          # a stand-in: listed, not installed (tests/test_packaging.py installs a real one)
-    proc = run_cli("publish", "metric", bench, "--folder", str(ROOT / "metrics" / bench), "--repo-id", f"me/{bench}",
-                   "--dry-run", "--wheel", str(wheel), check=True)
+    proc = run_cli("publish", "metric", bench, "--folder", str(ROOT / "metrics" / bench),
+                   "--repo-id", f"me/{bench}", "--dry-run", "--wheel", str(wheel), check=True)
     plan = proc.stdout.split("--- README.md ---", 1)[0]
     listed = [line.split()[-1] for line in plan.splitlines() if line.strip() and line.split()[0][0].isdigit()
               and not line.strip().endswith("file(s)")]
-    assert sorted(listed) == sorted(["README.md", "app.py", f"{bench}.py", "requirements.txt", wheel.name])
+    assert sorted(listed) == sorted(["README.md", "app.py", f"{bench}.py", "requirements.txt",
+                                     wheel.name])
     front = proc.stdout.split("--- README.md ---", 1)[1].split("---")[1]
     meta = yaml.safe_load(front)
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and "evaluate" in meta["tags"]
@@ -76,8 +83,10 @@ def test_publish_dataset_dry_run_lists_exactly_the_folder(tmp_path, omnilabel_sa
 
     out = tmp_path / "hub"
     run_cli("build", "omnilabel", "--raw", str(omnilabel_sample / "dataset_val.json"), "--images",
-            str(omnilabel_sample / "images"), "--out", str(out), "--eval-framework", "vlbench", check=True)
-    proc = run_cli("publish", "dataset", "omnilabel", "--folder", str(out), "--repo-id", "me/omnilabel", "--dry-run")
+            str(omnilabel_sample / "images"), "--out", str(out), "--eval-framework", "vlbench",
+            check=True)
+    proc = run_cli("publish", "dataset", "omnilabel", "--folder", str(out), "--repo-id",
+                   "me/omnilabel", "--dry-run")
     assert proc.returncode == 1 and "refused:" in proc.stdout     # the framework vlbench writes is not on the Hub's list
     listed = sorted(line.split()[-1] for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
                     if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)"))
@@ -85,24 +94,29 @@ def test_publish_dataset_dry_run_lists_exactly_the_folder(tmp_path, omnilabel_sa
                      if p.is_file() and not p.name.startswith("."))  # not the local build manifest
     assert listed == on_disk
     card = DatasetCard.load(out / "README.md")
-    assert [c["config_name"] for c in card.data.to_dict()["configs"]] == ["all", "coco", "objects365", "descriptions"]
+    assert [c["config_name"] for c in card.data.to_dict()["configs"]] == ["all", "coco",
+                                                                          "objects365",
+                                                                          "descriptions"]
 
 
 BUILDS = {
     "ref_l4": (lambda s: ["--raw", str(s["ref_l4"])], "cc-by-nc-4.0"),
-    "omnilabel": (lambda s: ["--raw", str(s["omnilabel"] / "dataset_val.json"), str(s["omnilabel"] / "dataset_test.json"),
+    "omnilabel": (lambda s: ["--raw", str(s["omnilabel"] / "dataset_val.json"),
+                             str(s["omnilabel"] / "dataset_test.json"),
                              "--images", str(s["omnilabel"] / "images")], "other"),
     "ovdeval": (lambda s: ["--raw", str(s["ovdeval"])], "openrail"),
     "nocaps": (lambda s: ["--raw", str(s["nocaps"] / "nocaps_val_captions.json"),
-                          str(s["nocaps"] / "nocaps_test_image_info.json"), "--images", str(s["nocaps"] / "images")],
+                          str(s["nocaps"] / "nocaps_test_image_info.json"), "--images",
+                          str(s["nocaps"] / "images")],
                "cc-by-2.0"),
 }
 
 
 @pytest.mark.parametrize("bench", list(BUILDS))
 @pytest.mark.heavy
-def test_every_card_parses_and_every_listed_config_split_loads(bench, tmp_path, sample_release, omnilabel_sample,
-                                                               ovdeval_sample, nocaps_sample):
+def test_every_card_parses_and_every_listed_config_split_loads(bench, tmp_path, sample_release,
+                                                               omnilabel_sample, ovdeval_sample,
+                                                               nocaps_sample):
     from datasets import load_dataset
     from huggingface_hub import DatasetCard
 
@@ -122,8 +136,8 @@ def test_every_card_parses_and_every_listed_config_split_loads(bench, tmp_path, 
 
 
 SCORE_FOR_LEADERBOARD = {
-    "ref_l4": lambda s: ["--references", str(s["ref_l4"]), "--predictions", str(s["ref_l4"] / "predictions_good.json"),
-                         "--split", "test"],
+    "ref_l4": lambda s: ["--references", str(s["ref_l4"]), "--predictions",
+                         str(s["ref_l4"] / "predictions_good.json"), "--split", "test"],
     "omnilabel": lambda s: ["--references", str(s["omnilabel"] / "dataset_val.json"),
                             "--predictions", str(s["omnilabel"] / "predictions_good.json")],
     "ovdeval": lambda s: ["--references", str(s["ovdeval"] / "annotations"),
@@ -143,17 +157,21 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
                "nocaps": nocaps_sample}
     args, _ = BUILDS[bench]
     out = tmp_path / "hub"
-    built = run_cli("build", bench, *args(samples), "--out", str(out), "--eval-framework", "vlbench", check=True)
+    built = run_cli("build", bench, *args(samples), "--out", str(out), "--eval-framework",
+                    "vlbench", check=True)
     assert "eval.yaml the Hub would refuse at push time: evaluation_framework 'vlbench'" in built.stdout + built.stderr
-    # the dry run lists exactly the files of the folder, eval.yaml included, and says the Hub would refuse the
-    # framework vlbench writes (not on the Hub's list, huggingface.js eval.ts); with a listed one it passes
-    proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}", "--dry-run")
+    # the dry run lists exactly the files of the folder, eval.yaml included, and says the Hub would
+    # refuse the framework vlbench writes (not on the Hub's list, huggingface.js eval.ts); with a
+    # listed one it passes
+    proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}",
+                   "--dry-run")
     assert proc.returncode == 1 and "evaluation_framework 'vlbench' is not on the Hub's list" in proc.stdout
     assert "packages/tasks/src/eval.ts" in proc.stdout and "Traceback" not in proc.stdout + proc.stderr
     listed_framework = (out / "eval.yaml").read_text().replace("evaluation_framework: vlbench",
                                                                "evaluation_framework: inspect-ai")
     (out / "eval.yaml").write_text(listed_framework)
-    proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}", "--dry-run", check=True)
+    proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}",
+                   "--dry-run", check=True)
     listed = sorted(line.split()[-1] for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
                     if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)"))
     assert listed == sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
@@ -169,12 +187,13 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
     for task in spec["tasks"]:
         assert task["split"] in (splits[task["config"]] if "config" in task else sum(splits.values(), [])), task
 
-    # .eval_results from a scored result: every task_id is a task of eval.yaml, values are the result's
+    # .eval_results from a scored result: every task_id is a task of eval.yaml, values are the
+    # result's
     result_path = tmp_path / "result.json"
-    run_cli("score", bench, *SCORE_FOR_LEADERBOARD[bench](samples), "--output", str(result_path), "--quiet",
-            check=True)
-    proc = run_cli("report", str(result_path), "--eval-results", str(tmp_path / "model"), "--dataset-id",
-                   f"me/{bench}", "--date", "2026-11-22", check=True)
+    run_cli("score", bench, *SCORE_FOR_LEADERBOARD[bench](samples), "--output", str(result_path),
+            "--quiet", check=True)
+    proc = run_cli("report", str(result_path), "--eval-results", str(tmp_path / "model"),
+                   "--dataset-id", f"me/{bench}", "--date", "2026-11-22", check=True)
     entries = yaml.safe_load((tmp_path / "model" / ".eval_results" / f"{bench}.yaml").read_text())
     metrics = json.loads(result_path.read_text())["metrics"]
     by_id = {t.id: t for t in get_benchmark(bench).leaderboards.tasks()}
@@ -185,7 +204,8 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
         task = by_id[e["dataset"]["task_id"]]
         key = f"NMS_AP_{task.config}" if bench == "ovdeval" and task.config else task.metric
         assert e["value"] == round(metrics[key], 4)
-    # read back by huggingface_hub's own parser of the format (#33): the same datasets, tasks, values and dates
+    # read back by huggingface_hub's own parser of the format (#33): the same datasets, tasks,
+    # values and dates
     from huggingface_hub import parse_eval_result_entries
 
     parsed = parse_eval_result_entries(entries)
@@ -194,7 +214,8 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
 
 
 def test_metric_cards_are_generated_from_the_dataset_card_sources():
-    """The metric cards' generated blocks (outputs, quirks, data, citation) equal what the sources give now."""
+    """The metric cards' generated blocks (outputs, quirks, data, citation) equal what the sources
+    give now."""
     from vlbench.benchmarks import get_benchmark
     from vlbench.library.metric_card import REGIONS, render
 
@@ -206,7 +227,7 @@ def test_metric_cards_are_generated_from_the_dataset_card_sources():
         assert info.card.quirks and all(q in text for q in info.card.quirks) and info.card.citation in text
 
 
-# -- the model-card flow (issue #17) ------------------------------------------------------------------------------
+# -- the model-card flow (issue #17) ---------------------------------------------------------------
 
 CARD = """---
 license: apache-2.0
@@ -235,15 +256,16 @@ A detector. Its scores below were written by hand.
 def _ref_l4_result(tmp_path, sample_release, split="val", *extra) -> Path:
     out = tmp_path / f"ref_l4_{split}.json"
     run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
-            str(sample_release / "predictions_poor.json"), "--split", split, "--output", str(out), "--quiet", *extra,
-            check=True)
+            str(sample_release / "predictions_poor.json"), "--split", split, "--output", str(out),
+            "--quiet", *extra, check=True)
     return out
 
 
 @pytest.mark.heavy
 def test_report_into_merges_into_an_existing_card_and_rerunning_replaces(tmp_path, sample_release):
-    """Parsed back with huggingface_hub: the other metadata and the prose as they were, the hand-written nocaps
-    entry kept, the Ref-L4 entries added once (a second run replaces them, here with the other split's values)."""
+    """Parsed back with huggingface_hub: the other metadata and the prose as they were, the
+    hand-written nocaps entry kept, the Ref-L4 entries added once (a second run replaces them, here
+    with the other split's values)."""
     from huggingface_hub import ModelCard
 
     card_path = tmp_path / "README.md"
@@ -259,12 +281,15 @@ def test_report_into_merges_into_an_existing_card_and_rerunning_replaces(tmp_pat
     ours = [e for e in card.data.eval_results if e.dataset_type == "me/ref-l4"]
     assert [(e.metric_type, e.metric_value) for e in kept] == [("CIDEr", 90.5)]
     metrics = json.loads(val.read_text())["metrics"]
-    assert {e.metric_type: e.metric_value for e in ours} == {k: round(v, 4) for k, v in metrics.items()
+    assert {e.metric_type: e.metric_value for e in ours} == {k: round(v, 4) for k,
+                                                             v in metrics.items()
                                                                if v is not None}
     assert len(ours) == len({e.metric_type for e in ours}) and all(e.dataset_split == "val" for e in ours)
-    # the same number scored against another release replaces the entries, which then name that release
+    # the same number scored against another release replaces the entries, which then name that
+    # release
     moved = json.loads(val.read_text())
-    moved["source"] = {"release": "hf://JierunChen/Ref-L4", "revision": "e" * 40, "files": {"x.parquet": "f" * 64}}
+    moved["source"] = {"release": "hf://JierunChen/Ref-L4", "revision": "e" * 40,
+                       "files": {"x.parquet": "f" * 64}}
     val.write_text(json.dumps(moved))
     run_cli("report", str(val), "--into", str(card_path), check=True)
     again = [e for e in ModelCard.load(card_path).data.eval_results if e.dataset_type == "me/ref-l4"]
@@ -286,24 +311,26 @@ def test_ref_l4_all_and_unnamed_datasets_are_refused_with_the_fix(tmp_path, samp
 
 @pytest.mark.heavy
 def test_a_published_folder_names_its_dataset_in_results(tmp_path, sample_release):
-    """After 'vlbench publish dataset' (its bookkeeping, as the upload cannot run here), a result scored against the
-    folder carries the Hub id, and the card and .eval_results use it without --dataset-id."""
+    """After 'vlbench publish dataset' (its bookkeeping, as the upload cannot run here), a result
+    scored against the folder carries the Hub id, and the card and .eval_results use it without
+    --dataset-id."""
     from huggingface_hub import ModelCard
 
     from vlbench.library.api import record_hub_id
 
     folder = tmp_path / "hub"
-    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(folder), "--eval-framework", "vlbench",
-            check=True)
+    run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(folder),
+            "--eval-framework", "vlbench", check=True)
     record_hub_id(folder, "me/ref-l4")
     out = tmp_path / "r.json"
     run_cli("score", "ref_l4", "--references", str(folder), "--predictions",
-            str(sample_release / "predictions_poor.json"), "--split", "test", "--output", str(out), "--quiet",
-            check=True)
+            str(sample_release / "predictions_poor.json"), "--split", "test", "--output", str(out),
+            "--quiet", check=True)
     assert json.loads(out.read_text())["dataset"] == {"id": "me/ref-l4"}
     block = run_cli("report", str(out), "--model-index", "--model-name", "g", check=True).stdout
     assert {e.dataset_type for e in ModelCard(f"---\n{block}---\n").data.eval_results} == {"me/ref-l4"}
-    publish = run_cli("publish", "dataset", "ref_l4", "--folder", str(folder), "--repo-id", "me/other", "--dry-run")
+    publish = run_cli("publish", "dataset", "ref_l4", "--folder", str(folder), "--repo-id",
+                      "me/other", "--dry-run")
     assert publish.returncode == 1 and "refused:" in publish.stdout     # eval.yaml's framework: not on the Hub's list
     assert ".vlbench-build.json" not in publish.stdout        # the bookkeeping is not uploaded
 
@@ -321,28 +348,33 @@ def test_push_dry_run_prints_the_diff_and_the_one_commit(tmp_path, sample_releas
 
 
 def test_existing_eval_results_missing_a_hub_field_are_refused_with_the_fix():
-    """An existing .eval_results entry without a value (huggingface_hub's parser needs one) is a clear error naming
-    the file; a valid one with fields the library does not know is kept as written (never lost)."""
+    """An existing .eval_results entry without a value (huggingface_hub's parser needs one) is a
+    clear error naming the file; a valid one with fields the library does not know is kept as
+    written (never lost)."""
     from vlbench.engine.errors import InputError
     from vlbench.library.registration import merge_eval_results
 
     new = [{"dataset": {"id": "me/ref-l4", "task_id": "acc50_test"}, "value": 50.0}]
     with pytest.raises(InputError, match="lacks a field the Hub needs"):
-        merge_eval_results("- dataset: {id: someone/x, task_id: t}\n", new, source="model/.eval_results/x.yaml")
-    kept = merge_eval_results("- dataset: {id: someone/x, task_id: t}\n  value: 1.5\n  mine: keep me\n", new)
-    assert kept[0] == {"dataset": {"id": "someone/x", "task_id": "t"}, "value": 1.5, "mine": "keep me"}
+        merge_eval_results("- dataset: {id: someone/x, task_id: t}\n", new,
+                           source="model/.eval_results/x.yaml")
+    kept = merge_eval_results("- dataset: {id: someone/x, task_id: t}\n  value: 1.5\n  mine: keep "
+                              "me\n", new)
+    assert kept[0] == {"dataset": {"id": "someone/x", "task_id": "t"}, "value": 1.5,
+                       "mine": "keep me"}
 
 
 def test_an_eval_yaml_the_hub_would_refuse_is_refused_with_the_fix():
-    """The Hub's push-time rules (huggingface.js eval.ts and the Hub docs' fields), each broken once; a build keeps
-    an unlisted framework as a warning, publishing refuses it."""
+    """The Hub's push-time rules (huggingface.js eval.ts and the Hub docs' fields), each broken
+    once; a build keeps an unlisted framework as a warning, publishing refuses it."""
     from vlbench.engine.errors import InputError
     from vlbench.library.registration import check_eval_yaml, eval_yaml_problems
 
     good = {"name": "X", "description": "d", "evaluation_framework": "inspect-ai",
             "tasks": [{"id": "a", "config": "c", "split": "test"}, {"id": "b"}]}
     assert eval_yaml_problems(good) == [] and check_eval_yaml(good) == []
-    cases = [({"evaluation_framework": "vlbench"}, "evaluation_framework 'vlbench' is not on the Hub's list"),
+    cases = [({"evaluation_framework": "vlbench"},
+              "evaluation_framework 'vlbench' is not on the Hub's list"),
              ({"name": " "}, "'name' must be non-empty text"),
              ({"tasks": []}, "'tasks' must be a non-empty list"),
              ({"tasks": [{"id": "a"}, {"id": "a"}]}, "task id 'a' is used twice"),
@@ -359,22 +391,26 @@ def test_an_eval_yaml_the_hub_would_refuse_is_refused_with_the_fix():
 
 @pytest.mark.heavy
 def test_a_build_for_inspect_names_a_framework_the_hub_takes(tmp_path, sample_release):
-    """--eval-framework inspect-ai: eval.yaml names it, the build warns of nothing, the dry run is not refused."""
+    """--eval-framework inspect-ai: eval.yaml names it, the build warns of nothing, the dry run is
+    not refused."""
     out = tmp_path / "hub"
-    built = run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out), "--eval-framework",
-                    "inspect-ai", check=True)
+    built = run_cli("build", "ref_l4", "--raw", str(sample_release), "--out", str(out),
+                    "--eval-framework", "inspect-ai", check=True)
     assert yaml.safe_load((out / "eval.yaml").read_text())["evaluation_framework"] == "inspect-ai"
     assert "the Hub would refuse" not in built.stdout + built.stderr
-    proc = run_cli("publish", "dataset", "ref_l4", "--folder", str(out), "--repo-id", "me/ref-l4", "--dry-run")
+    proc = run_cli("publish", "dataset", "ref_l4", "--folder", str(out), "--repo-id", "me/ref-l4",
+                   "--dry-run")
     assert proc.returncode == 0 and "refused" not in proc.stdout
 
 
 @pytest.mark.heavy
-def test_a_folder_the_hub_would_refuse_or_that_leaks_a_file_is_refused_by_the_dry_run(tmp_path, sample_release):
-    """A built Ref-L4 folder, changed four ways: a link to a file outside it (refused, exit 2, the target named,
-    nothing listed); a card whose front matter is no YAML mapping; a config whose data_files match no file; an
-    eval.yaml task on a split the card does not declare. The last three are the dry run's 'refused:' (exit 1),
-    with huggingface_hub's own card parser reading the card."""
+def test_a_folder_the_hub_would_refuse_or_that_leaks_a_file_is_refused_by_the_dry_run(tmp_path,
+                                                                                      sample_release):
+    """A built Ref-L4 folder, changed four ways: a link to a file outside it (refused, exit 2, the
+    target named, nothing listed); a card whose front matter is no YAML mapping; a config whose
+    data_files match no file; an eval.yaml task on a split the card does not declare. The last three
+    are the dry run's 'refused:' (exit 1), with huggingface_hub's own card parser reading the
+    card."""
     import shutil
 
     built = tmp_path / "built"
@@ -387,7 +423,8 @@ def test_a_folder_the_hub_would_refuse_or_that_leaks_a_file_is_refused_by_the_dr
         return folder
 
     def dry_run(folder: Path):
-        return run_cli("publish", "dataset", "ref_l4", "--folder", str(folder), "--repo-id", "me/x", "--dry-run")
+        return run_cli("publish", "dataset", "ref_l4", "--folder", str(folder), "--repo-id", "me/x",
+                       "--dry-run")
 
     secret = tmp_path / "token.txt"
     secret.write_text("hf_secret")
@@ -402,9 +439,11 @@ def test_a_folder_the_hub_would_refuse_or_that_leaks_a_file_is_refused_by_the_dr
     cases = {
         "yaml": (card(lambda t: t.replace("license: cc-by-nc-4.0", "license: [cc-by-nc-4.0", 1)),
                  "cannot read the card's front matter"),
-        "files": (card(lambda t: re.sub(r"- data/test-(\S+)", r"- data/tst-\1", t, count=1)), "matches 'data/tst-"),
+        "files": (card(lambda t: re.sub(r"- data/test-(\S+)", r"- data/tst-\1", t, count=1)),
+                  "matches 'data/tst-"),
         "split": (lambda f: (f / "eval.yaml").write_text((f / "eval.yaml").read_text().replace(
-            "split: val", "split: validation")), "split 'validation', which the dataset card does not declare"),
+            "split: val", "split: validation")),
+                  "split 'validation', which the dataset card does not declare"),
     }
     for name, (change, says) in cases.items():
         proc = dry_run(changed(name, change))
@@ -412,18 +451,21 @@ def test_a_folder_the_hub_would_refuse_or_that_leaks_a_file_is_refused_by_the_dr
     assert dry_run(built).returncode == 0
 
 
-def test_an_offline_push_dry_run_is_refused_not_previewed_as_a_repo_without_card(sample_release, tmp_path):
-    """``HF_HUB_OFFLINE=1 vlbench report result.json --push ORG/model --dry-run`` with nothing cached: before #68
-    huggingface_hub's LocalEntryNotFoundError (a subclass of EntryNotFoundError) read as "the repo has no card", so
-    the preview, and a push, would have replaced the repo's card by the model-index alone. Now exit 1 naming the
-    repo and the way round (--into a local copy); nothing written."""
+def test_an_offline_push_dry_run_is_refused_not_previewed_as_a_repo_without_card(sample_release,
+                                                                                 tmp_path):
+    """``HF_HUB_OFFLINE=1 vlbench report result.json --push ORG/model --dry-run`` with nothing
+    cached: before #68 huggingface_hub's LocalEntryNotFoundError (a subclass of EntryNotFoundError)
+    read as "the repo has no card", so the preview, and a push, would have replaced the repo's card
+    by the model-index alone. Now exit 1 naming the repo and the way round (--into a local copy);
+    nothing written."""
     import os
 
     out = tmp_path / "r.json"
     run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
-            str(sample_release / "predictions_good.json"), "--split", "val", "--output", str(out), "--quiet",
-            check=True)
-    proc = run_cli("report", str(out), "--push", "me/model", "--dry-run", "--dataset-id", "me/ref-l4",
+            str(sample_release / "predictions_good.json"), "--split", "val", "--output", str(out),
+            "--quiet", check=True)
+    proc = run_cli("report", str(out), "--push", "me/model", "--dry-run", "--dataset-id",
+                   "me/ref-l4",
                    env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "cannot read README.md of me/model" in proc.stderr and "--into" in proc.stderr
@@ -434,8 +476,8 @@ def test_report_csv_says_what_it_wrote(sample_release, tmp_path):
     """``report --csv FOLDER`` names the tables it wrote (it printed nothing before #68)."""
     out = tmp_path / "r.json"
     run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
-            str(sample_release / "predictions_good.json"), "--split", "val", "--output", str(out), "--quiet",
-            check=True)
+            str(sample_release / "predictions_good.json"), "--split", "val", "--output", str(out),
+            "--quiet", check=True)
     proc = run_cli("report", str(out), "--csv", str(tmp_path / "csv"), check=True)
     written = sorted(p.name for p in (tmp_path / "csv").iterdir())
     assert written and f"wrote {len(written)} CSV table(s)" in proc.stdout
@@ -443,15 +485,17 @@ def test_report_csv_says_what_it_wrote(sample_release, tmp_path):
 
 
 def test_a_temporary_file_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path):
-    """``report --into README.md`` killed before its rename leaves ``.README.md.<pid>.<random>.tmp`` (empty, or
-    half a card); the next write of README.md removes it once its process is gone, and leaves a live writer's."""
+    """``report --into README.md`` killed before its rename leaves ``.README.md.<pid>.<random>.tmp``
+    (empty, or half a card); the next write of README.md removes it once its process is gone, and
+    leaves a live writer's."""
     import os
     import subprocess
     import sys
 
     from vlbench.engine.io import write_text_atomic
 
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True)
     stale = tmp_path / f".README.md.{dead.stdout.strip()}.abc123.tmp"
     stale.write_text("")
     live = tmp_path / f".README.md.{os.getpid()}.def456.tmp"

@@ -1,8 +1,9 @@
-"""The Python METEOR (``vlbench.engine.captions.pymeteor``) against ``meteor-1.5.jar`` run exactly as pycocoevalcap
-runs it (``java -jar meteor-1.5.jar - - -stdio -l en -norm``, the whole paraphrase table): every statistics
-line must be equal, byte for byte, on every golden case, on the 45,000 real nocaps references with the
-released ViECap captions, and on a stress corpus generated here. Any difference fails; there is no
-tolerance. The jar's own ``Normalizer`` and ``Stemmer`` classes check the two components directly."""
+"""The Python METEOR (``vlbench.engine.captions.pymeteor``) against ``meteor-1.5.jar`` run exactly
+as pycocoevalcap runs it (``java -jar meteor-1.5.jar - - -stdio -l en -norm``, the whole paraphrase
+table): every statistics line must be equal, byte for byte, on every golden case, on the 45,000 real
+nocaps references with the released ViECap captions, and on a stress corpus generated here. Any
+difference fails; there is no tolerance. The jar's own ``Normalizer`` and ``Stemmer`` classes check
+the two components directly."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from vlbench.engine.captions.tokenize import tokenize
 from vlbench.engine.errors import InputError
 
 GOLDEN = SHARED / "golden" / "nocaps"
-needs_java = pytest.mark.skipif(not meteor_available("java")[0], reason="the METEOR jar needs Java and pycocoevalcap")
+needs_java = pytest.mark.skipif(not meteor_available("java")[0],
+                                reason="the METEOR jar needs Java and pycocoevalcap")
 
 
 def _jar(hyps: list[str], refs: list[list[str]]) -> list[str]:
@@ -50,7 +52,8 @@ def _assert_same_lines(hyps: list[str], refs: list[list[str]]) -> list[list[floa
 
 
 def _case(case: Path, tokenized: bool) -> tuple[list[str], list[list[str]]]:
-    """A golden case's (hypothesis, references) per image: raw captions, or tokenized as the scorer does."""
+    """A golden case's (hypothesis, references) per image: raw captions, or tokenized as the scorer
+    does."""
     data = json.loads((case / "references.json").read_text())
     preds = {p["image_id"]: p["caption"] for p in json.loads((case / "predictions.json").read_text())}
     by_image: dict[int, list[str]] = {im["id"]: [] for im in data["images"]}
@@ -79,7 +82,8 @@ def test_every_golden_pair_raw_and_tokenized():
     for case in _golden_cases():
         for tokenized in (True, False):
             h, r = _case(case, tokenized)
-            # raw captions with line breaks would split the jar's input line: only the tokenized form there
+            # raw captions with line breaks would split the jar's input line: only the tokenized
+            # form there
             keep = [k for k in range(len(h)) if not any("\n" in t or "\r" in t for t in (h[k], *r[k]))]
             hyps += [h[k] for k in keep]
             refs += [r[k] for k in keep]
@@ -94,25 +98,38 @@ def test_the_45000_real_nocaps_references_with_viecap_captions():
     _assert_same_lines(hyps, refs)
 
 
-#: Pieces the stress captions are made of: punctuation the normaliser splits or keeps, numbers, dotted
-#: abbreviations and prefixes, hyphens and dashes, quotes, contractions, non-ASCII letters and spaces.
-PIECES = ["a", "the", "man", "U.S.", "e.g.", "Mr.", "No.", "No. 5", "1,000", "3.5", "...", "..", "--", "-", "\u2013",
-          "\u2014", "'s", "n't", "''", "``", "\u2018", "\u2019", "\u201c", "\u201d", '"', "'", "`", ",", ".", "!", "?",
-          ";", ":", "(", ")", "[", "]", "&", "@", "#", "$", "%", "*", "+", "=", "/", "\\", "|", "<", ">", "~",
-          "caf\u00e9", "na\u00efve", "\u00c4rger", "stra\u00dfe", "\u03c3\u03bf\u03c6\u03cc\u03c2", "\u039c\u039f\u03a5",
-          "\u041c\u043e\u0441\u043a\u0432\u0430", "\u6771\u4eac", "\U0001f600", "\u00a0", "\u2009", "\u3000", "\t",
-          "x-ray", "self-driving", "2-3", "U.S.-based", "it's", "1990's", "dogs'", "'em", "o'clock", "rock'n'roll",
-          "A.", "b.", "Inc.", "Jan.", "a.m.", "pp.", "Fig.", "end.", "1.", "10.5.", "DOTMULTI", "ab.cd", "A.B.C",
-          "K", "\u00c5", "\u2126", "\u00df", "\u0149", "\u2160", "\u24b6", "\uff21", "a\u00ff", "b\u00e0",
-          "sitting", "sits", "riding", "rides", "children", "child", "women", "woman", "bikes", "bicycle",
-          "cycling", "near", "close", "big", "large", "huge", "generously", "happily", "dying", "skies", "news",
+#: Pieces the stress captions are made of: punctuation the normaliser splits or keeps, numbers,
+#: dotted abbreviations and prefixes, hyphens and dashes, quotes, contractions, non-ASCII letters
+#: and spaces.
+PIECES = ["a", "the", "man", "U.S.", "e.g.", "Mr.", "No.", "No. 5", "1,000", "3.5", "...", "..",
+          "--", "-", "\u2013",
+          "\u2014", "'s", "n't", "''", "``", "\u2018", "\u2019", "\u201c", "\u201d", '"', "'", "`",
+          ",", ".", "!", "?",
+          ";", ":", "(", ")", "[", "]", "&", "@", "#", "$", "%", "*", "+", "=", "/", "\\", "|", "<",
+          ">", "~",
+          "caf\u00e9", "na\u00efve", "\u00c4rger", "stra\u00dfe", "\u03c3\u03bf\u03c6\u03cc\u03c2",
+          "\u039c\u039f\u03a5",
+          "\u041c\u043e\u0441\u043a\u0432\u0430", "\u6771\u4eac", "\U0001f600", "\u00a0", "\u2009",
+          "\u3000", "\t",
+          "x-ray", "self-driving", "2-3", "U.S.-based", "it's", "1990's", "dogs'", "'em", "o'clock",
+          "rock'n'roll",
+          "A.", "b.", "Inc.", "Jan.", "a.m.", "pp.", "Fig.", "end.", "1.", "10.5.", "DOTMULTI",
+          "ab.cd", "A.B.C",
+          "K", "\u00c5", "\u2126", "\u00df", "\u0149", "\u2160", "\u24b6", "\uff21", "a\u00ff",
+          "b\u00e0",
+          "sitting", "sits", "riding", "rides", "children", "child", "women", "woman", "bikes",
+          "bicycle",
+          "cycling", "near", "close", "big", "large", "huge", "generously", "happily", "dying",
+          "skies", "news",
           "hopeful", "hopefulness", "boxes", "geese", "mice", "ran", "running", "better", "best"]
 
 
-def _stress_corpus(index: ParaphraseIndex, n: int = 1500, seed: int = 0) -> tuple[list[str], list[list[str]]]:
-    """Seeded captions of every kind the normaliser and matchers treat specially; paraphrase-rich pairs
-    made of phrase pairs of the jar's own table; long (past the 63-word search masks) and repetitive
-    captions; words whose Java hashes collide ("a\u00ff" and "b\u00e0": the jar matches them exactly)."""
+def _stress_corpus(index: ParaphraseIndex, n: int = 1500, seed: int = 0) -> tuple[list[str],
+                                                                                  list[list[str]]]:
+    """Seeded captions of every kind the normaliser and matchers treat specially; paraphrase-rich
+    pairs made of phrase pairs of the jar's own table; long (past the 63-word search masks) and
+    repetitive captions; words whose Java hashes collide ("a\u00ff" and "b\u00e0": the jar matches
+    them exactly)."""
     rng = random.Random(seed)
     entries = rng.sample(range(len(index.entry_first)), 3000)
     pairs = [(" ".join(index.phrase_words(int(index.entry_first[e]))),
@@ -132,7 +149,8 @@ def _stress_corpus(index: ParaphraseIndex, n: int = 1500, seed: int = 0) -> tupl
         if k % 3 == 0:        # paraphrase-rich: one side's phrases, the other side's paraphrases, some filler
             chosen = rng.sample(pairs, rng.randint(1, 4))
             hyps.append(" ".join(a + " " + rng.choice(PIECES) for a, _ in chosen))
-            refs.append([" ".join(b for _, b in chosen), " ".join(rng.choice(PIECES) for _ in range(6))])
+            refs.append([" ".join(b for _, b in chosen),
+                         " ".join(rng.choice(PIECES) for _ in range(6))])
         else:
             hyps.append(caption(rng.randrange(4)))
             refs.append([caption(rng.randrange(4)) for _ in range(rng.randint(1, 5))])
@@ -150,7 +168,8 @@ def test_generated_stress_corpus():
     hyps.append("a\u00ff dog")
     refs.append(["b\u00e0 dog"])                                  # one hash: an exact match to the jar
     stats = _assert_same_lines(hyps, refs)
-    for module, name in ((1, "stem"), (2, "synonym"), (3, "paraphrase")):   # every matcher took part
+    for module, name in ((1, "stem"), (2, "synonym"),
+                         (3, "paraphrase")):   # every matcher took part
         assert sum(1 for s in stats if s[4 + 4 * module] > 0) > 5, name
     assert stats[-1][4] == 2.0     # exact content matches: "dog", and the two words with one hash
 
@@ -168,8 +187,9 @@ def test_normaliser_equals_the_jars_on_the_stress_texts():
 
 @needs_java
 def test_stemmer_equals_the_jars_snowball_stemmer(tmp_path):
-    """The jar's ``Stemmer en`` class (Snowball English of the jar, not today's) on WordNet's words and
-    exceptions, the paraphrase table's vocabulary and generated words; it leaves numbers alone."""
+    """The jar's ``Stemmer en`` class (Snowball English of the jar, not today's) on WordNet's words
+    and exceptions, the paraphrase table's vocabulary and generated words; it leaves numbers
+    alone."""
     with zipfile.ZipFile(java.meteor_jar()) as z:
         words = set(z.read("synonym/english.synsets").decode().split("\n")[0::2])
         words.update(z.read("synonym/english.exceptions").decode().split())
@@ -202,30 +222,36 @@ def test_auto_keeps_the_jar_where_python_is_unproven():
     assert how.startswith("java, ") and "U+0130" in how
     assert lines == _jar(hyps, refs)
     lines, how = meteor_stats(["a dog"], [["a dog"]], backend="auto")
-    assert how == "python" and lines == ["2.0 2.0 1.0 1.0 1.0 1.0 1.0 1.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 "
+    assert how == "python" and lines == ["2.0 2.0 1.0 1.0 1.0 1.0 1.0 1.0 0.0 0.0 0.0 0.0 0.0 0.0 "
+                                         "0.0 0.0 0.0 0.0 0.0 "
                                          "0.0 1.0 2.0 2.0"]
 
 
 def test_python_backend_starts_no_process(monkeypatch):
-    """No JVM: any subprocess during a Python METEOR run fails the test. Hand-derived statistics: "a dog"
-    against "a dog": 2 words each, 1 function word ("a"), exact matches: 1 content and 1 function word
-    on each side, one chunk, 2 matched words each side."""
+    """No JVM: any subprocess during a Python METEOR run fails the test. Hand-derived statistics: "a
+    dog" against "a dog": 2 words each, 1 function word ("a"), exact matches: 1 content and 1
+    function word on each side, one chunk, 2 matched words each side."""
     def refuse(*args, **kwargs):
         raise AssertionError(f"a process was started: {args[:1]}")
 
     monkeypatch.setattr(subprocess, "Popen", refuse)
     lines, how = meteor_stats(["a dog"], [["a dog", "a cat"]], backend="python")
     assert how == "python"
-    assert lines == ["2.0 2.0 1.0 1.0 1.0 1.0 1.0 1.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 1.0 2.0 2.0"]
+    assert lines == ["2.0 2.0 1.0 1.0 1.0 1.0 1.0 1.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 "
+                     "0.0 1.0 2.0 2.0"]
 
 
 def test_cli_meteor_backend_python_gives_the_official_number(tmp_path):
-    """``vlbench score nocaps --meteor-backend python`` on a golden case: METEOR as the official toolkit."""
+    """``vlbench score nocaps --meteor-backend python`` on a golden case: METEOR as the official
+    toolkit."""
     case = GOLDEN / "random_small"
     out = tmp_path / "r.json"
-    proc = subprocess.run([sys.executable, "-m", "vlbench", "score", "nocaps", "--references", str(case / "references.json"),
-                           "--predictions", str(case / "predictions.json"), "--meteor-backend", "python",
-                           "--tokenizer", "python", "--quiet", "--output", str(out)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "vlbench", "score", "nocaps", "--references",
+                           str(case / "references.json"),
+                           "--predictions", str(case / "predictions.json"), "--meteor-backend",
+                           "python",
+                           "--tokenizer", "python", "--quiet", "--output", str(out)],
+                          capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     got = json.loads(out.read_text())
     want = json.loads((case / "expected.json").read_text())["metrics"]
@@ -236,22 +262,25 @@ def test_cli_meteor_backend_python_gives_the_official_number(tmp_path):
 
 @pytest.mark.heavy
 def test_per_pair_aligner_equals_the_batch_on_the_stress_corpus(monkeypatch):
-    """The loop-for-loop aligner (``pymeteor.aligner``, the reference implementation and the path for long
-    lines) and the array version (``batch`` + ``beam``) give the same statistics on every stress pair;
-    no Java needed, so this holds the two together wherever the jar tests cannot run."""
+    """The loop-for-loop aligner (``pymeteor.aligner``, the reference implementation and the path
+    for long lines) and the array version (``batch`` + ``beam``) give the same statistics on every
+    stress pair; no Java needed, so this holds the two together wherever the jar tests cannot
+    run."""
     from vlbench.engine.captions.pymeteor import batch
 
     index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
     hyps, refs = _stress_corpus(index, n=400, seed=3)
     arrays, _ = meteor_stats(hyps, refs, backend="python")
-    monkeypatch.setattr(batch, "MAX_WORDS", 0)       # every pair with words takes the per-pair aligner
+    monkeypatch.setattr(batch, "MAX_WORDS",
+                        0)       # every pair with words takes the per-pair aligner
     per_pair, _ = meteor_stats(hyps, refs, backend="python")
     assert per_pair == arrays
 
 
 @needs_java
 def test_cached_reference_side_gives_the_same_lines(tmp_path, monkeypatch):
-    """The references' METEOR data read back from the disk cache (#32) give the statistics the jar gives."""
+    """The references' METEOR data read back from the disk cache (#32) give the statistics the jar
+    gives."""
     import vlbench.engine.captions.pymeteor.stats as pymeteor
     from vlbench.engine.captions import textcache
 
@@ -274,10 +303,11 @@ def test_cached_reference_side_gives_the_same_lines(tmp_path, monkeypatch):
 
 
 def test_the_references_phrases_read_back_give_the_reduction_of_all_lines(tmp_path, monkeypatch):
-    """The paraphrase entries a corpus can use, with the phrases of the references' lines kept on disk (#32): the
-    same entries as the reduction of all lines at once, whether the references' phrases were just found, read back
-    from the cache (their n-grams not hashed again: only the other lines' are) or found without a cache (an index
-    not read from its cache folder has no key to store them under)."""
+    """The paraphrase entries a corpus can use, with the phrases of the references' lines kept on
+    disk (#32): the same entries as the reduction of all lines at once, whether the references'
+    phrases were just found, read back from the cache (their n-grams not hashed again: only the
+    other lines' are) or found without a cache (an index not read from its cache folder has no key
+    to store them under)."""
     import dataclasses
 
     import vlbench.engine.captions.pymeteor.stats as pymeteor
@@ -293,12 +323,14 @@ def test_the_references_phrases_read_back_give_the_reduction_of_all_lines(tmp_pa
     assert len(reference_lines) >= textcache.MIN_TEXTS and len(whole) > 100
     hashed: list[int] = []
     real = ParaphraseIndex.ngram_hashes
-    monkeypatch.setattr(ParaphraseIndex, "ngram_hashes", lambda self, words: hashed.append(len(words)) or real(self, words))
+    monkeypatch.setattr(ParaphraseIndex, "ngram_hashes", lambda self,
+                        words: hashed.append(len(words)) or real(self, words))
     jar = java.meteor_jar()
     for _ in range(2):
         assert np.array_equal(pymeteor._usable_entries(index, lines, line_words, reference_lines, jar), whole)
     others = len(set(lines) - reference_lines)
-    assert hashed == [len(reference_lines), others, others]      # the second call read the references' phrases
+    assert hashed == [len(reference_lines), others,
+                      others]      # the second call read the references' phrases
     assert len(list((tmp_path / "texts").glob("meteor-phrases-*.bin"))) == 1
     keyless = dataclasses.replace(index, folder="")
     assert np.array_equal(pymeteor._usable_entries(keyless, lines, line_words, reference_lines, jar), whole)
@@ -306,8 +338,8 @@ def test_the_references_phrases_read_back_give_the_reduction_of_all_lines(tmp_pa
 
 @needs_java
 def test_kept_entries_from_parts_of_the_lines_equal_those_of_all_lines():
-    """n-grams never cross a line: the paraphrase reduction from the references' cached hashes united with the
-    hypotheses' is the reduction of all lines."""
+    """n-grams never cross a line: the paraphrase reduction from the references' cached hashes
+    united with the hypotheses' is the reduction of all lines."""
     index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
     hyps, refs = _stress_corpus(index, n=400, seed=3)
     a = [h.lower().split() for h in hyps]
@@ -319,10 +351,11 @@ def test_kept_entries_from_parts_of_the_lines_equal_those_of_all_lines():
 
 
 def test_best_lines_print_the_counts_as_javas_double_to_string():
-    """The statistics line keeps, per SCORE line, its first reference with the highest score and prints each count
-    as Java's ``Double.toString``: "<n>.0" below 10^7, "d.dddE<k>" from there (hand-written expectations: 0 ->
-    "0.0", 12345678 -> "1.2345678E7", 10^7 -> "1.0E7"). Rows: two references of line 0 (the second scores
-    higher: more matches), one of line 1, none of line 2 (the jar's error line)."""
+    """The statistics line keeps, per SCORE line, its first reference with the highest score and
+    prints each count as Java's ``Double.toString``: "<n>.0" below 10^7, "d.dddE<k>" from there
+    (hand-written expectations: 0 -> "0.0", 12345678 -> "1.2345678E7", 10^7 -> "1.0E7"). Rows: two
+    references of line 0 (the second scores higher: more matches), one of line 1, none of line 2
+    (the jar's error line)."""
     from vlbench.engine.captions.pymeteor.stats import _ERROR_LINE, _best_lines
 
     def row(matches: int, other: float = 0.0) -> list[float]:

@@ -1,4 +1,5 @@
-"""Every kind of bad Ref-L4 input gets its own error class and a message naming the entry and the fix."""
+"""Every kind of bad Ref-L4 input gets its own error class and a message naming the entry and the
+fix."""
 
 from __future__ import annotations
 
@@ -40,17 +41,18 @@ def test_unknown_ids_are_counted_ignored_and_warned():
 
 
 def test_string_id_matches_no_row_and_the_error_says_so():
-    """Officially a string id is a dict key no row id equals: row 11 then has no prediction (the official scorer
-    raises "Id 11 not found"); the error names the string id and the fix."""
+    """Officially a string id is a dict key no row id equals: row 11 then has no prediction (the
+    official scorer raises "Id 11 not found"); the error names the string id and the fix."""
     with pytest.raises(CoverageError) as err:
         score(REFS, [good(i) for i in range(11)] + [good("11")])
     assert "ids 11" in str(err.value) and "'11'" in str(err.value) and "without quotes" in str(err.value)
 
 
 def test_unusable_ids_are_ignored_counted_and_never_collide():
-    """Non-integral floats, strings and ids beyond int64 equal no row id: ignored and counted (text, a type no row id
-    has, apart from the numbers that are just not rows); two different ones never collide (the official dict keeps
-    them apart), equal ones are duplicates (the official raises)."""
+    """Non-integral floats, strings and ids beyond int64 equal no row id: ignored and counted (text,
+    a type no row id has, apart from the numbers that are just not rows); two different ones never
+    collide (the official dict keeps them apart), equal ones are duplicates (the official
+    raises)."""
     extra = [good(0.5), good(0.7), good("x"), good(2**70)]
     result = score(REFS, [good(i) for i in range(12)] + extra)
     assert result.counts["unusable_ids_ignored"] == 1 and result.counts["unknown_ids_ignored"] == 3
@@ -59,11 +61,14 @@ def test_unusable_ids_are_ignored_counted_and_never_collide():
         score(REFS, [good(i) for i in range(12)] + [good(0.5), good(0.5)])
 
 
-@pytest.mark.parametrize("box, protocol", [([1, 2, 3], "official"), ([1, 2, 3, "4"], "official"), (None, "official"),
-                                           ([True, 0, 1, 1], "corrected"), ([1, 2, 3, float("nan")], "corrected"),
+@pytest.mark.parametrize("box, protocol",
+                         [([1, 2, 3], "official"), ([1, 2, 3, "4"], "official"), (None, "official"),
+                                           ([True, 0, 1, 1], "corrected"),
+                                           ([1, 2, 3, float("nan")], "corrected"),
                                            ([1, 2, float("inf"), 4], "corrected")])
 def test_boxes_must_be_four_finite_numbers(box, protocol):
-    """Not four numbers: refused. NaN / infinity: refused under ``corrected`` only (officially a miss, below)."""
+    """Not four numbers: refused. NaN / infinity: refused under ``corrected`` only (officially a
+    miss, below)."""
     preds = [good(i) for i in range(12)]
     preds[4] = good(4, pred_bbox=box)
     with pytest.raises(PredictionError) as err:
@@ -72,8 +77,9 @@ def test_boxes_must_be_four_finite_numbers(box, protocol):
 
 
 def test_an_xyxy_box_of_five_values_is_refused_an_xywh_one_is_read_by_its_first_four():
-    """Official: an xywh box becomes [b0, b1, b0 + b2, b1 + b3], so a 5th or 6th value is never read; an xyxy box
-    goes into the tensor as written, and a row of five values fails its shape assertion."""
+    """Official: an xywh box becomes [b0, b1, b0 + b2, b1 + b3], so a 5th or 6th value is never
+    read; an xyxy box goes into the tensor as written, and a row of five values fails its shape
+    assertion."""
     preds = [good(i) for i in range(12)]
     preds[3] = good(3, pred_bbox=[0, 0, 50, 50, 0.9])
     preds[5] = good(5, pred_bbox=[0, 0, 50, 50, 0.9, 7])
@@ -88,9 +94,10 @@ def test_an_xyxy_box_of_five_values_is_refused_an_xywh_one_is_read_by_its_first_
 
 
 def test_boolean_coordinates_are_one_and_zero_as_in_the_official_tensor():
-    """torch.tensor makes true 1.0 and false 0.0. GT (0, 0, 50, 50). Box xyxy [true, false, 26, 50] is (1, 0, 26, 50):
-    overlap 25 * 50 = 1250, union 2500, IoU 0.5 exactly, a miss (strict >). Read as (0, 0, 26, 50) it would be
-    1300 / 2500 = 0.52, a hit; [false, false, 26, 50] is that hit. So Acc50 = 11/12 and 12/12."""
+    """torch.tensor makes true 1.0 and false 0.0. GT (0, 0, 50, 50). Box xyxy [true, false, 26, 50]
+    is (1, 0, 26, 50): overlap 25 * 50 = 1250, union 2500, IoU 0.5 exactly, a miss (strict >). Read
+    as (0, 0, 26, 50) it would be 1300 / 2500 = 0.52, a hit; [false, false, 26, 50] is that hit. So
+    Acc50 = 11/12 and 12/12."""
     preds = [good(i) for i in range(12)]
     preds[7] = good(7, pred_bbox=[True, False, 26, 50], format="xyxy")
     assert score(REFS, preds).metrics["Acc50"] == pytest.approx(100 * 11 / 12)
@@ -100,19 +107,21 @@ def test_boolean_coordinates_are_one_and_zero_as_in_the_official_tensor():
 
 
 def test_boxes_of_ids_the_split_does_not_score_are_never_read():
-    """Official: only the predictions of the split's rows are looked up, so a broken box on an extra id is ignored."""
+    """Official: only the predictions of the split's rows are looked up, so a broken box on an extra
+    id is ignored."""
     result = score(REFS, [good(i) for i in range(12)] + [good(99, pred_bbox="not a box")])
     assert result.metrics["Acc50"] == 100.0 and result.counts["unknown_ids_ignored"] == 1
 
 
-TEXT_REFS = references_from_rows([{"id": f"{i:06d}", "bbox": [0, 0, 50, 50], "ori_category_id": "o365_1"}
+TEXT_REFS = references_from_rows([{"id": f"{i:06d}", "bbox": [0, 0, 50, 50],
+                                   "ori_category_id": "o365_1"}
                                   for i in range(12)])
 
 
 def test_text_row_ids_join_by_equality_as_the_official_dict():
-    """Rows whose ids are text ('000005', as the official docstring writes them) are found by the same text; the
-    integer 5 equals no such row (the official dict compares by type): row '000005' is missing, an error naming the
-    types, or with --missing miss a miss: Acc50 = 11/12."""
+    """Rows whose ids are text ('000005', as the official docstring writes them) are found by the
+    same text; the integer 5 equals no such row (the official dict compares by type): row '000005'
+    is missing, an error naming the types, or with --missing miss a miss: Acc50 = 11/12."""
     preds = [good(f"{i:06d}") for i in range(12)]
     assert score(TEXT_REFS, preds).metrics["Acc50"] == 100.0
     preds[5] = good(5)
@@ -124,9 +133,11 @@ def test_text_row_ids_join_by_equality_as_the_official_dict():
 
 
 def test_a_null_class_and_the_class_named_none_are_two_classes():
-    """The official dict keeps None and "None" apart. Rows 0-3 (null class) all hit; rows 4-11 (class "None") half
-    hit: class_Acc50 = (100 + 50) / 2 = 75; merged into one class it would be 8/12 = 66.67."""
-    refs = references_from_rows([{"id": i, "bbox": [0, 0, 50, 50], "ori_category_id": None if i < 4 else "None"}
+    """The official dict keeps None and "None" apart. Rows 0-3 (null class) all hit; rows 4-11
+    (class "None") half hit: class_Acc50 = (100 + 50) / 2 = 75; merged into one class it would be
+    8/12 = 66.67."""
+    refs = references_from_rows([{"id": i, "bbox": [0, 0, 50, 50],
+                                  "ori_category_id": None if i < 4 else "None"}
                                  for i in range(12)])
     preds = [good(i) if i < 8 else good(i, pred_bbox=[100, 100, 10, 10]) for i in range(12)]
     result = score(refs, preds)
@@ -134,12 +145,13 @@ def test_a_null_class_and_the_class_named_none_are_two_classes():
     assert {c["name"] for c in result.breakdowns["per_class"]} == {"null", "None"}
 
 
-@pytest.mark.parametrize("box", [[1, 2, 3, float("nan")], [float("nan")] * 4, [1, 2, float("inf"), 4],
+@pytest.mark.parametrize("box", [[1, 2, 3, float("nan")], [float("nan")] * 4,
+                                 [1, 2, float("inf"), 4],
                                  [float("-inf"), 0, 100, 100], [0, 0, float("inf"), float("inf")]])
 def test_officially_a_non_finite_box_is_a_miss(box):
-    """The official IoU of a box with a NaN coordinate is NaN (torch propagates it), and with an infinite one NaN
-    or 0 (the union is infinite): ``iou > t`` is false, so it is a miss; every other box here is perfect, so
-    Acc50 = 11/12 exactly, with a warning naming the id."""
+    """The official IoU of a box with a NaN coordinate is NaN (torch propagates it), and with an
+    infinite one NaN or 0 (the union is infinite): ``iou > t`` is false, so it is a miss; every
+    other box here is perfect, so Acc50 = 11/12 exactly, with a warning naming the id."""
     preds = [good(i) for i in range(12)]
     preds[4] = good(4, pred_bbox=box)
     result = score(REFS, preds)
@@ -163,7 +175,8 @@ def test_corrected_protocol_rejects_unknown_format():
     ({"id": 0}, "must be a JSON list"),
     ([], "the prediction list is empty"),
     ([{"image_id": 0, "caption": "a dog"}], "looks like a nocaps prediction file"),
-    ([{"image_id": 0, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}], "looks like a ovdeval prediction file"),
+    ([{"image_id": 0, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}],
+     "looks like a ovdeval prediction file"),
     ([[0, 0, 1, 1]], "expected an object"),
 ])
 def test_file_level_format_errors(payload, message):
@@ -175,15 +188,18 @@ def test_file_level_format_errors(payload, message):
 def test_not_json_file(tmp_path, sample_release):
     bad = tmp_path / "preds.json"
     bad.write_text("[{'id': 0}]")
-    with pytest.raises(FormatError, match=r"preds.json: the prediction file is not valid JSON \(line 1, column 3"):
+    with pytest.raises(FormatError,
+                       match=r"preds.json: the prediction file is not valid JSON \(line 1, column 3"):
         api.score("ref_l4", sample_release, bad)
 
 
 def test_unknown_split_and_option(sample_release):
     with pytest.raises(InputError, match="unknown split 'dev'"):
-        api.score("ref_l4", sample_release / "ref-l4-val.parquet", sample_release / "predictions_good.json", split="dev")
+        api.score("ref_l4", sample_release / "ref-l4-val.parquet",
+                  sample_release / "predictions_good.json", split="dev")
     with pytest.raises(InputError, match="cider_idf do not apply to ref_l4"):
-        api.score("ref_l4", sample_release, sample_release / "predictions_good.json", cider_idf="subset")
+        api.score("ref_l4", sample_release, sample_release / "predictions_good.json",
+                  cider_idf="subset")
 
 
 def test_references_without_needed_columns(tmp_path):
@@ -197,13 +213,16 @@ def test_references_without_needed_columns(tmp_path):
     (["--predictions", "{preds_bad}"], "not valid JSON"),
     (["--predictions", "{preds_missing}"], "have no prediction"),
     (["--predictions", "{nowhere}"], "does not exist"),
-    (["--predictions", "{preds_ok}", "--cider-idf", "subset"], "--cider-idf applies to nocaps only"),
+    (["--predictions", "{preds_ok}", "--cider-idf", "subset"],
+     "--cider-idf applies to nocaps only"),
 ])
 def test_cli_bad_input_exits_2_without_traceback(args, message, tmp_path, sample_release):
     paths = {"preds_bad": tmp_path / "bad.json", "preds_missing": tmp_path / "missing.json",
-             "nowhere": tmp_path / "nowhere.json", "preds_ok": sample_release / "predictions_good.json"}
+             "nowhere": tmp_path / "nowhere.json",
+             "preds_ok": sample_release / "predictions_good.json"}
     paths["preds_bad"].write_text("not json")
-    paths["preds_missing"].write_text(json.dumps([{"id": 0, "pred_bbox": [0, 0, 1, 1], "format": "xyxy"}]))
+    paths["preds_missing"].write_text(json.dumps([{"id": 0, "pred_bbox": [0, 0, 1, 1],
+                                                   "format": "xyxy"}]))
     argv = [a.format(**paths) for a in args]
     proc = run_cli("score", "ref_l4", "--references", str(sample_release), *argv)
     assert proc.returncode == 2

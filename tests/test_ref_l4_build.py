@@ -1,4 +1,5 @@
-"""Official release -> vlbench build -> load_dataset(folder): lossless, declared features, flat memory."""
+"""Official release -> vlbench build -> load_dataset(folder): lossless, declared features, flat
+memory."""
 
 from __future__ import annotations
 
@@ -91,8 +92,8 @@ def test_scoring_the_hub_folder_equals_scoring_the_release(built, tmp_path):
     results = []
     for refs in (raw, out):
         res = tmp_path / "r.json"
-        run_cli("score", "ref_l4", "--references", str(refs), "--predictions", str(preds), "--split", "test",
-                "--output", str(res), "--quiet", check=True)
+        run_cli("score", "ref_l4", "--references", str(refs), "--predictions", str(preds),
+                "--split", "test", "--output", str(res), "--quiet", check=True)
         results.append(json.loads(res.read_text())["metrics"])
     assert results[0] == results[1]
 
@@ -102,7 +103,8 @@ def test_missing_images_are_an_error_or_reported(tmp_path):
     raw = synthetic.make_release(tmp_path / "raw", rows, archive=False)
     victim = sorted((raw / "images").iterdir())[0]
     victim.unlink()
-    with pytest.raises(FormatError, match=rf"1 of 4 images .* not in the image source, e.g. {victim.name}"):
+    with pytest.raises(FormatError,
+                       match=rf"1 of 4 images .* not in the image source, e.g. {victim.name}"):
         build(raw, tmp_path / "hub")
     report = build(raw, tmp_path / "hub2", allow_missing_images=True)
     assert report.missing_images == [victim.name]
@@ -141,10 +143,12 @@ _MEASURE = textwrap.dedent("""
 def test_build_peak_memory_is_flat_in_the_number_of_images(tmp_path):
     peaks, sizes = [], []
     for n_images in (20, 120):
-        rows = synthetic.make_rows(n_images * 2, seed=n_images, n_images=n_images, image_size=(640, 480))
+        rows = synthetic.make_rows(n_images * 2, seed=n_images, n_images=n_images,
+                                   image_size=(640, 480))
         raw = synthetic.make_release(tmp_path / f"raw{n_images}", rows, archive=True, noise=True)
         sizes.append((raw / "images.tar.gz").stat().st_size)
-        proc = subprocess.run([sys.executable, "-c", _MEASURE, str(raw), str(tmp_path / f"hub{n_images}")],
+        proc = subprocess.run([sys.executable, "-c", _MEASURE, str(raw),
+                               str(tmp_path / f"hub{n_images}")],
                               capture_output=True, text=True, check=True)
         peaks.append(int(proc.stdout.split()[-1]) * 1024)
     grown_data = (sizes[1] - sizes[0]) * 2  # two rows per image: each image is embedded twice

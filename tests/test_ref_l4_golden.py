@@ -1,4 +1,5 @@
-"""Parity with the official RefL4Evaluator on every golden case, through the CLI and through evaluate."""
+"""Parity with the official RefL4Evaluator on every golden case, through the CLI and through
+evaluate."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def test_evaluate_module_matches_official(case, ref_l4_metric):
         warnings.simplefilter("ignore")
         for row in rows:  # the notebook loop of the README: whole rows as references
             p = by_id[row["id"]]
-            ref_l4_metric.add(prediction={"pred_bbox": p["pred_bbox"], "format": p["format"]}, reference=row)
+            ref_l4_metric.add(prediction={"pred_bbox": p["pred_bbox"], "format": p["format"]},
+                              reference=row)
         got = ref_l4_metric.compute()
     assert not agree(got, expected["metrics"])
 
@@ -57,8 +59,10 @@ def test_corrected_protocol_changes_only_class_metrics(tmp_path):
     results = {}
     for protocol in ("official", "corrected"):
         out = tmp_path / f"{protocol}.json"
-        run_cli("score", "ref-l4", "--references", str(case / "references.parquet"), "--predictions",
-                str(case / "predictions.json"), "--protocol", protocol, "--output", str(out), "--quiet", check=True)
+        run_cli("score", "ref-l4", "--references", str(case / "references.parquet"),
+                "--predictions",
+                str(case / "predictions.json"), "--protocol", protocol, "--output", str(out),
+                "--quiet", check=True)
         results[protocol] = json.loads(out.read_text())
     off, cor = results["official"]["metrics"], results["corrected"]["metrics"]
     changed = {k for k in off if off[k] != cor[k]}
@@ -70,11 +74,13 @@ def test_corrected_protocol_changes_only_class_metrics(tmp_path):
 
 
 def test_predictions_for_the_other_split_are_ignored_quietly(tmp_path):
-    # golden README: random_test_small is scored on test; "predictions for val rows and two unknown ids are ignored"
+    # golden README: random_test_small is scored on test; "predictions for val rows and two unknown
+    # ids are ignored"
     case = next(c for c in CASES if c.name == "random_test_small")
     out = tmp_path / "r.json"
     run_cli("score", "ref_l4", "--references", str(case / "references.parquet"), "--predictions",
-            str(case / "predictions.json"), "--split", "test", "--output", str(out), "--quiet", check=True)
+            str(case / "predictions.json"), "--split", "test", "--output", str(out), "--quiet",
+            check=True)
     result = json.loads(out.read_text())
     n_val = pq.read_table(case / "references.parquet").column("split").to_pylist().count("val")
     assert result["counts"]["other_split_ids_ignored"] == n_val

@@ -1,4 +1,5 @@
-"""The vectorised Ref-L4 scorer against a plain per-sample loop of the official algorithm, and its extras."""
+"""The vectorised Ref-L4 scorer against a plain per-sample loop of the official algorithm, and its
+extras."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from vlbench.benchmarks.ref_l4.reader import references_from_rows
 from vlbench.benchmarks.ref_l4.scorer import score
 
 OFFICIAL_MAPPING = {f"refcoco_{c}": f"o365_{o}" for c, o in schema.OFFICIAL_REFCOCO_TO_O365.items()}
-CATS = ["refcoco_16", "refcoco_6", "o365_56", "refcoco_51", "o365_26", "o365_5", "refcoco_37", "o365_100000"]
+CATS = ["refcoco_16", "refcoco_6", "o365_56", "refcoco_51", "o365_26", "o365_5", "refcoco_37",
+        "o365_100000"]
 
 coord = st.floats(0, 600, allow_nan=False, width=32).map(lambda v: round(v, 2))
 extent = st.floats(1, 700, allow_nan=False, width=32).map(lambda v: round(v, 2))
@@ -51,7 +53,8 @@ def test_matches_per_sample_loop(data):
 
 
 def _rows(boxes, cats=None):
-    return references_from_rows([{"id": i, "bbox": b, "ori_category_id": (cats or ["o365_1"] * len(boxes))[i]}
+    return references_from_rows([{"id": i, "bbox": b,
+                                  "ori_category_id": (cats or ["o365_1"] * len(boxes))[i]}
                                  for i, b in enumerate(boxes)])
 
 
@@ -65,7 +68,8 @@ def test_hit_is_strictly_greater_than_threshold():
 
 def test_size_buckets_follow_official_rule():
     # sqrt(w*h): 127.99 small, exactly 128 and 256 medium, 256.01 large.
-    refs = _rows([[0, 0, 127.99, 127.99], [0, 0, 128, 128], [0, 0, 256, 256], [0, 0, 256.01, 256.01]])
+    refs = _rows([[0, 0, 127.99, 127.99], [0, 0, 128, 128], [0, 0, 256, 256],
+                  [0, 0, 256.01, 256.01]])
     preds = [{"id": i, "pred_bbox": [0, 0, 1, 1], "format": "xyxy"} for i in range(4)]
     sizes = score(refs, preds).breakdowns["per_size"]
     assert {k: v["n"] for k, v in sizes.items()} == {"small": 1, "medium": 2, "large": 1}
@@ -91,13 +95,15 @@ def test_official_reads_unknown_format_as_xyxy_and_warns():
 
 
 def test_breakdowns_per_source_and_class():
-    cats = ["refcoco_1", "o365_1", "o365_2", "o365_300"]  # COCO row; O365 person (COCO has it); two others
+    cats = ["refcoco_1", "o365_1", "o365_2",
+            "o365_300"]  # COCO row; O365 person (COCO has it); two others
     refs = _rows([[0, 0, 50, 50]] * 4, cats)
     preds = [{"id": i, "pred_bbox": [0, 0, 50, 50] if i != 3 else [100, 100, 5, 5], "format": "xywh"} for i in range(4)]
     result = score(refs, preds)
     src = result.breakdowns["per_source"]
     assert src["coco"]["n"] == 1 and src["objects365_coco_classes"]["n"] == 1
-    assert src["objects365_other_classes"] == {"n": 2, "Acc50": 50.0, "Acc75": 50.0, "Acc90": 50.0, "mAcc": 50.0}
+    assert src["objects365_other_classes"] == {"n": 2, "Acc50": 50.0, "Acc75": 50.0, "Acc90": 50.0,
+                                               "mAcc": 50.0}
     by_class = {row["class"]: row for row in result.breakdowns["per_class"]}
     # refcoco_1 (person) and o365_1 (Person) share one bucket in the official table
     assert by_class["o365_1"]["n"] == 2 and by_class["o365_1"]["members"] == ["o365_1", "refcoco_1"]
@@ -121,9 +127,10 @@ def test_integral_float_ids_match_like_python_equality():
 
 
 def test_mean_is_exact_rational_mean():
-    """The official mAcc is statistics.mean of the per-threshold accuracies, which differs from sum()/n here.
-    By hand: three rows; row 0 has IoU 0.62 (a hit at 0.50, 0.55, 0.60), rows 1 and 2 IoU 0.1 (misses): the
-    accuracies are [1/3] * 3 + [0] * 7, whose exact mean is 0.09999999999999999 but whose sum()/10 is 0.1."""
+    """The official mAcc is statistics.mean of the per-threshold accuracies, which differs from
+    sum()/n here. By hand: three rows; row 0 has IoU 0.62 (a hit at 0.50, 0.55, 0.60), rows 1 and 2
+    IoU 0.1 (misses): the accuracies are [1/3] * 3 + [0] * 7, whose exact mean is
+    0.09999999999999999 but whose sum()/10 is 0.1."""
     import statistics
 
     refs = _rows([[0, 0, 100, 100]] * 3)

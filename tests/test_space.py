@@ -23,8 +23,8 @@ from vlbench.space import example_predictions, sample_references
 
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CASES = [("ref_l4", "val", "Ref-L4"), ("omnilabel", "validation", "OmniLabel"), ("ovdeval", "color", "OVDEval"),
-         ("nocaps", "validation", "nocaps")]
+CASES = [("ref_l4", "val", "Ref-L4"), ("omnilabel", "validation", "OmniLabel"),
+         ("ovdeval", "color", "OVDEval"), ("nocaps", "validation", "nocaps")]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +43,8 @@ def server(tmp_path_factory):
 
 def _cli_metrics(bench: str, subset: str) -> dict:
     split = subset if bench == "ref_l4" else None
-    return api.score(bench, sample_references(bench, subset), example_predictions(bench, "good", subset),
-                     split=split).metrics
+    return api.score(bench, sample_references(bench, subset),
+                     example_predictions(bench, "good", subset), split=split).metrics
 
 
 @pytest.mark.parametrize("bench, subset, _", CASES, ids=[c[0] for c in CASES])
@@ -53,8 +53,8 @@ def test_api_through_gradio_client(server, bench, subset, _):
     from gradio_client import Client, handle_file
 
     client = Client(server, verbose=False)
-    out = client.predict(bench, subset, handle_file(example_predictions(bench, "good", subset)), "official", "m",
-                         "bundled sample", f"me/{bench}", api_name="/score")
+    out = client.predict(bench, subset, handle_file(example_predictions(bench, "good", subset)),
+                         "official", "m", "bundled sample", f"me/{bench}", api_name="/score")
     status, metrics_json, files = out[0], out[-2], out[-1]
     assert status.startswith("**Scored.**")
     assert json.loads(metrics_json) == pytest.approx(_cli_metrics(bench, subset), nan_ok=True) or \
@@ -62,7 +62,8 @@ def test_api_through_gradio_client(server, bench, subset, _):
     assert {Path(f).name for f in files} >= {"result.json", "model-index.yaml"}
     card = Path(next(f for f in files if f.endswith("model-index.yaml"))).read_text()
     assert f"type: me/{bench}" in card
-    # the download names the references it was scored against: each annotation file's SHA-256 (hashlib's), no path
+    # the download names the references it was scored against: each annotation file's SHA-256
+    # (hashlib's), no path
     source = json.loads(Path(next(f for f in files if f.endswith("result.json"))).read_text())["source"]
     refs = Path(sample_references(bench, subset))
     assert source["files"] and "/" not in source["release"]
@@ -70,8 +71,8 @@ def test_api_through_gradio_client(server, bench, subset, _):
         assert hashlib.sha256((refs if refs.is_file() else refs / name).read_bytes()).hexdigest() == digest
     assert yaml.safe_load(card)["model-index"][0]["results"][0]["dataset"]["args"] == {"source": source}
     # no dataset id given: no model-card block (never a guessed id), and the page says what to enter
-    out = client.predict(bench, subset, handle_file(example_predictions(bench, "good", subset)), "official", "m",
-                         "bundled sample", api_name="/score")
+    out = client.predict(bench, subset, handle_file(example_predictions(bench, "good", subset)),
+                         "official", "m", "bundled sample", api_name="/score")
     assert "enter the dataset's id on the Hub" in out[0]
     assert "model-index.yaml" not in {Path(f).name for f in out[-1]}
 
@@ -81,8 +82,8 @@ def test_api_malformed_upload_gives_the_scorer_error(server, tmp_path):
 
     bad = tmp_path / "bad.json"
     bad.write_text('{"not": "a list"}')
-    out = Client(server, verbose=False).predict("ref_l4", "all", handle_file(str(bad)), "official", "m",
-                                                "bundled sample", api_name="/score")
+    out = Client(server, verbose=False).predict("ref_l4", "all", handle_file(str(bad)), "official",
+                                                "m", "bundled sample", api_name="/score")
     assert out[0].startswith("**Error:**") and "must be a JSON list" in out[0]
 
 
@@ -93,14 +94,15 @@ def browser():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     with playwright.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
         yield b
         b.close()
 
 
 def _open(page, url: str) -> None:
-    """Load the app; not "networkidle": the viewer's per-session state keeps a heartbeat stream open."""
+    """Load the app; not "networkidle": the viewer's per-session state keeps a heartbeat stream
+    open."""
     page.goto(url, wait_until="load")
     page.locator("#score").wait_for(timeout=30_000)
 
@@ -123,7 +125,8 @@ def _scored_ovdeval_color_poor(browser, server: str, height: int):
 
 
 def _headline(page) -> dict[str, float | None]:
-    """metric -> value of the headline table (a third column, the tie bounds, is there when scores tie)."""
+    """metric -> value of the headline table (a third column, the tie bounds, is there when scores
+    tie)."""
     rows = [r.split("\t") for r in page.locator("#headline").inner_text().splitlines()[1:]]
     return {r[0]: (None if r[1] == "null" else float(r[1])) for r in rows}
 
@@ -135,7 +138,8 @@ def _wait_for_view(page) -> None:
 
 
 def _shown_boxes(page) -> tuple[dict, dict]:
-    """(the drawn image as the browser shows it, the drawn boxes the page lists in the image's pixels)."""
+    """(the drawn image as the browser shows it, the drawn boxes the page lists in the image's
+    pixels)."""
     shown = page.evaluate("""() => { const i = document.querySelector('#view img'); const r = i.getBoundingClientRect();
         return {natural: [i.naturalWidth, i.naturalHeight], rect: [r.x, r.y, r.width, r.height],
                 fit: getComputedStyle(i).objectFit} }""")
@@ -148,8 +152,9 @@ def _shown_boxes(page) -> tuple[dict, dict]:
 
 
 def _content_box(shown: dict) -> tuple[float, float, float]:
-    """(scale, left, top) of the image inside its <img> element as CSS lays it out: "contain" fits it whole,
-    "scale-down" also never enlarges it; both centre it (the other fits crop or stretch, and are refused)."""
+    """(scale, left, top) of the image inside its <img> element as CSS lays it out: "contain" fits
+    it whole, "scale-down" also never enlarges it; both centre it (the other fits crop or stretch,
+    and are refused)."""
     assert shown["fit"] in ("contain", "scale-down"), shown["fit"]
     (nw, nh), (_, _, w, h) = shown["natural"], shown["rect"]
     scale = min(w / nw, h / nh, *([1.0] if shown["fit"] == "scale-down" else []))
@@ -157,15 +162,17 @@ def _content_box(shown: dict) -> tuple[float, float, float]:
 
 
 def _outline_seen(pixels, box, colour, placement) -> int:
-    """How many of the four edges of ``box`` (xyxy, image pixels) show ``colour`` at their middle in the screenshot
-    of the <img> element (``pixels``; ``placement`` from :func:`_content_box`), looking 3 pixels around."""
+    """How many of the four edges of ``box`` (xyxy, image pixels) show ``colour`` at their middle in
+    the screenshot of the <img> element (``pixels``; ``placement`` from :func:`_content_box`),
+    looking 3 pixels around."""
     import numpy as np
 
     scale, left, top = placement
     x0, x1 = (left + v * scale for v in box[0::2])
     y0, y1 = (top + v * scale for v in box[1::2])
     seen = 0
-    for x, y in (((x0 + x1) / 2, y0), ((x0 + x1) / 2, y1), (x0, (y0 + y1) / 2), (x1, (y0 + y1) / 2)):
+    for x, y in (((x0 + x1) / 2, y0), ((x0 + x1) / 2, y1), (x0, (y0 + y1) / 2),
+                 (x1, (y0 + y1) / 2)):
         patch = pixels[max(0, round(y) - 3):round(y) + 4, max(0, round(x) - 3):round(x) + 4, :3].astype(int)
         seen += bool(patch.size and (np.abs(patch - np.asarray(colour)).sum(axis=-1) < 60).any())
     return seen
@@ -189,10 +196,12 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     shown = _headline(page)
     cli = _cli_metrics(bench, subset)
     # the page shows two decimals, as the papers and leaderboards do
-    assert shown and all((v is None and cli[k] is None) or abs(v - cli[k]) <= 0.005 for k, v in shown.items())
+    assert shown and all((v is None and cli[k] is None) or abs(v - cli[k]) <= 0.005 for k,
+                         v in shown.items())
     from vlbench.library.report import tie_bounds, tie_orders
 
-    scored = api.score(bench, sample_references(bench, subset), example_predictions(bench, "good", subset),
+    scored = api.score(bench, sample_references(bench, subset),
+                       example_predictions(bench, "good", subset),
                        split=subset if bench == "ref_l4" else None)
     header = page.locator("#headline").inner_text().splitlines()[0]
     ties = bool(tie_bounds(scored) or tie_orders(scored))          # bounds or random orders that move, beside the score
@@ -210,9 +219,12 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     page.close()
 
 
-@pytest.mark.parametrize("name, content, expected", [("broken.json", "[{'id': 0,", "not valid JSON"),
-                                                     ("not-a-list.json", '{"id": 1}', "must be a JSON list")])
-def test_browser_malformed_upload_shows_the_error(server, browser, tmp_path, name, content, expected):
+@pytest.mark.parametrize("name, content, expected",
+                         [("broken.json", "[{'id': 0,", "not valid JSON"),
+                                                     ("not-a-list.json", '{"id": 1}',
+                                                      "must be a JSON list")])
+def test_browser_malformed_upload_shows_the_error(server, browser, tmp_path, name, content,
+                                                  expected):
     """The page names the file as uploaded and says what is wrong, never a path of the server."""
     bad = tmp_path / name
     bad.write_text(content)
@@ -255,15 +267,17 @@ def test_api_scores_against_an_operator_hub_folder(server):
 
     client = Client(server, verbose=False)
     pred = example_predictions("ref_l4", "poor", "val")
-    bundled = json.loads(client.predict("ref_l4", "val", handle_file(pred), "official", "m", "bundled sample",
-                                        api_name="/score")[-2])
-    hub = json.loads(client.predict("ref_l4", "val", handle_file(pred), "official", "m", "ref-l4-hub",
-                                    api_name="/score")[-2])
+    bundled = json.loads(client.predict("ref_l4", "val", handle_file(pred), "official", "m",
+                                        "bundled sample", api_name="/score")[-2])
+    hub = json.loads(client.predict("ref_l4", "val", handle_file(pred), "official", "m",
+                                    "ref-l4-hub", api_name="/score")[-2])
     assert hub == bundled
     from gradio_client.exceptions import AppError
 
-    with pytest.raises(AppError, match="not in the list of choices"):  # a typed path never reaches the engine
-        client.predict("ref_l4", "val", handle_file(pred), "official", "m", "../../etc", api_name="/score")
+    with pytest.raises(AppError,
+                       match="not in the list of choices"):  # a typed path never reaches the engine
+        client.predict("ref_l4", "val", handle_file(pred), "official", "m", "../../etc",
+                       api_name="/score")
 
 
 def test_api_compare_two_uploads_is_the_paired_bootstrap(server):
@@ -272,10 +286,12 @@ def test_api_compare_two_uploads_is_the_paired_bootstrap(server):
     from vlbench.engine.uncertainty import compare
 
     good, poor = (example_predictions("ref_l4", q, "val") for q in ("good", "poor"))
-    table, files = Client(server, verbose=False).predict("ref_l4", "val", handle_file(good), handle_file(poor), "official",
+    table, files = Client(server, verbose=False).predict("ref_l4", "val", handle_file(good),
+                                                         handle_file(poor), "official",
                                                          "bundled sample", api_name="/compare")
     refs = sample_references("ref_l4", "val")
-    want = compare(api.score("ref_l4", refs, good, split="val", analysis=True),          # the Space analyses too
+    want = compare(api.score("ref_l4", refs, good, split="val",
+                             analysis=True),          # the Space analyses too
                    api.score("ref_l4", refs, poor, split="val", analysis=True))
     row = next(r for r in want.rows if r["metric"] == "mAcc")
     shown = next(line for line in table.splitlines() if line.startswith("| mAcc |"))
@@ -291,7 +307,8 @@ def test_browser_compare_tab(server, browser):
     page.locator("#example-good").click()
     page.locator("#upload").get_by_text("predictions_good").first.wait_for(timeout=20_000)
     page.get_by_role("tab", name="Compare with another model").click()
-    page.locator("#upload-b input[type=file]").set_input_files(example_predictions("ref_l4", "poor", "all"))
+    page.locator("#upload-b input[type=file]").set_input_files(example_predictions("ref_l4", "poor",
+                                                                                   "all"))
     page.locator("#upload-b").get_by_text("predictions_poor").first.wait_for(timeout=20_000)
     page.locator("#compare").click()
     page.locator("#comparison").get_by_text("A better").first.wait_for(timeout=120_000)
@@ -303,7 +320,8 @@ def test_browser_compare_tab(server, browser):
 @pytest.mark.parametrize("bench, subset", [("ovdeval", "material"), ("nocaps", "validation")])
 @pytest.mark.heavy
 def test_metric_space_app_is_the_space_restricted_to_its_benchmark(bench, subset):
-    """metrics/<id>/app.py, started as a Space starts it (python app.py), scores like the CLI and offers one benchmark."""
+    """metrics/<id>/app.py, started as a Space starts it (python app.py), scores like the CLI and
+    offers one benchmark."""
     from gradio_client import Client, handle_file
 
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
@@ -312,8 +330,11 @@ def test_metric_space_app_is_the_space_restricted_to_its_benchmark(bench, subset
         config = json.loads(urllib.request.urlopen(url + "config", timeout=10).read())
         choices = next(c["props"]["choices"] for c in config["components"] if c["props"].get("elem_id") == "bench")
         assert [value for _, value in choices] == [bench]
-        out = Client(url, verbose=False).predict(bench, subset, handle_file(example_predictions(bench, "good", subset)),
-                                                 "official", "m", "bundled sample", api_name="/score")
+        out = Client(url, verbose=False).predict(bench, subset,
+                                                 handle_file(example_predictions(bench, "good",
+                                                                                 subset)),
+                                                 "official", "m", "bundled sample",
+                                                 api_name="/score")
         assert json.loads(out[-2]) == pytest.approx(_cli_metrics(bench, subset), nan_ok=True)
     finally:
         proc.terminate()
@@ -321,10 +342,11 @@ def test_metric_space_app_is_the_space_restricted_to_its_benchmark(bench, subset
 
 
 def test_browser_viewer_draws_every_box_inside_the_shown_image(server, browser, tmp_path):
-    """A Ref-L4 upload whose first prediction reaches far beyond its image (xyxy [-150, -80, 60, 40]): in the real
-    browser, the drawn image is shown whole (not cropped: its shown aspect is its own), every box the page lists lies
-    inside it, and each listed box shows its colour on its four edges in a screenshot of the shown image; picking
-    that expression and raising the threshold redraw it."""
+    """A Ref-L4 upload whose first prediction reaches far beyond its image (xyxy [-150, -80, 60,
+    40]): in the real browser, the drawn image is shown whole (not cropped: its shown aspect is its
+    own), every box the page lists lies inside it, and each listed box shows its colour on its four
+    edges in a screenshot of the shown image; picking that expression and raising the threshold
+    redraw it."""
     import io
 
     import numpy as np
@@ -379,10 +401,11 @@ def test_browser_viewer_draws_every_box_inside_the_shown_image(server, browser, 
     page.close()
 
 
-# -- issue #27: the Space bounded, named and without server paths -------------------------------------------------
+# -- issue #27: the Space bounded, named and without server paths ----------------------------------
 
 def test_api_outputs_are_named(server):
-    """gradio_client listed the outputs as value_15 and the like: each output component has a label."""
+    """gradio_client listed the outputs as value_15 and the like: each output component has a
+    label."""
     from gradio_client import Client
 
     info = Client(server, verbose=False).view_api(return_format="dict", print_info=False)
@@ -392,12 +415,15 @@ def test_api_outputs_are_named(server):
 
 
 def test_api_nocaps_warnings_show_no_server_path(server):
-    """The SPICE warning named the installation's site-packages folder (CoreNLP is not installed here)."""
+    """The SPICE warning named the installation's site-packages folder (CoreNLP is not installed
+    here)."""
     from gradio_client import Client, handle_file
 
     out = Client(server, verbose=False).predict("nocaps", "validation",
-                                                handle_file(example_predictions("nocaps", "good", "validation")),
-                                                "official", "m", "bundled sample", "me/nocaps", api_name="/score")
+                                                handle_file(example_predictions("nocaps", "good",
+                                                                                "validation")),
+                                                "official", "m", "bundled sample", "me/nocaps",
+                                                api_name="/score")
     status, files = out[0], out[-1]
     assert "SPICE" in status and "site-packages" not in status and "/root" not in status
     result = json.loads(Path(next(f for f in files if f.endswith("result.json"))).read_text())
@@ -405,16 +431,17 @@ def test_api_nocaps_warnings_show_no_server_path(server):
 
 
 def test_api_refuses_captions_too_long_to_score_within_the_bound(server, tmp_path):
-    """An upload of 2,000-word captions held a scoring slot for ~58 s and ~750 MB; it is refused at once with the
-    bound and the CLI to use instead."""
+    """An upload of 2,000-word captions held a scoring slot for ~58 s and ~750 MB; it is refused at
+    once with the bound and the CLI to use instead."""
     from gradio_client import Client, handle_file
 
     preds = json.loads(Path(example_predictions("nocaps", "good", "validation")).read_text())
     preds[4]["caption"] = " ".join(["a dog on the grass"] * 500)
     upload = tmp_path / "long.json"
     upload.write_text(json.dumps(preds))
-    out = Client(server, verbose=False).predict("nocaps", "validation", handle_file(str(upload)), "official", "m",
-                                                "bundled sample", api_name="/score")
+    out = Client(server, verbose=False).predict("nocaps", "validation", handle_file(str(upload)),
+                                                "official", "m", "bundled sample",
+                                                api_name="/score")
     assert out[0].startswith("**Error:**") and "entry 4" in out[0] and "2,500 words" in out[0]
     assert "vlbench score nocaps" in out[0]
 
@@ -431,7 +458,8 @@ def test_viewer_store_keeps_the_latest_states_only():
 
 
 def test_browser_nocaps_samples_show_no_box_controls(server, browser):
-    """The nocaps Samples tab showed the query, threshold and box legend, which do not apply to captions."""
+    """The nocaps Samples tab showed the query, threshold and box legend, which do not apply to
+    captions."""
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     _open(page, server)
     page.get_by_role("tab", name="Samples").click()
@@ -447,8 +475,9 @@ def test_browser_nocaps_samples_show_no_box_controls(server, browser):
 
 @contextlib.contextmanager
 def _two_visitors(browser, **env_vars):
-    """A Space started with ``env_vars``, and two visitors' pages that have each scored the poor example and opened
-    the Samples tab, in that order (closed, and the Space stopped, on leaving)."""
+    """A Space started with ``env_vars``, and two visitors' pages that have each scored the poor
+    example and opened the Samples tab, in that order (closed, and the Space stopped, on
+    leaving)."""
     proc, url = start_space({**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **env_vars})
     pages = []
     try:
@@ -469,9 +498,9 @@ def _two_visitors(browser, **env_vars):
 
 
 def test_browser_sessions_beyond_the_store_see_their_images_dropped(browser):
-    """Each session's viewer state stayed in memory for an hour (~0.6 MB each, 240 sessions: +143 MB); now the
-    server keeps VLBENCH_SPACE_VIEWERS of them and a session holds a key. With a store of 1, the first of two
-    sessions is told its images were dropped for newer uploads."""
+    """Each session's viewer state stayed in memory for an hour (~0.6 MB each, 240 sessions: +143
+    MB); now the server keeps VLBENCH_SPACE_VIEWERS of them and a session holds a key. With a store
+    of 1, the first of two sessions is told its images were dropped for newer uploads."""
     with _two_visitors(browser, VLBENCH_SPACE_VIEWERS="1") as pages:
         pages[0].locator("#page-next").click()
         pages[0].locator("#page-label").get_by_text("dropped for newer uploads").wait_for(timeout=20_000)
@@ -481,10 +510,11 @@ def test_browser_sessions_beyond_the_store_see_their_images_dropped(browser):
 
 
 def test_browser_a_session_gradio_no_longer_keeps_starts_over_without_an_error(browser):
-    """Gradio keeps each session's copy of the page with its last outputs (~0.35 MB after a scoring) for up to 10,000
-    sessions; the Space keeps VLBENCH_SPACE_SESSIONS of them. With 1, the first of two visitors has lost its session
-    once the second has scored: picking an image shows no error (the dropdown's choices were set in the lost
-    session, so a strict dropdown refuses the pick), turning its page shows no images, and scoring again works."""
+    """Gradio keeps each session's copy of the page with its last outputs (~0.35 MB after a scoring)
+    for up to 10,000 sessions; the Space keeps VLBENCH_SPACE_SESSIONS of them. With 1, the first of
+    two visitors has lost its session once the second has scored: picking an image shows no error
+    (the dropdown's choices were set in the lost session, so a strict dropdown refuses the pick),
+    turning its page shows no images, and scoring again works."""
     with _two_visitors(browser, VLBENCH_SPACE_SESSIONS="1") as (first, _):
         first.locator("#image-pick input").click()             # the choices its lost session had set
         first.get_by_role("option", name=re.compile("^#2 ")).click()
@@ -498,14 +528,16 @@ def test_browser_a_session_gradio_no_longer_keeps_starts_over_without_an_error(b
         first.locator("#page-label").get_by_text("worst first").wait_for(timeout=20_000)
 
 
-# -- issue #30: the Errors tab ----------------------------------------------------------------------------------
+# -- issue #30: the Errors tab ---------------------------------------------------------------------
 
 def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
-    """OVDEval 'color', the poor example: the Errors tab lists the error types with the NMS-AP50 each costs, the
-    same counts as `vlbench analyze`; picking hard_negative opens the Samples tab on the image of its worst example
-    (the highest-scoring box named with one of the image's neg_text labels while lying on an object)."""
+    """OVDEval 'color', the poor example: the Errors tab lists the error types with the NMS-AP50
+    each costs, the same counts as `vlbench analyze`; picking hard_negative opens the Samples tab on
+    the image of its worst example (the highest-scoring box named with one of the image's neg_text
+    labels while lying on an object)."""
     ARTIFACTS.mkdir(exist_ok=True)
-    expected = api.score("ovdeval", sample_references("ovdeval", "color"), example_predictions("ovdeval", "poor",
+    expected = api.score("ovdeval", sample_references("ovdeval", "color"),
+                         example_predictions("ovdeval", "poor",
                                                                                               "color"), analysis=True)
     worst = expected.analysis["examples"]["hard_negative"][0]
     page = _scored_ovdeval_color_poor(browser, server, height=1800)
@@ -524,7 +556,8 @@ def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
     assert page.locator("#samples-tab").is_visible()
     assert f"image {worst['image_id']}:" in page.locator("#image-pick input").input_value()
     assert page.locator("#query-pick input").input_value() == worst["label"]    # that label's boxes only
-    # drawn as what it is (#55): a hard negative in its own colour, named so by the legend, never as a match
+    # drawn as what it is (#55): a hard negative in its own colour, named so by the legend, never as
+    # a match
     listed = _shown_boxes(page)[1]["boxes"]
     assert any(b["kind"] == "negative" for b in listed) and not any(b["kind"] == "match" for b in listed)
     assert "hard negative" in page.locator("#legend").inner_text()
@@ -533,10 +566,11 @@ def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
 
 
 def test_browser_viewer_draws_the_suppressed_boxes_in_their_own_colour(server, browser, tmp_path):
-    """OVDEval 'color', the poor example, on the image where the GT-guided suppression removes the most boxes (the
-    per-image reference loop, ``reference/ovdeval_nms.py``, counts those scoring at least the viewer's first
-    threshold): in the real browser, every query shown, the page lists that many boxes as ``suppressed``, each shows the grey of
-    ``report.COLOURS`` on its four edges in a screenshot of the drawn image, and the legend names them."""
+    """OVDEval 'color', the poor example, on the image where the GT-guided suppression removes the
+    most boxes (the per-image reference loop, ``reference/ovdeval_nms.py``, counts those scoring at
+    least the viewer's first threshold): in the real browser, every query shown, the page lists that
+    many boxes as ``suppressed``, each shows the grey of ``report.COLOURS`` on its four edges in a
+    screenshot of the drawn image, and the legend names them."""
     import io
     from collections import Counter
 
@@ -574,10 +608,11 @@ def test_browser_viewer_draws_the_suppressed_boxes_in_their_own_colour(server, b
 
 
 def test_browser_nocaps_errors_tab_shows_what_nocaps_has(server, browser):
-    """nocaps' analysis has no error types (#55): the Errors tab says what it holds (its note), never the detection
-    text about error types, and its "worst examples" dropdown offers what nocaps has (the lowest-CIDEr images,
-    hidden where an analysis has no examples); the bars of the detection benchmarks are
-    labelled with their unit (checked in the PNG the same page draws for OVDEval, test above)."""
+    """nocaps' analysis has no error types (#55): the Errors tab says what it holds (its note),
+    never the detection text about error types, and its "worst examples" dropdown offers what nocaps
+    has (the lowest-CIDEr images, hidden where an analysis has no examples); the bars of the
+    detection benchmarks are labelled with their unit (checked in the PNG the same page draws for
+    OVDEval, test above)."""
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     _open(page, server)
@@ -599,9 +634,10 @@ def test_browser_nocaps_errors_tab_shows_what_nocaps_has(server, browser):
 
 
 def test_the_cost_bars_say_points_and_boxes():
-    """Each bar of the Errors tab's plot is labelled with the points it gains and its count, with units."""
-    result = api.score("ovdeval", sample_references("ovdeval", "color"), example_predictions("ovdeval", "poor", "color"),
-                       analysis=True)
+    """Each bar of the Errors tab's plot is labelled with the points it gains and its count, with
+    units."""
+    result = api.score("ovdeval", sample_references("ovdeval", "color"),
+                       example_predictions("ovdeval", "poor", "color"), analysis=True)
     from vlbench.library.report import analysis_plot
 
     labels = [t.get_text() for t in analysis_plot(result).axes[0].texts]
@@ -610,11 +646,12 @@ def test_the_cost_bars_say_points_and_boxes():
 
 
 def test_a_hard_negative_is_never_drawn_as_a_match():
-    """#55: the viewer drew a box blue ("matching a ground truth") by its IoU with any GT of any label, so OVDEval's
-    hard negatives ("metal chair" on a wooden chair) looked right. Now a box matches only a GT of its own label; on
-    an object under one of the image's negatives it is a hard negative, under another label a label error. Checked on
-    every scene of the OVDEval poor example (11 hard-negative errors in its analysis) in both views, and OmniLabel's.
-    A negative box the suppression removed is drawn ``suppressed`` (never a match either)."""
+    """#55: the viewer drew a box blue ("matching a ground truth") by its IoU with any GT of any
+    label, so OVDEval's hard negatives ("metal chair" on a wooden chair) looked right. Now a box
+    matches only a GT of its own label; on an object under one of the image's negatives it is a hard
+    negative, under another label a label error. Checked on every scene of the OVDEval poor example
+    (11 hard-negative errors in its analysis) in both views, and OmniLabel's. A negative box the
+    suppression removed is drawn ``suppressed`` (never a match either)."""
     from vlbench.benchmarks import get_benchmark
     from vlbench.benchmarks.protocol.views import ALL_QUERIES
 
@@ -629,21 +666,25 @@ def test_a_hard_negative_is_never_drawn_as_a_match():
                 if kind in seen:
                     seen[kind] += 1
                 if label.rsplit(" ", 1)[0] in scene.negatives:
-                    # or removed by OVDEval's suppression before scoring: drawn as such, still never a match
-                    assert kind in ("negative", "fp", "suppressed"), (bench, scene.title, label, kind)
+                    # or removed by OVDEval's suppression before scoring: drawn as such, still never
+                    # a match
+                    assert kind in ("negative", "fp", "suppressed"), (bench, scene.title, label,
+                                                                      kind)
             for query in scene.negatives:
                 assert all(kind != "match" for _, _, kind in scene.boxes(query, 0.0)[0])
     assert seen["negative"] > 0 and seen["match"] > 0
 
 
 def test_the_space_api_names_its_parameters():
-    """gradio_client shows each endpoint's parameters by their Python names: readable ones (before #68: b, s, f,
-    pr)."""
+    """gradio_client shows each endpoint's parameters by their Python names: readable ones (before
+    #68: b, s, f, pr)."""
     from vlbench.space import build_app
 
     endpoints = build_app().get_api_info()["named_endpoints"]
-    names = {name: [p["parameter_name"] for p in ep["parameters"]] for name, ep in endpoints.items()}
-    assert names["/score"] == ["benchmark", "subset", "predictions", "protocol", "model_name", "references",
-                               "dataset_id"]
-    assert names["/compare"] == ["benchmark", "subset", "predictions_a", "predictions_b", "protocol", "references"]
+    names = {name: [p["parameter_name"] for p in ep["parameters"]] for name,
+             ep in endpoints.items()}
+    assert names["/score"] == ["benchmark", "subset", "predictions", "protocol", "model_name",
+                               "references", "dataset_id"]
+    assert names["/compare"] == ["benchmark", "subset", "predictions_a", "predictions_b",
+                                 "protocol", "references"]
     assert all(len(p) > 2 for params in names.values() for p in params)

@@ -1,6 +1,6 @@
-"""The code as a reviewer's tools read it: ruff (lint and import order, configured in pyproject.toml) and mypy
-(the type hints, over ``src/vlbench``) are clean. Both run as the test extra installs them; a finding fails the
-test with the tool's own report."""
+"""The code as a reviewer's tools read it: ruff (lint and import order, configured in
+pyproject.toml) and mypy (the type hints, over ``src/vlbench``) are clean. Both run as the test
+extra installs them; a finding fails the test with the tool's own report."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from conftest import ROOT
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=900)
 
 
 def test_ruff_is_clean():

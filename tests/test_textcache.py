@@ -1,6 +1,6 @@
-"""The references' disk cache (#32): a stored result is read back only for the same kind, code and texts, a damaged
-or foreign file is recomputed, old results are evicted, and the tokenizer and METEOR give the same output from the
-cache as without it."""
+"""The references' disk cache (#32): a stored result is read back only for the same kind, code and
+texts, a damaged or foreign file is recomputed, old results are evicted, and the tokenizer and
+METEOR give the same output from the cache as without it."""
 
 from __future__ import annotations
 
@@ -109,22 +109,26 @@ def test_small_inputs_and_an_unwritable_folder_are_computed(store, tmp_path, mon
 
 def test_arrays_come_back_bit_for_bit_and_only_plain_numbers_are_stored(store):
     rng = np.random.default_rng(0)
-    arrays = (rng.integers(0, 2**63, 1000, dtype=np.uint64) * 2, rng.random((3, 4)), np.zeros(0, np.int32),
+    arrays = (rng.integers(0, 2**63, 1000, dtype=np.uint64) * 2, rng.random((3, 4)),
+              np.zeros(0, np.int32),
               np.arange(7, dtype=np.int64)[::2])                                  # a strided view
     textcache.cached("k", "code", TEXTS, lambda: ({"n": 4}, arrays), _any)
     compute, calls = _counting(None)
     value, back = textcache.cached("k", "code", TEXTS, compute, _any)
     assert not calls and value == {"n": 4}
-    assert all(a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b) for a, b in zip(arrays, back))
+    assert all(a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b) for a,
+               b in zip(arrays, back))
     assert len(back) == len(arrays) and not back[0].flags.writeable     # views of the file, read-only
     with pytest.raises(TypeError, match="cached array"):
-        textcache.cached("k", "code", [*TEXTS, "x"], lambda: (None, (np.array(["a"], dtype=object),)), _any)
+        textcache.cached("k", "code", [*TEXTS, "x"],
+                         lambda: (None, (np.array(["a"], dtype=object),)), _any)
 
 
 def test_the_tokenizer_gives_the_same_tokens_from_the_cache(store, monkeypatch):
     texts = [f"A man's {k}-th \u201cbike\u201d, (red)... isn't it?" for k in range(textcache.MIN_TEXTS)]
     want, _ = tokenize(texts, "python")
-    # the toolkit's tokens: punctuation dropped, but not the lower-cased -lrb- / -rrb- (its filter lists upper case)
+    # the toolkit's tokens: punctuation dropped, but not the lower-cased -lrb- / -rrb- (its filter
+    # lists upper case)
     assert want[3] == "a man 's 3-th bike -lrb- red -rrb- is n't it"
     assert tokenize(texts, "python", cache=True) == (want, "python")
     import vlbench.engine.captions.ptb as ptb

@@ -24,8 +24,8 @@ from test_cocoeval import run_engine, scene
 from vlbench.engine import cocoeval, uncertainty as U
 from vlbench.engine.errors import InputError
 
-BENCHMARK_CASES = {"ref_l4": "random_all_medium", "omnilabel": "random_medium", "ovdeval": "coco_medium_ids1",
-                   "nocaps": "random_medium"}
+BENCHMARK_CASES = {"ref_l4": "random_all_medium", "omnilabel": "random_medium",
+                   "ovdeval": "coco_medium_ids1", "nocaps": "random_medium"}
 
 
 def _golden(benchmark: str, case: str):
@@ -56,7 +56,8 @@ def test_weights_one_give_the_point_estimate_and_ci_leaves_golden_numbers_alone(
     _assert_same(result.metrics, rep(np.ones((1, sum(rep.strata)))))
 
     out = tmp_path / "result.json"
-    args = ["score", benchmark, "--references", str(refs), "--predictions", str(preds), "--protocol",
+    args = ["score", benchmark, "--references", str(refs), "--predictions", str(preds),
+            "--protocol",
             expected["protocol"], "--ci", "0.9", "--resamples", "200", "--output", str(out)]
     if options:
         args += ["--split", split]
@@ -80,7 +81,7 @@ def test_the_same_seed_gives_the_same_interval_and_another_seed_another():
     assert key(a) == key(b) and key(a) != key(c)
 
 
-# -- the resampled statistic is the metric's definition: copies of images ---------------------------
+# -- the resampled statistic is the metric's definition: copies of images --------------------------
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(scene(), st.data())
@@ -91,7 +92,8 @@ def test_weighted_coco_ap_equals_the_engine_on_copied_images(data, draw):
         det["score"] = round(det["score"], 2) + k * 1e-6
     weights = np.array([draw.draw(st.integers(0, 3)) for _ in images])
     res = run_engine(images, categories, anns, dets, id0_quirk=False)
-    got = cocoeval.summary_replicates(cocoeval.summary_rankings(res), weights[None, :].astype(float))
+    got = cocoeval.summary_replicates(cocoeval.summary_rankings(res),
+                                      weights[None, :].astype(float))
     copies, anns2, dets2 = [], [], []
     for i, img in enumerate(images):
         for c in range(weights[i]):
@@ -151,7 +153,8 @@ def test_weighted_cider_d_equals_the_toolkit_call_on_copied_images():
     k = [len(refs[i]) for i in ids]
     starts = np.cumsum(k) - k
     n = len(ids)
-    res = CiderDResampler(count_ngrams(th + tr), np.arange(n), n + np.arange(len(tr)), np.repeat(np.arange(n), k), n)
+    res = CiderDResampler(count_ngrams(th + tr), np.arange(n), n + np.arange(len(tr)),
+                          np.repeat(np.arange(n), k), n)
     weights = np.random.default_rng(1).integers(0, 3, n)
     keep = np.repeat(np.arange(n), weights)
     th2 = [th[i] for i in keep]
@@ -191,15 +194,17 @@ def test_meteor_from_summed_statistics_equals_the_jars_eval():
                 if len(subset):
                     per, corpus = jar.evaluate([lines[j] for j in subset])
                     assert abs(meteor_from_stats(stats[subset].sum(axis=0)) - corpus) < 1e-14, case
-                    assert np.allclose(meteor_from_stats(parse_stats([lines[j] for j in subset])), per, rtol=0, atol=1e-15)
+                    assert np.allclose(meteor_from_stats(parse_stats([lines[j] for j in subset])),
+                                       per, rtol=0, atol=1e-15)
 
 
-# -- paired comparison -------------------------------------------------------------------------------
+# -- paired comparison -----------------------------------------------------------------------------
 
 def test_compare_prints_a_verdict_table_and_writes_json(sample_release, tmp_path):
     out = tmp_path / "cmp.json"
     proc = run_cli("compare", "ref-l4", "--references", str(sample_release), "--predictions",
-                   str(sample_release / "predictions_good.json"), str(sample_release / "predictions_poor.json"),
+                   str(sample_release / "predictions_good.json"),
+                   str(sample_release / "predictions_poor.json"),
                    "--resamples", "300", "--output", str(out), check=True)
     assert "paired bootstrap, 300 resamples of images" in proc.stdout and "A better" in proc.stdout
     data = json.loads(out.read_text())
@@ -232,7 +237,8 @@ def test_bad_ci_settings_are_clear_errors(sample_release):
                    str(sample_release / "predictions_good.json"), "--ci", "95")
     assert proc.returncode == 2 and "between 0 and 1" in proc.stderr and "Traceback" not in proc.stderr
     proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
-                   str(sample_release / "predictions_good.json"), "--ci", "0.95", "--resamples", "3")
+                   str(sample_release / "predictions_good.json"), "--ci", "0.95", "--resamples",
+                   "3")
     assert proc.returncode == 2 and "resamples" in proc.stderr
 
 
@@ -244,7 +250,8 @@ def test_evaluate_module_returns_intervals():
     from conftest import ROOT
 
     metric = evaluate.load(str(ROOT / "metrics" / "ref_l4"))
-    refs = [{"id": i, "bbox": [10, 10, 100, 50 + i], "ori_category_id": "o365_1", "file_name": f"{i // 3}.jpg"}
+    refs = [{"id": i, "bbox": [10, 10, 100, 50 + i], "ori_category_id": "o365_1",
+             "file_name": f"{i // 3}.jpg"}
             for i in range(30)]
     preds = [{"pred_bbox": [10, 10, 110, 60 + (i % 7) * 9], "format": "xyxy"} for i in range(30)]
     with warnings.catch_warnings():
@@ -256,14 +263,15 @@ def test_evaluate_module_returns_intervals():
     assert low < plain["Acc75"] < high
 
 
-# -- coverage ------------------------------------------------------------------------------------------
+# -- coverage --------------------------------------------------------------------------------------
 
 def _ref_l4_sample(n_rows: int, seed: int):
     from vlbench.benchmarks.ref_l4 import synthetic
     from vlbench.benchmarks.ref_l4.reader import references_from_rows
 
     rows = synthetic.make_rows(n_rows, seed=seed, n_images=n_rows // 4)
-    return vlbench.score("ref_l4", references_from_rows(rows), synthetic.make_predictions(rows, quality="poor", seed=seed + 1))
+    return vlbench.score("ref_l4", references_from_rows(rows),
+                         synthetic.make_predictions(rows, quality="poor", seed=seed + 1))
 
 
 def _omnilabel_sample(n_images: int, seed: int):
@@ -271,8 +279,8 @@ def _omnilabel_sample(n_images: int, seed: int):
     from vlbench.benchmarks.omnilabel.reader import parse_official
 
     data = synthetic.make_dataset(n_images, seed=seed)
-    return vlbench.score("omnilabel", parse_official(data), synthetic.make_predictions(data, seed=seed + 1),
-                         details=False)
+    return vlbench.score("omnilabel", parse_official(data),
+                         synthetic.make_predictions(data, seed=seed + 1), details=False)
 
 
 def _ovdeval_sample(n_images: int, seed: int):
@@ -290,17 +298,21 @@ def _nocaps_sample(n_images: int, seed: int):
     from vlbench.benchmarks.nocaps.reader import parse_official
 
     data = synthetic.make_dataset(n_images, seed=seed)
-    return vlbench.score("nocaps", parse_official(data), synthetic.make_predictions(data, seed=seed + 1, quality="poor"),
+    return vlbench.score("nocaps", parse_official(data),
+                         synthetic.make_predictions(data, seed=seed + 1, quality="poor"),
                          meteor=False, spice=False, tokenizer="python")
 
 
-#: (sample maker, metric, images or rows per sample, size of the sample that stands for the population).
-#: AP-type numbers are biased in small samples (measured here: OmniLabel AP_descr at 300 images sits 0.3 sd
-#: above its population value, OVDEval NMS-AP at 300 images ~4 sd above, with ~10 GT per category); a
-#: percentile bootstrap measures sampling spread, not that bias, so AP intervals under-cover the population
-#: value at such sizes. Coverage is checked on nearly unbiased metrics of each benchmark (recall, accuracy, BLEU).
-COVERAGE = {"ref_l4": (_ref_l4_sample, "Acc50", 400, 200_000), "omnilabel": (_omnilabel_sample, "AR_descr", 300, 20_000),
-            "ovdeval": (_ovdeval_sample, "NMS_AR100", 300, 20_000), "nocaps": (_nocaps_sample, "B4", 200, 20_000)}
+#: (sample maker, metric, images or rows per sample, size of the sample that stands for the
+#: population). AP-type numbers are biased in small samples (measured here: OmniLabel AP_descr at
+#: 300 images sits 0.3 sd above its population value, OVDEval NMS-AP at 300 images ~4 sd above, with
+#: ~10 GT per category); a percentile bootstrap measures sampling spread, not that bias, so AP
+#: intervals under-cover the population value at such sizes. Coverage is checked on nearly unbiased
+#: metrics of each benchmark (recall, accuracy, BLEU).
+COVERAGE = {"ref_l4": (_ref_l4_sample, "Acc50", 400, 200_000),
+            "omnilabel": (_omnilabel_sample, "AR_descr", 300, 20_000),
+            "ovdeval": (_ovdeval_sample, "NMS_AR100", 300, 20_000),
+            "nocaps": (_nocaps_sample, "B4", 200, 20_000)}
 
 
 def _coverage(benchmark: str, repetitions: int, resamples: int) -> tuple[float, float]:
@@ -317,16 +329,18 @@ def _coverage(benchmark: str, repetitions: int, resamples: int) -> tuple[float, 
 @pytest.mark.parametrize("bench_id", sorted(COVERAGE))
 @pytest.mark.heavy
 def test_coverage_fast(bench_id):
-    """60 repetitions: catches a badly wrong interval (e.g. expressions resampled alone, 80% coverage)."""
+    """60 repetitions: catches a badly wrong interval (e.g. expressions resampled alone, 80%
+    coverage)."""
     coverage, truth = _coverage(bench_id, 60, 300)
     assert 0.86 <= coverage <= 1.0, (coverage, truth)
 
 
 @pytest.mark.heavy
 def test_coverage_acceptance_within_a_minute():
-    """The acceptance check at CI size (~30 s): Ref-L4 Acc50, 400 repetitions of 1,000 resamples each (expressions
-    of one image resampled together). With 400 draws the binomial sd of a true 95% coverage is 1.1 points, so
-    [92%, 98%] is about +-2.8 sd; fixed seeds make the run reproducible (it gives 95.75%)."""
+    """The acceptance check at CI size (~30 s): Ref-L4 Acc50, 400 repetitions of 1,000 resamples
+    each (expressions of one image resampled together). With 400 draws the binomial sd of a true 95%
+    coverage is 1.1 points, so [92%, 98%] is about +-2.8 sd; fixed seeds make the run reproducible
+    (it gives 95.75%)."""
     coverage, truth = _coverage("ref_l4", 400, 1000)
     assert 0.92 <= coverage <= 0.98, (coverage, truth)
 
@@ -334,6 +348,7 @@ def test_coverage_acceptance_within_a_minute():
 @pytest.mark.slow
 @pytest.mark.parametrize("bench_id", sorted(COVERAGE))
 def test_coverage_slow(bench_id):
-    """The acceptance check: 1,000 repetitions, 1,000 resamples each; 93-97% coverage of the 95% interval."""
+    """The acceptance check: 1,000 repetitions, 1,000 resamples each; 93-97% coverage of the 95%
+    interval."""
     coverage, truth = _coverage(bench_id, 1000, 1000)
     assert 0.93 <= coverage <= 0.97, (coverage, truth)

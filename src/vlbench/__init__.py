@@ -1,10 +1,11 @@
-"""vlbench: hard vision-language benchmarks as Hugging Face datasets, metrics and Spaces, scored like the
-official scorers.
+"""vlbench: hard vision-language benchmarks as Hugging Face datasets, metrics and Spaces, scored
+like the official scorers.
 
-The public API is imported lazily so that ``vlbench --version`` and the CLI start fast. The code sits in layer
-folders, each importing only the ones below it: ``engine/``, ``benchmarks/`` (the registry, the capability
-interfaces and one folder per benchmark), ``library/`` (the library API and renderings), and at the top the fronts
-(CLI, Space, model runner, harness importers, task packs, ``evaluate`` modules).
+The public API is imported lazily so that ``vlbench --version`` and the CLI start fast. The code
+sits in layer folders, each importing only the ones below it: ``engine/``, ``benchmarks/`` (the
+registry, the capability interfaces and one folder per benchmark), ``library/`` (the library API and
+renderings), and at the top the fronts (CLI, Space, model runner, harness importers, task packs,
+``evaluate`` modules).
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ __version__ = "0.1.0"
 
 #: public name -> the module that defines it
 _PUBLIC = {
-    **dict.fromkeys(("score", "compare", "load_references", "build", "export", "metric_path"), "library.api"),
-    "Result": "engine.result", "Benchmark": "benchmarks.benchmark", "Options": "benchmarks.benchmark",
+    **dict.fromkeys(("score", "compare", "load_references", "build", "export", "metric_path"),
+                    "library.api"),
+    "Result": "engine.result", "Benchmark": "benchmarks.benchmark",
+    "Options": "benchmarks.benchmark",
     "BENCHMARKS": "benchmarks", "register": "benchmarks", "get_benchmark": "benchmarks",
     "VlbenchError": "engine.errors", "InputError": "engine.errors",
 }

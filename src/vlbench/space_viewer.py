@@ -1,6 +1,7 @@
-"""The Space's sample viewer: each image of a scored upload drawn with its boxes, the worst first, as the
-benchmark's own matching reads them (its ``views`` capability); the states kept per upload, the least recently used
-dropped. Wired into Gradio by :mod:`vlbench.space`; nothing here imports Gradio.
+"""The Space's sample viewer: each image of a scored upload drawn with its boxes, the worst first,
+as the benchmark's own matching reads them (its ``views`` capability); the states kept per upload,
+the least recently used dropped. Wired into Gradio by :mod:`vlbench.space`; nothing here imports
+Gradio.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Any
 from .benchmarks import get_benchmark
 from .benchmarks.protocol.views import ALL_QUERIES, SHOW_SCORE
 
-#: Viewer states (the scenes of one scored upload, ~0.6 MB) kept at once, all sessions together, the least recently
-#: used dropped first; ``VLBENCH_SPACE_VIEWERS`` overrides it. A session keeps only its state's key.
+#: Viewer states (the scenes of one scored upload, ~0.6 MB) kept at once, all sessions together, the
+#: least recently used dropped first; ``VLBENCH_SPACE_VIEWERS`` overrides it. A session keeps only
+#: its state's key.
 MAX_VIEWER_STATES = int(os.environ.get("VLBENCH_SPACE_VIEWERS", "32"))
 
 #: images of one upload the viewer keeps (worst first), shown PAGE_SIZE to a page
@@ -22,30 +24,37 @@ PAGE_SIZE = 20
 LEGEND_WORDS = {"gt": "ground truth found", "miss": "ground truth missed",
                 "match": "prediction matching a ground truth of its label (IoU ≥ 0.5)",
                 "negative": "hard negative: a negative label of the image on an object (an error)",
-                "wrong_label": "another object's label on an object (an error)", "fp": "false positive on nothing",
-                "suppressed": "removed by the benchmark's suppression before scoring (no match, no error)"}
+                "wrong_label": "another object's label on an object (an error)",
+                "fp": "false positive on nothing",
+                "suppressed": "removed by the benchmark's suppression before scoring (no match, no "
+                              "error)"}
 
 
 def legend() -> str:
-    """The viewer's legend (HTML in Markdown), in the colours :func:`vlbench.library.report.draw` uses."""
+    """The viewer's legend (HTML in Markdown), in the colours :func:`vlbench.library.report.draw`
+    uses."""
     from .library.report import COLOURS
 
     keys = " · ".join(f'<span style="color: rgb{COLOURS[k]}; font-weight: bold">■ {words}</span>'
                       for k, words in LEGEND_WORDS.items())
-    return (keys + ". Predictions scoring below the threshold are hidden; each image is shown whole, grown in grey "
+    return (keys + ". Predictions scoring below the threshold are hidden; each image is shown "
+                   "whole, grown in grey "
             "where a box reaches beyond it.")
 
 
-#: predicted boxes a kept scene holds at most (its highest-scoring ones): a session's state stays small
+#: predicted boxes a kept scene holds at most (its highest-scoring ones): a session's state stays
+#: small
 MAX_SCENE_BOXES = 300
 
 
-def viewer_state(benchmark: str, references: Any, predictions: Any, result: Any, references_path: str) -> dict:
-    """What the viewer of one upload needs (kept per browser session for an hour): its scenes worst first, at most
-    MAX_SCENES, each with at most MAX_SCENE_BOXES predicted boxes."""
+def viewer_state(benchmark: str, references: Any, predictions: Any, result: Any,
+                 references_path: str) -> dict:
+    """What the viewer of one upload needs (kept per browser session for an hour): its scenes worst
+    first, at most MAX_SCENES, each with at most MAX_SCENE_BOXES predicted boxes."""
     import dataclasses
 
-    ranked = sorted(get_benchmark(benchmark).views.scenes(references, predictions, result), key=lambda s: -s.badness)
+    ranked = sorted(get_benchmark(benchmark).views.scenes(references, predictions, result),
+                    key=lambda s: -s.badness)
     wanted = {_example_key(e) for examples in (result.analysis or {}).get("examples", {}).values() for e in examples}
     chosen = ranked[:MAX_SCENES] + [s for s in ranked[MAX_SCENES:] if wanted & set(s.keys)]   # the Errors tab's too
     kept = [scene if len(scene.predicted) <= MAX_SCENE_BOXES else dataclasses.replace(
@@ -63,7 +72,8 @@ def _example_key(example: dict) -> Any:
 
 
 def error_examples(scenes: list[Any], analysis: dict | None) -> dict[str, list[int]]:
-    """Per error type of the analysis, the viewer ranks of the scenes its examples are on (worst example first)."""
+    """Per error type of the analysis, the viewer ranks of the scenes its examples are on (worst
+    example first)."""
     rank_of: dict[Any, int] = {}
     for rank, scene in enumerate(scenes):
         for key in scene.keys:
@@ -77,8 +87,9 @@ def error_examples(scenes: list[Any], analysis: dict | None) -> dict[str, list[i
 
 
 class ViewerStore:
-    """The viewer states of the latest uploads, at most ``size`` (least recently used dropped first), each under a
-    random key: what the Space keeps per session is bounded however many sessions come and stay."""
+    """The viewer states of the latest uploads, at most ``size`` (least recently used dropped
+    first), each under a random key: what the Space keeps per session is bounded however many
+    sessions come and stay."""
 
     def __init__(self, size: int = MAX_VIEWER_STATES) -> None:
         import threading
@@ -112,12 +123,14 @@ class ViewerStore:
 
 
 def viewer_page(state: Any, page: Any) -> tuple[int, list[tuple[str, int]], str]:
-    """(page shown, its image choices as (label, rank), "page k of n"); the page is clamped to the ones there are."""
+    """(page shown, its image choices as (label, rank), "page k of n"); the page is clamped to the
+    ones there are."""
     scenes = state["scenes"] if isinstance(state, dict) else []
     pages = max(1, -(-len(scenes) // PAGE_SIZE))
     page = min(max(int(page) if isinstance(page, (int, float)) else 0, 0), pages - 1)
     first = page * PAGE_SIZE
-    shown = [(f"#{first + n + 1} {scene.title}", first + n) for n, scene in enumerate(scenes[first:first + PAGE_SIZE])]
+    shown = [(f"#{first + n + 1} {scene.title}", first + n) for n,
+             scene in enumerate(scenes[first:first + PAGE_SIZE])]
     kept = f" (the worst {len(scenes)} of {state['total']})" if scenes and state["total"] > len(scenes) else ""
     return page, shown, f"page {page + 1} of {pages}, worst first{kept}" if scenes else "no images to show"
 
@@ -134,7 +147,8 @@ def viewer_queries(state: Any, rank: Any) -> list[str]:
 
 
 def viewer_draw(state: Any, rank: Any, query: Any, threshold: Any) -> tuple[Any, str, str]:
-    """(drawn image, caption, the drawn boxes as JSON in the drawn image's pixels) of one image and query."""
+    """(drawn image, caption, the drawn boxes as JSON in the drawn image's pixels) of one image and
+    query."""
     from .library import report
 
     scene = _scene(state, rank)
@@ -145,7 +159,8 @@ def viewer_draw(state: Any, rank: Any, query: Any, threshold: Any) -> tuple[Any,
     sample = scene.sample(query, threshold)
     image_bytes = report.image_reader(state["references"])(scene.image) if scene.image else None
     image, placed = report.draw_placed(sample, image_bytes)
-    boxes = {"size": list(image.size), "boxes": [{"xyxy": [round(v, 1) for v in xyxy], "kind": kind, "label": label}
+    boxes = {"size": list(image.size),
+             "boxes": [{"xyxy": [round(v, 1) for v in xyxy], "kind": kind, "label": label}
                                                  for xyxy, label, kind in placed]}
     caption = f"**{scene.title}**" + (f" — query: {query}" if query != ALL_QUERIES else "")
     return image, caption + (f"\n\n{scene.text}" if scene.text else ""), json.dumps(boxes)

@@ -1,8 +1,9 @@
-"""A toy fifth benchmark, written only against the public protocol (ARCHITECTURE.md, "How to add a benchmark"),
-with every face a benchmark can have: count the objects in an image. References
+"""A toy fifth benchmark, written only against the public protocol (ARCHITECTURE.md, "How to add a
+benchmark"), with every face a benchmark can have: count the objects in an image. References
 ``{"images": [{"id", "count", "file_name"}]}`` (or the Hub folder its builder writes), predictions
-``[{"image_id", "count"}]``; ``accuracy`` = 100 * share of exact counts, ``MAE`` = mean absolute error (in objects,
-not percent: a toy). A detector answers it: the count is the number of its boxes scoring at least 0.5."""
+``[{"image_id", "count"}]``; ``accuracy`` = 100 * share of exact counts, ``MAE`` = mean absolute
+error (in objects, not percent: a toy). A detector answers it: the count is the number of its boxes
+scoring at least 0.5."""
 
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ def _records(images: list[dict], source: str) -> CountRecords:
 
 
 class CountReplicator:
-    """Step 2b: the metrics under image weights, for ``--ci`` (:mod:`vlbench.engine.uncertainty`)."""
+    """Step 2b: the metrics under image weights, for ``--ci``
+    (:mod:`vlbench.engine.uncertainty`)."""
 
     unit = "image"
 
@@ -61,11 +63,13 @@ class CountReplicator:
     def __call__(self, weights):
         """(R, images) weights -> each metric per resample."""
         total = weights.sum(axis=1)
-        return {"accuracy": weights @ (self.error == 0) / total * 100, "MAE": weights @ self.error / total}
+        return {"accuracy": weights @ (self.error == 0) / total * 100,
+                "MAE": weights @ self.error / total}
 
 
 class CountScorer(Scorer[Options]):
-    """Step 2: the scorer: read the references (a JSON or the built Hub folder), score a prediction list."""
+    """Step 2: the scorer: read the references (a JSON or the built Hub folder), score a prediction
+    list."""
 
     options_type = Options
     prediction_keys = frozenset({"count"})
@@ -86,7 +90,8 @@ class CountScorer(Scorer[Options]):
 
     def references_from_rows(self, rows):
         """Hub rows (the ``evaluate`` module's references) -> records."""
-        return _records([{"id": r.get("image_id"), "count": r.get("count"), "file_name": r.get("file_name")}
+        return _records([{"id": r.get("image_id"), "count": r.get("count"),
+                          "file_name": r.get("file_name")}
                          for r in rows], "references")
 
     def entries_from_examples(self, references, predictions):
@@ -100,21 +105,25 @@ class CountScorer(Scorer[Options]):
         by_id = {}
         for n, p in enumerate(predictions):
             if not isinstance(p, dict) or "image_id" not in p or "count" not in p:
-                raise PredictionError("needs 'image_id' and 'count'", file=source, entry=f"entry {n}")
+                raise PredictionError("needs 'image_id' and 'count'", file=source,
+                                      entry=f"entry {n}")
             by_id[p["image_id"]] = p["count"]
         pred = np.array([by_id.get(int(i), -1) for i in references.image_ids])
         error = np.abs(pred - references.counts)
         return Result("toy_count", options.protocol, {"accuracy": float(np.mean(error == 0) * 100),
                                                       "MAE": float(np.mean(error))},
-                      breakdowns={"per_image": {"image_id": references.image_ids.tolist(), "error": error.tolist()}},
+                      breakdowns={"per_image": {"image_id": references.image_ids.tolist(),
+                                                "error": error.tolist()}},
                       counts={"images": len(pred)}, options={"split": options.split},
                       resampler=lambda: CountReplicator(error))
 
 
 class CountDataset:
-    """Step 3: the Hub dataset: release JSON (+ an image folder) -> README.md card + Parquet, and back."""
+    """Step 3: the Hub dataset: release JSON (+ an image folder) -> README.md card + Parquet, and
+    back."""
 
-    def build(self, raw, out, *, images=None, allow_missing_images=False, skip_bad_images=False, max_shard_bytes=None):
+    def build(self, raw, out, *, images=None, allow_missing_images=False, skip_bad_images=False,
+              max_shard_bytes=None):
         """One ``test`` split of rows {image_id, count, file_name, image}."""
         import datasets
 
@@ -123,12 +132,16 @@ class CountDataset:
         from vlbench.engine.images import image_cell
 
         if images is None and not allow_missing_images:
-            raise FormatError("no images were given", file=str(raw), fix="pass --images or --allow-missing-images")
+            raise FormatError("no images were given", file=str(raw),
+                              fix="pass --images or --allow-missing-images")
         records = CountScorer().load_references(raw, "test")
-        features = datasets.Features({"image_id": datasets.Value("int64"), "count": datasets.Value("int64"),
-                                      "file_name": datasets.Value("string"), "image": datasets.Image()})
+        features = datasets.Features({"image_id": datasets.Value("int64"),
+                                      "count": datasets.Value("int64"),
+                                      "file_name": datasets.Value("string"),
+                                      "image": datasets.Image()})
         report, writer = BuildReport(), ShardedParquetWriter(out, "test", features)
-        for image_id, count, name in zip(records.image_ids.tolist(), records.counts.tolist(), records.file_names):
+        for image_id, count, name in zip(records.image_ids.tolist(), records.counts.tolist(),
+                                         records.file_names):
             path = Path(images) / name if images else None
             cell = image_cell(path, name, skip_bad=skip_bad_images, report=report)[0] if path and path.is_file() else None
             if cell is None:
@@ -156,7 +169,8 @@ class CountViews:
     def tables(self, result):
         """One table."""
         b = result.breakdowns["per_image"]
-        return {"per image": (["image_id", "error"], [list(r) for r in zip(b["image_id"], b["error"])])}
+        return {"per image": (["image_id", "error"],
+                              [list(r) for r in zip(b["image_id"], b["error"])])}
 
     def plots(self, result, figure):
         """A histogram of the errors."""
@@ -167,12 +181,14 @@ class CountViews:
     def scenes(self, references, predictions, result):
         """The viewer's images, the worst-counted first."""
         errors = result.breakdowns["per_image"]["error"]
-        return [Scene(image=references.file_names[i] or None, title=f"error {errors[i]}", badness=float(errors[i]))
+        return [Scene(image=references.file_names[i] or None, title=f"error {errors[i]}",
+                      badness=float(errors[i]))
                 for i in range(len(errors))]
 
 
 class CountPredictor:
-    """Step 5: a model in the loop (``vlbench predict``): a detector asked for "object" in each image."""
+    """Step 5: a model in the loop (``vlbench predict``): a detector asked for "object" in each
+    image."""
 
     kinds = ("detector",)
     answer_kind = "text"
@@ -185,7 +201,8 @@ class CountPredictor:
 
     def from_detections(self, item, detections, /):
         """The count: boxes scoring at least 0.5."""
-        return [{"image_id": item.context["image_id"], "count": sum(s >= 0.5 for s in detections.scores)}]
+        return [{"image_id": item.context["image_id"],
+                 "count": sum(s >= 0.5 for s in detections.scores)}]
 
     def from_answer(self, item, answer, /):
         """Not reached: only detectors answer."""
@@ -210,13 +227,16 @@ class CountShowcase(Showcase):
         return str(HERE / "toy_count" / f"predictions_{quality}.json")
 
 
-#: Step 7: compose them, with the names, metric keys, card facts, leaderboards and the evaluate module's folder
+#: Step 7: compose them, with the names, metric keys, card facts, leaderboards and the evaluate
+#: module's folder
 BENCHMARK = Benchmark(
     id="toy_count", display_name="ToyCount", scorer=CountScorer(), aliases=("toy-count",),
-    metric_keys=("accuracy", "MAE"), headline=("accuracy", "MAE"), lower_is_better=frozenset({"MAE"}),
-    default_split="test",
+    metric_keys=("accuracy", "MAE"), headline=("accuracy", "MAE"),
+    lower_is_better=frozenset({"MAE"}), default_split="test",
     card=Card(task_type="object-counting", task_name="Object counting", license="cc0-1.0",
               metric_names={"accuracy": "exact-count accuracy", "MAE": "mean absolute error"}),
-    dataset=CountDataset(), views=CountViews(), predictor=CountPredictor(), showcase=CountShowcase(),
-    leaderboards=SplitLeaderboards((EvalTask("accuracy", "accuracy", "default", "test", "exact-count accuracy"),)),
+    dataset=CountDataset(), views=CountViews(), predictor=CountPredictor(),
+    showcase=CountShowcase(),
+    leaderboards=SplitLeaderboards((EvalTask("accuracy", "accuracy", "default", "test",
+                                             "exact-count accuracy"),)),
     evaluate_module=os.fspath(HERE / "toy_count"))

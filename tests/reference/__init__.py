@@ -1,1 +1,2 @@
-"""Straightforward per-sample re-statements of official algorithms, for property tests and benchmarks."""
+"""Straightforward per-sample re-statements of official algorithms, for property tests and
+benchmarks."""

@@ -33,12 +33,14 @@ def iou_f32(g, p):
 
 
 def evaluate(rows, predictions, mapping):
-    """rows: dicts with id, bbox (xywh), ori_category_id; predictions: official entries; mapping: dict str->str."""
+    """rows: dicts with id, bbox (xywh), ori_category_id; predictions: official entries; mapping:
+    dict str->str."""
     by_id = {p["id"]: p for p in predictions}
     ious = []
     for row in rows:
         p = by_id[row["id"]]
-        ious.append(iou_f32(to_xyxy(row["bbox"], True), to_xyxy(p["pred_bbox"], p["format"] == "xywh")))
+        ious.append(iou_f32(to_xyxy(row["bbox"], True),
+                            to_xyxy(p["pred_bbox"], p["format"] == "xywh")))
     n = len(ious)
     out = {}
     for key, t in (("Acc50", 0.5), ("Acc75", 0.75), ("Acc90", 0.9)):

@@ -1,9 +1,10 @@
 """The registry of benchmarks.
 
-Every sub-package of this package that defines ``BENCHMARK`` (a :class:`~vlbench.benchmarks.benchmark.Benchmark`)
-is registered on first use, then every object an installed distribution names under the entry-point
-group ``vlbench.benchmarks``; :func:`register` adds one at run time (a notebook, a test). This module
-knows no benchmark by name: they are discovered.
+Every sub-package of this package that defines ``BENCHMARK`` (a
+:class:`~vlbench.benchmarks.benchmark.Benchmark`) is registered on first use, then every object an
+installed distribution names under the entry-point group ``vlbench.benchmarks``; :func:`register`
+adds one at run time (a notebook, a test). This module knows no benchmark by name: they are
+discovered.
 """
 
 from __future__ import annotations
@@ -16,26 +17,29 @@ from collections.abc import Iterator, Mapping
 from ..engine.errors import InputError
 from .benchmark import Benchmark
 
-__all__ = ["register", "unregister", "get_benchmark", "canonical_id", "all_benchmarks", "sniff_predictions",
-           "expect_prediction_list", "BENCHMARKS"]
+__all__ = ["register", "unregister", "get_benchmark", "canonical_id", "all_benchmarks",
+           "sniff_predictions", "expect_prediction_list", "BENCHMARKS"]
 
 #: entry-point group of benchmark plug-ins: ``name = "package.module:BENCHMARK"``
 ENTRY_POINT_GROUP = "vlbench.benchmarks"
 
 _registry: dict[str, Benchmark] = {}
-#: what has been registered so far: "packages" (this package's sub-packages), "plugins" (the entry points)
+#: what has been registered so far: "packages" (this package's sub-packages), "plugins" (the entry
+#: points)
 _discovered: set[str] = set()
 
 
 def _discover(plugins: bool = True) -> None:
-    """Register every sub-package's ``BENCHMARK`` once, then (``plugins``) the entry points' benchmarks once. The
-    plug-ins are looked up only when asked for: their scan reads every installed distribution's metadata (~20 ms
-    with ``importlib.metadata``'s import), which a command naming a built-in benchmark need not pay."""
+    """Register every sub-package's ``BENCHMARK`` once, then (``plugins``) the entry points'
+    benchmarks once. The plug-ins are looked up only when asked for: their scan reads every
+    installed distribution's metadata (~20 ms with ``importlib.metadata``'s import), which a command
+    naming a built-in benchmark need not pay."""
     if "packages" not in _discovered:
         _discovered.add("packages")
         found = [getattr(importlib.import_module(f"{__name__}.{m.name}"), "BENCHMARK", None)
                  for m in pkgutil.iter_modules(__path__) if m.ispkg]
-        for benchmark in sorted((b for b in found if isinstance(b, Benchmark)), key=lambda b: (b.listing_order, b.id)):
+        for benchmark in sorted((b for b in found if isinstance(b, Benchmark)),
+                                key=lambda b: (b.listing_order, b.id)):
             _registry.setdefault(benchmark.id, benchmark)
     if plugins and "plugins" not in _discovered:
         _discovered.add("plugins")
@@ -43,17 +47,20 @@ def _discover(plugins: bool = True) -> None:
 
 
 def _load_plugins() -> None:
-    """Register the benchmark of every entry point in :data:`ENTRY_POINT_GROUP`; a broken one is a warning."""
+    """Register the benchmark of every entry point in :data:`ENTRY_POINT_GROUP`; a broken one is a
+    warning."""
     import importlib.metadata
 
     for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         try:
             benchmark = entry.load()
             if not isinstance(benchmark, Benchmark):
-                raise TypeError(f"{entry.value} is a {type(benchmark).__name__}, not a vlbench Benchmark")
+                raise TypeError(f"{entry.value} is a {type(benchmark).__name__}, not a vlbench "
+                                "Benchmark")
             register(benchmark)
         except Exception as exc:  # a broken plug-in must not take the built-in benchmarks down with it
-            warnings.warn(f"vlbench: benchmark plug-in {entry.name!r} ({entry.value}) was not loaded: {exc}",
+            warnings.warn(f"vlbench: benchmark plug-in {entry.name!r} ({entry.value}) was not "
+                          f"loaded: {exc}",
                           stacklevel=3)
 
 
@@ -74,22 +81,24 @@ def unregister(benchmark_id: str) -> None:
 
 
 def all_benchmarks(plugins: bool = True) -> list[Benchmark]:
-    """Every registered benchmark: the discovered ones in listing order, then the added ones. Without ``plugins``,
-    the entry points are not looked up (those already registered are listed)."""
+    """Every registered benchmark: the discovered ones in listing order, then the added ones.
+    Without ``plugins``, the entry points are not looked up (those already registered are
+    listed)."""
     _discover(plugins)
     return list(_registry.values())
 
 
 def canonical_id(name: str, *, plugins: bool = True) -> str:
-    """An id or alias (any case, ``-`` or ``_``) -> the canonical id; :class:`InputError` if unknown. The plug-ins
-    are looked up only for a name that no registered benchmark has (a plug-in cannot take a registered name), and
-    not at all without ``plugins``."""
+    """An id or alias (any case, ``-`` or ``_``) -> the canonical id; :class:`InputError` if
+    unknown. The plug-ins are looked up only for a name that no registered benchmark has (a plug-in
+    cannot take a registered name), and not at all without ``plugins``."""
     key = name.strip().lower()
     for with_plugins in (False, True) if plugins else (False,):
         for b in all_benchmarks(with_plugins):
             if key == b.id or key in b.aliases:
                 return b.id
-    raise InputError(f"unknown benchmark {name!r}", fix="use one of " + ", ".join(b.id for b in all_benchmarks()))
+    raise InputError(f"unknown benchmark {name!r}",
+                     fix="use one of " + ", ".join(b.id for b in all_benchmarks()))
 
 
 def get_benchmark(name: str) -> Benchmark:
@@ -109,7 +118,8 @@ def sniff_predictions(entries: object) -> str | None:
 
 
 def expect_prediction_list(entries: object, benchmark: str, source: str, entry_form: str) -> None:
-    """Raise a FormatError unless ``entries`` is a JSON list that does not look like another benchmark's file."""
+    """Raise a FormatError unless ``entries`` is a JSON list that does not look like another
+    benchmark's file."""
     from ..engine.errors import FormatError
 
     if not isinstance(entries, list):
@@ -121,8 +131,8 @@ def expect_prediction_list(entries: object, benchmark: str, source: str, entry_f
         return
     other = sniff_predictions(entries)
     if other not in (None, benchmark):
-        raise FormatError(f"this looks like a {other} prediction file, not {benchmark}", file=source,
-                          fix=f"score it with 'vlbench score {other}'")
+        raise FormatError(f"this looks like a {other} prediction file, not {benchmark}",
+                          file=source, fix=f"score it with 'vlbench score {other}'")
 
 
 class _Registry(Mapping[str, Benchmark]):

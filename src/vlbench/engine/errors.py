@@ -32,7 +32,8 @@ class InputError(VlbenchError, ValueError):
 
 
 class FormatError(InputError):
-    """A file is not in the expected format (not JSON, not a list, a missing column, another benchmark's file)."""
+    """A file is not in the expected format (not JSON, not a list, a missing column, another
+    benchmark's file)."""
 
 
 class PredictionError(InputError):
@@ -44,10 +45,11 @@ class CoverageError(InputError):
 
 
 class UnsupportedError(InputError):
-    """A request the project does not support here (e.g. scoring a split without public references); like every
-    :class:`InputError` it can name the file and the fix, and the CLI reports it with exit status 2."""
+    """A request the project does not support here (e.g. scoring a split without public references);
+    like every :class:`InputError` it can name the file and the fix, and the CLI reports it with
+    exit status 2."""
 
 
 class ServiceError(VlbenchError):
-    """A service vlbench needs did not answer (the Hugging Face Hub offline, unreachable, refusing): not the user's
-    input, so the CLI reports it with exit status 1, and never a traceback."""
+    """A service vlbench needs did not answer (the Hugging Face Hub offline, unreachable, refusing):
+    not the user's input, so the CLI reports it with exit status 1, and never a traceback."""

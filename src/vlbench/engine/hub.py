@@ -5,10 +5,11 @@ would; publishing uploads the folder as it is.
 Shards hold row groups of about 100 rows (the Hub's dataset viewer pages image datasets by row
 group) and roll over at ``max_shard_bytes``; rows are written as they come, so memory stays flat.
 
-A shard's name ends with a digest of its bytes and the card lists each split's files by name: ``datasets`` keys
-its cache of a folder by the card (the configs' ``data_files`` and ``dataset_info``), not by the files' content,
-so a rebuilt folder, or another folder of the same name, with the same card would be served the cached rows of
-the first. Content-named files make the card, and so the cache key, change whenever a row does.
+A shard's name ends with a digest of its bytes and the card lists each split's files by name:
+``datasets`` keys its cache of a folder by the card (the configs' ``data_files`` and
+``dataset_info``), not by the files' content, so a rebuilt folder, or another folder of the same
+name, with the same card would be served the cached rows of the first. Content-named files make the
+card, and so the cache key, change whenever a row does.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ShardedParquetWriter", "SplitSummary", "ConfigSpec", "file_digest", "size_category", "card_yaml",
-           "write_card"]
+__all__ = ["ShardedParquetWriter", "SplitSummary", "ConfigSpec", "file_digest", "size_category",
+           "card_yaml", "write_card"]
 
 ROWS_PER_GROUP = 100
 MAX_SHARD_BYTES = 300 * 1024**2
@@ -39,10 +40,11 @@ class SplitSummary:
 
 
 class ShardedParquetWriter:
-    """Stream encoded rows into ``<subdir>/<prefix>-0000i-of-0000n-<digest>.parquet`` (prefix: the split by
-    default; digest: the first 16 hex digits of the shard's SHA-256)."""
+    """Stream encoded rows into ``<subdir>/<prefix>-0000i-of-0000n-<digest>.parquet`` (prefix: the
+    split by default; digest: the first 16 hex digits of the shard's SHA-256)."""
 
-    def __init__(self, out_dir: str | os.PathLike, split: str, features: Any, *, subdir: str = "data",
+    def __init__(self, out_dir: str | os.PathLike, split: str, features: Any, *,
+                 subdir: str = "data",
                  prefix: str | None = None, rows_per_group: int = ROWS_PER_GROUP,
                  max_shard_bytes: int = MAX_SHARD_BYTES, source: str | None = None) -> None:
         self.root = Path(out_dir)
@@ -68,8 +70,9 @@ class ShardedParquetWriter:
             raise self._mistyped_error(row, *found)
         encoded = self.features.encode_example(row)
         for key, value in row.items():
-            # datasets' Image feature keeps only the path when that path exists relative to the working
-            # directory (e.g. a build run inside the image folder); the bytes are what the Hub needs
+            # datasets' Image feature keeps only the path when that path exists relative to the
+            # working directory (e.g. a build run inside the image folder); the bytes are what the
+            # Hub needs
             if isinstance(value, dict) and value.get("bytes") is not None and isinstance(encoded.get(key), dict):
                 encoded[key] = {"bytes": value["bytes"], "path": value.get("path")}
         self._buffer.append(encoded)
@@ -101,16 +104,20 @@ class ShardedParquetWriter:
         self.summary.num_examples += table.num_rows
         self.summary.num_bytes += table.nbytes
 
-    def _mistyped_error(self, row: dict[str, Any], where: str, value: Any, column: str) -> Exception:
-        """The project's error naming a value its typed column would change or refuse, by the row's ids and the
-        field's path."""
+    def _mistyped_error(self, row: dict[str, Any], where: str, value: Any,
+                        column: str) -> Exception:
+        """The project's error naming a value its typed column would change or refuse, by the row's
+        ids and the field's path."""
         from .errors import FormatError
 
         ids = ", ".join(f"{k} {row[k]!r}" for k in row if k.endswith("id") and not isinstance(row[k], (dict, list)))
-        return FormatError(f"{where} is {value!r}, which the Hub dataset's {column} column cannot hold as it is",
+        return FormatError(f"{where} is {value!r}, which the Hub dataset's {column} column cannot "
+                           "hold as it is",
                            file=self.source, entry=f"the {self.split} row of {ids or 'this file'}",
-                           fix="write the value as the column's type in the file (e.g. iscrowd 0 or 1), or score "
-                               "the file itself with 'vlbench score', which reads it as the official scorer does")
+                           fix="write the value as the column's type in the file (e.g. iscrowd 0 "
+                               "or 1), or score "
+                               "the file itself with 'vlbench score', which reads it as the "
+                               "official scorer does")
 
     def _close_shard(self) -> None:
         if self._writer is not None:
@@ -118,7 +125,8 @@ class ShardedParquetWriter:
             self._writer = None
 
     def close(self) -> SplitSummary:
-        """Flush, close and give the shards their final ``-of-`` names, each with its content digest."""
+        """Flush, close and give the shards their final ``-of-`` names, each with its content
+        digest."""
         self._flush()
         self._close_shard()
         n = len(self._shard_paths)
@@ -132,10 +140,11 @@ class ShardedParquetWriter:
 
 
 def _mistyped(row: dict[str, Any], features: Any) -> tuple[str, Any, str] | None:
-    """(the field's path, its value, the column's type) of the first value of ``row`` that its ``datasets``
-    feature would change or refuse, or None: a boolean or text where numbers go, a fraction in an integer column,
-    a number where text goes. ``datasets``' encoder turns "0" into 0 and 0.5 into 0 without a word, which would
-    change what an official file says (``iscrowd`` "0" is truthy there). Class labels take their names or ids."""
+    """(the field's path, its value, the column's type) of the first value of ``row`` that its
+    ``datasets`` feature would change or refuse, or None: a boolean or text where numbers go, a
+    fraction in an integer column, a number where text goes. ``datasets``' encoder turns "0" into 0
+    and 0.5 into 0 without a word, which would change what an official file says (``iscrowd`` "0" is
+    truthy there). Class labels take their names or ids."""
     import datasets
     import numpy as np
 
@@ -190,8 +199,8 @@ def size_category(n: int) -> str:
 
 @dataclass
 class ConfigSpec:
-    """One ``configs`` entry of a dataset card: its features and splits; each split's data files are its
-    summary's ``files`` (listed by name, so that the card changes with the content)."""
+    """One ``configs`` entry of a dataset card: its features and splits; each split's data files are
+    its summary's ``files`` (listed by name, so that the card changes with the content)."""
 
     name: str
     features: Any
@@ -199,10 +208,11 @@ class ConfigSpec:
     default: bool = False
 
 
-def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None, config_name: str = "default",
-              extra: dict[str, Any] | None = None,
+def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None,
+              config_name: str = "default", extra: dict[str, Any] | None = None,
               configs: list[ConfigSpec] | None = None) -> dict[str, Any]:
-    """The YAML header of a dataset card: metadata, ``configs`` with ``data_files`` and ``dataset_info``.
+    """The YAML header of a dataset card: metadata, ``configs`` with ``data_files`` and
+    ``dataset_info``.
 
     Either one config (``features`` + ``splits``) or several ``configs``.
     """
@@ -221,7 +231,8 @@ def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None,
     infos = [{
         "config_name": c.name,
         "features": c.features._to_yaml_list(),
-        "splits": [{"name": s.name, "num_bytes": int(s.num_bytes), "num_examples": int(s.num_examples)}
+        "splits": [{"name": s.name, "num_bytes": int(s.num_bytes),
+                    "num_examples": int(s.num_examples)}
                    for s in c.splits],
         "dataset_size": int(sum(s.num_bytes for s in c.splits)),
     } for c in configs]
@@ -229,7 +240,8 @@ def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None,
     return meta
 
 
-#: the card's note on loading a rebuilt folder (why the shards' names carry digests, and what an older build needs)
+#: the card's note on loading a rebuilt folder (why the shards' names carry digests, and what an
+#: older build needs)
 REBUILD_NOTE = """## Loading a rebuilt folder
 
 Each shard's name ends with a digest of its bytes and the `configs` above list the shards by name, so
@@ -240,8 +252,8 @@ be served an earlier build's rows from the `datasets` cache: rebuild it, or load
 
 
 def write_card(out_dir: str | os.PathLike, meta: dict[str, Any], body: str) -> Path:
-    """Write ``README.md`` through ``huggingface_hub``'s card API: the YAML ``meta``, then the prose ``body`` and
-    :data:`REBUILD_NOTE`."""
+    """Write ``README.md`` through ``huggingface_hub``'s card API: the YAML ``meta``, then the prose
+    ``body`` and :data:`REBUILD_NOTE`."""
     import yaml
     from huggingface_hub import DatasetCard
 

@@ -17,8 +17,9 @@ __all__ = ["extract_needed", "index_folder", "ImageSource", "image_cell"]
 
 
 def extract_needed(archive: Path, needed: set[str], into: Path) -> int:
-    """Stream ``archive`` once, writing only the members whose base name is needed (constant memory). Two members
-    with a needed base name are an error: which of them is the image is not knowable."""
+    """Stream ``archive`` once, writing only the members whose base name is needed (constant
+    memory). Two members with a needed base name are an error: which of them is the image is not
+    knowable."""
     found: dict[str, str] = {}
     try:
         with tarfile.open(archive, mode="r|*") as tar:
@@ -27,8 +28,10 @@ def extract_needed(archive: Path, needed: set[str], into: Path) -> int:
                 if not member.isfile() or name not in needed:
                     continue
                 if name in found:
-                    raise FormatError(f"two members are named {name!r}: {found[name]} and {member.name}",
-                                      file=str(archive), fix="keep one file per image name in the archive")
+                    raise FormatError(f"two members are named {name!r}: {found[name]} and "
+                                      f"{member.name}",
+                                      file=str(archive),
+                                      fix="keep one file per image name in the archive")
                 found[name] = member.name
                 src = tar.extractfile(member)
                 if src is None:         # a regular file always has a stream: for the type checker
@@ -43,20 +46,23 @@ def extract_needed(archive: Path, needed: set[str], into: Path) -> int:
 
 
 def index_folder(folder: Path, needed: set[str] | None = None) -> dict[str, Path]:
-    """Base name -> path of every file below ``folder``; two files of a ``needed`` base name are an error."""
+    """Base name -> path of every file below ``folder``; two files of a ``needed`` base name are an
+    error."""
     index: dict[str, Path] = {}
     for p in folder.rglob("*"):
         if not p.is_file():
             continue
         if p.name in index and (needed is None or p.name in needed):
-            raise FormatError(f"two files are named {p.name!r}: {index[p.name]} and {p}", file=str(folder),
+            raise FormatError(f"two files are named {p.name!r}: {index[p.name]} and {p}",
+                              file=str(folder),
                               fix="keep one file per image name below the image folder")
         index[p.name] = p
     return index
 
 
 class ImageSource:
-    """Base name -> file for a folder, or for an archive extracted (only the needed members) into ``scratch``."""
+    """Base name -> file for a folder, or for an archive extracted (only the needed members) into
+    ``scratch``."""
 
     def __init__(self, source: Path, needed: set[str], scratch: Path) -> None:
         if source.is_dir():
@@ -72,17 +78,20 @@ class ImageSource:
         return self.paths.get(os.path.basename(file_name))
 
 
-#: what PIL raises for bytes that are no image it can read: damaged or foreign bytes (OSError and its
-#: UnidentifiedImageError, ValueError, SyntaxError) and an image over its pixel cap (DecompressionBombError)
+#: what PIL raises for bytes that are no image it can read: damaged or foreign bytes (OSError and
+#: its UnidentifiedImageError, ValueError, SyntaxError) and an image over its pixel cap
+#: (DecompressionBombError)
 UNREADABLE: tuple[type[Exception], ...] = (OSError, ValueError, SyntaxError, DecompressionBombError)
 
 
-def image_cell(path: Path, name: str, *, skip_bad: bool = False, report: Any = None) -> tuple[dict | None, Any]:
-    """The Hub ``Image`` cell of one file, ``{"path": name, "bytes": ...}``, and its (width, height), after a cheap
-    check that it is an image (PIL reads its header and size). A file that is not (empty, truncated header,
-    another kind of file, a link to one) is a :class:`FormatError` naming it, or with ``skip_bad`` no cell,
-    counted in ``report`` (a :class:`~vlbench.benchmarks.validation.BuildReport`). So is an image over Pillow's
-    pixel cap (its guard against decompression bombs, ``PIL.Image.MAX_IMAGE_PIXELS``)."""
+def image_cell(path: Path, name: str, *, skip_bad: bool = False,
+               report: Any = None) -> tuple[dict | None, Any]:
+    """The Hub ``Image`` cell of one file, ``{"path": name, "bytes": ...}``, and its (width,
+    height), after a cheap check that it is an image (PIL reads its header and size). A file that is
+    not (empty, truncated header, another kind of file, a link to one) is a :class:`FormatError`
+    naming it, or with ``skip_bad`` no cell, counted in ``report`` (a
+    :class:`~vlbench.benchmarks.validation.BuildReport`). So is an image over Pillow's pixel cap
+    (its guard against decompression bombs, ``PIL.Image.MAX_IMAGE_PIXELS``)."""
     import io
 
     from PIL import Image
@@ -93,10 +102,13 @@ def image_cell(path: Path, name: str, *, skip_bad: bool = False, report: Any = N
             size = im.size
     except UNREADABLE as exc:
         if not skip_bad:
-            raise FormatError(f"not a readable image ({type(exc).__name__}: {str(exc)[:160]})", file=str(path),
-                              fix="replace the file, or pass --skip-bad-images to build without it (counted)") from None
+            raise FormatError(f"not a readable image ({type(exc).__name__}: {str(exc)[:160]})",
+                              file=str(path),
+                              fix="replace the file, or pass --skip-bad-images to build without it "
+                                  "(counted)") from None
         if report is not None:
-            report.count("bad_images", "file(s) that are not readable images were left out (--skip-bad-images)",
+            report.count("bad_images",
+                         "file(s) that are not readable images were left out (--skip-bad-images)",
                           example=name)
         return None, None
     return {"path": name, "bytes": data}, size

@@ -1,6 +1,6 @@
-"""Where ids sit in a sorted array of distinct ids: the lookup every reader and scorer makes from image, category
-or description ids to array positions, with the check that an id is there at all (``searchsorted`` alone files an
-unknown id under its neighbour)."""
+"""Where ids sit in a sorted array of distinct ids: the lookup every reader and scorer makes from
+image, category or description ids to array positions, with the check that an id is there at all
+(``searchsorted`` alone files an unknown id under its neighbour)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,25 @@ from numpy.typing import NDArray
 
 __all__ = ["find_ids", "DENSE_SPAN"]
 
-#: the widest id range (largest id - smallest + 1) looked up through a dense table (int32 entries: 16 MiB at most)
+#: the widest id range (largest id - smallest + 1) looked up through a dense table (int32 entries:
+#: 16 MiB at most)
 DENSE_SPAN = 1 << 22
 
 
-def find_ids(sorted_ids: NDArray[np.int64], ids: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-    """(position of each of ``ids`` in ``sorted_ids`` (sorted, distinct), whether it is there); position 0 where not.
+def find_ids(sorted_ids: NDArray[np.int64], ids: NDArray[np.int64]) -> tuple[NDArray[np.int64],
+                                                                             NDArray[np.bool_]]:
+    """(position of each of ``ids`` in ``sorted_ids`` (sorted, distinct), whether it is there);
+    position 0 where not.
 
-    Ids within a narrow range (most datasets number their images and descriptions densely) go through a table
-    indexed by id: one gather instead of a binary search per id. Any other range
+    Ids within a narrow range (most datasets number their images and descriptions densely) go
+    through a table indexed by id: one gather instead of a binary search per id. Any other range
     takes ``np.searchsorted``. Both give the same answer."""
     ids = np.asarray(ids)
     n = len(sorted_ids)
     if n == 0:
         return np.zeros(len(ids), dtype=np.int64), np.zeros(len(ids), dtype=bool)
-    # the table only for signed integers: other ids (floats, unsigned) are compared by value, never cast
+    # the table only for signed integers: other ids (floats, unsigned) are compared by value, never
+    # cast
     signed = ids.dtype.kind == "i" and np.asarray(sorted_ids).dtype.kind == "i"
     lo, hi = (int(sorted_ids[0]), int(sorted_ids[-1])) if signed else (0, DENSE_SPAN)
     span = hi - lo + 1

@@ -45,7 +45,8 @@ def _clean(value: Any) -> Any:
 
 @dataclass
 class Result:
-    """Scores of one benchmark run: flat ``metrics``, larger ``breakdowns``, ``counts``, ``warnings``.
+    """Scores of one benchmark run: flat ``metrics``, larger ``breakdowns``, ``counts``,
+    ``warnings``.
 
     ``options`` is the signature of the run (split, protocol-dependent switches, backends), so a
     number can always be traced to the settings that produced it.
@@ -59,13 +60,17 @@ class Result:
     warnings: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     version: str = __version__
-    #: the Hub id of the dataset the references are (a published folder, or the id scored from); None if unknown
+    #: the Hub id of the dataset the references are (a published folder, or the id scored from);
+    #: None if unknown
     dataset_id: str | None = None
-    #: the references scored against: a built folder's recorded release, or official files' SHA-256 (FORMATS.md)
+    #: the references scored against: a built folder's recorded release, or official files' SHA-256
+    #: (FORMATS.md)
     source: dict[str, Any] | None = None
-    #: the error analysis (``analysis=True`` / ``--analysis`` / ``vlbench analyze``): why the model fails; not official
+    #: the error analysis (``analysis=True`` / ``--analysis`` / ``vlbench analyze``): why the model
+    #: fails; not official
     analysis: dict[str, Any] | None = None
-    #: builds the benchmark's bootstrap replicator (see :mod:`vlbench.engine.uncertainty`); not serialised
+    #: builds the benchmark's bootstrap replicator (see :mod:`vlbench.engine.uncertainty`); not
+    #: serialised
     resampler: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,8 +95,9 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "result JSON") -> Result:
-        """A result read back from its JSON (no resampler: intervals need the original run); a malformed one
-        (not an object, no benchmark, metrics that are not numbers or null) is a :class:`FormatError`."""
+        """A result read back from its JSON (no resampler: intervals need the original run); a
+        malformed one (not an object, no benchmark, metrics that are not numbers or null) is a
+        :class:`FormatError`."""
         fix = "write it with 'vlbench score ... --output result.json'"
         if not isinstance(data, dict) or not isinstance(data.get("benchmark"), str) \
                 or not isinstance(data.get("metrics"), dict):
@@ -99,18 +105,23 @@ class Result:
                               fix=fix)
         for key, value in data["metrics"].items():
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                raise FormatError(f"metric {key!r} is {value!r}, not a number or null", file=source, fix=fix)
-        for key, kind in (("breakdowns", dict), ("counts", dict), ("options", dict), ("warnings", list),
-                          ("analysis", dict), ("source", dict)):
+                raise FormatError(f"metric {key!r} is {value!r}, not a number or null", file=source,
+                                  fix=fix)
+        for key, kind in (("breakdowns", dict), ("counts", dict), ("options", dict),
+                          ("warnings", list), ("analysis", dict), ("source", dict)):
             if not isinstance(data.get(key, kind()), kind):
-                raise FormatError(f"'{key}' must be a JSON {'object' if kind is dict else 'list'}", file=source, fix=fix)
+                raise FormatError(f"'{key}' must be a JSON {'object' if kind is dict else 'list'}",
+                                  file=source, fix=fix)
         dataset = data.get("dataset") or {}
         if not isinstance(dataset, dict) or not isinstance(dataset.get("id"), (str, type(None))):
-            raise FormatError("'dataset' must be an object whose 'id' is a Hub id or null", file=source, fix=fix)
+            raise FormatError("'dataset' must be an object whose 'id' is a Hub id or null",
+                              file=source, fix=fix)
         return cls(benchmark=data["benchmark"], protocol=str(data.get("protocol", "official")),
-                   metrics={str(k): (None if v is None else float(v)) for k, v in data["metrics"].items()},
+                   metrics={str(k): (None if v is None else float(v)) for k,
+                            v in data["metrics"].items()},
                    breakdowns=data.get("breakdowns", {}), counts=data.get("counts", {}),
-                   warnings=[str(w) for w in data.get("warnings", [])], options=data.get("options", {}),
+                   warnings=[str(w) for w in data.get("warnings", [])],
+                   options=data.get("options", {}),
                    version=str(data.get("version", __version__)), dataset_id=dataset.get("id"),
                    source=data.get("source"), analysis=data.get("analysis"))
 
@@ -118,13 +129,15 @@ class Result:
         """The metrics as a plain two-column terminal table, then counts and warnings."""
         width = max((len(k) for k in self.metrics), default=6)
         signature = ", ".join(f"{k}={v}" for k, v in self.options.items())
-        lines = [f"{self.benchmark} (protocol={self.protocol}{', ' + signature if signature else ''})"]
+        lines = [f"{self.benchmark} "
+                 f"(protocol={self.protocol}{', ' + signature if signature else ''})"]
         bounds = self.breakdowns.get("tie_bounds") or {}
         orders = (self.breakdowns.get("tie_orders") or {}).get("keys", {})
         rule = "-" * (width + 12 + (52 if bounds or orders else 0))
         if bounds or orders:      # scores tie: what every order and what a random order would give, beside each key
             n = self.breakdowns.get("tie_orders", {}).get("orders", 0)
-            lines.append(f"{'':{width}}  {'':>9}  {'every tie order':>20}  {f'random orders ({n}): mean [5%, 95%]':>28}")
+            lines.append(f"{'':{width}}  {'':>9}  {'every tie order':>20}  "
+                         f"{f'random orders ({n}): mean [5%, 95%]':>28}")
         lines.append(rule)
         for key, value in self.metrics.items():
             line = f"{key.ljust(width)}  {_number(value, digits):>9}"

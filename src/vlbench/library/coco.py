@@ -1,12 +1,13 @@
-"""Plain COCO bbox evaluation of two files, as pycocotools' ``COCO``, ``loadRes`` and ``COCOeval(..., "bbox")``
-read and score them: the twelve stats, the precision and recall arrays.
+"""Plain COCO bbox evaluation of two files, as pycocotools' ``COCO``, ``loadRes`` and
+``COCOeval(..., "bbox")`` read and score them: the twelve stats, the precision and recall arrays.
 
-The engine (:func:`vlbench.engine.cocoeval.evaluate_bbox`) reproduces ``COCOeval`` on arrays; this module reads an
-instances file and a results file straight into those arrays: a file of the usual shape decoded once into typed
-records (msgspec: no dict per detection; a results file's values checked by their types while decoding, then one
-``np.fromiter`` per column), any other file parsed as plain JSON (orjson) so that what is wrong in it can be named.
-Whatever pycocotools would refuse (a results entry on an image the instances file lacks: ``loadRes``' assertion; a
-missing key: its KeyError) is an error naming the file, the entry and the fix. Example::
+The engine (:func:`vlbench.engine.cocoeval.evaluate_bbox`) reproduces ``COCOeval`` on arrays; this
+module reads an instances file and a results file straight into those arrays: a file of the usual
+shape decoded once into typed records (msgspec: no dict per detection; a results file's values
+checked by their types while decoding, then one ``np.fromiter`` per column), any other file parsed
+as plain JSON (orjson) so that what is wrong in it can be named. Whatever pycocotools would refuse
+(a results entry on an image the instances file lacks: ``loadRes``' assertion; a missing key: its
+KeyError) is an error naming the file, the entry and the fix. Example::
 
     from vlbench.library.coco import evaluate_files
     result = evaluate_files("instances_val2017.json", "detections.json")
@@ -93,10 +94,12 @@ def _list_of(data: Any, key: str | None, path: str, fix: str) -> list[Any]:
 
 
 def read_instances(path: str | os.PathLike
-                   ) -> tuple[NDArray[np.int64], NDArray[np.int64], dict[str, NDArray], dict[Any, int] | None]:
-    """A COCO instances file -> (image ids, category ids, the annotations as ``evaluate_bbox``'s GT columns, the
-    table of image ids written as text). Image ids that are not plain integers (``"000123"``) are coded in the order
-    ``COCOeval`` sorts them (:func:`~vlbench.benchmarks.validation.sorted_id_codes`: text as text, so ``"10"`` before
+                   ) -> tuple[NDArray[np.int64], NDArray[np.int64], dict[str, NDArray],
+                              dict[Any, int] | None]:
+    """A COCO instances file -> (image ids, category ids, the annotations as ``evaluate_bbox``'s GT
+    columns, the table of image ids written as text). Image ids that are not plain integers
+    (``"000123"``) are coded in the order ``COCOeval`` sorts them
+    (:func:`~vlbench.benchmarks.validation.sorted_id_codes`: text as text, so ``"10"`` before
     ``"9"``); an image listed twice is one image, as ``COCO`` keys its images by id."""
     source = str(path)
     data = read_json(path, what="instances file", typed=_Instances)
@@ -106,16 +109,20 @@ def read_instances(path: str | os.PathLike
         category_list = _fields(data.categories, ("id",))["id"]
         columns = _fields(data.annotations, ANNOTATION_KEYS)
     else:
-        images, anns = _list_of(data, "images", source, fix), _list_of(data, "annotations", source, fix)
+        images, anns = _list_of(data, "images", source, fix), _list_of(data, "annotations", source,
+                                                                       fix)
         categories = _list_of(data, "categories", source, fix)
         listed = _column(images, "id", source, "image", fix)
         category_list = _column(categories, "id", source, "category", fix)
         columns = {key: _column(anns, key, source, "annotation", fix) for key in ANNOTATION_KEYS}
     image_ids, table = sorted_id_codes(listed, source, "image id", "images")
     category_ids = integral_ids(category_list, source, "id", error=FormatError)
-    image_of_annotation, known = coded_ids(columns["image_id"], table, source, "image_id", error=FormatError)
-    gt = {"image_id": np.where(known, image_of_annotation, -1),     # an unlisted image is never evaluated
-          "category_id": integral_ids(columns["category_id"], source, "category_id", error=FormatError),
+    image_of_annotation, known = coded_ids(columns["image_id"], table, source, "image_id",
+                                           error=FormatError)
+    gt = {"image_id": np.where(known, image_of_annotation,
+                               -1),     # an unlisted image is never evaluated
+          "category_id": integral_ids(columns["category_id"], source, "category_id",
+                                      error=FormatError),
           "id": integral_ids(columns["id"], source, "id", error=FormatError)}
     boxes, _ = read_boxes(columns["bbox"], source, protocol="official")
     gt.update(bbox=boxes, area=np.asarray(columns["area"], dtype=np.float64),
@@ -125,14 +132,17 @@ def read_instances(path: str | os.PathLike
 
 def read_results(path: str | os.PathLike, image_ids: NDArray[np.int64],
                  id_table: dict[Any, int] | None = None) -> dict[str, NDArray]:
-    """A COCO results file (``[{image_id, category_id, bbox, score}, ...]``) -> ``evaluate_bbox``'s detection
-    columns. Every result must be on an image of ``image_ids`` (``loadRes`` asserts it); ``id_table``: the instances
-    file's table of text image ids (:func:`read_instances`), through which results name their images."""
+    """A COCO results file (``[{image_id, category_id, bbox, score}, ...]``) -> ``evaluate_bbox``'s
+    detection columns. Every result must be on an image of ``image_ids`` (``loadRes`` asserts it);
+    ``id_table``: the instances file's table of text image ids (:func:`read_instances`), through
+    which results name their images."""
     source = str(path)
     fix = "write the detections as COCO results: [{\"image_id\", \"category_id\", \"bbox\": [x, y, w, h], \"score\"}]"
-    dets = _list_of(read_json(path, what="results file", typed=list[TypedCocoResult]), None, source, fix)
+    dets = _list_of(read_json(path, what="results file", typed=list[TypedCocoResult]), None, source,
+                    fix)
     if not dets:
-        raise FormatError("the results file holds no detections (pycocotools' loadRes cannot read an empty list)",
+        raise FormatError("the results file holds no detections (pycocotools' loadRes cannot read "
+                          "an empty list)",
                           file=source, fix="score a file with at least one detection")
     if isinstance(dets[0], TypedCocoResult):     # the usual shape, every value already checked while decoding
         image, category, boxes, score = typed_coco_columns(dets)
@@ -147,15 +157,18 @@ def read_results(path: str | os.PathLike, image_ids: NDArray[np.int64],
     unknown = np.flatnonzero(~np.isin(dt["image_id"], image_ids))
     if len(unknown):
         shown = written[unknown[0]]
-        raise FormatError(f"{len(unknown)} result(s) are on images the instances file does not have (e.g. image_id "
+        raise FormatError(f"{len(unknown)} result(s) are on images the instances file does not "
+                          "have (e.g. image_id "
                           f"{shown!r}); pycocotools' loadRes refuses such a file", file=source,
-                          entry=f"result {int(unknown[0])}", fix="score it against the instances file of its split")
+                          entry=f"result {int(unknown[0])}",
+                          fix="score it against the instances file of its split")
     return dt
 
 
-def _result_columns(dets: list[Any], source: str, fix: str, id_table: dict[Any, int] | None) -> dict[str, NDArray]:
-    """The detection columns of results parsed as dicts, every value checked: the first bad one is named (image ids
-    are coded by the caller where the instances file writes them as text)."""
+def _result_columns(dets: list[Any], source: str, fix: str,
+                    id_table: dict[Any, int] | None) -> dict[str, NDArray]:
+    """The detection columns of results parsed as dicts, every value checked: the first bad one is
+    named (image ids are coded by the caller where the instances file writes them as text)."""
     columns = {key: _column(dets, key, source, "result", fix) for key in RESULT_KEYS}
     image = (integral_ids(columns["image_id"], source, "image_id") if id_table is None
              else np.zeros(len(dets), dtype=np.int64))
@@ -163,9 +176,10 @@ def _result_columns(dets: list[Any], source: str, fix: str, id_table: dict[Any, 
     scores = read_scores(columns["score"], source, protocol="official")
     if scores.text.any():
         first = int(np.flatnonzero(scores.text)[0])
-        raise FormatError(f"score {columns['score'][first]!r} is text (pycocotools cannot rank it)", file=source,
-                          entry=f"result {first}", fix="write scores as numbers")
-    dt = {"image_id": image, "category_id": integral_ids(columns["category_id"], source, "category_id"),
+        raise FormatError(f"score {columns['score'][first]!r} is text (pycocotools cannot rank it)",
+                          file=source, entry=f"result {first}", fix="write scores as numbers")
+    dt = {"image_id": image,
+          "category_id": integral_ids(columns["category_id"], source, "category_id"),
           "bbox": boxes, "score": scores.value}
     if scores.exact is not None:        # integers beyond 2^53, which numpy ranks exactly in an all-integer list
         dt.update(score_exact=scores.exact, score_is_int=scores.is_int)
@@ -174,7 +188,8 @@ def _result_columns(dets: list[Any], source: str, fix: str, id_table: dict[Any, 
 
 def evaluate_files(instances: str | os.PathLike, results: str | os.PathLike,
                    params: Params | None = None) -> CocoEvalResult:
-    """``COCOeval(COCO(instances), COCO(instances).loadRes(results), "bbox")``: evaluate, accumulate, summarize
-    (``params``: COCOeval's defaults unless given)."""
+    """``COCOeval(COCO(instances), COCO(instances).loadRes(results), "bbox")``: evaluate,
+    accumulate, summarize (``params``: COCOeval's defaults unless given)."""
     image_ids, category_ids, gt, id_table = read_instances(instances)
-    return evaluate_bbox(image_ids, category_ids, gt, read_results(results, image_ids, id_table), params or Params())
+    return evaluate_bbox(image_ids, category_ids, gt, read_results(results, image_ids, id_table),
+                         params or Params())

@@ -1,11 +1,13 @@
-"""An official release fetched from its home into the usual Hugging Face cache, verified, for ``vlbench build``.
+"""An official release fetched from its home into the usual Hugging Face cache, verified, for
+``vlbench build``.
 
-Hub releases (``hf://OWNER/NAME``) go through ``huggingface_hub.hf_hub_download``: its cache, its resume of a
-cut download, its locks. Each file is then checked against the hash the Hub names it by (an LFS file's blob is
-named by its SHA-256, a plain git file's by its git blob SHA-1), and against the SHA-256 the package pins, if any.
-Other releases are https URLs, downloaded with resume into ``<HF_HOME>/vlbench/releases/``: the bytes go to a
-``.incomplete`` file that only a complete, verified download renames, so nothing half-downloaded is ever taken as
-complete. Offline (``HF_HUB_OFFLINE=1``) only what the cache holds is used.
+Hub releases (``hf://OWNER/NAME``) go through ``huggingface_hub.hf_hub_download``: its cache, its
+resume of a cut download, its locks. Each file is then checked against the hash the Hub names it by
+(an LFS file's blob is named by its SHA-256, a plain git file's by its git blob SHA-1), and against
+the SHA-256 the package pins, if any. Other releases are https URLs, downloaded with resume into
+``<HF_HOME>/vlbench/releases/``: the bytes go to a ``.incomplete`` file that only a complete,
+verified download renames, so nothing half-downloaded is ever taken as complete. Offline
+(``HF_HUB_OFFLINE=1``) only what the cache holds is used.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ _CHUNK = 1 << 20
 
 
 class Fetched:
-    """A fetched release: where it lies, what a build reads (the folder of a Hub release, the files of a URL one),
-    and the record a result carries (``source``)."""
+    """A fetched release: where it lies, what a build reads (the folder of a Hub release, the files
+    of a URL one), and the record a result carries (``source``)."""
 
     def __init__(self, folder: Path, record: dict[str, Any], hub: bool) -> None:
         self.folder = folder
@@ -37,8 +39,8 @@ class Fetched:
 
 
 def release_of(default: Release | None, raw: str | None, name: str) -> Release:
-    """The release to fetch: ``raw`` as ``hf://OWNER/NAME[@REVISION]`` (the benchmark's files from that repo) or
-    an https URL (that one file), else the benchmark's own ``default``."""
+    """The release to fetch: ``raw`` as ``hf://OWNER/NAME[@REVISION]`` (the benchmark's files from
+    that repo) or an https URL (that one file), else the benchmark's own ``default``."""
     if raw is None:
         if default is None or not default.files:
             raise InputError(f"{name} has no release vlbench can fetch" + (f" ({default.home})" if default else ""),
@@ -54,13 +56,15 @@ def release_of(default: Release | None, raw: str | None, name: str) -> Release:
         if not files:
             raise InputError(f"{name} does not know which files of {raw} to fetch",
                              fix="download them by hand and pass the folder as --raw")
-        return Release(home=f"hf://{repo}", files=files, optional=hub_default.optional if hub_default else (),
+        return Release(home=f"hf://{repo}", files=files,
+                       optional=hub_default.optional if hub_default else (),
                        revision=revision or "main", by_hand=default.by_hand if default else "")
     return Release(home=raw, files=(raw,), by_hand=default.by_hand if default else "")
 
 
 def fetch(release: Release) -> Fetched:
-    """Fetch every file of ``release`` (or find it in the cache), verify it, and return where it lies."""
+    """Fetch every file of ``release`` (or find it in the cache), verify it, and return where it
+    lies."""
     if release.home.startswith("hf://"):
         return _fetch_hub(release)
     return _fetch_urls(release)
@@ -72,7 +76,8 @@ def _say(message: str) -> None:
 
 def _by_hand(release: Release, what: str, reason: str) -> ServiceError:
     fix = release.by_hand or "download the release by hand and pass it as --raw"
-    return ServiceError(f"cannot fetch {what} ({reason}). Fix: {fix} (or run where the source can be reached, or "
+    return ServiceError(f"cannot fetch {what} ({reason}). Fix: {fix} (or run where the source can "
+                        "be reached, or "
                         "with the files in the Hugging Face cache)")
 
 
@@ -86,15 +91,18 @@ def _fetch_hub(release: Release) -> Fetched:
     for name in release.files + release.optional:
         _say(f"fetching {name} from {release.home}@{release.revision}")
         try:
-            paths[name] = Path(hf_hub_download(repo, name, repo_type="dataset", revision=release.revision))
+            paths[name] = Path(hf_hub_download(repo, name, repo_type="dataset",
+                                               revision=release.revision))
         except (EntryNotFoundError, RevisionNotFoundError) as exc:
             if isinstance(exc, LocalEntryNotFoundError):       # offline or unreachable, not in the cache
                 raise _by_hand(release, f"{name} from {release.home}@{release.revision}",
                                "offline or unreachable, and not in the Hugging Face cache") from None
             if name in release.optional and not isinstance(exc, RevisionNotFoundError):
-                _say(f"note: {release.home}@{release.revision} has no {name}: what it holds is built without it")
+                _say(f"note: {release.home}@{release.revision} has no {name}: what it holds is "
+                     "built without it")
                 continue
-            raise FormatError(f"{release.home}@{release.revision} has no {name} ({type(exc).__name__})",
+            raise FormatError(f"{release.home}@{release.revision} has no {name} "
+                              f"({type(exc).__name__})",
                               fix="check the revision (a commit, branch or tag of the dataset)") from None
         except Exception as exc:      # offline, unreachable, refused: huggingface_hub and httpx raise many types
             if isinstance(exc, (KeyboardInterrupt, MemoryError)):
@@ -103,13 +111,14 @@ def _fetch_hub(release: Release) -> Fetched:
                            f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}") from None
     commit = paths[release.files[0]].parent.name if paths else release.revision
     files = {name: _verified_blob(path, release, name) for name, path in paths.items()}
-    return Fetched(paths[release.files[0]].parent, {"release": release.home, "revision": commit, "files": files},
-                   hub=True)
+    return Fetched(paths[release.files[0]].parent,
+                   {"release": release.home, "revision": commit, "files": files}, hub=True)
 
 
 def _verified_blob(path: Path, release: Release, name: str) -> str:
-    """The SHA-256 of a fetched Hub file, checked against the name of its blob (SHA-256 for an LFS file, the git
-    blob SHA-1 otherwise) and the package's pin; a mismatch removes the cached copy and is an error."""
+    """The SHA-256 of a fetched Hub file, checked against the name of its blob (SHA-256 for an LFS
+    file, the git blob SHA-1 otherwise) and the package's pin; a mismatch removes the cached copy
+    and is an error."""
     blob = Path(os.path.realpath(path))
     sha256, sha1 = hashlib.sha256(), hashlib.sha1(f"blob {blob.stat().st_size}\0".encode())
     with open(blob, "rb") as f:
@@ -123,7 +132,8 @@ def _verified_blob(path: Path, release: Release, name: str) -> str:
             or (pinned and got != pinned):
         for stale in (path, blob):
             stale.unlink(missing_ok=True)
-        raise FormatError(f"{name} from {release.home} does not match its hash (SHA-256 {got[:16]}..., expected "
+        raise FormatError(f"{name} from {release.home} does not match its hash (SHA-256 "
+                          f"{got[:16]}..., expected "
                           f"{(pinned or expected)[:16]}...): the copy was removed from the cache",
                           file=str(path), fix="run the command again to download it anew")
     return got
@@ -136,7 +146,8 @@ def _cache_root() -> Path:
 
 
 def _fetch_urls(release: Release) -> Fetched:
-    """Each URL of ``release`` into the cache (resumed where a ``.incomplete`` file is left), verified."""
+    """Each URL of ``release`` into the cache (resumed where a ``.incomplete`` file is left),
+    verified."""
     from huggingface_hub import constants
 
     folder = _cache_root() / hashlib.sha256(release.home.encode()).hexdigest()[:16]
@@ -146,17 +157,20 @@ def _fetch_urls(release: Release) -> Fetched:
         target = folder / name
         if not target.is_file():
             if constants.HF_HUB_OFFLINE:
-                raise _by_hand(release, url, "HF_HUB_OFFLINE is set and the file is not in the cache")
+                raise _by_hand(release, url,
+                               "HF_HUB_OFFLINE is set and the file is not in the cache")
             _download(url, target, release)
         digest = file_digest(target)
         pinned = release.sha256.get(name)
         if pinned and digest != pinned:
             target.unlink()
-            raise FormatError(f"{name} from {url} does not match its pinned SHA-256 (got {digest[:16]}..., "
+            raise FormatError(f"{name} from {url} does not match its pinned SHA-256 (got "
+                              f"{digest[:16]}..., "
                               f"expected {pinned[:16]}...): the copy was removed", file=str(target),
                               fix="run the command again to download it anew")
         files[name] = digest
-    return Fetched(folder, {"release": release.home, "revision": release.revision, "files": files}, hub=False)
+    return Fetched(folder, {"release": release.home, "revision": release.revision, "files": files},
+                   hub=False)
 
 
 def _download(url: str, target: Path, release: Release) -> None:
@@ -181,6 +195,7 @@ def _download(url: str, target: Path, release: Release) -> None:
             if total and done != total:
                 raise OSError(f"the connection closed after {done:,} of {total:,} bytes")
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise _by_hand(release, url, f"{type(exc).__name__}: {str(exc)[:200]}; what arrived is kept and resumed "
+        raise _by_hand(release, url,
+                       f"{type(exc).__name__}: {str(exc)[:200]}; what arrived is kept and resumed "
                                      "next time") from None
     part.replace(target)

@@ -1,11 +1,11 @@
-"""The generated parts of the metric cards (``evaluate_modules/<id>/README.md``, the metric Spaces), from the same
-sources as the dataset cards.
+"""The generated parts of the metric cards (``evaluate_modules/<id>/README.md``, the metric Spaces),
+from the same sources as the dataset cards.
 
 A metric card is hand-written prose with marked regions that are generated here: the output keys and
 their names (the benchmark registry), the known quirks of the official scorer and the citation (the
 benchmark's ``card.py``, which the dataset card also uses), the data license, and the confidence
-intervals. ``python -m vlbench.library.metric_card`` rewrites the regions; a test fails when a committed card
-is out of date, so the two cards cannot drift apart.
+intervals. ``python -m vlbench.library.metric_card`` rewrites the regions; a test fails when a
+committed card is out of date, so the two cards cannot drift apart.
 """
 
 from __future__ import annotations
@@ -28,51 +28,64 @@ def sections(benchmark: str) -> dict[str, str]:
     """Markdown of every generated region of ``benchmark``'s metric card."""
     info = get_benchmark(benchmark)
     rows = "\n".join(f"| `{k}` | {info.card.metric_names.get(k, k)} |" for k in info.metric_keys)
-    outputs = ("Every value is in percent points (0-100), or `None` where the official scorer has no value (its -1, "
+    outputs = ("Every value is in percent points (0-100), or `None` where the official scorer has "
+               "no value (its -1, "
                "or a crash on an empty subset).\n\n| key | metric |\n|---|---|\n" + rows)
     if info.card.outputs_note:
         outputs += "\n\n" + info.card.outputs_note
-    intervals = ("`ci=0.95` (CLI `--ci 0.95`) adds `confidence_intervals`: per metric a percentile bootstrap interval "
+    intervals = ("`ci=0.95` (CLI `--ci 0.95`) adds `confidence_intervals`: per metric a percentile "
+                 "bootstrap interval "
                  "over images" + info.card.interval_note
-                 + ", 1,000 resamples (`resamples=`) from seed 0 (`seed=`). Each resample recomputes the metric's own "
-                   "definition from per-image statistics, so the point values are unchanged and 1,000 resamples take "
+                 + ", 1,000 resamples (`resamples=`) from seed 0 (`seed=`). Each resample "
+                   "recomputes the metric's own "
+                   "definition from per-image statistics, so the point values are unchanged and "
+                   "1,000 resamples take "
                    "seconds. `vlbench compare` runs the paired version for two prediction files.")
-    analysis = ("`analysis=True` (CLI: `vlbench analyze`, or `vlbench score --analysis`) also returns `analysis`, "
+    analysis = ("`analysis=True` (CLI: `vlbench analyze`, or `vlbench score --analysis`) also "
+                "returns `analysis`, "
                 "what to fix (not official; it does not change any number above). " + info.card.analysis_note)
     quirks = "\n".join(f"- {q}" for q in info.card.quirks)
     boards = ", ".join(f"`{t.id}`" for t in info.leaderboards.tasks())
-    data = (f"The references are the {info.display_name} Hub dataset built by `vlbench build {info.id}` "
-            f"(annotations license: `{info.card.license}`; see its dataset card for the image licenses). Its `eval.yaml` "
-            f"registers the leaderboards {boards}; `vlbench report result.json --eval-results out/` writes a "
+    data = (f"The references are the {info.display_name} Hub dataset built by `vlbench build "
+            f"{info.id}` "
+            f"(annotations license: `{info.card.license}`; see its dataset card for the image "
+            "licenses). Its `eval.yaml` "
+            f"registers the leaderboards {boards}; `vlbench report result.json --eval-results "
+            "out/` writes a "
             "model's `.eval_results` file for them.\n\n" + _release_sentences(info))
     citation = f"```bibtex\n{info.card.citation}\n```"
-    return {"outputs": outputs, "intervals": intervals, "analysis": analysis, "quirks": quirks, "data": data,
-            "citation": citation}
+    return {"outputs": outputs, "intervals": intervals, "analysis": analysis, "quirks": quirks,
+            "data": data, "citation": citation}
 
 
 def _release_sentences(info: Any) -> str:
-    """Where the official release lives and which revision a build fetches, and the official scorer (and its
-    version) whose numbers the golden cases hold."""
+    """Where the official release lives and which revision a build fetches, and the official scorer
+    (and its version) whose numbers the golden cases hold."""
     release = info.release
     if release is None:
         return ""
     if release.home.startswith("hf://"):
         pinned = len(release.revision) == 40
-        where = (f"Release: the Hub dataset `{release.home[5:]}` at commit `{release.revision}`, the revision "
+        where = (f"Release: the Hub dataset `{release.home[5:]}` at commit `{release.revision}`, "
+                 "the revision "
                  f"`vlbench build {info.id}` fetches" if pinned else
-                 f"Release: the Hub dataset `{release.home[5:]}`; `vlbench build {info.id}` fetches "
+                 f"Release: the Hub dataset `{release.home[5:]}`; `vlbench build {info.id}` "
+                 "fetches "
                  f"`{release.revision}` and records the commit it resolved to")
     else:
         where = f"Release: {release.home}" + (f" ({', '.join(f'`{f}`' for f in release.files)})"
                                               if release.files else "")
-    scorer = (f" The golden cases this module is tested against are files in the release's format scored by "
+    scorer = (" The golden cases this module is tested against are files in the release's format "
+              "scored by "
               f"{info.card.official_scorer}." if info.card.official_scorer else "")
-    return (where + ". Every result scored against a built folder names the release, revision and annotation "
+    return (where + ". Every result scored against a built folder names the release, revision and "
+                    "annotation "
             "files' SHA-256 in its `source` (and a model-card block in `dataset.args`)." + scorer)
 
 
 def render(text: str, benchmark: str) -> str:
-    """``text`` with every generated region filled in from the sources (regions not present are left out)."""
+    """``text`` with every generated region filled in from the sources (regions not present are left
+    out)."""
     parts = sections(benchmark)
     for name in REGIONS:
         begin = re.escape(_BEGIN.format(name=name))
@@ -83,14 +96,16 @@ def render(text: str, benchmark: str) -> str:
 
 
 def missing_regions(text: str) -> list[str]:
-    """The generated regions a card lacks (a card without its regions would never be checked against the sources)."""
+    """The generated regions a card lacks (a card without its regions would never be checked against
+    the sources)."""
     return [name for name in REGIONS if _BEGIN.format(name=name) not in text]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite the generated regions of every registered benchmark's metric card (``<metric_path>/README.md``;
-    ``--check``: only report stale cards). A card that is missing or lacks a region is reported and fails either way:
-    the region markers are hand-placed, so say where they go (see ARCHITECTURE.md, "Adding a benchmark")."""
+    """Rewrite the generated regions of every registered benchmark's metric card
+    (``<metric_path>/README.md``; ``--check``: only report stale cards). A card that is missing or
+    lacks a region is reported and fails either way: the region markers are hand-placed, so say
+    where they go (see ARCHITECTURE.md, "Adding a benchmark")."""
     import argparse
 
     from ..benchmarks import all_benchmarks
@@ -98,9 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     from .api import metric_path
 
     parser = argparse.ArgumentParser(prog="python -m vlbench.library.metric_card",
-                                     description="Rewrite the generated regions of every registered benchmark's "
+                                     description="Rewrite the generated regions of every "
+                                                 "registered benchmark's "
                                                  "metric card from the benchmarks' sources.")
-    parser.add_argument("--check", action="store_true", help="only report stale cards (exit 1 if any), write nothing")
+    parser.add_argument("--check", action="store_true",
+                        help="only report stale cards (exit 1 if any), write nothing")
     check = parser.parse_args(sys.argv[1:] if argv is None else argv).check
     stale, incomplete = [], []
     for bench in all_benchmarks():

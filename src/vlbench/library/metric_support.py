@@ -19,8 +19,9 @@ def batch_rows(references: Any) -> Any:
 
 
 class RowInputs:
-    """Mixin for the ``evaluate`` modules (before ``evaluate.Metric`` in the bases): whole Hub rows or a
-    ``Dataset`` batch in, only the fields the module declares kept. Modules override the two hooks."""
+    """Mixin for the ``evaluate`` modules (before ``evaluate.Metric`` in the bases): whole Hub rows
+    or a ``Dataset`` batch in, only the fields the module declares kept. Modules override the two
+    hooks."""
 
     features: Any       # evaluate.Metric's, set from the module's MetricInfo
 
@@ -35,7 +36,8 @@ class RowInputs:
         return reference
 
     def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
-        """Add one prediction and its reference (a whole Hub row is fine: extra keys are dropped)."""
+        """Add one prediction and its reference (a whole Hub row is fine: extra keys are
+        dropped)."""
         prediction, reference = self.slim_prediction(prediction), self.slim_reference(reference)
         check_examples(self.features, [prediction], [reference])
         super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]  # evaluate.Metric's
@@ -47,7 +49,8 @@ class RowInputs:
         if predictions is None or references is None:
             missing = "predictions" if predictions is None else "references"
             raise PredictionError(f"no {missing} were given", file=missing,
-                                  fix="pass predictions=[...] and references=[...], one entry per example")
+                                  fix="pass predictions=[...] and references=[...], one entry per "
+                                      "example")
         if predictions is not None:
             predictions = [self.slim_prediction(p) for p in predictions]
         if references is not None:
@@ -57,10 +60,11 @@ class RowInputs:
 
 
 def check_examples(features: Any, predictions: Any, references: Any) -> None:
-    """Each example against the module's declared features, before ``evaluate`` encodes it (whose own errors, a
-    bare ``KeyError``, Arrow's ``UnicodeEncodeError``, would name neither the example nor the fix, and which would
-    silently turn the text "0.5" into a number): a missing key, ``None``, text where a number goes (or the
-    reverse), a lone surrogate, are a :class:`~vlbench.engine.errors.PredictionError` naming the example and the key."""
+    """Each example against the module's declared features, before ``evaluate`` encodes it (whose
+    own errors, a bare ``KeyError``, Arrow's ``UnicodeEncodeError``, would name neither the example
+    nor the fix, and which would silently turn the text "0.5" into a number): a missing key,
+    ``None``, text where a number goes (or the reverse), a lone surrogate, are a
+    :class:`~vlbench.engine.errors.PredictionError` naming the example and the key."""
     for name, examples in (("predictions", predictions), ("references", references)):
         if examples is None or name not in (features or {}):
             continue
@@ -90,7 +94,8 @@ def _check_value(value: Any, feature: Any, where: str) -> None:
                  f"pass dicts with {', '.join(feature)}")
         for key, sub in feature.items():
             if key not in value:
-                fail(f"the key {key!r} is missing", f"give every example {', '.join(map(repr, feature))}")
+                fail(f"the key {key!r} is missing",
+                     f"give every example {', '.join(map(repr, feature))}")
             _check_value(value[key], sub, f"{where}.{key}")
     elif isinstance(feature, (datasets.List, datasets.Sequence)):
         if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
@@ -110,31 +115,37 @@ def _check_value(value: Any, feature: Any, where: str) -> None:
             if not isinstance(value, str):
                 fail(f"expected text, got {type(value).__name__} {value!r}", "pass text")
             if not value.isascii() and re.search("[\ud800-\udfff]", value):
-                fail("the text holds a lone surrogate (not valid Unicode)", "repair the text's encoding")
+                fail("the text holds a lone surrogate (not valid Unicode)",
+                     "repair the text's encoding")
         elif feature.dtype != "bool" and (isinstance(value, (str, bytes)) or not isinstance(value, _NUMBER_TYPES)):
             fail(f"expected a number, got {type(value).__name__} {value!r}",
                  "pass numbers (text such as \"0.5\" is not converted)")
         elif feature.dtype != "bool" and isinstance(value, bool):
-            fail(f"expected a number, got the boolean {value!r}, which the module's {feature.dtype} column does not "
-                 "take", "write 0 or 1, or score the official file with 'vlbench score' (it reads booleans as the "
+            fail(f"expected a number, got the boolean {value!r}, which the module's "
+                 f"{feature.dtype} column does not "
+                 "take", "write 0 or 1, or score the official file with 'vlbench score' (it reads "
+                         "booleans as the "
                      "official scorer does)")
         elif isinstance(value, int) and abs(value) > _exact_limit(feature.dtype):
-            fail(f"the integer {value} is beyond what the module's {feature.dtype} column holds exactly",
-                 "score the official file with 'vlbench score', which orders such numbers as the official scorer "
+            fail(f"the integer {value} is beyond what the module's {feature.dtype} column holds "
+                 "exactly",
+                 "score the official file with 'vlbench score', which orders such numbers as the "
+                 "official scorer "
                  "does")
 
 
 def _exact_limit(dtype: str) -> int:
     """The largest integer magnitude a numeric column of ``dtype`` holds exactly (float64: 2^53)."""
-    bits = {"float16": 11, "float32": 24, "float64": 53, "int8": 7, "int16": 15, "int32": 31, "uint8": 8,
-            "uint16": 16, "uint32": 32, "uint64": 64}.get(dtype, 63)
+    bits = {"float16": 11, "float32": 24, "float64": 53, "int8": 7, "int16": 15, "int32": 31,
+            "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}.get(dtype, 63)
     return 2**bits - (0 if dtype.startswith("float") else 1)
 
 
-def compute_output(result: Result, return_details: bool, ci: float | None = None, resamples: int = 1000,
-                   seed: int = 0) -> dict[str, Any]:
-    """The metrics dict of a Result; its warnings as Python warnings; details on request. With ``ci``,
-    also ``confidence_intervals``: metric -> (low, high), a percentile bootstrap over images."""
+def compute_output(result: Result, return_details: bool, ci: float | None = None,
+                   resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """The metrics dict of a Result; its warnings as Python warnings; details on request. With
+    ``ci``, also ``confidence_intervals``: metric -> (low, high), a percentile bootstrap over
+    images."""
     if ci is not None:
         from ..engine.uncertainty import add_intervals
 
@@ -152,11 +163,12 @@ def compute_output(result: Result, return_details: bool, ci: float | None = None
     return out
 
 
-def compute(benchmark: str, predictions: list[Any], references: list[Any], *, return_details: bool = False,
+def compute(benchmark: str, predictions: list[Any], references: list[Any], *,
+            return_details: bool = False,
             ci: float | None = None, resamples: int = 1000, seed: int = 0, split: str | None = None,
             **options: Any) -> dict[str, Any]:
-    """What every evaluate module's ``_compute`` does: rows -> records, examples -> official entries, score
-    through the benchmark protocol, then :func:`compute_output`."""
+    """What every evaluate module's ``_compute`` does: rows -> records, examples -> official
+    entries, score through the benchmark protocol, then :func:`compute_output`."""
     from ..benchmarks import get_benchmark
     from .api import check_conventions
 
@@ -164,6 +176,7 @@ def compute(benchmark: str, predictions: list[Any], references: list[Any], *, re
     references = list(references)
     refs = bench.scorer.references_from_rows(references)
     entries = bench.scorer.entries_from_examples(references, list(predictions))
-    result = bench.scorer.score(refs, entries, bench.options(split=split, details=return_details, **options))
+    result = bench.scorer.score(refs, entries,
+                                bench.options(split=split, details=return_details, **options))
     check_conventions(bench, refs, entries, result)
     return compute_output(result, return_details, ci, resamples, seed)

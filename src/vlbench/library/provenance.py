@@ -1,9 +1,10 @@
-"""Which references a number was scored against: the result's ``source`` (FORMATS.md, "The result JSON").
+"""Which references a number was scored against: the result's ``source`` (FORMATS.md, "The result
+JSON").
 
-A build records the SHA-256 of the annotation files it read in the card's ``vlbench.source``; a score against the
-built folder carries that record, a score against official files their own SHA-256, so two numbers can be told to
-be comparable. Image archives are not hashed: they change no number, and hashing gigabytes at every score would
-cost more than the scoring.
+A build records the SHA-256 of the annotation files it read in the card's ``vlbench.source``; a
+score against the built folder carries that record, a score against official files their own
+SHA-256, so two numbers can be told to be comparable. Image archives are not hashed: they change no
+number, and hashing gigabytes at every score would cost more than the scoring.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ ANNOTATION_SUFFIXES = (".json", ".jsonl", ".parquet")
 
 
 def annotation_files(path: Path) -> list[Path]:
-    """The annotation files of a release: the file itself, or those under a folder (hidden ones left out)."""
+    """The annotation files of a release: the file itself, or those under a folder (hidden ones left
+    out)."""
     if path.is_file():
         return [path]
     return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in ANNOTATION_SUFFIXES
@@ -27,8 +29,8 @@ def annotation_files(path: Path) -> list[Path]:
 
 
 def release_record(raw: Any) -> dict[str, Any]:
-    """``{"release": <what was given>, "files": {name: sha256}}`` for the raw release a build reads (a file, a
-    folder, or several files)."""
+    """``{"release": <what was given>, "files": {name: sha256}}`` for the raw release a build reads
+    (a file, a folder, or several files)."""
     from ..engine.hub import file_digest
 
     paths = [Path(p) for p in (raw if isinstance(raw, (list, tuple)) else [raw])]
@@ -41,9 +43,9 @@ def release_record(raw: Any) -> dict[str, Any]:
 
 
 def source_of(references: Any) -> dict[str, Any] | None:
-    """The ``source`` of a score: a built folder's recorded release (its card's ``vlbench.source``), the SHA-256
-    of official files given as a path, the Hub id of a dataset scored from the Hub; None for references passed
-    as records."""
+    """The ``source`` of a score: a built folder's recorded release (its card's ``vlbench.source``),
+    the SHA-256 of official files given as a path, the Hub id of a dataset scored from the Hub; None
+    for references passed as records."""
     if not isinstance(references, (str, os.PathLike)):
         return None
     path = Path(references)

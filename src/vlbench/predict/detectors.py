@@ -1,19 +1,22 @@
-"""Zero-shot detectors, one function per family: a batch of images, each with its own text queries, -> every
-(score, xyxy box in pixels, query index) at or above the threshold (with ``top_k``, the best ``top_k`` per image and
-pass, chosen on the device). The family table
+"""Zero-shot detectors, one function per family: a batch of images, each with its own text queries,
+-> every (score, xyxy box in pixels, query index) at or above the threshold (with ``top_k``, the
+best ``top_k`` per image and pass, chosen on the device). The family table
 (:mod:`vlbench.predict.families`) names the function. torch is imported inside each.
 
 Each keeps every box on the query it answers however the queries are written or batched:
 
-- OWL-ViT / OWLv2: the processor pads shorter query lists with ``" "``, which the CLIP tokenizer does not mask;
-  those padding queries are masked out before each box takes its best query (as the family's post-processing does).
-- Grounding DINO (and MM-Grounding-DINO / LLMDet): one caption ``"q1 . q2 . q3 ."`` per image; a box's score for a
-  query is the mean probability of the query's tokens, the token spans found from the tokenizer's offsets (the
-  family's reference evaluation, ``PostProcessCocoGrounding``), never by decoding text back. ``.`` and ``?`` inside a
-  query would split it (they separate phrases in the model's text attention), so they are written as ``,``; queries
-  beyond the text length go to further passes.
-- OmDet-Turbo: the processor takes a class list per image and the post-processing returns indices into it; images
-  go in groups of equal class counts (the decoder attends to the padding of shorter lists).
+- OWL-ViT / OWLv2: the processor pads shorter query lists with ``" "``, which the CLIP tokenizer
+  does not mask; those padding queries are masked out before each box takes its best query (as the
+  family's post-processing does).
+- Grounding DINO (and MM-Grounding-DINO / LLMDet): one caption ``"q1 . q2 . q3 ."`` per image; a
+  box's score for a query is the mean probability of the query's tokens, the token spans found from
+  the tokenizer's offsets (the family's reference evaluation, ``PostProcessCocoGrounding``), never
+  by decoding text back. ``.`` and ``?`` inside a query would split it (they separate phrases in the
+  model's text attention), so they are written as ``,``; queries beyond the text length go to
+  further passes.
+- OmDet-Turbo: the processor takes a class list per image and the post-processing returns indices
+  into it; images go in groups of equal class counts (the decoder attends to the padding of shorter
+  lists).
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ __all__ = ["Found", "owl", "grounding_dino", "omdet_turbo"]
 
 @dataclass
 class Found:
-    """A batch's detections, per image: (score, xyxy box, query index) of each box, how many of its queries were cut
-    at the text encoder's length (their last tokens never reach the model), how many had '.' / '?' written as
-    ',' (Grounding DINO's phrase separators), and how many boxes at or above the threshold had a NaN or infinite
-    value (dropped: not a box, and not valid JSON)."""
+    """A batch's detections, per image: (score, xyxy box, query index) of each box, how many of its
+    queries were cut at the text encoder's length (their last tokens never reach the model), how
+    many had '.' / '?' written as ',' (Grounding DINO's phrase separators), and how many boxes at or
+    above the threshold had a NaN or infinite value (dropped: not a box, and not valid JSON)."""
 
     boxes: list[list[tuple[float, list[float], int]]]
     truncated: list[int]
@@ -43,11 +46,12 @@ class Found:
 
 def _kept(scores: Any, boxes: Any, labels: Any, threshold: float, top_k: int | None
           ) -> tuple[list[tuple[float, list[float], int]], int]:
-    """The candidates (score, xyxy box, label; tensors on the model's device) at or above ``threshold`` with finite
-    values, in candidate order, or, where more than ``top_k`` are, the ``top_k`` best by descending score (ties in
-    candidate order: the order the caller's stable sort gives them), moved to the host in one transfer per tensor;
-    and how many were dropped for a NaN or infinite value. A loop reading one box at a time synchronises with the
-    device per box: thousands per image for a detector whose every patch is a box."""
+    """The candidates (score, xyxy box, label; tensors on the model's device) at or above
+    ``threshold`` with finite values, in candidate order, or, where more than ``top_k`` are, the
+    ``top_k`` best by descending score (ties in candidate order: the order the caller's stable sort
+    gives them), moved to the host in one transfer per tensor; and how many were dropped for a NaN
+    or infinite value. A loop reading one box at a time synchronises with the device per box:
+    thousands per image for a detector whose every patch is a box."""
     import torch
 
     keep = scores >= threshold
@@ -73,10 +77,11 @@ def _text_limit(loaded: Any, default: int) -> int:
     return int(limit) if isinstance(limit, int) and 0 < limit < 100_000 else default
 
 
-def _count_truncated(loaded: Any, queries: list[list[str]], kept: list[list[int]], limit: int) -> list[int]:
-    """Per image, the queries cut at ``limit`` tokens, from ``kept``, each query's length in the batch's own
-    (truncating) tokenization: only one that fills the limit can have been cut, so only those are tokenized
-    again, whole (a batch of short queries costs no second call)."""
+def _count_truncated(loaded: Any, queries: list[list[str]], kept: list[list[int]],
+                     limit: int) -> list[int]:
+    """Per image, the queries cut at ``limit`` tokens, from ``kept``, each query's length in the
+    batch's own (truncating) tokenization: only one that fills the limit can have been cut, so only
+    those are tokenized again, whole (a batch of short queries costs no second call)."""
     full = [(n, q) for n, (qs, lengths) in enumerate(zip(queries, kept))
             for q, length in zip(qs, lengths) if length >= limit]
     counts = [0] * len(queries)
@@ -88,35 +93,37 @@ def _count_truncated(loaded: Any, queries: list[list[str]], kept: list[list[int]
 
 
 def _overflowed(encoded: Any, counts: list[int], stride: int) -> list[int] | None:
-    """Per image, the queries a fast tokenizer cut, read from the batch's own encodings (truncation keeps what it
-    cut as the encoding's overflow; image ``n``'s ``counts[n]`` queries at rows ``n * stride`` onward), or None
-    where the tokenizer keeps no encodings (a slow tokenizer)."""
+    """Per image, the queries a fast tokenizer cut, read from the batch's own encodings (truncation
+    keeps what it cut as the encoding's overflow; image ``n``'s ``counts[n]`` queries at rows ``n *
+    stride`` onward), or None where the tokenizer keeps no encodings (a slow tokenizer)."""
     encodings = getattr(encoded, "encodings", None)
     if not encodings:
         return None
-    return [sum(bool(e.overflowing) for e in encodings[n * stride:n * stride + count]) for n, count in enumerate(counts)]
+    return [sum(bool(e.overflowing) for e in encodings[n * stride:n * stride + count]) for n,
+            count in enumerate(counts)]
 
 
 def _lengths(attention_mask: Any, counts: list[int], stride: int) -> list[list[int]]:
-    """Each query's kept token count from a batch's attention mask: image ``n``'s ``counts[n]`` queries at rows
-    ``n * stride`` onward (each image's list padded to ``stride`` rows)."""
+    """Each query's kept token count from a batch's attention mask: image ``n``'s ``counts[n]``
+    queries at rows ``n * stride`` onward (each image's list padded to ``stride`` rows)."""
     lengths = attention_mask.sum(-1).tolist()
     return [lengths[n * stride:n * stride + count] for n, count in enumerate(counts)]
 
 
-def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float, top_k: int | None = None) -> Found:
-    """OWL-ViT / OWLv2: each box (an image patch) with its best real query. OWLv2 predicts on the image padded to a
-    square at the bottom and right, so its boxes are scaled by the longer side."""
+def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float,
+        top_k: int | None = None) -> Found:
+    """OWL-ViT / OWLv2: each box (an image patch) with its best real query. OWLv2 predicts on the
+    image padded to a square at the bottom and right, so its boxes are scaled by the longer side."""
     import torch
 
     limit = _text_limit(loaded, 16)
-    # The processor pads each list to the batch's query count with " " and every query to the encoder's length;
-    # here queries are padded to the batch's longest instead: the text tower is causal and pools at the end token,
-    # so the padding after it changes nothing but the work.
+    # The processor pads each list to the batch's query count with " " and every query to the
+    # encoder's length; here queries are padded to the batch's longest instead: the text tower is
+    # causal and pools at the end token, so the padding after it changes nothing but the work.
     per_image = max(map(len, queries))
     texts = [q for qs in queries for q in [*qs, *[" "] * (per_image - len(qs))]]
-    inputs = loaded.processor.tokenizer(texts, return_tensors="pt", padding="longest", truncation=True,
-                                        max_length=limit)
+    inputs = loaded.processor.tokenizer(texts, return_tensors="pt", padding="longest",
+                                        truncation=True, max_length=limit)
     inputs["pixel_values"] = loaded.processor.image_processor(images, return_tensors="pt")["pixel_values"]
     with torch.inference_mode():
         outputs = loaded.model(**loaded.place(inputs))
@@ -127,14 +134,16 @@ def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: flo
         width, height = image.size
         if loaded.model_type == "owlv2":
             width = height = max(width, height)
-        boxes, lost = _kept(torch.sigmoid(best), _xyxy_pixels(outputs.pred_boxes[n].float(), width, height), label,
+        boxes, lost = _kept(torch.sigmoid(best),
+                            _xyxy_pixels(outputs.pred_boxes[n].float(), width, height), label,
                             threshold, top_k)
         found.append(boxes)
         dropped.append(lost)
     counts = [len(qs) for qs in queries]
     cut = _overflowed(inputs, counts, stride=per_image)
     if cut is None:
-        cut = _count_truncated(loaded, queries, _lengths(inputs["attention_mask"], counts, stride=per_image), limit)
+        cut = _count_truncated(loaded, queries,
+                               _lengths(inputs["attention_mask"], counts, stride=per_image), limit)
     return Found(found, truncated=cut, non_finite=dropped)
 
 
@@ -144,8 +153,9 @@ def _escape(query: str) -> str:
 
 
 def _caption_parts(tokenizer: Any, queries: list[str], limit: int) -> list[list[int]]:
-    """The queries (indices) of each caption of one image, packed in order so that each caption fits ``limit``
-    tokens ([CLS] and [SEP] included); a query too long for one caption gets one of its own (and is cut)."""
+    """The queries (indices) of each caption of one image, packed in order so that each caption fits
+    ``limit`` tokens ([CLS] and [SEP] included); a query too long for one caption gets one of its
+    own (and is cut)."""
     parts: list[list[int]] = []
     used = limit
     for n, q in enumerate(queries):
@@ -161,12 +171,14 @@ def _caption_parts(tokenizer: Any, queries: list[str], limit: int) -> list[list[
 
 def _spans(offsets: list[tuple[int, int]], chars: list[tuple[int, int]]) -> list[list[int]]:
     """The token positions of each character span (tokens whose characters lie inside it)."""
-    return [[t for t, (a, b) in enumerate(offsets) if b > a and a >= start and b <= end] for start, end in chars]
+    return [[t for t, (a, b) in enumerate(offsets) if b > a and a >= start and b <= end] for start,
+            end in chars]
 
 
 def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float,
                    top_k: int | None = None) -> Found:
-    """Grounding DINO family: captions of the queries, scores by token span (see the module docstring)."""
+    """Grounding DINO family: captions of the queries, scores by token span (see the module
+    docstring)."""
     import torch
 
     tokenizer = loaded.processor.tokenizer
@@ -185,7 +197,8 @@ def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], thr
                 text += escaped[n][q] + " . "
             captions.append(text.strip())
             chars.append(spans)
-        inputs = loaded.processor(images=[images[n] for n, _ in batch], text=captions, return_tensors="pt",
+        inputs = loaded.processor(images=[images[n] for n, _ in batch], text=captions,
+                                  return_tensors="pt",
                                   padding="longest", truncation=True, max_length=limit)
         encoded = tokenizer(captions, padding="longest", truncation=True, max_length=limit,
                             return_offsets_mapping=True)
@@ -194,10 +207,12 @@ def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], thr
         for row, ((n, part), spans) in enumerate(zip(batch, chars)):
             offsets = encoded["offset_mapping"][row]
             tokens = _spans(offsets, spans)
-            reached = max((b for a, b in offsets if b > a), default=0)         # the caption's last character kept
+            reached = max((b for a, b in offsets if b > a),
+                          default=0)         # the caption's last character kept
             truncated[n] += sum(end > reached for _, end in spans)
             probs = torch.sigmoid(outputs.logits[row].float())                     # (boxes, text positions)
-            # mean probability over each query's tokens: the normalised positive map of the reference evaluation
+            # mean probability over each query's tokens: the normalised positive map of the
+            # reference evaluation
             weights = torch.zeros(len(part), probs.shape[-1])
             for j, t in enumerate(tokens):
                 if t:
@@ -207,18 +222,21 @@ def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], thr
             boxes = _xyxy_pixels(outputs.pred_boxes[row].float(), width, height)
             # every (box, query) pair a candidate, box-major (each box's queries in order)
             kept, lost = _kept(scores.flatten(), boxes.repeat_interleave(len(part), 0),
-                               torch.arange(len(part), device=scores.device).repeat(len(boxes)), threshold, top_k)
+                               torch.arange(len(part), device=scores.device).repeat(len(boxes)),
+                               threshold, top_k)
             found[n].extend((s, box, part[j]) for s, box, j in kept)
             dropped[n] += lost
-    return Found(found, truncated=truncated, escaped=[sum("." in q or "?" in q for q in qs) for qs in queries],
+    return Found(found, truncated=truncated,
+                 escaped=[sum("." in q or "?" in q for q in qs) for qs in queries],
                  non_finite=dropped)
 
 
 def omdet_turbo(loaded: Any, images: list[Any], queries: list[list[str]], threshold: float,
                 top_k: int | None = None) -> Found:
-    """OmDet-Turbo: a class list per image; the family's post-processing (per-class NMS) gives indices into it.
-    Images are sent in groups of equal class counts: the model pads shorter class lists and its decoder attends to
-    the padding, so a batch of unequal lists changes every image's scores."""
+    """OmDet-Turbo: a class list per image; the family's post-processing (per-class NMS) gives
+    indices into it. Images are sent in groups of equal class counts: the model pads shorter class
+    lists and its decoder attends to the padding, so a batch of unequal lists changes every image's
+    scores."""
     import torch
 
     found: list[list[tuple[float, list[float], int]]] = [[] for _ in images]
@@ -229,17 +247,21 @@ def omdet_turbo(loaded: Any, images: list[Any], queries: list[list[str]], thresh
         groups.setdefault(len(qs), []).append(n)
     for members in groups.values():
         texts = [queries[n] for n in members]
-        inputs = loaded.processor(images=[images[n] for n in members], text=texts, return_tensors="pt",
-                                  padding="max_length", truncation=True)
-        # a group's lists are equally long; padded to max_length, the width is the length the classes were cut at
-        kept = _lengths(inputs["classes_attention_mask"], [len(t) for t in texts], stride=len(texts[0]))
+        inputs = loaded.processor(images=[images[n] for n in members], text=texts,
+                                  return_tensors="pt", padding="max_length", truncation=True)
+        # a group's lists are equally long; padded to max_length, the width is the length the
+        # classes were cut at
+        kept = _lengths(inputs["classes_attention_mask"], [len(t) for t in texts],
+                        stride=len(texts[0]))
         cut = _count_truncated(loaded, texts, kept, inputs["classes_attention_mask"].shape[-1])
         for n, count in zip(members, cut):
             truncated[n] = count
         with torch.inference_mode():
             outputs = loaded.model(**loaded.place(inputs))
         results = loaded.processor.post_process_grounded_object_detection(
-            outputs, text_labels=texts, threshold=threshold, target_sizes=[images[n].size[::-1] for n in members])
+            outputs, text_labels=texts, threshold=threshold,
+            target_sizes=[images[n].size[::-1] for n in members])
         for n, res in zip(members, results):
-            found[n], dropped[n] = _kept(res["scores"].float(), res["boxes"].float(), res["labels"], threshold, top_k)
+            found[n], dropped[n] = _kept(res["scores"].float(), res["boxes"].float(), res["labels"],
+                                         threshold, top_k)
     return Found(found, truncated=truncated, non_finite=dropped)

@@ -1,13 +1,16 @@
-"""``vlbench predict --server URL --model NAME``: the same prompts sent to an OpenAI-compatible chat-completions
-endpoint (vLLM, SGLang, ``transformers serve``, a provider) instead of a model in this process.
+"""``vlbench predict --server URL --model NAME``: the same prompts sent to an OpenAI-compatible
+chat-completions endpoint (vLLM, SGLang, ``transformers serve``, a provider) instead of a model in
+this process.
 
-Each item is one request: the image as a PNG data URL, then the family's prompt, greedy (``temperature`` 0), at most
-``max_new_tokens``; ``concurrency`` requests are in flight at once, each retried with exponential backoff when the
-server is unreachable, overloaded (429) or failing (5xx). The answers go through the same parsers and the same
-resumable partial file as the in-process path. When the server returns token log-probabilities (vLLM and SGLang do
-with ``logprobs``), generated boxes are scored from them (:mod:`.confidence`); a server that does not (``transformers
-serve``) leaves them scored 1, and the run's meta file counts those boxes. The family (prompt and box convention)
-comes from NAME's config when it can be read (a local folder or a cached Hub id), else ``--box-format`` is needed.
+Each item is one request: the image as a PNG data URL, then the family's prompt, greedy
+(``temperature`` 0), at most ``max_new_tokens``; ``concurrency`` requests are in flight at once,
+each retried with exponential backoff when the server is unreachable, overloaded (429) or failing
+(5xx). The answers go through the same parsers and the same resumable partial file as the in-process
+path. When the server returns token log-probabilities (vLLM and SGLang do with ``logprobs``),
+generated boxes are scored from them (:mod:`.confidence`); a server that does not (``transformers
+serve``) leaves them scored 1, and the run's meta file counts those boxes. The family (prompt and
+box convention) comes from NAME's config when it can be read (a local folder or a cached Hub id),
+else ``--box-format`` is needed.
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ from .families import GENERATOR, OTHER
 from .models import Answer, ModelInfo
 from .transport import CertificateError, Connection, Reply, ReplyLate, ReplyTooLarge, TransportError
 
-__all__ = ["ServedModel", "model_info", "connect", "answers_as_completed", "data_url", "RETRIES", "MAX_REPLY_BYTES",
-           "REQUEST_TIMEOUT"]
+__all__ = ["ServedModel", "model_info", "connect", "answers_as_completed", "data_url", "RETRIES",
+           "MAX_REPLY_BYTES", "REQUEST_TIMEOUT"]
 
 #: attempts per request (waits 1, 2, 4, 8 s between them)
 RETRIES = 5
@@ -47,8 +50,9 @@ _RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 
 @dataclass
 class ServedModel:
-    """A served model: the endpoint, the model name it serves, how many requests go at once, and the seconds one
-    request may take (``timeout``: every attempt and wait of it, the reply read whole)."""
+    """A served model: the endpoint, the model name it serves, how many requests go at once, and the
+    seconds one request may take (``timeout``: every attempt and wait of it, the reply read
+    whole)."""
 
     url: str
     model: str
@@ -66,9 +70,10 @@ class ServedModel:
 
 
 def model_info(name: str, revision: str | None = None) -> ModelInfo:
-    """The family of a served model from its config when one is here (a local folder, or a Hub id already in the
-    local cache), else the catch-all family (then ``--box-format`` says how its boxes are written). A served name is
-    often no Hub id ("gpt-4o", "my-vlm"): it is never looked up on the network."""
+    """The family of a served model from its config when one is here (a local folder, or a Hub id
+    already in the local cache), else the catch-all family (then ``--box-format`` says how its boxes
+    are written). A served name is often no Hub id ("gpt-4o", "my-vlm"): it is never looked up on
+    the network."""
     from .models import inspect_model
 
     local = name if Path(name).is_dir() else _cached_snapshot(name, revision)
@@ -81,7 +86,8 @@ def model_info(name: str, revision: str | None = None) -> ModelInfo:
 
 
 def _cached_snapshot(name: str, revision: str | None) -> str | None:
-    """The local snapshot folder of Hub id ``name`` when its config is in the Hub cache, else None (no network)."""
+    """The local snapshot folder of Hub id ``name`` when its config is in the Hub cache, else None
+    (no network)."""
     from huggingface_hub import try_to_load_from_cache
 
     try:
@@ -110,7 +116,8 @@ MAX_RETRY_AFTER = 60.0
 
 
 def _retry_after(reply: Reply, attempt: int) -> float:
-    """Seconds to wait before the next attempt: the server's ``Retry-After`` (seconds, bounded), else 1, 2, 4, 8 s."""
+    """Seconds to wait before the next attempt: the server's ``Retry-After`` (seconds, bounded),
+    else 1, 2, 4, 8 s."""
     try:
         return min(max(float(reply.headers.get("retry-after", "")), 0.0), MAX_RETRY_AFTER)
     except ValueError:
@@ -119,23 +126,26 @@ def _retry_after(reply: Reply, attempt: int) -> float:
 
 def _untrusted(url: str, exc: CertificateError) -> ServiceError:
     return _failed(url, f"the server's TLS certificate is not trusted here ({exc})",
-                   "check --server; for a server with its own certificate authority, export SSL_CERT_FILE=<its file>")
+                   "check --server; for a server with its own certificate authority, export "
+                   "SSL_CERT_FILE=<its file>")
 
 
 def _late(url: str, timeout: float, problem: str) -> ServiceError:
     return _failed(url, f"no whole answer within {timeout:g} s ({problem})",
-                   "check the server (its load, its logs), or allow more time with --request-timeout")
+                   "check the server (its load, its logs), or allow more time with "
+                   "--request-timeout")
 
 
 def _reply_object(body: bytes, url: str) -> dict[str, Any]:
-    """The JSON object of a 2xx reply; anything else (a body cut mid-JSON, a proxy's HTML page, a 200 carrying
-    ``{"error": ...}``) is a :class:`ServiceError` quoting what came back."""
+    """The JSON object of a 2xx reply; anything else (a body cut mid-JSON, a proxy's HTML page, a
+    200 carrying ``{"error": ...}``) is a :class:`ServiceError` quoting what came back."""
     try:
         reply = json.loads(body)
     except ValueError:
         shown = body[:200].decode("utf-8", "replace")
         raise _failed(url, f"the server's reply is not JSON (it begins {shown!r})",
-                      "check that --server is an OpenAI-compatible server, not a proxy's or a web page's address"
+                      "check that --server is an OpenAI-compatible server, not a proxy's or a web "
+                      "page's address"
                       ) from None
     if isinstance(reply, dict) and "error" in reply and "choices" not in reply:
         error = reply["error"]
@@ -148,9 +158,11 @@ def _reply_object(body: bytes, url: str) -> dict[str, Any]:
     return reply
 
 
-def _refused(url: str, reply: Reply, timeout: float, deadline: float, attempt: int) -> tuple[str, float]:
-    """(the problem, the wait before the next attempt) for a reply that is no answer; a refusal that no retry
-    can change (a 4xx other than throttling, a ``Retry-After`` beyond the deadline) is a :class:`ServiceError`."""
+def _refused(url: str, reply: Reply, timeout: float, deadline: float,
+             attempt: int) -> tuple[str, float]:
+    """(the problem, the wait before the next attempt) for a reply that is no answer; a refusal that
+    no retry can change (a 4xx other than throttling, a ``Retry-After`` beyond the deadline) is a
+    :class:`ServiceError`."""
     problem = f"HTTP {reply.status}: {reply.text[:300]}"
     if reply.status in (401, 403):
         raise _failed(url, f"the server refused the credentials ({problem})",
@@ -160,28 +172,33 @@ def _refused(url: str, reply: Reply, timeout: float, deadline: float, attempt: i
                       "check --model (the name the server serves) and the server's logs")
     wait = _retry_after(reply, attempt)
     if reply.headers.get("retry-after") and time.monotonic() + wait >= deadline:
-        raise _failed(url, f"the server asked to retry after {reply.headers['retry-after']} s (Retry-After), "
+        raise _failed(url, f"the server asked to retry after {reply.headers['retry-after']} s "
+                           "(Retry-After), "
                            f"beyond the {timeout:g} s --request-timeout allows ({problem})",
                       "allow more time with --request-timeout, lower --concurrency, or retry later")
     return problem, wait
 
 
-def _post(connection: Connection, url: str, body: bytes, headers: dict[str, str], timeout: float) -> dict[str, Any]:
-    """One request with retries, all within ``timeout`` seconds (a 429's ``Retry-After`` honoured, bounded); a
-    refusal (4xx), a reply that is not an answer or a server that does not answer in time is a
-    :class:`ServiceError`. The reply is read up to :data:`MAX_REPLY_BYTES` (an answer is a few kB)."""
+def _post(connection: Connection, url: str, body: bytes, headers: dict[str, str],
+          timeout: float) -> dict[str, Any]:
+    """One request with retries, all within ``timeout`` seconds (a 429's ``Retry-After`` honoured,
+    bounded); a refusal (4xx), a reply that is not an answer or a server that does not answer in
+    time is a :class:`ServiceError`. The reply is read up to :data:`MAX_REPLY_BYTES` (an answer is a
+    few kB)."""
     deadline = time.monotonic() + timeout
     path = urllib.parse.urlsplit(_endpoint(url, "/chat/completions")).path
     problem = "no reply"
     for attempt in range(RETRIES):
         try:
-            reply = connection.request("POST", path, body, {"Content-Type": "application/json", **headers},
+            reply = connection.request("POST", path, body,
+                                       {"Content-Type": "application/json", **headers},
                                        deadline=deadline, max_bytes=MAX_REPLY_BYTES)
         except ReplyLate as exc:
             raise _late(url, timeout, str(exc)) from None
         except ReplyTooLarge:
             raise _failed(url, f"the server's reply is larger than {MAX_REPLY_BYTES // 2**20} MiB",
-                          "check that --server is the chat-completions server and --max-new-tokens is sensible"
+                          "check that --server is the chat-completions server and --max-new-tokens "
+                          "is sensible"
                           ) from None
         except CertificateError as exc:
             raise _untrusted(url, exc) from None
@@ -196,11 +213,13 @@ def _post(connection: Connection, url: str, body: bytes, headers: dict[str, str]
         if attempt + 1 < RETRIES:
             time.sleep(wait)
     raise _failed(url, f"the server did not answer after {RETRIES} attempts ({problem})",
-                  "check that the server runs and --server is its address; rerun to continue the run")
+                  "check that the server runs and --server is its address; rerun to continue the "
+                  "run")
 
 
 def _check_address(url: str) -> None:
-    """Refuse a ``--server`` that is not an http(s) address with a host (and a port, if any, that parses)."""
+    """Refuse a ``--server`` that is not an http(s) address with a host (and a port, if any, that
+    parses)."""
     fix = "pass e.g. --server http://127.0.0.1:8000"
     try:
         parts = urllib.parse.urlsplit(url)
@@ -211,33 +230,40 @@ def _check_address(url: str) -> None:
         raise InputError(f"--server {url!r} is not an http(s) address", fix=fix)
 
 
-def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8, api_key_env: str | None = None,
-            timeout: float = REQUEST_TIMEOUT) -> ServedModel:
-    """Check that the server answers and serves ``model`` (its ``/v1/models``), before any item is sent."""
+def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8,
+            api_key_env: str | None = None, timeout: float = REQUEST_TIMEOUT) -> ServedModel:
+    """Check that the server answers and serves ``model`` (its ``/v1/models``), before any item is
+    sent."""
     _check_address(url)
     if concurrency < 1:
-        raise InputError(f"--concurrency {concurrency} must be at least 1", fix="pass e.g. --concurrency 8")
+        raise InputError(f"--concurrency {concurrency} must be at least 1",
+                         fix="pass e.g. --concurrency 8")
     files = _open_file_limit()
     if files is not None and concurrency > files - 64:     # one socket per request in flight, and room for the rest
-        raise InputError(f"--concurrency {concurrency} needs a connection each, and this process may open only "
-                         f"{files} files", fix=f"pass at most --concurrency {max(1, files - 64)}, or raise the limit "
+        raise InputError(f"--concurrency {concurrency} needs a connection each, and this process "
+                         "may open only "
+                         f"{files} files",
+                         fix=f"pass at most --concurrency {max(1, files - 64)}, or raise the limit "
                                                "(ulimit -n)")
     if not timeout > 0:
         raise InputError(f"--request-timeout {timeout} must be a positive number of seconds",
                          fix="pass e.g. --request-timeout 600")
     api_key = os.environ.get(api_key_env) if api_key_env else None
     if api_key_env and not api_key:
-        raise InputError(f"the environment variable {api_key_env} is not set", fix=f"export {api_key_env}=<key>")
+        raise InputError(f"the environment variable {api_key_env} is not set",
+                         fix=f"export {api_key_env}=<key>")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     connection = Connection(url, connect_timeout=min(CONNECT_TIMEOUT, timeout))
     try:
-        reply = connection.request("GET", urllib.parse.urlsplit(_endpoint(url, "/models")).path, None, headers,
+        reply = connection.request("GET", urllib.parse.urlsplit(_endpoint(url, "/models")).path,
+                                   None, headers,
                                    deadline=time.monotonic() + min(CONNECT_TIMEOUT, timeout),
                                    max_bytes=MAX_REPLY_BYTES)
     except CertificateError as exc:
         raise _untrusted(url, exc) from None
     except (TransportError, ReplyLate, ReplyTooLarge) as exc:
-        raise _failed(url, f"cannot reach the server ({exc})", "start the server first, or check --server") from None
+        raise _failed(url, f"cannot reach the server ({exc})", "start the server first, or check "
+                                                               "--server") from None
     finally:
         connection.close()
     if reply.status >= 300:
@@ -266,10 +292,11 @@ def data_url(image: Any) -> str:
 
 
 def data_url_bytes(image: Any) -> bytes:
-    """An image as the data URL a chat message carries, in ASCII bytes. A dataset's image in a format servers take
-    (JPEG, PNG, WebP) is sent as its own bytes: the server decodes the pixels the dataset holds, and the client
-    spends only base64 on it (re-encoding a 640x480 photo as PNG cost tens of milliseconds and several times the
-    bytes). Anything else, or an image already decoded, is encoded once as PNG (lossless)."""
+    """An image as the data URL a chat message carries, in ASCII bytes. A dataset's image in a
+    format servers take (JPEG, PNG, WebP) is sent as its own bytes: the server decodes the pixels
+    the dataset holds, and the client spends only base64 on it (re-encoding a 640x480 photo as PNG
+    cost tens of milliseconds and several times the bytes). Anything else, or an image already
+    decoded, is encoded once as PNG (lossless)."""
     from .streaming import LazyImage
 
     if isinstance(image, LazyImage):
@@ -283,21 +310,24 @@ def data_url_bytes(image: Any) -> bytes:
 
 
 def chat_request(model: str, image_url: bytes, text: str, max_tokens: int, logprobs: bool) -> bytes:
-    """The chat-completions request body: one user message of the image, then the text; greedy, at most
-    ``max_tokens``. The image's data URL is joined in as bytes: its alphabet (base64, ``data:``, ``;``, ``/``)
-    needs no JSON escape, and ``json.dumps`` of the whole message scanned and copied its ~100 kB three times,
-    about a third of the client's CPU per item (bench/serving.py)."""
+    """The chat-completions request body: one user message of the image, then the text; greedy, at
+    most ``max_tokens``. The image's data URL is joined in as bytes: its alphabet (base64,
+    ``data:``, ``;``, ``/``) needs no JSON escape, and ``json.dumps`` of the whole message scanned
+    and copied its ~100 kB three times, about a third of the client's CPU per item
+    (bench/serving.py)."""
     settings: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "temperature": 0}
     if logprobs:
         settings["logprobs"] = True
     return b"".join((json.dumps(settings)[:-1].encode(),
                      b', "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "',
-                     image_url, b'"}}, {"type": "text", "text": ', json.dumps(text).encode(), b"}]}]}"))
+                     image_url, b'"}}, {"type": "text", "text": ', json.dumps(text).encode(),
+                     b"}]}]}"))
 
 
 def _whole(data: bytes, kind: str) -> bool:
-    """Whether encoded bytes reach their format's end marker (JPEG's EOI, PNG's IEND chunk, the RIFF length of
-    WebP): a file cut off in the dataset is then decoded here, and refused by name, instead of being sent."""
+    """Whether encoded bytes reach their format's end marker (JPEG's EOI, PNG's IEND chunk, the RIFF
+    length of WebP): a file cut off in the dataset is then decoded here, and refused by name,
+    instead of being sent."""
     if kind == "JPEG":
         return data.rstrip(b"\0").endswith(b"\xff\xd9")
     if kind == "PNG":
@@ -306,11 +336,13 @@ def _whole(data: bytes, kind: str) -> bool:
 
 
 def _tokens(content: str, logprobs: Any) -> TokenScores | None:
-    """The answer's tokens from the server's ``logprobs.content`` (their texts must spell the answer, each log-probability
-    a number; else None: the boxes are then scored 1 and counted so)."""
+    """The answer's tokens from the server's ``logprobs.content`` (their texts must spell the
+    answer, each log-probability a number; else None: the boxes are then scored 1 and counted
+    so)."""
     if not isinstance(logprobs, dict) or not isinstance(logprobs.get("content"), list):
         return None
-    entries = [e for e in logprobs["content"] if isinstance(e, dict) and isinstance(e.get("token"), str)]
+    entries = [e for e in logprobs["content"] if isinstance(e, dict) and isinstance(e.get("token"),
+                                                                                    str)]
     if not entries or "".join(e["token"] for e in entries) != content:
         return None
     if not all(isinstance(e.get("logprob"), (int, float)) and not isinstance(e.get("logprob"), bool) for e in entries):
@@ -323,7 +355,8 @@ def _tokens(content: str, logprobs: Any) -> TokenScores | None:
 
 
 def _content(reply: dict[str, Any], url: str) -> tuple[str, dict[str, Any]]:
-    """(the answer text, its choice) of a chat-completions reply; any other shape is a :class:`ServiceError`."""
+    """(the answer text, its choice) of a chat-completions reply; any other shape is a
+    :class:`ServiceError`."""
     try:
         choice = reply["choices"][0]
         content = choice["message"]["content"]
@@ -340,21 +373,22 @@ def _content(reply: dict[str, Any], url: str) -> tuple[str, dict[str, Any]]:
     return content, choice
 
 
-#: image placeholders of processor-only prompts (PaliGemma's ``<image>``): over chat the image is its own part
+#: image placeholders of processor-only prompts (PaliGemma's ``<image>``): over chat the image is
+#: its own part
 PROCESSOR_IMAGE_TOKENS = ("<image>",)
 
 
 def chat_text(prompt: str) -> str:
-    """A family's prompt as the text part of a chat message: processor-only image placeholders removed (the
-    server's chat template places the image part; a literal ``<image>`` would be read as words or a second
-    image)."""
+    """A family's prompt as the text part of a chat message: processor-only image placeholders
+    removed (the server's chat template places the image part; a literal ``<image>`` would be read
+    as words or a second image)."""
     for token in PROCESSOR_IMAGE_TOKENS:
         prompt = prompt.replace(token, "")
     return prompt.strip()
 
 
-def _ask(served: ServedModel, connection: Connection, item: PredictItem, prompt: str, max_new_tokens: int,
-         token_scores: bool, skip_bad: bool) -> Answer:
+def _ask(served: ServedModel, connection: Connection, item: PredictItem, prompt: str,
+         max_new_tokens: int, token_scores: bool, skip_bad: bool) -> Answer:
     from ..engine.images import UNREADABLE
     from .streaming import undecodable, what_is_wrong
 
@@ -379,9 +413,10 @@ def _ask(served: ServedModel, connection: Connection, item: PredictItem, prompt:
 
 
 def _next_done(done: Any) -> Any:
-    """The next completed request from ``done`` (a ``queue.SimpleQueue``), waited for in short turns: a Ctrl-C the
-    kernel hands to a worker thread (each blocks in a socket read) does not wake a main thread blocked in one
-    untimed wait, so the main thread comes back to run Python's signal handler at least twice a second."""
+    """The next completed request from ``done`` (a ``queue.SimpleQueue``), waited for in short
+    turns: a Ctrl-C the kernel hands to a worker thread (each blocks in a socket read) does not wake
+    a main thread blocked in one untimed wait, so the main thread comes back to run Python's signal
+    handler at least twice a second."""
     import queue
 
     while True:
@@ -391,16 +426,17 @@ def _next_done(done: Any) -> Any:
             continue
 
 
-def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prompts: Iterable[str], *,
-                         max_new_tokens: int, token_scores: bool = False,
+def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prompts: Iterable[str],
+                         *, max_new_tokens: int, token_scores: bool = False,
                          skip_bad: bool = False) -> Iterator[tuple[Any, Answer]]:
-    """(item key, answer) as each request completes, with ``served.concurrency`` requests in flight over the whole
-    run: a sliding window refilled as each completes (as lmms-eval's OpenAI clients keep), so a slow request holds
-    one slot, not a batch. ``served.concurrency`` worker threads each hold one keep-alive connection, so no more
-    connections are opened than requests are in flight. With ``skip_bad`` an image that does not decode is an
-    answer marked ``unreadable`` (no request sent). The workers are daemon threads: Ctrl-C or an error stops the run
-    at once, without waiting for requests a hung server holds (a thread pool's workers are joined at exit); the
-    answers already yielded are the caller's to keep."""
+    """(item key, answer) as each request completes, with ``served.concurrency`` requests in flight
+    over the whole run: a sliding window refilled as each completes (as lmms-eval's OpenAI clients
+    keep), so a slow request holds one slot, not a batch. ``served.concurrency`` worker threads each
+    hold one keep-alive connection, so no more connections are opened than requests are in flight.
+    With ``skip_bad`` an image that does not decode is an answer marked ``unreadable`` (no request
+    sent). The workers are daemon threads: Ctrl-C or an error stops the run at once, without waiting
+    for requests a hung server holds (a thread pool's workers are joined at exit); the answers
+    already yielded are the caller's to keep."""
     import queue
     import threading
 
@@ -414,7 +450,8 @@ def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prom
             while (task := work.get()) is not None:
                 item, prompt = task
                 try:
-                    done.put((item.key, _ask(served, connection, item, prompt, max_new_tokens, token_scores,
+                    done.put((item.key,
+                              _ask(served, connection, item, prompt, max_new_tokens, token_scores,
                                              skip_bad)))
                 except BaseException as exc:        # handed to the caller's thread, which raises it
                     done.put((item.key, exc))

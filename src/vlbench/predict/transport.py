@@ -1,11 +1,12 @@
-"""The ``--server`` client's HTTP: one keep-alive HTTP/1.1 connection per worker thread, over the standard
-library's ``http.client``.
+"""The ``--server`` client's HTTP: one keep-alive HTTP/1.1 connection per worker thread, over the
+standard library's ``http.client``.
 
-Each request is bounded by one deadline, which covers connecting, sending and every read of the reply (a server
-that drips its reply a byte at a time never trips a per-read timeout). Proxies come from the environment as
-``urllib`` reads it (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``; https through a CONNECT tunnel); TLS is verified
-against the system's certificates (``SSL_CERT_FILE`` included) and certifi's. httpx served here before; its
-request alone cost more of the client's CPU than the rest of an item (bench/serving.py, #67).
+Each request is bounded by one deadline, which covers connecting, sending and every read of the
+reply (a server that drips its reply a byte at a time never trips a per-read timeout). Proxies come
+from the environment as ``urllib`` reads it (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``; https
+through a CONNECT tunnel); TLS is verified against the system's certificates (``SSL_CERT_FILE``
+included) and certifi's. httpx served here before; its request alone cost more of the client's CPU
+than the rest of an item (bench/serving.py, #67).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 
 from ..engine.errors import InputError
 
-__all__ = ["Connection", "Reply", "TransportError", "CertificateError", "ReplyLate", "ReplyTooLarge"]
+__all__ = ["Connection", "Reply", "TransportError", "CertificateError", "ReplyLate",
+           "ReplyTooLarge"]
 
 #: bytes asked of the socket per read of a reply
 _CHUNK = 1 << 16
@@ -81,10 +83,12 @@ class _Route:
             route = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
             route.port                                      # noqa: B018 (parsing it is the check)
         except ValueError as exc:
-            raise InputError(f"the {parts.scheme}_proxy environment variable {proxy!r} is not a valid address "
+            raise InputError(f"the {parts.scheme}_proxy environment variable {proxy!r} is not a "
+                             "valid address "
                              f"({exc})", fix=f"correct or unset {parts.scheme}_proxy") from None
         if not route.hostname:
-            raise InputError(f"the {parts.scheme}_proxy environment variable {proxy!r} names no host",
+            raise InputError(f"the {parts.scheme}_proxy environment variable {proxy!r} names no "
+                             "host",
                              fix=f"correct or unset {parts.scheme}_proxy")
         return cls(parts, route)
 
@@ -96,7 +100,8 @@ class _Route:
 
     @property
     def forwarded(self) -> dict[str, str]:
-        """Headers for a plain-http proxy's forwarding (an https tunnel carries them on its CONNECT instead)."""
+        """Headers for a plain-http proxy's forwarding (an https tunnel carries them on its CONNECT
+        instead)."""
         return self.proxy_headers() if self.url.scheme == "http" else {}
 
     def proxy_headers(self) -> dict[str, str]:
@@ -108,8 +113,8 @@ class _Route:
 
 
 def _tls() -> ssl.SSLContext:
-    """The system's trusted certificates (and ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), plus certifi's bundle as httpx
-    and requests use it, where it is installed."""
+    """The system's trusted certificates (and ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), plus certifi's
+    bundle as httpx and requests use it, where it is installed."""
     context = ssl.create_default_context()
     try:
         import certifi
@@ -124,7 +129,8 @@ def _open(route: _Route, timeout: float) -> http.client.HTTPConnection:
     url, proxy = route.url, route.proxy
     host, port = (proxy.hostname, proxy.port) if proxy is not None else (url.hostname, url.port)
     if url.scheme == "https":
-        conn: http.client.HTTPConnection = http.client.HTTPSConnection(host or "", port, timeout=timeout,
+        conn: http.client.HTTPConnection = http.client.HTTPSConnection(host or "", port,
+                                                                       timeout=timeout,
                                                                        context=_tls())
         if proxy is not None:
             conn.set_tunnel(url.hostname or "", url.port, headers=route.proxy_headers())
@@ -137,8 +143,8 @@ _STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
 
 
 class Connection:
-    """One keep-alive connection to the server at ``url``, opened at the first request and again after a failure.
-    Not shared between threads: each worker holds its own."""
+    """One keep-alive connection to the server at ``url``, opened at the first request and again
+    after a failure. Not shared between threads: each worker holds its own."""
 
     def __init__(self, url: str, *, connect_timeout: float) -> None:
         self.route = _Route.of(url)
@@ -151,10 +157,11 @@ class Connection:
             self._conn.close()
             self._conn = None
 
-    def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str], *, deadline: float,
-                max_bytes: int) -> Reply:
-        """``method path`` answered whole before ``deadline`` (``time.monotonic()``), its body at most
-        ``max_bytes``: else :class:`ReplyLate`, :class:`ReplyTooLarge` or :class:`TransportError`."""
+    def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str], *,
+                deadline: float, max_bytes: int) -> Reply:
+        """``method path`` answered whole before ``deadline`` (``time.monotonic()``), its body at
+        most ``max_bytes``: else :class:`ReplyLate`, :class:`ReplyTooLarge` or
+        :class:`TransportError`."""
         if self._conn is not None:
             try:
                 return self._exchange(method, path, body, headers, deadline, max_bytes)
@@ -165,8 +172,8 @@ class Connection:
         except _STALE as exc:
             raise TransportError(f"the server closed the connection without a reply ({exc!r})") from None
 
-    def _exchange(self, method: str, path: str, body: bytes | None, headers: dict[str, str], deadline: float,
-                  max_bytes: int) -> Reply:
+    def _exchange(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
+                  deadline: float, max_bytes: int) -> Reply:
         if self._conn is None:
             self._conn = _open(self.route, self.connect_timeout)
         conn = self._conn
@@ -176,7 +183,8 @@ class Connection:
                 conn.timeout = min(self.connect_timeout, left)
                 conn.connect()
             conn.sock.settimeout(left)
-            conn.request(method, self.route.target(path), body=body, headers={**self.route.forwarded, **headers})
+            conn.request(method, self.route.target(path), body=body,
+                         headers={**self.route.forwarded, **headers})
             response = conn.getresponse()
             data = _read(conn, response, deadline, max_bytes)
         except _STALE:

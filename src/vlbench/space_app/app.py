@@ -1,5 +1,6 @@
-"""The vlbench Space: upload predictions for OmniLabel, nocaps, OVDEval or Ref-L4 and get the official
-scores, breakdowns, plots, the worst samples and the model-card block. All logic is in vlbench."""
+"""The vlbench Space: upload predictions for OmniLabel, nocaps, OVDEval or Ref-L4 and get the
+official scores, breakdowns, plots, the worst samples and the model-card block. All logic is in
+vlbench."""
 
 import os
 

@@ -1,4 +1,5 @@
-"""ToyCount metric for 🤗 Evaluate, shipped by the plug-in: a thin face over vlbench (``metric_support.compute``)."""
+"""ToyCount metric for 🤗 Evaluate, shipped by the plug-in: a thin face over vlbench
+(``metric_support.compute``)."""
 
 import datasets
 import evaluate
@@ -17,11 +18,13 @@ class ToyCount(RowInputs, evaluate.Metric):
     def _info(self):
         return evaluate.MetricInfo(
             description="Exact-count accuracy (percent) and mean absolute error of object counts.",
-            citation="", inputs_description="predictions: one count per row; references: rows {image_id, count}",
+            citation="",
+            inputs_description="predictions: one count per row; references: rows {image_id, count}",
             features=datasets.Features({"predictions": datasets.Value("int64"),
                                         "references": {"image_id": datasets.Value("int64"),
                                                        "count": datasets.Value("int64")}}))
 
-    def _compute(self, predictions, references, return_details=False, ci=None, resamples=1000, seed=0):
+    def _compute(self, predictions, references, return_details=False, ci=None, resamples=1000,
+                 seed=0):
         return compute("toy_count", predictions, references, return_details=return_details, ci=ci,
                        resamples=resamples, seed=seed)

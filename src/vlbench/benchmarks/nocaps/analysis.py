@@ -1,7 +1,8 @@
-"""nocaps' error analysis: how far each domain falls behind the whole split (the nocaps paper's point: captions
-degrade on novel objects), and, per image, the words most of its references use that the caption does not (the
-tokens the scorer compared). A word is *novel* when no in-domain image's references use it (the in-domain images
-show COCO's classes, so such words name what COCO lacks); novel words are listed first."""
+"""nocaps' error analysis: how far each domain falls behind the whole split (the nocaps paper's
+point: captions degrade on novel objects), and, per image, the words most of its references use that
+the caption does not (the tokens the scorer compared). A word is *novel* when no in-domain image's
+references use it (the in-domain images show COCO's classes, so such words name what COCO lacks);
+novel words are listed first."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ __all__ = ["analyze", "STOP_WORDS"]
 
 #: function words never reported as missed
 STOP_WORDS = frozenset(
-    "a an the of on in at to with and or is are was were be being been it its this that these those there some two "
-    "three one his her their its into onto for from by as near next up down over under while who which has have "
+    "a an the of on in at to with and or is are was were be being been it its this that these "
+    "those there some two "
+    "three one his her their its into onto for from by as near next up down over under while who "
+    "which has have "
     "other another each".split())
 
 EXAMPLES, TOP_WORDS = 10, 20
@@ -23,9 +26,11 @@ def _content(tokens: str) -> set[str]:
     return {w for w in tokens.split() if w.isalpha() and w not in STOP_WORDS}
 
 
-def analyze(image_ids: list[int], domains: list[str | None], hyp_tokens: list[str], ref_tokens: list[list[str]],
+def analyze(image_ids: list[int], domains: list[str | None], hyp_tokens: list[str],
+            ref_tokens: list[list[str]],
             metrics: dict[str, float | None], captions: list[str], cider: Any) -> dict[str, Any]:
-    """The analysis of one scored split from the scorer's tokens, metrics and per-image CIDEr-D (percent)."""
+    """The analysis of one scored split from the scorer's tokens, metrics and per-image CIDEr-D
+    (percent)."""
     from .schema import DOMAIN_SUFFIX, METRICS
 
     def gap(value: float | None, overall: float | None) -> float | None:
@@ -54,10 +59,14 @@ def analyze(image_ids: list[int], domains: list[str | None], hyp_tokens: list[st
         "missed_words": {
             "novel": [[w, n] for w, n in tally.most_common() if w not in in_domain][:TOP_WORDS],
             "other": [[w, n] for w, n in tally.most_common() if w in in_domain][:TOP_WORDS]},
-        "examples": {"lowest_CIDEr": [{"image_id": image_ids[i], "domain": domains[i], "caption": captions[i],
-                                       "CIDEr": float(cider[i]), "missed_words": missed_per_image[i][:8]}
+        "examples": {"lowest_CIDEr": [{"image_id": image_ids[i], "domain": domains[i],
+                                       "caption": captions[i],
+                                       "CIDEr": float(cider[i]),
+                                       "missed_words": missed_per_image[i][:8]}
                                       for i in worst]},
-        "note": "not official: domain gaps are each domain's metric minus the whole split's; a missed word is one "
-                "at least half of the image's references use and the caption does not; novel: no in-domain image's "
+        "note": "not official: domain gaps are each domain's metric minus the whole split's; a "
+                "missed word is one "
+                "at least half of the image's references use and the caption does not; novel: no "
+                "in-domain image's "
                 "references use it",
     }

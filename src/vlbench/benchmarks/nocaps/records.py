@@ -1,4 +1,5 @@
-"""nocaps records: the images of a split with their domains and reference captions, in file order."""
+"""nocaps records: the images of a split with their domains and reference captions, in file
+order."""
 
 from __future__ import annotations
 

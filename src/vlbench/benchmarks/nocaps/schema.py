@@ -6,9 +6,11 @@ from dataclasses import dataclass
 
 from ..benchmark import Options, option
 
-__all__ = ["NocapsOptions", "DOMAINS", "DOMAIN_SUFFIX", "METRICS", "SPLITS", "image_features", "metric_keys"]
+__all__ = ["NocapsOptions", "DOMAINS", "DOMAIN_SUFFIX", "METRICS", "SPLITS", "image_features",
+           "metric_keys"]
 
-#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
+#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is
+#: recognised)
 PREDICTION_FORM = '{"image_id", "caption"}'
 PREDICTION_KEYS = frozenset({"caption"})
 
@@ -54,10 +56,12 @@ FIELD_DESCRIPTIONS = {
     "image_id": "nocaps image id (0-4499 validation, 4500-15099 test)",
     "open_images_id": "the Open Images id of the image",
     "file_name": "image file name", "height": "pixels", "width": "pixels",
-    "domain": "in-domain, near-domain or out-domain (class label; null on the test split, whose domains are private)",
+    "domain": "in-domain, near-domain or out-domain (class label; null on the test split, whose "
+              "domains are private)",
     "captions": "the 10 reference captions, as released (empty on the test split)",
     "caption_ids": "annotation ids of the captions",
-    "caption_positions": "index of each caption in the official annotations array (for lossless export)",
+    "caption_positions": "index of each caption in the official annotations array (for lossless "
+                         "export)",
     "coco_url": "download address of the image", "license": "license id (see the card)",
     "date_captured": "as released", "position": "index of the image in the official images array",
     "extra": "further keys of the official image entry, as JSON",
@@ -66,17 +70,24 @@ FIELD_DESCRIPTIONS = {
 
 @dataclass(frozen=True)
 class NocapsOptions(Options):
-    """nocaps options: the domain protocol, the tokenizer and METEOR backends, missing images, the optional
-    metrics."""
+    """nocaps options: the domain protocol, the tokenizer and METEOR backends, missing images, the
+    optional metrics."""
 
-    cider_idf: str = option("global", "CIDEr-D document frequencies over the whole split (global) or per domain "
+    cider_idf: str = option("global",
+                            "CIDEr-D document frequencies over the whole split (global) or per "
+                            "domain "
                             "(subset)", ("global", "subset"))
-    tokenizer: str = option("auto", "PTB tokenizer backend: the Stanford jar (java), the exact Python "
-                            "re-implementation (python), or java when present (auto)", ("auto", "java", "python"))
-    missing: str = option("error", "images without a caption: 'error', or 'empty' to score them as empty captions",
+    tokenizer: str = option("auto", "PTB tokenizer backend: the Stanford jar (java), the exact "
+                                    "Python "
+                            "re-implementation (python), or java when present (auto)",
+                            ("auto", "java", "python"))
+    missing: str = option("error", "images without a caption: 'error', or 'empty' to score them as "
+                                   "empty captions",
                           ("error", "empty"))
-    meteor_backend: str = option("auto", "METEOR 1.5 backend: the jar (java), its exact Python re-implementation, "
-                                 "no JVM (python), or python where proven equal to the jar, else java (auto)",
+    meteor_backend: str = option("auto", "METEOR 1.5 backend: the jar (java), its exact Python "
+                                         "re-implementation, "
+                                 "no JVM (python), or python where proven equal to the jar, else "
+                                 "java (auto)",
                                  ("auto", "python", "java"))
     meteor: bool = option(True, "compute METEOR", cli=False)
     spice: bool = option(True, "compute SPICE (needs Java and Stanford CoreNLP 3.6.0)", cli=False)

@@ -47,55 +47,67 @@ def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "err
     duplicates = []
     for i, e in enumerate(entries):
         if not isinstance(e, dict) or "image_id" not in e or "caption" not in e:
-            raise PredictionError("each entry needs 'image_id' and 'caption'", file=source, entry=f"entry {i}")
+            raise PredictionError("each entry needs 'image_id' and 'caption'", file=source,
+                                  entry=f"entry {i}")
         img, cap = e["image_id"], e["caption"]
         if isinstance(img, float) and img.is_integer():
             img = int(img)  # loadRes accepts 7.0: the dict look-up finds image 7
         if isinstance(img, bool) or not isinstance(img, int):
-            hint = (f"the id is the string {img!r} but nocaps image ids are integers; write {img} without quotes"
-                    if isinstance(img, str) and img.strip().isdigit() else "image ids are the integer 'id' of the images")
-            raise PredictionError(f"'image_id' has type {type(img).__name__} ({img!r})", file=source, entry=f"entry {i}",
-                                  fix=hint)
+            hint = (f"the id is the string {img!r} but nocaps image ids are integers; write {img} "
+                    "without quotes"
+                    if isinstance(img, str) and img.strip().isdigit() else "image ids are the "
+                                                                           "integer 'id' of the "
+                                                                           "images")
+            raise PredictionError(f"'image_id' has type {type(img).__name__} ({img!r})",
+                                  file=source, entry=f"entry {i}", fix=hint)
         if not isinstance(cap, str):
-            raise PredictionError(f"'caption' must be a string, got {type(cap).__name__} ({cap!r})", file=source,
-                                  entry=f"entry {i} (image {img})")
+            raise PredictionError(f"'caption' must be a string, got {type(cap).__name__} ({cap!r})",
+                                  file=source, entry=f"entry {i} (image {img})")
         if img in by_id:
             duplicates.append(img)
         by_id[img] = cap
     if duplicates:
-        raise PredictionError(f"{len(duplicates)} image id(s) have more than one caption: {_describe(duplicates)}",
+        raise PredictionError(f"{len(duplicates)} image id(s) have more than one caption: "
+                              f"{_describe(duplicates)}",
                               file=source, fix="keep exactly one caption per image")
     known = set(gt.image_ids)
     unknown = [i for i in by_id if i not in known]
     if unknown:
-        raise PredictionError(f"{len(unknown)} caption(s) are for image ids that are not in the references: "
+        raise PredictionError(f"{len(unknown)} caption(s) are for image ids that are not in the "
+                              "references: "
                               f"{_describe(unknown)}", file=source,
                               fix="score against the split these captions were made for")
     absent = [i for i in gt.image_ids if i not in by_id]
     if absent and missing != "empty":
-        raise CoverageError(f"{len(absent)} of the {len(gt.image_ids)} images have no caption, e.g. {_describe(absent)}",
-                            file=source, fix="caption every image of the split, or pass --missing empty to score "
+        raise CoverageError(f"{len(absent)} of the {len(gt.image_ids)} images have no caption, "
+                            f"e.g. {_describe(absent)}",
+                            file=source,
+                            fix="caption every image of the split, or pass --missing empty to "
+                                "score "
                                              "them as empty captions")
     if absent:
         warnings.append(f"{len(absent)} image(s) without a caption were scored as empty captions")
-    require_utf8(list(by_id.values()), source, "caption", entry=lambda i: f"the caption of image {list(by_id)[i]}")
+    require_utf8(list(by_id.values()), source, "caption",
+                 entry=lambda i: f"the caption of image {list(by_id)[i]}")
     return [by_id.get(i, "") for i in gt.image_ids], {"predictions": len(entries), "missing_scored_empty": len(absent)}, warnings
 
 
 def _toolkit_call(hyps: list[str], refs_per_image: list[list[str]]) -> tuple:
-    """The n-gram layout of one toolkit call over these images: (table, hypothesis sentences, reference
-    sentences, image of each reference, images), the arguments of BLEU's and CIDEr-D's statistics."""
+    """The n-gram layout of one toolkit call over these images: (table, hypothesis sentences,
+    reference sentences, image of each reference, images), the arguments of BLEU's and CIDEr-D's
+    statistics."""
     n = len(hyps)
     k = [len(rs) for rs in refs_per_image]
     table = count_ngrams(list(hyps) + [r for rs in refs_per_image for r in rs])
     return table, np.arange(n), n + np.arange(sum(k)), np.repeat(np.arange(n), k), n
 
 
-def _domain_metrics(masks: dict[str, NDArray[np.bool_]], stats: Any, meteor_corpus: dict[str, float],
+def _domain_metrics(masks: dict[str, NDArray[np.bool_]], stats: Any,
+                    meteor_corpus: dict[str, float],
                     rouge: NDArray[np.float64], cider: NDArray[np.float64],
                     spice_per: NDArray[np.float64] | None) -> dict[str, float | None]:
-    """Every metric overall and per domain (percent) from one tokenization and one CIDEr-D run: corpus BLEU /
-    METEOR over the domain's images, means of per-image ROUGE-L / CIDEr-D / SPICE."""
+    """Every metric overall and per domain (percent) from one tokenization and one CIDEr-D run:
+    corpus BLEU / METEOR over the domain's images, means of per-image ROUGE-L / CIDEr-D / SPICE."""
     metrics: dict[str, float | None] = {}
     for d, mask in masks.items():
         suffix = schema.DOMAIN_SUFFIX.get(d, "")
@@ -113,31 +125,38 @@ def _domain_metrics(masks: dict[str, NDArray[np.bool_]], stats: Any, meteor_corp
     return metrics
 
 
-def _meteor_summaries(lines: list[str] | None, masks: dict[str, NDArray[np.bool_]]) -> tuple[Any, dict[str, float], Any]:
-    """Per-image METEOR, the corpus METEOR of every domain and the summable statistics, from the jar's lines.
+def _meteor_summaries(lines: list[str] | None,
+                      masks: dict[str, NDArray[np.bool_]]) -> tuple[Any, dict[str, float], Any]:
+    """Per-image METEOR, the corpus METEOR of every domain and the summable statistics, from the
+    jar's lines.
 
-    The corpus scores come from summed per-image statistics, as the jar's EVAL computes them (equal to the
-    jar's own aggregates on every golden case, tested), without one more round trip per domain."""
+    The corpus scores come from summed per-image statistics, as the jar's EVAL computes them (equal
+    to the jar's own aggregates on every golden case, tested), without one more round trip per
+    domain."""
     if lines is None:
         return None, {}, None
     raw = parse_stats(lines)
     sums = summable_stats(raw)
-    corpus = {d: float(meteor_from_stats(sums[mask].sum(axis=0))) for d, mask in masks.items() if mask.any()}
+    corpus = {d: float(meteor_from_stats(sums[mask].sum(axis=0))) for d,
+              mask in masks.items() if mask.any()}
     return meteor_from_stats(raw), corpus, sums
 
 
 def _per_domain_runs(gt: NocapsReferences, predictions: Any, masks: dict[str, NDArray[np.bool_]],
                      **kwargs: Any) -> dict[str, float | None]:
-    """The subset protocol's per-domain keys: each domain scored alone, as a separate ``COCOEvalCap`` run
-    (own tokenization, whose line-final periods and line breaks depend on the domain's captions only)."""
+    """The subset protocol's per-domain keys: each domain scored alone, as a separate
+    ``COCOEvalCap`` run (own tokenization, whose line-final periods and line breaks depend on the
+    domain's captions only)."""
     out: dict[str, float | None] = {}
     for d in schema.DOMAINS:
         keep = np.flatnonzero(masks[d])
         if not len(keep):
             continue
         ids = {gt.image_ids[i] for i in keep}
-        sub = NocapsReferences(image_ids=[gt.image_ids[i] for i in keep], domains=[gt.domains[i] for i in keep],
-                               references=[gt.references[i] for i in keep], has_captions=True, source=gt.source,
+        sub = NocapsReferences(image_ids=[gt.image_ids[i] for i in keep],
+                               domains=[gt.domains[i] for i in keep],
+                               references=[gt.references[i] for i in keep], has_captions=True,
+                               source=gt.source,
                                file_names=[gt.file_names[i] for i in keep] if gt.file_names else [])
         entries = [e for e in predictions if isinstance(e, dict) and e.get("image_id") in ids]
         part = score(sub, entries, cider_idf="global", **kwargs).metrics
@@ -145,36 +164,47 @@ def _per_domain_runs(gt: NocapsReferences, predictions: Any, masks: dict[str, ND
     return out
 
 
-def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int], n_refs: int, shifted: bool,
-                        official: dict[str, float | None], source: str, **options: Any) -> list[str]:
-    """Name the captions holding the tokenizer's line breaks; under official, give the corrected CIDEr / B4 beside
-    (no warning when the shift changes no number, e.g. a break at the very end of the last caption)."""
-    what = (f"{len(broken)} caption(s) (image ids {_describe(broken)}) and {n_refs} reference(s) hold a line break "
+def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int], n_refs: int,
+                        shifted: bool,
+                        official: dict[str, float | None], source: str,
+                        **options: Any) -> list[str]:
+    """Name the captions holding the tokenizer's line breaks; under official, give the corrected
+    CIDEr / B4 beside (no warning when the shift changes no number, e.g. a break at the very end of
+    the last caption)."""
+    what = (f"{len(broken)} caption(s) (image ids {_describe(broken)}) and {n_refs} reference(s) "
+            "hold a line break "
             "of the PTB tokenizer (CR, U+2028, U+2029, VT, FF)")
     if not shifted:
         return [what + ": replaced by spaces (corrected protocol)"]
     fixed = score(gt, predictions, protocol="corrected", meteor=False, spice=False, source=source, **options).metrics
     if all(fixed[k] == official[k] for k in fixed if not k.startswith(("METEOR", "SPICE"))):
         return []
-    return [f"official protocol: {what}; the official tokenizer starts a new line there, so every later caption "
-            f"is scored against the wrong image's references. These numbers are the official ones; with the breaks "
-            f"replaced by spaces (--protocol corrected) CIDEr would be {fixed['CIDEr']:.4f} and B4 {fixed['B4']:.4f}. "
-            "The official numbers then depend on the order of the images: the official order is the file's (a "
+    return [f"official protocol: {what}; the official tokenizer starts a new line there, so every "
+            "later caption "
+            "is scored against the wrong image's references. These numbers are the official ones; "
+            "with the breaks "
+            f"replaced by spaces (--protocol corrected) CIDEr would be {fixed['CIDEr']:.4f} and B4 "
+            f"{fixed['B4']:.4f}. "
+            "The official numbers then depend on the order of the images: the official order is "
+            "the file's (a "
             "built dataset's rows keep it; feed the metric's add / add_batch in that order)"]
 
 
 def _check_choices(**chosen: str) -> None:
-    """An :class:`InputError` naming the option and its choices for a value outside them (the scorer is public: a
-    direct call gets the same check as :class:`~vlbench.benchmarks.protocol.Options`)."""
+    """An :class:`InputError` naming the option and its choices for a value outside them (the scorer
+    is public: a direct call gets the same check as
+    :class:`~vlbench.benchmarks.protocol.Options`)."""
     choices = {"cider_idf": ("global", "subset"), "meteor_backend": METEOR_BACKENDS}
     for name, value in chosen.items():
         if value not in choices[name]:
-            raise InputError(f"unknown {name} {value!r}", fix="use " + ", ".join(map(repr, choices[name])))
+            raise InputError(f"unknown {name} {value!r}",
+                             fix="use " + ", ".join(map(repr, choices[name])))
 
 
 class _Tokens(NamedTuple):
-    """The texts as the toolkit scores them: the captions (cleaned unless the official line shift applies), their
-    tokens, the references' tokens per image, the tokenizer used, and the line-break facts of the official quirk."""
+    """The texts as the toolkit scores them: the captions (cleaned unless the official line shift
+    applies), their tokens, the references' tokens per image, the tokenizer used, and the line-break
+    facts of the official quirk."""
 
     hyps: list[str]
     hyp_tokens: list[str]
@@ -186,7 +216,8 @@ class _Tokens(NamedTuple):
 
 
 def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenizer: str) -> _Tokens:
-    """PTBTokenizer over captions and references; a line break shifts the toolkit's lines under ``official``."""
+    """PTBTokenizer over captions and references; a line break shifts the toolkit's lines under
+    ``official``."""
     refs_flat = [c for rs in gt.references for c in rs]
     broken_h = [gt.image_ids[i] for i, h in enumerate(hyps) if SHIFTING_LINE_BREAK.search(h)]
     changed_r = (sum(bool(SHIFTING_LINE_BREAK.search(r)) for r in refs_flat)
@@ -202,13 +233,15 @@ def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenize
     return _Tokens(hyps, tok_hyps, refs_per_image, backend, broken_h, changed_r, len(refs_flat))
 
 
-def _meteor_ready(meteor: bool, backend: str, n_references: int) -> tuple[bool, str, ParaphraseIndex | None]:
-    """(whether METEOR can run with this backend, why not, the paraphrase index if opened here). A first run on a
-    machine with few references builds METEOR's whole paraphrase index here, in a worker thread while the main thread
-    tokenizes (pure Python on one core; the build's numpy work takes the other), before the other metrics' arrays
-    exist (the peak memory is the larger of the build's and the metrics', not their sum); a whole split's first
-    run leaves METEOR to read its references' own sub-table (:func:`index_ahead`). A failure here is left to METEOR
-    itself to report."""
+def _meteor_ready(meteor: bool, backend: str, n_references: int) -> tuple[bool, str,
+                                                                          ParaphraseIndex | None]:
+    """(whether METEOR can run with this backend, why not, the paraphrase index if opened here). A
+    first run on a machine with few references builds METEOR's whole paraphrase index here, in a
+    worker thread while the main thread tokenizes (pure Python on one core; the build's numpy work
+    takes the other), before the other metrics' arrays exist (the peak memory is the larger of the
+    build's and the metrics', not their sum); a whole split's first run leaves METEOR to read its
+    references' own sub-table (:func:`index_ahead`). A failure here is left to METEOR itself to
+    report."""
     ok, why = meteor_available(backend)
     index = None
     if meteor and ok:
@@ -218,10 +251,11 @@ def _meteor_ready(meteor: bool, backend: str, n_references: int) -> tuple[bool, 
 
 
 def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseIndex | None
-                      ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64], tuple[list[str] | None, str | None]]:
-    """BLEU statistics, CIDEr-D and ROUGE-L per image, and METEOR's statistics lines and backend (none without a
-    backend). METEOR runs in a worker thread (its alignments are numpy work, which mostly releases the GIL, or the
-    jar's processes) beside the others' string work."""
+                      ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64],
+                                 tuple[list[str] | None, str | None]]:
+    """BLEU statistics, CIDEr-D and ROUGE-L per image, and METEOR's statistics lines and backend
+    (none without a backend). METEOR runs in a worker thread (its alignments are numpy work, which
+    mostly releases the GIL, or the jar's processes) beside the others' string work."""
     def others() -> tuple[Any, NDArray[np.float64], NDArray[np.float64]]:
         call = _toolkit_call(t.hyp_tokens, t.ref_tokens)
         stats, cider = bleu_mod.bleu_stats(*call), cider_d(*call)
@@ -231,19 +265,27 @@ def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseI
     if not meteor_backend:
         return (*others(), (None, None))
     with ThreadPoolExecutor(max_workers=1) as pool:
-        later = pool.submit(meteor_stats, t.hyp_tokens, t.ref_tokens, backend=meteor_backend, index=index)
+        later = pool.submit(meteor_stats, t.hyp_tokens, t.ref_tokens, backend=meteor_backend,
+                            index=index)
         stats, cider, rouge = others()      # an error here is raised first; the worker is still waited for
         return stats, cider, rouge, later.result()
 
 
-def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official", cider_idf: str = "global",
-          tokenizer: str = "auto", missing: str = "error", meteor: bool = True, meteor_backend: str = "auto",
-          spice: bool = True, split: str | None = None, source: str = "predictions", analysis: bool = False) -> Result:
-    """Score official-format nocaps captions against ``gt``; with ``analysis`` the error analysis too."""
+def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
+          cider_idf: str = "global",
+          tokenizer: str = "auto", missing: str = "error", meteor: bool = True,
+          meteor_backend: str = "auto",
+          spice: bool = True, split: str | None = None, source: str = "predictions",
+          analysis: bool = False) -> Result:
+    """Score official-format nocaps captions against ``gt``; with ``analysis`` the error analysis
+    too."""
     _check_choices(cider_idf=cider_idf, meteor_backend=meteor_backend)
     if not gt.has_captions:
-        raise InputError("these references have no captions (the nocaps test split): there is nothing to score against",
-                         file=gt.source, fix="submit test captions to the official nocaps evaluation server (EvalAI)")
+        raise InputError("these references have no captions (the nocaps test split): there is "
+                         "nothing to score against",
+                         file=gt.source,
+                         fix="submit test captions to the official nocaps evaluation server "
+                             "(EvalAI)")
     hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
     with ThreadPoolExecutor(max_workers=1) as pool:       # a first run's index build beside the tokenizer
         ready = pool.submit(_meteor_ready, meteor, meteor_backend, sum(map(len, gt.references)))
@@ -265,15 +307,17 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
     metrics = _domain_metrics(masks, stats, meteor_corpus, rouge, cider, spice_per)
     if t.broken_captions or t.broken_references:
         warnings.extend(_line_break_warning(gt, predictions, t.broken_captions, t.broken_references,
-                                            protocol == "official", metrics, source, cider_idf=cider_idf,
-                                            tokenizer=t.backend))
+                                            protocol == "official", metrics, source,
+                                            cider_idf=cider_idf, tokenizer=t.backend))
     if cider_idf == "subset":   # one independent toolkit run per domain, its own tokenization included
-        metrics.update(_per_domain_runs(gt, predictions, masks, protocol=protocol, tokenizer=t.backend,
-                                        missing=missing, meteor=meteor, meteor_backend=meteor_backend,
-                                        spice=spice, source=source))
+        metrics.update(_per_domain_runs(gt, predictions, masks, protocol=protocol,
+                                        tokenizer=t.backend,
+                                        missing=missing, meteor=meteor,
+                                        meteor_backend=meteor_backend, spice=spice, source=source))
     counts.update(_counts(t, masks))
     per_image = {"image_id": gt.image_ids, "domain": list(gt.domains), "caption": t.hyps,
-                 "B4": bleu_mod.image_bleu(stats)[:, 3] * 100, "ROUGE_L": rouge * 100, "CIDEr": cider * 100,
+                 "B4": bleu_mod.image_bleu(stats)[:, 3] * 100, "ROUGE_L": rouge * 100,
+                 "CIDEr": cider * 100,
                  **({} if meteor_scores is None else {"METEOR": meteor_scores * 100}),
                  **({} if spice_per is None else {"SPICE": spice_per * 100})}
     bleu_feats = np.column_stack([stats.correct, stats.guess, stats.testlen, stats.reflen]).astype(np.float64)
@@ -288,33 +332,40 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
 
     return Result(benchmark="nocaps", protocol=protocol, metrics=metrics, resampler=resampler,
                   breakdowns={"per_image": per_image}, counts=counts, warnings=warnings,
-                  analysis=analyze(gt.image_ids, list(gt.domains), t.hyp_tokens, t.ref_tokens, metrics, t.hyps,
-                                   cider * 100) if analysis else None,
-                  options={"split": split or "validation", "cider_idf": cider_idf, "tokenizer": t.backend,
-                           "meteor": meteor_how if meteor_corpus else None, "spice": "java" if spice_per is not None else None})
+                  analysis=analyze(gt.image_ids, list(gt.domains), t.hyp_tokens, t.ref_tokens,
+                                   metrics, t.hyps, cider * 100) if analysis else None,
+                  options={"split": split or "validation", "cider_idf": cider_idf,
+                           "tokenizer": t.backend,
+                           "meteor": meteor_how if meteor_corpus else None,
+                           "spice": "java" if spice_per is not None else None})
 
 
 def _counts(t: _Tokens, masks: dict[str, NDArray[np.bool_]]) -> dict[str, int]:
     """Images and references, images per domain, texts with a line break."""
     return {"images": len(t.hyps), "references": t.n_references,
             **{f"images{schema.DOMAIN_SUFFIX[d]}": int(masks[d].sum()) for d in schema.DOMAINS},
-            "captions_with_line_breaks": len(t.broken_captions), "references_with_line_breaks": t.broken_references}
+            "captions_with_line_breaks": len(t.broken_captions),
+            "references_with_line_breaks": t.broken_references}
 
 
 def _subset_resamplers(t: _Tokens, masks: dict[str, NDArray[np.bool_]]) -> dict[str, Any]:
-    """``cider_idf="subset"``: each domain's CIDEr-D resampler over its own images (its own document frequencies)."""
-    return {d: (sub, CiderDResampler(*_toolkit_call([t.hyp_tokens[i] for i in sub], [t.ref_tokens[i] for i in sub])))
+    """``cider_idf="subset"``: each domain's CIDEr-D resampler over its own images (its own document
+    frequencies)."""
+    return {d: (sub, CiderDResampler(*_toolkit_call([t.hyp_tokens[i] for i in sub],
+                                                    [t.ref_tokens[i] for i in sub])))
             for d in schema.DOMAINS if len(sub := np.flatnonzero(masks[d]))}
 
 
 class NocapsReplicator:
-    """Every nocaps metric under image weights (:mod:`vlbench.engine.uncertainty`): corpus BLEU and METEOR from
-    weighted sums of per-image statistics, CIDEr-D with reweighted document frequencies (per domain
-    under ``cider_idf="subset"``), ROUGE-L and SPICE as weighted means of per-image scores."""
+    """Every nocaps metric under image weights (:mod:`vlbench.engine.uncertainty`): corpus BLEU and
+    METEOR from weighted sums of per-image statistics, CIDEr-D with reweighted document frequencies
+    (per domain under ``cider_idf="subset"``), ROUGE-L and SPICE as weighted means of per-image
+    scores."""
 
     unit = "image"
 
-    def __init__(self, bleu_feats, meteor_sums, rouge, spice, domain_masks, cider, cider_subsets) -> None:
+    def __init__(self, bleu_feats, meteor_sums, rouge, spice, domain_masks, cider,
+                 cider_subsets) -> None:
         self.bleu_feats, self.meteor_sums, self.rouge, self.spice = bleu_feats, meteor_sums, rouge, spice
         self.domain_masks, self.cider, self.cider_subsets = domain_masks, cider, cider_subsets
         self.strata = (len(rouge),)
@@ -359,14 +410,17 @@ class NocapsScorer(Scorer[NocapsOptions]):
         """Rows of the Hub dataset -> records."""
         return reader.references_from_rows(rows, source="references")
 
-    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
+    def entries_from_examples(self, references: list[dict[str, Any]],
+                              predictions: list[Any]) -> list[Any]:
         """One caption string per row -> official entries."""
         check_examples(references, predictions)
         return [{"image_id": r["image_id"], "caption": p} for r, p in zip(references, predictions)]
 
-    def score(self, references: Any, predictions: Any, options: NocapsOptions, source: str = "predictions") -> Any:
+    def score(self, references: Any, predictions: Any, options: NocapsOptions,
+              source: str = "predictions") -> Any:
         """The toolkit's metrics overall and per domain."""
-        return score(references, predictions, protocol=options.protocol, cider_idf=options.cider_idf,
+        return score(references, predictions, protocol=options.protocol,
+                     cider_idf=options.cider_idf,
                      tokenizer=options.tokenizer, missing=options.missing, meteor=options.meteor,
-                     meteor_backend=options.meteor_backend, spice=options.spice, split=options.split, source=source,
-                     analysis=options.analysis)
+                     meteor_backend=options.meteor_backend, spice=options.spice,
+                     split=options.split, source=source, analysis=options.analysis)

@@ -13,11 +13,13 @@ import numpy as np
 __all__ = ["make_dataset", "make_predictions", "write_images"]
 
 _COMMON = ["dog", "cat", "car", "bus", "pizza", "bench", "horse", "boat", "clock", "umbrella"]
-_NOVEL = ["accordion", "jellyfish", "tortoise", "harp", "lighthouse", "cannon", "koala", "waffle iron"]
-_PLACES = ["on a sandy beach", "in a busy street", "next to a wooden table", "in a green field", "at night",
-           "inside a small room", "near the water"]
+_NOVEL = ["accordion", "jellyfish", "tortoise", "harp", "lighthouse", "cannon", "koala",
+          "waffle iron"]
+_PLACES = ["on a sandy beach", "in a busy street", "next to a wooden table", "in a green field",
+           "at night", "inside a small room", "near the water"]
 _ADJ = ["small", "large", "old", "red", "white", "wooden", "shiny", "dirty"]
-_STYLES: list[Callable[[str], str]] = [str, str.lower, str.upper, lambda s: s + ".", lambda s: s.replace(" a ", " a  "),
+_STYLES: list[Callable[[str], str]] = [str, str.lower, str.upper, lambda s: s + ".",
+                                       lambda s: s.replace(" a ", " a  "),
                                         lambda s: s + " ."]
 
 
@@ -28,7 +30,8 @@ def _caption(rng: np.random.Generator, obj: str) -> str:
     return _STYLES[int(rng.integers(len(_STYLES)))](text)
 
 
-def make_dataset(n_images: int, *, seed: int = 0, refs_per_image: int = 10, first_id: int = 0) -> dict[str, Any]:
+def make_dataset(n_images: int, *, seed: int = 0, refs_per_image: int = 10,
+                 first_id: int = 0) -> dict[str, Any]:
     """A validation-style captions JSON: images with a domain, ``refs_per_image`` captions each."""
     rng = np.random.default_rng(seed)
     images: list[dict[str, Any]] = []
@@ -38,19 +41,22 @@ def make_dataset(n_images: int, *, seed: int = 0, refs_per_image: int = 10, firs
         oid = f"{int(rng.integers(1 << 60)):016x}"
         domain = str(domains[i])
         images.append({"id": first_id + i, "open_images_id": oid, "height": 480, "width": 640,
-                       "coco_url": f"https://example.invalid/nocaps/{oid}.jpg", "file_name": f"{oid}.jpg",
+                       "coco_url": f"https://example.invalid/nocaps/{oid}.jpg",
+                       "file_name": f"{oid}.jpg",
                        "license": 0, "date_captured": "2018-11-06 10:00:00", "domain": domain})
         obj = str(rng.choice(_COMMON if domain == "in-domain" else _NOVEL if domain == "out-domain"
                              else _COMMON + _NOVEL))
         for _ in range(refs_per_image):
-            annotations.append({"image_id": first_id + i, "id": len(annotations), "caption": _caption(rng, obj)})
+            annotations.append({"image_id": first_id + i, "id": len(annotations),
+                                "caption": _caption(rng, obj)})
     return {"licenses": [{"url": "https://creativecommons.org/licenses/by/2.0/", "id": 0,
                           "name": "Attribution 2.0 Generic (CC BY 2.0)"}],
             "info": {"description": "synthetic nocaps-format set (vlbench)", "version": "0.1"},
             "images": images, "annotations": annotations}
 
 
-def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "good") -> list[dict[str, Any]]:
+def make_predictions(data: dict[str, Any], *, seed: int = 1,
+                     quality: str = "good") -> list[dict[str, Any]]:
     """One caption per image: a paraphrase of a reference (``good``) or a generic one (``poor``)."""
     rng = np.random.default_rng(seed)
     refs: dict[int, list[str]] = {}
@@ -77,7 +83,8 @@ def write_images(data: dict[str, Any], folder: str | Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     for img in data["images"]:
-        canvas = Image.new("RGB", (img["width"] // 4, img["height"] // 4), tuple(int(v) for v in rng.integers(60, 220, 3)))
+        canvas = Image.new("RGB", (img["width"] // 4, img["height"] // 4),
+                           tuple(int(v) for v in rng.integers(60, 220, 3)))
         buf = io.BytesIO()
         canvas.save(buf, format="JPEG", quality=60)
         (folder / img["file_name"]).write_bytes(buf.getvalue())

@@ -1,5 +1,5 @@
-"""nocaps renderings: the leaderboard layout, the per-domain and per-image tables, the per-domain bars
-and the worst-CIDEr images with their references, from the Result and the records."""
+"""nocaps renderings: the leaderboard layout, the per-domain and per-image tables, the per-domain
+bars and the worst-CIDEr images with their references, from the Result and the records."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def text(result: Any) -> str:
     lines = [f"nocaps (protocol={result.protocol}, {signature})",
              f"{'metric':<9}" + "".join(f"{name:>10}" for name, _ in _COLUMNS)]
     for m in schema.METRICS:
-        lines.append(f"{m:<9}" + "".join(f"{fmt(result.metrics[m + suf]):>10}" for _, suf in _COLUMNS))
+        lines.append(f"{m:<9}" + "".join(f"{fmt(result.metrics[m + suf]):>10}" for _,
+                                         suf in _COLUMNS))
     lines.append("images   " + "".join(f"{result.counts.get('images' + suf, result.counts['images']):>10}"
                                        for _, suf in _COLUMNS))
     lines += [f"warning: {w}" for w in result.warnings]
@@ -41,8 +42,8 @@ def tables(result: Any) -> dict[str, Table]:
         "per domain": (["metric"] + [c for c, _ in _COLUMNS],
                        [[k] + [_r(m[k + s]) for _, s in _COLUMNS] for k in schema.METRICS]),
         "per image (worst CIDEr first)": (["image_id", "domain", "CIDEr", "caption"],
-                                          [[pi["image_id"][i], pi["domain"][i], _r(float(pi["CIDEr"][i])),
-                                            pi["caption"][i]] for i in order]),
+                                          [[pi["image_id"][i], pi["domain"][i],
+                                            _r(float(pi["CIDEr"][i])), pi["caption"][i]] for i in order]),
     }
 
 
@@ -54,7 +55,8 @@ def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
     ax = fig.subplots()
     width = 0.2
     for j, (name, suf) in enumerate(_COLUMNS):
-        ax.bar(np.arange(len(metrics)) + j * width, [m.get(k + suf) or 0 for k in metrics], width, label=name)
+        ax.bar(np.arange(len(metrics)) + j * width, [m.get(k + suf) or 0 for k in metrics], width,
+               label=name)
     ax.set_xticks(np.arange(len(metrics)) + 1.5 * width, metrics)
     ax.set(title="metrics per domain")
     ax.legend()
@@ -72,7 +74,8 @@ def scenes(refs: NocapsReferences, predictions: Any, result: Any) -> list[Scene]
         file_name = refs.file_names[n] if n is not None and refs.file_names else None
         cider = float(pi["CIDEr"][i])
         references = refs.references[n] if n is not None else []
-        out.append(Scene(image=file_name or None, title=f"image {img} ({pi['domain'][i]}), CIDEr {cider:.1f}",
+        out.append(Scene(image=file_name or None,
+                         title=f"image {img} ({pi['domain'][i]}), CIDEr {cider:.1f}",
                          badness=-cider, text=f"caption: \"{pi['caption'][i]}\" | references: "
                                               + " / ".join(references), keys=(img,)))
     return out

@@ -1,6 +1,6 @@
-"""OmniLabel with a detector in the loop: one item per image, its whole label space (object categories and
-free-form descriptions, positive and negative) as the text queries. Entries are the official
-``{"image_id", "bbox" (xywh), "description_ids", "scores"}``, one per detected box."""
+"""OmniLabel with a detector in the loop: one item per image, its whole label space (object
+categories and free-form descriptions, positive and negative) as the text queries. Entries are the
+official ``{"image_id", "bbox" (xywh), "description_ids", "scores"}``, one per detected box."""
 
 from __future__ import annotations
 
@@ -23,17 +23,20 @@ def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
     """One item per image; the queries are the label space's texts, in its order."""
     for row in data.rows:
         space = row["labelspace"]
-        yield PredictItem(key=str(row["image_id"]), image=row["image"], queries=tuple(d["text"] for d in space),
-                          context={"image_id": row["image_id"], "description_ids": [d["id"] for d in space]})
+        yield PredictItem(key=str(row["image_id"]), image=row["image"],
+                          queries=tuple(d["text"] for d in space),
+                          context={"image_id": row["image_id"],
+                                   "description_ids": [d["id"] for d in space]})
 
 
 def from_detections(item: PredictItem, detections: DetectorAnswer) -> list[dict[str, Any]]:
-    """Each box with the description it answers and its score (a box found for several queries is listed once
-    per query, as the format allows)."""
+    """Each box with the description it answers and its score (a box found for several queries is
+    listed once per query, as the format allows)."""
     ids = item.context["description_ids"]
     return [{"image_id": item.context["image_id"], "bbox": [x0, y0, x1 - x0, y1 - y0],
              "description_ids": [ids[q]], "scores": [float(s)]}
-            for (x0, y0, x1, y1), s, q in zip(detections.boxes_xyxy, detections.scores, detections.query)]
+            for (x0, y0, x1, y1), s,
+            q in zip(detections.boxes_xyxy, detections.scores, detections.query)]
 
 
 def from_answer(item: PredictItem, answer: Any) -> list[dict[str, Any]]:

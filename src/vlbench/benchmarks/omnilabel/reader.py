@@ -1,7 +1,7 @@
 """OmniLabel readers: the official dataset JSON <-> scoring records <-> Hub folder.
 
-- :func:`parse_official` turns the official JSON (``images``, ``descriptions``, ``annotations``) into
-  :class:`OmniLabelReferences`, the arrays the scorer needs, with the official loader's rules.
+- :func:`parse_official` turns the official JSON (``images``, ``descriptions``, ``annotations``)
+  into :class:`OmniLabelReferences`, the arrays the scorer needs, with the official loader's rules.
 - :func:`build` writes the Hub folder (image rows by source, plus a ``descriptions`` config);
   :func:`export` writes the official JSON back from it, losslessly.
 """
@@ -41,10 +41,11 @@ from ..validation import (
 from . import schema
 from .records import OmniLabelReferences
 
-__all__ = ["parse_official", "references_from_rows", "load_references", "build", "export", "TypedDataset"]
+__all__ = ["parse_official", "references_from_rows", "load_references", "build", "export",
+           "TypedDataset"]
 
-_BOX_FIELDS = ("id", "image_id", "bbox", "description_ids", "iscrowd", "area", "category_id", "isfake",
-               "isreflected")
+_BOX_FIELDS = ("id", "image_id", "bbox", "description_ids", "iscrowd", "area", "category_id",
+               "isfake", "isreflected")
 
 
 @dataclass
@@ -71,8 +72,9 @@ class _Parts:
 
 
 def _add_crowd(parts: _Parts, value: Any, source: str, entry: str) -> None:
-    """``iscrowd`` as the official evaluator reads it: ``ignore`` from its truthiness (the string "0" is truthy),
-    crowd IoU and matching from ``int(iscrowd)`` (which must work: the official evaluator crashes otherwise)."""
+    """``iscrowd`` as the official evaluator reads it: ``ignore`` from its truthiness (the string
+    "0" is truthy), crowd IoU and matching from ``int(iscrowd)`` (which must work: the official
+    evaluator crashes otherwise)."""
     try:
         crowd = bool(int(value))
     except (TypeError, ValueError):
@@ -83,41 +85,54 @@ def _add_crowd(parts: _Parts, value: Any, source: str, entry: str) -> None:
 
 
 def _version_notes(info: Any) -> list[str]:
-    """A note when the file says it is another OmniLabel version than the one the official evaluator expects."""
+    """A note when the file says it is another OmniLabel version than the one the official evaluator
+    expects."""
     if isinstance(info, dict) and "omnilabel" in str(info.get("name", "")).lower() \
             and str(info.get("version")) not in ("0.1.3", "None"):
-        return [f"the ground truth is version {info.get('version')}; the official evaluator expects 0.1.3"]
+        return [f"the ground truth is version {info.get('version')}; the official evaluator "
+                "expects 0.1.3"]
     return []
 
 
 def _descr_type(kind: Any) -> int:
-    """TYPE_DP for a free-form description (its ``anno_info.type`` is "object_description"), else TYPE_C."""
+    """TYPE_DP for a free-form description (its ``anno_info.type`` is "object_description"), else
+    TYPE_C."""
     return schema.TYPE_DP if kind == "object_description" else schema.TYPE_C
 
 
 def _parts_from_official(data: Any, source: str) -> _Parts:
-    _require(isinstance(data, dict), "an OmniLabel dataset JSON is an object with 'images' and 'descriptions'",
+    _require(isinstance(data, dict),
+             "an OmniLabel dataset JSON is an object with 'images' and 'descriptions'",
              source, fix="pass dataset_all_val_v0.1.3.json (or a Hub folder built by vlbench)")
     if "categories" in data and "descriptions" not in data:
-        raise FormatError("this looks like a COCO-style file (OVDEval?), not an OmniLabel dataset JSON", file=source,
+        raise FormatError("this looks like a COCO-style file (OVDEval?), not an OmniLabel dataset "
+                          "JSON", file=source,
                           fix="score it with 'vlbench score ovdeval'")
     for key in ("images", "descriptions"):
-        _require(isinstance(data.get(key), list), f"the key {key!r} is missing or not a list", source)
+        _require(isinstance(data.get(key), list), f"the key {key!r} is missing or not a list",
+                 source)
     notes = _version_notes(data.get("info"))
     for i, img in enumerate(data["images"]):
-        _require(isinstance(img, dict) and "id" in img, "an image is an object with an 'id'", source, f"images[{i}]")
-    # Image ids as the official loader keys them (a dict) and orders them (sorted): integers as themselves, text as
-    # codes in text order ("10" before "9"), which decides the order of tied scores across images
-    image_codes, id_table = sorted_id_codes([img["id"] for img in data["images"]], source, "image id", "images")
-    # Label spaces: descriptions in array order, each listing its images; the rank is the array position.
+        _require(isinstance(img, dict) and "id" in img, "an image is an object with an 'id'",
+                 source, f"images[{i}]")
+    # Image ids as the official loader keys them (a dict) and orders them (sorted): integers as
+    # themselves, text as codes in text order ("10" before "9"), which decides the order of tied
+    # scores across images
+    image_codes, id_table = sorted_id_codes([img["id"] for img in data["images"]], source,
+                                            "image id", "images")
+    # Label spaces: descriptions in array order, each listing its images; the rank is the array
+    # position.
     descriptions = data["descriptions"]
     descr_ids, descr_text, kinds = _descriptions(descriptions, source, notes)
     ls_count = [len(d["image_ids"]) for d in descriptions]
     parts = _Parts(image_ids=image_codes.tolist(),
-                   file_names=[str(img.get("file_name", "")) for img in data["images"]], descr_text=descr_text,
-                   ls_image=_image_keys([i for d in descriptions for i in d["image_ids"]], image_codes, id_table,
-                                        source, "descriptions' image_ids", notes),
-                   ls_descr=np.repeat(descr_ids, ls_count), ls_rank=np.repeat(np.arange(len(ls_count)), ls_count),
+                   file_names=[str(img.get("file_name", "")) for img in data["images"]],
+                   descr_text=descr_text,
+                   ls_image=_image_keys([i for d in descriptions for i in d["image_ids"]],
+                                        image_codes, id_table, source, "descriptions' image_ids",
+                                        notes),
+                   ls_descr=np.repeat(descr_ids, ls_count),
+                   ls_rank=np.repeat(np.arange(len(ls_count)), ls_count),
                    ls_type=np.repeat(np.asarray(kinds, dtype=np.int8), ls_count),
                    has_annotations="annotations" in data, notes=notes, id_table=id_table)
     anns = data.get("annotations") or []
@@ -131,7 +146,8 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
         except (KeyError, TypeError):
             ok = False
         if not ok:
-            raise FormatError("an annotation needs 'id', 'image_id', 'bbox' ([x, y, w, h]) and 'description_ids' "
+            raise FormatError("an annotation needs 'id', 'image_id', 'bbox' ([x, y, w, h]) and "
+                              "'description_ids' "
                               "(a list)", file=source, entry=f"annotations[{i}]")
         if "iscrowd" not in a:
             parts.missing_iscrowd += 1
@@ -144,55 +160,62 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
 
 def _descriptions(descriptions: list[Any], source: str, notes: list[str]
                   ) -> tuple[NDArray[np.int64], dict[int, str], list[int]]:
-    """(each entry's id, id -> text, each entry's type) of the ``descriptions`` array, as omnilabeltools keys them:
-    by value, a repeated id keeping the last entry's text (a dict) while each entry keeps its own images and type.
-    Ids must be integers: its get_description asserts isinstance(id, int) for every id (True and False pass, as 1
-    and 0)."""
+    """(each entry's id, id -> text, each entry's type) of the ``descriptions`` array, as
+    omnilabeltools keys them: by value, a repeated id keeping the last entry's text (a dict) while
+    each entry keeps its own images and type. Ids must be integers: its get_description asserts
+    isinstance(id, int) for every id (True and False pass, as 1 and 0)."""
     for pos, d in enumerate(descriptions):
         if not (isinstance(d, dict) and "id" in d and isinstance(d.get("text"), str)
                 and isinstance(d.get("image_ids"), list)):
-            raise FormatError("a description needs 'id', 'text' and 'image_ids' (a list)", file=source,
-                              entry=f"descriptions[{pos}]")
+            raise FormatError("a description needs 'id', 'text' and 'image_ids' (a list)",
+                              file=source, entry=f"descriptions[{pos}]")
         if not isinstance(d["id"], int):
-            raise FormatError(f"description id {d['id']!r} is not an integer: omnilabeltools asserts that every "
+            raise FormatError(f"description id {d['id']!r} is not an integer: omnilabeltools "
+                              "asserts that every "
                               "description id is an int (get_description) and stops", file=source,
                               entry=f"descriptions[{pos}]", fix="write description ids as integers")
     ids = np.asarray([int(d["id"]) for d in descriptions], dtype=np.int64)
     text = dict(zip(ids.tolist(), (d["text"] for d in descriptions)))
     if len(text) < len(descriptions):
-        notes.append(f"{len(descriptions) - len(text)} description(s) repeat an earlier description's id: each keeps "
-                     "its own images and type, and the id's word count is the last one's text, as the official "
+        notes.append(f"{len(descriptions) - len(text)} description(s) repeat an earlier "
+                     "description's id: each keeps "
+                     "its own images and type, and the id's word count is the last one's text, as "
+                     "the official "
                      "loader keys descriptions by id")
     kinds = [_descr_type(d["anno_info"].get("type") if isinstance(d.get("anno_info"), dict) else None)
              for d in descriptions]
     return ids, text, kinds
 
 
-def _image_keys(values: list[Any], image_codes: NDArray[np.int64], id_table: dict[Any, int] | None, source: str,
-                key: str, notes: list[str]) -> NDArray[np.int64]:
-    """Image ids written in descriptions and annotations, as the images' keys: where the images' ids are text, their
-    codes; else the integers (``3.0`` and ``True`` as ``3`` and ``1``, which a dict takes for the same key). A value
-    equal to no image id gets a key no image has, and a note: the official loader never looks such an entry up."""
+def _image_keys(values: list[Any], image_codes: NDArray[np.int64], id_table: dict[Any, int] | None,
+                source: str, key: str, notes: list[str]) -> NDArray[np.int64]:
+    """Image ids written in descriptions and annotations, as the images' keys: where the images' ids
+    are text, their codes; else the integers (``3.0`` and ``True`` as ``3`` and ``1``, which a dict
+    takes for the same key). A value equal to no image id gets a key no image has, and a note: the
+    official loader never looks such an entry up."""
     if id_table is not None:
         codes, known = coded_ids(values, id_table, source, key, error=FormatError)
     else:
         known = np.fromiter((isinstance(v, (int, float)) and float(v).is_integer() and -2**63 <= v < 2**63
                              for v in values), dtype=bool, count=len(values))
-        codes = np.fromiter((int(v) if k else 0 for v, k in zip(values, known)), dtype=np.int64, count=len(values))
+        codes = np.fromiter((int(v) if k else 0 for v, k in zip(values, known)), dtype=np.int64,
+                            count=len(values))
         low = int(image_codes.min(initial=0))
         codes[~known] = low - 1 if low > -2**63 else int(image_codes.max()) + 1     # below every image id
     if not known.all():
         shown = [values[i] for i in np.flatnonzero(~known)[:3].tolist()]
-        notes.append(f"{int((~known).sum())} of the {key} are no image's id (e.g. {shown}): those entries are never "
+        notes.append(f"{int((~known).sum())} of the {key} are no image's id (e.g. {shown}): those "
+                     "entries are never "
                      "looked up, as in the official loader")
     return codes
 
 
-# -- typed reading: the usual shape of the official file, decoded without a dict per object -------------------------
-# A file msgspec decodes into these holds only what the dict path accepts without a word (integer ids, four exact
-# numbers per box, an integer iscrowd on every box, strings for texts and file names). Anything else (a boolean id,
-# a string iscrowd, a box without iscrowd, a null) fails the decoding and the file is read as dicts, where it is
-# named, noted or kept as the official loader treats it; so both paths give equal records wherever both apply.
+# -- typed reading: the usual shape of the official file, decoded without a dict per object --------
+# A file msgspec decodes into these holds only what the dict path accepts without a word (integer
+# ids, four exact numbers per box, an integer iscrowd on every box, strings for texts and file
+# names). Anything else (a boolean id, a string iscrowd, a box without iscrowd, a null) fails the
+# decoding and the file is read as dicts, where it is named, noted or kept as the official loader
+# treats it; so both paths give equal records wherever both apply.
 
 class _TypedAnnoInfo(msgspec.Struct, gc=False):
     type: str | None = None
@@ -219,7 +242,8 @@ class _TypedAnnotation(msgspec.Struct, gc=False):
 
 
 class TypedDataset(msgspec.Struct, gc=False):
-    """An official dataset JSON of the usual shape (:func:`load_references` reads it this way first)."""
+    """An official dataset JSON of the usual shape (:func:`load_references` reads it this way
+    first)."""
 
     images: list[_TypedImage]
     descriptions: list[_TypedDescription]
@@ -228,8 +252,8 @@ class TypedDataset(msgspec.Struct, gc=False):
 
 
 def _parts_from_typed(data: TypedDataset) -> _Parts | None:
-    """:func:`_parts_from_official` for a typed file, or None where the dict path must speak (a duplicate
-    description id)."""
+    """:func:`_parts_from_official` for a typed file, or None where the dict path must speak (a
+    duplicate description id)."""
     descrs = data.descriptions
     descr_text = {d.id: d.text for d in descrs}
     if len(descr_text) != len(descrs):
@@ -239,24 +263,28 @@ def _parts_from_typed(data: TypedDataset) -> _Parts | None:
     total = int(ls_count.sum())
     anns = data.annotations if isinstance(data.annotations, list) else []
     crowd = [a.iscrowd != 0 for a in anns]      # an integer: int(v) and bool(v) agree
-    return _Parts(image_ids=[img.id for img in data.images], file_names=[img.file_name for img in data.images],
-                  descr_text=descr_text,
-                  ls_image=np.fromiter(itertools.chain.from_iterable(ls_lists), dtype=np.int64, count=total),
-                  ls_descr=np.repeat(np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)), ls_count),
+    return _Parts(image_ids=[img.id for img in data.images],
+                  file_names=[img.file_name for img in data.images], descr_text=descr_text,
+                  ls_image=np.fromiter(itertools.chain.from_iterable(ls_lists), dtype=np.int64,
+                                       count=total),
+                  ls_descr=np.repeat(np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)),
+                                     ls_count),
                   ls_rank=np.repeat(np.arange(len(descrs)), ls_count),
                   ls_type=np.repeat(np.asarray([_descr_type(d.anno_info and d.anno_info.type) for d in descrs],
                                                dtype=np.int8), ls_count),
                   box_image=[a.image_id for a in anns], box_id=[a.id for a in anns],
                   box_xywh=[a.bbox for a in anns], box_crowd=crowd, box_ignore=list(crowd),
                   box_refs=[a.description_ids for a in anns],
-                  has_annotations=isinstance(data.annotations, list), notes=_version_notes(data.info))
+                  has_annotations=isinstance(data.annotations, list),
+                  notes=_version_notes(data.info))
 
 
 def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str
                        ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int8]]:
-    """(image index, description id, the entry's type) of every label-space entry of a known image, in the
-    official order (image id, then label-space rank); a description listed twice for one image (one entry's
-    image_ids, or two entries with one id) is refused as the official evaluator asserts."""
+    """(image index, description id, the entry's type) of every label-space entry of a known image,
+    in the official order (image id, then label-space rank); a description listed twice for one
+    image (one entry's image_ids, or two entries with one id) is refused as the official evaluator
+    asserts."""
     ls_image_a = np.asarray(parts.ls_image, dtype=np.int64)
     img_idx, known = find_ids(image_ids, ls_image_a)
     # Labels of images that are not in 'images' are never evaluated by the official code.
@@ -272,16 +300,20 @@ def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str
             j = int(by_pair[np.flatnonzero(same)[0]])
             code = int(image_ids[pair_image[j]])
             written = code if parts.id_table is None else list(parts.id_table)[code]    # the table is in code order
-            raise FormatError(f"description {int(pair_descr[j])} is listed twice for image {written!r} (the official "
+            raise FormatError(f"description {int(pair_descr[j])} is listed twice for image "
+                              f"{written!r} (the official "
                               "evaluator asserts here)", file=source,
-                              fix="list each image once per description id (remove the duplicate from image_ids, "
+                              fix="list each image once per description id (remove the duplicate "
+                                  "from image_ids, "
                                   "or give the repeated description its own id)")
     return pair_image, pair_descr, parts.ls_type[known][order]
 
 
-def _descr_keys(parts: _Parts, rows: NDArray[np.int64], source: str) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-    """The description ids the boxes list (``description_ids`` flattened; ``rows``: the box of each), by equality as
-    the official look-up finds them (``6.0`` is 6, ``true`` is 1), and which equal an id: the text "5" equals none."""
+def _descr_keys(parts: _Parts, rows: NDArray[np.int64], source: str) -> tuple[NDArray[np.int64],
+                                                                              NDArray[np.bool_]]:
+    """The description ids the boxes list (``description_ids`` flattened; ``rows``: the box of
+    each), by equality as the official look-up finds them (``6.0`` is 6, ``true`` is 1), and which
+    equal an id: the text "5" equals none."""
     flat = [d for refs in parts.box_refs for d in refs]
     return looked_up_ids(flat, None, source, "description_ids", error=FormatError,
                          entry=lambda i: f"annotations[{rows[i]}]")
@@ -304,15 +336,18 @@ def _unequal_refs_note(parts: _Parts, equal: NDArray[np.bool_]) -> list[str]:
         return []
     flat = [d for refs in parts.box_refs for d in refs]
     shown = list(dict.fromkeys(repr(flat[i]) for i in np.flatnonzero(~equal)[:200].tolist()))[:3]
-    return [f"{int((~equal).sum())} of the annotations' description_ids equal no description's id (e.g. "
-            f"{', '.join(shown)}; description ids are integers): those box copies are never looked up, as in the "
+    return [f"{int((~equal).sum())} of the annotations' description_ids equal no description's id "
+            "(e.g. "
+            f"{', '.join(shown)}; description ids are integers): those box copies are never looked "
+            "up, as in the "
             "official evaluator"]
 
 
 def _gt_copy_pairs(box_image: NDArray[np.int64], descr: NDArray[np.int64], equal: NDArray[np.bool_],
                    skeleton: OmniLabelReferences) -> NDArray[np.int64]:
-    """The pair of each (box, description it lists) copy (its image, the description and whether that equals an id,
-    :func:`_descr_keys`), -1 where the image is unknown or the description not in that image's label space."""
+    """The pair of each (box, description it lists) copy (its image, the description and whether
+    that equals an id, :func:`_descr_keys`), -1 where the image is unknown or the description not in
+    that image's label space."""
     if not len(descr):
         return np.zeros(0, dtype=np.int64)
     idx, img_known = find_ids(skeleton.image_ids, box_image)
@@ -320,9 +355,11 @@ def _gt_copy_pairs(box_image: NDArray[np.int64], descr: NDArray[np.int64], equal
 
 
 def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
-    """Pairs in the official order (image id, then label-space rank), GT copies per pair, pair types."""
+    """Pairs in the official order (image id, then label-space rank), GT copies per pair, pair
+    types."""
     image_ids = np.unique(np.asarray(parts.image_ids, dtype=np.int64))
-    file_of = dict(zip(parts.image_ids, parts.file_names))    # an image listed twice: the last entry, as a dict keeps
+    file_of = dict(zip(parts.image_ids,
+                       parts.file_names))    # an image listed twice: the last entry, as a dict keeps
     descr_text = parts.descr_text
     pair_image, pair_descr, entry_type = _label_space_pairs(parts, image_ids, source)
     descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
@@ -334,59 +371,78 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     ref_image = np.asarray(parts.box_image, dtype=np.int64)[rows]
     ref_descr, ref_equal = _descr_keys(parts, rows, source)
     notes = list(parts.notes) + _unequal_refs_note(parts, ref_equal)
-    # descrIdToNumRefBoxes: every description_ids entry of every box of an evaluated image counts (repeats too)
+    # descrIdToNumRefBoxes: every description_ids entry of every box of an evaluated image counts
+    # (repeats too)
     at, hit = find_ids(descr_ids, ref_descr[find_ids(image_ids, ref_image)[1] & ref_equal])
     pair_ref_boxes = np.bincount(at[hit], minlength=len(descr_ids)).astype(np.int64)[descr_pos]
     if len(image_ids) < len(parts.image_ids):
         repeated = Counter(parts.image_ids)
-        notes.append(f"{len(parts.image_ids) - len(image_ids)} entry(ies) of 'images' repeat an image id (e.g. "
-                     f"{[i for i, n in repeated.items() if n > 1][:5]}): each image is evaluated once, as the official "
+        notes.append(f"{len(parts.image_ids) - len(image_ids)} entry(ies) of 'images' repeat an "
+                     "image id (e.g. "
+                     f"{[i for i, n in repeated.items() if n > 1][:5]}): each image is evaluated "
+                     "once, as the official "
                      "code keys its images by id")
     if parts.missing_iscrowd:
-        notes.append(f"{parts.missing_iscrowd} ground-truth box(es) have no 'iscrowd' and were read as 0 "
+        notes.append(f"{parts.missing_iscrowd} ground-truth box(es) have no 'iscrowd' and were "
+                     "read as 0 "
                      "(the official evaluator raises KeyError there)")
     n_pairs = len(pair_image)
     if not n_pairs and len(image_ids):
-        raise FormatError(f"no image has a label space: none of the {len(descr_text)} description(s) lists any of the "
-                          f"{len(image_ids)} image(s), so there is nothing to evaluate", file=source,
-                          fix="pass the OmniLabel dataset JSON (descriptions with their image_ids), e.g. "
+        raise FormatError(f"no image has a label space: none of the {len(descr_text)} "
+                          "description(s) lists any of the "
+                          f"{len(image_ids)} image(s), so there is nothing to evaluate",
+                          file=source,
+                          fix="pass the OmniLabel dataset JSON (descriptions with their "
+                              "image_ids), e.g. "
                               "dataset_all_val_v0.1.3.json")
-    skeleton = OmniLabelReferences(image_ids=image_ids, image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
+    skeleton = OmniLabelReferences(image_ids=image_ids,
+                                   image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
                            image_file=[file_of[i] for i in image_ids.tolist()],
-                           descr_ids=descr_ids, descr_text=descr_text, pair_image=pair_image, pair_descr=pair_descr,
+                           descr_ids=descr_ids, descr_text=descr_text, pair_image=pair_image,
+                                   pair_descr=pair_descr,
                            pair_type=np.zeros(n_pairs, np.int8), pair_words=pair_words,
                            pair_ref_boxes=np.asarray(pair_ref_boxes, dtype=np.int64),
-                           gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)), gt_iscrowd=np.zeros(0, bool),
+                           gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)),
+                                   gt_iscrowd=np.zeros(0, bool),
                            gt_ignore=np.zeros(0, bool),
-                           gt_id=np.zeros(0, np.int64), has_annotations=parts.has_annotations, source=source,
+                           gt_id=np.zeros(0, np.int64), has_annotations=parts.has_annotations,
+                                   source=source,
                            id_table=parts.id_table)
     pair = _gt_copy_pairs(ref_image, ref_descr, ref_equal, skeleton)
     inside = pair >= 0
-    # Pair type: a description is positive in an image when any box of that image lists it (crowd included).
+    # Pair type: a description is positive in an image when any box of that image lists it (crowd
+    # included).
     pair_type = np.where(entry_type == schema.TYPE_C, schema.TYPE_C, schema.TYPE_DN).astype(np.int8)
     positive = np.zeros(n_pairs, dtype=bool)
     positive[pair[inside]] = True
     pair_type[(pair_type == schema.TYPE_DN) & positive] = schema.TYPE_DP
-    counts = {"images": len(image_ids), "descriptions": len(descr_text), "gt_boxes": len(parts.box_xywh),
+    counts = {"images": len(image_ids), "descriptions": len(descr_text),
+              "gt_boxes": len(parts.box_xywh),
               "labelspace_entries": n_pairs, "gt_copies": int(inside.sum()),
               "gt_copies_outside_labelspace": int((~inside).sum())}
     kept = rows[inside]
-    return OmniLabelReferences(**{**skeleton.__dict__, "pair_type": pair_type, "gt_pair": pair[inside],
-                          "gt_box": box_arr[kept], "gt_iscrowd": np.asarray(parts.box_crowd, dtype=bool).reshape(-1)[kept],
+    return OmniLabelReferences(**{**skeleton.__dict__, "pair_type": pair_type,
+                                  "gt_pair": pair[inside],
+                          "gt_box": box_arr[kept],
+                                  "gt_iscrowd": np.asarray(parts.box_crowd, dtype=bool).reshape(-1)[kept],
                           "gt_ignore": np.asarray(parts.box_ignore, dtype=bool).reshape(-1)[kept],
                           "gt_id": np.asarray(parts.box_id, dtype=np.int64).reshape(-1)[kept],
                           "counts": counts, "notes": notes})
 
 
 def parse_official(data: Any, source: str = "references") -> OmniLabelReferences:
-    """Official dataset JSON -> :class:`OmniLabelReferences` (the ``OmniLabel`` loader's rules, with clear errors)."""
+    """Official dataset JSON -> :class:`OmniLabelReferences` (the ``OmniLabel`` loader's rules, with
+    clear errors)."""
     return _assemble(_parts_from_official(data, source), source)
 
 
-def references_from_rows(rows: list[dict[str, Any]], source: str = "references") -> OmniLabelReferences:
-    """Rows of the Hub dataset (``image_id``, ``labelspace``, ``boxes``; ``file_name`` optional) -> records.
+def references_from_rows(rows: list[dict[str, Any]],
+                         source: str = "references") -> OmniLabelReferences:
+    """Rows of the Hub dataset (``image_id``, ``labelspace``, ``boxes``; ``file_name`` optional) ->
+    records.
 
-    The label-space order inside each row is the official one, which is all the pooled ranking needs.
+    The label-space order inside each row is the official one, which is all the pooled ranking
+    needs.
     """
     if not rows:
         raise InputError("no reference rows were given", file=source)
@@ -396,10 +452,13 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
     ls_rank: list[int] = []
     ls_type: list[int] = []
     parts = _Parts(image_ids=[], file_names=[], descr_text=descr_text, ls_image=ls_image,
-                   ls_descr=np.zeros(0, np.int64), ls_rank=np.zeros(0, np.int64), ls_type=np.zeros(0, np.int8))
+                   ls_descr=np.zeros(0, np.int64), ls_rank=np.zeros(0, np.int64),
+                   ls_type=np.zeros(0, np.int8))
     for i, row in enumerate(rows):
-        if not isinstance(row, dict) or any(row.get(k) is None for k in ("image_id", "labelspace", "boxes")):
-            raise FormatError(f"reference {i} needs 'image_id', 'labelspace' and 'boxes'", file=source,
+        if not isinstance(row, dict) or any(row.get(k) is None for k in ("image_id", "labelspace",
+                                                                         "boxes")):
+            raise FormatError(f"reference {i} needs 'image_id', 'labelspace' and 'boxes'",
+                              file=source,
                               fix="pass rows of the OmniLabel Hub dataset (validation split)")
         parts.image_ids.append(row["image_id"])
         parts.file_names.append(str(row.get("file_name") or ""))
@@ -429,7 +488,8 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
 
 
 def load_references(ref: str | os.PathLike, split: str | None = None) -> OmniLabelReferences:
-    """Official dataset JSON (``.json`` / ``.json.gz``) or a Hub folder built by vlbench -> records."""
+    """Official dataset JSON (``.json`` / ``.json.gz``) or a Hub folder built by vlbench ->
+    records."""
     from ...engine.io import read_json
 
     path = Path(ref)
@@ -453,7 +513,8 @@ def load_references(ref: str | os.PathLike, split: str | None = None) -> OmniLab
 
 def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildReport,
                 split: str, skip_bad_images: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
-    """One Hub row per image (in file order) with its label space and boxes; yields (source, row)."""
+    """One Hub row per image (in file order) with its label space and boxes; yields (source,
+    row)."""
     labelspace: dict[int, list[dict[str, Any]]] = {}
     for d in data["descriptions"]:
         for img in d["image_ids"]:
@@ -466,8 +527,10 @@ def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildRep
         listed = {d for _, a in own for d in a["description_ids"]}
         name = str(img.get("file_name") or "")
         if Path(name).is_absolute() or ".." in Path(name).parts:
-            raise FormatError(f"file_name {name!r} points outside the images root", file=str(images_root),
-                              entry=f"image {img['id']}", fix="file names are relative, as in the official release")
+            raise FormatError(f"file_name {name!r} points outside the images root",
+                              file=str(images_root),
+                              entry=f"image {img['id']}",
+                              fix="file names are relative, as in the official release")
         path = images_root / name if images_root else None
         image = None
         if path is not None and path.is_file():
@@ -476,14 +539,14 @@ def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildRep
             report.missing_images.append(img["file_name"])
         source = schema.source_of(img.get("file_name", ""))
         yield source, {
-            "image": image, "image_id": img["id"], "file_name": img.get("file_name"), "source": source,
-            "labelspace": [{"id": d["id"], "text": d["text"],
+            "image": image, "image_id": img["id"], "file_name": img.get("file_name"),
+            "source": source, "labelspace": [{"id": d["id"], "text": d["text"],
                             "type": "description" if (d.get("anno_info") or {}).get("type") == "object_description"
                             else "category",
                             "positive": d["id"] in listed, "num_words": len(d["text"].split())}
                            for d in labelspace.get(img["id"], [])],
-            "boxes": [{**{k: a.get(k) for k in ("id", "bbox", "description_ids", "iscrowd", "area", "category_id",
-                                                "isfake", "isreflected")},
+            "boxes": [{**{k: a.get(k) for k in ("id", "bbox", "description_ids", "iscrowd", "area",
+                                                "category_id", "isfake", "isreflected")},
                        "position": p, "extra": extra_fields(a, _BOX_FIELDS)} for p, a in own],
             "position": pos, "extra": extra_fields(img, ("id", "file_name")),
         }
@@ -498,15 +561,18 @@ def _description_rows(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
             rest["anno_info"] = anno_rest
         if "anno_info" not in d:
             rest["__no_anno_info__"] = True
-        yield {"id": d["id"], "text": d["text"], "type": anno.get("type"), "orig_id": anno.get("orig_id"),
+        yield {"id": d["id"], "text": d["text"], "type": anno.get("type"),
+               "orig_id": anno.get("orig_id"),
                "llm_generated": anno.get("llm_generated"), "image_ids": d["image_ids"],
                "extra": json.dumps(rest, sort_keys=True) if rest else ""}
 
 
-def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
+def build(raw: str | os.PathLike | list, out: str | os.PathLike, *,
+          images: str | os.PathLike | None = None,
           allow_missing_images: bool = False, skip_bad_images: bool = False,
           max_shard_bytes: int | None = None) -> BuildReport:
-    """Official dataset JSON(s) -> Hub folder. A JSON with ``annotations`` is the validation split, one without the test split."""
+    """Official dataset JSON(s) -> Hub folder. A JSON with ``annotations`` is the validation split,
+    one without the test split."""
     from ...engine.hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
     from .card import card_body, card_metadata
 
@@ -516,7 +582,8 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
     if images_root is not None and not images_root.is_dir():
         raise FormatError("the images root does not exist", file=str(images_root))
     if images_root is None and not allow_missing_images:
-        raise FormatError("no images root was given: the dataset would hold no image", file=str(raws[0]),
+        raise FormatError("no images root was given: the dataset would hold no image",
+                          file=str(raws[0]),
                           fix="pass --images <folder holding coco/, object365/, openimagesv5/>, or "
                               "--allow-missing-images to build the annotations only")
     by_split = _files_by_split(raws)
@@ -547,30 +614,39 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *, images: str 
         dw.write_all(_description_rows(data))
         descr_summaries.append(dw.close())
         report.files.extend(descr_summaries[-1].files)
-        headers[split] = json.dumps({k: v for k, v in data.items() if k not in ("images", "descriptions", "annotations")},
+        headers[split] = json.dumps({k: v for k,
+                                     v in data.items() if k not in ("images", "descriptions",
+                                                                    "annotations")},
                                     sort_keys=True)
     if report.missing_images and not allow_missing_images:
-        raise FormatError(f"{len(report.missing_images)} image file(s) are missing under the images root, e.g. "
+        raise FormatError(f"{len(report.missing_images)} image file(s) are missing under the "
+                          "images root, e.g. "
                           f"{', '.join(report.missing_images[:5])}", file=str(images_root),
-                          fix="check --images (the folder holding coco/, object365/, openimagesv5/), "
+                          fix="check --images (the folder holding coco/, object365/, "
+                              "openimagesv5/), "
                               "or pass --allow-missing-images")
     configs = [ConfigSpec("all", img_feat, all_summaries, default=True)]
-    configs += [ConfigSpec(source, img_feat, list(by.values())) for source, by in source_summaries.items() if by]
+    configs += [ConfigSpec(source, img_feat, list(by.values())) for source,
+                by in source_summaries.items() if by]
     configs.append(ConfigSpec("descriptions", descr_feat, descr_summaries))
-    meta = card_yaml(configs=configs, extra={**card_metadata(), "vlbench": {"omnilabel_headers": headers}})
+    meta = card_yaml(configs=configs,
+                     extra={**card_metadata(), "vlbench": {"omnilabel_headers": headers}})
     write_card(out, meta, card_body(report))
     report.files[:0] = ["README.md"]
     return report
 
 
 #: where each source collection's images come from (the OmniLabel release does not ship them)
-_IMAGE_HOMES = {"coco": "COCO val2017 (cocodataset.org)", "objects365": "Objects365 (objects365.org)",
-                "openimages": "OpenImages v5 (storage.googleapis.com/openimages)", "other": "the release's own list"}
+_IMAGE_HOMES = {"coco": "COCO val2017 (cocodataset.org)",
+                "objects365": "Objects365 (objects365.org)",
+                "openimages": "OpenImages v5 (storage.googleapis.com/openimages)",
+                "other": "the release's own list"}
 
 
 def _refuse_missing_images(by_split: dict[str, tuple[Path, dict]], images_root: Path) -> None:
-    """Before any shard is written: every image a split names must be under ``images_root``; otherwise the
-    missing ones are counted per source collection (with an example and where that collection is fetched)."""
+    """Before any shard is written: every image a split names must be under ``images_root``;
+    otherwise the missing ones are counted per source collection (with an example and where that
+    collection is fetched)."""
     missing: dict[str, list[str]] = {}
     total: dict[str, int] = {}
     for _, data in by_split.values():
@@ -583,30 +659,34 @@ def _refuse_missing_images(by_split: dict[str, tuple[Path, dict]], images_root: 
     if missing:
         parts = "; ".join(f"{source}: {len(names):,} of {total[source]:,} (e.g. {names[0]}; from "
                           f"{_IMAGE_HOMES[source]})" for source, names in missing.items())
-        raise FormatError(f"{sum(map(len, missing.values())):,} image file(s) are missing under the images root: "
+        raise FormatError(f"{sum(map(len, missing.values())):,} image file(s) are missing under "
+                          "the images root: "
                           f"{parts}", file=str(images_root),
-                          fix="fetch them from their collections under their own terms into coco/, object365/ and "
+                          fix="fetch them from their collections under their own terms into coco/, "
+                              "object365/ and "
                               "openimagesv5/ of the images root, or pass --allow-missing-images")
 
 
 def _write_images(out: Path, split: str, data: dict, images_root: Path | None, report: BuildReport,
                   skip_bad_images: bool, max_shard_bytes: int, raw: str) -> dict[str, Any]:
-    """One split's image rows (from the file ``raw``), one series of shards per image source: source -> its
-    ``SplitSummary``."""
+    """One split's image rows (from the file ``raw``), one series of shards per image source: source
+    -> its ``SplitSummary``."""
     from ...engine.hub import ShardedParquetWriter
 
     writers: dict[str, ShardedParquetWriter] = {}
     for source, row in _image_rows(data, images_root, report, split, skip_bad_images):
         if source not in writers:
-            writers[source] = ShardedParquetWriter(out, split, schema.image_features(), subdir=f"data/{split}",
-                                                   prefix=source, max_shard_bytes=max_shard_bytes, source=raw)
+            writers[source] = ShardedParquetWriter(out, split, schema.image_features(),
+                                                   subdir=f"data/{split}",
+                                                   prefix=source, max_shard_bytes=max_shard_bytes,
+                                                   source=raw)
         writers[source].write(row)
     return {source: writer.close() for source, writer in writers.items()}
 
 
 def _files_by_split(raws: list[Path]) -> dict[str, tuple[Path, dict]]:
-    """split -> (file, its JSON), each validated: a JSON with ``annotations`` is the validation split, one without it
-    the test split; two files of one split are refused."""
+    """split -> (file, its JSON), each validated: a JSON with ``annotations`` is the validation
+    split, one without it the test split; two files of one split are refused."""
     from ...engine.io import read_json
 
     by_split: dict[str, tuple[Path, dict]] = {}
@@ -623,23 +703,28 @@ def _files_by_split(raws: list[Path]) -> dict[str, tuple[Path, dict]]:
 
 def _require_integer_ids(data: dict[str, Any], source: str) -> None:
     """A build takes integer image and description ids only
-    (:func:`~vlbench.benchmarks.validation.refuse_text_ids_in_build`), and one entry per description id: a Hub row
-    keys a label-space entry by its id, so a repeated id could not be told apart from its first entry."""
+    (:func:`~vlbench.benchmarks.validation.refuse_text_ids_in_build`), and one entry per description
+    id: a Hub row keys a label-space entry by its id, so a repeated id could not be told apart from
+    its first entry."""
     anns = data.get("annotations") or []
     places = [("an image id", "images", "id", [img["id"] for img in data["images"]]),
-              ("an image id", "descriptions", "image_ids", [i for d in data["descriptions"] for i in d["image_ids"]]),
+              ("an image id", "descriptions", "image_ids",
+               [i for d in data["descriptions"] for i in d["image_ids"]]),
               ("an image id", "annotations", "image_id", [a["image_id"] for a in anns]),
               ("a description id", "descriptions", "id", [d["id"] for d in data["descriptions"]]),
-              ("a description id", "annotations", "description_ids", [i for a in anns for i in a["description_ids"]])]
+              ("a description id", "annotations", "description_ids",
+               [i for a in anns for i in a["description_ids"]])]
     for what, where, key, values in places:
         odd = [v for v in values if not isinstance(v, int) or isinstance(v, bool)]
         if odd:
             refuse_text_ids_in_build(f"{what} in '{where}' ('{key}')", odd[0], source, where)
     repeated = [(i, n) for i, n in Counter(d["id"] for d in data["descriptions"]).items() if n > 1]
     if repeated:
-        raise FormatError(f"description id {repeated[0][0]} is given to {repeated[0][1]} descriptions: a build "
+        raise FormatError(f"description id {repeated[0][0]} is given to {repeated[0][1]} "
+                          "descriptions: a build "
                           "needs one entry per description id", file=source, entry="descriptions",
-                          fix="give each description its own id (scoring reads repeated ids as the official loader "
+                          fix="give each description its own id (scoring reads repeated ids as the "
+                              "official loader "
                               "does; building needs them distinct)")
 
 
@@ -655,12 +740,14 @@ def _read_rows(files: list[Path], columns: list[str] | None = None) -> list[dict
 
 
 def _card_headers(folder: Path) -> dict[str, str]:
-    """The official JSON headers (everything but images, descriptions, annotations) kept in the card, per split."""
+    """The official JSON headers (everything but images, descriptions, annotations) kept in the
+    card, per split."""
     return (read_card_metadata(folder).get("vlbench") or {}).get("omnilabel_headers") or {}
 
 
 def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, Any]:
-    """Hub folder -> the official dataset JSON of ``split`` (inverse of :func:`build`, key order aside)."""
+    """Hub folder -> the official dataset JSON of ``split`` (inverse of :func:`build`, key order
+    aside)."""
     folder = Path(folder)
     image_files = sorted((folder / "data" / split).glob("*.parquet"))
     descr_files = sorted((folder / "descriptions").glob(f"{split}-*.parquet"))
@@ -671,7 +758,8 @@ def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, An
     images = sorted(_read_rows(image_files, columns), key=lambda r: r["position"])
     header = json.loads(_card_headers(folder).get(split, "{}"))
     out: dict[str, Any] = dict(header)
-    out["images"] = [{"id": r["image_id"], "file_name": r["file_name"], **(json.loads(r["extra"]) if r["extra"] else {})}
+    out["images"] = [{"id": r["image_id"], "file_name": r["file_name"],
+                      **(json.loads(r["extra"]) if r["extra"] else {})}
                      for r in images]
     descriptions = []
     for d in _read_rows(descr_files):
@@ -691,8 +779,8 @@ def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, An
         boxes = []
         for r in images:
             for b in r["boxes"]:
-                entry = {k: b[k] for k in ("id", "bbox", "description_ids", "iscrowd", "area", "category_id",
-                                           "isfake", "isreflected") if b[k] is not None}
+                entry = {k: b[k] for k in ("id", "bbox", "description_ids", "iscrowd", "area",
+                                           "category_id", "isfake", "isreflected") if b[k] is not None}
                 entry["image_id"] = r["image_id"]
                 entry.update(json.loads(b["extra"]) if b["extra"] else {})
                 boxes.append((b["position"], entry))

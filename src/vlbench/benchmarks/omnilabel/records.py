@@ -1,4 +1,5 @@
-"""OmniLabel records: ground truth as (image, description) pairs in the official evaluation order."""
+"""OmniLabel records: ground truth as (image, description) pairs in the official evaluation
+order."""
 
 from __future__ import annotations
 
@@ -41,8 +42,9 @@ class OmniLabelReferences:
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     source: str = "references"
-    #: where the images' ids are text: id as written -> code; ``image_ids`` then holds the codes, numbered in the
-    #: order ``sorted()`` gives the ids (the official evaluation order: "10" before "9"). None: integer ids.
+    #: where the images' ids are text: id as written -> code; ``image_ids`` then holds the codes,
+    #: numbered in the order ``sorted()`` gives the ids (the official evaluation order: "10" before
+    #: "9"). None: integer ids.
     id_table: dict[Any, int] | None = None
 
     def image_id(self, i: int) -> Any:
@@ -50,8 +52,9 @@ class OmniLabelReferences:
         return int(self.image_ids[i]) if self.id_table is None else self._written_ids[int(self.image_ids[i])]
 
     def description_code(self, written: Any) -> int | None:
-        """A description id as a file writes it, by equality as a dict look-up finds it (``5.0`` and ``True`` are
-        ``5`` and ``1``); None where it equals no description's id (the text "5", a list)."""
+        """A description id as a file writes it, by equality as a dict look-up finds it (``5.0`` and
+        ``True`` are ``5`` and ``1``); None where it equals no description's id (the text "5", a
+        list)."""
         try:
             return int(written) if written in self.descr_text else None
         except TypeError:                          # an unhashable value equals no id
@@ -61,8 +64,10 @@ class OmniLabelReferences:
     def _written_ids(self) -> list[Any]:
         return list(self.id_table or {})          # the table lists the ids in code order
 
-    def pair_of(self, image_index: NDArray[np.int64], descr_id: NDArray[np.int64]) -> NDArray[np.int64]:
-        """Pair index of (image index, description id), or -1 where the description is not in that label space."""
+    def pair_of(self, image_index: NDArray[np.int64],
+                descr_id: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Pair index of (image index, description id), or -1 where the description is not in that
+        label space."""
         keys = self._pair_keys()
         if not len(keys[0]):
             return np.full(len(descr_id), -1, dtype=np.int64)

@@ -8,7 +8,8 @@ from __future__ import annotations
 __all__ = ["SOURCES", "source_of", "image_features", "description_features", "GROUPS", "Group",
            "TYPE_C", "TYPE_DP", "TYPE_DN", "METRIC_KEYS", "SPLITS"]
 
-#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
+#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is
+#: recognised)
 PREDICTION_FORM = '{"image_id", "bbox", "description_ids", "scores"}'
 PREDICTION_KEYS = frozenset({"description_ids", "scores"})
 
@@ -20,7 +21,8 @@ TYPE_C, TYPE_DP, TYPE_DN = 0, 1, 2
 
 
 def source_of(file_name: str) -> str:
-    """The image's source dataset from its path (``coco/...``, ``object365/...``, ``openimagesv5/...``)."""
+    """The image's source dataset from its path (``coco/...``, ``object365/...``,
+    ``openimagesv5/...``)."""
     head = file_name.replace("\\", "/").lstrip("./").split("/", 1)[0].lower()
     if head.startswith("coco"):
         return "coco"
@@ -31,20 +33,22 @@ def source_of(file_name: str) -> str:
     return "other"
 
 
-#: ``max_len`` of the official ``Params.descrGroups``: the upper bound of every word-count and box-count range
+#: ``max_len`` of the official ``Params.descrGroups``: the upper bound of every word-count and
+#: box-count range
 MAX_LEN = 1e5
 
 
 class Group:
-    """One official description group: its pair types, and the inclusive ranges of the description's word count
-    and of its number of referring GT boxes (``descrIdToNumRefBoxes``) it holds."""
+    """One official description group: its pair types, and the inclusive ranges of the description's
+    word count and of its number of referring GT boxes (``descrIdToNumRefBoxes``) it holds."""
 
     def __init__(self, name: str, key: str, types: tuple[int, ...], words: tuple[float, float],
                  boxes: tuple[float, float] = (0, MAX_LEN)) -> None:
         self.name, self.key, self.types, self.words, self.boxes = name, key, types, words, boxes
 
 
-#: The groups of ``omnilabeltools`` ``Params.descrGroups`` (current version), with the project's metric keys.
+#: The groups of ``omnilabeltools`` ``Params.descrGroups`` (current version), with the project's
+#: metric keys.
 GROUPS = (
     Group("categ", "categ", (TYPE_C,), (0, MAX_LEN)),
     Group("descr", "descr", (TYPE_DP, TYPE_DN), (0, MAX_LEN)),
@@ -55,7 +59,8 @@ GROUPS = (
 )
 
 #: The 13 official summary values, in their order, under the contract's keys.
-METRIC_KEYS = ("AP", "AP_categ", "AP_descr", "AP_descr_pos", "AP_descr_S", "AP_descr_M", "AP_descr_L",
+METRIC_KEYS = ("AP", "AP_categ", "AP_descr", "AP_descr_pos", "AP_descr_S", "AP_descr_M",
+               "AP_descr_L",
                "AP50_descr", "AP75_descr", "AP50_categ", "AP75_categ", "AR_descr", "AR_categ")
 
 
@@ -93,7 +98,8 @@ def image_features():
 
 
 def description_features():
-    """Features of the ``descriptions`` config: the official ``descriptions`` array, one row each."""
+    """Features of the ``descriptions`` config: the official ``descriptions`` array, one row
+    each."""
     from datasets import Features, List, Value
 
     return Features({
@@ -110,13 +116,18 @@ def description_features():
 FIELD_DESCRIPTIONS = {
     "image": "the image, embedded",
     "image_id": "official image id",
-    "file_name": "path of the image under the images root (coco/..., object365/..., openimagesv5/...)",
+    "file_name": "path of the image under the images root (coco/..., object365/..., "
+                 "openimagesv5/...)",
     "source": "source dataset of the image, from its path",
-    "labelspace": "the image's label space in official order: description id, text, type (category or "
-                  "free-form description), positive (some box of this image refers to it), number of words "
+    "labelspace": "the image's label space in official order: description id, text, type (category "
+                  "or "
+                  "free-form description), positive (some box of this image refers to it), number "
+                  "of words "
                   "(whitespace split, as the official groups count them)",
-    "boxes": "ground-truth boxes: id, bbox [x, y, w, h] in pixels, description_ids, iscrowd, and the other "
-             "official fields (area, category_id, isfake, isreflected; extra = any further keys as JSON); "
+    "boxes": "ground-truth boxes: id, bbox [x, y, w, h] in pixels, description_ids, iscrowd, and "
+             "the other "
+             "official fields (area, category_id, isfake, isreflected; extra = any further keys as "
+             "JSON); "
              "position = index in the official annotations array. Empty on the test split",
     "position": "index of the image in the official images array",
     "extra": "further keys of the official image entry, as JSON",

@@ -15,12 +15,15 @@ import numpy as np
 
 __all__ = ["make_dataset", "make_predictions", "write_images"]
 
-_CATEGORIES = ["Person", "Car", "Dog", "Chair", "Bottle", "Cup", "Handbag/Satchel", "Bicycle", "Bench", "Lamp",
-               "Potted Plant", "Umbrella", "Trumpet", "Drum", "Moniter/TV", "Horse", "Bus", "Boat", "Book", "Clock"]
+_CATEGORIES = ["Person", "Car", "Dog", "Chair", "Bottle", "Cup", "Handbag/Satchel", "Bicycle",
+               "Bench", "Lamp",
+               "Potted Plant", "Umbrella", "Trumpet", "Drum", "Moniter/TV", "Horse", "Bus", "Boat",
+               "Book", "Clock"]
 _CATEGORIES = _CATEGORIES + [f"Object Class {k}" for k in range(len(_CATEGORIES) + 1, 151)]
 _ADJ = ["red", "small", "wooden", "striped", "old", "shiny", "blue", "broken", "tall", "white"]
-_REL = ["next to the window", "on the left", "held by a child", "behind the table", "in the foreground",
-        "partly hidden by a tree", "closest to the camera", "on top of the shelf"]
+_REL = ["next to the window", "on the left", "held by a child", "behind the table",
+        "in the foreground", "partly hidden by a tree", "closest to the camera",
+        "on top of the shelf"]
 _SOURCES = [("coco/val2017/{:012d}.jpg", 0.3), ("object365/patch1/objects365_v1_{:08d}.jpg", 0.4),
             ("openimagesv5/val/{:016x}.jpg", 0.3)]
 
@@ -35,14 +38,16 @@ def _phrase(rng: np.random.Generator, cat: str) -> str:
     return text[0].upper() + text[1:] if rng.random() < 0.5 else text
 
 
-def make_dataset(n_images: int, *, seed: int = 0, labelspace: tuple[int, int] = (10, 40), boxes_per_image: float = 2.0,
+def make_dataset(n_images: int, *, seed: int = 0, labelspace: tuple[int, int] = (10, 40),
+                 boxes_per_image: float = 2.0,
                  size: tuple[int, int] = (640, 480), first_ann_id: int = 1) -> dict[str, Any]:
     """An official-format validation JSON with ``n_images`` images."""
     rng = np.random.default_rng(seed)
     width, height = size
     images: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
-    cat_descr = [{"id": i + 1, "text": c, "anno_info": {"type": "object_category", "orig_id": i + 1}, "image_ids": []}
+    cat_descr = [{"id": i + 1, "text": c,
+                  "anno_info": {"type": "object_category", "orig_id": i + 1}, "image_ids": []}
                  for i, c in enumerate(_CATEGORIES)]
     free: list[dict[str, Any]] = []
     next_descr = 1000
@@ -64,7 +69,8 @@ def make_dataset(n_images: int, *, seed: int = 0, labelspace: tuple[int, int] = 
         for _ in range(n_own):
             c = int(rng.choice(cats))
             d = {"id": next_descr, "text": _phrase(rng, _CATEGORIES[c]),
-                 "anno_info": {"type": "object_description", "orig_id": next_descr, "llm_generated": bool(rng.random() < 0.5)},
+                 "anno_info": {"type": "object_description", "orig_id": next_descr,
+                               "llm_generated": bool(rng.random() < 0.5)},
                  "image_ids": [image_id], "_cat": c}
             next_descr += 1
             free.append(d)
@@ -86,10 +92,12 @@ def make_dataset(n_images: int, *, seed: int = 0, labelspace: tuple[int, int] = 
             "images": images, "descriptions": descriptions, "annotations": annotations}
 
 
-def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "good", extra_per_box: int = 2,
+def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "good",
+                     extra_per_box: int = 2,
                      background_per_image: float = 1.0) -> list[dict[str, Any]]:
-    """Official-format predictions: jittered GT boxes scored for their descriptions and for other label-space
-    entries (sometimes higher), background false positives, scores rounded to 3 decimals (ties)."""
+    """Official-format predictions: jittered GT boxes scored for their descriptions and for other
+    label-space entries (sometimes higher), background false positives, scores rounded to 3 decimals
+    (ties)."""
     rng = np.random.default_rng(seed)
     jitter = {"good": 0.05, "poor": 0.25}[quality]
     labelspace: dict[int, list[int]] = {}
@@ -104,9 +112,11 @@ def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "goo
         space = [d for d in labelspace.get(a["image_id"], []) if d not in true_ids]
         wrong = [int(v) for v in rng.choice(space, min(extra_per_box, len(space)), replace=False)] if space else []
         ids = true_ids + wrong
-        scores = [round(float(s), 3) for s in np.r_[rng.uniform(0.4, 0.99, len(true_ids)), rng.uniform(0.0, 0.7, len(wrong))]]
+        scores = [round(float(s), 3) for s in np.r_[rng.uniform(0.4, 0.99, len(true_ids)),
+                                                    rng.uniform(0.0, 0.7, len(wrong))]]
         preds.append({"image_id": a["image_id"], "bbox": [round(x + dx, 2), round(y + dy, 2),
-                                                          round(max(1.0, w + dw), 2), round(max(1.0, h + dh), 2)],
+                                                          round(max(1.0, w + dw), 2),
+                                                          round(max(1.0, h + dh), 2)],
                       "description_ids": ids, "scores": scores})
     for img in data["images"]:
         space = labelspace.get(img["id"], [])
@@ -114,13 +124,16 @@ def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "goo
             if not space:
                 break
             ids = [int(v) for v in rng.choice(space, min(2, len(space)), replace=False)]
-            preds.append({"image_id": img["id"], "bbox": [round(float(v), 2) for v in rng.uniform(0, 300, 2)]
+            preds.append({"image_id": img["id"],
+                          "bbox": [round(float(v), 2) for v in rng.uniform(0, 300, 2)]
                           + [round(float(v), 2) for v in rng.uniform(10, 200, 2)],
-                          "description_ids": ids, "scores": [round(float(s), 3) for s in rng.uniform(0, 0.6, len(ids))]})
+                          "description_ids": ids,
+                          "scores": [round(float(s), 3) for s in rng.uniform(0, 0.6, len(ids))]})
     return preds
 
 
-def write_images(data: dict[str, Any], root: str | Path, *, size: tuple[int, int] = (640, 480)) -> Path:
+def write_images(data: dict[str, Any], root: str | Path, *,
+                 size: tuple[int, int] = (640, 480)) -> Path:
     """Draw one JPEG per image under ``root/<file_name>`` (boxes as outlined rectangles)."""
     from PIL import Image, ImageDraw
 

@@ -1,5 +1,5 @@
-"""OmniLabel renderings: per-source and per-description tables, the pooled precision-recall curves and
-the images with most missed or spurious boxes, from the Result and the records."""
+"""OmniLabel renderings: per-source and per-description tables, the pooled precision-recall curves
+and the images with most missed or spurious boxes, from the Result and the records."""
 
 from __future__ import annotations
 
@@ -34,14 +34,16 @@ def tables(result: Any) -> dict[str, Table]:
     if "per_description" in b:
         pd = b["per_description"]
         rows = [[int(i), t, ty, int(n), int(g), _r(a), _r(a5)]
-                for i, t, ty, n, g, a, a5 in zip(pd["id"], pd["text"], pd["type"], pd["images"], pd["num_gt"],
+                for i, t, ty, n, g, a,
+                a5 in zip(pd["id"], pd["text"], pd["type"], pd["images"], pd["num_gt"],
                                                  pd["AP"], pd["AP50"])]
         out["per description (worst first)"] = (["id", "text", "type", "images", "num_gt", "AP", "AP50"], rows)
     return out
 
 
 def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
-    """Pooled precision-recall of categories and descriptions, at IoU 0.5 and averaged over 0.5:0.95."""
+    """Pooled precision-recall of categories and descriptions, at IoU 0.5 and averaged over
+    0.5:0.95."""
     curves = result.breakdowns["pr_curves"]
     fig = figure(figsize=(5, 3.6))
     ax = fig.subplots()
@@ -57,8 +59,8 @@ def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
 
 
 def scenes(refs: OmniLabelReferences, predictions: Any, result: Any) -> list[Scene]:
-    """A scene per image, boxes by description (predictions only for descriptions of the image's label space);
-    most missed or spurious boxes (at the default score threshold, IoU 0.5) first."""
+    """A scene per image, boxes by description (predictions only for descriptions of the image's
+    label space); most missed or spurious boxes (at the default score threshold, IoU 0.5) first."""
     if not isinstance(predictions, list):
         return []
     index: dict[Any, int] = {refs.image_id(n): n for n in range(len(refs.image_ids))}
@@ -81,9 +83,11 @@ def scenes(refs: OmniLabelReferences, predictions: Any, result: Any) -> list[Sce
     out = []
     for img in range(len(refs.image_ids)):
         errors = detection_badness(gt.get(img, []), pred.get(img, []))
-        described = {text for _, text in gt.get(img, [])}      # a label-space description without a box: negative
+        described = {text for _,
+                     text in gt.get(img, [])}      # a label-space description without a box: negative
         negatives = frozenset(refs.descr_text[d] for d in space.get(img, ()) if refs.descr_text[d] not in described)
-        out.append(Scene(image=refs.image_file[img], badness=errors, gt=gt.get(img, []), predicted=pred.get(img, []),
+        out.append(Scene(image=refs.image_file[img], badness=errors, gt=gt.get(img, []),
+                         predicted=pred.get(img, []),
                          title=f"image {refs.image_id(img)}: {errors} missed or spurious boxes",
                          keys=(refs.image_id(img),), negatives=negatives))
     return out

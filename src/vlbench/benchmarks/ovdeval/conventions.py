@@ -1,7 +1,8 @@
-"""OVDEval's convention check (:mod:`vlbench.benchmarks.box_conventions`): each sub-dataset's first images, their GT boxes per
-(image, category) against the file's boxes read as written (COCO ``[x, y, w, h]`` pixels) and as the other common
-conventions (the grid readings use the images' ``width`` / ``height``). A folder of sub-dataset files is read as
-one. The official number stays the scorer's."""
+"""OVDEval's convention check (:mod:`vlbench.benchmarks.box_conventions`): each sub-dataset's first
+images, their GT boxes per (image, category) against the file's boxes read as written (COCO ``[x, y,
+w, h]`` pixels) and as the other common conventions (the grid readings use the images' ``width`` /
+``height``). A folder of sub-dataset files is read as one. The official number stays the
+scorer's."""
 
 from __future__ import annotations
 
@@ -34,9 +35,10 @@ def _lists(refs: OVDEvalReferences, predictions: Any, options: Any) -> list[tupl
 
 
 def _row_keys(rows: NDArray[np.int64]) -> NDArray[np.int64]:
-    """One integer per row, equal exactly for equal rows: the columns' dense ranks in mixed radix (replaces
-    ``np.unique(rows, axis=0)``, which sorts the rows as byte strings). The product
-    of the columns' distinct counts must fit int64: here sub-datasets x sampled images x categories."""
+    """One integer per row, equal exactly for equal rows: the columns' dense ranks in mixed radix
+    (replaces ``np.unique(rows, axis=0)``, which sorts the rows as byte strings). The product
+    of the columns' distinct counts must fit int64: here sub-datasets x sampled images x
+    categories."""
     key = np.zeros(len(rows), dtype=np.int64)
     for column in rows.T:
         values, rank = np.unique(column, return_inverse=True)
@@ -44,8 +46,10 @@ def _row_keys(rows: NDArray[np.int64]) -> NDArray[np.int64]:
     return key
 
 
-def readings(refs: OVDEvalReferences, predictions: Any, options: Any = None) -> dict[str, float | None]:
-    """R@0.5 (any score) as written and under every other reading, over each sub-dataset's first images."""
+def readings(refs: OVDEvalReferences, predictions: Any,
+             options: Any = None) -> dict[str, float | None]:
+    """R@0.5 (any score) as written and under every other reading, over each sub-dataset's first
+    images."""
     from .scorer import parse_predictions
 
     g_keys, g_boxes, d_keys, d_numbers, d_sizes = [], [], [], [], []
@@ -56,16 +60,20 @@ def readings(refs: OVDEvalReferences, predictions: Any, options: Any = None) -> 
         except VlbenchError:        # the scorer has said what is wrong with the file
             return {}
         chosen = np.isin(gt.ann_image, list(images)) & ~gt.ann_iscrowd
-        g_keys.append(np.column_stack([np.full(chosen.sum(), s), gt.ann_image[chosen], gt.ann_category[chosen]]))
+        g_keys.append(np.column_stack([np.full(chosen.sum(), s), gt.ann_image[chosen],
+                                       gt.ann_category[chosen]]))
         g_boxes.append(gt.ann_box[chosen])
-        d_keys.append(np.column_stack([np.full(len(preds.image_id), s), preds.image_id, preds.category_id]))
+        d_keys.append(np.column_stack([np.full(len(preds.image_id), s), preds.image_id,
+                                       preds.category_id]))
         d_numbers.append(preds.box_xywh)
         row = np.searchsorted(gt.image_ids, preds.image_id)
-        d_sizes.append(gt.image_wh[row] if gt.image_wh is not None else np.full((len(row), 2), np.nan))
+        d_sizes.append(gt.image_wh[row] if gt.image_wh is not None else np.full((len(row), 2),
+                                                                                np.nan))
     if not g_keys:
         return {}
     key_index = _row_keys(np.concatenate(g_keys + d_keys))
     n_gt = sum(len(k) for k in g_keys)
     sizes = np.concatenate(d_sizes)
     return box_conventions.readings(key_index[:n_gt], np.concatenate(g_boxes), key_index[n_gt:],
-                                    np.concatenate(d_numbers), None if np.isnan(sizes).all() else sizes)
+                                    np.concatenate(d_numbers),
+                                    None if np.isnan(sizes).all() else sizes)

@@ -10,13 +10,16 @@ from typing import Any, Self
 
 from ..benchmark import Options, option
 
-__all__ = ["OVDEvalOptions", "SUBSETS", "ASPECTS", "aspect_of", "image_features", "category_listed", "METRIC_KEYS", "STAT_KEYS"]
+__all__ = ["OVDEvalOptions", "SUBSETS", "ASPECTS", "aspect_of", "image_features", "category_listed",
+           "METRIC_KEYS", "STAT_KEYS"]
 
-#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
+#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is
+#: recognised)
 PREDICTION_FORM = 'COCO results {"image_id", "category_id", "bbox", "score"}'
 PREDICTION_KEYS = frozenset({"category_id", "score", "bbox"})
 
-SUBSETS = ("coco", "celebrity", "color", "landmark", "logo", "material", "negation", "position", "relationship")
+SUBSETS = ("coco", "celebrity", "color", "landmark", "logo", "material", "negation", "position",
+           "relationship")
 
 #: The paper's Table 3 grouping of the sub-datasets.
 ASPECTS = {
@@ -41,7 +44,8 @@ METRIC_KEYS = tuple(f"NMS_{k}" for k in STAT_KEYS) + STAT_KEYS
 
 
 def category_feature(categories: list[dict[str, Any]]):
-    """``category_id`` as a ClassLabel of the category names when ids are 0..K-1 (the published format)."""
+    """``category_id`` as a ClassLabel of the category names when ids are 0..K-1 (the published
+    format)."""
     from datasets import ClassLabel, Value
 
     ids = [c["id"] for c in categories]
@@ -51,8 +55,9 @@ def category_feature(categories: list[dict[str, Any]]):
 
 
 def image_features(categories: list[dict[str, Any]] | None):
-    """Features of one sub-dataset's image rows (split ``test``); ``None``: those of the default config ``all``,
-    whose rows come from every sub-dataset (``category_id`` as a plain id: each sub-dataset numbers its own)."""
+    """Features of one sub-dataset's image rows (split ``test``); ``None``: those of the default
+    config ``all``, whose rows come from every sub-dataset (``category_id`` as a plain id: each
+    sub-dataset numbers its own)."""
     from datasets import Features, Image, List, Value
 
     return Features({
@@ -80,9 +85,9 @@ def image_features(categories: list[dict[str, Any]] | None):
 
 
 def category_listed(box: dict[str, Any]) -> bool:
-    """Whether a Hub row's box lies under a category its file lists: a box under an unlisted one has a null
-    ``label`` (``listed`` False once the evaluate module has slimmed it); as in the official code, it guides the
-    suppression and is never evaluated."""
+    """Whether a Hub row's box lies under a category its file lists: a box under an unlisted one has
+    a null ``label`` (``listed`` False once the evaluate module has slimmed it); as in the official
+    code, it guides the suppression and is never evaluated."""
     return bool(box.get("listed", True)) and not ("label" in box and box["label"] is None)
 
 
@@ -97,9 +102,12 @@ FIELD_DESCRIPTIONS = {
     "height": "image height in pixels", "width": "image width in pixels",
     "text": "positive labels of the image (what is in it)",
     "neg_text": "hard-negative labels of the image (close to a positive label, but not in it)",
-    "boxes": "ground-truth boxes: id, bbox [x, y, w, h] in pixels, category_id (a class label: the category "
-             "names), label (the category name), area (the file's value: it decides small/medium/large), "
-             "iscrowd; position = index in the official annotations array, extra = further keys as JSON",
+    "boxes": "ground-truth boxes: id, bbox [x, y, w, h] in pixels, category_id (a class label: the "
+             "category "
+             "names), label (the category name), area (the file's value: it decides "
+             "small/medium/large), "
+             "iscrowd; position = index in the official annotations array, extra = further keys as "
+             "JSON",
     "position": "index of the image in the official images array",
     "extra": "further keys of the official image entry, as JSON",
 }
@@ -113,8 +121,8 @@ class OVDEvalOptions(Options):
 
     @classmethod
     def parse(cls, kwargs: dict[str, Any], *, owner: str, default_split: str | None) -> Self:
-        """As :meth:`Options.parse`, and a sub-dataset name given as ``split`` means ``sub_dataset`` (the Hub split
-        is test)."""
+        """As :meth:`Options.parse`, and a sub-dataset name given as ``split`` means ``sub_dataset``
+        (the Hub split is test)."""
         split = kwargs.get("split")
         if split not in (None, "test", "all") and kwargs.get("sub_dataset") is None:
             kwargs = {**kwargs, "split": "test", "sub_dataset": split}

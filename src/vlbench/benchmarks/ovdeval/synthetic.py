@@ -19,13 +19,16 @@ import numpy as np
 
 __all__ = ["make_subset", "make_predictions", "write_release"]
 
-_OBJECTS = ["car", "chair", "cup", "bag", "shirt", "vase", "table", "bicycle", "lamp", "bottle", "hat", "bench"]
-_ATTRS = ["red", "blue", "green", "white", "black", "wooden", "metal", "glass", "plastic", "leather"]
+_OBJECTS = ["car", "chair", "cup", "bag", "shirt", "vase", "table", "bicycle", "lamp", "bottle",
+            "hat", "bench"]
+_ATTRS = ["red", "blue", "green", "white", "black", "wooden", "metal", "glass", "plastic",
+          "leather"]
 
 
-def make_subset(n_images: int, *, seed: int = 0, boxes_per_image: float = 4.0, first_ann_id: int = 0,
-                size: tuple[int, int] = (640, 480)) -> dict[str, Any]:
-    """One attribute-style sub-dataset: categories "<attribute> <object>", 0-based ids, file ``area`` != w*h."""
+def make_subset(n_images: int, *, seed: int = 0, boxes_per_image: float = 4.0,
+                first_ann_id: int = 0, size: tuple[int, int] = (640, 480)) -> dict[str, Any]:
+    """One attribute-style sub-dataset: categories "<attribute> <object>", 0-based ids, file
+    ``area`` != w*h."""
     rng = np.random.default_rng(seed)
     names = [f"{a} {o}" for o in _OBJECTS for a in _ATTRS]
     categories = [{"supercategory": "object", "id": i, "name": n} for i, n in enumerate(names)]
@@ -36,7 +39,8 @@ def make_subset(n_images: int, *, seed: int = 0, boxes_per_image: float = 4.0, f
         n_boxes = int(rng.poisson(boxes_per_image)) if rng.random() > 0.05 else 0
         labels = sorted({int(v) for v in rng.integers(0, len(names), max(1, n_boxes // 2 + 1))})
         text = [names[c] for c in labels]
-        neg = sorted({f"{_ATTRS[(_ATTRS.index(names[c].split()[0]) + k) % len(_ATTRS)]} {names[c].split(' ', 1)[1]}"
+        neg = sorted({f"{_ATTRS[(_ATTRS.index(names[c].split()[0]) + k) % len(_ATTRS)]} "
+                      f"{names[c].split(' ', 1)[1]}"
                       for c in labels for k in (1, 3)} - set(text))
         images.append({"file_name": f"{i:024x}.jpg", "id": i, "height": height, "width": width,
                        "text": text, "neg_text": neg})
@@ -44,14 +48,17 @@ def make_subset(n_images: int, *, seed: int = 0, boxes_per_image: float = 4.0, f
             w, h = float(rng.integers(8, width // 2)), float(rng.integers(8, height // 2))
             x, y = float(rng.integers(0, int(width - w))), float(rng.integers(0, int(height - h)))
             annotations.append({"id": first_ann_id + len(annotations), "bbox": [x, y, w, h],
-                                "category_id": labels[int(rng.integers(len(labels)))], "image_id": i,
+                                "category_id": labels[int(rng.integers(len(labels)))],
+                                "image_id": i,
                                 "iscrowd": 0, "area": round(w * h * float(rng.uniform(0.55, 1.1)))})
     return {"categories": categories, "annotations": annotations, "images": images}
 
 
-def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "good", hard_negatives: int = 2,
+def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "good",
+                     hard_negatives: int = 2,
                      duplicates: int = 1, background: float = 2.0) -> list[dict[str, Any]]:
-    """COCO-results predictions with hard-negative labels on true boxes; distinct scores within an image."""
+    """COCO-results predictions with hard-negative labels on true boxes; distinct scores within an
+    image."""
     rng = np.random.default_rng(seed)
     jitter = {"good": 0.04, "poor": 0.2}[quality]
     names = {c["name"]: c["id"] for c in data["categories"]}
@@ -66,7 +73,8 @@ def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "goo
             x, y, w, h = a["bbox"]
             def near(scale: float = 1.0, x=x, y=y, w=w, h=h) -> list[float]:
                 dx, dy, dw, dh = rng.normal(0, jitter * scale, 4) * [w, h, w, h]
-                return [round(x + dx, 1), round(y + dy, 1), round(max(1.0, w + dw), 1), round(max(1.0, h + dh), 1)]
+                return [round(x + dx, 1), round(y + dy, 1), round(max(1.0, w + dw), 1),
+                        round(max(1.0, h + dh), 1)]
             true_score = float(rng.uniform(0.3, 0.95))
             mine.append({"category_id": a["category_id"], "bbox": near(), "score": true_score})
             for c in rng.choice(negatives, min(hard_negatives, len(negatives)), replace=False) if negatives else []:
@@ -74,7 +82,8 @@ def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "goo
                 mine.append({"category_id": int(c), "bbox": near(),
                              "score": float(rng.uniform(true_score, 1.0) if outscore else rng.uniform(0.05, true_score))})
             for _ in range(duplicates):
-                mine.append({"category_id": a["category_id"], "bbox": near(2.0), "score": float(rng.uniform(0.05, 0.6))})
+                mine.append({"category_id": a["category_id"], "bbox": near(2.0),
+                             "score": float(rng.uniform(0.05, 0.6))})
         for _ in range(int(rng.poisson(background))):
             mine.append({"category_id": int(rng.integers(len(data["categories"]))),
                          "bbox": [round(float(v), 1) for v in rng.uniform(0, 300, 2)]
@@ -82,12 +91,15 @@ def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "goo
                          "score": float(rng.uniform(0.05, 0.7))})
         scores = np.round(np.array([m["score"] for m in mine]) + rng.uniform(0, 1e-6, len(mine)), 8)
         for m, s in zip(mine, scores):
-            preds.append({"image_id": img["id"], "score": float(s), "category_id": m["category_id"], "bbox": m["bbox"]})
+            preds.append({"image_id": img["id"], "score": float(s), "category_id": m["category_id"],
+                          "bbox": m["bbox"]})
     return preds
 
 
-def write_release(root: str | Path, subsets: dict[str, dict[str, Any]], *, archive: bool = True) -> Path:
-    """``annotations/<name>.json`` and ``images/<name>.tar.gz`` (or ``images/<name>/``) with drawn images."""
+def write_release(root: str | Path, subsets: dict[str, dict[str, Any]], *,
+                  archive: bool = True) -> Path:
+    """``annotations/<name>.json`` and ``images/<name>.tar.gz`` (or ``images/<name>/``) with drawn
+    images."""
     from PIL import Image, ImageDraw
 
     root = Path(root)

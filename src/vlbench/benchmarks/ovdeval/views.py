@@ -1,5 +1,6 @@
-"""OVDEval renderings: the paper's Table 3 (several sub-datasets) or the per-category table (one), the
-aspect radar or the precision-recall curve, and the images with most errors, from the Result and the records."""
+"""OVDEval renderings: the paper's Table 3 (several sub-datasets) or the per-category table (one),
+the aspect radar or the precision-recall curve, and the images with most errors, from the Result and
+the records."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def _r(v: Any) -> Any:
 
 
 def text(result: Any) -> str | None:
-    """The paper's Table 3 layout for a multi-sub-dataset result (NMS-AP / AP, aspects, Total Average)."""
+    """The paper's Table 3 layout for a multi-sub-dataset result (NMS-AP / AP, aspects, Total
+    Average)."""
     table = result.breakdowns.get("table")
     if not table:
         return None
@@ -45,11 +47,13 @@ def tables(result: Any) -> dict[str, Table]:
     b = result.breakdowns
     if "table" in b:
         return {"Table 3": (["aspect", "sub-dataset", "NMS-AP", "AP", "AP - NMS-AP"],
-                            [[r["aspect"], r["sub_dataset"], _r(r["NMS_AP"]), _r(r["AP"]), _r(r["inflation"])]
+                            [[r["aspect"], r["sub_dataset"], _r(r["NMS_AP"]), _r(r["AP"]),
+                              _r(r["inflation"])]
                              for r in b["table"]]),
                 "aspects": (["aspect", "NMS-AP", "AP"],
                             [[a, _r(v["NMS_AP"]), _r(v["AP"])] for a, v in b["aspects"].items()]
-                            + [["Total Average", _r(b["Total_Average"]), _r(b["Total_Average_AP"])]])}
+                            + [["Total Average", _r(b["Total_Average"]),
+                                _r(b["Total_Average_AP"])]])}
     nms, plain = b["per_category"]["NMS"], b["per_category"]["plain"]
     rows = [[int(c), n, int(g), _r(a), _r(p)] for c, n, g, a, p in
             zip(nms["category_id"], nms["name"], nms["num_gt"], nms["AP"], plain["AP"])]
@@ -79,15 +83,16 @@ def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
     for key, label in (("NMS_iou50", "NMS-AP @0.5"), ("iou50", "AP @0.5")):
         if pr[key] is not None:
             ax.plot(pr["recall"], pr[key], label=label)
-    ax.set(xlabel="recall", ylabel="precision", title="precision-recall (mean over categories)", ylim=(0, 1.02))
+    ax.set(xlabel="recall", ylabel="precision", title="precision-recall (mean over categories)",
+           ylim=(0, 1.02))
     ax.legend()
     fig.tight_layout()
     return {"precision-recall": fig}
 
 
 def scenes(refs: OVDEvalReferences, predictions: Any, result: Any) -> list[Scene]:
-    """One sub-dataset: a scene per image, boxes by category; most missed or spurious boxes (at the default
-    score threshold, IoU 0.5) first."""
+    """One sub-dataset: a scene per image, boxes by category; most missed or spurious boxes (at the
+    default score threshold, IoU 0.5) first."""
     name = result.options.get("sub_dataset")
     if name not in refs.subsets or not isinstance(predictions, list):
         return []
@@ -108,16 +113,18 @@ def scenes(refs: OVDEvalReferences, predictions: Any, result: Any) -> list[Scene
     for img in gt.image_ids.tolist():
         gone = removed.get(img, frozenset())
         errors = detection_badness(gt_by.get(img, []), pred_by.get(img, []), removed=gone)
-        out.append(Scene(image=gt.image_file.get(img) or None, title=f"image {img}: {errors} missed or spurious boxes",
-                         badness=errors, gt=gt_by.get(img, []), predicted=pred_by.get(img, []), keys=(img,),
-                         negatives=gt.image_negatives.get(img, frozenset()), removed=gone))
+        out.append(Scene(image=gt.image_file.get(img) or None,
+                         title=f"image {img}: {errors} missed or spurious boxes",
+                         badness=errors, gt=gt_by.get(img, []), predicted=pred_by.get(img, []),
+                         keys=(img,), negatives=gt.image_negatives.get(img, frozenset()),
+                         removed=gone))
     return out
 
 
 def _suppressed_boxes(gt: OVDEvalSubset, predictions: list[Any], protocol: str
                       ) -> dict[int, frozenset[tuple[float, ...]]]:
-    """Per image, the boxes (xywh tuples) the GT-guided suppression removes before NMS-AP is computed (the
-    scorer's own :func:`~.scorer.suppress`, so the picture is the metric's)."""
+    """Per image, the boxes (xywh tuples) the GT-guided suppression removes before NMS-AP is
+    computed (the scorer's own :func:`~.scorer.suppress`, so the picture is the metric's)."""
     from ...engine.errors import VlbenchError
     from .scorer import parse_predictions, suppress
 

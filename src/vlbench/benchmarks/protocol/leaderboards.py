@@ -1,4 +1,5 @@
-"""The leaderboards capability: the Hub dataset's ``eval.yaml`` tasks and which number of a result each takes."""
+"""The leaderboards capability: the Hub dataset's ``eval.yaml`` tasks and which number of a result
+each takes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ __all__ = ["EvalTask", "Leaderboards", "SplitLeaderboards"]
 
 @dataclass(frozen=True)
 class EvalTask:
-    """One leaderboard: the ``metric`` key of a result on (``config``, ``split``) of the Hub dataset."""
+    """One leaderboard: the ``metric`` key of a result on (``config``, ``split``) of the Hub
+    dataset."""
 
     id: str
     metric: str
@@ -22,7 +24,8 @@ class EvalTask:
 
 
 class Leaderboards(Protocol):
-    """The Hub dataset's leaderboards (``eval.yaml``) and how a result reaches them (``.eval_results``)."""
+    """The Hub dataset's leaderboards (``eval.yaml``) and how a result reaches them
+    (``.eval_results``)."""
 
     def tasks(self) -> list[EvalTask]:
         """The leaderboards, one per headline number."""
@@ -33,7 +36,8 @@ class Leaderboards(Protocol):
         ...
 
     def check(self, result: Any, /) -> None:
-        """Raise an :class:`~vlbench.engine.errors.InputError` with the fix when no leaderboard can take ``result``."""
+        """Raise an :class:`~vlbench.engine.errors.InputError` with the fix when no leaderboard can
+        take ``result``."""
         ...
 
     def value(self, task: EvalTask, result: Any, /) -> float | None:

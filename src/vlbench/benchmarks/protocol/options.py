@@ -14,21 +14,25 @@ __all__ = ["PROTOCOLS", "Options", "option"]
 PROTOCOLS = ("official", "corrected")
 
 
-def option(default: Any, help: str, choices: tuple[Any, ...] | None = None, cli: bool = True) -> Any:
+def option(default: Any, help: str, choices: tuple[Any, ...] | None = None,
+           cli: bool = True) -> Any:
     """A benchmark option field: ``help`` and ``choices`` feed the CLI flag and the validation."""
     return field(default=default, metadata={"help": help, "choices": choices, "cli": cli})
 
 
 @dataclass(frozen=True)
 class Options:
-    """Options every benchmark takes; a benchmark subclasses this to add its own (declared with :func:`option`).
-    The one place where option values are validated (choices), so scorers never re-check them."""
+    """Options every benchmark takes; a benchmark subclasses this to add its own (declared with
+    :func:`option`). The one place where option values are validated (choices), so scorers never
+    re-check them."""
 
-    protocol: str = option("official", "official (the official number) or corrected (known bugs fixed)", PROTOCOLS,
-                           cli=False)
+    protocol: str = option("official",
+                           "official (the official number) or corrected (known bugs fixed)",
+                           PROTOCOLS, cli=False)
     split: str | None = option(None, "which split of the references to score", cli=False)
     details: bool = option(True, "per-sample / per-description breakdowns in the result", cli=False)
-    analysis: bool = option(False, "the error analysis (why the model fails; slower) under the result's analysis",
+    analysis: bool = option(False, "the error analysis (why the model fails; slower) under the "
+                                   "result's analysis",
                             cli=False)
 
     @classmethod
@@ -44,8 +48,9 @@ class Options:
 
     @classmethod
     def parse(cls, kwargs: dict[str, Any], *, owner: str, default_split: str | None) -> Self:
-        """Validated options from keyword arguments: unknown names and values are an :class:`InputError` saying what
-        is taken; ``None`` means "the default"; no split means ``default_split``."""
+        """Validated options from keyword arguments: unknown names and values are an
+        :class:`InputError` saying what is taken; ``None`` means "the default"; no split means
+        ``default_split``."""
         unknown = sorted(set(kwargs) - set(cls.names()))
         if unknown:
             own = [f.name for f in cls.own_fields()]
@@ -61,4 +66,5 @@ class Options:
             choices = f.metadata.get("choices")
             value = getattr(self, f.name)
             if choices and value is not None and value not in choices:
-                raise InputError(f"unknown {f.name} {value!r}", fix="use " + " or ".join(map(repr, choices)))
+                raise InputError(f"unknown {f.name} {value!r}",
+                                 fix="use " + " or ".join(map(repr, choices)))

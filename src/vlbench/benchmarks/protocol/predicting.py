@@ -1,5 +1,5 @@
-"""The predict capability: what ``vlbench predict`` asks a model about each row of a built dataset, and how the
-answers become official prediction entries."""
+"""The predict capability: what ``vlbench predict`` asks a model about each row of a built dataset,
+and how the answers become official prediction entries."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ __all__ = ["Predictor", "PredictItem", "PredictData", "DetectorAnswer"]
 class PredictItem:
     """One unit of model work for ``vlbench predict``: an image and what to ask about it.
 
-    ``key`` names the item in a resumable run; ``queries`` are what is asked: a detector's text queries, the
-    expression of a one-box answer, the labels of a detection answer (an image-text-to-text model's prompt is built
-    from them by its family's preset, :mod:`vlbench.predict.families`); ``context`` holds the ids the official
-    entries need.
+    ``key`` names the item in a resumable run; ``queries`` are what is asked: a detector's text
+    queries, the expression of a one-box answer, the labels of a detection answer (an
+    image-text-to-text model's prompt is built from them by its family's preset,
+    :mod:`vlbench.predict.families`); ``context`` holds the ids the official entries need.
     """
 
     key: str
@@ -28,8 +28,9 @@ class PredictItem:
 
 @dataclass(frozen=True)
 class PredictData:
-    """What ``vlbench predict`` reads: the rows of one config and split of a built dataset, and the folder (its card
-    holds what rows do not, e.g. a sub-dataset's full category list); ``folder`` is None for a dataset given as rows."""
+    """What ``vlbench predict`` reads: the rows of one config and split of a built dataset, and the
+    folder (its card holds what rows do not, e.g. a sub-dataset's full category list); ``folder`` is
+    None for a dataset given as rows."""
 
     rows: Any
     folder: Any = None
@@ -38,7 +39,8 @@ class PredictData:
 
 @dataclass(frozen=True)
 class DetectorAnswer:
-    """A detector's answer for one item: boxes as xyxy pixels, their scores, and the query each answers."""
+    """A detector's answer for one item: boxes as xyxy pixels, their scores, and the query each
+    answers."""
 
     boxes_xyxy: list[list[float]]
     scores: list[float]
@@ -46,14 +48,15 @@ class DetectorAnswer:
 
 
 class Predictor(Protocol):
-    """A benchmark's side of ``vlbench predict`` / ``run`` (the generic loop, :mod:`vlbench.predict`, names no
-    benchmark). A benchmark's ``predict`` module usually is one (a module with these members satisfies the
-    protocol).
+    """A benchmark's side of ``vlbench predict`` / ``run`` (the generic loop,
+    :mod:`vlbench.predict`, names no benchmark). A benchmark's ``predict`` module usually is one (a
+    module with these members satisfies the protocol).
 
-    ``kinds``: the kinds of model that can answer ("detector", "image-text-to-text"). ``answer_kind``: what an
-    image-text-to-text answer is: "box" (one for the item's expression, parsed in the model family's convention),
-    "boxes" (every labelled box it lists) or "text"; boxes reach the benchmark as :class:`DetectorAnswer` (scored from
-    the model's token probabilities, :mod:`vlbench.predict.confidence`), text through ``from_answer``.
+    ``kinds``: the kinds of model that can answer ("detector", "image-text-to-text").
+    ``answer_kind``: what an image-text-to-text answer is: "box" (one for the item's expression,
+    parsed in the model family's convention), "boxes" (every labelled box it lists) or "text"; boxes
+    reach the benchmark as :class:`DetectorAnswer` (scored from the model's token probabilities,
+    :mod:`vlbench.predict.confidence`), text through ``from_answer``.
     """
 
     @property
@@ -71,7 +74,8 @@ class Predictor(Protocol):
         ...
 
     def from_detections(self, item: PredictItem, detections: DetectorAnswer, /) -> list[Any]:
-        """Boxes for ``item`` (a detector's, or the boxes of a text answer) -> official prediction entries."""
+        """Boxes for ``item`` (a detector's, or the boxes of a text answer) -> official prediction
+        entries."""
         ...
 
     def from_answer(self, item: PredictItem, answer: str, /) -> list[Any]:
@@ -79,6 +83,6 @@ class Predictor(Protocol):
         ...
 
     def options_for_run(self, config: str | None, unanswered: int, /) -> dict[str, Any]:
-        """Scoring options for a file ``vlbench run`` just wrote from ``config`` of the dataset, ``unanswered`` items
-        having no entry (e.g. an answer without a usable box)."""
+        """Scoring options for a file ``vlbench run`` just wrote from ``config`` of the dataset,
+        ``unanswered`` items having no entry (e.g. an answer without a usable box)."""
         ...

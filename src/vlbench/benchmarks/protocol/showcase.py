@@ -1,4 +1,5 @@
-"""The Space capability: the bundled samples a visitor scores, and the bounds on what a visitor may upload."""
+"""The Space capability: the bundled samples a visitor scores, and the bounds on what a visitor may
+upload."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ __all__ = ["Showcase"]
 class Showcase(ABC):
     """What the upload-and-score Space needs of a benchmark.
 
-    ``subsets``: the choices of its "split / sub-dataset" dropdown. ``max_prediction_values``: the JSON values a
-    prediction file for the largest real split holds at most (sized from the release's counts); the Space refuses
-    bigger uploads (None: no bound of its own). ``boxes``: whether its scenes show boxes (else text only: the viewer
-    hides its box controls).
+    ``subsets``: the choices of its "split / sub-dataset" dropdown. ``max_prediction_values``: the
+    JSON values a prediction file for the largest real split holds at most (sized from the release's
+    counts); the Space refuses bigger uploads (None: no bound of its own). ``boxes``: whether its
+    scenes show boxes (else text only: the viewer hides its box controls).
     """
 
     subsets: tuple[str, ...] = ("default",)
@@ -34,6 +35,7 @@ class Showcase(ABC):
         return {}
 
     def check(self, predictions: Any, /) -> None:
-        """Refuse (FormatError) parsed predictions whose scoring time the Space cannot bound though their size is
-        within its upload limits (e.g. captions far longer than any real one); none by default."""
+        """Refuse (FormatError) parsed predictions whose scoring time the Space cannot bound though
+        their size is within its upload limits (e.g. captions far longer than any real one); none by
+        default."""
         return None

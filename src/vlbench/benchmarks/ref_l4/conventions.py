@@ -1,8 +1,9 @@
-"""Ref-L4's convention check: the file's ``pred_bbox`` numbers read as the official scorer reads them (each entry's
-``format``), and as the other common conventions of grounding models (xyxy or xywh pixels; xyxy as fractions of
-the image, on a 0-1000 grid, or y first on a 0-1000 grid, which need the references' image sizes). Each reading's
-Acc@0.5 is estimated the same way (float64 IoU > 0.5 of every row, a missing or unreadable box a miss), so the
-readings compare with each other; the official number stays the scorer's."""
+"""Ref-L4's convention check: the file's ``pred_bbox`` numbers read as the official scorer reads
+them (each entry's ``format``), and as the other common conventions of grounding models (xyxy or
+xywh pixels; xyxy as fractions of the image, on a 0-1000 grid, or y first on a 0-1000 grid, which
+need the references' image sizes). Each reading's Acc@0.5 is estimated the same way (float64 IoU >
+0.5 of every row, a missing or unreadable box a miss), so the readings compare with each other; the
+official number stays the scorer's."""
 
 from __future__ import annotations
 
@@ -20,18 +21,24 @@ __all__ = ["key", "readings", "fix", "READINGS"]
 #: the metric compared
 key = "Acc50"
 
-#: the readings compared: every common one (a Ref-L4 entry declares its format, so both pixel forms are readings)
+#: the readings compared: every common one (a Ref-L4 entry declares its format, so both pixel forms
+#: are readings)
 READINGS = tuple(BOX_READINGS)
 
 _FIX = {
-    "xyxy pixels": 'write "format": "xyxy" in each entry (or convert the boxes to [x, y, w, h] with "format": "xywh")',
+    "xyxy pixels": 'write "format": "xyxy" in each entry (or convert the boxes to [x, y, w, h] '
+                   'with "format": "xywh")',
     "xywh pixels": 'write "format": "xywh" in each entry (or convert the boxes to [x1, y1, x2, y2])',
-    "xyxy 0-1 of the image": "multiply x by the image width and y by its height (vlbench predict / import: "
+    "xyxy 0-1 of the image": "multiply x by the image width and y by its height (vlbench predict / "
+                             "import: "
                              "--box-format normalized)",
-    "xywh 0-1 of the image": 'multiply x and w by the image width, y and h by its height, with "format": "xywh"',
-    "xyxy 0-1000 of the image": "divide by 1000 and multiply x by the image width, y by its height (--box-format "
+    "xywh 0-1 of the image": 'multiply x and w by the image width, y and h by its height, with '
+                             '"format": "xywh"',
+    "xyxy 0-1000 of the image": "divide by 1000 and multiply x by the image width, y by its height "
+                                "(--box-format "
                                 "grid-1000, the Qwen-VL and InternVL convention)",
-    "yxyx 0-1000 of the image": "swap to x first, then as the 0-1000 grid (--box-format grid-1000-yx, Gemini's box_2d)",
+    "yxyx 0-1000 of the image": "swap to x first, then as the 0-1000 grid (--box-format "
+                                "grid-1000-yx, Gemini's box_2d)",
 }
 
 
@@ -42,15 +49,17 @@ def _acc50(refs: RefL4References, boxes_xyxy: NDArray[np.float64]) -> float:
     return float(np.mean(np.nan_to_num(iou, nan=0.0) > 0.5) * 100) if len(refs) else 0.0
 
 
-def readings(refs: RefL4References, predictions: Any, options: Any = None) -> dict[str, float | None]:
-    """Acc@0.5 as written, then under each reading of :data:`READINGS`; the entries aligned with the rows as the
-    scorer aligns them (:func:`.scorer.parse_predictions`, a missing row a miss)."""
+def readings(refs: RefL4References, predictions: Any,
+             options: Any = None) -> dict[str, float | None]:
+    """Acc@0.5 as written, then under each reading of :data:`READINGS`; the entries aligned with the
+    rows as the scorer aligns them (:func:`.scorer.parse_predictions`, a missing row a miss)."""
     from .scorer import parse_predictions
 
     preds = parse_predictions(predictions, refs, missing="miss")
     raw = preds.numbers if preds.numbers is not None else np.full((len(refs), 4), np.nan)
     with np.errstate(invalid="ignore", over="ignore"):
-        out: dict[str, float | None] = {AS_WRITTEN: _acc50(refs, np.where(preds.present[:, None], preds.boxes_xyxy,
+        out: dict[str, float | None] = {AS_WRITTEN: _acc50(refs, np.where(preds.present[:, None],
+                                                                          preds.boxes_xyxy,
                                                                           np.nan))}
         for reading in READINGS:
             boxes = read_boxes_as(raw, reading, refs.image_size)

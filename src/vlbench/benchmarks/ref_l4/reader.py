@@ -35,7 +35,8 @@ SHOWN_COLUMNS = IMAGE_COLUMNS + ("caption", "width", "height")
 # --------------------------------------------------------------------------------------------
 
 def _select_split(table: Any, split: str, source: str) -> tuple[Any, Any]:
-    """The rows of ``split`` and the ids of the file's other rows (predictions for those are expected, not unknown)."""
+    """The rows of ``split`` and the ids of the file's other rows (predictions for those are
+    expected, not unknown)."""
     import pyarrow.compute as pc
 
     if split == "all":
@@ -43,7 +44,8 @@ def _select_split(table: Any, split: str, source: str) -> tuple[Any, Any]:
     if split not in schema.SPLITS:
         raise InputError(f"unknown split {split!r}", fix="use val, test or all")
     if "split" not in table.column_names:
-        raise FormatError(f"the references have no 'split' column, so split {split!r} cannot be selected",
+        raise FormatError(f"the references have no 'split' column, so split {split!r} cannot be "
+                          "selected",
                           file=source, fix="pass --split all, or the file of that split")
     mask = pc.equal(table["split"], split)
     return table.filter(mask), _row_ids(table.filter(pc.invert(mask))["id"], source)
@@ -52,9 +54,11 @@ def _select_split(table: Any, split: str, source: str) -> tuple[Any, Any]:
 def _references_from_table(table: Any, source: str, other_split_ids: Any = None) -> RefL4References:
     missing = [c for c in SCORING_COLUMNS if c not in table.column_names]
     if missing:
-        raise FormatError(f"the references lack the column(s) {', '.join(missing)}; Ref-L4 rows have "
+        raise FormatError(f"the references lack the column(s) {', '.join(missing)}; Ref-L4 rows "
+                          "have "
                           + ", ".join(schema.OFFICIAL_COLUMNS), file=source,
-                          fix="pass ref-l4-val.parquet / ref-l4-test.parquet, a Hub folder built by vlbench, "
+                          fix="pass ref-l4-val.parquet / ref-l4-test.parquet, a Hub folder built "
+                              "by vlbench, "
                               "or JSON rows with the official columns")
     from ...engine.io import arrow_to_numpy
 
@@ -80,8 +84,10 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
     repeated = [(i, n) for i, n in Counter(ids.tolist()).items() if n > 1]
     notes = []
     if repeated:   # the official scorer scores each such row against the one prediction of its id
-        notes.append(f"{sum(n - 1 for _, n in repeated)} reference row(s) repeat the id of another row (e.g. "
-                     f"{[i for i, _ in repeated[:5]]}): each is scored against the prediction of its id, as the "
+        notes.append(f"{sum(n - 1 for _, n in repeated)} reference row(s) repeat the id of another "
+                     "row (e.g. "
+                     f"{[i for i, _ in repeated[:5]]}): each is scored against the prediction of "
+                     "its id, as the "
                      "official scorer does")
     cats = table["ori_category_id"].to_pylist()    # as read: a null stays None, a class apart from the text "None"
     image, image_names = _image_codes(table)
@@ -92,8 +98,9 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
 
 
 def _row_ids(column: Any, source: str) -> Any:
-    """The rows' ids as the official loop reads them: int64 for an integer column, else the values themselves
-    (text ids such as ``"000123"``, as the official docstring writes them), which predictions must equal."""
+    """The rows' ids as the official loop reads them: int64 for an integer column, else the values
+    themselves (text ids such as ``"000123"``, as the official docstring writes them), which
+    predictions must equal."""
     import pyarrow as pa
 
     from ...engine.io import arrow_to_numpy
@@ -107,7 +114,8 @@ def _row_ids(column: Any, source: str) -> Any:
 
 
 def _image_sizes(table: Any) -> Any:
-    """(width, height) per row, or None when a column is absent or a value missing or not positive."""
+    """(width, height) per row, or None when a column is absent or a value missing or not
+    positive."""
     if "width" not in table.column_names or "height" not in table.column_names:
         return None
     import pyarrow as pa
@@ -122,7 +130,8 @@ def _image_sizes(table: Any) -> Any:
 
 
 def _image_codes(table: Any) -> tuple[Any, list[str] | None]:
-    """Per row an integer naming its image (file_name, else image_id) and the names it indexes; (None, None) if absent."""
+    """Per row an integer naming its image (file_name, else image_id) and the names it indexes;
+    (None, None) if absent."""
     for column in IMAGE_COLUMNS:
         if column in table.column_names and table[column].null_count == 0:
             import pyarrow as pa
@@ -136,7 +145,8 @@ def _image_codes(table: Any) -> tuple[Any, list[str] | None]:
 
 
 def _read_parquet(path: Path, columns: tuple[str, ...] | None) -> Any:
-    """The ``columns`` (all with None) of a Parquet file that exist; any failure is a FormatError naming it."""
+    """The ``columns`` (all with None) of a Parquet file that exist; any failure is a FormatError
+    naming it."""
     import pyarrow.parquet as pq
 
     from ...engine.io import require_file
@@ -185,11 +195,13 @@ def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4Referenc
             return _references_from_table(pa.concat_tables(tables), str(path), _ids_of(others))
         official = [path / f"ref-l4-{s}.parquet" for s in chosen]
         if all(f.exists() for f in official):
-            table = pa.concat_tables([_read_parquet(f, columns) for f in official], promote_options="default")
+            table = pa.concat_tables([_read_parquet(f, columns) for f in official],
+                                     promote_options="default")
             others = [_read_parquet(path / f"ref-l4-{s}.parquet", ("id",)) for s in schema.SPLITS
                       if s not in chosen and (path / f"ref-l4-{s}.parquet").exists()]
             return _references_from_table(table, str(path), _ids_of(others))
-        raise FormatError("the folder is neither a Hub folder (data/*.parquet) nor the official release "
+        raise FormatError("the folder is neither a Hub folder (data/*.parquet) nor the official "
+                          "release "
                           "(ref-l4-val.parquet, ref-l4-test.parquet)", file=str(path))
     if path.exists():
         if path.suffix == ".parquet":
@@ -197,7 +209,8 @@ def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4Referenc
         else:
             rows = read_json(path, what="reference file")
             if not isinstance(rows, list) or (rows and not isinstance(rows[0], dict)):
-                raise FormatError("JSON references must be a list of Ref-L4 rows (objects with id, bbox, "
+                raise FormatError("JSON references must be a list of Ref-L4 rows (objects with id, "
+                                  "bbox, "
                                   "ori_category_id, split)", file=str(path))
             try:
                 table = pa.Table.from_pylist(rows)
@@ -219,7 +232,8 @@ def _load_from_hub(repo_id: str, split: str) -> RefL4References:
     try:
         parts = [load_dataset(repo_id, split=s, columns=list(SCORING_COLUMNS)).data.table for s in splits]
     except Exception as exc:  # network, auth, missing repo: all user-facing
-        raise FormatError(f"cannot load the Hub dataset ({type(exc).__name__}: {exc})", file=repo_id,
+        raise FormatError(f"cannot load the Hub dataset ({type(exc).__name__}: {exc})",
+                          file=repo_id,
                           fix="check the id and your network, or pass a local folder") from None
     return _references_from_table(pa.concat_tables(parts), repo_id)
 
@@ -229,8 +243,8 @@ def _load_from_hub(repo_id: str, split: str) -> RefL4References:
 # --------------------------------------------------------------------------------------------
 
 def release_tables(raw: Path) -> dict[str, Any]:
-    """The official annotation parquets of a release folder, by split (val first), checked: the official columns,
-    four finite numbers per bbox."""
+    """The official annotation parquets of a release folder, by split (val first), checked: the
+    official columns, four finite numbers per bbox."""
     import pyarrow.compute as pc
 
     tables = {}
@@ -250,7 +264,8 @@ def release_tables(raw: Path) -> dict[str, Any]:
                                   fix="repair the row, or use the official release file")
             tables[split] = table
     if not tables:
-        raise FormatError("no ref-l4-val.parquet or ref-l4-test.parquet in the release folder", file=str(raw),
+        raise FormatError("no ref-l4-val.parquet or ref-l4-test.parquet in the release folder",
+                          file=str(raw),
                           fix="point --raw at the folder of the official Ref-L4 release")
     return tables
 
@@ -261,7 +276,8 @@ def _find_images(raw: Path, images: Path | None) -> Path:
         if not images.exists():
             raise FormatError("the image folder or archive does not exist", file=str(images))
         return images
-    for candidate in (raw / "images", raw / "images.tar.gz", raw / "images.tgz", raw / "images.tar"):
+    for candidate in (raw / "images", raw / "images.tar.gz", raw / "images.tgz",
+                      raw / "images.tar"):
         if candidate.exists():
             return candidate
     raise FormatError("no images/ folder and no images.tar.gz in the release", file=str(raw),
@@ -278,20 +294,26 @@ def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport,
             if size is not None:
                 width, height = size
                 if (width, height) != (row["width"], row["height"]):
-                    report.count("size_mismatch", "row(s) whose height/width differ from the image file")
+                    report.count("size_mismatch",
+                                 "row(s) whose height/width differ from the image file")
             else:
                 width, height = row["width"], row["height"]
             if x < 0 or y < 0 or x + w > width + 1e-6 or y + h > height + 1e-6:
-                report.count("boxes_outside_image", "box(es) extend beyond their image (kept as released)")
+                report.count("boxes_outside_image",
+                             "box(es) extend beyond their image (kept as released)")
             name = schema.category_name(row["ori_category_id"])
             if name == row["ori_category_id"]:
-                report.count("unknown_categories", "row(s) whose ori_category_id has no known name", example=name)
+                report.count("unknown_categories", "row(s) whose ori_category_id has no known name",
+                             example=name)
             try:
                 source = schema.source_of(str(row["ori_category_id"]))
             except ValueError:
-                raise FormatError(f"ori_category_id {row['ori_category_id']!r} is neither refcoco_<N> nor o365_<N>, "
-                                  "so the row has no source (COCO or Objects365)", entry=f"row id {row['id']}",
-                                  fix="use the release's ids (the dataset card's 'source' column is derived from "
+                raise FormatError(f"ori_category_id {row['ori_category_id']!r} is neither "
+                                  "refcoco_<N> nor o365_<N>, "
+                                  "so the row has no source (COCO or Objects365)",
+                                  entry=f"row id {row['id']}",
+                                  fix="use the release's ids (the dataset card's 'source' column "
+                                      "is derived from "
                                       "them)") from None
             yield {
                 **row,
@@ -302,9 +324,10 @@ def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport,
             }
 
 
-def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.PathLike | None = None,
-          allow_missing_images: bool = False, skip_bad_images: bool = False, max_shard_bytes: int | None = None,
-          rows_per_group: int = 100) -> BuildReport:
+def build(raw: str | os.PathLike, out: str | os.PathLike, *,
+          images: str | os.PathLike | None = None,
+          allow_missing_images: bool = False, skip_bad_images: bool = False,
+          max_shard_bytes: int | None = None, rows_per_group: int = 100) -> BuildReport:
     """Official release -> Hub folder (``README.md`` + ``data/{val,test}-*.parquet``)."""
     from ...engine.hub import MAX_SHARD_BYTES, ShardedParquetWriter, card_yaml, write_card
     from .card import card_body, card_metadata
@@ -319,7 +342,9 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
     ids = _ids_of(list(tables.values()))
     repeated = len(ids) - len(np.unique(ids))
     if repeated:
-        report.count("duplicate_ids", "row(s) repeat the id of another row (kept as released; each is scored against "
+        report.count("duplicate_ids",
+                     "row(s) repeat the id of another row (kept as released; each is scored "
+                     "against "
                                       "the prediction of its id)", repeated)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".vlbench-images-", dir=out) as tmp:
@@ -329,9 +354,11 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
         report.missing_images = images_found.missing
         if report.missing_images and not allow_missing_images:
             raise FormatError(
-                f"{len(report.missing_images)} of {len(needed)} images referenced by the rows are not in the "
+                f"{len(report.missing_images)} of {len(needed)} images referenced by the rows are "
+                "not in the "
                 f"image source, e.g. {', '.join(report.missing_images[:5])}", file=str(source),
-                fix="use the complete images.tar.gz, or pass --allow-missing-images to write those rows without image")
+                fix="use the complete images.tar.gz, or pass --allow-missing-images to write those "
+                    "rows without image")
         features = schema.features()
         summaries = []
         for split, table in tables.items():
@@ -344,13 +371,15 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *, images: str | os.Pa
             summaries.append(writer.close())
             report.rows[split] = summaries[-1].num_examples
             report.files.extend(summaries[-1].files)
-    write_card(out, card_yaml(features=features, splits=summaries, extra=card_metadata()), card_body(report))
+    write_card(out, card_yaml(features=features, splits=summaries, extra=card_metadata()),
+               card_body(report))
     report.files[:0] = ["README.md"]
     return report
 
 
 def references_from_rows(rows: list[dict[str, Any]], source: str = "references") -> RefL4References:
-    """Rows of the Hub dataset (or dicts with at least ``id``, ``bbox``, ``ori_category_id``) -> references."""
+    """Rows of the Hub dataset (or dicts with at least ``id``, ``bbox``, ``ori_category_id``) ->
+    references."""
     import pyarrow as pa
 
     if not rows:
@@ -358,7 +387,8 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
     slim = []
     for index, row in enumerate(rows):
         if not isinstance(row, dict) or any(k not in row for k in SCORING_COLUMNS):
-            raise FormatError(f"reference {index} needs the keys {', '.join(SCORING_COLUMNS)}", file=source,
+            raise FormatError(f"reference {index} needs the keys {', '.join(SCORING_COLUMNS)}",
+                              file=source,
                               fix="pass rows of the Ref-L4 Hub dataset (or dicts with those keys)")
         slim.append({k: row[k] for k in SCORING_COLUMNS}
                     | {k: row[k] for k in SHOWN_COLUMNS if row.get(k) not in (None, "")})
@@ -370,7 +400,8 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
 
 
 def export(folder: str | os.PathLike, split: str = "all") -> list[dict[str, Any]]:
-    """Hub folder -> the official rows of ``split`` (the columns of ``ref-l4-<split>.parquet``, val before test)."""
+    """Hub folder -> the official rows of ``split`` (the columns of ``ref-l4-<split>.parquet``, val
+    before test)."""
     folder = Path(folder)
     if split not in schema.SPLITS + ("all",):
         raise InputError(f"unknown split {split!r}", fix="use val, test or all")

@@ -26,7 +26,8 @@ __all__ = [
     "SMALL_MAX", "LARGE_MIN", "written_in_integers",
 ]
 
-#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is recognised)
+#: a prediction entry, for messages; keys every entry has (how a file of another benchmark is
+#: recognised)
 PREDICTION_FORM = '{"id", "pred_bbox", "format"}'
 PREDICTION_KEYS = frozenset({"pred_bbox"})
 
@@ -37,10 +38,10 @@ SPLITS = ("val", "test")
 SIZE_NAMES = ("small", "medium", "large")
 SOURCE_NAMES = ("coco", "objects365")
 
-#: Size rule of the official scorer: s = sqrt(w*h) of the GT box; small < 128 <= medium <= 256 < large.
-#: The contract's metric keys, in order.
-METRIC_KEYS = ("Acc50", "Acc75", "Acc90", "mAcc", "small_Acc50", "small_mAcc", "medium_Acc50", "medium_mAcc",
-               "large_Acc50", "large_mAcc", "class_Acc50", "class_mAcc")
+#: Size rule of the official scorer: s = sqrt(w*h) of the GT box; small < 128 <= medium <= 256 <
+#: large. The contract's metric keys, in order.
+METRIC_KEYS = ("Acc50", "Acc75", "Acc90", "mAcc", "small_Acc50", "small_mAcc", "medium_Acc50",
+               "medium_mAcc", "large_Acc50", "large_mAcc", "class_Acc50", "class_mAcc")
 SMALL_MAX = 128.0
 LARGE_MIN = 256.0
 
@@ -89,18 +90,20 @@ def features():
 
 
 def size_buckets(w: ArrayLike, h: ArrayLike) -> NDArray[np.intp]:
-    """The official size rule on GT boxes: ``sqrt(w*h)`` in float64, small (0) < 128 <= medium (1) <= 256 < large (2)
-    (an index into SIZE_NAMES); a box of negative area has no size (3: counted in no size's accuracy)."""
+    """The official size rule on GT boxes: ``sqrt(w*h)`` in float64, small (0) < 128 <= medium (1)
+    <= 256 < large (2) (an index into SIZE_NAMES); a box of negative area has no size (3: counted in
+    no size's accuracy)."""
     import numpy as np  # here, not at the top: listing the benchmarks imports this module and needs no numpy
 
     with np.errstate(invalid="ignore"):
         side = np.sqrt(np.asarray(w, dtype=np.float64) * np.asarray(h, dtype=np.float64))
-    return np.select([side < SMALL_MAX, side <= LARGE_MIN, side > LARGE_MIN], [0, 1, 2], len(SIZE_NAMES))
+    return np.select([side < SMALL_MAX, side <= LARGE_MIN, side > LARGE_MIN], [0, 1, 2],
+                     len(SIZE_NAMES))
 
 
 def size_bucket(w: float, h: float) -> str:
-    """The size name of one GT box (:func:`size_buckets`; a box without a size raises a ValueError, as the release
-    has none)."""
+    """The size name of one GT box (:func:`size_buckets`; a box without a size raises a ValueError,
+    as the release has none)."""
     bucket = int(size_buckets(w, h))
     if bucket == len(SIZE_NAMES):
         raise ValueError(f"a box of negative area ({w} x {h}) has no size")
@@ -151,15 +154,18 @@ OFF_BY_ONE_COCO_IDS = frozenset({16, 31, 33, 35, 51, 55, 67, 72, 88, 89})
 
 
 def refcoco_to_o365(protocol: str) -> dict[int, int]:
-    """The class table: ``official`` as shipped, ``corrected`` with the ten entries moved up by one."""
+    """The class table: ``official`` as shipped, ``corrected`` with the ten entries moved up by
+    one."""
     if protocol == "official":
         return dict(OFFICIAL_REFCOCO_TO_O365)
-    return {c: o + 1 if c in OFF_BY_ONE_COCO_IDS else o for c, o in OFFICIAL_REFCOCO_TO_O365.items()}
+    return {c: o + 1 if c in OFF_BY_ONE_COCO_IDS else o for c,
+            o in OFFICIAL_REFCOCO_TO_O365.items()}
 
 
 def class_key(ori_category_id: Any, table: dict[int, int]) -> Any:
-    """The official class bucket: an exact look-up of the string ``refcoco_<N>`` in the table (so ``refcoco_016``
-    or non-ASCII digits are classes of their own, as in the official dict), else the id unchanged."""
+    """The official class bucket: an exact look-up of the string ``refcoco_<N>`` in the table (so
+    ``refcoco_016`` or non-ASCII digits are classes of their own, as in the official dict), else the
+    id unchanged."""
     for n, o365 in table.items():   # 80 entries; called once per distinct id
         if ori_category_id == f"refcoco_{n}":
             return f"o365_{o365}"
@@ -173,7 +179,8 @@ def _o365_names() -> dict[int, str]:
 
 
 def category_name(key: Any) -> str:
-    """Human name of ``refcoco_N`` / ``o365_N`` (the id itself when the number is unknown, ``null`` for a null)."""
+    """Human name of ``refcoco_N`` / ``o365_N`` (the id itself when the number is unknown, ``null``
+    for a null)."""
     if not isinstance(key, str):
         return "null" if key is None else repr(key)
     prefix, _, tail = key.rpartition("_")
@@ -186,8 +193,9 @@ def category_name(key: Any) -> str:
 
 
 def written_in_integers(box: Any) -> bool:
-    """Whether a predicted box is a list of integers (booleans and numpy integers too): the official evaluator's
-    int64 tensor, whose areas are exact (the evaluate module notes it before its float64 feature sees the box)."""
+    """Whether a predicted box is a list of integers (booleans and numpy integers too): the official
+    evaluator's int64 tensor, whose areas are exact (the evaluate module notes it before its float64
+    feature sees the box)."""
     import numpy as np
 
     return isinstance(box, (list, tuple)) and all(isinstance(v, (int, np.integer)) for v in box)
@@ -197,5 +205,6 @@ def written_in_integers(box: Any) -> bool:
 class RefL4Options(Options):
     """Ref-L4 options: what a row without a prediction is."""
 
-    missing: str = option("error", "rows without a prediction: 'error', or 'miss' to count them as misses",
+    missing: str = option("error", "rows without a prediction: 'error', or 'miss' to count them as "
+                                   "misses",
                           ("error", "miss"))

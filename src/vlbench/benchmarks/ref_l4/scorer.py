@@ -1,5 +1,6 @@
 """Ref-L4 scorer: Acc@0.5/0.75/0.9, mAcc, per size and per class, number for number with the
-official ``RefL4Evaluator`` (``JierunChen/Ref-L4``, ``ref_l4/evaluation.py``) under ``protocol="official"``.
+official ``RefL4Evaluator`` (``JierunChen/Ref-L4``, ``ref_l4/evaluation.py``) under
+``protocol="official"``.
 
 What the official code does and this module reproduces (OFFICIAL-SCORERS.md, section 3):
 boxes to xyxy with float64 sums, IoU in float32 (mmdet ``bbox_overlaps``, union floored at 1e-6),
@@ -32,7 +33,8 @@ from .analysis import CauseReplicator, analyze
 from .records import RefL4References
 from .schema import RefL4Options
 
-__all__ = ["RefL4Scorer", "RefL4References", "Predictions", "parse_predictions", "score", "ACC_THRESHOLDS", "MACC_THRESHOLDS"]
+__all__ = ["RefL4Scorer", "RefL4References", "Predictions", "parse_predictions", "score",
+           "ACC_THRESHOLDS", "MACC_THRESHOLDS"]
 
 #: Thresholds of Acc50/75/90 and of mAcc, as the official code writes them (Python floats).
 ACC_THRESHOLDS = (0.5, 0.75, 0.9)
@@ -41,7 +43,8 @@ MACC_THRESHOLDS = tuple(i / 100 for i in range(50, 100, 5))
 
 @dataclass(frozen=True)
 class Predictions:
-    """Predictions aligned with the references: one xyxy float64 box per row, ``present`` False where missing."""
+    """Predictions aligned with the references: one xyxy float64 box per row, ``present`` False
+    where missing."""
 
     boxes_xyxy: NDArray[np.float64]
     present: NDArray[np.bool_]
@@ -49,15 +52,17 @@ class Predictions:
     warnings: list[str]
     #: every box was a list of JSON integers: officially an int64 tensor, whose areas are exact
     integer_boxes: bool = False
-    #: per row, its prediction's four numbers as written (NaN where missing) and whether they read as xywh
+    #: per row, its prediction's four numbers as written (NaN where missing) and whether they read
+    #: as xywh
     numbers: NDArray[np.float64] | None = None
     as_xywh: NDArray[np.bool_] | None = None
 
 
 def _prediction_index(entries: list[Any], source: str) -> dict[Any, int]:
-    """id -> entry index, the official ``{pred['id']: pred}``: ids are joined by Python equality and hash, of whatever
-    type they are read (``17``, ``17.0`` and ``True`` are one key, ``"17"`` another); repeated keys raise, as the
-    official length check does, and an unhashable id is named (the official dict raises TypeError)."""
+    """id -> entry index, the official ``{pred['id']: pred}``: ids are joined by Python equality and
+    hash, of whatever type they are read (``17``, ``17.0`` and ``True`` are one key, ``"17"``
+    another); repeated keys raise, as the official length check does, and an unhashable id is named
+    (the official dict raises TypeError)."""
     index: dict[Any, int] = {}
     repeated: list[Any] = []
     for i, entry in enumerate(entries):
@@ -66,19 +71,22 @@ def _prediction_index(entries: list[Any], source: str) -> dict[Any, int]:
             if index.setdefault(value, i) != i:
                 repeated.append(value)
         except TypeError:
-            raise PredictionError(f"'id' is a {type(value).__name__} ({value!r}), which cannot be an id", file=source,
-                                  entry=f"entry {i}", fix="ids are the 'id' column of the Ref-L4 rows") from None
+            raise PredictionError(f"'id' is a {type(value).__name__} ({value!r}), which cannot be "
+                                  "an id", file=source,
+                                  entry=f"entry {i}", fix="ids are the 'id' column of the Ref-L4 "
+                                                          "rows") from None
     if repeated:
         distinct = list(dict.fromkeys(repeated))
-        raise PredictionError(f"{len(distinct)} id(s) occur more than once: {_describe(distinct)}", file=source,
-                              fix="keep exactly one prediction per id")
+        raise PredictionError(f"{len(distinct)} id(s) occur more than once: {_describe(distinct)}",
+                              file=source, fix="keep exactly one prediction per id")
     return index
 
 
 def _box_numbers(box: Any, as_xywh: bool) -> list[Any] | None:
-    """The four numbers the official code puts in its tensor, or None where it fails: an ``xywh`` box's first four
-    values become ``[x, y, x + w, y + h]`` (further values are never read), any other box must be four values;
-    booleans are numbers there (torch makes them 1 and 0), text, null and nested lists are not."""
+    """The four numbers the official code puts in its tensor, or None where it fails: an ``xywh``
+    box's first four values become ``[x, y, x + w, y + h]`` (further values are never read), any
+    other box must be four values; booleans are numbers there (torch makes them 1 and 0), text, null
+    and nested lists are not."""
     if not isinstance(box, (list, tuple)) or len(box) < 4 or (len(box) > 4 and not as_xywh):
         return None
     numbers = list(box[:4])
@@ -87,21 +95,25 @@ def _box_numbers(box: Any, as_xywh: bool) -> list[Any] | None:
     return numbers
 
 
-def _prediction_boxes(entries: list[Any], used: NDArray[np.intp], is_xywh: NDArray[np.bool_], source: str,
+def _prediction_boxes(entries: list[Any], used: NDArray[np.intp], is_xywh: NDArray[np.bool_],
+                      source: str,
                       protocol: str = "official") -> tuple[NDArray[np.float64], bool, list[str]]:
-    """The boxes of the entries ``used`` (those the official loop reads: one per scored row) as written, float64, (n, 4);
-    whether every value was an integer or a boolean (the official int64 tensor, whose areas are exact); warnings for
-    what the official code takes that a user may not mean (booleans, values past the fourth of an xywh box; NaN and
-    infinite coordinates, refused under ``corrected``)."""
+    """The boxes of the entries ``used`` (those the official loop reads: one per scored row) as
+    written, float64, (n, 4); whether every value was an integer or a boolean (the official int64
+    tensor, whose areas are exact); warnings for what the official code takes that a user may not
+    mean (booleans, values past the fourth of an xywh box; NaN and infinite coordinates, refused
+    under ``corrected``)."""
     numbers: list[list[Any]] = []
-    odd: dict[str, list[int]] = {"has more than four values": [], "holds booleans": []}   # entries, in order
+    odd: dict[str, list[int]] = {"has more than four values": [],
+                                 "holds booleans": []}   # entries, in order
     for i in used.tolist():
         box = entries[i]["pred_bbox"]
         four = _box_numbers(box, bool(is_xywh[i]))
         if four is None:
-            raise PredictionError(f"'pred_bbox' must be a list of four numbers, got {box!r}", file=source,
-                                  entry=f"entry {i} (id {entries[i]['id']!r})",
-                                  fix='write [x1, y1, x2, y2] with "format": "xyxy" or [x, y, w, h] with "format": "xywh"')
+            raise PredictionError(f"'pred_bbox' must be a list of four numbers, got {box!r}",
+                                  file=source, entry=f"entry {i} (id {entries[i]['id']!r})",
+                                  fix='write [x1, y1, x2, y2] with "format": "xyxy" or [x, y, w, '
+                                      'h] with "format": "xywh"')
         if len(box) > 4:
             odd["has more than four values"].append(i)
         if any(type(v) is bool for v in four):
@@ -117,23 +129,32 @@ def _prediction_boxes(entries: list[Any], used: NDArray[np.intp], is_xywh: NDArr
         what, (i, *_) = next((what, rows) for what, rows in odd.items() if rows)
         raise PredictionError(f"'pred_bbox' {entries[i]['pred_bbox']!r} {what}", file=source,
                               entry=f"entry {i} (id {entries[i]['id']!r})",
-                              fix="write four finite numbers (--protocol official scores such boxes as the official "
+                              fix="write four finite numbers (--protocol official scores such "
+                                  "boxes as the official "
                                   "scorer does)")
     if bad.any():
-        warnings.append(f"official protocol: {int(bad.sum())} predicted box(es) hold NaN or infinite coordinates "
-                        f"(ids {_describe(entries[i]['id'] for i in used[bad].tolist())}): the official IoU is NaN or "
-                        "0 there (torch propagates NaN, an infinite area makes the union infinite), so each is a miss; "
+        warnings.append(f"official protocol: {int(bad.sum())} predicted box(es) hold NaN or "
+                        "infinite coordinates "
+                        f"(ids {_describe(entries[i]['id'] for i in used[bad].tolist())}): the "
+                        "official IoU is NaN or "
+                        "0 there (torch propagates NaN, an infinite area makes the union "
+                        "infinite), so each is a miss; "
                         "--protocol corrected refuses them")
     if extra:
-        warnings.append(f"official protocol: {extra} xywh box(es) have more than four values: the official "
-                        "conversion reads the first four and ignores the rest; --protocol corrected refuses them")
+        warnings.append(f"official protocol: {extra} xywh box(es) have more than four values: the "
+                        "official "
+                        "conversion reads the first four and ignores the rest; --protocol "
+                        "corrected refuses them")
     if booleans:
-        warnings.append(f"official protocol: {booleans} box(es) hold true/false values, which the official tensor "
+        warnings.append(f"official protocol: {booleans} box(es) hold true/false values, which the "
+                        "official tensor "
                         "reads as 1 and 0; --protocol corrected refuses them")
     return arr, integer, warnings
 
 
-def _formats_as_xywh(entries: list[Any], protocol: str, source: str) -> tuple[NDArray[np.bool_], dict[str, int], list[str]]:
+def _formats_as_xywh(entries: list[Any], protocol: str, source: str) -> tuple[NDArray[np.bool_],
+                                                                              dict[str, int],
+                                                                              list[str]]:
     formats = [e["format"] for e in entries]
     try:
         tally = {f if isinstance(f, str) else repr(f): n for f, n in Counter(formats).items()}
@@ -146,14 +167,17 @@ def _formats_as_xywh(entries: list[Any], protocol: str, source: str) -> tuple[ND
         odd = {k: n for k, n in tally.items() if k not in ("xywh", "xyxy")}
         if odd:
             warnings.append(
-                "official protocol: 'format' values other than exactly \"xywh\" are read as xyxy, as the official "
+                "official protocol: 'format' values other than exactly \"xywh\" are read as xyxy, "
+                "as the official "
                 f"scorer does: {', '.join(f'{k!r} x{n}' for k, n in odd.items())}. "
-                "Use --protocol corrected to read them case-insensitively (unknown values then raise an error).")
+                "Use --protocol corrected to read them case-insensitively (unknown values then "
+                "raise an error).")
         return is_xywh, tally, warnings
     lowered = [f.strip().lower() if isinstance(f, str) else None for f in formats]
     for index, f in enumerate(lowered):
         if f not in ("xywh", "xyxy"):
-            raise PredictionError(f"'format' is {formats[index]!r}", file=source, entry=f"entry {index}",
+            raise PredictionError(f"'format' is {formats[index]!r}", file=source,
+                                  entry=f"entry {index}",
                                   fix="use \"xyxy\" ([x1, y1, x2, y2]) or \"xywh\" ([x, y, w, h])")
     return np.asarray([f == "xywh" for f in lowered], dtype=bool), tally, warnings
 
@@ -161,7 +185,8 @@ def _formats_as_xywh(entries: list[Any], protocol: str, source: str) -> tuple[ND
 def _raise_malformed_entry(entries: list[Any], source: str) -> None:
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
-            raise PredictionError(f"expected an object, got {type(entry).__name__}", file=source, entry=f"entry {index}")
+            raise PredictionError(f"expected an object, got {type(entry).__name__}", file=source,
+                                  entry=f"entry {index}")
         for key in ("id", "pred_bbox", "format"):
             if key not in entry:
                 raise PredictionError(f"missing key {key!r}", file=source,
@@ -171,11 +196,14 @@ def _raise_malformed_entry(entries: list[Any], source: str) -> None:
 
 def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "official",
                       missing: str = "error", source: str = "predictions") -> Predictions:
-    """Validate official-format predictions and align them with ``refs`` (bad input -> InputError)."""
+    """Validate official-format predictions and align them with ``refs`` (bad input ->
+    InputError)."""
     expect_prediction_list(entries, "ref_l4", source, schema.PREDICTION_FORM)
     if not entries:
-        raise FormatError("the prediction list is empty (the official scorer returns {} here)", file=source,
-                          fix="write one {\"id\", \"pred_bbox\", \"format\"} entry per row of the split")
+        raise FormatError("the prediction list is empty (the official scorer returns {} here)",
+                          file=source,
+                          fix="write one {\"id\", \"pred_bbox\", \"format\"} entry per row of the "
+                              "split")
     if not all(isinstance(e, dict) and "id" in e and "pred_bbox" in e and "format" in e for e in entries):
         _raise_malformed_entry(entries, source)
     index = _prediction_index(entries, source)
@@ -188,18 +216,22 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
         raise CoverageError(
             f"{n_missing} of the {len(refs)} rows have no prediction, e.g. ids "
             f"{_describe(np.asarray(row_ids, dtype=object)[~present].tolist())}" + _id_type_hint(row_ids, list(index)),
-            file=source, fix="predict every row of the split, choose the right --split, or pass --missing miss "
+            file=source,
+            fix="predict every row of the split, choose the right --split, or pass --missing miss "
                              "(missing_as_miss=True) to count them as misses")
     used = pred_index[present]
     boxes, integer_boxes, box_warnings = _prediction_boxes(entries, used, is_xywh, source, protocol)
     warnings = box_warnings + warnings
     n_other_split, unknown, unusable = _foreign_ids(list(index), refs)
     if unusable:
-        warnings.append(f"{len(unusable)} prediction(s) have ids of a type no row id has (text where the rows' ids are "
-                        f"numbers, or numbers where they are text) and were ignored, as the official scorer never "
+        warnings.append(f"{len(unusable)} prediction(s) have ids of a type no row id has (text "
+                        "where the rows' ids are "
+                        "numbers, or numbers where they are text) and were ignored, as the "
+                        "official scorer never "
                         f"looks them up: {_describe(unusable)}")
     if unknown:
-        warnings.append(f"{len(unknown)} prediction(s) have ids that are not rows of the references and were "
+        warnings.append(f"{len(unknown)} prediction(s) have ids that are not rows of the "
+                        "references and were "
                         f"ignored, e.g. {_describe(unknown)}")
     aligned = np.zeros((len(refs), 4), dtype=np.float64)
     aligned[present] = np.where(is_xywh[used][:, None], xywh_to_xyxy(boxes), boxes)
@@ -226,20 +258,22 @@ def _kind(value: Any) -> str:
 
 
 def _id_type_hint(row_ids: list[Any], pred_ids: list[Any]) -> str:
-    """Where rows lack a prediction because the ids are written as another type: say so, with the fix."""
+    """Where rows lack a prediction because the ids are written as another type: say so, with the
+    fix."""
     row_kinds = {_kind(r) for r in row_ids}
     odd = [p for p in pred_ids if _kind(p) not in row_kinds]
     if not odd:
         return ""
     how = ("write them without quotes" if row_kinds == {"number"} else
            "write them exactly as the rows' ids, in quotes" if row_kinds == {"text"} else "write the rows' ids")
-    return (f"; {len(odd)} prediction id(s) are of another type than the rows' ids, e.g. {odd[0]!r}, and equal no "
+    return (f"; {len(odd)} prediction id(s) are of another type than the rows' ids, e.g. "
+            f"{odd[0]!r}, and equal no "
             f"row id (the official scorer compares ids by type too): {how}")
 
 
 def _foreign_ids(pred_ids: list[Any], refs: RefL4References) -> tuple[int, list[Any], list[Any]]:
-    """Prediction ids that are no row of ``refs``: (how many are rows of the other split, the other ones of a kind
-    some row id has, the ones of a kind no row id has)."""
+    """Prediction ids that are no row of ``refs``: (how many are rows of the other split, the other
+    ones of a kind some row id has, the ones of a kind no row id has)."""
     rows = set(refs.ids.tolist())
     other_split = set() if refs.other_split_ids is None else set(refs.other_split_ids.tolist())
     extra = [p for p in pred_ids if p not in rows]
@@ -250,14 +284,16 @@ def _foreign_ids(pred_ids: list[Any], refs: RefL4References) -> tuple[int, list[
 
 
 def iou_official(refs: RefL4References, preds: Predictions) -> NDArray[np.float32]:
-    """Per-row IoU in float32 as the official scorer computes it (GT ``x + w`` summed in float64 first)."""
+    """Per-row IoU in float32 as the official scorer computes it (GT ``x + w`` summed in float64
+    first)."""
     iou = iou_aligned_xyxy(xywh_to_xyxy(refs.bbox_xywh), preds.boxes_xyxy, dtype=np.float32,
                            exact_area_b=preds.integer_boxes)
     return np.where(preds.present, iou, np.float32(0.0))
 
 
 def _hits(iou: NDArray[np.float32], thresholds: Sequence[float]) -> NDArray[np.bool_]:
-    """``iou > t`` compared in float32 (numpy >= 2 casts the Python float t to the array's float32)."""
+    """``iou > t`` compared in float32 (numpy >= 2 casts the Python float t to the array's
+    float32)."""
     return iou[:, None] > np.asarray(thresholds, dtype=np.float32)[None, :]
 
 
@@ -266,8 +302,10 @@ def _mean(values: Sequence[float]) -> float:
     return float(statistics.mean([float(v) for v in values]))
 
 
-def _acc_block(hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_]) -> dict[str, float | None]:
-    """Annotation-level Acc@t = hits/N*100 and mAcc = mean_t(hits_t/N)*100 (official operation order)."""
+def _acc_block(hits_acc: NDArray[np.bool_],
+               hits_macc: NDArray[np.bool_]) -> dict[str, float | None]:
+    """Annotation-level Acc@t = hits/N*100 and mAcc = mean_t(hits_t/N)*100 (official operation
+    order)."""
     n = hits_acc.shape[0]
     if n == 0:
         return {"Acc50": None, "Acc75": None, "Acc90": None, "mAcc": None}
@@ -277,7 +315,8 @@ def _acc_block(hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_]) -> dic
 
 
 def _bucket_block(hits_macc: NDArray[np.bool_]) -> tuple[float | None, float | None]:
-    """Size level: Acc@0.5 = hits/n*100, mAcc = mean_t(hits_t/n*100); empty -> None (official crashes)."""
+    """Size level: Acc@0.5 = hits/n*100, mAcc = mean_t(hits_t/n*100); empty -> None (official
+    crashes)."""
     n = hits_macc.shape[0]
     if n == 0:
         return None, None
@@ -286,7 +325,8 @@ def _bucket_block(hits_macc: NDArray[np.bool_]) -> tuple[float | None, float | N
 
 
 def _text_first(value: Any) -> tuple[bool, str]:
-    """A sort key for class values as read: text in its own order, then anything else (a null) by its repr."""
+    """A sort key for class values as read: text in its own order, then anything else (a null) by
+    its repr."""
     return (not isinstance(value, str), value if isinstance(value, str) else repr(value))
 
 
@@ -297,8 +337,10 @@ def _factorize(values: Sequence[Any]) -> tuple[list[str], NDArray[np.intp]]:
     return list(codes), np.asarray(inverse, dtype=np.intp)
 
 
-def _class_codes(categories: list[Any], table: dict[int, int]) -> tuple[list[Any], NDArray[np.intp]]:
-    """Classes through ``table`` and the class of each distinct ``ori_category_id`` (mapped once, not per row)."""
+def _class_codes(categories: list[Any], table: dict[int, int]) -> tuple[list[Any],
+                                                                        NDArray[np.intp]]:
+    """Classes through ``table`` and the class of each distinct ``ori_category_id`` (mapped once,
+    not per row)."""
     return _factorize([schema.class_key(c, table) for c in categories])
 
 
@@ -317,9 +359,12 @@ def _class_metrics(acc_c: NDArray[np.float64]) -> tuple[float, float]:
     return per_t[0], _mean(per_t)
 
 
-def score(refs: RefL4References, predictions: Any, *, protocol: str = "official", missing: str = "error",
-          split: str = "all", source: str = "predictions", with_samples: bool = True, analysis: bool = False) -> Result:
-    """Score official-format Ref-L4 predictions against ``refs`` (module docstring); ``analysis``: also why."""
+def score(refs: RefL4References, predictions: Any, *, protocol: str = "official",
+          missing: str = "error",
+          split: str = "all", source: str = "predictions", with_samples: bool = True,
+          analysis: bool = False) -> Result:
+    """Score official-format Ref-L4 predictions against ``refs`` (module docstring); ``analysis``:
+    also why."""
     if missing not in ("error", "miss"):
         raise InputError(f"unknown value {missing!r} for missing", fix="use 'error' or 'miss'")
     if len(refs) == 0:
@@ -340,7 +385,8 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
         metrics[f"{name}_Acc50"], metrics[f"{name}_mAcc"] = acc50, macc
         per_size[name] = {"n": int(mask.sum()), "Acc50": acc50, "mAcc": macc}
         if acc50 is None:
-            warnings.append(f"no {name} ground-truth box in this split: {name}_Acc50 and {name}_mAcc are null "
+            warnings.append(f"no {name} ground-truth box in this split: {name}_Acc50 and "
+                            f"{name}_mAcc are null "
                             "(the official scorer raises ZeroDivisionError here)")
 
     categories, category_inverse = _factorize(refs.ori_category_id)
@@ -353,9 +399,11 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
     members: dict[str, list[str]] = {c: [] for c in classes}
     for category, code in zip(categories, class_of_category):
         members[classes[code]].append(category)
-    per_class = [{"class": c, "name": schema.category_name(c), "n": int(n), "Acc50": float(a[0]), "mAcc": _mean(a.tolist()),
-                  "members": sorted(members[c], key=_text_first)}
-                 for n, c, a in sorted(zip(n_c.tolist(), classes, acc_c), key=lambda t: (-t[0], _text_first(t[1])))]
+    per_class = [{"class": c, "name": schema.category_name(c), "n": int(n), "Acc50": float(a[0]),
+                  "mAcc": _mean(a.tolist()), "members": sorted(members[c], key=_text_first)}
+                 for n, c,
+                 a in sorted(zip(n_c.tolist(), classes, acc_c),
+                             key=lambda t: (-t[0], _text_first(t[1])))]
 
     breakdowns: dict[str, Any] = {
         "per_size": per_size,
@@ -364,27 +412,34 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
         "acc_by_threshold": {"thresholds": list(MACC_THRESHOLDS),
                              "acc": [int(c) / len(refs) * 100 for c in hits_macc.sum(axis=0)]},
     }
-    breakdowns["threshold_metrics"] = threshold_metrics(int(preds.present.sum()), int(hits_macc[:, 0].sum()), len(refs))
+    breakdowns["threshold_metrics"] = threshold_metrics(int(preds.present.sum()),
+                                                        int(hits_macc[:, 0].sum()), len(refs))
     if with_samples:
-        breakdowns["samples"] = {"id": refs.ids, "iou": iou.astype(np.float64)}  # arrays: serialised fast
+        breakdowns["samples"] = {"id": refs.ids,
+                                 "iou": iou.astype(np.float64)}  # arrays: serialised fast
     counts = {"rows": len(refs), "classes": len(classes), **preds.counts}
-    unit_of_row, unit = (refs.image, "image") if refs.image is not None else (np.arange(len(refs)), "expression")
+    unit_of_row, unit = (refs.image, "image") if refs.image is not None else (np.arange(len(refs)),
+                                                                              "expression")
     analyzed, cause = analyze(refs, preds.boxes_xyxy, preds.present, iou, hits_macc[:, 0]) if analysis else (None, None)
     class_of_row = class_of_category[category_inverse]
     return Result(benchmark="ref_l4", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
                   counts=counts, warnings=warnings, options={"split": split, "missing": missing},
                   analysis=analyzed,
-                  resampler=lambda: merge(RefL4Replicator.build(hits_acc, hits_macc, size_of_row, class_of_row,
-                                                                len(classes), unit_of_row, unit),
+                  resampler=lambda: merge(RefL4Replicator.build(hits_acc, hits_macc, size_of_row,
+                                                                class_of_row, len(classes),
+                                                                unit_of_row, unit),
                                           None if cause is None else CauseReplicator(cause, unit_of_row, unit)))
 
 
 def threshold_metrics(answered: int, hits50: int, rows: int) -> dict[str, Any]:
-    """Precision, recall and F1 at IoU 0.5 (not official): one box per expression, precision over the expressions
-    answered, recall over all of them (Acc@0.5)."""
-    return {"note": "not official: one box per expression; precision over the expressions answered, recall over all "
-                    "(recall is Acc@0.5)", "iou": 0.5, **precision_recall_f1(hits50, answered - hits50, rows),
-            "true_positives": hits50, "false_positives": answered - hits50, "gt_boxes": rows, "boxes": answered}
+    """Precision, recall and F1 at IoU 0.5 (not official): one box per expression, precision over
+    the expressions answered, recall over all of them (Acc@0.5)."""
+    return {"note": "not official: one box per expression; precision over the expressions "
+                    "answered, recall over all "
+                    "(recall is Acc@0.5)", "iou": 0.5,
+            **precision_recall_f1(hits50, answered - hits50, rows),
+            "true_positives": hits50, "false_positives": answered - hits50, "gt_boxes": rows,
+            "boxes": answered}
 
 
 _SIZE_COLS = 1 + len(ACC_THRESHOLDS) + len(MACC_THRESHOLDS)   # n, hits at Acc thresholds, hits at mAcc thresholds
@@ -403,8 +458,10 @@ class RefL4Replicator:
     unit: str
 
     @classmethod
-    def build(cls, hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_], size_of_row: NDArray[np.intp],
-              class_of_row: NDArray[np.intp], n_classes: int, unit_of_row: NDArray[np.int64], unit: str) -> RefL4Replicator:
+    def build(cls, hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_],
+              size_of_row: NDArray[np.intp],
+              class_of_row: NDArray[np.intp], n_classes: int, unit_of_row: NDArray[np.int64],
+              unit: str) -> RefL4Replicator:
         """Per-unit sparse counts of hits per size bucket and class."""
         from scipy import sparse
 
@@ -419,7 +476,8 @@ class RefL4Replicator:
         rows = np.repeat(units, _SIZE_COLS + _CLASS_COLS)
         cols = np.hstack([size_cols, class_cols]).ravel()
         vals = np.hstack([size_vals, class_vals]).ravel().astype(np.float64)
-        features = sparse.csr_matrix((vals, (rows, cols)), shape=(n_units, _SIZES * _SIZE_COLS + n_classes * _CLASS_COLS))
+        features = sparse.csr_matrix((vals, (rows, cols)),
+                                     shape=(n_units, _SIZES * _SIZE_COLS + n_classes * _CLASS_COLS))
         return cls(features, n_classes, (n_units,), unit)
 
     def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
@@ -429,21 +487,23 @@ class RefL4Replicator:
         total = size.sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             n = total[:, 0]
-            out = {name: total[:, 1 + j] / n * 100 for j, name in enumerate(("Acc50", "Acc75", "Acc90"))}
+            out = {name: total[:, 1 + j] / n * 100 for j,
+                   name in enumerate(("Acc50", "Acc75", "Acc90"))}
             out["mAcc"] = (total[:, 1 + k:] / n[:, None]).mean(axis=1) * 100
             for s, name in enumerate(schema.SIZE_NAMES):
                 per_t = size[:, s, 1 + k:] / size[:, s, :1] * 100
                 out[f"{name}_Acc50"], out[f"{name}_mAcc"] = per_t[:, 0], per_t.mean(axis=1)
             cls_ = sums[:, _SIZES * _SIZE_COLS:].reshape(len(weights), self.n_classes, _CLASS_COLS)
             present = cls_[:, :, 0] > 0
-            acc_c = np.where(present[:, :, None], cls_[:, :, 1:] / cls_[:, :, :1] * 100, 0.0)   # (R, C, T)
+            acc_c = np.where(present[:, :, None], cls_[:, :, 1:] / cls_[:, :, :1] * 100,
+                             0.0)   # (R, C, T)
             per_t = acc_c.sum(axis=1) / present.sum(axis=1)[:, None]
             out["class_Acc50"], out["class_mAcc"] = per_t[:, 0], per_t.mean(axis=1)
         return out
 
 
-def _mapping_warning(categories: list[str], category_inverse: NDArray[np.intp], hits_macc: NDArray[np.bool_],
-                     metrics: dict[str, float | None]) -> list[str]:
+def _mapping_warning(categories: list[str], category_inverse: NDArray[np.intp],
+                     hits_macc: NDArray[np.bool_], metrics: dict[str, float | None]) -> list[str]:
     """Name the official table's off-by-one entries when they change class_Acc50 / class_mAcc."""
     classes, class_of_category = _class_codes(categories, schema.refcoco_to_o365("corrected"))
     acc50_fixed, macc_fixed = _class_metrics(_class_table(hits_macc, len(classes), class_of_category[category_inverse])[1])
@@ -453,20 +513,23 @@ def _mapping_warning(categories: list[str], category_inverse: NDArray[np.intp], 
     named = "; ".join(
         f"{schema.COCO_NAMES[c]} (refcoco_{c}) -> o365_{schema.OFFICIAL_REFCOCO_TO_O365[c]} "
         f"{schema.category_name(f'o365_{schema.OFFICIAL_REFCOCO_TO_O365[c]}')}" for c in present)
-    return [f"official protocol: the official RefCOCO -> Objects365 class table has off-by-one entries that change "
+    return ["official protocol: the official RefCOCO -> Objects365 class table has off-by-one "
+            "entries that change "
             f"class_Acc50 / class_mAcc here ({named}); with the corrected table they would be "
             f"{acc50_fixed:.4f} / {macc_fixed:.4f} (--protocol corrected)"]
 
 
-def _per_source(categories: list[str], category_inverse: NDArray[np.intp], hits_acc: NDArray[np.bool_],
-                hits_macc: NDArray[np.bool_]) -> dict[str, Any]:
-    """The paper's Fig. 6 subsets: COCO-derived rows; Objects365 rows of classes COCO has; the rest."""
+def _per_source(categories: list[str], category_inverse: NDArray[np.intp],
+                hits_acc: NDArray[np.bool_], hits_macc: NDArray[np.bool_]) -> dict[str, Any]:
+    """The paper's Fig. 6 subsets: COCO-derived rows; Objects365 rows of classes COCO has; the
+    rest."""
     coco_in_o365 = {f"o365_{o}" for o in schema.refcoco_to_o365("corrected").values()}
     is_coco = np.asarray([str(c).startswith("refcoco_") for c in categories], dtype=bool)[category_inverse]
     shared = np.asarray([c in coco_in_o365 for c in categories], dtype=bool)[category_inverse]
     groups = {"coco": is_coco, "objects365_coco_classes": ~is_coco & shared,
               "objects365_other_classes": ~is_coco & ~shared}
-    return {name: {"n": int(mask.sum()), **_acc_block(hits_acc[mask], hits_macc[mask])} for name, mask in groups.items()}
+    return {name: {"n": int(mask.sum()), **_acc_block(hits_acc[mask], hits_macc[mask])} for name,
+            mask in groups.items()}
 
 
 class RefL4Scorer(Scorer[RefL4Options]):
@@ -477,27 +540,32 @@ class RefL4Scorer(Scorer[RefL4Options]):
     prediction_form = schema.PREDICTION_FORM
 
     def load_references(self, source: str | os.PathLike, split: str | None) -> Any:
-        """The release folder (``ref-l4-{val,test}.parquet``) or a Hub folder -> records of ``split``."""
+        """The release folder (``ref-l4-{val,test}.parquet``) or a Hub folder -> records of
+        ``split``."""
         return reader.load_references(source, split or "all")
 
     def references_from_rows(self, rows: list[dict[str, Any]]) -> Any:
         """Rows of the Hub dataset -> records."""
         return reader.references_from_rows(rows, source="references")
 
-    def entries_from_examples(self, references: list[dict[str, Any]], predictions: list[Any]) -> list[Any]:
+    def entries_from_examples(self, references: list[dict[str, Any]],
+                              predictions: list[Any]) -> list[Any]:
         """``{"pred_bbox", "format"}`` per row -> official entries carrying the row's ``id``."""
         check_examples(references, predictions)
         for n, p in enumerate(predictions):
             if not isinstance(p, dict) or "pred_bbox" not in p or "format" not in p:
-                raise PredictionError("each prediction is {\"pred_bbox\": [4 numbers], \"format\": \"xyxy\" | \"xywh\"}",
+                raise PredictionError("each prediction is {\"pred_bbox\": [4 numbers], \"format\": "
+                                      "\"xyxy\" | \"xywh\"}",
                                       file="predictions", entry=f"example {n}")
-        # "integer" (set by the evaluate module): the box was written in integers, the official int64 path
+        # "integer" (set by the evaluate module): the box was written in integers, the official
+        # int64 path
         entries = [{"id": int(r["id"]), "format": p["format"],
                     "pred_bbox": [int(v) for v in p["pred_bbox"]] if p.get("integer") else p["pred_bbox"]}
                    for r, p in zip(references, predictions)]
         return _one_entry_per_id(entries)
 
-    def score(self, references: Any, predictions: Any, options: RefL4Options, source: str = "predictions") -> Any:
+    def score(self, references: Any, predictions: Any, options: RefL4Options,
+              source: str = "predictions") -> Any:
         """The accuracies of the paper's tables."""
         return score(references, predictions, protocol=options.protocol, missing=options.missing,
                      split=options.split or "given", source=source, with_samples=options.details,
@@ -505,9 +573,10 @@ class RefL4Scorer(Scorer[RefL4Options]):
 
 
 def _one_entry_per_id(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The official file's one prediction per id from one prediction per row: rows that share an id (the
-    official evaluator and the build keep them all, each scored with the id's one prediction) must have been given
-    the same box; the module cannot say which of two different boxes an official file would hold."""
+    """The official file's one prediction per id from one prediction per row: rows that share an id
+    (the official evaluator and the build keep them all, each scored with the id's one prediction)
+    must have been given the same box; the module cannot say which of two different boxes an
+    official file would hold."""
     from ...engine.errors import PredictionError
 
     first: dict[int, int] = {}
@@ -516,9 +585,12 @@ def _one_entry_per_id(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         seen = first.setdefault(entry["id"], n)
         if seen == n:
             kept.append(entry)
-        elif (entries[seen]["pred_bbox"], entries[seen]["format"]) != (entry["pred_bbox"], entry["format"]):
-            raise PredictionError(f"rows {seen} and {n} share id {entry['id']} but were given different boxes",
+        elif (entries[seen]["pred_bbox"], entries[seen]["format"]) != (entry["pred_bbox"],
+                                                                       entry["format"]):
+            raise PredictionError(f"rows {seen} and {n} share id {entry['id']} but were given "
+                                  "different boxes",
                                   file="predictions", entry=f"example {n}",
-                                  fix="give every row of one id the same prediction (the official file holds one "
+                                  fix="give every row of one id the same prediction (the official "
+                                      "file holds one "
                                       "prediction per id, scored against each of its rows)")
     return kept

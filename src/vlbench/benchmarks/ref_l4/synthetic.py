@@ -1,4 +1,5 @@
-"""Seeded synthetic Ref-L4 releases in the official layout, for the bundled sample, tests and benchmarks.
+"""Seeded synthetic Ref-L4 releases in the official layout, for the bundled sample, tests and
+benchmarks.
 
 Nothing here is real data: rows follow the official columns and value ranges, images are drawn.
 """
@@ -17,7 +18,8 @@ from . import schema
 __all__ = ["make_rows", "make_predictions", "make_release"]
 
 _COLOURS = ["red", "blue", "green", "yellow", "white", "black", "orange", "purple", "brown", "grey"]
-_PLACES = ["on the left", "on the right", "in the middle", "near the top", "at the bottom", "in the corner"]
+_PLACES = ["on the left", "on the right", "in the middle", "near the top", "at the bottom",
+           "in the corner"]
 
 
 def make_rows(n_rows: int, *, seed: int = 0, n_images: int | None = None, val_fraction: float = 0.3,
@@ -27,7 +29,8 @@ def make_rows(n_rows: int, *, seed: int = 0, n_images: int | None = None, val_fr
     n_images = n_images or max(1, n_rows // 4)
     width, height = image_size
     image_of_row = np.sort(rng.integers(0, n_images, size=n_rows))
-    image_of_row[: min(n_images, n_rows)] = np.arange(min(n_images, n_rows))  # every image used once
+    image_of_row[: min(n_images, n_rows)] = np.arange(min(n_images,
+                                                          n_rows))  # every image used once
     image_of_row.sort()
     n_val_images = int(round(n_images * val_fraction))
     coco_ids = sorted(schema.COCO_NAMES)
@@ -45,21 +48,26 @@ def make_rows(n_rows: int, *, seed: int = 0, n_images: int | None = None, val_fr
         y = float(rng.uniform(0, height - h))
         x, y, w, h = (round(v, 2) for v in (x, y, w, h))
         name = schema.category_name(cat)
-        caption = (f"The {_COLOURS[rng.integers(len(_COLOURS))]} {name.lower()} {_PLACES[rng.integers(len(_PLACES))]} "
-                   f"of the picture, next to the {_COLOURS[rng.integers(len(_COLOURS))]} one, which is partly hidden.")
+        caption = (f"The {_COLOURS[rng.integers(len(_COLOURS))]} {name.lower()} "
+                   f"{_PLACES[rng.integers(len(_PLACES))]} "
+                   f"of the picture, next to the {_COLOURS[rng.integers(len(_COLOURS))]} one, "
+                   "which is partly hidden.")
         prefix = "coco" if from_coco else "o365"
         rows.append({
             "id": i, "caption": caption, "bbox": [x, y, w, h], "bbox_area": w * h,
             "bbox_id": f"{prefix}_{1000 + i}", "ori_category_id": cat,
             "image_id": f"{prefix}_{img}", "height": height, "width": width,
             "file_name": f"{'COCO_train2014_' if from_coco else 'objects365_v2_'}{img:012d}.jpg",
-            "is_rewrite": bool(rng.random() < 0.5), "split": "val" if img < n_val_images else "test",
+            "is_rewrite": bool(rng.random() < 0.5),
+            "split": "val" if img < n_val_images else "test",
         })
     return rows
 
 
-def make_predictions(rows: list[dict[str, Any]], *, quality: str = "good", seed: int = 1) -> list[dict[str, Any]]:
-    """Official-format predictions: jittered GT boxes (``good``) or loose / wrong ones (``poor``), mixed formats."""
+def make_predictions(rows: list[dict[str, Any]], *, quality: str = "good",
+                     seed: int = 1) -> list[dict[str, Any]]:
+    """Official-format predictions: jittered GT boxes (``good``) or loose / wrong ones (``poor``),
+    mixed formats."""
     rng = np.random.default_rng(seed)
     jitter = {"good": 0.06, "poor": 0.18}[quality]
     out = []
@@ -73,7 +81,8 @@ def make_predictions(rows: list[dict[str, Any]], *, quality: str = "good", seed:
             out.append({"id": row["id"], "pred_bbox": box, "format": "xywh"})
         else:
             out.append({"id": row["id"], "pred_bbox": [box[0], box[1], round(box[0] + box[2], 2),
-                                                        round(box[1] + box[3], 2)], "format": "xyxy"})
+                                                        round(box[1] + box[3], 2)],
+                        "format": "xyxy"})
     return out
 
 
@@ -89,27 +98,33 @@ def _draw(rows_of_image: list[dict[str, Any]], *, noise: bool, rng: np.random.Ge
     for row in rows_of_image:
         x, y, w, h = row["bbox"]
         colour = tuple(int(c) for c in rng.integers(40, 220, 3))
-        draw.rectangle([x, y, x + w, y + h], fill=None if noise else colour, outline=(20, 20, 20), width=2)
+        draw.rectangle([x, y, x + w, y + h], fill=None if noise else colour, outline=(20, 20, 20),
+                       width=2)
     buf = io.BytesIO()
     img.save(buf, format="JPEG", quality=85 if noise else 70)
     return buf.getvalue()
 
 
-def make_release(out_dir: str | Path, rows: list[dict[str, Any]], *, archive: bool = True, noise: bool = False,
-                 seed: int = 0) -> Path:
-    """Write ``ref-l4-val.parquet``, ``ref-l4-test.parquet`` and ``images.tar.gz`` (or ``images/``)."""
+def make_release(out_dir: str | Path, rows: list[dict[str, Any]], *, archive: bool = True,
+                 noise: bool = False, seed: int = 0) -> Path:
+    """Write ``ref-l4-val.parquet``, ``ref-l4-test.parquet`` and ``images.tar.gz`` (or
+    ``images/``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    schema_pa = pa.schema([("id", pa.int64()), ("caption", pa.string()), ("bbox", pa.list_(pa.float64())),
-                           ("bbox_area", pa.float64()), ("bbox_id", pa.string()), ("ori_category_id", pa.string()),
+    schema_pa = pa.schema([("id", pa.int64()), ("caption", pa.string()),
+                           ("bbox", pa.list_(pa.float64())),
+                           ("bbox_area", pa.float64()), ("bbox_id", pa.string()),
+                           ("ori_category_id", pa.string()),
                            ("image_id", pa.string()), ("height", pa.int64()), ("width", pa.int64()),
-                           ("file_name", pa.string()), ("is_rewrite", pa.bool_()), ("split", pa.string())])
+                           ("file_name", pa.string()), ("is_rewrite", pa.bool_()),
+                           ("split", pa.string())])
     for split in schema.SPLITS:
         part = [r for r in rows if r["split"] == split]
-        pq.write_table(pa.Table.from_pylist(part, schema=schema_pa), out / f"ref-l4-{split}.parquet")
+        pq.write_table(pa.Table.from_pylist(part, schema=schema_pa),
+                       out / f"ref-l4-{split}.parquet")
     rng = np.random.default_rng(seed)
     by_file: dict[str, list[dict[str, Any]]] = {}
     for row in rows:

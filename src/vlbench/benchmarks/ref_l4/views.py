@@ -1,4 +1,5 @@
-"""Ref-L4 renderings: breakdown tables, plots and the worst samples, from the Result and the records."""
+"""Ref-L4 renderings: breakdown tables, plots and the worst samples, from the Result and the
+records."""
 
 from __future__ import annotations
 
@@ -26,12 +27,14 @@ def tables(result: Any) -> dict[str, Table]:
     b = result.breakdowns
     return {
         "per size": (["size", "n", "Acc50", "mAcc"],
-                     [[s, v["n"], _r(v["Acc50"]), _r(v["mAcc"])] for s, v in b["per_size"].items()]),
+                     [[s, v["n"], _r(v["Acc50"]), _r(v["mAcc"])] for s,
+                      v in b["per_size"].items()]),
         "per source": (["source", "n", "Acc50", "Acc75", "Acc90", "mAcc"],
                        [[s, v["n"], _r(v["Acc50"]), _r(v["Acc75"]), _r(v["Acc90"]), _r(v["mAcc"])]
                         for s, v in b["per_source"].items()]),
         "per class": (["class", "name", "n", "Acc50", "mAcc", "members"],
-                      [[r["class"], r["name"], r["n"], _r(r["Acc50"]), _r(r["mAcc"]), " ".join(r["members"])]
+                      [[r["class"], r["name"], r["n"], _r(r["Acc50"]), _r(r["mAcc"]),
+                        " ".join(r["members"])]
                        for r in b["per_class"]]),
     }
 
@@ -43,7 +46,8 @@ def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
     ax = fig.subplots(1, 2)
     acc = b["acc_by_threshold"]
     ax[0].plot(acc["thresholds"], acc["acc"], marker="o")
-    ax[0].set(xlabel="IoU threshold", ylabel="accuracy (%)", title="Accuracy vs IoU threshold", ylim=(0, 100))
+    ax[0].set(xlabel="IoU threshold", ylabel="accuracy (%)", title="Accuracy vs IoU threshold",
+              ylim=(0, 100))
     sizes = [s for s, v in b["per_size"].items() if v["Acc50"] is not None]
     ax[1].bar(sizes, [b["per_size"][s]["Acc50"] for s in sizes], label="Acc@0.5")
     ax[1].bar(sizes, [b["per_size"][s]["mAcc"] for s in sizes], alpha=0.6, label="mAcc")
@@ -54,7 +58,8 @@ def plots(result: Any, figure: Callable[..., Any]) -> dict[str, Any]:
 
 
 def scenes(refs: RefL4References, predictions: Any, result: Any) -> list[Scene]:
-    """One scene per image: each expression's GT box and predicted box; the worst IoU of the image ranks it."""
+    """One scene per image: each expression's GT box and predicted box; the worst IoU of the image
+    ranks it."""
     if "samples" not in result.breakdowns or not isinstance(predictions, list):
         return []
     iou = np.asarray(result.breakdowns["samples"]["iou"], dtype=float)
@@ -79,7 +84,9 @@ def scenes(refs: RefL4References, predictions: Any, result: Any) -> list[Scene]:
                 predicted.append((box.tolist(), query, None))
         worst = float(iou[rows].min())
         name = refs.image_names[img] if refs.image is not None and refs.image_names else None
-        out.append(Scene(image=name, title=f"{name or 'id ' + str(refs.row_id(rows[0]))}: {len(rows)} "
+        out.append(Scene(image=name,
+                         title=f"{name or 'id ' + str(refs.row_id(rows[0]))}: {len(rows)} "
                                            f"expression(s), lowest IoU {worst:.3f}",
-                         badness=1.0 - worst, gt=gt, predicted=predicted, keys=tuple(refs.row_id(i) for i in rows)))
+                         badness=1.0 - worst, gt=gt, predicted=predicted,
+                         keys=tuple(refs.row_id(i) for i in rows)))
     return out

@@ -7,9 +7,9 @@ __all__ = ["backends"]
 
 
 def backends(*, prepare: bool = False) -> list[tuple[str, str]]:
-    """(name, state) of every caption backend, as ``vlbench doctor`` prints them: the Java runtime (which, where
-    from, its version), the PTB tokenizer and METEOR backends, SPICE, and METEOR's paraphrase index (``prepare``
-    builds it now rather than on first use)."""
+    """(name, state) of every caption backend, as ``vlbench doctor`` prints them: the Java runtime
+    (which, where from, its version), the PTB tokenizer and METEOR backends, SPICE, and METEOR's
+    paraphrase index (``prepare`` builds it now rather than on first use)."""
     import subprocess
 
     from . import java
@@ -24,8 +24,10 @@ def backends(*, prepare: bool = False) -> list[tuple[str, str]]:
     jar = java.tokenizer_jar()
     out = [("java", f"{exe} ({version}; from {why})" if exe else why),
            ("tokenizer java", f"ready ({jar})" if exe and jar else "not available"),
-           ("tokenizer python", "ready (exact re-implementation of PTBTokenizer as the toolkit runs it)")]
-    for name, (ok, reason) in (("METEOR python", meteor_available("python")), ("METEOR java", meteor_available("java")),
+           ("tokenizer python",
+            "ready (exact re-implementation of PTBTokenizer as the toolkit runs it)")]
+    for name, (ok, reason) in (("METEOR python", meteor_available("python")),
+                               ("METEOR java", meteor_available("java")),
                                ("SPICE", spice_available())):
         out.append((name, "ready" if ok else "not available: " + reason))
     if meteor_available()[0]:
@@ -36,7 +38,9 @@ def backends(*, prepare: bool = False) -> list[tuple[str, str]]:
             paraphrase_index()
         cached = ParaphraseIndex.cache_path(java.require_meteor_jar().parent / "data" / "paraphrase-en.gz")
         out.append(("METEOR paraphrase index", f"cached ({cached})" if cached.exists() else
-                    "not built yet (a whole split's first METEOR run reads its own part of the table instead, ~2 s; "
-                    "smaller reference sets build the whole index, ~3 s, once; 'vlbench doctor --prepare' builds it "
+                    "not built yet (a whole split's first METEOR run reads its own part of the "
+                    "table instead, ~2 s; "
+                    "smaller reference sets build the whole index, ~3 s, once; 'vlbench doctor "
+                    "--prepare' builds it "
                     "now)"))
     return out

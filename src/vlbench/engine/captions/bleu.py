@@ -17,7 +17,8 @@ _TINY, _SMALL = 1e-15, 1e-9
 
 @dataclass(frozen=True)
 class BleuStats:
-    """Per image: clipped matches and hypothesis n-grams per order, hypothesis and closest reference length."""
+    """Per image: clipped matches and hypothesis n-grams per order, hypothesis and closest reference
+    length."""
 
     correct: NDArray[np.int64]   # (I, 4)
     guess: NDArray[np.int64]     # (I, 4)
@@ -26,7 +27,8 @@ class BleuStats:
 
     def subset(self, mask: NDArray[np.bool_]) -> BleuStats:
         """The statistics of the images in ``mask``."""
-        return BleuStats(self.correct[mask], self.guess[mask], self.testlen[mask], self.reflen[mask])
+        return BleuStats(self.correct[mask], self.guess[mask], self.testlen[mask],
+                         self.reflen[mask])
 
 
 def bleu_stats(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: NDArray[np.int64],
@@ -69,15 +71,18 @@ def bleu_stats(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence:
 
 def corpus_bleu(stats: BleuStats, max_n: int = 4) -> list[float]:
     """BLEU-1..max_n of the summed statistics, with pycocoevalcap's operation order."""
-    out = bleu_from_totals(stats.correct.sum(axis=0).astype(np.float64), stats.guess.sum(axis=0).astype(np.float64),
-                           np.asarray(stats.testlen.sum(), np.float64), np.asarray(stats.reflen.sum(), np.float64), max_n)
+    out = bleu_from_totals(stats.correct.sum(axis=0).astype(np.float64),
+                           stats.guess.sum(axis=0).astype(np.float64),
+                           np.asarray(stats.testlen.sum(), np.float64),
+                           np.asarray(stats.reflen.sum(), np.float64), max_n)
     return [float(v) for v in out]
 
 
-def bleu_from_totals(correct: NDArray[np.float64], guess: NDArray[np.float64], testlen: NDArray[np.float64],
+def bleu_from_totals(correct: NDArray[np.float64], guess: NDArray[np.float64],
+                     testlen: NDArray[np.float64],
                      reflen: NDArray[np.float64], max_n: int = 4) -> NDArray[np.float64]:
-    """Corpus BLEU-1..max_n from summed counts, for any leading shape: ``correct``/``guess`` (..., max_n),
-    lengths (...) -> (..., max_n). Same operations as pycocoevalcap's ``compute_score``."""
+    """Corpus BLEU-1..max_n from summed counts, for any leading shape: ``correct``/``guess`` (...,
+    max_n), lengths (...) -> (..., max_n). Same operations as pycocoevalcap's ``compute_score``."""
     precision = (correct[..., :max_n] + _TINY) / (guess[..., :max_n] + _SMALL)
     bleus = np.cumprod(precision, axis=-1) ** (1.0 / np.arange(1, max_n + 1))
     ratio = (testlen + _TINY) / (reflen + _SMALL)

@@ -14,7 +14,8 @@ __all__ = ["cider_d"]
 
 
 def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: NDArray[np.int64],
-            ref_image: NDArray[np.int64], n_images: int, *, sigma: float = 6.0, max_n: int = 4) -> NDArray[np.float64]:
+            ref_image: NDArray[np.int64], n_images: int, *, sigma: float = 6.0,
+            max_n: int = 4) -> NDArray[np.float64]:
     """Per-image CIDEr-D of the images in one call (the corpus value is their mean)."""
     S = len(table.length)
     image_of = np.full(S, -1, dtype=np.int64)
@@ -34,13 +35,16 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
     n_img_grams = len(img_gram)
     del img_gram                    # (each (sentence, n-gram) array here is ~15 MB on a whole split: freed early)
     if not n_img_grams:
-        raise InputError("every reference caption is empty after tokenization: CIDEr is undefined (pycocoevalcap "
-                         "raises here)", file="references", fix="score against references with words in them")
+        raise InputError("every reference caption is empty after tokenization: CIDEr is undefined "
+                         "(pycocoevalcap "
+                         "raises here)", file="references",
+                         fix="score against references with words in them")
     weight = np.log(float(n_images)) - np.log(np.maximum(1.0, df))
     value = table.count * weight[table.ngram]                        # tf-idf of every (sentence, n-gram)
     so = table.sentence * max_n + (table.order - 1)
     norm = np.sqrt(np.bincount(so, weights=value**2, minlength=S * max_n)).reshape(S, max_n)
-    length = np.bincount(table.sentence, weights=np.where(table.order == 2, table.count, 0), minlength=S)
+    length = np.bincount(table.sentence, weights=np.where(table.order == 2, table.count, 0),
+                         minlength=S)
     # clipped dot products: every reference entry meets the hypothesis entry of its image's n-gram
     h = is_hyp[table.sentence]
     h_key = hyp_image[table.sentence[h]] * G + table.ngram[h]
@@ -51,7 +55,8 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
     hit = (h_key[pos] == r_key) if len(h_key) else np.zeros(len(r_key), bool)
     del r_key, h_key
     r_val = value[r]
-    # min(hyp, ref) * ref where the hypothesis holds the n-gram, else 0 (in place: no four temporaries)
+    # min(hyp, ref) * ref where the hypothesis holds the n-gram, else 0 (in place: no four
+    # temporaries)
     contrib = h_val[pos] if len(h_val) else np.zeros(len(r_val))
     del pos
     np.minimum(contrib, r_val, out=contrib)
@@ -72,15 +77,17 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
 
 class CiderDResampler:
     """Per-image CIDEr-D under image weights (bootstrap): a resample that draws image i k times puts
-    k copies of it in the toolkit's call, which changes the document frequencies (df = weighted count
-    of images whose references hold the n-gram) and the corpus size N in idf = log N - log max(1, df).
-    Every tf-idf product is a fixed count times idf(g)^2, so a resample is a few sparse products.
-    N-grams found in the references of one image only (most of them) share that image's idf, so they
-    are folded into per-image terms; only the others are kept one by one.
+    k copies of it in the toolkit's call, which changes the document frequencies (df = weighted
+    count of images whose references hold the n-gram) and the corpus size N in idf = log N - log
+    max(1, df). Every tf-idf product is a fixed count times idf(g)^2, so a resample is a few sparse
+    products. N-grams found in the references of one image only (most of them) share that image's
+    idf, so they are folded into per-image terms; only the others are kept one by one.
     With all weights 1 this is :func:`cider_d` (tested, also against duplicated images)."""
 
-    def __init__(self, table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: NDArray[np.int64],
-                 ref_image: NDArray[np.int64], n_images: int, *, sigma: float = 6.0, max_n: int = 4) -> None:
+    def __init__(self, table: NgramTable, hyp_sentence: NDArray[np.int64],
+                 ref_sentence: NDArray[np.int64],
+                 ref_image: NDArray[np.int64], n_images: int, *, sigma: float = 6.0,
+                 max_n: int = 4) -> None:
         from scipy import sparse
 
         S, G = len(table.length), max(table.n_ngrams, 1)
@@ -104,19 +111,23 @@ class CiderDResampler:
         column[multi] = np.arange(len(multi))
         Gm = len(multi)
         sel = column[pairs % G] >= 0
-        self.doc = sparse.csr_matrix((np.ones(int(sel.sum())), (pairs[sel] // G, column[pairs[sel] % G])),
+        self.doc = sparse.csr_matrix((np.ones(int(sel.sum())),
+                                      (pairs[sel] // G, column[pairs[sel] % G])),
                                      shape=(n_images, Gm))
         rows, hrows = len(ref_sentence) * max_n, n_images * max_n
         r_row = r_ref * max_n + r_order - 1
         h_row = h_image * max_n + h_order - 1
 
         def split(row, gram, value, n_rows):
-            """value * idf(gram)^2 summed per row = multi-part (sparse over multi n-grams) + single-image parts."""
+            """value * idf(gram)^2 summed per row = multi-part (sparse over multi n-grams) +
+            single-image parts."""
             m = column[gram] >= 0
             many = sparse.csr_matrix((value[m], (row[m], column[gram[m]])), shape=(n_rows, Gm))
             s1 = doc_image[gram] >= 0
-            by_image = sparse.csr_matrix((value[s1], (row[s1], doc_image[gram[s1]])), shape=(n_rows, n_images))
-            unseen = np.bincount(row[~m & ~s1], weights=value[~m & ~s1], minlength=n_rows)   # df 0: idf = log N
+            by_image = sparse.csr_matrix((value[s1], (row[s1], doc_image[gram[s1]])),
+                                         shape=(n_rows, n_images))
+            unseen = np.bincount(row[~m & ~s1], weights=value[~m & ~s1],
+                                 minlength=n_rows)   # df 0: idf = log N
             return many, by_image, unseen
 
         self.ref_sq = split(r_row, r_gram, (r_count**2).astype(np.float64), rows)
@@ -130,12 +141,14 @@ class CiderDResampler:
         hit = (h_key[pos] == r_key) if len(h_key) else np.zeros(len(r_key), bool)
         clipped = (np.minimum(h_cnt[pos[hit]], r_count[hit]) * r_count[hit]).astype(np.float64)
         self.cross = split(r_row[hit], r_gram[hit], clipped, rows)
-        length = np.bincount(table.sentence, weights=np.where(table.order == 2, table.count, 0), minlength=S)
+        length = np.bincount(table.sentence, weights=np.where(table.order == 2, table.count, 0),
+                             minlength=S)
         delta = length[hyp_sentence][ref_image] - length[ref_sentence]
         self.penalty = np.e ** (-(delta**2) / (2 * sigma**2))            # (refs,)
         n_refs = np.bincount(ref_image, minlength=n_images)
         # per image: sum over its references / (orders * references) * 10
-        self.to_image = sparse.csr_matrix(((10.0 / (max_n * n_refs[ref_image])), (ref_image, np.arange(len(ref_image)))),
+        self.to_image = sparse.csr_matrix(((10.0 / (max_n * n_refs[ref_image])),
+                                           (ref_image, np.arange(len(ref_image)))),
                                           shape=(n_images, len(ref_image)))
         self.ref_image, self.max_n, self.n_images = ref_image, max_n, n_images
 

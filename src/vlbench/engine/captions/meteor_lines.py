@@ -1,7 +1,7 @@
-"""The METEOR jar's statistics lines: pycocoevalcap's ``SCORE`` line and how the jar splits it, the 23 statistics
-of an alignment, and the METEOR score computed from them as the jar's ``computeMetrics`` does (for one alignment,
-or summed over a corpus as its ``EVAL``). Shared by the jar backend (:mod:`.meteor`) and the Python one
-(:mod:`.pymeteor`)."""
+"""The METEOR jar's statistics lines: pycocoevalcap's ``SCORE`` line and how the jar splits it, the
+23 statistics of an alignment, and the METEOR score computed from them as the jar's
+``computeMetrics`` does (for one alignment, or summed over a corpus as its ``EVAL``). Shared by the
+jar backend (:mod:`.meteor`) and the Python one (:mod:`.pymeteor`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from numpy.typing import NDArray
 
 from ..errors import VlbenchError
 
-__all__ = ["score_lines", "split_like_jar", "java_trim", "parse_stats", "summable_stats", "meteor_from_stats",
-           "N_STATS"]
+__all__ = ["score_lines", "split_like_jar", "java_trim", "parse_stats", "summable_stats",
+           "meteor_from_stats", "N_STATS"]
 
 #: what ``String.trim()`` removes: the code units up to U+0020
 _TRIM = "".join(map(chr, range(33)))
@@ -31,15 +31,15 @@ def java_trim(text: str) -> str:
 
 
 def split_like_jar(line: str) -> list[str]:
-    """The texts the jar scores for a ``SCORE`` line: ``line.split("\\|\\|\\|")`` (trailing empty parts
-    dropped, as Java does) after the keyword, each trimmed; the last one is the hypothesis."""
+    """The texts the jar scores for a ``SCORE`` line: ``line.split("\\|\\|\\|")`` (trailing empty
+    parts dropped, as Java does) after the keyword, each trimmed; the last one is the hypothesis."""
     parts = line.split("|||")
     while parts and parts[-1] == "":
         parts.pop()
     return [java_trim(p) for p in parts[1:]]
 
 
-# -- METEOR from its sufficient statistics -------------------------------------------------------------
+# -- METEOR from its sufficient statistics ---------------------------------------------------------
 #: METEOR 1.5 parameters for English under the default task ("rank"), which pycocoevalcap uses:
 #: alpha, beta, gamma, delta and the module weights (exact, stem, synonym, paraphrase).
 ALPHA, BETA, GAMMA, DELTA = 0.85, 0.20, 0.60, 0.75
@@ -53,14 +53,16 @@ def parse_stats(lines: Sequence[str]) -> NDArray[np.float64]:
     """Statistics lines (``Meteor.stats``) -> float array (n, 23)."""
     values = np.asarray([line.split() for line in lines], dtype=np.float64).reshape(len(lines), -1)
     if values.shape[1] != N_STATS:
-        raise VlbenchError(f"unexpected METEOR statistics line with {values.shape[1]} fields (expected {N_STATS})")
+        raise VlbenchError(f"unexpected METEOR statistics line with {values.shape[1]} fields "
+                           f"(expected {N_STATS})")
     return values
 
 
 def summable_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Per-segment statistics ready to be summed into a corpus aggregate: METEOR's ``EVAL`` does not add
-    the chunk of a segment that matches its reference exactly (one chunk, every word matched); found by
-    comparing with the jar's aggregates, which this then reproduces (to the last bit or two)."""
+    """Per-segment statistics ready to be summed into a corpus aggregate: METEOR's ``EVAL`` does not
+    add the chunk of a segment that matches its reference exactly (one chunk, every word matched);
+    found by comparing with the jar's aggregates, which this then reproduces (to the last bit or
+    two)."""
     s = np.array(stats, dtype=np.float64)
     module = s[:, 4:20].reshape(len(s), 4, 4)
     perfect = ((module[:, :, 0].sum(1) + module[:, :, 2].sum(1) == s[:, 0])
@@ -70,15 +72,17 @@ def summable_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def meteor_from_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
-    """METEOR score of statistics (..., 23), as ``MeteorScorer.computeMetrics`` does, in its order of operations:
-    weighted precision and recall over content/function words, Fmean, fragmentation penalty. For one
-    alignment's statistics (the score that picks the best reference) or summed ones (``EVAL``)."""
+    """METEOR score of statistics (..., 23), as ``MeteorScorer.computeMetrics`` does, in its order
+    of operations: weighted precision and recall over content/function words, Fmean, fragmentation
+    penalty. For one alignment's statistics (the score that picks the best reference) or summed ones
+    (``EVAL``)."""
     s = np.asarray(stats, dtype=np.float64)
     test_len, ref_len, test_fn, ref_fn = s[..., 0], s[..., 1], s[..., 2], s[..., 3]
     module = s[..., 4:20].reshape(s.shape[:-1] + (4, 4))    # per module: test content, ref content, test fn, ref fn
     chunks, test_words, ref_words = s[..., 20], s[..., 21], s[..., 22]
     test_weighted, ref_weighted = np.zeros(s.shape[:-1]), np.zeros(s.shape[:-1])
-    for part, factor in ((0, DELTA), (2, 1.0 - DELTA)):      # Java's accumulation order: content, then function
+    for part, factor in ((0, DELTA),
+                         (2, 1.0 - DELTA)):      # Java's accumulation order: content, then function
         for i, w in enumerate(MODULE_WEIGHTS):
             test_weighted = test_weighted + module[..., i, part] * w * factor
             ref_weighted = ref_weighted + module[..., i, part + 1] * w * factor

@@ -7,27 +7,30 @@ phrases do not both occur somewhere in the normalised, lowercased corpus can the
 dropping it, and keeping the others in file order (the order in which the jar lists candidate
 matches), leaves every statistic unchanged. What is kept here is a superset of those entries:
 
-- a phrase counts as present when its words occur, one after the other, in a corpus line (64-bit hashes of
-  the words' bytes one space apart; a hash collision can only keep an entry too many, never drop one);
-- a phrase with non-ASCII bytes always counts as present: the jar lowercases with Java's ``toLowerCase``,
-  which Python's ``str.lower`` equals on everything that lowercases to ASCII, but not necessarily
-  beyond (locale and Unicode-version differences); ``U+0130`` in the corpus disables the reduction.
+- a phrase counts as present when its words occur, one after the other, in a corpus line (64-bit
+  hashes of the words' bytes one space apart; a hash collision can only keep an entry too many,
+  never drop one);
+- a phrase with non-ASCII bytes always counts as present: the jar lowercases with Java's
+  ``toLowerCase``, which Python's ``str.lower`` equals on everything that lowercases to ASCII, but
+  not necessarily beyond (locale and Unicode-version differences); ``U+0130`` in the corpus disables
+  the reduction.
 
-The table is read once into an index in the user cache directory in one streamed pass (~120 MB on disk; its time and
-peak are in bench/HISTORY.md): every phrase gets two polynomial hashes of its 8-byte words, computed for all phrases
-of a block at once (:func:`string_hashes`), two blocks at a time in two threads (numpy releases the GIL), and the
-distinct phrases are found by sorting the first (a quarter of the hash range at a time, two threads) and told apart
-by both.
-The index is shared by every installation on the machine (keyed by the table's content); every call then takes a
-small part of that to find the entries a corpus can use (its n-grams hashed the same way) and write the reduced
-table.
+The table is read once into an index in the user cache directory in one streamed pass (~120 MB on
+disk; its time and peak are in bench/HISTORY.md): every phrase gets two polynomial hashes of its
+8-byte words, computed for all phrases of a block at once (:func:`string_hashes`), two blocks at a
+time in two threads (numpy releases the GIL), and the distinct phrases are found by sorting the
+first (a quarter of the hash range at a time, two threads) and told apart by both.
+The index is shared by every installation on the machine (keyed by the table's content); every call
+then takes a small part of that to find the entries a corpus can use (its n-grams hashed the same
+way) and write the reduced table.
 
-A whole split's references (:data:`SUBTABLE_MIN_LINES` lines or more) scored where that index is not cached get their
-own sub-table instead (:meth:`ParaphraseIndex.for_references`): a match needs one phrase in the hypothesis and the
-other in a reference, so only the entries with a phrase among the references' n-grams (12% of the table for 45,000
-captions of 4,500 images) can ever match against them, whatever the hypotheses. One hash per phrase, tested against
-a bitmap of those n-grams, picks them while the table streams; only they go through the build (less than the whole
-index costs), then cached by the references' content.
+A whole split's references (:data:`SUBTABLE_MIN_LINES` lines or more) scored where that index is not
+cached get their own sub-table instead (:meth:`ParaphraseIndex.for_references`): a match needs one
+phrase in the hypothesis and the other in a reference, so only the entries with a phrase among the
+references' n-grams (12% of the table for 45,000 captions of 4,500 images) can ever match against
+them, whatever the hypotheses. One hash per phrase, tested against a bitmap of those n-grams, picks
+them while the table streams; only they go through the build (less than the whole index costs), then
+cached by the references' content.
 """
 
 from __future__ import annotations
@@ -63,28 +66,33 @@ __all__ = ["HASH_MULTIPLIER", "SUBTABLE_MIN_LINES", "ParaphraseIndex"]
 FORMAT = 7
 #: Multiplier of ``pymeteor``'s polynomial hashes over word ids (odd, so invertible mod 2**64).
 HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
-#: (hash, check) multiplier pairs, tried in turn: phrases are numbered by the first hash and told apart by both; two
-#: phrases that share the first but not the second (odds ~1e-7 for this table) make the parse start again.
+#: (hash, check) multiplier pairs, tried in turn: phrases are numbered by the first hash and told
+#: apart by both; two phrases that share the first but not the second (odds ~1e-7 for this table)
+#: make the parse start again.
 _MULTIPLIERS = ((0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F), (0xD6E8FEB86659FD93, 0xA0761D6478BD642F),
                 (0xE7037ED1A0B428DB, 0x8EBC6AF09C88C6E3))
 #: Java's StringTokenizer delimiters, which the jar uses to split phrases and sentences into words.
 _JAVA_SPACE = re.compile(r"[ \t\n\r\f]+")
 #: The index's arrays, one ``.npy`` file each in its cache folder.
-_ARRAYS = ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always", "entry_first", "entry_second",
-           "multipliers", "max_words")
-#: A file changed less than this long ago gets no stamp (:func:`_stamp`): 2 s, far above any file system's tick.
+_ARRAYS = ("phrase_text", "phrase_start", "phrase_end", "phrase_hash", "phrase_always",
+           "entry_first", "entry_second", "multipliers", "max_words")
+#: A file changed less than this long ago gets no stamp (:func:`_stamp`): 2 s, far above any file
+#: system's tick.
 _SETTLED_NS = 2_000_000_000
-#: :meth:`ParaphraseIndex.parse_among` tests phrases of up to this many words against the lines' n-grams; a longer
-#: phrase (none in METEOR 1.5's English table, whose longest has 7) is kept untested.
+#: :meth:`ParaphraseIndex.parse_among` tests phrases of up to this many words against the lines'
+#: n-grams; a longer phrase (none in METEOR 1.5's English table, whose longest has 7) is kept
+#: untested.
 _AMONG_MAX_N = 8
-#: References of at least this many distinct lines get their own sub-table (:meth:`ParaphraseIndex.for_references`)
-#: on a machine without the whole table's index; fewer share the whole index, built once.
+#: References of at least this many distinct lines get their own sub-table
+#: (:meth:`ParaphraseIndex.for_references`) on a machine without the whole table's index; fewer
+#: share the whole index, built once.
 SUBTABLE_MIN_LINES = 10_000
 
 
 def _digest_file(path: Path) -> str:
-    """SHA-1 of a file's bytes: the table's content key (``hashlib.file_digest`` reads into one reused buffer; a
-    new 16 MB block per read cost a first run ~15 k page faults, about half of this digest's time)."""
+    """SHA-1 of a file's bytes: the table's content key (``hashlib.file_digest`` reads into one
+    reused buffer; a new 16 MB block per read cost a first run ~15 k page faults, about half of this
+    digest's time)."""
     import hashlib
 
     with open(path, "rb") as fh:
@@ -92,10 +100,11 @@ def _digest_file(path: Path) -> str:
 
 
 def _stamp(path: Path) -> list[int] | None:
-    """(device, inode, size, modification and change times in ns) of a file, or None while its last change is
-    under :data:`_SETTLED_NS` old. Any write to a file moves its change time, which no user call can set back, so
-    an equal stamp means unchanged bytes; a change within the file system's clock tick of the stamp could keep
-    it, hence no stamp of a file that changed just now (git's "racily clean" rule)."""
+    """(device, inode, size, modification and change times in ns) of a file, or None while its last
+    change is under :data:`_SETTLED_NS` old. Any write to a file moves its change time, which no
+    user call can set back, so an equal stamp means unchanged bytes; a change within the file
+    system's clock tick of the stamp could keep it, hence no stamp of a file that changed just now
+    (git's "racily clean" rule)."""
     st = path.stat()
     if time.time_ns() - st.st_ctime_ns < _SETTLED_NS:
         return None
@@ -103,9 +112,9 @@ def _stamp(path: Path) -> list[int] | None:
 
 
 def _memo(file: Path, key: str, stamps: list, compute: Callable[[], str]) -> str:
-    """``compute()``, or the value ``file`` holds for ``key`` if it was stored with these ``stamps`` (a JSON
-    object key -> [stamps, value]); the value is stored when every stamp is known. An unreadable or unwritable
-    memo only costs the computation."""
+    """``compute()``, or the value ``file`` holds for ``key`` if it was stored with these ``stamps``
+    (a JSON object key -> [stamps, value]); the value is stored when every stamp is known. An
+    unreadable or unwritable memo only costs the computation."""
     try:
         memo = json.loads(file.read_text(encoding="utf-8"))
         memo = memo if isinstance(memo, dict) else {}
@@ -124,7 +133,8 @@ def _memo(file: Path, key: str, stamps: list, compute: Callable[[], str]) -> str
 
 
 def _checksum(path: Path) -> str:
-    """CRC-32 of a file's bytes: catches a damaged or edited index file (checked once per state of the files)."""
+    """CRC-32 of a file's bytes: catches a damaged or edited index file (checked once per state of
+    the files)."""
     crc = 0
     with open(path, "rb") as fh:
         while block := fh.read(1 << 24):
@@ -133,8 +143,8 @@ def _checksum(path: Path) -> str:
 
 
 def _saved_checksum(path: Path, array: NDArray) -> str:
-    """``np.save`` the array to ``path``; :func:`_checksum` of the file, taken from the array in memory and the
-    file's header (the file is not read back: the index's arrays are large)."""
+    """``np.save`` the array to ``path``; :func:`_checksum` of the file, taken from the array in
+    memory and the file's header (the file is not read back: the index's arrays are large)."""
     array = np.asarray(array, order="C")        # (np.ascontiguousarray would make a 0-d array 1-d)
     np.save(path, array)
     with open(path, "rb") as fh:
@@ -142,21 +152,25 @@ def _saved_checksum(path: Path, array: NDArray) -> str:
     return f"{ZLIB.crc32(array.reshape(-1).view(np.uint8), ZLIB.crc32(header)):08x}"
 
 
-def _strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.uint8]:
-    """The strings ``text[start:start + length]`` end to end: one gather of their bytes instead of a slice each."""
+def _strings(text: NDArray[np.uint8], start: NDArray[np.int64],
+             length: NDArray[np.int64]) -> NDArray[np.uint8]:
+    """The strings ``text[start:start + length]`` end to end: one gather of their bytes instead of a
+    slice each."""
     return text[concat_ranges(start, length)]
 
 
-def _ordered_strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.uint8]:
-    """:func:`_strings` of strings that lie in ``text`` in order without overlapping (a block's phrases in file
-    order): a byte mask of alternating runs (the gap before each string, the string; then the tail), one masked
-    copy (no index per byte; ``np.repeat`` of the runs is faster than a running sum of +1 / -1 edges); any
-    other strings go to :func:`_strings`."""
+def _ordered_strings(text: NDArray[np.uint8], start: NDArray[np.int64],
+                     length: NDArray[np.int64]) -> NDArray[np.uint8]:
+    """:func:`_strings` of strings that lie in ``text`` in order without overlapping (a block's
+    phrases in file order): a byte mask of alternating runs (the gap before each string, the string;
+    then the tail), one masked copy (no index per byte; ``np.repeat`` of the runs is faster than a
+    running sum of +1 / -1 edges); any other strings go to :func:`_strings`."""
     some = length > 0
     first, end = start[some], start[some] + length[some]
     if len(first) > 1 and (first[1:] < end[:-1]).any():
         return _strings(text, start, length)
-    bounds = np.empty(2 * len(first) + 2, dtype=np.int64)     # 0, first[0], end[0], first[1], ..., len(text)
+    bounds = np.empty(2 * len(first) + 2,
+                      dtype=np.int64)     # 0, first[0], end[0], first[1], ..., len(text)
     bounds[0], bounds[-1] = 0, len(text)
     bounds[1:-1:2], bounds[2:-1:2] = first, end
     inside = np.zeros(len(bounds) - 1, dtype=bool)
@@ -165,8 +179,8 @@ def _ordered_strings(text: NDArray[np.uint8], start: NDArray[np.int64], length: 
 
 
 def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
-    """The parts end to end, each part freed from the list as soon as it is copied: the peak stays about one
-    copy."""
+    """The parts end to end, each part freed from the list as soon as it is copied: the peak stays
+    about one copy."""
     out: NDArray = np.empty(sum(map(len, parts)), dtype=dtype)
     at = 0
     for k in range(len(parts)):
@@ -177,7 +191,8 @@ def _concatenate(parts: list[NDArray], dtype: type) -> NDArray:
 
 
 def _ascending(indices: NDArray[np.int64], n: int) -> NDArray[np.int64]:
-    """``np.sort`` of distinct indices below ``n``, by marking them (one pass over n instead of a sort)."""
+    """``np.sort`` of distinct indices below ``n``, by marking them (one pass over n instead of a
+    sort)."""
     marked = np.zeros(n, dtype=bool)
     marked[indices] = True
     return np.flatnonzero(marked)
@@ -185,9 +200,10 @@ def _ascending(indices: NDArray[np.int64], n: int) -> NDArray[np.int64]:
 
 def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[int, int],
                     among: _Grams | None = None) -> tuple[NDArray[np.int32], tuple[NDArray, ...]]:
-    """One block of whole entries: each phrase's number among the block's distinct phrases (numbered in the order
-    they first lie in the block), and those distinct phrases' (hash, check, text end to end, length, always kept,
-    words). With ``among``, only the entries one of whose phrases it may hold (:meth:`_Grams.entries_touching`)."""
+    """One block of whole entries: each phrase's number among the block's distinct phrases (numbered
+    in the order they first lie in the block), and those distinct phrases' (hash, check, text end to
+    end, length, always kept, words). With ``among``, only the entries one of whose phrases it may
+    hold (:meth:`_Grams.entries_touching`)."""
     block, start, length = block_phrases(raw, newline)
     chunks = Chunks(block)
     if among is not None:
@@ -207,9 +223,9 @@ def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[i
 
 @dataclass(frozen=True)
 class _Grams:
-    """The n-grams of some lines, up to ``max_n`` words, as sorted distinct :func:`string_hashes` under
-    ``multiplier``, with a bitmap of their top bits: the membership test of a whole table's phrases (a gather from
-    an 8 MiB bitmap first; the sorted search only for the few that pass)."""
+    """The n-grams of some lines, up to ``max_n`` words, as sorted distinct :func:`string_hashes`
+    under ``multiplier``, with a bitmap of their top bits: the membership test of a whole table's
+    phrases (a gather from an 8 MiB bitmap first; the sorted search only for the few that pass)."""
 
     hashes: NDArray[np.uint64]
     bitmap: NDArray[np.uint8]
@@ -219,7 +235,8 @@ class _Grams:
     BITS = 26
 
     @classmethod
-    def of(cls, lines: Sequence[Sequence[str]], max_n: int, multiplier: int, part: int = 8192) -> _Grams:
+    def of(cls, lines: Sequence[Sequence[str]], max_n: int, multiplier: int,
+           part: int = 8192) -> _Grams:
         """The n-grams of ``lines`` (lowercased, split into words): :func:`lines_ngram_hashes`."""
         hashes = lines_ngram_hashes(lines, max_n, multiplier, part)
         top = (hashes >> np.uint64(64 - cls.BITS)).astype(np.intp)
@@ -238,16 +255,17 @@ class _Grams:
         return out
 
     def entries_touching(self, hashes: NDArray[np.uint64]) -> NDArray[np.bool_]:
-        """Per entry (phrases ``2k``, ``2k + 1`` of a block, their :func:`_tested_hashes`), whether either phrase may
-        occur in the lines: its hash is an n-gram's, or 0 (:func:`_untested`)."""
+        """Per entry (phrases ``2k``, ``2k + 1`` of a block, their :func:`_tested_hashes`), whether
+        either phrase may occur in the lines: its hash is an n-gram's, or 0 (:func:`_untested`)."""
         present = self.holds(hashes) | (hashes == 0)
         return present[0::2] | present[1::2]
 
 
-def _untested(block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64], max_n: int
-              ) -> NDArray[np.bool_]:
-    """The phrases (words one space apart in ``block``, in order) that n-grams of up to ``max_n`` words cannot rule
-    out: empty ones and those with a byte >= 128 (the index keeps both always) or more than ``max_n`` words."""
+def _untested(block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64],
+              max_n: int ) -> NDArray[np.bool_]:
+    """The phrases (words one space apart in ``block``, in order) that n-grams of up to ``max_n``
+    words cannot rule out: empty ones and those with a byte >= 128 (the index keeps both always) or
+    more than ``max_n`` words."""
     out = length == 0
     # spaces up to each byte, a phrase's from two reads
     spaces = np.cumsum(block == 32, dtype=np.int32)
@@ -260,19 +278,22 @@ def _untested(block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArra
     return out
 
 
-def _tested_hashes(chunks: Chunks, block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64],
-                   multiplier: int) -> NDArray[np.uint64]:
-    """What the sub-table's test reads of a block's phrases (``chunks``: the block's :class:`Chunks`): each phrase's
-    hash under ``multiplier``, or 0 for a phrase that is :func:`_untested` (a phrase whose hash is 0 is then kept too:
-    the test may keep too much, never too little)."""
+def _tested_hashes(chunks: Chunks, block: NDArray[np.uint8], start: NDArray[np.int64],
+                   length: NDArray[np.int64], multiplier: int) -> NDArray[np.uint64]:
+    """What the sub-table's test reads of a block's phrases (``chunks``: the block's
+    :class:`Chunks`): each phrase's hash under ``multiplier``, or 0 for a phrase that is
+    :func:`_untested` (a phrase whose hash is 0 is then kept too: the test may keep too much, never
+    too little)."""
     (hashes,) = string_hashes(chunks, start, length, [multiplier])
     hashes[_untested(block, start, length, _AMONG_MAX_N)] = 0
     return hashes
 
 
-def _mapped_ahead(function: Callable[[Any], Any], items: Iterator[Any], workers: int = 2) -> Iterator[Any]:
-    """``map(function, items)`` in ``workers`` threads, in order, at most ``workers`` items ahead of the caller (the
-    blocks' numpy work releases the GIL, so two blocks take the two cores; the bound keeps the memory flat)."""
+def _mapped_ahead(function: Callable[[Any], Any], items: Iterator[Any],
+                  workers: int = 2) -> Iterator[Any]:
+    """``map(function, items)`` in ``workers`` threads, in order, at most ``workers`` items ahead of
+    the caller (the blocks' numpy work releases the GIL, so two blocks take the two cores; the bound
+    keeps the memory flat)."""
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: deque[Any] = deque()
         for item in items:
@@ -284,15 +305,16 @@ def _mapped_ahead(function: Callable[[Any], Any], items: Iterator[Any], workers:
 
 
 class _Collision(Exception):
-    """Two different phrases share a hash but not the other (the parse starts again with other multipliers)."""
+    """Two different phrases share a hash but not the other (the parse starts again with other
+    multipliers)."""
 
 
 _Parsed = TypeVar("_Parsed")
 
 
 def _first_without_collision(table: Path, attempt: Callable[[tuple[int, int]], _Parsed]) -> _Parsed:
-    """``attempt(multipliers)`` with each (hash, check) pair of :data:`_MULTIPLIERS` in turn, until one parses the
-    table without a :class:`_Collision`; ValueError where every pair collides."""
+    """``attempt(multipliers)`` with each (hash, check) pair of :data:`_MULTIPLIERS` in turn, until
+    one parses the table without a :class:`_Collision`; ValueError where every pair collides."""
     for multipliers in _MULTIPLIERS:
         try:
             return attempt(multipliers)
@@ -301,13 +323,15 @@ def _first_without_collision(table: Path, attempt: Callable[[tuple[int, int]], _
     raise ValueError(f"{table}: phrases whose hashes collide under every multiplier")
 
 
-def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], where: NDArray[np.int64] | None = None,
+def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64],
+              where: NDArray[np.int64] | None = None,
               chunk: int = 1 << 19) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
-    """The distinct values of ``hashes``: (the first index of each, in ascending order of value; each value's number
-    in that order). Strings are told apart by two independent 64-bit hashes: :class:`_Collision` where equal ``hashes``
-    come with different checks (two different strings agreeing on both has odds of 2**-64 a pair); the check of
-    ``hashes[i]`` is ``checks[i]``, or ``checks[where[i]]`` when ``hashes`` were taken at ``where``. The checks are
-    compared in chunks, so the temporaries stay small."""
+    """The distinct values of ``hashes``: (the first index of each, in ascending order of value;
+    each value's number in that order). Strings are told apart by two independent 64-bit hashes:
+    :class:`_Collision` where equal ``hashes`` come with different checks (two different strings
+    agreeing on both has odds of 2**-64 a pair); the check of ``hashes[i]`` is ``checks[i]``, or
+    ``checks[where[i]]`` when ``hashes`` were taken at ``where``. The checks are compared in chunks,
+    so the temporaries stay small."""
     order = stable_argsort(hashes)              # stable: each run of equal values starts at its first index
     sorted_hashes = hashes[order]
     new = np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]] if len(order) else np.zeros(0, dtype=bool)
@@ -316,7 +340,8 @@ def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], where: NDA
     first = order[new]
     at = (lambda i: i) if where is None else (lambda i: where[i])
     for x in range(0, len(order), chunk):
-        if not np.array_equal(checks[at(order[x:x + chunk])], checks[at(first[group[x:x + chunk]])]):
+        if not np.array_equal(checks[at(order[x:x + chunk])],
+                              checks[at(first[group[x:x + chunk]])]):
             raise _Collision
     number = np.empty(len(order), dtype=np.int32)
     number[order] = group
@@ -325,10 +350,10 @@ def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], where: NDA
 
 def _distinct_ranges(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], bits: int = 2
                      ) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
-    """:func:`_distinct` of each of the ``2**bits`` ranges of hash values (by their top bits), two at a time in two
-    threads (their sorts release the GIL): a value lies in one range, so the ranges' distinct values, the lowest
-    range's first, are the whole's. A quarter's temporaries at a time per thread: the halves at once were ~250 MB,
-    the build's peak."""
+    """:func:`_distinct` of each of the ``2**bits`` ranges of hash values (by their top bits), two
+    at a time in two threads (their sorts release the GIL): a value lies in one range, so the
+    ranges' distinct values, the lowest range's first, are the whole's. A quarter's temporaries at a
+    time per thread: the halves at once were ~250 MB, the build's peak."""
     def distinct_range(top: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int32]]:
         where = np.flatnonzero((hashes >> np.uint64(64 - bits)) == np.uint64(top))
         return (where, *_distinct(hashes[where], checks, where))
@@ -344,11 +369,12 @@ def _distinct_ranges(hashes: NDArray[np.uint64], checks: NDArray[np.uint64], bit
 
 def _table_numbers(numbers: list[NDArray[np.int32]], global_number: NDArray[np.int32]
                    ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
-    """Each entry's (first, second) phrase as the table's phrase numbers, from each block's numbers (its phrases'
-    places among the block's distinct phrases) and every block-distinct phrase's table number, the blocks end to
-    end; each block's numbers are freed from the list once read."""
+    """Each entry's (first, second) phrase as the table's phrase numbers, from each block's numbers
+    (its phrases' places among the block's distinct phrases) and every block-distinct phrase's table
+    number, the blocks end to end; each block's numbers are freed from the list once read."""
     n_entries = sum(map(len, numbers)) // 2
-    entry_first, entry_second = np.empty(n_entries, dtype=np.int32), np.empty(n_entries, dtype=np.int32)
+    entry_first, entry_second = np.empty(n_entries, dtype=np.int32), np.empty(n_entries,
+                                                                              dtype=np.int32)
     at, put = 0, 0
     for k in range(len(numbers)):
         n, numbers[k] = numbers[k], entry_first[:0]
@@ -360,9 +386,9 @@ def _table_numbers(numbers: list[NDArray[np.int32]], global_number: NDArray[np.i
 
 def _kept_text(texts: list[NDArray[np.uint8]], counts: list[int], chosen: NDArray[np.bool_],
                length: NDArray[np.int32]) -> NDArray[np.uint8]:
-    """The chosen strings end to end, in the order they lie in ``texts`` (parts of ``counts`` strings, whose
-    lengths are ``length``, end to end): each part's byte mask in turn, each part freed from the list once read (the
-    whole text and its byte mask were 220 MB at once)."""
+    """The chosen strings end to end, in the order they lie in ``texts`` (parts of ``counts``
+    strings, whose lengths are ``length``, end to end): each part's byte mask in turn, each part
+    freed from the list once read (the whole text and its byte mask were 220 MB at once)."""
     out: NDArray[np.uint8] = np.empty(int(length[chosen].sum(dtype=np.int64)), dtype=np.uint8)
     at, put = 0, 0
     for k in range(len(texts)):
@@ -376,8 +402,8 @@ def _kept_text(texts: list[NDArray[np.uint8]], counts: list[int], chosen: NDArra
 
 def _kept_spans(chosen: NDArray[np.bool_], first: NDArray[np.int64], length: NDArray[np.int32]
                 ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
-    """(start, end) in the joined chosen strings (:func:`_kept_text`) of the strings ``first``: by each one's place
-    among the chosen (a running count), not by an argsort of ``first``."""
+    """(start, end) in the joined chosen strings (:func:`_kept_text`) of the strings ``first``: by
+    each one's place among the chosen (a running count), not by an argsort of ``first``."""
     kept = length[chosen]
     place = np.cumsum(chosen, dtype=np.int32) - 1
     start = (np.cumsum(kept, dtype=np.int64) - kept)[place[first]]
@@ -386,8 +412,8 @@ def _kept_spans(chosen: NDArray[np.bool_], first: NDArray[np.int64], length: NDA
 
 @dataclass(frozen=True)
 class ParaphraseIndex:
-    """The paraphrase table as arrays: distinct phrases (text, hash, always-kept flag) and the entries as (first
-    phrase, second phrase) in file order."""
+    """The paraphrase table as arrays: distinct phrases (text, hash, always-kept flag) and the
+    entries as (first phrase, second phrase) in file order."""
 
     phrase_text: NDArray[np.uint8]        # distinct phrases, concatenated
     phrase_start: NDArray[np.int32]       # (phrases,) where each phrase's text starts and ends
@@ -400,25 +426,29 @@ class ParaphraseIndex:
     max_words: NDArray[np.int64]          # () the longest phrase's number of words
     folder: str = ""                      # the cache folder it was read from ("" for a parsed index)
 
-    # -- building and caching ------------------------------------------------------------------------
+    # -- building and caching ----------------------------------------------------------------------
     @classmethod
     def parse(cls, table: Path, block_bytes: int = 1 << 21) -> ParaphraseIndex:
-        """Parse ``paraphrase-en.gz``: blocks of three lines (probability, which the jar ignores; phrase;
-        paraphrase). Raises ValueError on anything the jar would read differently from this parser.
+        """Parse ``paraphrase-en.gz``: blocks of three lines (probability, which the jar ignores;
+        phrase; paraphrase). Raises ValueError on anything the jar would read differently from this
+        parser.
 
-        The table (272 MB of text, 10.5 M phrases, 2.6 M distinct) is streamed in blocks of about ``block_bytes``
-        of whole entries and never split into Python objects: each block's phrases are hashed at once
-        (:func:`string_hashes`), each block keeps the text of its distinct phrases, and the distinct phrases
-        of the table are found by one sort of those hashes."""
-        return _first_without_collision(table, lambda multipliers: cls._parse(Path(table), block_bytes, multipliers))
+        The table (272 MB of text, 10.5 M phrases, 2.6 M distinct) is streamed in blocks of about
+        ``block_bytes`` of whole entries and never split into Python objects: each block's phrases
+        are hashed at once (:func:`string_hashes`), each block keeps the text of its distinct
+        phrases, and the distinct phrases of the table are found by one sort of those hashes."""
+        return _first_without_collision(table, lambda multipliers: cls._parse(Path(table),
+                                                                              block_bytes,
+                                                                              multipliers))
 
     @classmethod
     def parse_among(cls, table: Path, lines: Sequence[Sequence[str]], block_bytes: int = 1 << 21
                     ) -> tuple[ParaphraseIndex, NDArray[np.uint64]]:
-        """:meth:`parse` of only the entries one of whose phrases may occur in ``lines`` (lowercased, split into
-        words): the sub-table of the entries METEOR can match against these lines as references, in file order
-        (a match needs one phrase in the hypothesis and the other in a reference). Also the lines' n-gram hashes
-        (up to :data:`_AMONG_MAX_N` words; sorted distinct), which :meth:`phrases_in` of this index reads."""
+        """:meth:`parse` of only the entries one of whose phrases may occur in ``lines``
+        (lowercased, split into words): the sub-table of the entries METEOR can match against these
+        lines as references, in file order (a match needs one phrase in the hypothesis and the other
+        in a reference). Also the lines' n-gram hashes (up to :data:`_AMONG_MAX_N` words; sorted
+        distinct), which :meth:`phrases_in` of this index reads."""
         def attempt(multipliers: tuple[int, int]) -> tuple[ParaphraseIndex, NDArray[np.uint64]]:
             grams = _Grams.of(lines, _AMONG_MAX_N, multipliers[0])
             return cls._parse(Path(table), block_bytes, multipliers, grams), grams.hashes
@@ -426,23 +456,27 @@ class ParaphraseIndex:
         return _first_without_collision(table, attempt)
 
     @classmethod
-    def _parse(cls, table: Path, block_bytes: int, multipliers: tuple[int, int], among: _Grams | None = None
-               ) -> ParaphraseIndex:
+    def _parse(cls, table: Path, block_bytes: int, multipliers: tuple[int, int],
+               among: _Grams | None = None ) -> ParaphraseIndex:
         numbers: list[NDArray[np.int32]] = []        # every phrase's number among its block's distinct phrases
-        fields: tuple[list[NDArray], ...] = ([], [], [], [], [], [])   # each block's distinct phrases: hash, check,
+        fields: tuple[list[NDArray], ...] = ([], [], [], [], [],
+                                             [])   # each block's distinct phrases: hash, check,
         blocks = entry_blocks(table, block_bytes)                      # text, length, always kept, words
-        for number, parts in _mapped_ahead(lambda block: _block_distinct(block[0], block[1], multipliers, among),
+        for number, parts in _mapped_ahead(lambda block: _block_distinct(block[0], block[1],
+                                                                         multipliers, among),
                                            blocks):
             numbers.append(number)
             for out, part in zip(fields, parts):
                 out.append(part)
         texts, counts = fields[2], list(map(len, fields[0]))   # texts kept in parts: only the chosen bytes are joined
         hashes, checks, length, always, words = (_concatenate(f, dtype) for f, dtype in
-                                                 zip(fields[:2] + fields[3:], (np.uint64, np.uint64, np.int32, bool,
+                                                 zip(fields[:2] + fields[3:],
+                                                     (np.uint64, np.uint64, np.int32, bool,
                                                                                np.int16)))
         first, global_number = _distinct_ranges(hashes, checks)  # distinct across blocks, numbered in hash order
         del checks
-        chosen = np.zeros(len(length), dtype=bool)              # the first copy of each, in text order
+        chosen = np.zeros(len(length),
+                          dtype=bool)              # the first copy of each, in text order
         chosen[first] = True
         with ThreadPoolExecutor(max_workers=1) as pool:         # two independent halves on the two cores
             spans = pool.submit(_kept_spans, chosen, first, length)
@@ -453,30 +487,34 @@ class ParaphraseIndex:
         if len(phrase_text) >= 1 << 31:
             raise ValueError(f"{table}: over 2 GB of distinct phrases")
         return cls(phrase_text, start, end, hashes[first], always[first], entry_first, entry_second,
-                   np.asarray(multipliers, dtype=np.uint64), np.asarray(int(words.max(initial=0)), dtype=np.int64))
+                   np.asarray(multipliers, dtype=np.uint64),
+                   np.asarray(int(words.max(initial=0)), dtype=np.int64))
 
     @staticmethod
     def cache_path(table: Path, cache_dir: Path | None = None) -> Path:
-        """The folder holding the index of ``table``, keyed by the table's content: every installation with the
-        same data shares one index (a size / time key made each virtual environment rebuild it)."""
+        """The folder holding the index of ``table``, keyed by the table's content: every
+        installation with the same data shares one index (a size / time key made each virtual
+        environment rebuild it)."""
         root, table = (cache_dir or java.cache_dir()) / "meteor", Path(table).absolute()
         # the digest of the 62 MB table is remembered by the file's stamp, not taken at every run
-        digest = _memo(root / "table-digests.json", str(table), [_stamp(table)], lambda: _digest_file(table))
+        digest = _memo(root / "table-digests.json", str(table), [_stamp(table)],
+                       lambda: _digest_file(table))
         return root / f"paraphrase-v{FORMAT}-{digest[:20]}"
 
     @classmethod
     def load(cls, table: Path, cache_dir: Path | None = None) -> ParaphraseIndex:
-        """The cached index of ``table`` (memory-mapped ``.npy`` files), built and cached on first use (then read
-        back mapped too); an unwritable cache directory only costs the rebuild. What is read is checked against the
-        checksums written with it (a damaged or edited index would silently change METEOR): a mismatch rebuilds
-        it."""
+        """The cached index of ``table`` (memory-mapped ``.npy`` files), built and cached on first
+        use (then read back mapped too); an unwritable cache directory only costs the rebuild. What
+        is read is checked against the checksums written with it (a damaged or edited index would
+        silently change METEOR): a mismatch rebuilds it."""
         return cls._cached(cls.cache_path(table, cache_dir), lambda: cls.parse(table))
 
     @classmethod
-    def whole_for(cls, table: Path, n_lines: int, cache_dir: Path | None = None) -> ParaphraseIndex | None:
+    def whole_for(cls, table: Path, n_lines: int,
+                  cache_dir: Path | None = None) -> ParaphraseIndex | None:
         """The whole table's index where references of ``n_lines`` lines use it: fewer than
-        :data:`SUBTABLE_MIN_LINES` always (:meth:`load`, built once per machine), more only where it is cached
-        already; None where they get their own sub-table (:meth:`for_references`)."""
+        :data:`SUBTABLE_MIN_LINES` always (:meth:`load`, built once per machine), more only where it
+        is cached already; None where they get their own sub-table (:meth:`for_references`)."""
         if n_lines < SUBTABLE_MIN_LINES or cls.cache_path(table, cache_dir).is_dir():
             return cls.load(table, cache_dir)
         return None
@@ -485,11 +523,12 @@ class ParaphraseIndex:
     def for_references(cls, table: Path, lines: Sequence[str], cache_dir: Path | None = None,
                        split: Callable[[str], list[str]] = str.split
                        ) -> tuple[ParaphraseIndex, NDArray[np.int64] | None]:
-        """The index METEOR needs against these reference lines (lowercased; ``split`` into words as the jar does):
-        the whole table's where it is cached or the lines are fewer than :data:`SUBTABLE_MIN_LINES` (built once per
-        machine), else the lines' own :meth:`parse_among` sub-table, cached by their content (a whole split's first
-        run reads 12% of the entries instead of building the whole index). With a sub-table built just now, also the
-        numbers of its phrases found in the lines (their n-grams were hashed to build it); else None."""
+        """The index METEOR needs against these reference lines (lowercased; ``split`` into words as
+        the jar does): the whole table's where it is cached or the lines are fewer than
+        :data:`SUBTABLE_MIN_LINES` (built once per machine), else the lines' own :meth:`parse_among`
+        sub-table, cached by their content (a whole split's first run reads 12% of the entries
+        instead of building the whole index). With a sub-table built just now, also the numbers of
+        its phrases found in the lines (their n-grams were hashed to build it); else None."""
         whole = cls.whole_for(table, len(lines), cache_dir)
         if whole is not None:
             return whole, None
@@ -509,7 +548,8 @@ class ParaphraseIndex:
 
     @classmethod
     def _cached(cls, path: Path, build: Callable[[], ParaphraseIndex]) -> ParaphraseIndex:
-        """The index cached in ``path``; else ``build()`` saved there and read back memory-mapped."""
+        """The index cached in ``path``; else ``build()`` saved there and read back
+        memory-mapped."""
         if path.is_dir():
             try:
                 return cls._read(path)
@@ -518,22 +558,23 @@ class ParaphraseIndex:
         index = build()
         try:
             index._save(path)
-            # memory-mapped: the run goes on without the parsed arrays in memory; the checksums were just taken
-            # from the saved files, so they are not read again here (see settle)
+            # memory-mapped: the run goes on without the parsed arrays in memory; the checksums were
+            # just taken from the saved files, so they are not read again here (see settle)
             return cls._read(path, check=False)
         except (OSError, ValueError, KeyError):
             return index
 
     @property
     def key(self) -> str:
-        """The cache folder's name (format and table digest): what identifies this index's phrase numbers ("" for
-        an index that was not read from a cache folder)."""
+        """The cache folder's name (format and table digest): what identifies this index's phrase
+        numbers ("" for an index that was not read from a cache folder)."""
         return Path(self.folder).name if self.folder else ""
 
     def settle(self) -> None:
-        """Remember that this index's files passed their check, once they have settled (:func:`_stamp`): the
-        next run then skips it. For an index built by this process (its files too fresh to stamp when it read
-        them back), called when the run is done; a no-op for an index whose check is remembered already."""
+        """Remember that this index's files passed their check, once they have settled
+        (:func:`_stamp`): the next run then skips it. For an index built by this process (its files
+        too fresh to stamp when it read them back), called when the run is done; a no-op for an
+        index whose check is remembered already."""
         if self.folder:
             with contextlib.suppress(OSError, ValueError):
                 if None not in map(_stamp, self._files(Path(self.folder))):   # else nothing could be remembered
@@ -541,19 +582,23 @@ class ParaphraseIndex:
 
     @staticmethod
     def _files(path: Path) -> list[Path]:
-        """The files of the index in ``path``: the checksums' manifest and one ``.npy`` per array."""
+        """The files of the index in ``path``: the checksums' manifest and one ``.npy`` per
+        array."""
         return [path / "digests.json", *(path / f"{name}.npy" for name in _ARRAYS)]
 
     @classmethod
     def _check(cls, path: Path) -> None:
-        """The files of the index in ``path`` checked against their checksums, once per state of the files: a
-        check that passed is remembered by their stamps (140 MB of CRC-32 at every run otherwise; any
-        write to a file changes its stamp and brings the check back). ValueError on a mismatch."""
-        _memo(path / "verified.json", "checksums", [_stamp(f) for f in cls._files(path)], lambda: cls._verify(path))
+        """The files of the index in ``path`` checked against their checksums, once per state of the
+        files: a check that passed is remembered by their stamps (140 MB of CRC-32 at every run
+        otherwise; any write to a file changes its stamp and brings the check back). ValueError on a
+        mismatch."""
+        _memo(path / "verified.json", "checksums", [_stamp(f) for f in cls._files(path)],
+              lambda: cls._verify(path))
 
     @classmethod
     def _read(cls, path: Path, check: bool = True) -> ParaphraseIndex:
-        """The cached index in ``path``, memory-mapped, after :meth:`_check` unless ``check`` is False."""
+        """The cached index in ``path``, memory-mapped, after :meth:`_check` unless ``check`` is
+        False."""
         if check:
             cls._check(path)
         arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
@@ -565,11 +610,13 @@ class ParaphraseIndex:
 
     @staticmethod
     def _verify(path: Path) -> str:
-        """"ok" when every array file of the index in ``path`` has the checksum written with it; ValueError if not."""
+        """"ok" when every array file of the index in ``path`` has the checksum written with it;
+        ValueError if not."""
         manifest = json.loads((path / "digests.json").read_text(encoding="utf-8"))
         for name in _ARRAYS:
             if _checksum(path / f"{name}.npy") != manifest.get(name):
-                raise ValueError(f"{name}.npy of the paraphrase index in {path} does not match its checksum")
+                raise ValueError(f"{name}.npy of the paraphrase index in {path} does not match its "
+                                 "checksum")
         return "ok"
 
     def _save(self, path: Path) -> None:
@@ -581,12 +628,14 @@ class ParaphraseIndex:
             os.rename(tmp, path)                          # atomic; a concurrent builder that won keeps its copy
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        # other indexes are left alone: they may belong to other installations (another jar, another vlbench)
+        # other indexes are left alone: they may belong to other installations (another jar, another
+        # vlbench)
 
-    # -- reducing --------------------------------------------------------------------------------------
+    # -- reducing ----------------------------------------------------------------------------------
     def kept_entries(self, corpus: Sequence[str]) -> NDArray[np.int64] | None:
-        """Entries (in file order) whose two phrases both occur in ``corpus`` (normalised lines as the
-        jar sees them before lowercasing), or None when the reduction cannot be trusted for it."""
+        """Entries (in file order) whose two phrases both occur in ``corpus`` (normalised lines as
+        the jar sees them before lowercasing), or None when the reduction cannot be trusted for
+        it."""
         if any("\u0130" in line for line in corpus):
             return None                               # Java may lowercase it to ASCII 'i', Python does not
         return self.kept_entries_for_words([[w for w in _JAVA_SPACE.split(line.lower()) if w] for line in corpus])
@@ -596,13 +645,15 @@ class ParaphraseIndex:
         return self.kept_entries_for_grams(self.ngram_hashes(lines))
 
     def ngram_hashes(self, lines: Sequence[Sequence[str]], part: int = 8192) -> NDArray[np.uint64]:
-        """Sorted distinct hashes of the n-grams (up to the longest phrase) of lines split into words, as this
-        index hashes its phrases: what :meth:`kept_entries_for_grams` looks up (:func:`lines_ngram_hashes`)."""
+        """Sorted distinct hashes of the n-grams (up to the longest phrase) of lines split into
+        words, as this index hashes its phrases: what :meth:`kept_entries_for_grams` looks up
+        (:func:`lines_ngram_hashes`)."""
         return lines_ngram_hashes(lines, int(self.max_words), int(self.multipliers[0]), part)
 
     def kept_entries_for_grams(self, *grams: NDArray[np.uint64]) -> NDArray[np.int64]:
-        """:meth:`kept_entries` for the lines whose :meth:`ngram_hashes` are ``grams`` (one set per part of the
-        lines: n-grams never cross a line, so the parts' union is the whole corpus's)."""
+        """:meth:`kept_entries` for the lines whose :meth:`ngram_hashes` are ``grams`` (one set per
+        part of the lines: n-grams never cross a line, so the parts' union is the whole
+        corpus's)."""
         return self._kept(grams[0] if len(grams) == 1 else sorted_distinct(np.concatenate(grams)))
 
     def _kept(self, grams: NDArray[np.uint64]) -> NDArray[np.int64]:
@@ -611,15 +662,17 @@ class ParaphraseIndex:
 
     def phrases_in(self, grams: NDArray[np.uint64]) -> NDArray[np.int64]:
         """The numbers (ascending) of the phrases whose hash is among ``grams`` (sorted distinct
-        :meth:`ngram_hashes`): a phrase's number is its hash's place among the table's sorted hashes."""
+        :meth:`ngram_hashes`): a phrase's number is its hash's place among the table's sorted
+        hashes."""
         at = np.searchsorted(self.phrase_hash, grams)
         inside = at < len(self.phrase_hash)
         at = at[inside]
         return at[self.phrase_hash[at] == grams[inside]]
 
     def entries_among(self, phrases: NDArray[np.int64], block: int = 1 << 20) -> NDArray[np.int64]:
-        """Entries (in file order) whose two phrases are always kept or among ``phrases`` (numbers, any order,
-        repeats allowed); the (memory-mapped) entry arrays a block at a time, so the temporaries stay a few MB."""
+        """Entries (in file order) whose two phrases are always kept or among ``phrases`` (numbers,
+        any order, repeats allowed); the (memory-mapped) entry arrays a block at a time, so the
+        temporaries stay a few MB."""
         present = np.array(self.phrase_always, dtype=bool)
         present[phrases] = True
         kept = [x + np.flatnonzero(present[self.entry_first[x:x + block]] & present[self.entry_second[x:x + block]])
@@ -653,6 +706,7 @@ class ParaphraseIndex:
             return text[start[i]:end[i]].tobytes()
 
         body = b"".join(b"1\n" + phrase(a) + b"\n" + phrase(b) + b"\n"
-                        for a, b in zip(self.entry_first[entries].tolist(), self.entry_second[entries].tolist()))
+                        for a, b in zip(self.entry_first[entries].tolist(),
+                                        self.entry_second[entries].tolist()))
         Path(path).write_bytes(gzip.compress(body, compresslevel=1))
 

@@ -12,7 +12,8 @@ BETA = 1.2
 
 
 def lcs_length(a: list[str], b: list[str]) -> int:
-    """Length of the longest common subsequence (bit-parallel: one big-int step per token of ``b``)."""
+    """Length of the longest common subsequence (bit-parallel: one big-int step per token of
+    ``b``)."""
     return _lcs_against(_token_masks(a), len(a), b)
 
 
@@ -37,8 +38,9 @@ def _lcs_against(masks: dict[str, int], n: int, b: list[str]) -> int:
 
 
 def rouge_l(hyps: list[str], refs: list[list[str]]) -> NDArray[np.float64]:
-    """Per-image ROUGE-L (the corpus value is their mean). The LCS is symmetric, so the caption's token masks
-    are built once and every reference runs against them (not a mask table per reference)."""
+    """Per-image ROUGE-L (the corpus value is their mean). The LCS is symmetric, so the caption's
+    token masks are built once and every reference runs against them (not a mask table per
+    reference)."""
     out = np.zeros(len(hyps))
     b2 = BETA**2
     for i, (hyp, rs) in enumerate(zip(hyps, refs)):

@@ -21,9 +21,10 @@ __all__ = ["spice_available", "spice_scores", "CORENLP_JARS"]
 
 CORENLP_JARS = ("stanford-corenlp-3.6.0.jar", "stanford-corenlp-3.6.0-models.jar")
 #: Java 17 closes the internals SPICE 1.0 (written for Java 8) reflects on.
-_ADD_OPENS = ["--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/java.util=ALL-UNNAMED",
-              "--add-opens", "java.base/java.io=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-              "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"]
+_ADD_OPENS = ["--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens",
+              "java.base/java.util=ALL-UNNAMED",
+              "--add-opens", "java.base/java.io=ALL-UNNAMED", "--add-opens",
+              "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"]
 
 
 def _spice_jar() -> Path | None:
@@ -52,12 +53,15 @@ def spice_available() -> tuple[bool, str]:
     if _corenlp_dir() is None:
         root = java.pycocoevalcap_dir()
         lib = root / "spice" / "lib" if root else "spice/lib"
-        return False, (f"SPICE needs Stanford CoreNLP 3.6.0 ({' and '.join(CORENLP_JARS)}) in {lib} or in the folder "
-                       "named by VLBENCH_CORENLP_DIR; get them from stanford-corenlp-full-2015-12-09.zip")
+        return False, (f"SPICE needs Stanford CoreNLP 3.6.0 ({' and '.join(CORENLP_JARS)}) in "
+                       f"{lib} or in the folder "
+                       "named by VLBENCH_CORENLP_DIR; get them from "
+                       "stanford-corenlp-full-2015-12-09.zip")
     return True, "ok"
 
 
-def spice_scores(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_dir: str | None = None) -> list[float]:
+def spice_scores(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
+                 cache_dir: str | None = None) -> list[float]:
     """Per-image SPICE F-scores (``scores.All.f``), one JVM run; NaN where SPICE gives no number."""
     ok, why = spice_available()
     if not ok:
@@ -69,10 +73,13 @@ def spice_scores(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_di
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="vlbench-spice-") as tmp:
         inp, out = Path(tmp) / "in.json", Path(tmp) / "out.json"
-        inp.write_text(json.dumps([{"image_id": i, "test": h, "refs": list(r)} for i, (h, r) in enumerate(zip(hyps, refs))]))
+        inp.write_text(json.dumps([{"image_id": i, "test": h, "refs": list(r)} for i,
+                                   (h, r) in enumerate(zip(hyps, refs))]))
         classpath = os.pathsep.join([str(jar)] + [str(corenlp / j) for j in CORENLP_JARS])
-        cmd = [java.require_java(), *_ADD_OPENS, "-Xmx8G", "-cp", classpath + os.pathsep + str(jar.parent / "lib" / "*"),
-               "edu.anu.spice.SpiceScorer", str(inp), "-cache", str(cache), "-out", str(out), "-subset", "-silent"]
+        cmd = [java.require_java(), *_ADD_OPENS, "-Xmx8G", "-cp",
+               classpath + os.pathsep + str(jar.parent / "lib" / "*"),
+               "edu.anu.spice.SpiceScorer", str(inp), "-cache", str(cache), "-out", str(out),
+               "-subset", "-silent"]
         proc = subprocess.run(cmd, cwd=str(jar.parent), capture_output=True)
         if proc.returncode != 0 or not out.exists():
             raise VlbenchError(f"SPICE failed: {proc.stderr.decode(errors='replace')[-500:]}")

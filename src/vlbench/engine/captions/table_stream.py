@@ -1,6 +1,6 @@
-"""METEOR's paraphrase table (``paraphrase-en.gz``) streamed: inflated in pieces, cut into blocks of whole
-three-line entries (probability, phrase, paraphrase), each block's phrases found as (start, length) in its bytes
-with their words one space apart, as the jar's tokenizer splits them.
+"""METEOR's paraphrase table (``paraphrase-en.gz``) streamed: inflated in pieces, cut into blocks of
+whole three-line entries (probability, phrase, paraphrase), each block's phrases found as (start,
+length) in its bytes with their words one space apart, as the jar's tokenizer splits them.
 """
 
 from __future__ import annotations
@@ -20,16 +20,17 @@ __all__ = ["ZLIB", "inflated", "entry_blocks", "block_phrases"]
 
 #: Java's StringTokenizer separators within a line (the jar splits phrases into words with it)
 _JAVA_SPACE_BYTES = re.compile(rb"[ \t\f]+")
-#: zlib, or ISA-L's drop-in module where its wheel is installed: the same inflate and CRC-32 results, faster (a
-#: large part of the index build's CPU with zlib)
+#: zlib, or ISA-L's drop-in module where its wheel is installed: the same inflate and CRC-32
+#: results, faster (a large part of the index build's CPU with zlib)
 ZLIB: types.ModuleType = zlib
 with contextlib.suppress(ImportError):
     from isal import isal_zlib as ZLIB
 
 
 def inflated(table: Path, read_bytes: int = 1 << 20) -> Iterator[bytes]:
-    """The gzip'd table decompressed as a stream of pieces, each inflated in a thread while the caller works on the
-    one before (zlib releases the GIL: the decompression, a sixth of the parse, then costs no wall time)."""
+    """The gzip'd table decompressed as a stream of pieces, each inflated in a thread while the
+    caller works on the one before (zlib releases the GIL: the decompression, a sixth of the parse,
+    then costs no wall time)."""
     def pieces() -> Iterator[bytes]:
         inflate = ZLIB.decompressobj(wbits=31)         # gzip framing
         with open(table, "rb") as fh:
@@ -46,13 +47,14 @@ def inflated(table: Path, read_bytes: int = 1 << 20) -> Iterator[bytes]:
 
 
 def entry_blocks(table: Path, block_bytes: int) -> Iterator[tuple[bytes, NDArray[np.int64]]]:
-    """The gzip'd table decompressed as a stream, in blocks of at least ``block_bytes`` (but the last) of whole
-    three-line entries, each with the positions of its newlines (it ends with one; a last line without one gets
-    it)."""
+    """The gzip'd table decompressed as a stream, in blocks of at least ``block_bytes`` (but the
+    last) of whole three-line entries, each with the positions of its newlines (it ends with one; a
+    last line without one gets it)."""
     pending = b""
     for piece in inflated(table, max(1, block_bytes // 4)):
         if b"\r" in piece:
-            raise ValueError("carriage return in the paraphrase table (Java would split lines there)")
+            raise ValueError("carriage return in the paraphrase table (Java would split lines "
+                             "there)")
         pending += piece
         if len(pending) < block_bytes:
             continue
@@ -72,17 +74,19 @@ def entry_blocks(table: Path, block_bytes: int) -> Iterator[tuple[bytes, NDArray
 
 
 def canonical(raw: bytes) -> bytes:
-    """A block's lines with their words one space apart, as Java's StringTokenizer splits them (space, tab, form
-    feed): what the jar compares. Only blocks holding another separator, a doubled or an edge space come here."""
+    """A block's lines with their words one space apart, as Java's StringTokenizer splits them
+    (space, tab, form feed): what the jar compares. Only blocks holding another separator, a doubled
+    or an edge space come here."""
     return b"\n".join(b" ".join(w for w in _JAVA_SPACE_BYTES.split(line) if w) for line in raw.split(b"\n"))
 
 
 
-def block_phrases(raw: bytes, newline: NDArray[np.int64]) -> tuple[NDArray[np.uint8], NDArray[np.int64],
+def block_phrases(raw: bytes, newline: NDArray[np.int64]) -> tuple[NDArray[np.uint8],
+                                                                   NDArray[np.int64],
                                                                    NDArray[np.int64]]:
-    """A block of whole entries (line 0 of each: the probability, which the jar ignores; lines 1 and 2: the
-    phrases) and its newlines' positions; its words made one space apart: its bytes, and each phrase's start and
-    length in file order (each entry's first, then its second)."""
+    """A block of whole entries (line 0 of each: the probability, which the jar ignores; lines 1 and
+    2: the phrases) and its newlines' positions; its words made one space apart: its bytes, and each
+    phrase's start and length in file order (each entry's first, then its second)."""
     block = np.frombuffer(raw, dtype=np.uint8)
     starts = np.r_[0, newline[:-1] + 1]
     space = block == 32         # (numpy's pairwise test: bytes' `b"  " in raw` is slower on these spaced texts)

@@ -1,15 +1,18 @@
 """A disk cache for the work done on a split's reference texts, keyed by their content (#32).
 
-A caption benchmark scores every model against the same references, and the references' share of a run
-(PTB tokenization of 45,000 texts, METEOR's normalisation and word data) is the same each time. Each result
-is stored once per (kind, code, texts) under ``<cache dir>/texts/`` and read back on the next run:
+A caption benchmark scores every model against the same references, and the references' share of a
+run (PTB tokenization of 45,000 texts, METEOR's normalisation and word data) is the same each time.
+Each result is stored once per (kind, code, texts) under ``<cache dir>/texts/`` and read back on the
+next run:
 
-- the key is a SHA-256 of the kind, :data:`FORMAT`, a digest of the code that computed the value (its source
-  files and data files: an edit or an upgrade never reads an older result) and the texts themselves;
-- a file holds a header (format, key, CRC-32 and length of the payload), the value as JSON and numpy arrays as
-  raw bytes (a dtype whitelist: nothing is unpickled): a damaged or foreign file is recomputed, never trusted;
-- writes are atomic (a temporary file renamed); at most :data:`KEEP` results per kind are kept, the least
-  recently used go; an unwritable cache only costs the computation.
+- the key is a SHA-256 of the kind, :data:`FORMAT`, a digest of the code that computed the value
+  (its source files and data files: an edit or an upgrade never reads an older result) and the texts
+  themselves;
+- a file holds a header (format, key, CRC-32 and length of the payload), the value as JSON and numpy
+  arrays as raw bytes (a dtype whitelist: nothing is unpickled): a damaged or foreign file is
+  recomputed, never trusted;
+- writes are atomic (a temporary file renamed); at most :data:`KEEP` results per kind are kept, the
+  least recently used go; an unwritable cache only costs the computation.
 
 Only the library's own files under the cache directory are ever written or deleted.
 """
@@ -37,7 +40,8 @@ __all__ = ["FORMAT", "KEEP", "MIN_TEXTS", "Entry", "cached", "code_digest", "fol
 FORMAT = 1
 #: Results kept per kind (each a few MB for a whole split).
 KEEP = 8
-#: Fewer texts than this are computed, not cached (quick anyway; keeps small runs from filling the cache).
+#: Fewer texts than this are computed, not cached (quick anyway; keeps small runs from filling the
+#: cache).
 MIN_TEXTS = 1000
 
 #: A stored result: a JSON value and numpy arrays.
@@ -47,8 +51,8 @@ _DTYPES = frozenset({"<u8", "<i8", "<u4", "<i4", "<f8", "|u1", "|b1"})
 
 
 def code_digest(paths: Iterable[str | os.PathLike[str]]) -> str:
-    """SHA-1 over the files' paths, sizes and contents of small files (sources) or sizes and modification
-    times of large ones (jars): what the cached values were computed by."""
+    """SHA-1 over the files' paths, sizes and contents of small files (sources) or sizes and
+    modification times of large ones (jars): what the cached values were computed by."""
     h = hashlib.sha1()
     for p in map(Path, paths):
         st = p.stat()
@@ -58,7 +62,8 @@ def code_digest(paths: Iterable[str | os.PathLike[str]]) -> str:
 
 
 def folder() -> Path:
-    """Where the results are kept: ``texts/`` in the caption backends' cache directory (``$VLBENCH_CACHE_DIR``)."""
+    """Where the results are kept: ``texts/`` in the caption backends' cache directory
+    (``$VLBENCH_CACHE_DIR``)."""
     return java.cache_dir() / "texts"
 
 
@@ -69,8 +74,8 @@ def _key(kind: str, code: str, texts: Sequence[str]) -> str:
 
 
 def _encode(entry: Entry) -> list[memoryview | bytes]:
-    """The payload's parts: a JSON line (the value, each array's dtype and shape), then the arrays' bytes (kept
-    apart: no joined copy of many MB)."""
+    """The payload's parts: a JSON line (the value, each array's dtype and shape), then the arrays'
+    bytes (kept apart: no joined copy of many MB)."""
     value, arrays = entry
     arrays = tuple(np.ascontiguousarray(a) for a in arrays)
     if any(a.dtype.str not in _DTYPES for a in arrays):
@@ -80,7 +85,8 @@ def _encode(entry: Entry) -> list[memoryview | bytes]:
 
 
 def _decode(mapped: mmap.mmap, start: int) -> Entry:
-    """The entry whose payload starts at ``start``; its arrays are read-only views of the file (no copy)."""
+    """The entry whose payload starts at ``start``; its arrays are read-only views of the file (no
+    copy)."""
     cut = mapped.find(b"\n", start)
     if cut < 0:
         raise ValueError("no JSON line")
@@ -99,9 +105,9 @@ def _decode(mapped: mmap.mmap, start: int) -> Entry:
 
 
 def _read(path: Path, key: str) -> Entry:
-    """The entry stored under ``key`` in ``path``; ValueError when the file is not exactly that. The file is
-    memory-mapped: no transient copy of it on the heap (a freed block of many MB raises glibc's mmap threshold,
-    and the heap then keeps more of the run's later arrays)."""
+    """The entry stored under ``key`` in ``path``; ValueError when the file is not exactly that. The
+    file is memory-mapped: no transient copy of it on the heap (a freed block of many MB raises
+    glibc's mmap threshold, and the heap then keeps more of the run's later arrays)."""
     with path.open("rb") as f:
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)    # ValueError for an empty file
     end = mapped.find(b"\n")
@@ -140,11 +146,12 @@ def _evict(where: Path, kind: str) -> None:
 
 def cached(kind: str, code: str, texts: Sequence[str], compute: Callable[[], Entry],
            valid: Callable[[Any, tuple[NDArray[Any], ...]], bool]) -> Entry:
-    """``compute()``, or the entry a previous run stored for the same ``kind``, ``code`` and ``texts``.
+    """``compute()``, or the entry a previous run stored for the same ``kind``, ``code`` and
+    ``texts``.
 
-    An entry is a JSON value (lists, strings, numbers) and numpy arrays of plain numbers (bulk numbers without a
-    JSON list each); ``valid(value, arrays)`` checks a stored entry's shape before it is used (one that fails is
-    recomputed)."""
+    An entry is a JSON value (lists, strings, numbers) and numpy arrays of plain numbers (bulk
+    numbers without a JSON list each); ``valid(value, arrays)`` checks a stored entry's shape before
+    it is used (one that fails is recomputed)."""
     if len(texts) < MIN_TEXTS:
         return compute()
     key = _key(kind, code, texts)

@@ -1,8 +1,9 @@
 """The accumulation under image weights: AP of many bootstrap resamples at once.
 
-:class:`WeightedRanking` holds one (area, max-dets) step's rankings as sparse (rows, units) counts; called with
-weights (units, S) it gives every group's AP at every threshold for the S resamples, through the same
-:func:`~.accumulation.tp_envelope` and :func:`~.accumulation.recall_hits` as the official number.
+:class:`WeightedRanking` holds one (area, max-dets) step's rankings as sparse (rows, units) counts;
+called with weights (units, S) it gives every group's AP at every threshold for the S resamples,
+through the same :func:`~.accumulation.tp_envelope` and :func:`~.accumulation.recall_hits` as the
+official number.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class WeightedRanking:
     positives, so the ranking is cut into blocks ending at the rows where some threshold has a TP;
     the weighted number of detections up to such a row is a cumulative sum of (block x image) counts
     times the weights, i.e. one sparse product per batch of resamples. With all weights 1 this is
-    ``accumulate`` (tested); ties of equal scores across copies of an image keep the copies together.
+    ``accumulate`` (tested); ties of equal scores across copies of an image keep the copies
+    together.
     """
 
     rec_thrs: NDArray[np.float64]
@@ -50,9 +52,10 @@ class WeightedRanking:
     npig: Any                           # scipy CSR (groups, units): non-ignored GT
 
     @classmethod
-    def build(cls, m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64], n_groups: int,
-              unit_of_pair: NDArray[np.int64], n_units: int, params: Params = Params(), *, area: int = 0,
-              max_det: int = -1) -> WeightedRanking:
+    def build(cls, m: Matches, member_pair: NDArray[np.int64], member_group: NDArray[np.int64],
+              n_groups: int,
+              unit_of_pair: NDArray[np.int64], n_units: int, params: Params = Params(), *,
+              area: int = 0, max_det: int = -1) -> WeightedRanking:
         """The pooled ranking of every group, with detection and GT weights indexed by image."""
         from scipy import sparse
 
@@ -75,13 +78,15 @@ class WeightedRanking:
             sel = state[t, counted] == IGNORED
             ignored.append(sparse.csr_matrix((np.ones(int(sel.sum())), (block[sel], e_unit[counted[sel]])), shape=shape)
                            if sel.any() else None)
-        npig = sparse.csr_matrix((m.npig[area][member_pair].astype(np.float64), (member_group, unit_of_pair[member_pair])),
+        npig = sparse.csr_matrix((m.npig[area][member_pair].astype(np.float64),
+                                  (member_group, unit_of_pair[member_pair])),
                                  shape=(n_groups, n_units))
-        return cls(params.rec_thrs, n_groups, blocks, tuple(ignored), e_unit[rows], state[:, rows] == TP,
-                   e_group[rows].astype(np.int64), npig)
+        return cls(params.rec_thrs, n_groups, blocks, tuple(ignored), e_unit[rows],
+                   state[:, rows] == TP, e_group[rows].astype(np.int64), npig)
 
     def __call__(self, weights: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray]:
-        """``weights`` (R, units) -> (ap, recall, valid): ap and recall (R, T, K), valid (R, K) npig > 0."""
+        """``weights`` (R, units) -> (ap, recall, valid): ap and recall (R, T, K), valid (R, K) npig
+        > 0."""
         R, T, K = len(weights), self.row_tp.shape[0], self.n_groups
         wt = np.ascontiguousarray(weights.T)                               # (units, R)
         npig = np.asarray(self.npig @ wt).T                                # (R, K)
@@ -91,7 +96,8 @@ class WeightedRanking:
         n = len(self.row_unit)
         if n:
             starts = segment_starts(self.row_group)
-            counted = _segment_cumsum(np.asarray(self.blocks @ wt), starts)   # (rows, R) detections up to the row
+            counted = _segment_cumsum(np.asarray(self.blocks @ wt),
+                                      starts)   # (rows, R) detections up to the row
             row_w = wt[self.row_unit]                                          # (rows, R)
             for t in range(T):
                 idx = np.flatnonzero(self.row_tp[t])                           # only TPs of t move recall
@@ -111,7 +117,8 @@ class WeightedRanking:
         return ap + nan, recall + nan, valid
 
 
-def summary_replicates(rankings: dict[tuple[int, int], WeightedRanking], weights: NDArray[np.float64],
+def summary_replicates(rankings: dict[tuple[int, int], WeightedRanking],
+                       weights: NDArray[np.float64],
                        params: Params = Params()) -> dict[str, NDArray[np.float64]]:
     """The 12 ``summarize()`` stats (fractions, NaN undefined) per resample, one group per category;
     ``rankings`` keyed by (area index, max-det index) for the steps the stats use."""
@@ -137,14 +144,16 @@ def summary_replicates(rankings: dict[tuple[int, int], WeightedRanking], weights
     return out
 
 
-def summary_rankings(res: CocoEvalResult, params: Params = Params()) -> dict[tuple[int, int], WeightedRanking]:
-    """The (area, max-det) weighted rankings of a stock ``evaluate_bbox`` run (one group per category,
-    pairs ``image * K + category``, the image the resampling unit)."""
+def summary_rankings(res: CocoEvalResult, params: Params = Params()) -> dict[tuple[int, int],
+                                                                             WeightedRanking]:
+    """The (area, max-det) weighted rankings of a stock ``evaluate_bbox`` run (one group per
+    category, pairs ``image * K + category``, the image the resampling unit)."""
     K = len(res.category_ids)
     n_pairs = len(res.matches.has_result)
     pairs = np.arange(n_pairs)
     n_images = n_pairs // max(K, 1)
     M = len(params.max_dets) - 1
     steps = [(a, M) for a in range(len(params.area_rngs))] + [(0, mi) for mi in range(M)]
-    return {(a, mi): WeightedRanking.build(res.matches, pairs, pairs % max(K, 1), K, pairs // max(K, 1), n_images,
+    return {(a, mi): WeightedRanking.build(res.matches, pairs, pairs % max(K, 1), K,
+                                           pairs // max(K, 1), n_images,
                                            params, area=a, max_det=mi) for a, mi in steps}

@@ -1,7 +1,8 @@
-"""Summaries: the 12 stats of pycocotools' ``COCOeval.summarize()``, and which (area, max-dets) steps they read.
+"""Summaries: the 12 stats of pycocotools' ``COCOeval.summarize()``, and which (area, max-dets)
+steps they read.
 
-In: ``precision`` (T, R, K, A, M) and ``recall`` (T, K, A, M) from :mod:`.accumulation`. Out: ``{stat name:
-fraction}``, -1 where undefined, in :data:`~.data.STAT_NAMES` order.
+In: ``precision`` (T, R, K, A, M) and ``recall`` (T, K, A, M) from :mod:`.accumulation`. Out:
+``{stat name: fraction}``, -1 where undefined, in :data:`~.data.STAT_NAMES` order.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ def mean_of_valid(s: NDArray[np.float64]) -> float:
     return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
 
-def summary_value(precision: NDArray, recall: NDArray, params: Params, *, ap: bool, iou_thr: float | None = None,
-                  area: str = "all", max_det: int = 100) -> float:
+def summary_value(precision: NDArray, recall: NDArray, params: Params, *, ap: bool,
+                  iou_thr: float | None = None, area: str = "all", max_det: int = 100) -> float:
     """One line of ``COCOeval.summarize()`` (same slicing, hence the same summation order)."""
     aind = [i for i, lbl in enumerate(params.area_labels) if lbl == area]
     mind = [i for i, d in enumerate(params.max_dets) if d == max_det]
@@ -31,14 +32,17 @@ def summary_value(precision: NDArray, recall: NDArray, params: Params, *, ap: bo
 
 
 def summarize(precision: NDArray, recall: NDArray, params: Params = Params()) -> dict[str, float]:
-    """The 12 stats of ``COCOeval.summarize()`` as fractions (-1 where undefined), keyed by STAT_NAMES."""
-    return {s.name: summary_value(precision, recall, params, ap=s.ap, iou_thr=s.iou_thr, area=s.area,
-                                  max_det=params.max_dets[s.max_det]) for s in STATS}
+    """The 12 stats of ``COCOeval.summarize()`` as fractions (-1 where undefined), keyed by
+    STAT_NAMES."""
+    return {s.name: summary_value(precision, recall, params, ap=s.ap, iou_thr=s.iou_thr,
+                                  area=s.area, max_det=params.max_dets[s.max_det]) for s in STATS}
 
 
-def stat_steps(params: Params) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]:
-    """What the 12 stats of :func:`summarize` read: (area ranges, max-dets steps) whose whole accumulation the AP
-    stats need, and the other (area, max-dets) steps the AR stats read, where the final recall is enough."""
+def stat_steps(params: Params) -> tuple[tuple[int, ...], tuple[int, ...],
+                                        tuple[tuple[int, int], ...]]:
+    """What the 12 stats of :func:`summarize` read: (area ranges, max-dets steps) whose whole
+    accumulation the AP stats need, and the other (area, max-dets) steps the AR stats read, where
+    the final recall is enough."""
     M = len(params.max_dets)
     ap = {(params.area_labels.index(s.area), s.max_det % M) for s in STATS if s.ap}
     areas, max_dets = tuple(sorted({a for a, _ in ap})), tuple(sorted({mi for _, mi in ap}))

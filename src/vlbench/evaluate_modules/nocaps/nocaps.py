@@ -56,13 +56,15 @@ _DOMAIN_NAMES = ["in-domain", "near-domain", "out-domain"]
 
 
 def _slim(reference: Any) -> Any:
-    """The fields the metric needs; a Hub row's ClassLabel domain (an int) becomes its name (-1: none)."""
+    """The fields the metric needs; a Hub row's ClassLabel domain (an int) becomes its name (-1:
+    none)."""
     if not isinstance(reference, dict):
         return reference
     domain = reference.get("domain")
     if isinstance(domain, int):   # ClassLabel: -1 is "no label" (no domain); an unknown index stays visible as text
         domain = "" if domain == -1 else _DOMAIN_NAMES[domain] if 0 <= domain < 3 else str(domain)
-    return {"image_id": reference.get("image_id"), "captions": reference.get("captions"), "domain": domain}
+    return {"image_id": reference.get("image_id"), "captions": reference.get("captions"),
+            "domain": domain}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -78,16 +80,20 @@ class Nocaps(RowInputs, evaluate.Metric):
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({
                 "predictions": datasets.Value("string"),
-                "references": {"image_id": datasets.Value("int64"), "domain": datasets.Value("string"),
+                "references": {"image_id": datasets.Value("int64"),
+                               "domain": datasets.Value("string"),
                                "captions": datasets.List(datasets.Value("string"))},
             }),
-            codebase_urls=["https://github.com/tylin/coco-caption", "https://github.com/nocaps-org/updown-baseline"],
+            codebase_urls=["https://github.com/tylin/coco-caption",
+                           "https://github.com/nocaps-org/updown-baseline"],
             reference_urls=["https://nocaps.org"],
         )
 
-    def _compute(self, predictions, references, cider_idf="global", tokenizer="auto", protocol="official",
+    def _compute(self, predictions, references, cider_idf="global", tokenizer="auto",
+                 protocol="official",
                  meteor_backend="auto", return_details=False, ci=None, resamples=1000, seed=0,
                  analysis=False):
-        return compute("nocaps", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
-                       seed=seed, analysis=analysis, cider_idf=cider_idf, tokenizer=tokenizer, protocol=protocol,
-                       meteor_backend=meteor_backend)
+        return compute("nocaps", predictions, references, return_details=return_details, ci=ci,
+                       resamples=resamples,
+                       seed=seed, analysis=analysis, cider_idf=cider_idf, tokenizer=tokenizer,
+                       protocol=protocol, meteor_backend=meteor_backend)

@@ -1,5 +1,6 @@
-"""The OmniLabel metric Space: the vlbench Space restricted to OmniLabel (upload predictions or click an
-example; scores, breakdown tables, plots, worst samples, model-card block, paired comparison). See vlbench.space."""
+"""The OmniLabel metric Space: the vlbench Space restricted to OmniLabel (upload predictions or
+click an example; scores, breakdown tables, plots, worst samples, model-card block, paired
+comparison). See vlbench.space."""
 
 import os
 

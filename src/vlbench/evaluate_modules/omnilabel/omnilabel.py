@@ -60,7 +60,8 @@ def _slim_reference(reference: Any) -> Any:
     """Keep what the metric needs, so whole Hub rows (image, file names, ...) can be passed."""
     if not isinstance(reference, dict):
         return reference
-    # a missing label space or box list stays missing (None): the engine names the reference, never scores it empty
+    # a missing label space or box list stays missing (None): the engine names the reference, never
+    # scores it empty
     labelspace = None if reference.get("labelspace") is None else [
         {k: (("description" if e.get(k) == 1 else "category") if k == "type" and isinstance(e.get(k), int)
              else e.get(k)) for k in _LS_KEYS} for e in reference["labelspace"]]
@@ -100,7 +101,8 @@ class OmniLabel(RowInputs, evaluate.Metric):
                 },
                 "references": {
                     "image_id": datasets.Value("int64"),
-                    "labelspace": datasets.List({"id": datasets.Value("int64"), "text": datasets.Value("string"),
+                    "labelspace": datasets.List({"id": datasets.Value("int64"),
+                                                 "text": datasets.Value("string"),
                                                  "type": datasets.Value("string")}),
                     "boxes": datasets.List({"id": datasets.Value("int64"),
                                             "bbox": datasets.List(datasets.Value("float64")),
@@ -112,7 +114,7 @@ class OmniLabel(RowInputs, evaluate.Metric):
             reference_urls=["https://www.omnilabel.org"],
         )
 
-    def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
-                 seed=0, analysis=False):
-        return compute("omnilabel", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
-                       seed=seed, analysis=analysis, protocol=protocol)
+    def _compute(self, predictions, references, protocol="official", return_details=False, ci=None,
+                 resamples=1000, seed=0, analysis=False):
+        return compute("omnilabel", predictions, references, return_details=return_details, ci=ci,
+                       resamples=resamples, seed=seed, analysis=analysis, protocol=protocol)

@@ -1,5 +1,5 @@
-"""OVDEval metric for 🤗 Evaluate: NMS-AP (the official eval.py) and plain COCO AP, number for number.
-A thin face over ``vlbench`` (all logic lives in the engine)."""
+"""OVDEval metric for 🤗 Evaluate: NMS-AP (the official eval.py) and plain COCO AP, number for
+number. A thin face over ``vlbench`` (all logic lives in the engine)."""
 
 from typing import Any
 
@@ -78,7 +78,8 @@ class OVDEval(RowInputs, evaluate.Metric):
                 "predictions": {"boxes": datasets.List(datasets.List(datasets.Value("float64"))),
                                 "scores": datasets.List(datasets.Value("float64")),
                                 "labels": datasets.List(datasets.Value("int64"))},
-                "references": {"image_id": datasets.Value("int64"), "sub_dataset": datasets.Value("string"),
+                "references": {"image_id": datasets.Value("int64"),
+                               "sub_dataset": datasets.Value("string"),
                                "boxes": datasets.List({"id": datasets.Value("int64"),
                                                        "bbox": datasets.List(datasets.Value("float64")),
                                                        "category_id": datasets.Value("int64"),
@@ -90,7 +91,7 @@ class OVDEval(RowInputs, evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2308.13177"],
         )
 
-    def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
-                 seed=0, analysis=False):
-        return compute("ovdeval", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
-                       seed=seed, analysis=analysis, protocol=protocol)
+    def _compute(self, predictions, references, protocol="official", return_details=False, ci=None,
+                 resamples=1000, seed=0, analysis=False):
+        return compute("ovdeval", predictions, references, return_details=return_details, ci=ci,
+                       resamples=resamples, seed=seed, analysis=analysis, protocol=protocol)

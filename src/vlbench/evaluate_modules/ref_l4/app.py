@@ -1,5 +1,6 @@
 """The Ref-L4 metric Space: the vlbench Space restricted to Ref-L4 (upload predictions or click an
-example; scores, breakdown tables, plots, worst samples, model-card block, paired comparison). See vlbench.space."""
+example; scores, breakdown tables, plots, worst samples, model-card block, paired comparison). See
+vlbench.space."""
 
 import os
 

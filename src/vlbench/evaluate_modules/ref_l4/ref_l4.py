@@ -56,8 +56,9 @@ _REFERENCE_KEYS = ("id", "bbox", "ori_category_id")
 
 
 def _slim_prediction(prediction):
-    """Keep ``pred_bbox`` and ``format``, and note whether the box was written in integers: the official
-    evaluator's int64 path (exact areas), which the float64 feature would otherwise turn into floats."""
+    """Keep ``pred_bbox`` and ``format``, and note whether the box was written in integers: the
+    official evaluator's int64 path (exact areas), which the float64 feature would otherwise turn
+    into floats."""
     if isinstance(prediction, dict):
         slim = {k: prediction[k] for k in ("pred_bbox", "format") if k in prediction}
         slim["integer"] = written_in_integers(prediction.get("pred_bbox"))
@@ -90,7 +91,8 @@ class RefL4(RowInputs, evaluate.Metric):
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({
                 "predictions": {"pred_bbox": datasets.List(datasets.Value("float64")),
-                                "format": datasets.Value("string"), "integer": datasets.Value("bool")},
+                                "format": datasets.Value("string"),
+                                "integer": datasets.Value("bool")},
                 "references": {"id": datasets.Value("int64"),
                                "bbox": datasets.List(datasets.Value("float64")),
                                "ori_category_id": datasets.Value("string"),
@@ -101,7 +103,8 @@ class RefL4(RowInputs, evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2406.16866"],
         )
 
-    def _compute(self, predictions, references, protocol="official", return_details=False, ci=None, resamples=1000,
-                 seed=0, analysis=False):
-        return compute("ref_l4", predictions, references, return_details=return_details, ci=ci, resamples=resamples,
-                       seed=seed, analysis=analysis, protocol=protocol, split="given")
+    def _compute(self, predictions, references, protocol="official", return_details=False, ci=None,
+                 resamples=1000, seed=0, analysis=False):
+        return compute("ref_l4", predictions, references, return_details=return_details, ci=ci,
+                       resamples=resamples, seed=seed, analysis=analysis, protocol=protocol,
+                       split="given")

@@ -1,9 +1,9 @@
 """METEOR 1.5 without a JVM: ``meteor-1.5.jar -l en -norm`` as pycocoevalcap runs it, in Python.
 
 For each ``SCORE ||| ref ||| ... ||| hyp`` line the jar normalises every text (``normalizer``),
-lowercases it (``String.toLowerCase``), aligns the hypothesis with each reference (``aligner``), keeps
-the statistics of the reference with the highest METEOR score (the first on ties) and prints them.
-This package does the same with the jar's own data files (``resources``) and its 2006 Snowball
+lowercases it (``String.toLowerCase``), aligns the hypothesis with each reference (``aligner``),
+keeps the statistics of the reference with the highest METEOR score (the first on ties) and prints
+them. This package does the same with the jar's own data files (``resources``) and its 2006 Snowball
 stemmer (``stemmer``); the paraphrase table is read through the reduced index of
 ``captions.paraphrase`` (only entries whose two phrases occur in the texts can match).
 

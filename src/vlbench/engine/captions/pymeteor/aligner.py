@@ -42,18 +42,21 @@ class Sentence:
     function: tuple[bool, ...]
     # paraphrase table phrases starting in this line: (start, length, the phrases they pair with in
     # file order, the same as a set), by start then length: the order of the jar's transducer
-    phrase_hits: tuple[tuple[int, int, tuple[tuple[str, ...], ...], frozenset[tuple[str, ...]]], ...]
-    occurrences: dict[tuple[str, ...], tuple[int, ...]]   # each table phrase in this line -> its starts
+    phrase_hits: tuple[tuple[int, int, tuple[tuple[str, ...], ...], frozenset[tuple[str, ...]]],
+                       ...]
+    occurrences: dict[tuple[str, ...],
+                      tuple[int, ...]]   # each table phrase in this line -> its starts
     by_hash: dict[int, tuple[int, ...]]    # word hash -> positions
     by_stem: dict[int, tuple[int, ...]]    # stem hash -> positions
 
     @classmethod
     def build(cls, words: Sequence[str], hashes: Sequence[int], stems: Sequence[int],
               synsets: Sequence[frozenset[int]], function: Sequence[bool],
-              table: Mapping[tuple[str, ...], tuple[tuple[tuple[str, ...], ...], frozenset[tuple[str, ...]]]],
+              table: Mapping[tuple[str, ...],
+                             tuple[tuple[tuple[str, ...], ...], frozenset[tuple[str, ...]]]],
               phrases: frozenset[tuple[str, ...]], max_words: int) -> Sentence:
-        """A sentence with its lookup tables; ``table`` maps a first phrase to its paraphrases in file order
-        (and as a set), ``phrases`` holds every phrase of ``table`` (either side)."""
+        """A sentence with its lookup tables; ``table`` maps a first phrase to its paraphrases in
+        file order (and as a set), ``phrases`` holds every phrase of ``table`` (either side)."""
         words = tuple(words)
         hits: list[tuple] = []
         occurrences: dict[tuple[str, ...], list[int]] = {}
@@ -66,7 +69,8 @@ class Sentence:
                     if others:
                         hits.append((j, length, *others))
         return cls(words, tuple(hashes), tuple(stems), tuple(synsets), tuple(function), tuple(hits),
-                   {k: tuple(v) for k, v in occurrences.items()}, _positions(hashes), _positions(stems))
+                   {k: tuple(v) for k, v in occurrences.items()}, _positions(hashes),
+                   _positions(stems))
 
 
 def _positions(keys: Sequence[int]) -> dict[int, tuple[int, ...]]:
@@ -77,9 +81,10 @@ def _positions(keys: Sequence[int]) -> dict[int, tuple[int, ...]]:
 
 
 def _candidates(hyp: Sentence, ref: Sentence) -> tuple[list[list[Match]], list[int], list[int]]:
-    """Every candidate match, listed under its reference start in the jar's order (module by module; within
-    a module by hypothesis position), and how many candidates cover each hypothesis and reference word.
-    The jar compares every word pair; the lookups here visit only the pairs that can match."""
+    """Every candidate match, listed under its reference start in the jar's order (module by module;
+    within a module by hypothesis position), and how many candidates cover each hypothesis and
+    reference word. The jar compares every word pair; the lookups here visit only the pairs that can
+    match."""
     n1, n2 = len(hyp.words), len(ref.words)
     found: list[list[Match]] = [[] for _ in range(n2)]
     cover1, cover2 = [0] * n1, [0] * n2
@@ -110,7 +115,8 @@ def _candidates(hyp: Sentence, ref: Sentence) -> tuple[list[list[Match]], list[i
             for i in with_sets:
                 if h1[i] != h2[j] and not y2[j].isdisjoint(y1[i]):
                     add((j, 1, i, 1, SYNONYM))
-    # paraphrase: reference phrases found in the hypothesis, then hypothesis phrases in the reference
+    # paraphrase: reference phrases found in the hypothesis, then hypothesis phrases in the
+    # reference
     for j, length, others, other_set in ref.phrase_hits:
         if not other_set.isdisjoint(hyp.occurrences):
             for other in others:
@@ -126,22 +132,25 @@ def _candidates(hyp: Sentence, ref: Sentence) -> tuple[list[list[Match]], list[i
 
 # A search path is a list (the jar's ``PartialAlignment`` without its unused fields):
 NEG_WEIGHTED, CHUNKS, DISTANCE, IDX, LAST_END, USED1, USED2, CHOSEN = range(8)
-_RANK = itemgetter(NEG_WEIGHTED, CHUNKS, DISTANCE)   # more weighted matches, fewer chunks, less distance
+_RANK = itemgetter(NEG_WEIGHTED, CHUNKS,
+                   DISTANCE)   # more weighted matches, fewer chunks, less distance
 
 
 def _gain(m: Match) -> int:
-    """What a match adds to ``matches1 + matches2``: the jar adds length * weight (1 exact, 0.5 otherwise)
-    to int fields, so each addition is truncated."""
+    """What a match adds to ``matches1 + matches2``: the jar adds length * weight (1 exact, 0.5
+    otherwise) to int fields, so each addition is truncated."""
     _, length, _, mlength, module = m
     return mlength + length if module == EXACT else mlength // 2 + length // 2
 
 
-def _resolve(found: list[list[Match]], fixed: list[Match | None], used1: int, used2: int) -> list[Match | None]:
-    """The jar's beam search over the reference positions, left to right; the matches of the best path
-    (indexed by reference start). Used words are bit masks; a path's own choices a linked list."""
+def _resolve(found: list[list[Match]], fixed: list[Match | None], used1: int,
+             used2: int) -> list[Match | None]:
+    """The jar's beam search over the reference positions, left to right; the matches of the best
+    path (indexed by reference start). Used words are bit masks; a path's own choices a linked
+    list."""
     n2 = len(found)
-    options = [[(m, ((1 << m[3]) - 1) << m[2], ((1 << m[1]) - 1) << m[0], _gain(m), m[2], m[0] + m[1], m[2] + m[3],
-                 abs(m[0] - m[2])) for m in ms] for ms in found]
+    options = [[(m, ((1 << m[3]) - 1) << m[2], ((1 << m[1]) - 1) << m[0], _gain(m), m[2],
+                 m[0] + m[1], m[2] + m[3], abs(m[0] - m[2])) for m in ms] for ms in found]
     paths: list[list[Any]] = [[0, 0, 0, 0, -1, used1, used2, None]]
     for current in range(n2):
         paths.sort(key=_RANK)                    # stable, as Collections.sort
@@ -211,9 +220,10 @@ def _count_chunks(matches: Sequence[Match | None]) -> int:
     return chunks + (last_end != -1)
 
 
-def _definite(found: list[list[Match]], cover1: list[int], cover2: list[int]) -> tuple[list[Match | None], int, int, bool]:
-    """The one-to-one, non-overlapping candidates (fixed before the search), the words they use (bit masks)
-    and whether any other candidate is left to choose from."""
+def _definite(found: list[list[Match]], cover1: list[int],
+              cover2: list[int]) -> tuple[list[Match | None], int, int, bool]:
+    """The one-to-one, non-overlapping candidates (fixed before the search), the words they use (bit
+    masks) and whether any other candidate is left to choose from."""
     fixed: list[Match | None] = [None] * len(found)
     used1 = used2 = 0
     open_choice = False
@@ -242,13 +252,14 @@ def _stats(hyp: Sentence, ref: Sentence, matches: Sequence[Match | None]) -> lis
             module[4 * mod + (3 if ref.function[k] else 1)] += 1
     hyp_matched = sum(module[0::4]) + sum(module[2::4])
     ref_matched = sum(module[1::4]) + sum(module[3::4])
-    return [float(len(hyp.words)), float(len(ref.words)), float(sum(hyp.function)), float(sum(ref.function)),
-            *module, float(_count_chunks(matches)), hyp_matched, ref_matched]
+    return [float(len(hyp.words)), float(len(ref.words)), float(sum(hyp.function)),
+            float(sum(ref.function)), *module, float(_count_chunks(matches)), hyp_matched,
+            ref_matched]
 
 
 def align_stats(hyp: Sentence, ref: Sentence) -> list[float]:
-    """The 23 sufficient statistics of ``hyp`` against ``ref`` (``MeteorScorer.getMeteorStats`` of one
-    alignment): lengths, function words, per module (hyp content, ref content, hyp function, ref
+    """The 23 sufficient statistics of ``hyp`` against ``ref`` (``MeteorScorer.getMeteorStats`` of
+    one alignment): lengths, function words, per module (hyp content, ref content, hyp function, ref
     function) matches, chunks, hyp and ref matched words."""
     found, cover1, cover2 = _candidates(hyp, ref)
     fixed, used1, used2, open_choice = _definite(found, cover1, cover2)

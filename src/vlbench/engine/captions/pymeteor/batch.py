@@ -1,10 +1,10 @@
 """METEOR alignments of many (hypothesis, reference) pairs at once, on numpy arrays.
 
-``aligner.align_stats`` is the jar's algorithm for one pair, written loop for loop. This module computes
-the same statistics for a whole corpus: candidate matches as joins over flat token arrays (replacing
-the jar's double loop over word pairs, per module), the definite ones, the beam search of the rest
-(:mod:`.beam`) and the statistics. Pairs with a line longer than the search's bit masks go through
-``aligner`` one by one. Tests hold both to the jar and to each other.
+``aligner.align_stats`` is the jar's algorithm for one pair, written loop for loop. This module
+computes the same statistics for a whole corpus: candidate matches as joins over flat token arrays
+(replacing the jar's double loop over word pairs, per module), the definite ones, the beam search of
+the rest (:mod:`.beam`) and the statistics. Pairs with a line longer than the search's bit masks go
+through ``aligner`` one by one. Tests hold both to the jar and to each other.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ __all__ = ["Corpus", "stats_many"]
 WordInfo = tuple[int, int, frozenset, bool]
 
 
-def _lookup(sorted_keys: NDArray[np.int64], keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _lookup(sorted_keys: NDArray[np.int64], keys: NDArray[np.int64]) -> tuple[NDArray[np.int64],
+                                                                              NDArray[np.int64]]:
     """Join: (row of ``keys``, index into ``sorted_keys``) for every equal pair."""
     lo = np.searchsorted(sorted_keys, keys, "left")
     hi = np.searchsorted(sorted_keys, keys, "right")
@@ -35,7 +36,8 @@ def _lookup(sorted_keys: NDArray[np.int64], keys: NDArray[np.int64]) -> tuple[ND
 
 @dataclass(frozen=True)
 class Corpus:
-    """Distinct lines as flat word arrays, the word table and the paraphrase phrases found in the lines."""
+    """Distinct lines as flat word arrays, the word table and the paraphrase phrases found in the
+    lines."""
 
     ptr: NDArray[np.int64]           # (lines + 1,) token offsets
     word: NDArray[np.int64]          # (tokens,) word ids
@@ -52,7 +54,8 @@ class Corpus:
     phrase_len: NDArray[np.int64]    # (phrases,)
     entry_ptr: NDArray[np.int64]     # (phrases + 1,) entries of each first phrase, in file order
     entry_second: NDArray[np.int64]  # (entries,)
-    # occurrences of phrases in lines: by (line, start, length), and their keys line * phrases + phrase sorted
+    # occurrences of phrases in lines: by (line, start, length), and their keys line * phrases +
+    # phrase sorted
     occ_ptr: NDArray[np.int64]       # (lines + 1,) offsets into the by-line arrays
     occ_start: NDArray[np.int64]
     occ_phrase: NDArray[np.int64]
@@ -60,14 +63,15 @@ class Corpus:
     occ_start_by_key: NDArray[np.int64]
 
     @classmethod
-    def build(cls, tokens: Sequence[list[str]], info: Callable[[str], WordInfo], index: ParaphraseIndex,
-              kept: NDArray[np.int64]) -> Corpus:
-        """From the lines' words (normalised, lowercased, split as the jar splits a line), each word's (hash,
-        stem hash, synsets, function word), the paraphrase table's index and the entries of it these lines can use
-        (:meth:`ParaphraseIndex.kept_entries_for_words`)."""
+    def build(cls, tokens: Sequence[list[str]], info: Callable[[str], WordInfo],
+              index: ParaphraseIndex, kept: NDArray[np.int64]) -> Corpus:
+        """From the lines' words (normalised, lowercased, split as the jar splits a line), each
+        word's (hash, stem hash, synsets, function word), the paraphrase table's index and the
+        entries of it these lines can use (:meth:`ParaphraseIndex.kept_entries_for_words`)."""
         vocab = {w: k for k, w in enumerate(dict.fromkeys(chain.from_iterable(tokens)))}
         ptr = np.r_[0, np.cumsum([len(t) for t in tokens])].astype(np.int64)
-        word = np.fromiter(map(vocab.__getitem__, chain.from_iterable(tokens)), dtype=np.int64, count=int(ptr[-1]))
+        word = np.fromiter(map(vocab.__getitem__, chain.from_iterable(tokens)), dtype=np.int64,
+                           count=int(ptr[-1]))
         words = list(vocab)
         nw = len(words)
         hashes, stems, synsets, functions = zip(*map(info, words)) if words else ((), (), (), ())
@@ -98,11 +102,11 @@ class Corpus:
                    (line * n_ph + phr)[by_key], start[by_key])
 
     def line_table(self, line: int) -> tuple[dict, frozenset]:
-        """The reduced table as ``aligner.Sentence.build`` takes it (first phrase -> its paraphrases in file
-        order, as a tuple and a set; the set of the phrases), cut to the phrases that occur in ``line``. The
-        build looks up only the line's own n-grams, so this gives the same sentence as the whole corpus's
-        table, without a dict of every phrase for one long line (the occurrences are exact: checked word by
-        word)."""
+        """The reduced table as ``aligner.Sentence.build`` takes it (first phrase -> its paraphrases
+        in file order, as a tuple and a set; the set of the phrases), cut to the phrases that occur
+        in ``line``. The build looks up only the line's own n-grams, so this gives the same sentence
+        as the whole corpus's table, without a dict of every phrase for one long line (the
+        occurrences are exact: checked word by word)."""
         here = np.unique(self.occ_phrase[self.occ_ptr[line]:self.occ_ptr[line + 1]]).tolist()
         out = {}
         for f in here:
@@ -112,22 +116,27 @@ class Corpus:
         return out, frozenset(self.phrases[f] for f in here)
 
 
-def _sharing_a_synset(word: NDArray[np.int64], synset: NDArray[np.int64], n_words: int) -> NDArray[np.int64]:
-    """Sorted distinct keys w1 * n_words + w2 of the word pairs that share a synset (the jar's set intersection),
-    from (word, synset) incidences: every pair within each synset's group (replaces a loop over synsets)."""
+def _sharing_a_synset(word: NDArray[np.int64], synset: NDArray[np.int64],
+                      n_words: int) -> NDArray[np.int64]:
+    """Sorted distinct keys w1 * n_words + w2 of the word pairs that share a synset (the jar's set
+    intersection), from (word, synset) incidences: every pair within each synset's group (replaces a
+    loop over synsets)."""
     order = np.argsort(synset, kind="stable")
     word, synset = word[order], synset[order]
-    member, partner = _expand(np.searchsorted(synset, synset, "left"), np.searchsorted(synset, synset, "right"))
+    member, partner = _expand(np.searchsorted(synset, synset, "left"),
+                              np.searchsorted(synset, synset, "right"))
     return np.unique(word[member] * n_words + word[partner])
 
 
-def _phrase_hashes(phrases: list[tuple[str, ...]], vocab: dict[str, int]) -> tuple[NDArray, NDArray, list, list]:
-    """The phrases as word ids (-1 padded; a phrase with a word outside ``vocab`` cannot occur: length 0), their
-    lengths, and per length n: the sorted hashes of the n-word prefixes of longer phrases, and (sorted hashes, phrase)
-    of the n-word phrases."""
+def _phrase_hashes(phrases: list[tuple[str, ...]], vocab: dict[str, int]) -> tuple[NDArray, NDArray,
+                                                                                   list, list]:
+    """The phrases as word ids (-1 padded; a phrase with a word outside ``vocab`` cannot occur:
+    length 0), their lengths, and per length n: the sorted hashes of the n-word prefixes of longer
+    phrases, and (sorted hashes, phrase) of the n-word phrases."""
     n_words = np.fromiter(map(len, phrases), np.int64, count=len(phrases))
     max_len = int(n_words.max(initial=0))
-    flat = np.fromiter(map(vocab.get, chain.from_iterable(phrases), repeat(-1)), np.int64, count=int(n_words.sum()))
+    flat = np.fromiter(map(vocab.get, chain.from_iterable(phrases), repeat(-1)), np.int64,
+                       count=int(n_words.sum()))
     row, col = _expand(np.zeros(len(phrases), np.int64), n_words)
     ids = np.full((len(phrases), max(max_len, 1)), -1, np.int64)
     can_occur = np.bincount(row[flat < 0], minlength=len(phrases)) == 0
@@ -147,14 +156,17 @@ def _phrase_hashes(phrases: list[tuple[str, ...]], vocab: dict[str, int]) -> tup
 
 
 def _occurrences(word: NDArray[np.int64], ptr: NDArray[np.int64], phrases: list[tuple[str, ...]],
-                 vocab: dict[str, int]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """(line, start, phrase) of every occurrence of a phrase in a line, by line, start and length: n-gram
-    hashes looked up among the phrases' hashes (only n-grams whose shorter prefix starts some phrase),
-    each hit then checked word by word. Replaces a loop over every start and length of every line."""
+                 vocab: dict[str, int]) -> tuple[NDArray[np.int64], NDArray[np.int64],
+                                                 NDArray[np.int64]]:
+    """(line, start, phrase) of every occurrence of a phrase in a line, by line, start and length:
+    n-gram hashes looked up among the phrases' hashes (only n-grams whose shorter prefix starts some
+    phrase), each hit then checked word by word. Replaces a loop over every start and length of
+    every line."""
     line_of = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
     ids, lengths, prefix_keys, phrase_keys = _phrase_hashes(phrases, vocab)
     max_len = len(phrase_keys)                   # the longest phrase's length
-    # one-word phrases and the words that begin longer ones: looked up per word (most tokens stop here)
+    # one-word phrases and the words that begin longer ones: looked up per word (most tokens stop
+    # here)
     single = np.full(len(vocab), -1, np.int64)
     single[ids[lengths == 1, 0]] = np.flatnonzero(lengths == 1)
     begins = np.zeros(len(vocab), bool)
@@ -197,10 +209,11 @@ def _occurrences(word: NDArray[np.int64], ptr: NDArray[np.int64], phrases: list[
     return line[o], start[o], ph[o]
 
 
-def candidates_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> dict[str, NDArray[np.int64]]:
-    """Every candidate match of every pair (hypothesis line a[p], reference line b[p]) as flat arrays
-    p, j, len2, i, len1, module, sorted into the jar's order: by pair, reference start, module, then as
-    each matcher appends them."""
+def candidates_many(c: Corpus, a: NDArray[np.int64],
+                    b: NDArray[np.int64]) -> dict[str, NDArray[np.int64]]:
+    """Every candidate match of every pair (hypothesis line a[p], reference line b[p]) as flat
+    arrays p, j, len2, i, len1, module, sorted into the jar's order: by pair, reference start,
+    module, then as each matcher appends them."""
     n1, n2 = c.ptr[a + 1] - c.ptr[a], c.ptr[b + 1] - c.ptr[b]
     # one row per reference token ...
     ref_pair = np.repeat(np.arange(len(a)), n2)
@@ -242,8 +255,8 @@ def candidates_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> di
 
 
 def _paraphrase_candidates(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> list[tuple]:
-    """:func:`candidates_many`'s paraphrase candidates, as its column tuples: phrases of the reference found in
-    the hypothesis, then the other way round."""
+    """:func:`candidates_many`'s paraphrase candidates, as its column tuples: phrases of the
+    reference found in the hypothesis, then the other way round."""
     out: list[tuple] = []
     for forward in (True, False):
         src, dst = (b, a) if forward else (a, b)
@@ -265,25 +278,29 @@ def _paraphrase_candidates(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]
     return out
 
 
-def _ranges(start: NDArray[np.int64], length: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _ranges(start: NDArray[np.int64], length: NDArray[np.int64]) -> tuple[NDArray[np.int64],
+                                                                          NDArray[np.int64]]:
     """(row, position) for every word of every span."""
     return _expand(start, start + length)
 
 
-def _gain(length2: NDArray[np.int64], length1: NDArray[np.int64], module: NDArray[np.int64]) -> NDArray[np.int64]:
+def _gain(length2: NDArray[np.int64], length1: NDArray[np.int64],
+          module: NDArray[np.int64]) -> NDArray[np.int64]:
     """The weighted matches a candidate adds in the search (see ``aligner._gain``)."""
     return np.where(module == EXACT, length1 + length2, length1 // 2 + length2 // 2)
 
 
-def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64], sentence: Callable[[int], Sentence], *,
-               cells: int = 1 << 19) -> NDArray[np.float64]:
-    """The 23 statistics of every pair (hypothesis line a[p], reference line b[p]); ``sentence(line)``
-    gives the per-pair aligner's input for the pairs with a line longer than the search's masks.
+def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64],
+               sentence: Callable[[int], Sentence], *, cells: int = 1 << 19) -> NDArray[np.float64]:
+    """The 23 statistics of every pair (hypothesis line a[p], reference line b[p]);
+    ``sentence(line)`` gives the per-pair aligner's input for the pairs with a line longer than the
+    search's masks.
 
-    The array path holds one row per (hypothesis word, reference word) of its pairs, so pairs are scored
-    in parts of at most ``cells`` such rows (a few tens of MB whatever the captions' lengths; a part
-    holds one pair at least; the size trades peak memory against numpy's per-call cost: bench/HISTORY.md).
-    Long pairs never enter the array path: the per-pair aligner visits only the word pairs that can match."""
+    The array path holds one row per (hypothesis word, reference word) of its pairs, so pairs are
+    scored in parts of at most ``cells`` such rows (a few tens of MB whatever the captions' lengths;
+    a part holds one pair at least; the size trades peak memory against numpy's per-call cost:
+    bench/HISTORY.md). Long pairs never enter the array path: the per-pair aligner visits only the
+    word pairs that can match."""
     n1, n2 = c.ptr[a + 1] - c.ptr[a], c.ptr[b + 1] - c.ptr[b]
     long_ = (n1 > MAX_WORDS) | (n2 > MAX_WORDS)
     rows = np.zeros((len(a), 23))
@@ -301,9 +318,10 @@ def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64], sentence: 
     return rows
 
 
-def _stats_part(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """:func:`stats_many` of pairs whose lines fit the search's masks: their statistics, and which pairs met the
-    jar's dead-end fallback (left to the per-pair aligner)."""
+def _stats_part(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[NDArray[np.float64],
+                                                                                NDArray[np.bool_]]:
+    """:func:`stats_many` of pairs whose lines fit the search's masks: their statistics, and which
+    pairs met the jar's dead-end fallback (left to the per-pair aligner)."""
     n = len(a)
     n1, n2 = c.ptr[a + 1] - c.ptr[a], c.ptr[b + 1] - c.ptr[b]
     hoff, roff = np.r_[0, np.cumsum(n1)[:-1]], np.r_[0, np.cumsum(n2)[:-1]]
@@ -345,9 +363,11 @@ def _stats_part(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[
     return rows, dead
 
 
-def _search(p, j, len2, i, len1, module, definite, search, n2) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    """Run the beam search for the pairs in ``search``: the candidates it chooses (a mask over candidates)
-    and the pairs whose search met the jar's dead-end fallback (left to the per-pair aligner)."""
+def _search(p, j, len2, i, len1, module, definite, search, n2) -> tuple[NDArray[np.bool_],
+                                                                        NDArray[np.bool_]]:
+    """Run the beam search for the pairs in ``search``: the candidates it chooses (a mask over
+    candidates) and the pairs whose search met the jar's dead-end fallback (left to the per-pair
+    aligner)."""
     sel = np.flatnonzero(search[p])
     pairs = np.flatnonzero(search)
     local = np.full(len(search), -1, np.int64)
@@ -366,7 +386,8 @@ def _search(p, j, len2, i, len1, module, definite, search, n2) -> tuple[NDArray[
     np.bitwise_or.at(used2, lp[d], masks2[d])
     cand = {"j": j[sel], "len2": len2[sel], "i": i[sel], "len1": len1[sel],
             "gain": _gain(len2[sel], len1[sel], module[sel])}
-    _, picked, dead_local = resolve_many(n2[pairs].astype(np.int64), starts, used1, used2, cand, block, fixed)
+    _, picked, dead_local = resolve_many(n2[pairs].astype(np.int64), starts, used1, used2, cand,
+                                         block, fixed)
     chosen = np.zeros(len(p), bool)
     chosen[sel[d]] = True
     chosen[sel[picked]] = True

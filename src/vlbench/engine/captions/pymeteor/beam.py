@@ -1,10 +1,11 @@
 """The jar's beam search run for many alignments at once, in lock step over reference positions.
 
-``aligner._resolve`` is the search for one hypothesis/reference pair, written as the jar's loop; this
-module runs the same search for every pair together on numpy arrays (it replaces the per-pair Python
-loop, which dominated the run time). Every path of every pair is a row: rank key (negated weighted
-matches, chunks, distance), position, end of the last match in the hypothesis, used words as bit masks
-(lines of at most 63 words) and a pointer into a history of chosen candidates. A step is:
+``aligner._resolve`` is the search for one hypothesis/reference pair, written as the jar's loop;
+this module runs the same search for every pair together on numpy arrays (it replaces the per-pair
+Python loop, which dominated the run time). Every path of every pair is a row: rank key (negated
+weighted matches, chunks, distance), position, end of the last match in the hypothesis, used words
+as bit masks (lines of at most 63 words) and a pointer into a history of chosen candidates. A step
+is:
 
 1. a stable sort of each pair's rows by the rank key, keeping the first 40 (``Collections.sort`` and
    the beam);
@@ -45,8 +46,10 @@ def _group_starts(keys: NDArray[np.int64]) -> NDArray[np.int64]:
     return np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, dtype=np.int64)
 
 
-def _expand(lo: NDArray[np.int64], hi: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """(row, value) for every value in every range lo[row] .. hi[row]-1 (replaces a loop over ranges)."""
+def _expand(lo: NDArray[np.int64], hi: NDArray[np.int64]) -> tuple[NDArray[np.int64],
+                                                                   NDArray[np.int64]]:
+    """(row, value) for every value in every range lo[row] .. hi[row]-1 (replaces a loop over
+    ranges)."""
     count = hi - lo
     row = np.repeat(np.arange(len(lo)), count)
     return row, np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + lo[row]
@@ -64,9 +67,10 @@ PAIR, NEGW, CHUNKS, DIST, IDX, LAST, U1, U2, HIST = range(9)
 
 
 def _stable_order(state: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Rows ordered by pair, then the jar's rank (-weighted, chunks, distance), ties kept in list order.
-    One int64 key, the four fields as digits of a mixed radix (each field's range in the rows), when it fits
-    (a key below 2^32, the usual case, sorts in two 16-bit radix passes); else a lexsort over the four columns."""
+    """Rows ordered by pair, then the jar's rank (-weighted, chunks, distance), ties kept in list
+    order. One int64 key, the four fields as digits of a mixed radix (each field's range in the
+    rows), when it fits (a key below 2^32, the usual case, sorts in two 16-bit radix passes); else a
+    lexsort over the four columns."""
     if not len(state):
         return np.zeros(0, np.int64)
     key = np.zeros(len(state), np.int64)
@@ -85,8 +89,9 @@ def _stable_order(state: NDArray[np.int64]) -> NDArray[np.int64]:
 
 @dataclass(frozen=True)
 class _Candidates:
-    """The candidates as the search reads them: word masks, ends, gains, distances, where each position's
-    candidates start (``block``) and the definite one starting at each position (``fixed``, or -1)."""
+    """The candidates as the search reads them: word masks, ends, gains, distances, where each
+    position's candidates start (``block``) and the definite one starting at each position
+    (``fixed``, or -1)."""
 
     m1: NDArray[np.int64]
     m2: NDArray[np.int64]
@@ -100,18 +105,22 @@ class _Candidates:
 
 
 def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDArray[np.uint64],
-                 used2: NDArray[np.uint64], cand: dict[str, NDArray[np.int64]], block: NDArray[np.int64],
-                 fixed: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
-    """The candidates chosen by the best paths: (pair, candidate) arrays, and the pairs whose search reached
-    the jar's "unexpected conditions" dead end (the caller then searches those on its own).
+                 used2: NDArray[np.uint64], cand: dict[str, NDArray[np.int64]],
+                 block: NDArray[np.int64],
+                 fixed: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64],
+                                                    NDArray[np.bool_]]:
+    """The candidates chosen by the best paths: (pair, candidate) arrays, and the pairs whose search
+    reached the jar's "unexpected conditions" dead end (the caller then searches those on its own).
 
-    ``n2``: reference lengths; ``ref_start``: where each pair's reference positions start in the flat
-    position arrays; ``used1``/``used2``: the words the definite matches take; ``cand``: candidate arrays
-    ``j`` (reference start), ``len2``, ``i`` (hypothesis start), ``len1``, ``gain`` (weighted matches it
-    adds), flat and grouped by position in the jar's order; ``block``: (positions + 1,) offsets of each
-    position's candidates; ``fixed``: (positions,) the definite candidate starting at each position or -1.
+    ``n2``: reference lengths; ``ref_start``: where each pair's reference positions start in the
+    flat position arrays; ``used1``/``used2``: the words the definite matches take; ``cand``:
+    candidate arrays ``j`` (reference start), ``len2``, ``i`` (hypothesis start), ``len1``, ``gain``
+    (weighted matches it adds), flat and grouped by position in the jar's order; ``block``:
+    (positions + 1,) offsets of each position's candidates; ``fixed``: (positions,) the definite
+    candidate starting at each position or -1.
     """
-    c = _Candidates(_masks(cand["i"], cand["len1"]).view(np.int64), _masks(cand["j"], cand["len2"]).view(np.int64),
+    c = _Candidates(_masks(cand["i"], cand["len1"]).view(np.int64),
+                    _masks(cand["j"], cand["len2"]).view(np.int64),
                     cand["i"] + cand["len1"], cand["j"] + cand["len2"], cand["i"], cand["gain"],
                     np.abs(cand["j"] - cand["i"]), block, fixed)
     n = len(n2)
@@ -151,16 +160,19 @@ def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDA
     return (*_backtrack(best_hist, dead, hist_cand, hist_prev), dead)
 
 
-def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64], n2: NDArray[np.int64],
-          c: _Candidates, hist_cand: list, hist_prev: list) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-    """One position of the search for every row (the body of the jar's loop over the beam): the rows of the
-    next step in the jar's list order, and which rows go on (the others are at a dead end); chosen candidates
-    are appended to the history lists."""
+def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64],
+          n2: NDArray[np.int64],
+          c: _Candidates, hist_cand: list, hist_prev: list) -> tuple[NDArray[np.int64],
+                                                                     NDArray[np.bool_]]:
+    """One position of the search for every row (the body of the jar's loop over the beam): the rows
+    of the next step in the jar's list order, and which rows go on (the others are at a dead end);
+    chosen candidates are appended to the history lists."""
     pair, idx, last = state[:, PAIR], state[:, IDX], state[:, LAST]
     used = ((state[:, U2].view(np.uint64) >> np.uint64(current)) & _ONE).astype(bool)
     inside = used & (current < idx)
     at_fixed = used & ~inside
-    f_all = np.where(at_fixed, c.fixed[np.where(at_fixed, ref_start[pair] + np.minimum(idx, n2[pair] - 1), 0)], -1)
+    f_all = np.where(at_fixed,
+                     c.fixed[np.where(at_fixed, ref_start[pair] + np.minimum(idx, n2[pair] - 1), 0)], -1)
     alive_fixed = at_fixed & (f_all >= 0)
     if alive_fixed.any():              # take the definite match that starts here
         rows = np.flatnonzero(alive_fixed)
@@ -209,8 +221,8 @@ def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64], 
 def _lay_out(state: NDArray[np.int64], stays: NDArray[np.bool_], free: NDArray[np.bool_],
              n_children: NDArray[np.int64], parent: NDArray[np.int64], k: NDArray[np.int64],
              children: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The next step's rows in the jar's list order: per row, its children (child ``k`` of row ``parent``), then
-    the row itself if it stays (a free row has ``n_children`` children)."""
+    """The next step's rows in the jar's list order: per row, its children (child ``k`` of row
+    ``parent``), then the row itself if it stays (a free row has ``n_children`` children)."""
     emit = np.where(free, n_children + 1, stays.astype(np.int64))
     offset = np.cumsum(emit) - emit
     grown = np.empty((int(emit.sum()), 9), np.int64)
@@ -225,7 +237,8 @@ def _lay_out(state: NDArray[np.int64], stays: NDArray[np.bool_], free: NDArray[n
 
 def _backtrack(best_hist: NDArray[np.int64], dead: NDArray[np.bool_], hist_cand: list,
                hist_prev: list) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """(pair, candidate) of every choice on every best path: the histories followed back, all pairs at once."""
+    """(pair, candidate) of every choice on every best path: the histories followed back, all pairs
+    at once."""
     all_cand = np.concatenate(hist_cand) if hist_cand else np.zeros(0, np.int64)
     all_prev = np.concatenate(hist_prev) if hist_prev else np.zeros(0, np.int64)
     picked_pair, picked_cand = [], []

@@ -26,7 +26,8 @@ _JAVA_S = " \t\n\x0b\f\r"                        # java.util.regex \s
 _SEP_OTHER = re.compile(f"([^{_ALNUM}{_JAVA_S}.'`,\\-\u2018\u2019])")
 _MULTI_DOT = re.compile(r"\.([.]+)")
 _MULTI_DOT2 = re.compile(r"DOTMULTI\.([^.])")
-_COMMA = (re.compile(r"([^0-9]),([^0-9])"), re.compile(r"([0-9]),([^0-9])"), re.compile(r"([^0-9]),([0-9])"))
+_COMMA = (re.compile(r"([^0-9]),([^0-9])"), re.compile(r"([0-9]),([^0-9])"),
+          re.compile(r"([^0-9]),([0-9])"))
 _QUOTE = re.compile("[`\u2018\u2019]")
 _QUOTE2 = re.compile("[\u201c\u201d]|''")
 _RM_DASH = re.compile(f"([{_ALNUM}.])-([{_ALNUM}])")
@@ -51,8 +52,8 @@ def java_tokens(line: str) -> list[str]:
 
 
 def parse_prefixes(text: str) -> dict[str, int]:
-    """The nonbreaking-prefix file (``nonbreaking/english.prefixes``): a word per line, ``#`` comments,
-    ``#NUMERIC_ONLY#`` after a word that keeps its dot only before a number."""
+    """The nonbreaking-prefix file (``nonbreaking/english.prefixes``): a word per line, ``#``
+    comments, ``#NUMERIC_ONLY#`` after a word that keeps its dot only before a number."""
     out: dict[str, int] = {}
     for line in text.split("\n"):
         words = java_tokens(line.rstrip("\r"))

@@ -1,6 +1,6 @@
-"""The English data of ``meteor-1.5.jar``, read from the jar pycocoevalcap installs (nothing is copied
-into vlbench): function words, nonbreaking prefixes, WordNet synsets with its exception list and
-morphology, and the paraphrase table (through the reduced index of ``captions.paraphrase``).
+"""The English data of ``meteor-1.5.jar``, read from the jar pycocoevalcap installs (nothing is
+copied into vlbench): function words, nonbreaking prefixes, WordNet synsets with its exception list
+and morphology, and the paraphrase table (through the reduced index of ``captions.paraphrase``).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ __all__ = ["EnglishData", "english_data", "java_string_hash"]
 # suffixes and what replaces them), tried in this order.
 _MORPH_RULES = (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
                 ("men", "man"), ("ies", "y"), ("s", ""), ("ies", "y"), ("es", "e"), ("es", ""),
-                ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", ""), ("er", ""), ("est", ""), ("er", "e"),
-                ("est", "e"))
+                ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", ""), ("er", ""), ("est", ""),
+                ("er", "e"), ("est", "e"))
 
 
 def java_string_hash(units: str) -> int:
-    """``String.hashCode()`` of a string given as UTF-16 code units: s[0]*31^(n-1) + ... + s[n-1], as a
-    signed 32-bit int. METEOR compares words (and stems) by this hash, collisions included."""
+    """``String.hashCode()`` of a string given as UTF-16 code units: s[0]*31^(n-1) + ... + s[n-1],
+    as a signed 32-bit int. METEOR compares words (and stems) by this hash, collisions included."""
     h = 0
     for c in units:
         h = (31 * h + ord(c)) & 0xFFFFFFFF
@@ -46,7 +46,8 @@ class EnglishData:
         return frozenset(map(int, line.split())) if line else frozenset()   # ASCII digits and spaces
 
     def synonym_sets(self, word: str) -> frozenset[int]:
-        """``getSynSets(word)`` united with ``getStemSynSets(word)``, as ``SynonymMatcher`` builds them."""
+        """``getSynSets(word)`` united with ``getStemSynSets(word)``, as ``SynonymMatcher`` builds
+        them."""
         bases = self.exceptions.get(word)
         if bases is not None:
             stem_sets = frozenset().union(*(self.synsets(b) for b in bases))
@@ -55,8 +56,9 @@ class EnglishData:
         return self.synsets(word) | stem_sets
 
     def _morph(self, word: str) -> str:
-        """WordNet's morphy as ``SynonymDictionary.morph`` codes it: the first rule whose result is a known
-        word; a word ending in "ful" gets "ful" back on the result; "" when no rule gives a known word."""
+        """WordNet's morphy as ``SynonymDictionary.morph`` codes it: the first rule whose result is
+        a known word; a word ending in "ful" gets "ful" back on the result; "" when no rule gives a
+        known word."""
         end = "ful" if word.endswith("ful") else ""
         if word.endswith("ss") or len(word) <= 2:
             return word     # (Java counts UTF-16 units; a word this differs for is non-ASCII: no synsets)
@@ -84,7 +86,8 @@ def english_data(jar: Path) -> EnglishData:
         function_words = frozenset(_lines(z.read("function/english.words"), "utf-8"))
         prefixes = parse_prefixes(z.read("nonbreaking/english.prefixes").decode("utf-8"))
         exc = _lines(z.read("synonym/english.exceptions"), "utf-8")
-        # the jar reads the synsets in the platform charset; the file is ASCII, so any charset agrees
+        # the jar reads the synsets in the platform charset; the file is ASCII, so any charset
+        # agrees
         syn = _lines(z.read("synonym/english.synsets"), "ascii")
     exceptions: dict[str, list[str]] = {}
     for base, forms in zip(exc[0::2], exc[1::2]):

@@ -1,6 +1,7 @@
-"""The Python METEOR's run over a corpus (:func:`python_stats`): the texts the jar reads from each line, their
-normal forms and word data (references' kept on disk), the paraphrase entries the corpus can use, every distinct
-pair aligned at once (:mod:`.batch`) and the best reference's statistics printed as the jar prints them."""
+"""The Python METEOR's run over a corpus (:func:`python_stats`): the texts the jar reads from each
+line, their normal forms and word data (references' kept on disk), the paraphrase entries the corpus
+can use, every distinct pair aligned at once (:mod:`.batch`) and the best reference's statistics
+printed as the jar prints them."""
 
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from .stemmer import stem, utf16_units
 
 __all__ = ["python_eligible", "python_stats", "PROVEN_CHARACTERS"]
 
-#: Characters whose lowercasing is the same in Python and in every Java that runs the jar (8 to 25), and
-#: that the tests cover: Latin (Basic to Extended-B), IPA, combining marks, Greek without the final-sigma
-#: capital (its lowercase depends on context) and U+037F, Cyrillic up to U+0527, general punctuation,
-#: currency, letterlike symbols, number forms, arrows to miscellaneous symbols, CJK punctuation, kana,
-#: CJK ideographs, Hangul, full-width forms and emoji. U+0130 is left out (Java and Python agree, but
-#: the paraphrase reduction does not trust it).
+#: Characters whose lowercasing is the same in Python and in every Java that runs the jar (8 to 25),
+#: and that the tests cover: Latin (Basic to Extended-B), IPA, combining marks, Greek without the
+#: final-sigma capital (its lowercase depends on context) and U+037F, Cyrillic up to U+0527, general
+#: punctuation, currency, letterlike symbols, number forms, arrows to miscellaneous symbols, CJK
+#: punctuation, kana, CJK ideographs, Hangul, full-width forms and emoji. U+0130 is left out (Java
+#: and Python agree, but the paraphrase reduction does not trust it).
 PROVEN_CHARACTERS = re.compile(
     "[\t\x0b\f \x21-\x7e\u00a0-\u012f\u0131-\u024f\u0250-\u036f\u0370-\u037e\u0380-\u03a2\u03a4-\u03ff"
     "\u0400-\u0527\u2000-\u2027\u202a-\u206f\u20a0-\u20cf\u2100-\u2bff\u3000-\u30ff\u4e00-\u9fff"
@@ -39,15 +40,19 @@ _ERROR_LINE = "Error: specify hypothesis and at least one reference"
 
 
 def _pieces(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[str]]:
-    """The texts the jar reads from each pycocoevalcap ``SCORE`` line: the references, then the hypothesis."""
+    """The texts the jar reads from each pycocoevalcap ``SCORE`` line: the references, then the
+    hypothesis."""
     if "|||" in " ".join((*hyps, *(r for rs in refs for r in rs))):    # (a space cannot complete a "|||")
         return [split_like_jar(line) for line in score_lines(hyps, refs)]
-    # without "|||" in a text the line splits back into its texts (pycocoevalcap's hypothesis clean-up kept)
-    return [[java_trim(r) for r in rs] + [java_trim(h.replace("  ", " "))] for h, rs in zip(hyps, refs)]
+    # without "|||" in a text the line splits back into its texts (pycocoevalcap's hypothesis
+    # clean-up kept)
+    return [[java_trim(r) for r in rs] + [java_trim(h.replace("  ", " "))] for h,
+            rs in zip(hyps, refs)]
 
 
 def python_eligible(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> tuple[bool, str]:
-    """(True, "") when the Python METEOR is proven equal to the jar on these texts, else (False, why)."""
+    """(True, "") when the Python METEOR is proven equal to the jar on these texts, else (False,
+    why)."""
     texts = (*hyps, *(r for rs in refs for r in rs))
     if PROVEN_CHARACTERS.fullmatch(" ".join(texts)):     # one scan: the set is a class of characters, space in it
         return True, ""
@@ -59,7 +64,8 @@ def python_eligible(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> tuple
 
 
 def _words(line: str) -> list[str]:
-    """The words the jar's ``StringTokenizer`` finds in a line (``str.split`` where that is the same)."""
+    """The words the jar's ``StringTokenizer`` finds in a line (``str.split`` where that is the
+    same)."""
     return line.split() if line.isascii() and line.isprintable() else java_tokens(line)
 
 
@@ -86,16 +92,19 @@ def _java_double(v: float) -> str:
 
 
 def _word_info(w: str, data: EnglishData) -> WordInfo:
-    """What the aligner knows of a word: ``hashCode`` of it and of its stem, its synsets, whether a function word."""
+    """What the aligner knows of a word: ``hashCode`` of it and of its stem, its synsets, whether a
+    function word."""
     units = utf16_units(w)
     return (java_string_hash(units), java_string_hash(stem(units)), data.synonym_sets(w),
             w.lower() in data.function_words)
 
 
-def _reference_side(refs: list[str], data: EnglishData, jar: Path) -> tuple[dict[str, str], dict[str, WordInfo]]:
-    """Each reference's aligned text and the :func:`_word_info` of their words: the same for every model scored on
-    a split, so kept on disk by content (:mod:`..textcache`). Their n-gram hashes are not: computed here, beside the
-    other metrics' n-gram table, they raise a cold run's peak memory (bench/HISTORY.md)."""
+def _reference_side(refs: list[str], data: EnglishData, jar: Path) -> tuple[dict[str, str],
+                                                                            dict[str, WordInfo]]:
+    """Each reference's aligned text and the :func:`_word_info` of their words: the same for every
+    model scored on a split, so kept on disk by content (:mod:`..textcache`). Their n-gram hashes
+    are not: computed here, beside the other metrics' n-gram table, they raise a cold run's peak
+    memory (bench/HISTORY.md)."""
     def compute() -> textcache.Entry:
         low = [_normal_lower(t, data) for t in refs]
         words = dict.fromkeys(w for line in dict.fromkeys(low) for w in _words(line))
@@ -104,17 +113,21 @@ def _reference_side(refs: list[str], data: EnglishData, jar: Path) -> tuple[dict
 
     here = Path(__file__).parent
     code = textcache.code_digest([*sorted(here.glob("*.py")), jar])
-    (low, words), _ = textcache.cached("meteor-references", code, refs, compute, _reference_side_valid(len(refs)))
+    (low, words), _ = textcache.cached("meteor-references", code, refs, compute,
+                                       _reference_side_valid(len(refs)))
     return dict(zip(refs, low)), {w: (h, s, frozenset(syn), fn) for w, h, s, syn, fn in words}
 
 
-def _usable_entries(index: ParaphraseIndex, lines: list[str], line_words: list[list[str]], reference_lines: set[str],
-                    jar: Path, reference_phrases: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
+def _usable_entries(index: ParaphraseIndex, lines: list[str], line_words: list[list[str]],
+                    reference_lines: set[str],
+                    jar: Path,
+                    reference_phrases: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
     """The paraphrase entries ``lines`` (their words: ``line_words``) can use
-    (:meth:`ParaphraseIndex.kept_entries_for_words`). The phrases found in the references' lines are the same at
-    every run on a split and kept on disk (hashing every n-gram of a split's lines is not free;
-    ``reference_phrases``: those numbers where the caller has them already); the other lines' phrases are looked up
-    at each run. n-grams never cross a line, so the two sets together are the whole corpus's."""
+    (:meth:`ParaphraseIndex.kept_entries_for_words`). The phrases found in the references' lines are
+    the same at every run on a split and kept on disk (hashing every n-gram of a split's lines is
+    not free; ``reference_phrases``: those numbers where the caller has them already); the other
+    lines' phrases are looked up at each run. n-grams never cross a line, so the two sets together
+    are the whole corpus's."""
     is_ref = [line in reference_lines for line in lines]
     refs = [line for line, r in zip(lines, is_ref) if r]
 
@@ -127,9 +140,12 @@ def _usable_entries(index: ParaphraseIndex, lines: list[str], line_words: list[l
         return phrases([w for w, r in zip(line_words, is_ref) if r])
 
     if index.key:       # an index read from its cache folder: the phrase numbers are that index's
-        code = textcache.code_digest([*sorted(Path(__file__).parent.glob("*.py")), jar, Path(paraphrase.__file__)])
-        _, (found,) = textcache.cached("meteor-phrases", f"{code}\0{index.key}", refs, lambda: (None, (in_references(),)),
-                                       lambda v, arrays: v is None and len(arrays) == 1 and arrays[0].ndim == 1
+        code = textcache.code_digest([*sorted(Path(__file__).parent.glob("*.py")), jar,
+                                      Path(paraphrase.__file__)])
+        _, (found,) = textcache.cached("meteor-phrases", f"{code}\0{index.key}", refs,
+                                       lambda: (None, (in_references(),)),
+                                       lambda v,
+                                       arrays: v is None and len(arrays) == 1 and arrays[0].ndim == 1
                                        and arrays[0].dtype == np.int64)
     else:
         found = in_references()
@@ -138,7 +154,8 @@ def _usable_entries(index: ParaphraseIndex, lines: list[str], line_words: list[l
 
 
 def _reference_side_valid(n: int) -> Callable[[Any, tuple], bool]:
-    """Whether a stored entry has the shape :func:`_reference_side` computes (``n`` texts, 5 fields per word)."""
+    """Whether a stored entry has the shape :func:`_reference_side` computes (``n`` texts, 5 fields
+    per word)."""
     return lambda v, arrays: (isinstance(v, list) and len(v) == 2 and isinstance(v[0], list) and len(v[0]) == n
                               and all(isinstance(t, str) for t in v[0]) and isinstance(v[1], list)
                               and all(isinstance(r, list) and len(r) == 5 and isinstance(r[0], str) for r in v[1])
@@ -147,16 +164,18 @@ def _reference_side_valid(n: int) -> Callable[[Any, tuple], bool]:
 
 def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Path,
                  index: ParaphraseIndex | None = None, cache_dir: Path | None = None) -> list[str]:
-    """The jar's statistics line of every (hypothesis, references) pair, computed in Python: the texts' words, word
-    data and paraphrase phrases, then every distinct (hypothesis, reference) pair aligned at once. ``index``: the
-    paraphrase table's; by default :meth:`ParaphraseIndex.for_references` of these references (in
-    ``cache_dir``)."""
+    """The jar's statistics line of every (hypothesis, references) pair, computed in Python: the
+    texts' words, word data and paraphrase phrases, then every distinct (hypothesis, reference) pair
+    aligned at once. ``index``: the paraphrase table's; by default
+    :meth:`ParaphraseIndex.for_references` of these references (in ``cache_dir``)."""
     data = english_data(Path(jar))
     pieces = _pieces(hyps, refs)
     if any("\n" in t or "\r" in t for p in pieces for t in p):
-        raise VlbenchError("a caption contains a line break: the METEOR jar would read it as two lines")
+        raise VlbenchError("a caption contains a line break: the METEOR jar would read it as two "
+                           "lines")
     distinct = list(dict.fromkeys(t for p in pieces for t in p))
-    known, infos = _reference_side(list(dict.fromkeys(t for p in pieces for t in p[:-1])), data, Path(jar))
+    known, infos = _reference_side(list(dict.fromkeys(t for p in pieces for t in p[:-1])), data,
+                                   Path(jar))
     lowered = {t: known[t] if t in known else _normal_lower(t, data) for t in distinct}
     lines = list(dict.fromkeys(lowered.values()))
     line_words = _lines_words(lines)
@@ -167,7 +186,8 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
         return infos[w]
 
     paraphrases, found = (index, None) if index is not None else ParaphraseIndex.for_references(
-        Path(jar).parent / "data" / "paraphrase-en.gz", list(dict.fromkeys(known.values())), cache_dir, _words)
+        Path(jar).parent / "data" / "paraphrase-en.gz", list(dict.fromkeys(known.values())),
+        cache_dir, _words)
     usable = _usable_entries(paraphrases, lines, line_words, set(known.values()), Path(jar), found)
     corpus = Corpus.build(line_words, info, paraphrases, usable)
     built: dict[int, Sentence] = {}
@@ -177,13 +197,16 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
             table, phrases = corpus.line_table(k)
             words = line_words[k]
             got = [info(w) for w in words]
-            built[k] = Sentence.build(words, [g[0] for g in got], [g[1] for g in got], [g[2] for g in got],
-                                      [g[3] for g in got], table, phrases, int(paraphrases.max_words))
+            built[k] = Sentence.build(words, [g[0] for g in got], [g[1] for g in got],
+                                      [g[2] for g in got],
+                                      [g[3] for g in got], table, phrases,
+                                      int(paraphrases.max_words))
         return built[k]
 
     number = {line: k for k, line in enumerate(lines)}
     owner = np.asarray([k for k, p in enumerate(pieces) if len(p) >= 2 for _ in p[:-1]], np.int64)
-    hyp = np.asarray([number[lowered[p[-1]]] for p in pieces if len(p) >= 2 for _ in p[:-1]], np.int64)
+    hyp = np.asarray([number[lowered[p[-1]]] for p in pieces if len(p) >= 2 for _ in p[:-1]],
+                     np.int64)
     ref = np.asarray([number[lowered[r]] for p in pieces if len(p) >= 2 for r in p[:-1]], np.int64)
     # each distinct (hypothesis, reference) pair aligned once
     distinct, inverse = np.unique(hyp * len(lines) + ref, return_inverse=True)
@@ -200,7 +223,8 @@ def _best_lines(rows: np.ndarray, owner: np.ndarray, n_lines: int) -> list[str]:
     if not len(rows):
         return out
     scores = meteor_from_stats(rows)     # computeMetrics of each alignment, the jar's order of operations
-    order = np.lexsort((np.arange(len(rows)), -scores, owner))     # per line: best score, then first
+    order = np.lexsort((np.arange(len(rows)), -scores,
+                        owner))     # per line: best score, then first
     first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
     best = rows[first]
     if (np.abs(best) < 1e7).all():      # every count prints as "<int>.0" (_java_double): joined per row

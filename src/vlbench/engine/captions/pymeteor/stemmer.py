@@ -7,8 +7,8 @@ this module implements the older rules from the published algorithm: prelude (in
 ``y`` -> ``Y`` after vowels), the R1/R2 regions (with the prefixes gener-, commun-, arsen-), steps
 0-5 and the two exception lists.
 
-Words are strings of UTF-16 code units (see :func:`utf16_units`): Java counts a character outside the
-Basic Multilingual Plane as two, which changes "shorter than three letters" for such words.
+Words are strings of UTF-16 code units (see :func:`utf16_units`): Java counts a character outside
+the Basic Multilingual Plane as two, which changes "shorter than three letters" for such words.
 """
 
 from __future__ import annotations
@@ -25,25 +25,30 @@ _EXCEPTIONS = {"skis": "ski", "skies": "sky", "dying": "die", "lying": "lie", "t
                "idly": "idl", "gently": "gentl", "ugly": "ugli", "early": "earli", "only": "onli",
                "singly": "singl", "sky": "sky", "news": "news", "howe": "howe",
                "atlas": "atlas", "cosmos": "cosmos", "bias": "bias", "andes": "andes"}
-_KEPT_AFTER_STEP_1A = frozenset(["inning", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed"])
+_KEPT_AFTER_STEP_1A = frozenset(["inning", "outing", "canning", "herring", "earring", "proceed",
+                                 "exceed", "succeed"])
 
 # (suffix, replacement) per step; the longest suffix that ends the word is chosen *before* the
 # region test, and a failed test means no change (no fall-back to a shorter suffix)
-_STEP2 = {"tional": "tion", "enci": "ence", "anci": "ance", "abli": "able", "entli": "ent", "izer": "ize",
-          "ization": "ize", "ational": "ate", "ation": "ate", "ator": "ate", "alism": "al", "aliti": "al",
-          "alli": "al", "fulness": "ful", "ousli": "ous", "ousness": "ous", "iveness": "ive", "iviti": "ive",
+_STEP2 = {"tional": "tion", "enci": "ence", "anci": "ance", "abli": "able", "entli": "ent",
+          "izer": "ize",
+          "ization": "ize", "ational": "ate", "ation": "ate", "ator": "ate", "alism": "al",
+          "aliti": "al",
+          "alli": "al", "fulness": "ful", "ousli": "ous", "ousness": "ous", "iveness": "ive",
+          "iviti": "ive",
           "biliti": "ble", "bli": "ble", "ogi": "og", "fulli": "ful", "lessli": "less", "li": ""}
-_STEP3 = {"tional": "tion", "ational": "ate", "alize": "al", "icate": "ic", "iciti": "ic", "ical": "ic",
-          "ful": "", "ness": "", "ative": ""}
+_STEP3 = {"tional": "tion", "ational": "ate", "alize": "al", "icate": "ic", "iciti": "ic",
+          "ical": "ic", "ful": "", "ness": "", "ative": ""}
 _STEP0 = ("'", "'s", "'s'")
 _STEP1A = ("sses", "ied", "ies", "s", "us", "ss")
 _STEP1B = ("eed", "eedly", "ed", "edly", "ing", "ingly")
-_STEP4 = ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ism", "ate",
-          "iti", "ous", "ive", "ize", "ion")
+_STEP4 = ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ism",
+          "ate", "iti", "ous", "ive", "ize", "ion")
 
 
 def utf16_units(word: str) -> str:
-    """``word`` with every character outside the BMP as its two surrogate code units (Java's view)."""
+    """``word`` with every character outside the BMP as its two surrogate code units (Java's
+    view)."""
     if word.isascii() or all(ord(c) < 0x10000 for c in word):
         return word
     return "".join(c if ord(c) < 0x10000 else chr(0xD800 + ((ord(c) - 0x10000) >> 10)) + chr(0xDC00 + (ord(c) & 0x3FF))
@@ -57,7 +62,8 @@ def _by_length(suffixes) -> tuple[tuple[int, frozenset[str]], ...]:
 
 
 def _longest_suffix(word: str, groups: tuple[tuple[int, frozenset[str]], ...]) -> str | None:
-    """The longest suffix of the groups (:func:`_by_length`) that ends ``word`` (Snowball's ``among``)."""
+    """The longest suffix of the groups (:func:`_by_length`) that ends ``word`` (Snowball's
+    ``among``)."""
     for n, group in groups:
         if len(word) >= n and word[-n:] in group:
             return word[-n:]
@@ -69,8 +75,8 @@ _STEP0_GROUPS, _STEP1A_GROUPS, _STEP1B_GROUPS, _STEP2_GROUPS, _STEP3_GROUPS, _ST
 
 
 def _regions(w: str) -> tuple[int, int]:
-    """(p1, p2): R1 starts after the first non-vowel that follows a vowel (or after a listed prefix), R2
-    the same within R1; the word's length when there is none."""
+    """(p1, p2): R1 starts after the first non-vowel that follows a vowel (or after a listed
+    prefix), R2 the same within R1; the word's length when there is none."""
     n = len(w)
 
     def after_vc(start: int) -> int:
@@ -87,8 +93,8 @@ def _regions(w: str) -> tuple[int, int]:
 
 
 def _short_syllable_at(w: str, end: int) -> bool:
-    """Whether ``w[:end]`` ends in a short syllable: non-vowel, vowel, non-vowel other than w, x, Y; or
-    vowel, non-vowel at the very start of the word."""
+    """Whether ``w[:end]`` ends in a short syllable: non-vowel, vowel, non-vowel other than w, x, Y;
+    or vowel, non-vowel at the very start of the word."""
     if end >= 3 and w[end - 1] not in _NOT_SHORT_END and w[end - 2] in _VOWELS and w[end - 3] not in _VOWELS:
         return True
     return end == 2 and w[1] not in _VOWELS and w[0] in _VOWELS

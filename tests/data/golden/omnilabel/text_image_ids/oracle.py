@@ -1,5 +1,6 @@
-"""The oracle of this case: omnilabeltools @ bfd742a9 (its source tree on sys.path), run unmodified on this folder's
-files; writes expected.json (official fractions x 100, -1 as null) in the 13-key order of golden/README.md.
+"""The oracle of this case: omnilabeltools @ bfd742a9 (its source tree on sys.path), run unmodified
+on this folder's files; writes expected.json (official fractions x 100, -1 as null) in the 13-key
+order of golden/README.md.
 
     PYTHONPATH=path/to/omnilabeltools python oracle.py CASE_FOLDER
 """
@@ -18,8 +19,8 @@ with contextlib.redirect_stdout(io.StringIO()):
     ev.evaluate()
     ev.accumulate()
     ev.summarize(verbose=False)
-names = ["AP", "AP_categ", "AP_descr", "AP_descr_pos", "AP_descr_S", "AP_descr_M", "AP_descr_L", "AP50_descr",
-         "AP75_descr", "AP50_categ", "AP75_categ", "AR_descr", "AR_categ"]
+names = ["AP", "AP_categ", "AP_descr", "AP_descr_pos", "AP_descr_S", "AP_descr_M", "AP_descr_L",
+         "AP50_descr", "AP75_descr", "AP50_categ", "AP75_categ", "AR_descr", "AR_categ"]
 metrics = {n: None if float(v) == -1 else float(v) * 100 for n, v in zip(names, ev.stats)}
 (case / "expected.json").write_text(json.dumps({"protocol": "official", "split": None, "metrics": metrics}, indent=1) + "\n")
 print(case.name, metrics)

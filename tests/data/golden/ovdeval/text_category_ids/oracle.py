@@ -1,8 +1,9 @@
-"""The oracle of this case: OVDEval's eval.py (om-ai-lab/OVDEval @ 2ba0aa95, unmodified, imported from beside this
-file or PYTHONPATH) on this folder's files, as its __main__ runs it: predictions grouped by image in order of first
-appearance, nms_threaded per image against that image's GT, then cal_map's COCO / loadRes / COCOeval "bbox", whose
-12 stats are read from the COCOeval object at full precision (cal_map prints them to 3 decimals); plain AP is the
-same COCOeval on the unsuppressed list. Writes expected.json (percent, -1 as null).
+"""The oracle of this case: OVDEval's eval.py (om-ai-lab/OVDEval @ 2ba0aa95, unmodified, imported
+from beside this file or PYTHONPATH) on this folder's files, as its __main__ runs it: predictions
+grouped by image in order of first appearance, nms_threaded per image against that image's GT, then
+cal_map's COCO / loadRes / COCOeval "bbox", whose 12 stats are read from the COCOeval object at full
+precision (cal_map prints them to 3 decimals); plain AP is the same COCOeval on the unsuppressed
+list. Writes expected.json (percent, -1 as null).
 
     PYTHONPATH=path/to/OVDEval python oracle.py CASE_FOLDER
 """
@@ -17,8 +18,8 @@ from eval import nms_threaded  # OVDEval's eval.py
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
-KEYS = ["AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large", "AR1", "AR10", "AR100", "AR_small", "AR_medium",
-        "AR_large"]
+KEYS = ["AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large", "AR1", "AR10", "AR100",
+        "AR_small", "AR_medium", "AR_large"]
 
 
 def stats(gt_path, results):
