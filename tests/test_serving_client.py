@@ -197,6 +197,17 @@ def test_a_processor_only_image_placeholder_is_not_sent_as_chat_text():
     assert [p["type"] for p in parts] == ["image_url", "text"] and parts[1]["text"] == "detect cat"
 
 
+def _terminal_sigint() -> None:
+    """In the child before it starts: SIGINT handled and unblocked, as in a terminal. A child
+    inherits its parent's ignored signals and signal mask across exec, and the test process's may
+    have been changed by what ran in it before (the whole suite's run timed out here twice, the
+    module alone passed)."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_a_run_whose_server_hangs_at_once_keeping_the_partial_file(built_samples,
                                                                                 tmp_path):
     """A server that takes 60 s per answer: SIGINT once 4 requests are in flight ends `vlbench
@@ -213,7 +224,8 @@ def test_ctrl_c_stops_a_run_whose_server_hangs_at_once_keeping_the_partial_file(
                                  url, "--model", "x",
                                  "--data", str(built_samples / "ref_l4"), "--split", "test",
                                  "--box-format", "pixel", "--concurrency", "4", "--out", str(out)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=_terminal_sigint)
         deadline = time.monotonic() + 120
         while fake.in_flight < 4 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
