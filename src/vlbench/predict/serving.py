@@ -412,20 +412,6 @@ def _ask(served: ServedModel, connection: Connection, item: PredictItem, prompt:
                   model=model if isinstance(model, str) else None)
 
 
-def _next_done(done: Any) -> Any:
-    """The next completed request from ``done`` (a ``queue.SimpleQueue``), waited for in short
-    turns: a Ctrl-C the kernel hands to a worker thread (each blocks in a socket read) does not wake
-    a main thread blocked in one untimed wait, so the main thread comes back to run Python's signal
-    handler at least twice a second."""
-    import queue
-
-    while True:
-        try:
-            return done.get(timeout=0.5)
-        except queue.Empty:
-            continue
-
-
 def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prompts: Iterable[str],
                          *, max_new_tokens: int, token_scores: bool = False,
                          skip_bad: bool = False) -> Iterator[tuple[Any, Answer]]:
@@ -467,7 +453,7 @@ def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prom
         thread.start()
     try:
         while in_flight:
-            key, got = _next_done(done)
+            key, got = done.get()
             in_flight -= 1
             if isinstance(got, BaseException):
                 raise got
