@@ -27,21 +27,19 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
-#: adversarial cases of rounds 3 and 4 (kept apart: the official-file faces run them, not the
-#: evaluate / Hub-row faces)
-GOLDEN_ADV3 = SHARED / "golden-adv3"
-GOLDEN_ADV4 = SHARED / "golden-adv4"
+#: folders of adversarial cases (kept apart from GOLDEN: tests take them where they say so):
+#: ``adversarial/``, or, in a folder of the shared layout, its rounds' ``golden-adv*/`` folders
+ADVERSARIAL = [SHARED / "adversarial"] if (SHARED / "adversarial").is_dir() \
+    else sorted(SHARED.glob("golden-adv*"))
 
 
-def golden_cases(benchmark: str, *, round3: bool = False) -> list[Path]:
-    """The golden cases of ``benchmark`` (and, with ``round3``, those of the adversarial rounds 3
-    and 4 too)."""
+def golden_cases(benchmark: str, *, adversarial: bool = False) -> list[Path]:
+    """The golden cases of ``benchmark`` (and, with ``adversarial``, the adversarial cases too)."""
     folder = GOLDEN / benchmark
     if not folder.is_dir():
         raise RuntimeError(f"golden cases not found at {folder}; VLBENCH_SHARED, if set, must name "
-                           "a folder holding "
-                           "golden/, golden-adv3/, golden-adv4/ and realdata/")
-    extra = [GOLDEN_ADV3 / benchmark, GOLDEN_ADV4 / benchmark] if round3 else []
+                           "a folder holding golden/, adversarial/ (or golden-adv*/) and realdata/")
+    extra = [f / benchmark for f in ADVERSARIAL] if adversarial else []
     folders = [folder] + [f for f in extra if f.is_dir()]
     return sorted((p for f in folders for p in f.iterdir() if p.is_dir() and (p / "expected.json").exists()),
                   key=lambda p: (p.parent.parent.name, p.name))

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import vlbench
-from conftest import GOLDEN, GOLDEN_ADV3, run_cli
+from conftest import ADVERSARIAL, GOLDEN, run_cli
 from vlbench.library.api import conventions
 
 REFS = GOLDEN / "ref_l4" / "random_all_medium" / "references.parquet"
@@ -84,7 +84,8 @@ def _golden(folder: Path, benchmark: str = "ref_l4") -> list[Path]:
 _DETECTION = ("ovdeval", "omnilabel")
 
 
-@pytest.mark.parametrize("case", [c for b in ("ref_l4", *_DETECTION) for c in _golden(GOLDEN, b) + _golden(GOLDEN_ADV3, b)],
+@pytest.mark.parametrize("case", [c for b in ("ref_l4", *_DETECTION)
+                                  for folder in (GOLDEN, *ADVERSARIAL) for c in _golden(folder, b)],
                          ids=lambda p: f"{p.parent.name}/{p.name}")
 @pytest.mark.heavy
 def test_every_golden_case_is_quiet(case):

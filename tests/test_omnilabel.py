@@ -25,8 +25,8 @@ TEXT_ID_CASES = [c for c in CASES if c.name.startswith("text_image_ids")]
 #: a label-space entry by its integer id; test_a_build_refuses_repeated_and_text_description_ids)
 ODD_DESCRIPTION_ID_CASES = [c for c in CASES if c.name == "description_id_types"]
 BUILDABLE = [c for c in CASES if c not in TEXT_ID_CASES + ODD_DESCRIPTION_ID_CASES]
-#: with the round-3 cases, for the face that reads the official files
-ALL_CASES = golden_cases("omnilabel", round3=True)
+#: with the adversarial cases, for the face that reads the official files
+ALL_CASES = golden_cases("omnilabel", adversarial=True)
 
 
 
@@ -472,8 +472,8 @@ def test_typed_reference_reading_keeps_the_messages(omnilabel_sample, tmp_path):
 
 def test_an_image_listed_twice_is_one_image_with_a_note(omnilabel_sample, tmp_path):
     """The official code keys images by id: an image listed twice is evaluated once (the public
-    round-4 case ``duplicate_image_entries`` checks the numbers); the typed and the dict readings
-    say so alike."""
+    adversarial case ``duplicate_image_entries`` checks the numbers); the typed and the dict
+    readings say so alike."""
     from vlbench.benchmarks.omnilabel.reader import load_references
 
     data = json.loads((omnilabel_sample / "dataset_val.json").read_text())

@@ -25,8 +25,8 @@ CASES = golden_cases("ovdeval")
 #: ids are integers; test_a_build_refuses_text_ids)
 TEXT_ID_CASES = [c for c in CASES if c.name.startswith("text_")]
 BUILDABLE = [c for c in CASES if c not in TEXT_ID_CASES]
-#: with the round-3 cases, for the face that reads the official files
-ALL_CASES = golden_cases("ovdeval", round3=True)
+#: with the adversarial cases, for the face that reads the official files
+ALL_CASES = golden_cases("ovdeval", adversarial=True)
 
 
 
@@ -295,7 +295,7 @@ def test_unknown_categories_and_images_are_counted(color):
 
 def test_labels_as_text_are_never_scored_officially_and_resolved_when_corrected(color):
     """Officially a category name is no category id: every prediction takes part in the suppression
-    and none is scored (all 24 numbers 0, as the round-3 golden case adv3_category_id_as_name shows
+    and none is scored (all 24 numbers 0, as the adversarial case category_id_as_name shows
     on a mixed file), with a warning that names the fix. ``corrected`` resolves names to ids (the
     numbers of the id file) and rejects a label that is no name."""
     gt, data, preds = color

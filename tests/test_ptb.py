@@ -1,7 +1,8 @@
 """The Python PTB tokenizer against Stanford's jar, as pycocoevalcap runs it (``-preserveLines
--lowerCase``, then the punctuation filter): the round-3 probes (the jar's tokens recorded in
-shared/golden-adv3), the 3,200-caption golden corpus, and a generated corpus of 100,000+ captions
-run through the jar here, covering every class of difference found in round 3 and every character
+-lowerCase``, then the punctuation filter): the adversarial probes (the jar's tokens recorded in
+data/adversarial/nocaps_tokenizer), the 3,200-caption golden corpus, and a generated corpus of
+100,000+ captions run through the jar here, covering every class of difference the probes found and
+every character
 the Python path claims (all of Unicode but the capital sigma and lone surrogates). Any difference
 fails; there is no tolerance."""
 
@@ -14,26 +15,27 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
+from conftest import ADVERSARIAL
 from vlbench.engine.captions import java
 from vlbench.engine.captions.ptb import UNPROVEN, java_lower
 from vlbench.engine.captions.tokenize import python_proven, tokenize
 
-PROBES = SHARED / "golden-adv3" / "nocaps_tokenizer" / "probes.json"
+PROBES = next(f / "nocaps_tokenizer" / "probes.json" for f in ADVERSARIAL
+              if (f / "nocaps_tokenizer").is_dir())
 HAVE_JAVA = java.java_executable() is not None and java.tokenizer_jar() is not None
 needs_java = pytest.mark.skipif(not HAVE_JAVA,
                                 reason="needs Java (apt-get install default-jre-headless)")
 
 
-def test_every_round_3_probe_gives_the_jar_s_tokens():
+def test_every_tokenizer_probe_gives_the_jar_s_tokens():
     probes = json.loads(PROBES.read_text())
     got, backend = tokenize([p["caption"] for p in probes], "python")
     assert backend == "python"
     assert [(p["caption"], g) for p, g in zip(probes, got) if g != p["expected_tokens"]] == []
 
 
-# -- a generated corpus: each class of round 3, abbreviations, URLs, quotes, numbers, and every
-# character
+# -- a generated corpus: each class the probes found, abbreviations, URLs, quotes, numbers, and
+# every character
 _WORDS = ["a", "the", "dog", "man", "red", "car", "two", "people", "on", "street", "with", "of",
           "in", "near", "Dog", "Man", "New", "York", "Taylor", "Swift", "I", "A", "The", "U", "S",
           "it", "is"]

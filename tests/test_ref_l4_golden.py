@@ -12,8 +12,8 @@ import pytest
 from conftest import ROOT, agree, golden_cases, run_cli
 
 CASES = golden_cases("ref_l4")
-#: with the round-3 cases, for the face that reads the official files
-ALL_CASES = golden_cases("ref_l4", round3=True)
+#: with the adversarial cases, for the face that reads the official files
+ALL_CASES = golden_cases("ref_l4", adversarial=True)
 
 
 
