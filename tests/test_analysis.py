@@ -66,7 +66,9 @@ def test_ovdeval_each_error_type_is_counted_with_the_ap_it_costs(tmp_path, error
     preds, as_scored, delta = OVDEVAL_CASES[error_type]
     result = _ovdeval(tmp_path, preds + [CUP_ON_B])
     a = result.analysis
-    assert result.metrics["NMS_AP50"] == pytest.approx(as_scored) and a["as_scored"] == pytest.approx(as_scored)
+    assert result.metrics["NMS_AP50"] == pytest.approx(as_scored) and a[
+        "as_scored"
+    ] == pytest.approx(as_scored)
     counts = {t: e["count"] for t,
               e in a["errors"].items() if t not in ("false_positives", "false_negatives")}
     assert counts == {t: int(t == error_type) for t in counts}
@@ -76,7 +78,9 @@ def test_ovdeval_each_error_type_is_counted_with_the_ap_it_costs(tmp_path, error
                                                                                 "false_negatives")]
     assert others == pytest.approx([0.0] * len(others))
     example = a["examples"][error_type][0]
-    assert example["image_id"] == 1 and example["bbox"] in ([float(v) for v in p[1]] for p in preds + [(0, A)])
+    assert example["image_id"] == 1 and example["bbox"] in (
+        [float(v) for v in p[1]] for p in preds + [(0, A)]
+    )
 
 
 def test_ovdeval_duplicates_are_what_the_suppression_removes(tmp_path):
@@ -84,7 +88,11 @@ def test_ovdeval_duplicates_are_what_the_suppression_removes(tmp_path):
     keeps only the top box per GT, so NMS-AP never sees it: ``suppressed`` 1, no duplicate error,
     AP50 100."""
     a = _ovdeval(tmp_path, [(1, A, 0.9), (1, [11, 11, 40, 40], 0.7), CUP_ON_B]).analysis
-    assert a["suppressed"] == 1 and a["errors"]["duplicate"]["count"] == 0 and a["as_scored"] == pytest.approx(100)
+    assert (
+        a["suppressed"] == 1
+        and a["errors"]["duplicate"]["count"] == 0
+        and a["as_scored"] == pytest.approx(100)
+    )
 
 
 def test_omnilabel_duplicate_and_negative_description_costs(tmp_path):
@@ -138,7 +146,13 @@ def test_omnilabel_duplicate_and_negative_description_costs(tmp_path):
 def _ref_l4_rows():
     """Two images (a: 100 x 100, b); objects X [10,10,30,30] and Y [60,10,30,30] of category
     refcoco_1, Z [10,60,30,30] of refcoco_2, W [60,60,30,30] of refcoco_3 on a; V on b."""
-    X, Y, Z, W, V = [10, 10, 30, 30], [60, 10, 30, 30], [10, 60, 30, 30], [60, 60, 30, 30], [5, 5, 20, 20]
+    X, Y, Z, W, V = (
+        [10, 10, 30, 30],
+        [60, 10, 30, 30],
+        [10, 60, 30, 30],
+        [60, 60, 30, 30],
+        [5, 5, 20, 20],
+    )
     objects = [(X, "refcoco_1", "a"), (Y, "refcoco_1", "a"), (Z, "refcoco_2", "a"),
                (Z, "refcoco_2", "a"), (W, "refcoco_3", "a"), (W, "refcoco_3", "a"),
                (V, "refcoco_4", "b")]
@@ -168,10 +182,14 @@ def test_ref_l4_every_miss_cause(tmp_path):
     a = result.analysis
     assert a["as_scored"] == pytest.approx(100 / 7) == pytest.approx(result.metrics["Acc50"])
     assert {c: e["count"] for c, e in a["errors"].items()} == {c: 1 for c in a["errors"]}
-    assert sum(e["delta_Acc50"] for e in a["errors"].values()) == pytest.approx(100 - result.metrics["Acc50"])
+    assert sum(e["delta_Acc50"] for e in a["errors"].values()) == pytest.approx(
+        100 - result.metrics["Acc50"]
+    )
     assert a["slices"]["length"]["1-10"] == {"n": 4, "Acc50": 25.0}
     assert a["slices"]["length"]["11-20"] == {"n": 3, "Acc50": 0.0}
-    assert sum(a["iou_histogram"]["counts"]) == 7 and a["examples"]["same_class_object"][0]["id"] == 1
+    assert (
+        sum(a["iou_histogram"]["counts"]) == 7 and a["examples"]["same_class_object"][0]["id"] == 1
+    )
 
 
 def test_nocaps_missed_words_novel_first(tmp_path):
@@ -192,7 +210,9 @@ def test_nocaps_missed_words_novel_first(tmp_path):
                            meteor=False, spice=False)
     a = result.analysis
     assert a["missed_words"] == {"novel": [["tortoise", 1]], "other": [["dog", 1]]}
-    assert a["domain_gaps"]["CIDEr"]["in-domain"] == pytest.approx(result.metrics["CIDEr_in"] - result.metrics["CIDEr"])
+    assert a["domain_gaps"]["CIDEr"]["in-domain"] == pytest.approx(
+        result.metrics["CIDEr_in"] - result.metrics["CIDEr"]
+    )
     missed = {e["image_id"]: e["missed_words"] for e in a["examples"]["lowest_CIDEr"]}
     assert missed == {0: ["dog"], 1: ["tortoise"]}
 
@@ -203,7 +223,11 @@ def test_analyze_prints_the_tables_and_score_keeps_it_off(tmp_path, ovdeval_samp
     refs, preds = ovdeval_sample / "annotations", ovdeval_sample / "predictions_poor"
     proc = run_cli("analyze", "ovdeval", "--references", str(refs), "--predictions", str(preds))
     assert proc.returncode == 0, proc.stderr
-    assert "hard_negative" in proc.stdout and "gained when fixed" in proc.stdout and "by sub_dataset" in proc.stdout
+    assert (
+        "hard_negative" in proc.stdout
+        and "gained when fixed" in proc.stdout
+        and "by sub_dataset" in proc.stdout
+    )
     out = tmp_path / "r.json"
     assert run_cli("score", "ovdeval", "--references", str(refs), "--predictions", str(preds),
                    "--quiet", "--output", str(out)).returncode == 0
@@ -214,7 +238,9 @@ def test_analyze_prints_the_tables_and_score_keeps_it_off(tmp_path, ovdeval_samp
     assert saved.analysis is not None and saved.analysis["errors"]["hard_negative"]["count"] > 0
 
 
-def test_the_card_names_every_error_type_and_the_evaluate_module_returns_the_analysis(ovdeval_sample):
+def test_the_card_names_every_error_type_and_the_evaluate_module_returns_the_analysis(
+    ovdeval_sample,
+):
     """The metric card's words (benchmark.DETECTION_ANALYSIS_NOTE) and the engine's types are the
     same list; the OVDEval evaluate module on Hub-style rows returns the analysis with
     ``analysis=True``: the counts of scoring the same rows with vlbench.score. (Rows name only the
@@ -233,9 +259,16 @@ def test_the_card_names_every_error_type_and_the_evaluate_module_returns_the_ana
     for a in data["annotations"]:
         boxes[a["image_id"]].append({k: a.get(k) for k in ("id", "bbox", "category_id", "area",
                                                            "iscrowd")})
-    references = [{"image_id": img["id"], "boxes": boxes[img["id"]],
-                   "neg_text": img.get("neg_text"),
-                   "width": img.get("width"), "height": img.get("height")} for img in data["images"]]
+    references = [
+        {
+            "image_id": img["id"],
+            "boxes": boxes[img["id"]],
+            "neg_text": img.get("neg_text"),
+            "width": img.get("width"),
+            "height": img.get("height"),
+        }
+        for img in data["images"]
+    ]
     per_image = {img["id"]: {"boxes": [], "scores": [], "labels": []} for img in data["images"]}
     for p in preds:
         per_image[p["image_id"]]["boxes"].append(p["bbox"])
@@ -265,7 +298,11 @@ def test_compare_shows_what_each_error_type_costs_each_file_with_paired_interval
 
     def write(name, preds):
         path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps([{"image_id": 1, "category_id": c, "bbox": box, "score": s} for c, box, s in preds]))
+        path.write_text(
+            json.dumps(
+                [{"image_id": 1, "category_id": c, "bbox": box, "score": s} for c, box, s in preds]
+            )
+        )
         return path
 
     _ovdeval(tmp_path, [])      # writes the references
@@ -276,7 +313,9 @@ def test_compare_shows_what_each_error_type_costs_each_file_with_paired_interval
     rows = {r["metric"]: r for r in comparison.to_dict()["metrics"]}
     hard = rows["cost of hard_negative (NMS_AP50)"]
     assert (hard["a"], hard["b"], hard["diff"]) == pytest.approx((50.0, 0.0, 50.0))
-    assert (hard["low"], hard["high"]) == pytest.approx((50.0, 50.0)) and hard["verdict"] == "A loses more to it"
+    assert (hard["low"], hard["high"]) == pytest.approx((50.0, 50.0)) and hard[
+        "verdict"
+    ] == "A loses more to it"
     assert rows["cost of background (NMS_AP50)"]["diff"] == pytest.approx(0.0)
 
 
@@ -326,22 +365,38 @@ def test_omnilabel_each_error_type_is_counted_with_the_ap_it_costs(tmp_path, err
     A), 4 'blue car' (a negative description); GT A for 1 and 2, B for 3. The headline is
     hm(AP50_categ, AP50_descr)."""
     preds, (c, d), (c_fixed, d_fixed) = OMNILABEL_CASES[error_type]
-    data = {"images": [{"id": 1, "file_name": "1.jpg"}],
-            "descriptions": [{"id": i, "text": t, "anno_info": {"type": kind}, "image_ids": [1]} for i, t, kind in
-                             ((1, "car", "object_category"), (2, "red car", "object_description"),
-                              (3, "cup", "object_category"),
-                              (4, "blue car", "object_description"))],
-            "annotations": [{"id": 5, "image_id": 1, "bbox": A, "area": 1600, "iscrowd": 0,
-                             "description_ids": [1, 2]},
-                            {"id": 6, "image_id": 1, "bbox": B, "area": 900, "iscrowd": 0,
-                             "description_ids": [3]}]}
+    data = {
+        "images": [{"id": 1, "file_name": "1.jpg"}],
+        "descriptions": [
+            {"id": i, "text": t, "anno_info": {"type": kind}, "image_ids": [1]}
+            for i, t, kind in (
+                (1, "car", "object_category"),
+                (2, "red car", "object_description"),
+                (3, "cup", "object_category"),
+                (4, "blue car", "object_description"),
+            )
+        ],
+        "annotations": [
+            {
+                "id": 5,
+                "image_id": 1,
+                "bbox": A,
+                "area": 1600,
+                "iscrowd": 0,
+                "description_ids": [1, 2],
+            },
+            {"id": 6, "image_id": 1, "bbox": B, "area": 900, "iscrowd": 0, "description_ids": [3]},
+        ],
+    }
     (tmp_path / "gt.json").write_text(json.dumps(data))
     (tmp_path / "p.json").write_text(json.dumps([{"image_id": 1, "bbox": box,
                                                   "description_ids": [i], "scores": [s]}
                                                  for i, box, s in preds]))
     result = vlbench.score("omnilabel", tmp_path / "gt.json", tmp_path / "p.json", analysis=True)
     a = result.analysis
-    assert (result.metrics["AP50_categ"], result.metrics["AP50_descr"]) == pytest.approx((100 * c, 100 * d))
+    assert (result.metrics["AP50_categ"], result.metrics["AP50_descr"]) == pytest.approx(
+        (100 * c, 100 * d)
+    )
     assert a["as_scored"] == pytest.approx(HM(c, d))
     counts = {t: e["count"] for t,
               e in a["errors"].items() if t not in ("false_positives", "false_negatives")}
@@ -367,10 +422,18 @@ def test_ref_l4_costs_get_paired_intervals_too(tmp_path):
                                                  for r in rows]))
     comparison, _, _ = compare("ref_l4", tmp_path / "refs.json", tmp_path / "a.json",
                                tmp_path / "b.json", missing="miss", analysis=True, resamples=200)
-    rows_out = {r["metric"]: r for r in comparison.to_dict()["metrics"] if r["metric"].startswith("cost of ")}
+    rows_out = {
+        r["metric"]: r
+        for r in comparison.to_dict()["metrics"]
+        if r["metric"].startswith("cost of ")
+    }
     assert len(rows_out) == 6
     for r in rows_out.values():
-        assert r["diff"] == pytest.approx(100 / 7) and r["low"] >= 0 and r["low"] <= r["diff"] <= r["high"]
+        assert (
+            r["diff"] == pytest.approx(100 / 7)
+            and r["low"] >= 0
+            and r["low"] <= r["diff"] <= r["high"]
+        )
 
 
 def _one_image(det_boxes, det_pairs, det_states, gt_taken, gt_boxes, gt_pairs):

@@ -125,10 +125,14 @@ def test_only_the_model_runner_imports_torch_transformers_accelerate():
     """The ``predict`` extra stays optional: nothing outside vlbench/predict/ imports what it
     brings."""
     heavy = {"torch", "transformers", "accelerate"}
-    found = [f"{p.relative_to(ROOT)}: {sorted(_third_party_imports(p) & heavy)}" for p in sorted(SRC.rglob("*.py"))
-             if p.relative_to(SRC).parts[0] != "predict" and _third_party_imports(p) & heavy]
+    found = [
+        f"{p.relative_to(ROOT)}: {sorted(_third_party_imports(p) & heavy)}"
+        for p in sorted(SRC.rglob("*.py"))
+        if p.relative_to(SRC).parts[0] != "predict" and _third_party_imports(p) & heavy
+    ]
     assert not found, found
-    assert {"torch", "transformers"} <= _third_party_imports(SRC / "predict" / "models.py")   # the checker sees them
+    # the checker sees them
+    assert {"torch", "transformers"} <= _third_party_imports(SRC / "predict" / "models.py")
 
 
 def test_import_checker_sees_function_level_imports(tmp_path):
@@ -184,10 +188,16 @@ def _machinery_uses(tree: ast.AST) -> list[tuple[int, str]]:
         names = _names_used(node)
         if any(n.split(".")[0] in ("ctypes", "malloc_trim") for n in names):
             found.append((node.lineno, "an allocator call (ctypes)"))
-        elif any(n in ("Thread", "ThreadPoolExecutor") for n in names) and not isinstance(node, ast.ImportFrom):
+        elif any(n in ("Thread", "ThreadPoolExecutor") for n in names) and not isinstance(
+            node, ast.ImportFrom
+        ):
             found.append((node.lineno, "a thread"))
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "gc" \
-                and node.attr in ("disable", "freeze", "set_threshold", "collect"):
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "gc"
+            and node.attr in ("disable", "freeze", "set_threshold", "collect")
+        ):
             found.append((node.lineno, f"gc.{node.attr}"))
     return found
 
@@ -288,15 +298,20 @@ def test_toy_benchmark_through_the_library():
 
         vlbench.register(toy_benchmark.BENCHMARK)
         try:
-            result = vlbench.score("toy-count",
-                                   toy_benchmark.BENCHMARK.require_showcase().sample_references("default"),
-                                   toy_benchmark.BENCHMARK.require_showcase().example_predictions("good", "default"))
+            result = vlbench.score(
+                "toy-count",
+                toy_benchmark.BENCHMARK.require_showcase().sample_references("default"),
+                toy_benchmark.BENCHMARK.require_showcase().example_predictions("good", "default"),
+            )
             assert result.metrics == TOY_GOOD
             with pytest.raises(vlbench.InputError,
                                match="option\\(s\\) cider_idf do not apply to toy_count"):
-                vlbench.score("toy_count",
-                              toy_benchmark.BENCHMARK.require_showcase().sample_references("default"), [],
-                              cider_idf="global")
+                vlbench.score(
+                    "toy_count",
+                    toy_benchmark.BENCHMARK.require_showcase().sample_references("default"),
+                    [],
+                    cider_idf="global",
+                )
         finally:
             unregister("toy_count")
     finally:
@@ -306,7 +321,10 @@ def test_toy_benchmark_through_the_library():
 def test_toy_benchmark_through_the_cli_and_the_model_card(plugin_env, tmp_path):
     from huggingface_hub import ModelCard
 
-    refs, preds = PLUGINS / "toy_count" / "references.json", PLUGINS / "toy_count" / "predictions_good.json"
+    refs, preds = (
+        PLUGINS / "toy_count" / "references.json",
+        PLUGINS / "toy_count" / "predictions_good.json",
+    )
     out = tmp_path / "result.json"
     proc = _cli(plugin_env, "score", "toy_count", "--references", str(refs), "--predictions",
                 str(preds), "--output", str(out))
@@ -337,17 +355,25 @@ def test_a_lower_is_better_metric_gets_the_right_verdict(plugin_env, tmp_path):
     (run_compare, which its Compare tab calls). The toy has no error analysis: ``analyze`` prints
     its score and says so (exit 0)."""
     refs = PLUGINS / "toy_count" / "references.json"
-    good, poor = PLUGINS / "toy_count" / "predictions_good.json", PLUGINS / "toy_count" / "predictions_poor.json"
+    good, poor = (
+        PLUGINS / "toy_count" / "predictions_good.json",
+        PLUGINS / "toy_count" / "predictions_poor.json",
+    )
     out = tmp_path / "cmp.json"
     proc = _cli(plugin_env, "compare", "toy_count", "--references", str(refs), "--predictions",
                 str(good), str(poor), "--output", str(out))
     assert proc.returncode == 0, proc.stderr
     rows = {r["metric"]: r for r in json.loads(out.read_text())["metrics"]}
     assert rows["MAE"]["diff"] == pytest.approx(-1.8) and rows["MAE"]["verdict"] == "A better"
-    assert rows["accuracy"]["verdict"] == "A better" and rows["MAE"]["a_wins"] > 0.99   # ties: d = 0 is no win
+    # ties: d = 0 is no win
+    assert rows["accuracy"]["verdict"] == "A better" and rows["MAE"]["a_wins"] > 0.99
     analyze = _cli(plugin_env, "analyze", "toy_count", "--references", str(refs), "--predictions",
                    str(good))
-    assert analyze.returncode == 0 and "toy_count has no error analysis" in analyze.stderr and "MAE" in analyze.stdout
+    assert (
+        analyze.returncode == 0
+        and "toy_count has no error analysis" in analyze.stderr
+        and "MAE" in analyze.stdout
+    )
     sys.path.insert(0, str(PLUGINS))
     try:
         import toy_benchmark
@@ -361,7 +387,9 @@ def test_a_lower_is_better_metric_gets_the_right_verdict(plugin_env, tmp_path):
             comparison, _, _ = vlbench.compare("toy_count", refs, poor, good, resamples=200)
             assert {r["metric"]: r["verdict"] for r in comparison.rows}["MAE"] == "B better"
             table, _ = run_compare("toy_count", "default", str(good), str(poor), "official")
-            assert [line for line in table.splitlines() if line.startswith("| MAE")][0].endswith("**A better** |")
+            assert [line for line in table.splitlines() if line.startswith("| MAE")][0].endswith(
+                "**A better** |"
+            )
         finally:
             unregister("toy_count")
     finally:
@@ -390,7 +418,11 @@ def test_a_broken_plugin_is_a_warning_and_the_built_in_benchmarks_still_score(tm
     assert warning in _cli(env, "score", "--help").stderr
     unknown = _cli(env, "score", "no_such_benchmark", "--references", "r.json", "--predictions",
                    "p.json")
-    assert unknown.returncode == 2 and warning in unknown.stderr and "unknown benchmark" in unknown.stderr
+    assert (
+        unknown.returncode == 2
+        and warning in unknown.stderr
+        and "unknown benchmark" in unknown.stderr
+    )
 
 
 @pytest.mark.heavy
@@ -449,7 +481,9 @@ def test_toy_dataset_loads_with_datasets_and_scores_with_intervals(plugin_env, t
 
     assert (toy_folder / "README.md").is_file() and (toy_folder / "eval.yaml").is_file()
     rows = load_dataset(str(toy_folder), split="test")
-    assert rows["count"] == TOY_COUNTS and [im.size for im in rows["image"]] == [(40 + 8 * i, 30) for i in range(5)]
+    assert rows["count"] == TOY_COUNTS and [im.size for im in rows["image"]] == [
+        (40 + 8 * i, 30) for i in range(5)
+    ]
     result_path = tmp_path / "result.json"
     proc = _cli(plugin_env, "score", "toy_count", "--references", str(toy_folder), "--predictions",
                 str(PLUGINS / "toy_count" / "predictions_good.json"), "--ci", "0.9", "--output",
@@ -529,7 +563,9 @@ def test_toy_is_predicted_by_a_tiny_detector(plugin_env, toy_folder, tmp_path):
                 "--out", str(preds), "--output", str(result_path))
     assert proc.returncode == 0, proc.stderr
     entries = json.loads(preds.read_text())
-    assert [e["image_id"] for e in entries] == list(range(5)) and all(isinstance(e["count"], int) for e in entries)
+    assert [e["image_id"] for e in entries] == list(range(5)) and all(
+        isinstance(e["count"], int) for e in entries
+    )
     errors = [abs(e["count"] - c) for e, c in zip(entries, TOY_COUNTS)]
     metrics = json.loads(result_path.read_text())["metrics"]
     assert metrics == {"accuracy": 100 * sum(e == 0 for e in errors) / 5, "MAE": sum(errors) / 5}

@@ -121,7 +121,9 @@ def test_written_files_follow_the_umask_and_an_edited_card_keeps_its_mode(umask,
     assert _mode(result) == expected and _mode(export) == expected
     card.write_text("---\nlicense: mit\n---\n# m\n")
     os.chmod(card, 0o664)
-    assert _cli("report", str(result), "--into", str(card), cwd=tmp_path, umask=umask).returncode == 0
+    assert (
+        _cli("report", str(result), "--into", str(card), cwd=tmp_path, umask=umask).returncode == 0
+    )
     assert _mode(card) == 0o664 and "model-index" in card.read_text()
 
 
@@ -208,8 +210,10 @@ def test_the_nocaps_module_names_captions_arrow_cannot_hold(caption, needle):
 
     metric = evaluate.load(str(ROOT / "metrics" / "nocaps"))
     with pytest.raises(VlbenchError, match=needle):
-        metric.add_batch(predictions=["a cat", caption],
-                         references=[{"image_id": 1, "captions": ["a cat"], "domain": "in-domain"}] * 2)
+        metric.add_batch(
+            predictions=["a cat", caption],
+            references=[{"image_id": 1, "captions": ["a cat"], "domain": "in-domain"}] * 2,
+        )
 
 
 def test_the_ref_l4_module_refuses_text_as_a_number():
@@ -305,7 +309,8 @@ def _damaged_model(models: dict, tmp_path: Path, damage: str) -> Path:
         save_file({k: torch.full_like(v, float("nan")) if "box_head" in k else v for k,
                    v in tensors.items()},
                   weights, metadata={"format": "pt"})
-    elif damage == "foreign-weights":      # every tensor under another name: nothing of the model would load
+    # every tensor under another name: nothing of the model would load
+    elif damage == "foreign-weights":
         from safetensors.torch import load_file, save_file
 
         save_file({f"other.{k}": v for k, v in load_file(weights).items()}, weights,
@@ -337,7 +342,9 @@ def test_non_finite_boxes_are_dropped_and_counted_never_written(models, built_sa
     proc = _cli("predict", "ref_l4", "--model", str(model), "--data", str(built_samples / "ref_l4"),
                 "--split", "val", "--out", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the file")) == []
+    assert (
+        json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in the file")) == []
+    )
     meta = json.loads(Path(f"{out}.meta.json").read_text())
     assert meta["boxes_non_finite"] > 0 and meta["unanswered"] == 8
     assert "NaN or infinite values dropped" in proc.stdout
@@ -352,7 +359,8 @@ def test_bad_devices_and_data_folders_are_named(models, built_samples, tmp_path)
     _clear(proc, "cuda:7", "--device")
     proc = _cli("predict", "ref_l4", "--model", str(models["detector"]), "--data",
                 str(built_samples / "nocaps"), "--out", out, cwd=tmp_path)
-    _clear(proc, "vlbench build ref_l4")                     # another benchmark's folder (KeyError: 'id' before)
+    # another benchmark's folder (KeyError: 'id' before)
+    _clear(proc, "vlbench build ref_l4")
     damaged = tmp_path / "damaged"
     shutil.copytree(built_samples / "ref_l4", damaged)
     shard = next((damaged / "data").glob("test-*.parquet"))
@@ -416,9 +424,24 @@ def test_a_torn_last_line_is_dropped_and_the_rerun_equals_a_fresh_run(models, bu
                 "--split", "test", "--batch-size", "4", "--out", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     fresh = tmp_path / "fresh.json"
-    assert _cli("predict", "ref_l4", "--model", str(models["detector"]), "--data",
-                str(built_samples / "ref_l4"),
-                "--split", "test", "--batch-size", "4", "--out", str(fresh), cwd=tmp_path).returncode == 0
+    assert (
+        _cli(
+            "predict",
+            "ref_l4",
+            "--model",
+            str(models["detector"]),
+            "--data",
+            str(built_samples / "ref_l4"),
+            "--split",
+            "test",
+            "--batch-size",
+            "4",
+            "--out",
+            str(fresh),
+            cwd=tmp_path,
+        ).returncode
+        == 0
+    )
     assert json.loads(out.read_text()) == json.loads(fresh.read_text())
 
 
@@ -487,7 +510,9 @@ def test_lmms_eval_samples_that_cannot_be_answers_are_named(content, needle, bui
 
 def test_missing_docs_and_empty_answers_are_counted_not_predictions(built_samples, tmp_path):
     samples = tmp_path / "samples_x.jsonl"
-    samples.write_text("\n".join(_line(n, "a dog on grass" if n != 2 else "  ") for n in range(5)) + "\n")
+    samples.write_text(
+        "\n".join(_line(n, "a dog on grass" if n != 2 else "  ") for n in range(5)) + "\n"
+    )
     proc, out = _import("lmms-eval", samples, "nocaps", built_samples / "nocaps", tmp_path)
     assert proc.returncode == 0, proc.stderr
     entries = json.loads(out.read_text())
@@ -504,7 +529,9 @@ def test_a_real_lmms_eval_log_of_the_ovdeval_task_imports(built_samples, tmp_pat
     have ("answer 0 is for id 0, which the split does not have")."""
     from datasets import load_dataset
 
-    rows = load_dataset(str(built_samples / "ovdeval"), "color", split="test").remove_columns("image")
+    rows = load_dataset(str(built_samples / "ovdeval"), "color", split="test").remove_columns(
+        "image"
+    )
     lines = []
     for n, row in enumerate(rows):
         first = row["labels"][0] if row.get("labels") else "thing"
@@ -634,7 +661,8 @@ def test_python_meteor_memory_is_bounded_on_long_and_repetitive_captions():
 import random
 from vlbench.engine.captions.meteor import meteor_stats
 random.seed(0)
-vocab = "a dog cat man woman sitting on the table with red blue car street people near building".split()
+vocab = ("a dog cat man woman sitting on the table with red blue car street people near "
+         "building").split()
 prefix = " ".join(random.choice(vocab) for _ in range(60))
 hyps = [prefix + f" x{k}" for k in range(800)]
 refs = [[prefix + f" y{k} {r}" for r in range(5)] for k in range(800)]
@@ -646,9 +674,12 @@ assert len(stats) == 802 and note.startswith("python"), note
 print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")))
 """
     warm = ("from vlbench.engine.captions.meteor import meteor_stats; "
-            "meteor_stats(['a dog'], [['a cat']], backend='python')")     # the paraphrase index built, if it is not
+            # the paraphrase index built, if it is not
+            "meteor_stats(['a dog'], [['a cat']], backend='python')")
     subprocess.run([sys.executable, "-c", warm], capture_output=True, timeout=900, check=True)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert int(proc.stdout.split()[-1]) < 1024 * 1024, f"peak {int(proc.stdout.split()[-1]) // 1024} MB"
+    assert int(proc.stdout.split()[-1]) < 1024 * 1024, (
+        f"peak {int(proc.stdout.split()[-1]) // 1024} MB"
+    )

@@ -135,7 +135,10 @@ def test_predict_writes_each_box_s_token_probability_score_and_records_the_rule(
                 max_new_tokens=12, box_format="loc-1024", box_scores=rule, progress=False)
         entries = json.loads(out.read_text())
         assert len(entries) == 1 and entries[0]["score"] == pytest.approx(score, rel=1e-5)
-        assert json.loads((tmp_path / f"{rule}.json.meta.json").read_text())["settings"]["box_scores"] == rule
+        assert (
+            json.loads((tmp_path / f"{rule}.json.meta.json").read_text())["settings"]["box_scores"]
+            == rule
+        )
     with pytest.raises(Exception, match="box score rule"):
         predict("ovdeval", str(model), data, tmp_path / "x.json", config="color", box_scores="area")
 

@@ -47,9 +47,14 @@ def test_a_folder_with_user_files_is_refused_and_left_as_it_was(sample_release, 
     assert (out / "data" / "val-00000-of-00001.parquet").read_bytes() == b"my own file"
     # --overwrite still never replaces a file vlbench did not write
     proc = _build(sample_release, out, "--overwrite")
-    assert proc.returncode == 2 and "vlbench did not write" in proc.stderr and "README.md" in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "vlbench did not write" in proc.stderr
+        and "README.md" in proc.stderr
+    )
     assert (out / "README.md").read_text() == "my notes"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]        # no staging folder left behind
+    # no staging folder left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
 
 
 @pytest.mark.heavy
@@ -59,11 +64,15 @@ def test_overwrite_replaces_only_the_earlier_build(sample_release, tmp_path):
     (out / "notes.txt").write_text("keep me")
     (out / "data" / "mine.csv").write_text("keep me too")
     (stale,) = (out / "data").glob("val-*.parquet")
-    stale.write_bytes(b"stale")                                          # a file of the earlier build
+    # a file of the earlier build
+    stale.write_bytes(b"stale")
     assert _build(sample_release, out).returncode == 2                   # not without --overwrite
     assert _build(sample_release, out, "--overwrite").returncode == 0
-    assert (out / "notes.txt").read_text() == "keep me" and (out / "data" / "mine.csv").read_text() == "keep me too"
-    (rebuilt,) = (out / "data").glob("val-*.parquet")                    # the earlier build's shard replaced
+    assert (out / "notes.txt").read_text() == "keep me" and (
+        out / "data" / "mine.csv"
+    ).read_text() == "keep me too"
+    # the earlier build's shard replaced
+    (rebuilt,) = (out / "data").glob("val-*.parquet")
     assert rebuilt.read_bytes()[:4] == b"PAR1"
     from datasets import load_dataset
 
@@ -80,7 +89,10 @@ def _release_with(sample_release, raw, replace: dict[str, bytes],
     raw.mkdir()
     for f in sample_release.glob("*.parquet"):
         (raw / f.name).write_bytes(f.read_bytes())
-    with tarfile.open(sample_release / "images.tar.gz") as src, tarfile.open(raw / "images.tar.gz", "w:gz") as dst:
+    with (
+        tarfile.open(sample_release / "images.tar.gz") as src,
+        tarfile.open(raw / "images.tar.gz", "w:gz") as dst,
+    ):
         members = [(m, src.extractfile(m).read() if m.isfile() else None) for m in src.getmembers()]
         for member, data in members + [(tarfile.TarInfo(n), b) for n, b in (extra or {}).items()]:
             if data is not None:
@@ -102,7 +114,9 @@ def test_a_failing_build_leaves_the_folder_untouched(sample_release, tmp_path):
     raw = tmp_path / "raw"
     _release_with(sample_release, raw, {names[-1]: b"root:x:0:0:root:/root:/bin/bash\n"})
     proc = _build(raw, out, "--overwrite")
-    assert proc.returncode == 2 and "not a readable image" in proc.stderr and names[-1] in proc.stderr
+    assert (
+        proc.returncode == 2 and "not a readable image" in proc.stderr and names[-1] in proc.stderr
+    )
     assert "Traceback" not in proc.stderr
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hub", "probe", "raw"]
@@ -116,8 +130,15 @@ def bomb_png(width: int = 30000, height: int = 30000) -> bytes:
 
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     chunk = b"IHDR" + ihdr
-    return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + chunk + struct.pack(">I", zlib.crc32(chunk))
-            + struct.pack(">I", 0) + b"IEND" + struct.pack(">I", zlib.crc32(b"IEND")))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + struct.pack(">I", len(ihdr))
+        + chunk
+        + struct.pack(">I", zlib.crc32(chunk))
+        + struct.pack(">I", 0)
+        + b"IEND"
+        + struct.pack(">I", zlib.crc32(b"IEND"))
+    )
 
 
 @pytest.mark.parametrize("bad", [b"", b"\xff\xd8\xff", b"GIF89a-not-really", bomb_png()],
@@ -158,7 +179,9 @@ def test_a_broken_bbox_in_the_release_is_named(sample_release, tmp_path, bbox):
                              pa.array(boxes, table.schema.field("bbox").type))
     pq.write_table(table, raw / "ref-l4-val.parquet")
     proc = _build(raw, tmp_path / "hub")
-    assert proc.returncode == 2 and "'bbox' of row 1" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2 and "'bbox' of row 1" in proc.stderr and "Traceback" not in proc.stderr
+    )
 
 
 def test_a_corrupt_parquet_is_named(sample_release, tmp_path):
@@ -166,7 +189,11 @@ def test_a_corrupt_parquet_is_named(sample_release, tmp_path):
     _release_with(sample_release, raw, {})
     (raw / "ref-l4-val.parquet").write_bytes(b"PAR1 truncated")
     proc = _build(raw, tmp_path / "hub")
-    assert proc.returncode == 2 and "ref-l4-val.parquet" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "ref-l4-val.parquet" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
 
 
 def test_a_second_nocaps_validation_file_is_refused(nocaps_sample, tmp_path):
@@ -207,7 +234,11 @@ def test_output_destinations_are_checked_before_the_work(sample_release, tmp_pat
                  ["export", "omnilabel", "--folder", str(tmp_path), "--out",
                   str(blocker / "x.json")]):
         proc = run_cli(*args)
-        assert proc.returncode == 2 and "is a file, not a folder" in proc.stderr and "Traceback" not in proc.stderr
+        assert (
+            proc.returncode == 2
+            and "is a file, not a folder" in proc.stderr
+            and "Traceback" not in proc.stderr
+        )
 
 
 def test_a_pipe_is_refused_not_read(sample_release, tmp_path):
@@ -249,7 +280,10 @@ def test_a_killed_build_s_staging_folder_is_removed_by_the_next_build_and_named(
     alive.mkdir()
     done = _build(sample_release, out, "--overwrite")
     assert done.returncode == 0, done.stderr
-    assert "staging folder(s) left by a killed build were removed" in done.stdout and left[0].name in done.stdout
+    assert (
+        "staging folder(s) left by a killed build were removed" in done.stdout
+        and left[0].name in done.stdout
+    )
     assert not any(p.exists() for p in left) and alive.is_dir()
 
 

@@ -34,7 +34,9 @@ def test_cli_startup_imports_nothing_heavy():
     code = ("import sys, vlbench.cli; heavy = [m for m in ('numpy', 'pyarrow', 'datasets', "
             "'evaluate', 'pandas', "
             "'torch', 'gradio') if m in sys.modules]; print(heavy)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -43,7 +45,9 @@ def test_score_never_imports_pandas_or_datasets(sample_release):
             f"main(['score', 'ref-l4', '--references', {str(sample_release)!r}, '--predictions', "
             f"{str(sample_release / 'predictions_good.json')!r}, '--quiet']); "
             "print([m for m in ('pandas', 'datasets', 'evaluate', 'torch') if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip().splitlines()[-1] == "[]"
 
 

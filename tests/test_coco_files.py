@@ -97,7 +97,8 @@ def test_text_image_ids_and_images_listed_twice_score_as_pycocotools_scores_them
     np.testing.assert_array_equal(res.precision, ev.eval["precision"])
     assert list(res.stats.values()) == ev.stats.tolist()
     integers = [dict(d, image_id=int(d["image_id"])) for d in dets]
-    dt_path.write_text(json.dumps(integers))        # 5 is not "5": loadRes refuses, and so does vlbench
+    # 5 is not "5": loadRes refuses, and so does vlbench
+    dt_path.write_text(json.dumps(integers))
     with pytest.raises(FormatError, match="not have"):
         evaluate_files(gt_path, dt_path)
 
@@ -110,8 +111,13 @@ def test_a_bad_ground_truth_id_is_an_error_of_the_instances_file(tmp_path):
     gt_path.write_text(json.dumps(data))
     with pytest.raises(FormatError) as err:
         evaluate_files(gt_path, dt_path)
-    assert str(gt_path) in str(err.value) and str(dt_path) not in str(err.value) and "entry 3" in str(err.value)
-    data["images"][1]["id"] = "2"                   # text beside integers: sorted() fails in COCOeval
+    assert (
+        str(gt_path) in str(err.value)
+        and str(dt_path) not in str(err.value)
+        and "entry 3" in str(err.value)
+    )
+    # text beside integers: sorted() fails in COCOeval
+    data["images"][1]["id"] = "2"
     data["annotations"][3]["category_id"] = 2
     gt_path.write_text(json.dumps(data))
     with pytest.raises(FormatError, match="cannot sort together") as err:
@@ -132,7 +138,11 @@ def test_what_pycocotools_refuses_is_an_error_naming_the_entry(tmp_path):
         dt_path.write_text(json.dumps(bad))
         with pytest.raises(FormatError) as err:
             evaluate_files(gt_path, dt_path)
-        assert message in str(err.value) and str(dt_path) in str(err.value) and "Fix:" in str(err.value)
+        assert (
+            message in str(err.value)
+            and str(dt_path) in str(err.value)
+            and "Fix:" in str(err.value)
+        )
         assert err.value.entry == entry
     data = json.loads(gt_path.read_text())
     del data["annotations"][6]["area"]
@@ -154,11 +164,18 @@ def test_typed_decoding_reads_the_numbers_plain_json_reads(tmp_path_factory, val
     from vlbench.engine.io import read_json
 
     path = tmp_path_factory.mktemp("typed") / "results.json"
-    path.write_text(json.dumps([{"image_id": 1, "category_id": 1, "bbox": [v, v, v, v], "score": v} for v in values]))
+    path.write_text(
+        json.dumps(
+            [{"image_id": 1, "category_id": 1, "bbox": [v, v, v, v], "score": v} for v in values]
+        )
+    )
     expected = json.loads(path.read_text())
     got = read_json(path, typed=list[TypedCocoResult])
     assert isinstance(got[0], TypedCocoResult) == all(abs(v) < 2**53 for v in values)
     if isinstance(got[0], TypedCocoResult):
         _, _, boxes, score = typed_coco_columns(got)
-        assert score.tobytes() == np.array([float(e["score"]) for e in expected]).tobytes()     # -0.0 stays -0.0
-        assert boxes.tobytes() == np.array([[float(v) for v in e["bbox"]] for e in expected]).tobytes()
+        # -0.0 stays -0.0
+        assert score.tobytes() == np.array([float(e["score"]) for e in expected]).tobytes()
+        assert (
+            boxes.tobytes() == np.array([[float(v) for v in e["bbox"]] for e in expected]).tobytes()
+        )

@@ -55,8 +55,12 @@ def scene(draw):
     n_img = draw(st.integers(1, 4))
     images = sorted(draw(st.lists(st.integers(0, 50), min_size=n_img, max_size=n_img, unique=True)))
     categories = sorted(draw(st.lists(st.integers(1, 9), min_size=1, max_size=3, unique=True)))
-    coord = st.integers(0, 120).map(float) | st.floats(0, 120, allow_nan=False).map(lambda v: round(v, 1))
-    size = st.sampled_from([4.0, 20.0, 31.0, 32.0, 40.0, 90.0, 96.0, 100.0]) | st.floats(1, 130).map(lambda v: round(v, 1))
+    coord = st.integers(0, 120).map(float) | st.floats(0, 120, allow_nan=False).map(
+        lambda v: round(v, 1)
+    )
+    size = st.sampled_from([4.0, 20.0, 31.0, 32.0, 40.0, 90.0, 96.0, 100.0]) | st.floats(
+        1, 130
+    ).map(lambda v: round(v, 1))
     anns, boxes = [], []
     first_id = draw(st.sampled_from([0, 1, 1, 1]))
     for i in range(draw(st.integers(0, 12))):
@@ -168,7 +172,9 @@ def test_more_than_100_detections_and_ties():
             x, y, w, h = a["bbox"]
             dets.append({"image_id": a["image_id"], "category_id": a["category_id"],
                          "bbox": [x + j, y, w, h + j], "score": float(rng.choice([0.3, 0.6, 0.9]))})
-    per_pair = np.unique([(d["image_id"], d["category_id"]) for d in dets], axis=0, return_counts=True)[1]
+    per_pair = np.unique(
+        [(d["image_id"], d["category_id"]) for d in dets], axis=0, return_counts=True
+    )[1]
     assert per_pair.max() > 100  # maxDets=100 cuts a pair
     ev = run_pycocotools(images, categories, anns, dets)
     assert_same(ev, run_engine(images, categories, anns, dets))
@@ -210,7 +216,10 @@ def test_params_match_pycocotools():
     ours, theirs = Params(), PycocoParams(iouType="bbox")
     assert np.array_equal(ours.iou_thrs, theirs.iouThrs) and np.array_equal(ours.rec_thrs,
                                                                             theirs.recThrs)
-    assert list(ours.max_dets) == theirs.maxDets and [list(r) for r in ours.area_rngs] == theirs.areaRng
+    assert (
+        list(ours.max_dets) == theirs.maxDets
+        and [list(r) for r in ours.area_rngs] == theirs.areaRng
+    )
 
 
 @settings(max_examples=60, deadline=None,
@@ -229,7 +238,9 @@ def test_mean_ap_per_group_equals_the_full_accumulation(data):
     for k in range(K):
         exact = summary_value(p[:, :, [k]], r[:, [k]], Params(), ap=True)
         exact50 = summary_value(p[:, :, [k]], r[:, [k]], Params(), ap=True, iou_thr=0.5)
-        assert fast[k] == pytest.approx(exact, abs=1e-12) and fast50[k] == pytest.approx(exact50, abs=1e-12)
+        assert fast[k] == pytest.approx(exact, abs=1e-12) and fast50[k] == pytest.approx(
+            exact50, abs=1e-12
+        )
 
 
 @settings(max_examples=200, deadline=None,
@@ -252,7 +263,9 @@ def test_ap_at_one_threshold_equals_pycocotools_ap50_per_category(data):
     rank_key[np.argsort(-m.score, kind="stable")] = np.arange(len(m.score))
     state = m.state[0, 0]
     counted = state != IGNORED
-    n_gt = np.bincount((np.arange(len(m.has_result)) % K), weights=m.npig[0], minlength=K).astype(np.int64)
+    n_gt = np.bincount((np.arange(len(m.has_result)) % K), weights=m.npig[0], minlength=K).astype(
+        np.int64
+    )
     ap = average_precision_at((m.pair % K)[counted], rank_key[counted], (state == TP)[counted],
                               n_gt)
     for k in range(K):
@@ -269,7 +282,12 @@ def test_one_accumulation_on_a_hand_worked_ranking():
     A second segment with no GT reached past 1/4 of its recall gets 26 thresholds (0 .. 0.25) on its
     single TP. The weighted (bootstrap) form, two resamples with the same counts as columns, gives
     the same per column."""
-    from vlbench.engine.cocoeval import interpolated_ap, interpolated_precision, recall_hits, tp_envelope
+    from vlbench.engine.cocoeval import (
+        interpolated_ap,
+        interpolated_precision,
+        recall_hits,
+        tp_envelope,
+    )
 
     eps, rec = np.spacing(1), np.linspace(0.0, 1.0, 101)
     segment = np.array([0, 0, 1])
@@ -308,7 +326,9 @@ def test_max_det_cuts_in_any_order_and_cuts_that_keep_the_same_detections():
              "bbox": [a["bbox"][0] + j * 6, a["bbox"][1], 40.0, 30.0],
              "score": float(rng.choice([0.2, 0.5, 0.8]))}
             for a in anns for j in range(3)]
-    per_pair = np.unique([(d["image_id"], d["category_id"]) for d in dets], axis=0, return_counts=True)[1]
+    per_pair = np.unique(
+        [(d["image_id"], d["category_id"]) for d in dets], axis=0, return_counts=True
+    )[1]
     assert 1 < per_pair.max() <= 6
     max_dets = (100, 1, 10, 1000)
     gt = COCO()
@@ -374,7 +394,10 @@ def nested_scene(draw):
         x, y, s = draw(st.integers(0, 300)), draw(st.integers(0, 300)), draw(side)
         image, category = draw(st.sampled_from(images)), draw(st.sampled_from(categories))
         for _ in range(draw(st.integers(1, 3))):
-            w, h = s + draw(st.sampled_from([-3.0, 0.0, 2.0, 4.0])), s + draw(st.sampled_from([-2.0, 0.0, 3.0]))
+            w, h = (
+                s + draw(st.sampled_from([-3.0, 0.0, 2.0, 4.0])),
+                s + draw(st.sampled_from([-2.0, 0.0, 3.0])),
+            )
             box = [float(x) + draw(st.sampled_from([0.0, 1.0])), float(y), w, h]
             boxes.append((image, category, box))
             anns.append({"id": len(anns) + 1, "image_id": image, "category_id": category,
@@ -440,7 +463,10 @@ def _clustered_scene(seed: int, n_images: int):
     for image in images:
         for _ in range(rng.integers(1, 5)):
             cx, cy = rng.uniform(0, 500, 2)
-            side, category = rng.choice([20, 28, 31, 32, 33, 40, 90, 95, 96, 97, 120]), int(rng.choice(categories))
+            side, category = (
+                rng.choice([20, 28, 31, 32, 33, 40, 90, 95, 96, 97, 120]),
+                int(rng.choice(categories)),
+            )
             for _ in range(rng.integers(1, 5)):
                 w, h = side * rng.uniform(0.8, 1.25), side * rng.uniform(0.8, 1.25)
                 box = [float(cx + rng.uniform(-5, 5)), float(cy + rng.uniform(-5, 5)), float(w),

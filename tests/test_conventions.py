@@ -47,7 +47,9 @@ def _file(convention: str) -> list[dict]:
 def test_a_file_in_another_convention_is_named_with_its_fix(convention):
     result = vlbench.score("ref_l4", REFS, _file(convention))
     named = [w for w in result.warnings if "read as" in w]
-    assert len(named) == 1 and f"but 100.0 read as {convention}" in named[0] and "fix:" in named[0], result.warnings
+    assert (
+        len(named) == 1 and f"but 100.0 read as {convention}" in named[0] and "fix:" in named[0]
+    ), result.warnings
     key, values = conventions("ref_l4", REFS, _file(convention))
     assert key == "Acc50" and values[convention] == 100.0 and values["as written"] < 50
 
@@ -55,9 +57,19 @@ def test_a_file_in_another_convention_is_named_with_its_fix(convention):
 def test_a_correct_file_is_quiet_and_the_cli_prints_every_reading(tmp_path):
     right = _file("xyxy pixels")
     assert not [w for w in vlbench.score("ref_l4", REFS, right).warnings if "read as" in w]
-    as_xywh = [{**e, "pred_bbox": [e["pred_bbox"][0], e["pred_bbox"][1],
-                                   e["pred_bbox"][2] - e["pred_bbox"][0],
-                                   e["pred_bbox"][3] - e["pred_bbox"][1]], "format": "xywh"} for e in right]
+    as_xywh = [
+        {
+            **e,
+            "pred_bbox": [
+                e["pred_bbox"][0],
+                e["pred_bbox"][1],
+                e["pred_bbox"][2] - e["pred_bbox"][0],
+                e["pred_bbox"][3] - e["pred_bbox"][1],
+            ],
+            "format": "xywh",
+        }
+        for e in right
+    ]
     assert not [w for w in vlbench.score("ref_l4", REFS, as_xywh).warnings if "read as" in w]
     path = tmp_path / "normalized.json"
     path.write_text(json.dumps(_file("xyxy 0-1 of the image")))
@@ -69,7 +81,10 @@ def test_a_correct_file_is_quiet_and_the_cli_prints_every_reading(tmp_path):
 
 def test_without_image_sizes_the_grid_readings_are_not_guessed(tmp_path):
     """References without width/height: only the pixel readings are compared."""
-    rows = [{k: v for k, v in r.items() if k not in ("width", "height")} for r in pq.read_table(REFS).to_pylist()]
+    rows = [
+        {k: v for k, v in r.items() if k not in ("width", "height")}
+        for r in pq.read_table(REFS).to_pylist()
+    ]
     path = tmp_path / "refs.json"
     path.write_text(json.dumps(rows))
     _, values = conventions("ref_l4", path, _file("xyxy 0-1 of the image"))
@@ -163,7 +178,9 @@ def test_an_ovdeval_file_in_another_convention_is_named_with_its_fix(convention)
     fix; the official number is the file's own."""
     result = vlbench.score("ovdeval", OVD_REFS, _ovdeval_file(convention))
     named = [w for w in result.warnings if "read as" in w]
-    assert len(named) == 1 and f"but 100.0 read as {convention}" in named[0] and "fix:" in named[0], result.warnings
+    assert (
+        len(named) == 1 and f"but 100.0 read as {convention}" in named[0] and "fix:" in named[0]
+    ), result.warnings
     assert result.metrics["NMS_AP"] < 50
     key, values = conventions("ovdeval", OVD_REFS, _ovdeval_file(convention))
     assert key == "R50 (any score)" and values[convention] == 100.0 and values["as written"] < 50
@@ -176,7 +193,11 @@ def test_an_omnilabel_file_in_xyxy_is_named_and_grids_need_image_sizes():
     named = [w for w in result.warnings if "read as" in w]
     assert len(named) == 1 and "but 100.0 read as xyxy pixels" in named[0], result.warnings
     _, values = conventions("omnilabel", OMNI_REFS, _omnilabel_file("xyxy pixels"))
-    assert values["xyxy pixels"] == 100.0 and values["as written"] < 50 and values["xyxy 0-1 of the image"] is None
+    assert (
+        values["xyxy pixels"] == 100.0
+        and values["as written"] < 50
+        and values["xyxy 0-1 of the image"] is None
+    )
 
 
 @pytest.mark.parametrize("bench_id, refs, make", [("ovdeval", OVD_REFS, _ovdeval_file),
@@ -225,8 +246,12 @@ def test_degenerate_boxes_are_warned_about_alike_on_every_detection_benchmark():
     from vlbench.benchmarks.ref_l4.reader import references_from_rows
     from vlbench.benchmarks.ref_l4.scorer import score as ref_l4_score
 
-    refs = references_from_rows([{"id": i, "bbox": [0, 0, 50, 50], "ori_category_id": "o365_1"} for i in range(3)])
-    preds = [{"id": i, "pred_bbox": [0, 0, 0 if i == 2 else 50, 50], "format": "xywh"} for i in range(3)]
+    refs = references_from_rows(
+        [{"id": i, "bbox": [0, 0, 50, 50], "ori_category_id": "o365_1"} for i in range(3)]
+    )
+    preds = [
+        {"id": i, "pred_bbox": [0, 0, 0 if i == 2 else 50, 50], "format": "xywh"} for i in range(3)
+    ]
     warnings = {"ref_l4": ref_l4_score(refs, preds).warnings}
     ovd = json.loads(OVD_REFS.read_text())
     ovd_preds = [{"image_id": a["image_id"], "category_id": a["category_id"],
@@ -235,10 +260,17 @@ def test_degenerate_boxes_are_warned_about_alike_on_every_detection_benchmark():
     omni = json.loads(OMNI_REFS.read_text())
     img = omni["images"][0]["id"]
     descr = next(d["id"] for d in omni["descriptions"] if img in d["image_ids"])
-    warnings["omnilabel"] = vlbench.score("omnilabel", OMNI_REFS, [
-        {"image_id": img, "bbox": [1, 1, 10, 10], "description_ids": [descr], "scores": [0.9]},
-        {"image_id": img, "bbox": [1, 1, 10, -3], "description_ids": [descr], "scores": [0.8]}]).warnings
+    warnings["omnilabel"] = vlbench.score(
+        "omnilabel",
+        OMNI_REFS,
+        [
+            {"image_id": img, "bbox": [1, 1, 10, 10], "description_ids": [descr], "scores": [0.9]},
+            {"image_id": img, "bbox": [1, 1, 10, -3], "description_ids": [descr], "scores": [0.8]},
+        ],
+    ).warnings
     expected = {"ref_l4": "e.g. entry 2", "ovdeval": "e.g. entry 0", "omnilabel": "e.g. entry 1"}
     for bench, entry in expected.items():
         said = [w for w in warnings[bench] if "zero or negative width or height" in w]
-        assert said and entry in said[0] and "scored as the official scorer does (IoU 0" in said[0], bench
+        assert (
+            said and entry in said[0] and "scored as the official scorer does (IoU 0" in said[0]
+        ), bench

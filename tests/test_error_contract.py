@@ -84,7 +84,10 @@ def test_an_omnilabel_image_id_beyond_int64_is_dropped_with_a_warning(tmp_path, 
     proc = _score("omnilabel", (omnilabel_sample / "dataset_val.json").read_text(),
                   json.dumps([entry]), tmp_path, "--output", str(tmp_path / "r.json"))
     assert proc.returncode == 0, proc.stderr
-    assert "1 prediction(s) for 1 image id(s) not in the references were dropped" in proc.stdout + proc.stderr
+    assert (
+        "1 prediction(s) for 1 image id(s) not in the references were dropped"
+        in proc.stdout + proc.stderr
+    )
     assert json.loads((tmp_path / "r.json").read_text())["metrics"]["AP_categ"] == 0.0
 
 

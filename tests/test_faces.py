@@ -89,9 +89,17 @@ def test_two_folders_of_one_name_never_share_cached_rows(tmp_path):
 
 def _cases() -> list[Path]:
     rounds = (GOLDEN, *ADVERSARIAL)
-    return sorted((case for r in rounds for bench in ("ref_l4", "omnilabel", "ovdeval", "nocaps")
-                   if (r / bench).is_dir() for case in (r / bench).iterdir() if (case / "expected.json").is_file()),
-                  key=lambda c: (c.parent.name, c.parent.parent.name, c.name))
+    return sorted(
+        (
+            case
+            for r in rounds
+            for bench in ("ref_l4", "omnilabel", "ovdeval", "nocaps")
+            if (r / bench).is_dir()
+            for case in (r / bench).iterdir()
+            if (case / "expected.json").is_file()
+        ),
+        key=lambda c: (c.parent.name, c.parent.parent.name, c.name),
+    )
 
 
 CASES = _cases()
@@ -126,7 +134,8 @@ def _raw(case: Path, tmp: Path) -> Path:
     import pyarrow.parquet as pq
 
     table = pq.read_table(case / "references.parquet")
-    (tmp / "images").mkdir(parents=True)            # the cases have no images (built with allow_missing_images)
+    # the cases have no images (built with allow_missing_images)
+    (tmp / "images").mkdir(parents=True)
     for split in ("val", "test"):
         pq.write_table(table.filter(pc.equal(table["split"], split)),
                        tmp / f"ref-l4-{split}.parquet")
@@ -157,7 +166,11 @@ def _rows(bench: str, folder: Path, split: str | None) -> list[dict[str, Any]]:
 
     if bench == "ref_l4":
         ds = load_dataset(str(folder))
-        ds = concatenate_datasets([ds[s] for s in ("val", "test") if s in ds]) if split == "all" else ds[split]
+        ds = (
+            concatenate_datasets([ds[s] for s in ("val", "test") if s in ds])
+            if split == "all"
+            else ds[split]
+        )
     elif bench == "ovdeval":
         ds = load_dataset(str(folder), "references", split="test")
     else:
@@ -171,7 +184,10 @@ def _module_predictions(bench: str, case: Path, rows: list[dict[str, Any]]) -> l
     entries = json.loads((case / "predictions.json").read_text())
     if bench == "ref_l4":
         by_id = {p["id"]: p for p in entries}
-        return [{"pred_bbox": by_id[r["id"]]["pred_bbox"], "format": by_id[r["id"]]["format"]} for r in rows]
+        return [
+            {"pred_bbox": by_id[r["id"]]["pred_bbox"], "format": by_id[r["id"]]["format"]}
+            for r in rows
+        ]
     if bench == "nocaps":
         captions = {p["image_id"]: p["caption"] for p in entries}
         return [captions[r["image_id"]] for r in rows]
@@ -179,9 +195,14 @@ def _module_predictions(bench: str, case: Path, rows: list[dict[str, Any]]) -> l
     for p in entries:
         by_image.setdefault(p["image_id"], []).append(p)
     if bench == "omnilabel":
-        return [{"boxes": [p["bbox"] for p in by_image.get(r["image_id"], [])],
-                 "scores": [p["scores"] for p in by_image.get(r["image_id"], [])],
-                 "description_ids": [p["description_ids"] for p in by_image.get(r["image_id"], [])]} for r in rows]
+        return [
+            {
+                "boxes": [p["bbox"] for p in by_image.get(r["image_id"], [])],
+                "scores": [p["scores"] for p in by_image.get(r["image_id"], [])],
+                "description_ids": [p["description_ids"] for p in by_image.get(r["image_id"], [])],
+            }
+            for r in rows
+        ]
     return [{"boxes": [p["bbox"] for p in by_image.get(r["image_id"], [])],
              "scores": [p["score"] for p in by_image.get(r["image_id"], [])],
              "labels": [p["category_id"] for p in by_image.get(r["image_id"], [])]} for r in rows]
@@ -247,7 +268,9 @@ def test_every_golden_case_through_every_face(case, face, builds, tmp_path_facto
     bench, expected = case.parent.name, json.loads((case / "expected.json").read_text())
     folder = _built(case, builds, tmp_path_factory)
     if _behaviour(case) in REFUSED_BY_THE_BUILD:
-        assert isinstance(folder, VlbenchError) and folder.fix, f"the build of {case.name} gave {folder}"
+        assert isinstance(folder, VlbenchError) and folder.fix, (
+            f"the build of {case.name} gave {folder}"
+        )
         return
     assert not isinstance(folder, VlbenchError), f"the build refused {case.name}: {folder}"
     split = expected.get("split") or None
@@ -256,17 +279,22 @@ def test_every_golden_case_through_every_face(case, face, builds, tmp_path_facto
         if face == "hub-cli":
             got = api.score(bench, folder, case / "predictions.json",
                             **({"split": split} if bench == "ref_l4" else {})).metrics
-        elif face == "space":       # the Space's scoring of an upload against a Hub folder its operator placed
+        # the Space's scoring of an upload against a Hub folder its operator placed
+        elif face == "space":
             from vlbench import space
 
             subset = split if bench == "ref_l4" else space.choices(bench)[0]
-            got = space._score(bench, subset, str(case / "predictions.json"), str(folder))[0].metrics
+            got = space._score(bench, subset, str(case / "predictions.json"), str(folder))[
+                0
+            ].metrics
         elif face == "harness":
             from vlbench.harnesses import score_answers
 
             rows = _rows(bench, folder, split)
             answers = _answers(bench, case, rows)
-            assert answers is not None, "a non-finite predicted box: _applies should have left this case out"
+            assert answers is not None, (
+                "a non-finite predicted box: _applies should have left this case out"
+            )
             got = score_answers(bench, rows, answers, "pixel" if bench == "ref_l4" else None,
                                 folder)
         elif _behaviour(case) in REFUSED_BY_THE_MODULE:
@@ -320,7 +348,11 @@ def test_ref_l4_rows_that_share_an_id_through_the_module():
 
     case = GOLDEN / "ref_l4" / "edge_val"
     expected = json.loads((case / "expected.json").read_text())
-    rows = [r for r in pq.read_table(case / "references.parquet").to_pylist() if r["split"] == expected["split"]]
+    rows = [
+        r
+        for r in pq.read_table(case / "references.parquet").to_pylist()
+        if r["split"] == expected["split"]
+    ]
     predictions = _module_predictions("ref_l4", case, rows)
     metric = evaluate.load(api.metric_path("ref_l4"))
     with warnings.catch_warnings():
@@ -398,6 +430,8 @@ def test_a_result_names_the_references_it_was_scored_against(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from_file = api.score("ovdeval", raw, case / "predictions.json").to_dict()["source"]
-        from_folder = api.score("ovdeval", tmp_path / "hub", case / "predictions.json").to_dict()["source"]
+        from_folder = api.score("ovdeval", tmp_path / "hub", case / "predictions.json").to_dict()[
+            "source"
+        ]
     assert from_file == {"release": "references.json", "files": {"references.json": digest}}
     assert from_folder == {**from_file, "folder": "hub"}

@@ -23,7 +23,8 @@ import yaml
 from conftest import run_cli
 from hub_standin import HubStandIn
 
-pytestmark = pytest.mark.heavy      # each test runs builds in child processes against a local server
+# each test runs builds in child processes against a local server
+pytestmark = pytest.mark.heavy
 
 REF_L4_FILES = ("ref-l4-val.parquet", "ref-l4-test.parquet", "images.tar.gz")
 
@@ -51,7 +52,10 @@ def _card_source(folder: Path) -> dict:
 
 
 def _data_files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted((folder / "data").rglob("*.parquet"))}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted((folder / "data").rglob("*.parquet"))
+    }
 
 
 def test_ref_l4_from_its_hub_home_equals_the_build_from_the_same_files(hub, sample_release,
@@ -82,8 +86,9 @@ def test_ref_l4_from_its_hub_home_equals_the_build_from_the_same_files(hub, samp
     # the model-card block and the Hub's evaluation results name the same release, commit and hashes
     block = yaml.safe_load(run_cli("report", str(out), "--model-index", "--dataset-id", "me/ref-l4",
                                    check=True).stdout)
-    assert block["model-index"][0]["results"][0]["dataset"]["args"] == {"source": {**record,
-                                                                                   "folder": "fetched"}}
+    assert block["model-index"][0]["results"][0]["dataset"]["args"] == {
+        "source": {**record, "folder": "fetched"}
+    }
     run_cli("report", str(out), "--dataset-id", "me/ref-l4", "--eval-results",
             str(tmp_path / "card"), check=True)
     for entry in yaml.safe_load((tmp_path / "card" / ".eval_results" / "ref_l4.yaml").read_text()):
@@ -127,11 +132,17 @@ def test_a_corrupted_download_is_refused_by_its_hash_and_removed(hub, sample_rel
     env = _env(hub, tmp_path / "hf")
     args = [sys.executable, "-m", "vlbench", "build", "ref_l4", "--out", str(tmp_path / "hub")]
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 2 and "does not match its hash" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "does not match its hash" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
     assert not (tmp_path / "hub").exists()
     assert not [p for p in (tmp_path / "hf").rglob("images.tar.gz") if p.exists()]
     hub.corrupt.clear()
-    assert subprocess.run(args, env=env, capture_output=True, text=True, timeout=600).returncode == 0
+    assert (
+        subprocess.run(args, env=env, capture_output=True, text=True, timeout=600).returncode == 0
+    )
 
 
 def test_a_moved_revision_is_fetched_anew_and_a_pinned_one_stays(hub, sample_release, tmp_path):
@@ -161,7 +172,11 @@ def test_a_moved_revision_is_fetched_anew_and_a_pinned_one_stays(hub, sample_rel
     assert build("pinned", "--raw", f"hf://JierunChen/Ref-L4@{'a' * 40}").returncode == 0
     assert _data_files(tmp_path / "pinned") == _data_files(tmp_path / "first")
     proc = build("nowhere", "--raw", "hf://JierunChen/Ref-L4@v9")
-    assert proc.returncode == 2 and "has no ref-l4-val.parquet" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "has no ref-l4-val.parquet" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
 
 
 def test_offline_or_unreachable_names_the_source_and_the_way_by_hand(hub, tmp_path):
@@ -208,7 +223,10 @@ def test_a_download_killed_half_way_is_never_taken_as_complete(hub, sample_relea
     hub.slow = 0.0
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert _card_source(tmp_path / "hub")["files"]["images.tar.gz"] == hashlib.sha256(files["images.tar.gz"]).hexdigest()
+    assert (
+        _card_source(tmp_path / "hub")["files"]["images.tar.gz"]
+        == hashlib.sha256(files["images.tar.gz"]).hexdigest()
+    )
 
 
 def test_an_https_release_is_downloaded_resumed_and_verified(hub, nocaps_sample, tmp_path):
@@ -257,4 +275,6 @@ def test_omnilabel_names_the_missing_images_per_source_collection_before_any_wor
     for folder, name in first.items():
         n = sum(img["file_name"].startswith(folder + "/") for img in data["images"])
         assert f"of {n} (e.g. {name}; from " in proc.stderr, (folder, proc.stderr)
-    assert not (tmp_path / "hub").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["images"]
+    assert not (tmp_path / "hub").exists() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "images"
+    ]

@@ -13,8 +13,9 @@ import pytest
 from conftest import run_cli
 from vlbench.library import api
 
-pytest.importorskip("lmms_eval",
-                    reason="the task-pack tests need lmms-eval (see .ci/run: pip install --no-deps)")
+pytest.importorskip(
+    "lmms_eval", reason="the task-pack tests need lmms-eval (see .ci/run: pip install --no-deps)"
+)
 
 
 def _xyxy(p: dict) -> list[float]:
@@ -40,7 +41,9 @@ def ref_l4_answers(sample_release):
     preds = {p["id"]: p for p in json.loads((sample_release / "predictions_good.json").read_text())}
     answers = {i: json.dumps([{"bbox_2d": _xyxy(preds[i]), "label": "it"}]) for i in range(8)}
     answers[3] = "I am not sure which object is meant."
-    equivalent = [{"id": i, "pred_bbox": _xyxy(preds[i]), "format": "xyxy"} for i in range(8) if i != 3]
+    equivalent = [
+        {"id": i, "pred_bbox": _xyxy(preds[i]), "format": "xyxy"} for i in range(8) if i != 3
+    ]
     return answers, equivalent
 
 
@@ -74,16 +77,22 @@ def test_ref_l4_task_scores_recorded_answers_like_vlbench_score(hub, ref_l4_answ
     assert task.OUTPUT_TYPE == "generate_until"
     got = _aggregate(task, lambda doc: answers[doc["id"]])
     (tmp_path / "equivalent.json").write_text(json.dumps(equivalent))
-    expected = api.score("ref_l4", hub / "ref_l4", tmp_path / "equivalent.json", split="val", missing="miss").metrics
+    expected = api.score(
+        "ref_l4", hub / "ref_l4", tmp_path / "equivalent.json", split="val", missing="miss"
+    ).metrics
     assert got == expected
-    assert task.doc_to_text(next(iter(task.test_docs()))).endswith("partly hidden.")     # the expression is asked
+    # the expression is asked
+    assert task.doc_to_text(next(iter(task.test_docs()))).endswith("partly hidden.")
 
 
 def test_nocaps_task_scores_recorded_captions_like_vlbench_score(hub, nocaps_sample, tmp_path):
     from vlbench.lmms_eval_tasks import write_task_pack
 
     pack = write_task_pack(tmp_path / "pack", {"nocaps": hub / "nocaps"})
-    captions = {p["image_id"]: p["caption"] for p in json.loads((nocaps_sample / "predictions_good.json").read_text())}
+    captions = {
+        p["image_id"]: p["caption"]
+        for p in json.loads((nocaps_sample / "predictions_good.json").read_text())
+    }
     got = _aggregate(_task(pack, "vlbench_nocaps_validation"),
                      lambda doc: captions[doc["image_id"]])
     expected = api.score("nocaps", hub / "nocaps", nocaps_sample / "predictions_good.json").metrics
@@ -99,10 +108,15 @@ def test_two_packs_into_one_folder_keep_both_sets_of_tasks_loadable(hub, nocaps_
     pack = write_task_pack(tmp_path / "pack", {"nocaps": hub / "nocaps"})
     write_task_pack(pack, {"ref_l4": hub / "ref_l4"}, box_format="pixel")
     assert _task(pack, "vlbench_ref_l4_val").OUTPUT_TYPE == "generate_until"
-    captions = {p["image_id"]: p["caption"] for p in json.loads((nocaps_sample / "predictions_good.json").read_text())}
+    captions = {
+        p["image_id"]: p["caption"]
+        for p in json.loads((nocaps_sample / "predictions_good.json").read_text())
+    }
     got = _aggregate(_task(pack, "vlbench_nocaps_validation"),
                      lambda doc: captions[doc["image_id"]])
-    assert got == api.score("nocaps", hub / "nocaps", nocaps_sample / "predictions_good.json").metrics
+    assert (
+        got == api.score("nocaps", hub / "nocaps", nocaps_sample / "predictions_good.json").metrics
+    )
 
 
 def test_ovdeval_task_scores_listed_boxes_with_nms_ap_like_vlbench_score(tmp_path, ovdeval_sample):
@@ -140,10 +154,13 @@ def test_ovdeval_task_scores_listed_boxes_with_nms_ap_like_vlbench_score(tmp_pat
         answers[row["image_id"]] = json.dumps(listed)
     pack = write_task_pack(tmp_path / "pack", {"ovdeval": hub}, box_format="pixel")
     task = _task(pack, "vlbench_ovdeval_color_test")
-    assert "white chair" in task.doc_to_text(next(iter(task.test_docs())))      # the image's labels are asked
+    # the image's labels are asked
+    assert "white chair" in task.doc_to_text(next(iter(task.test_docs())))
     got = _aggregate(task, lambda doc: answers[doc["image_id"]])
     (tmp_path / "color.json").write_text(json.dumps(equivalent))
-    expected = api.score("ovdeval", ovdeval_sample / "annotations" / "color.json", tmp_path / "color.json").metrics
+    expected = api.score(
+        "ovdeval", ovdeval_sample / "annotations" / "color.json", tmp_path / "color.json"
+    ).metrics
     assert got == expected and 0 < got["NMS_AP"] < 100
 
 
@@ -162,7 +179,8 @@ def _samples_line(doc_id: int, answer: str, row: dict | None = None) -> str:
     unwrapped)."""
     line = {"doc_id": doc_id, "target": "", "filtered_resps": answer, "token_counts": [None],
             "doc_hash": f"{doc_id:064x}"}
-    if row is not None:     # vlbench's own tasks log the row each answer is for, under every metric key
+    # vlbench's own tasks log the row each answer is for, under every metric key
+    if row is not None:
         line.update({key: {"row": row, "answer": answer} for key in ("Acc50", "mAcc")})
     return json.dumps(line)
 
@@ -185,7 +203,8 @@ def test_import_lmms_eval_samples(hub, ref_l4_answers, tmp_path, with_rows):
     assert sorted(json.loads(out.read_text()), key=lambda e: e["id"]) == equivalent
     meta = json.loads(Path(f"{out}.meta.json").read_text())
     assert meta["failed_answers"] == {"no box in the pixel convention": [answers[3]]}
-    assert meta["settings"]["box_scores"] == "constant"      # a harness's answers carry no token probabilities
+    # a harness's answers carry no token probabilities
+    assert meta["settings"]["box_scores"] == "constant"
 
 
 def test_an_lmms_eval_doc_answered_twice_is_named(hub, ref_l4_answers, tmp_path):
@@ -200,7 +219,10 @@ def test_an_lmms_eval_doc_answered_twice_is_named(hub, ref_l4_answers, tmp_path)
                    str(hub / "ref_l4"), "--split", "val", "--box-format", "pixel", "--out",
                    str(out))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "doc_id 3 is answered twice: the answers of lines 4 and 7" in proc.stderr and not out.exists()
+    assert (
+        "doc_id 3 is answered twice: the answers of lines 4 and 7" in proc.stderr
+        and not out.exists()
+    )
 
 
 @pytest.mark.parametrize("text", ["", "\n\n"])
@@ -224,7 +246,10 @@ def test_import_vlmevalkit_workbook(hub, nocaps_sample, tmp_path):
     from openpyxl import Workbook
 
     rows = load_dataset(str(hub / "nocaps"), split="validation").remove_columns("image")
-    captions = {p["image_id"]: p["caption"] for p in json.loads((nocaps_sample / "predictions_good.json").read_text())}
+    captions = {
+        p["image_id"]: p["caption"]
+        for p in json.loads((nocaps_sample / "predictions_good.json").read_text())
+    }
     book = Workbook()
     sheet = book.active
     sheet.append(["index", "question", "prediction", "split"])
@@ -241,7 +266,11 @@ def test_import_vlmevalkit_workbook(hub, nocaps_sample, tmp_path):
     bad.write_text("not a workbook")
     proc = run_cli("import", "vlmevalkit", str(bad), "--benchmark", "nocaps", "--data",
                    str(hub / "nocaps"), "--out", str(tmp_path / "x.json"))
-    assert proc.returncode == 2 and "not a readable .xlsx" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "not a readable .xlsx" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
 
 
 def test_a_scaffolded_benchmark_is_an_lmms_eval_task_with_its_metric_directions(tmp_path):
@@ -259,10 +288,17 @@ def test_a_scaffolded_benchmark_is_an_lmms_eval_task_with_its_metric_directions(
         pack = write_task_pack(tmp_path / "pack", {"count_demo": tmp_path / "hub"})
         task = _task(pack, "vlbench_count_demo_test")
         assert task.higher_is_better() == {"accuracy": True, "MAE": False}
-        counts = {p["image_id"]: p["count"] for p in json.loads((samples / "predictions_good.json").read_text())}
-        assert _aggregate(task, lambda doc: f"I count {counts[doc['image_id']]} objects.") == {"accuracy": 60.0,
-                                                                                              "MAE": 1.0}
-        unanswered = _aggregate(task, lambda doc: "many" if doc["image_id"] == 0 else str(counts[doc["image_id"]]))
+        counts = {
+            p["image_id"]: p["count"]
+            for p in json.loads((samples / "predictions_good.json").read_text())
+        }
+        assert _aggregate(task, lambda doc: f"I count {counts[doc['image_id']]} objects.") == {
+            "accuracy": 60.0,
+            "MAE": 1.0,
+        }
+        unanswered = _aggregate(
+            task, lambda doc: "many" if doc["image_id"] == 0 else str(counts[doc["image_id"]])
+        )
         assert unanswered == {"accuracy": 40.0,
                               "MAE": 1.8}      # image 0 as -1: |-1 - 3| = 4 more, one hit less
 

@@ -28,8 +28,13 @@ CASES = {"ovdeval": ({"config": "color"}, ["--config", "color"], {"sub_dataset":
 
 
 @pytest.mark.parametrize("bench_id", list(CASES))
-def test_the_inspect_task_scores_as_vlbench_scores_the_served_run_s_file(bench_id, served, built_samples,  # noqa: F811
-                                                                         tmp_path, monkeypatch):
+def test_the_inspect_task_scores_as_vlbench_scores_the_served_run_s_file(
+    bench_id,
+    served,  # noqa: F811
+    built_samples,
+    tmp_path,
+    monkeypatch,
+):
     """The task run by ``inspect_ai.eval`` on every row (the scripted answer: a PaliGemma box and a
     label, read as a box, a labelled box or a caption); its metrics against ``vlbench score`` of
     ``vlbench predict --server``'s file; ``vlbench import inspect`` of its log against that file.
@@ -59,9 +64,15 @@ def test_the_inspect_task_scores_as_vlbench_scores_the_served_run_s_file(bench_i
     assert json.loads(served_file.read_text()), "the scripted answer gives entries"
     expected = score(bench_id, data, served_file, **options).metrics
     if bench_id == "ovdeval":
-        assert any(v for v in expected.values()), expected       # a number the comparison can get wrong
-    for key, value in expected.items():      # an undefined number (None: SPICE without its jars) is left out
-        assert metrics[key] == pytest.approx(value, abs=1e-9) if value is not None else metrics.get(key) is None, key
+        # a number the comparison can get wrong
+        assert any(v for v in expected.values()), expected
+    # an undefined number (None: SPICE without its jars) is left out
+    for key, value in expected.items():
+        assert (
+            metrics[key] == pytest.approx(value, abs=1e-9)
+            if value is not None
+            else metrics.get(key) is None
+        ), key
 
     imported = tmp_path / "imported.json"
     fmt = ["--box-format", box_format] if box_format else []
@@ -104,7 +115,11 @@ def test_a_file_that_is_not_an_inspect_log_is_a_clear_error(built_samples, tmp_p
     proc = _cli("import", "inspect", str(bad), "--benchmark", "ovdeval", "--data",
                 str(built_samples / "ovdeval"),
                 "--config", "color", "--box-format", "loc-1024", "--out", str(tmp_path / "p.json"))
-    assert proc.returncode == 2 and "not an Inspect eval log" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "not an Inspect eval log" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
     assert str(bad) in proc.stderr and not (tmp_path / "p.json").exists()
 
 
@@ -240,7 +255,8 @@ def test_a_relative_data_folder_is_the_caller_s_on_the_inspect_command_line(buil
     shutil.copytree(built_samples / "ref_l4", tmp_path / "hub" / "ref_l4")
     with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)"))) as (url, fake):
         env = {**os.environ,
-               "PWD": str(tmp_path),      # what the shell sets when the command is typed in tmp_path
+               # what the shell sets when the command is typed in tmp_path
+               "PWD": str(tmp_path),
                "LOCAL_BASE_URL": f"{url}/v1", "LOCAL_API_KEY": "none"}
         proc = subprocess.run([sys.executable, "-m", "inspect_ai", "eval",
                                f"{pack.__file__}@vlbench", "-T",
@@ -252,7 +268,11 @@ def test_a_relative_data_folder_is_the_caller_s_on_the_inspect_command_line(buil
                               env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
-    assert len(log.samples) == 16 and log.eval.task_args["data"] == "hub/ref_l4" and fake.requests == 16
+    assert (
+        len(log.samples) == 16
+        and log.eval.task_args["data"] == "hub/ref_l4"
+        and fake.requests == 16
+    )
     assert log.status == "success" and not any(s.error for s in log.samples)
     assert {s.output.completion for s in log.samples} == {"(1,2),(30,40)"}
 

@@ -44,7 +44,10 @@ def _golden_pairs() -> tuple[list[str], list[list[str]]]:
     for case in ("random_medium", "random_small", "edge_handmade", "copies_and_empties",
                  "single_image_out"):
         data = json.loads((GOLDEN / case / "references.json").read_text())
-        preds = {p["image_id"]: p["caption"] for p in json.loads((GOLDEN / case / "predictions.json").read_text())}
+        preds = {
+            p["image_id"]: p["caption"]
+            for p in json.loads((GOLDEN / case / "predictions.json").read_text())
+        }
         by_image: dict[int, list[str]] = {im["id"]: [] for im in data["images"]}
         for a in data["annotations"]:
             by_image[a["image_id"]].append(a["caption"])
@@ -66,7 +69,8 @@ def test_two_step_statistics_equal_the_one_step_jar_run():
     hyps += [h for h, _ in EDGE_PAIRS]
     refs += [r for _, r in EDGE_PAIRS]
     got, how = meteor_stats(hyps, refs,
-                            backend="java")  # the default cache: the index is built once per machine
+                            # the default cache: the index is built once per machine
+                            backend="java")
     assert how.startswith("java, reduced paraphrase table")
     with Meteor() as jar:
         want = jar.stats(hyps, refs)
@@ -78,7 +82,8 @@ def test_two_step_statistics_equal_the_one_step_jar_run():
 def test_dotted_capital_i_uses_the_full_table():
     hyps, refs = ["\u0130stanbul at night"], [["istanbul by night", "a city at night"]]
     got, how = meteor_stats(hyps, refs,
-                            backend="java")  # the default cache: the index is built once per machine
+                            # the default cache: the index is built once per machine
+                            backend="java")
     assert how == "java, full paraphrase table: U+0130 in the texts"
     with Meteor() as jar:
         assert got == jar.stats(hyps, refs)
@@ -135,11 +140,16 @@ def test_a_sub_table_keeps_the_entries_a_reference_phrase_touches(tmp_path):
         sub, grams = ParaphraseIndex.parse_among(table, lines, block_bytes=block)
         assert _pairs(sub, np.arange(len(sub.entry_first))) == [entries[k] for k in (1, 3, 4, 7, 8,
                                                                                      9)]
-        assert sorted(" ".join(sub.phrase_words(int(p))) for p in sub.phrases_in(grams)) == ["crimson auto", "hound"]
+        assert sorted(" ".join(sub.phrase_words(int(p))) for p in sub.phrases_in(grams)) == [
+            "crimson auto",
+            "hound",
+        ]
         assert int(sub.max_words) == 9
 
 
-def test_a_sub_table_reduces_any_corpus_on_its_references_to_what_the_whole_index_can_match(tmp_path):
+def test_a_sub_table_reduces_any_corpus_on_its_references_to_what_the_whole_index_can_match(
+    tmp_path,
+):
     """For hypotheses scored against these references, the sub-table's kept entries (both phrases in
     the corpus) are the whole index's kept entries less those with no phrase in a reference line
     (found here by a plain set of the references' n-grams), in the same order: "hound" -> "crimson"
@@ -151,11 +161,18 @@ def test_a_sub_table_reduces_any_corpus_on_its_references_to_what_the_whole_inde
     hyps = [["the", "large", "dog"], ["a", "crimson", "auto"], ["a", "hound", "and", "a", "dog"]]
     whole = ParaphraseIndex.parse(table)
     sub, _ = ParaphraseIndex.parse_among(table, refs)
-    grams = {" ".join(line[i:i + n]) for line in refs for n in range(1, 9) for i in range(len(line) - n + 1)}
+    grams = {
+        " ".join(line[i : i + n])
+        for line in refs
+        for n in range(1, 9)
+        for i in range(len(line) - n + 1)
+    }
     expected = [(a, b) for a, b in _pairs(whole, whole.kept_entries_for_words(refs + hyps))
                 if a in grams or b in grams or not (a + b).isascii()]
     got = _pairs(sub, sub.kept_entries_for_words(refs + hyps))
-    assert got == expected and len(got) < len(_pairs(whole, whole.kept_entries_for_words(refs + hyps)))
+    assert got == expected and len(got) < len(
+        _pairs(whole, whole.kept_entries_for_words(refs + hyps))
+    )
 
 
 def test_many_references_get_their_own_cached_sub_table_and_few_the_whole_index(tmp_path,
@@ -177,19 +194,23 @@ def test_many_references_get_their_own_cached_sub_table_and_few_the_whole_index(
     sub, found = ParaphraseIndex.for_references(table, refs, cache)
     whole_folder = ParaphraseIndex.cache_path(table, cache)
     assert sub.key.startswith(whole_folder.name + "-references-") and not whole_folder.exists()
-    assert found is not None and np.array_equal(np.sort(found),
-                                                sub.phrases_in(sub.ngram_hashes([r.split() for r in refs])))
+    assert found is not None and np.array_equal(
+        np.sort(found), sub.phrases_in(sub.ngram_hashes([r.split() for r in refs]))
+    )
     again, found_again = ParaphraseIndex.for_references(table, refs, cache)
     assert again.key == sub.key and found_again is None and parsed == [1]
     other, _ = ParaphraseIndex.for_references(table, ["a car", "red car"], cache)
     assert other.key != sub.key and parsed == [1, 1]
     few, found_few = ParaphraseIndex.for_references(table, refs[:1], cache)
     assert few.key == whole_folder.name and found_few is None and len(few.entry_first) == len(TINY)
-    assert ParaphraseIndex.for_references(table, refs, cache)[0].key == whole_folder.name and parsed == [1, 1]
+    assert ParaphraseIndex.for_references(table, refs, cache)[
+        0
+    ].key == whole_folder.name and parsed == [1, 1]
 
 
-def test_the_index_opened_ahead_is_the_whole_one_only_where_it_is_cached_or_the_references_are_few(tmp_path,
-                                                                                                      monkeypatch):
+def test_the_index_opened_ahead_is_the_whole_one_only_where_it_is_cached_or_the_references_are_few(
+    tmp_path, monkeypatch
+):
     """``index_ahead`` (what nocaps opens beside its tokenizer): many references on a machine
     without the whole index get nothing (METEOR then reads their sub-table: no build here); few
     references build the whole index; once it is cached, many references get it too."""
@@ -300,10 +321,12 @@ def test_checks_that_passed_are_remembered_until_a_file_changes(tmp_path, monkey
                             name=name: calls.append(name) or real(path))
     table = _tiny_table(tmp_path / "p.gz", TINY)
     cache = tmp_path / "cache"
-    ParaphraseIndex.load(table, cache)                 # built: the table just written, the index too
+    # built: the table just written, the index too
+    ParaphraseIndex.load(table, cache)
     calls.clear()
     ParaphraseIndex.load(table, cache)
-    assert calls.count("_digest_file") == 1 and calls.count("_checksum") == 9     # nothing had settled
+    # nothing had settled
+    assert calls.count("_digest_file") == 1 and calls.count("_checksum") == 9
     monkeypatch.setattr(paraphrase, "_SETTLED_NS", 0)
     ParaphraseIndex.load(table, cache)                 # checked again, and now remembered
     calls.clear()
@@ -314,12 +337,16 @@ def test_checks_that_passed_are_remembered_until_a_file_changes(tmp_path, monkey
     np.save(folder / "phrase_hash.npy", np.zeros_like(np.load(folder / "phrase_hash.npy")))
     parses = _counting_parses(monkeypatch)
     again = ParaphraseIndex.load(table, cache)
-    assert "_checksum" in calls and parses == [1] and again.kept_entries(["a big dog"]).tolist() == [3]
-    (cache / "meteor" / "table-digests.json").write_text("[not a memo")   # a damaged memo: computed again
+    assert (
+        "_checksum" in calls and parses == [1] and again.kept_entries(["a big dog"]).tolist() == [3]
+    )
+    # a damaged memo: computed again
+    (cache / "meteor" / "table-digests.json").write_text("[not a memo")
     calls.clear()
     assert ParaphraseIndex.cache_path(table, cache) == folder and calls == ["_digest_file"]
     (folder / "verified.json").unlink(missing_ok=True)
-    (folder / "verified.json").mkdir()                 # a memo that cannot be written: checked, nothing left behind
+    # a memo that cannot be written: checked, nothing left behind
+    (folder / "verified.json").mkdir()
     calls.clear()
     ParaphraseIndex.load(table, cache)
     assert calls.count("_checksum") == 9 and not list(folder.glob(".*"))
@@ -340,7 +367,9 @@ def test_the_checksum_taken_while_saving_is_the_saved_files_checksum(tmp_path):
         path = tmp_path / f"a{k}.npy"
         assert paraphrase._saved_checksum(path, array) == paraphrase._checksum(path)
         back = np.load(path)
-        assert back.shape == array.shape and back.dtype == array.dtype and np.array_equal(back, array)
+        assert (
+            back.shape == array.shape and back.dtype == array.dtype and np.array_equal(back, array)
+        )
 
 
 @pytest.mark.heavy
@@ -380,7 +409,8 @@ def test_a_built_index_is_not_checked_again_at_once_and_settles_when_the_run_is_
     table = _tiny_table(tmp_path / "p.gz", TINY)
     built = ParaphraseIndex.load(table, tmp_path / "cache")
     assert len(saved) == 9 and calls == []              # the save's checksums, and no second pass
-    built.settle()                                       # files just written: nothing to remember yet
+    # files just written: nothing to remember yet
+    built.settle()
     assert calls == []
     ParaphraseIndex.load(table, tmp_path / "cache")
     assert len(calls) == 9                               # so this load checks them
@@ -391,7 +421,8 @@ def test_a_built_index_is_not_checked_again_at_once_and_settles_when_the_run_is_
     calls.clear()
     again = ParaphraseIndex.load(table, tmp_path / "cache")
     assert calls == [] and again.kept_entries(["a big dog"]).tolist() == [3]
-    ParaphraseIndex.parse(table).settle()                # a parsed index has no folder: nothing to do
+    # a parsed index has no folder: nothing to do
+    ParaphraseIndex.parse(table).settle()
     assert calls == []
 
 
@@ -408,14 +439,17 @@ def test_the_table_streamed_in_small_blocks_is_the_table_read_whole(tmp_path):
 
     def read(index: ParaphraseIndex) -> list[tuple[str, str]]:
         def text(p: int) -> str:
-            return bytes(index.phrase_text[index.phrase_start[p]:index.phrase_end[p]]).decode("utf-8")
+            return bytes(index.phrase_text[index.phrase_start[p] : index.phrase_end[p]]).decode(
+                "utf-8"
+            )
         return [(text(a), text(b)) for a, b in zip(index.entry_first, index.entry_second)]
 
     expected = [(" ".join(a.split()), " ".join(b.split())) for a, b in entries]
     for block in (20, 1 << 22):
         index = ParaphraseIndex.parse(table, block_bytes=block)
         assert read(index) == expected
-        assert len(index.phrase_hash) == len({p for pair in expected for p in pair})   # distinct phrases once
+        # distinct phrases once
+        assert len(index.phrase_hash) == len({p for pair in expected for p in pair})
     (tmp_path / "cr.gz").write_bytes(gzip.compress(b"0.5\nbig\r\nlarge\n"))
     with pytest.raises(ValueError, match="carriage return"):
         ParaphraseIndex.parse(tmp_path / "cr.gz", block_bytes=4)
@@ -506,11 +540,20 @@ def test_strings_are_the_slices_end_to_end():
     # in order, one touching the next, empty ones between: the masked copy; overlapping ones: the
     # gather
     ordered = (np.array([0, 4, 8, 8, 18, 19]), np.array([3, 3, 9, 0, 0, 5]))
-    assert bytes(paraphrase._ordered_strings(text, *ordered)) == b"big" + b"dog" + b"large dog" + b"hound"
+    assert (
+        bytes(paraphrase._ordered_strings(text, *ordered))
+        == b"big" + b"dog" + b"large dog" + b"hound"
+    )
     assert bytes(paraphrase._ordered_strings(text, start, length)) == got
     # the text's first and last bytes inside strings, no strings, only empty ones
-    assert bytes(paraphrase._ordered_strings(text, np.array([0, 19]), np.array([3, 6]))) == b"big" + b"hound\n"
-    assert bytes(paraphrase._ordered_strings(text, np.array([], np.int64), np.array([], np.int64))) == b""
+    assert (
+        bytes(paraphrase._ordered_strings(text, np.array([0, 19]), np.array([3, 6])))
+        == b"big" + b"hound\n"
+    )
+    assert (
+        bytes(paraphrase._ordered_strings(text, np.array([], np.int64), np.array([], np.int64)))
+        == b""
+    )
     assert bytes(paraphrase._ordered_strings(text, np.array([3, 9]), np.array([0, 0]))) == b""
     rng = np.random.default_rng(0)     # random ordered strings against slicing
     for _ in range(50):
@@ -535,8 +578,11 @@ def test_string_hashes_and_shapes_equal_a_byte_by_byte_reading():
     data = bytes(rng.choice(b"ab  c\xc3\xa9xyz") for _ in range(4000))
     start = np.array([rng.randrange(0, 3950) for _ in range(600)] + [0, 1, 7, 8, 3999],
                      dtype=np.int64)
-    length = np.array([rng.choice([0, 1, 7, 8, 9, 15, 16, 17, rng.randrange(0, 41)]) for _ in range(600)]
-                      + [40, 8, 16, 0, 1], dtype=np.int64)
+    length = np.array(
+        [rng.choice([0, 1, 7, 8, 9, 15, 16, 17, rng.randrange(0, 41)]) for _ in range(600)]
+        + [40, 8, 16, 0, 1],
+        dtype=np.int64,
+    )
     multipliers = (0x9E3779B97F4A7C15, 1_000_003)
 
     def by_hand(s: bytes, m: int) -> int:

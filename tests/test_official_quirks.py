@@ -44,7 +44,9 @@ def _engine_stats(images: list[int], categories: list[int], anns: list[dict],
     gt["bbox"] = np.asarray([a["bbox"] for a in anns], dtype=float)
     dt = {k: np.asarray([d[k] for d in dets]) for k in ("image_id", "category_id", "score")}
     dt["bbox"] = np.asarray([d["bbox"] for d in dets], dtype=float)
-    return np.asarray(list(evaluate_bbox(np.asarray(images), np.asarray(categories), gt, dt).stats.values()))
+    return np.asarray(
+        list(evaluate_bbox(np.asarray(images), np.asarray(categories), gt, dt).stats.values())
+    )
 
 
 def _random_scene(rng: np.random.Generator, n_images: int, image_of_ann,
@@ -145,8 +147,13 @@ def test_omnilabel_descriptions_referred_to_by_more_than_1e5_boxes_drop_out():
                 "annotations": anns}
 
     preds = [{"image_id": 1, "bbox": [10, 10, 50, 50], "description_ids": [8], "scores": [0.9]}]
-    assert api.score("omnilabel", _parsed(data(100_001)), preds, details=False).metrics["AP_categ"] == pytest.approx(100)
-    assert api.score("omnilabel", _parsed(data(100_000)), preds, details=False).metrics["AP_categ"] < 1.0
+    assert api.score("omnilabel", _parsed(data(100_001)), preds, details=False).metrics[
+        "AP_categ"
+    ] == pytest.approx(100)
+    assert (
+        api.score("omnilabel", _parsed(data(100_000)), preds, details=False).metrics["AP_categ"]
+        < 1.0
+    )
 
 
 def _parsed(data: dict):
@@ -183,7 +190,10 @@ def test_nocaps_corrected_protocol_replaces_line_breaks_by_spaces():
     official_clean = api.score("nocaps", refs, cleaned, tokenizer="python", meteor=False,
                                spice=False)
     official = api.score("nocaps", refs, preds, tokenizer="python", meteor=False, spice=False)
-    assert corrected.metrics == official_clean.metrics and corrected.metrics["B1"] != official.metrics["B1"]
+    assert (
+        corrected.metrics == official_clean.metrics
+        and corrected.metrics["B1"] != official.metrics["B1"]
+    )
 
 
 @pytest.mark.parametrize("iscrowd, want", [("0", 50.0), (0, 51 / 101 * 50), (1, 100.0)])

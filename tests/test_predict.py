@@ -46,13 +46,26 @@ def test_a_detector_answers_ref_l4_one_float_box_per_expression(models, data, tm
                 "--split", "val", "--out", str(out), "--output", str(result), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     entries = json.loads(out.read_text())
-    assert len(entries) == 8 and {e["id"] for e in entries} == set(range(8))       # the 8 val expressions
-    assert all(set(e) == {"id", "pred_bbox", "format"} and e["format"] == "xyxy" and len(e["pred_bbox"]) == 4
-               and all(isinstance(v, float) for v in e["pred_bbox"]) for e in entries)
+    # the 8 val expressions
+    assert len(entries) == 8 and {e["id"] for e in entries} == set(range(8))
+    assert all(
+        set(e) == {"id", "pred_bbox", "format"}
+        and e["format"] == "xyxy"
+        and len(e["pred_bbox"]) == 4
+        and all(isinstance(v, float) for v in e["pred_bbox"])
+        for e in entries
+    )
     scored = json.loads(result.read_text())
-    assert scored["options"]["split"] == "val" and scored["options"]["predicted_by"]["model"] == models["detector"]
+    assert (
+        scored["options"]["split"] == "val"
+        and scored["options"]["predicted_by"]["model"] == models["detector"]
+    )
     meta = json.loads(Path(f"{out}.meta.json").read_text())
-    assert meta["settings"]["kind"] == "detector" and meta["settings"]["threshold"] == 0.01 and meta["items"] == 8
+    assert (
+        meta["settings"]["kind"] == "detector"
+        and meta["settings"]["threshold"] == 0.01
+        and meta["items"] == 8
+    )
     assert not Path(f"{out}.partial.jsonl").exists()
     # no --split: Ref-L4's default, "all" (not a Hub split): both splits, scored as all
     both = _run("run", "ref_l4", "--model", models["detector"], "--data", str(data / "ref_l4"),
@@ -74,8 +87,12 @@ def test_a_detector_answers_omnilabel_with_the_label_space(models, data, tmp_pat
                                                                              "validation")}
     entries = json.loads(out.read_text())
     assert 0 < len(entries) <= 5 * len(rows)
-    assert all(set(e) == {"image_id", "bbox", "description_ids", "scores"} and e["description_ids"][0] in
-               rows[e["image_id"]] and e["scores"][0] >= 0.01 for e in entries)
+    assert all(
+        set(e) == {"image_id", "bbox", "description_ids", "scores"}
+        and e["description_ids"][0] in rows[e["image_id"]]
+        and e["scores"][0] >= 0.01
+        for e in entries
+    )
     assert set(json.loads(result.read_text())["metrics"]) >= {"AP", "AP_categ", "AP_descr"}
 
 
@@ -89,7 +106,11 @@ def test_a_detector_answers_every_ovdeval_sub_dataset_into_the_official_folder(m
     assert "Total_Average" in json.loads(result.read_text())["metrics"]
     one = _run("predict", "ovdeval", "--model", models["detector"], "--data", str(data / "ovdeval"),
                "--out", str(tmp_path / "all.json"), cwd=tmp_path)
-    assert one.returncode == 2 and "name a folder for --out" in one.stderr and "Traceback" not in one.stderr
+    assert (
+        one.returncode == 2
+        and "name a folder for --out" in one.stderr
+        and "Traceback" not in one.stderr
+    )
 
 
 def test_a_vlm_captions_nocaps(models, data, tmp_path):
@@ -128,7 +149,11 @@ def test_unparseable_grounding_answers_are_counted_and_kept_never_zero_boxes(mod
                 "--split", "val",
                 "--out", str(out), "--output", str(tmp_path / "r.json"), "--box-format",
                 "normalized", "--max-new-tokens", "8", cwd=tmp_path)
-    assert proc.returncode == 2 and "no usable answer" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "no usable answer" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
     meta = json.loads(Path(f"{out}.meta.json").read_text())
     assert meta["unanswered"] == 8 and sum(meta["failures"].values()) == 8
     assert all(1 <= len(kept) <= 5 for kept in meta["failed_answers"].values())
@@ -137,7 +162,11 @@ def test_unparseable_grounding_answers_are_counted_and_kept_never_zero_boxes(mod
                   str(data / "ref_l4"), "--out", str(tmp_path / "x.json"), cwd=tmp_path)
     # Idefics3 documents no box convention: said before the model loads, with the flags that would
     # try anyway
-    assert family.returncode == 2 and "--box-format" in family.stderr and "Traceback" not in family.stderr
+    assert (
+        family.returncode == 2
+        and "--box-format" in family.stderr
+        and "Traceback" not in family.stderr
+    )
     assert not (tmp_path / "x.json.partial.jsonl").exists()
 
 
@@ -149,7 +178,8 @@ def test_a_stopped_run_resumes_where_it_stopped(models, data, tmp_path, monkeypa
 
     out = tmp_path / "preds.json"
     stop_after_first_batch(models["detector"], data / "ref_l4", out, monkeypatch)
-    assert len(Path(f"{out}.partial.jsonl").read_text().splitlines()) == 1 + 4      # settings + first batch
+    # settings + first batch
+    assert len(Path(f"{out}.partial.jsonl").read_text().splitlines()) == 1 + 4
     with pytest.raises(Exception, match="other settings"):
         predict("ref_l4", models["detector"], data / "ref_l4", out, split="test", threshold=0.5,
                 progress=False)
@@ -192,8 +222,10 @@ def test_two_real_processes_ask_each_item_once_and_merge_in_order(launcher, data
     with serve(reply) as (url, _):
         one = _served_run([sys.executable], data, tmp_path / "one.json", url)
     assert one.returncode == 0, one.stderr[-3000:]
-    assert two.stdout.count("wrote ") == 1          # the main process reports once
-    assert json.loads((tmp_path / "two.json").read_text()) == json.loads((tmp_path / "one.json").read_text())
+    assert two.stdout.count("wrote ") == 1  # the main process reports once
+    assert json.loads((tmp_path / "two.json").read_text()) == json.loads(
+        (tmp_path / "one.json").read_text()
+    )
     assert not list(tmp_path.glob("two.json.partial*"))
 
 
@@ -207,7 +239,10 @@ def test_a_launch_whose_processes_cannot_agree_is_refused_before_any_request(dat
         proc = _served_run([sys.executable], data, tmp_path / "p.json", url,
                            env={"WORLD_SIZE": "2"})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "WORLD_SIZE is 2 but RANK, MASTER_ADDR, MASTER_PORT is not set" in proc.stderr and "torchrun" in proc.stderr
+    assert (
+        "WORLD_SIZE is 2 but RANK, MASTER_ADDR, MASTER_PORT is not set" in proc.stderr
+        and "torchrun" in proc.stderr
+    )
     assert fake.requests == 0 and not (tmp_path / "p.json").exists()
 
 
@@ -217,7 +252,9 @@ def test_a_launch_whose_processes_cannot_agree_is_refused_before_any_request(dat
 def test_bad_settings_are_refused_before_any_work(data, tmp_path, flag, value):
     proc = _run("predict", "ref_l4", "--model", "unused", "--data", str(data / "ref_l4"), "--out",
                 str(tmp_path / "p.json"), flag, value, cwd=tmp_path)
-    assert proc.returncode == 2 and flag.lstrip("-") in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2 and flag.lstrip("-") in proc.stderr and "Traceback" not in proc.stderr
+    )
 
 
 def test_without_the_extra_the_command_says_what_to_install(data, tmp_path):
@@ -286,8 +323,9 @@ def test_items_are_grouped_by_the_size_their_row_states_without_opening_the_imag
     assert items[0].image.size == (4, 3) and items[0].image.declared == (30, 3)
     # the rows' other values are the ones datasets gives row by row, through an indices mapping too
     for dataset in (stated, stated.select([2, 0])):
-        assert [{k: v for k, v in row.items() if k != "image"} for row in LazyRows(dataset)] == list(
-            dataset.remove_columns("image"))
+        assert [
+            {k: v for k, v in row.items() if k != "image"} for row in LazyRows(dataset)
+        ] == list(dataset.remove_columns("image"))
     bare = datasets.Dataset.from_dict({"image": [png(9), png(5)]},
                                       features=datasets.Features({"image": image}))
     items = [PredictItem(str(i), row["image"], ("q",)) for i, row in enumerate(LazyRows(bare))]
@@ -324,7 +362,10 @@ def test_image_cells_sliced_from_the_arrow_columns_are_the_dataset_s_cells(tmp_p
     one, two = part(5, 10), part(3, 200)
     for dataset, mapped in ((one, True), (datasets.concatenate_datasets([one, two]), True),
                             (one.select([4, 0, 2]), False)):
-        expected = [row["image"]["bytes"] for row in dataset.cast_column("image", datasets.Image(decode=False))]
+        expected = [
+            row["image"]["bytes"]
+            for row in dataset.cast_column("image", datasets.Image(decode=False))
+        ]
         cells = ImageCells(dataset, ["image"])
         assert cells.direct == mapped
         assert [read(cells.open(i, "image")) for i in range(len(dataset))] == expected
@@ -349,9 +390,14 @@ def test_mapped_images_open_whatever_order_pil_registered_its_formats_in(tmp_pat
         return buf.getvalue()
 
     images = [jpeg(5), jpeg(9)]
-    assert all(b"\n" in data[:100] for data in images), "the case needs a newline where the IM reader looks"
-    rows = {"id": [0, 1, 2],
-            "image": [{"bytes": data, "path": None} for data in images] + [{"bytes": b"\nnot an image", "path": None}]}
+    assert all(b"\n" in data[:100] for data in images), (
+        "the case needs a newline where the IM reader looks"
+    )
+    rows = {
+        "id": [0, 1, 2],
+        "image": [{"bytes": data, "path": None} for data in images]
+        + [{"bytes": b"\nnot an image", "path": None}],
+    }
     features = datasets.Features({"id": datasets.Value("int64"), "image": datasets.Image()})
     datasets.Dataset.from_dict(rows, features=features).save_to_disk(
         str(tmp_path / "ds"))
@@ -376,11 +422,16 @@ print([type(it.image).__name__ for it in loaded(items, skip_bad=True)])
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
     assert lines[0] == "[(5, 7), (9, 7)] [(5, 7), (9, 7)]"
-    assert lines[1] == "['0', '1', '2']" and "item 2 (row 2, column 'image') does not decode" in lines[2]
+    assert (
+        lines[1] == "['0', '1', '2']"
+        and "item 2 (row 2, column 'image') does not decode" in lines[2]
+    )
     assert lines[3] == "['JpegImageFile', 'JpegImageFile', 'Unreadable']" and len(lines) == 4
 
 
-def test_a_folder_rewritten_in_place_is_read_as_it_is_now_and_its_partial_run_is_refused(sample_release, tmp_path):
+def test_a_folder_rewritten_in_place_is_read_as_it_is_now_and_its_partial_run_is_refused(
+    sample_release, tmp_path
+):
     """A built Ref-L4 folder whose test shard is rewritten in place (every caption changed) with its
     modification time set back, as ``datasets`` keys its cache by it: the rows read are the new ones
     (not the cached old ones), and a partial run written before the change is refused as a run over
@@ -459,7 +510,9 @@ def test_a_partial_file_holding_another_benchmarks_entries_is_refused(tmp_path):
     good = {"key": "0", "entries": [{"id": 0, "pred_bbox": [1, 2, 3, 4]}]}
     foreign = {"key": "1",
                "entries": [{"image_id": 1, "category_id": 3, "bbox": [1, 2, 3, 4], "score": 0.5}]}
-    partial.write_text("\n".join(json.dumps(x) for x in ({"settings": dataclasses.asdict(settings)}, good)) + "\n")
+    partial.write_text(
+        "\n".join(json.dumps(x) for x in ({"settings": dataclasses.asdict(settings)}, good)) + "\n"
+    )
     assert list(_resume(partial, settings)) == ["0"]
     with partial.open("a") as fh:
         fh.write(json.dumps(foreign) + "\n")

@@ -104,8 +104,11 @@ def test_each_family_runs_on_every_sample_it_can_answer(name, family_models, bui
             assert meta["unanswered"] <= 5 and sum(meta["failures"].values()) <= 5
             files.append(json.loads(out.read_text()))
             if files[-1]:
-                options = vlbench.get_benchmark(benchmark).require_predictor().options_for_run(where.get("config"),
-                                                                           report.unanswered + report.skipped)
+                options = (
+                    vlbench.get_benchmark(benchmark)
+                    .require_predictor()
+                    .options_for_run(where.get("config"), report.unanswered + report.skipped)
+                )
                 result = vlbench.score(benchmark, built_samples / benchmark, out,
                                        split=report.settings.split, **options)
                 assert result.metrics
@@ -212,9 +215,12 @@ def _grid(v: float, side: float, n: int = 1000) -> int:
 
 def _qwen2(objs, size, _):
     w, h = size
-    return "".join(f"<|object_ref_start|>{label}<|object_ref_end|><|box_start|>({_grid(x1, w)},{_grid(y1, h)}),"
-                   f"({_grid(x2, w)},{_grid(y2, h)})<|box_end|>" for label,
-                   (x1, y1, x2, y2) in objs)
+    return "".join(
+        f"<|object_ref_start|>{label}<|object_ref_end|>"
+        f"<|box_start|>({_grid(x1, w)},{_grid(y1, h)}),"
+        f"({_grid(x2, w)},{_grid(y2, h)})<|box_end|>"
+        for label, (x1, y1, x2, y2) in objs
+    )
 
 
 def _qwen_json(scale):
@@ -236,13 +242,17 @@ def _internvl(objs, size, _):
 
 def _glm(objs, size, _):
     (_, (x1, y1, x2, y2)), (w, h) = objs[0], size
-    return f"The box is <|begin_of_box|>[{_grid(x1, w)}, {_grid(y1, h)}, {_grid(x2, w)}, {_grid(y2, h)}]<|end_of_box|>"
+    return (f"The box is <|begin_of_box|>[{_grid(x1, w)}, {_grid(y1, h)}, {_grid(x2, w)}, "
+            f"{_grid(y2, h)}]<|end_of_box|>")
 
 
 def _paligemma(objs, size, _):
-    w, h = size            # round(v * 1023), y first (big_vision)
-    return " ; ".join("".join(f"<loc{round(v * 1023):04d}>" for v in (y1 / h, x1 / w, y2 / h, x2 / w)) + f" {label}"
-                      for label, (x1, y1, x2, y2) in objs)
+    w, h = size  # round(v * 1023), y first (big_vision)
+    return " ; ".join(
+        "".join(f"<loc{round(v * 1023):04d}>" for v in (y1 / h, x1 / w, y2 / h, x2 / w))
+        + f" {label}"
+        for label, (x1, y1, x2, y2) in objs
+    )
 
 
 def _florence(objs, size, _):
@@ -255,7 +265,8 @@ def _florence(objs, size, _):
 def _kosmos(objs, size, _):
     (_, (x1, y1, x2, y2)), (w, h) = objs[0], size
     cell = [min(31, int(v * 32)) for v in (x1 / w, y1 / h, x2 / w, y2 / h)]
-    return f"<object><patch_index_{cell[1] * 32 + cell[0]:04d}><patch_index_{cell[3] * 32 + cell[2]:04d}></object>"
+    return (f"<object><patch_index_{cell[1] * 32 + cell[0]:04d}>"
+            f"<patch_index_{cell[3] * 32 + cell[2]:04d}></object>")
 
 
 def _llava(objs, size, _):
@@ -293,16 +304,31 @@ def _perfect_generate(writer, folder: Path):
     def generate(self, input_ids=None, **kwargs):
         answers = []
         for row, prompt in enumerate(tokenizer.batch_decode(input_ids, skip_special_tokens=False)):
-            asked = [q for q in objects if q in prompt and not any(q != o and q in o and o in prompt for o in objects)]
+            asked = [
+                q
+                for q in objects
+                if q in prompt and not any(q != o and q in o and o in prompt for o in objects)
+            ]
             found = [(q.upper(), box, size) for q in asked for box, size in objects[q]]
             grid = kwargs.get("image_grid_thw")
             patch = getattr(getattr(self.config, "vision_config", None), "patch_size", 14)
-            input_size = (int(grid[row][2]) * patch, int(grid[row][1]) * patch) if grid is not None else None
+            input_size = (
+                (int(grid[row][2]) * patch, int(grid[row][1]) * patch) if grid is not None else None
+            )
             size = found[0][2] if found else (1, 1)
-            answers.append(writer([(label, box) for label, box, _ in found], size, input_size) if found else "[]")
-        ids = [tokenizer(a, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id] for a in answers]
+            answers.append(
+                writer([(label, box) for label, box, _ in found], size, input_size)
+                if found
+                else "[]"
+            )
+        ids = [
+            tokenizer(a, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+            for a in answers
+        ]
         width = max(map(len, ids))
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        pad = (
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        )
         new = torch.tensor([i + [pad] * (width - len(i)) for i in ids])
         if self.config.is_encoder_decoder:
             start = self.generation_config.decoder_start_token_id
@@ -347,7 +373,11 @@ def test_a_perfect_vlm_answer_in_its_family_s_convention_gives_back_every_box(na
         for entry in json.loads(out.read_text()):
             caption = list(EXPRESSIONS)[entry["id"]]
             size, (x, y, w, h) = EXPRESSIONS[caption]
-            want = [x, y, x + w, y + h] if name != "Kosmos-2" else _kosmos_cells([x, y, x + w, y + h], size)
+            want = (
+                [x, y, x + w, y + h]
+                if name != "Kosmos-2"
+                else _kosmos_cells([x, y, x + w, y + h], size)
+            )
             assert _close(entry["pred_bbox"], want), (caption, entry["pred_bbox"], want)
         if not lists:
             continue
@@ -368,8 +398,12 @@ def _check_ovdeval(entries: list[dict], *, min_score: float) -> None:
     subset = _ovdeval_subset()
     confident = [e for e in entries if e["score"] >= min_score]
     for gt in subset["annotations"]:
-        assert any(e["image_id"] == gt["image_id"] and e["category_id"] == gt["category_id"]
-                   and _close(corners(e["bbox"]), corners(gt["bbox"])) for e in confident), (gt, confident)
+        assert any(
+            e["image_id"] == gt["image_id"]
+            and e["category_id"] == gt["category_id"]
+            and _close(corners(e["bbox"]), corners(gt["bbox"]))
+            for e in confident
+        ), (gt, confident)
     assert len(confident) == len(subset["annotations"]), confident
 
 
@@ -391,16 +425,20 @@ def _owl_forward(v2: bool):
         batch = pixel_values.shape[0]
         queries = [_key(q) for q in tokenizer.batch_decode(input_ids, skip_special_tokens=True)]
         per_image = len(queries) // batch
-        patches = (self.config.vision_config.image_size // self.config.vision_config.patch_size) ** 2
+        patches = (
+            self.config.vision_config.image_size // self.config.vision_config.patch_size
+        ) ** 2
         logits = torch.full((batch, patches, per_image), -8.0)
         boxes = torch.full((batch, patches, 4), 0.5)
         for b in range(batch):
             slot = 0
             for q, text in enumerate(queries[b * per_image:(b + 1) * per_image]):
-                if not text:                                  # a padding query of a shorter list: let it win
+                # a padding query of a shorter list: let it win
+                if not text:
                     logits[b, :, q] = 20.0
                     continue
-                match = [k for k in objects if _key(k).startswith(text)]      # OWL reads 16 tokens of a query
+                # OWL reads 16 tokens of a query
+                match = [k for k in objects if _key(k).startswith(text)]
                 for box, (w, h) in objects[match[0]]:
                     side = max(w, h) if v2 else None
                     logits[b, slot, q] = 8.0
@@ -430,7 +468,9 @@ def _grounding_forward(self, input_ids=None, pixel_values=None, **_):
         slot = 0
         for query, found in _objects().items():
             ids, _ = _without(tokenizer(query, add_special_tokens=False)["input_ids"], punctuation)
-            starts = [n for n in range(len(caption) - len(ids) + 1) if caption[n:n + len(ids)] == ids]
+            starts = [
+                n for n in range(len(caption) - len(ids) + 1) if caption[n : n + len(ids)] == ids
+            ]
             if not starts:
                 continue
             span = list(range(where[starts[0]], where[starts[0] + len(ids) - 1] + 1))
@@ -578,7 +618,8 @@ def test_llava_boxes_are_read_in_the_square_its_processor_makes(config, want, fa
 
     folder = tmp_path / "llava"
     shutil.copytree(family_models["LLaVA-1.5"], folder)
-    saved = json.loads((folder / "processor_config.json").read_text())       # transformers 5 keeps it here
+    # transformers 5 keeps it here
+    saved = json.loads((folder / "processor_config.json").read_text())
     saved["image_processor"].pop("do_pad", None)
     saved["image_processor"].update(config)
     (folder / "processor_config.json").write_text(json.dumps(saved))
@@ -607,7 +648,8 @@ def test_a_cut_off_florence2_answer_is_truncated_not_no_box(family_models, oracl
     perfect = _perfect_generate(WRITERS["Florence-2"][0], family_models["Florence-2"])
 
     def cut(self, input_ids=None, max_new_tokens=None, **kwargs):
-        return perfect(self, input_ids=input_ids, **kwargs)[:, :1 + max_new_tokens]     # the start id, then 3
+        # the start id, then 3
+        return perfect(self, input_ids=input_ids, **kwargs)[:, :1 + max_new_tokens]
 
     monkeypatch.setattr(GenerationMixin, "generate", cut)
     out = tmp_path / "cut.json"
@@ -636,9 +678,12 @@ def test_a_cut_off_list_keeps_its_complete_entries_and_says_so(family_models, or
     predict("ovdeval", str(family_models["Qwen3-VL"]), oracle_data / "ovdeval", out, config="color",
                      max_new_tokens=120, progress=False)
     meta = json.loads(Path(f"{out}.meta.json").read_text())
-    assert meta["settings"]["max_new_tokens"] == 120 and list(meta["failures"]) == ["truncated answer"]
+    assert meta["settings"]["max_new_tokens"] == 120 and list(meta["failures"]) == [
+        "truncated answer"
+    ]
     entries = json.loads(out.read_text())
-    assert 0 < len(entries) < len(_ovdeval_subset()["annotations"])    # the first entries of each list survive
+    # the first entries of each list survive
+    assert 0 < len(entries) < len(_ovdeval_subset()["annotations"])
     default = predict("ovdeval", str(family_models["Qwen3-VL"]), oracle_data / "ovdeval",
                       tmp_path / "d.json", config="color", progress=False)
     # the largest label list has 4 labels: 32 + 48 * 4 tokens
@@ -697,7 +742,8 @@ def test_a_caption_holds_no_tag_tokens(family_models, built_samples, tmp_path, m
     tokenizer = AutoTokenizer.from_pretrained(family_models["Kosmos-2"])
 
     def tagged(self, input_ids=None, **kwargs):
-        answer = " a<phrase> snowman</phrase><object><patch_index_0044><patch_index_0863></object> by a fire."
+        answer = (" a<phrase> snowman</phrase><object><patch_index_0044><patch_index_0863></object>"
+                  " by a fire.")
         ids = tokenizer(answer, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
         return torch.cat([input_ids, torch.tensor([ids] * len(input_ids))], 1)
 
@@ -722,13 +768,18 @@ def test_a_processor_package_that_does_not_load_is_named_before_the_model(family
                            "--data", str(built_samples / "nocaps"), "--out",
                            str(tmp_path / "c.json")],
                           capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 2 and "torchvision" in proc.stderr and 'pip install "vlbench[predict]"' in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "torchvision" in proc.stderr
+        and 'pip install "vlbench[predict]"' in proc.stderr
+    )
     assert "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize("name", ["OWL-ViT", "OWLv2"])
-def test_owl_queries_padded_to_the_batch_s_longest_answer_as_the_processor_s_full_length_padding(name,
-                                                                                                 family_models):
+def test_owl_queries_padded_to_the_batch_s_longest_answer_as_the_processor_s_full_length_padding(
+    name, family_models
+):
     """The loop pads OWL queries to the longest of the batch (less work) where the family's
     processor pads to the text encoder's 16 tokens. The reference is the model run on the
     processor's own ``padding="max_length"`` inputs: every image's kept boxes, scores and queries
@@ -741,12 +792,18 @@ def test_owl_queries_padded_to_the_batch_s_longest_answer_as_the_processor_s_ful
     info = models.inspect_model(str(family_models[name]))
     loaded = models.load_model(str(family_models[name]), info, device="cpu")
     rng = np.random.default_rng(0)
-    images = [Image.fromarray(rng.integers(0, 255, (48 + 16 * n, 64, 3), dtype=np.uint8)) for n in range(3)]
+    images = [
+        Image.fromarray(rng.integers(0, 255, (48 + 16 * n, 64, 3), dtype=np.uint8))
+        for n in range(3)
+    ]
     queries = [["a", "red car"], ["dog"], ["tall man", "cup", "sky"]]
     got = detectors.owl(loaded, images, queries, threshold=0.0)
     inputs = loaded.processor(text=queries, images=images, return_tensors="pt",
                               padding="max_length", truncation=True, max_length=16)
-    assert inputs["input_ids"].shape[-1] == 16 and max(map(len, (q for qs in queries for q in qs))) + 2 < 16
+    assert (
+        inputs["input_ids"].shape[-1] == 16
+        and max(map(len, (q for qs in queries for q in qs))) + 2 < 16
+    )
     with torch.inference_mode():
         outputs = loaded.model(**inputs)
     for n, qs in enumerate(queries):
@@ -759,7 +816,9 @@ def test_owl_queries_padded_to_the_batch_s_longest_answer_as_the_processor_s_ful
 
 
 @pytest.mark.parametrize("name", ["OWL-ViT", "Grounding DINO", "OmDet-Turbo"])
-def test_a_detector_keeps_its_best_top_k_on_the_device_as_a_stable_sort_of_all_its_boxes(name, family_models):
+def test_a_detector_keeps_its_best_top_k_on_the_device_as_a_stable_sort_of_all_its_boxes(
+    name, family_models
+):
     """The detector keeps each image's best ``top_k`` boxes itself (on the device, one transfer per
     tensor rather than one per box, which cost a synchronisation per box on a GPU): exactly the
     first ``top_k`` of every box it finds without the cap, sorted by descending score with ties in
@@ -773,7 +832,10 @@ def test_a_detector_keeps_its_best_top_k_on_the_device_as_a_stable_sort_of_all_i
     loaded = models.load_model(str(family_models[name]), info, device="cpu")
     run = getattr(detectors, info.family.detector)
     rng = np.random.default_rng(1)
-    images = [Image.fromarray(rng.integers(0, 255, (48 + 16 * n, 64, 3), dtype=np.uint8)) for n in range(3)]
+    images = [
+        Image.fromarray(rng.integers(0, 255, (48 + 16 * n, 64, 3), dtype=np.uint8))
+        for n in range(3)
+    ]
     queries = [["a", "red car"], ["dog"], ["tall man", "cup", "sky"]]
     every = run(loaded, images, queries, 0.0)
     assert max(map(len, every.boxes)) > 7

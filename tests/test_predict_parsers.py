@@ -8,7 +8,13 @@ import pytest
 
 from vlbench.engine.errors import InputError
 from vlbench.predict.families import FAMILIES, OTHER, family_of
-from vlbench.predict.parsers import TRUNCATED, ParseFailure, label_index, parse_box, parse_labelled_boxes
+from vlbench.predict.parsers import (
+    TRUNCATED,
+    ParseFailure,
+    label_index,
+    parse_box,
+    parse_labelled_boxes,
+)
 
 IMAGE = (1920, 1080)     # width, height of the original image
 
@@ -84,16 +90,30 @@ def test_the_convention_follows_the_family_and_can_be_overridden():
     def fmt(model_type, kind="box", box_format=None):
         return family_of(model_type, "image-text-to-text").preset(kind, None, box_format).box_format
 
-    assert fmt("qwen2_5_vl") == "pixel-resized" and fmt("qwen3_vl") == "grid-1000" and fmt("qwen3_5") == "grid-1000"
-    assert fmt("florence2") == "loc-1000" and fmt("paligemma") == "loc-1024" and fmt("llava") == "normalized-square"
-    assert fmt("internvl") == "grid-1000" and fmt("kosmos-2") == "patch-32" and fmt("glm4v") == "grid-1000"
+    assert (
+        fmt("qwen2_5_vl") == "pixel-resized"
+        and fmt("qwen3_vl") == "grid-1000"
+        and fmt("qwen3_5") == "grid-1000"
+    )
+    assert (
+        fmt("florence2") == "loc-1000"
+        and fmt("paligemma") == "loc-1024"
+        and fmt("llava") == "normalized-square"
+    )
+    assert (
+        fmt("internvl") == "grid-1000"
+        and fmt("kosmos-2") == "patch-32"
+        and fmt("glm4v") == "grid-1000"
+    )
     assert fmt("some_new_vlm", box_format="normalized") == "normalized"
     with pytest.raises(InputError, match="--box-format"):
-        fmt("some_new_vlm")                                     # an unknown family must be told its convention
+        # an unknown family must be told its convention
+        fmt("some_new_vlm")
     with pytest.raises(InputError, match="unknown box format"):
         fmt("qwen3_vl", box_format="xywh")
     with pytest.raises(InputError, match="no documented way"):
-        fmt("idefics3")                                         # a captioning family asked for a box
+        # a captioning family asked for a box
+        fmt("idefics3")
     with pytest.raises(InputError, match=r"\{expression\}"):
         family_of("qwen3_vl", "image-text-to-text").preset("box", "Where is it?", None)
 
@@ -101,7 +121,10 @@ def test_the_convention_follows_the_family_and_can_be_overridden():
 def test_every_preset_holds_its_field_and_a_known_convention():
     for family in FAMILIES + (OTHER,):
         for kind, preset in family.presets.items():
-            assert {"box": "{expression}", "boxes": "{labels}"}.get(kind, "") in preset.prompt, (family.name, kind)
+            assert {"box": "{expression}", "boxes": "{labels}"}.get(kind, "") in preset.prompt, (
+                family.name,
+                kind,
+            )
             assert (preset.box_format is None) == (kind == "text") or family is OTHER, (family.name,
                                                                                         kind)
 
@@ -128,10 +151,13 @@ def test_a_detection_answer_lists_labelled_boxes_and_none_is_valid():
         '[{"bbox_2d": [10, 20, 110, 220], "label": "red car"}, {"bbox_2d": [1900, 0, 2000, 10], '
         '"label": "cup"}]',
         "pixel", IMAGE)
-    assert [(b.xyxy, b.label) for b in boxes] == [([10.0, 20.0, 110.0, 220.0], "red car"),
-                                                  ([1900.0, 0.0, 2000.0, 10.0], "cup")] and not failures
-    boxes, failures = parse_labelled_boxes("car<loc_0><loc_0><loc_499><loc_999>cup<loc_500><loc_0><loc_999><loc_99>",
-                                           "loc-1000", IMAGE)
+    assert [(b.xyxy, b.label) for b in boxes] == [
+        ([10.0, 20.0, 110.0, 220.0], "red car"),
+        ([1900.0, 0.0, 2000.0, 10.0], "cup"),
+    ] and not failures
+    boxes, failures = parse_labelled_boxes(
+        "car<loc_0><loc_0><loc_499><loc_999>cup<loc_500><loc_0><loc_999><loc_99>", "loc-1000", IMAGE
+    )
     assert [b.label for b in boxes] == ["car", "cup"] and not failures
     assert boxes[1].xyxy == pytest.approx([960.96, 0.54, 1919.04, 107.46])
     assert parse_labelled_boxes("```json\n[]\n```", "grid-1000", IMAGE) == ([], [])
@@ -221,8 +247,17 @@ def _transformers_crop(size: tuple[int, int], edge: int, crop: int) -> tuple[int
         np.zeros((1, height, width)), size=edge, default_to_square=False,
         input_data_format="channels_first")
     cols, rows = np.meshgrid(np.arange(resized_width), np.arange(resized_height))
-    left, top = (int(center_crop(grid[None], (crop, crop), data_format="channels_first",
-                                 input_data_format="channels_first")[0, 0, 0]) for grid in (cols, rows))
+    left, top = (
+        int(
+            center_crop(
+                grid[None],
+                (crop, crop),
+                data_format="channels_first",
+                input_data_format="channels_first",
+            )[0, 0, 0]
+        )
+        for grid in (cols, rows)
+    )
     return left, top, width / resized_width, height / resized_height
 
 
@@ -270,7 +305,9 @@ def test_the_crop_convention_comes_from_the_model_s_image_processor(tmp_path):
     llava = {"do_center_crop": True, "do_resize": True, "size": {"shortest_edge": 336},
              "crop_size": {"height": 336, "width": 336}}
     assert view(llava) == "normalized-crop-336"
-    assert view({**llava, "crop_size": {"height": 320, "width": 300}}) == "normalized-crop-336-300x320"
+    assert (
+        view({**llava, "crop_size": {"height": 320, "width": 300}}) == "normalized-crop-336-300x320"
+    )
     assert view({**llava, "do_pad": True}) == "normalized-square"
     assert check_box_format("normalized-crop-336-300x320") == "normalized-crop-336-300x320"
     with pytest.raises(InputError, match="unknown box format 'normalized-crop-0'"):

@@ -113,14 +113,24 @@ def _generated(seed: int = 0, n: int = 100_000) -> list[str]:
             elif r < 0.9:
                 parts.append(rng.choice(_SPECIALS))
             else:
-                parts.append(rng.choice(_WORDS) + rng.choice(_SPECIALS) + rng.choice(["", rng.choice(_WORDS)]))
+                parts.append(
+                    rng.choice(_WORDS)
+                    + rng.choice(_SPECIALS)
+                    + rng.choice(["", rng.choice(_WORDS)])
+                )
         glue = rng.choice([" ", " ", " ", "  ", "", "\u00a0"])
         captions.append(glue.join(parts).replace("\n", " "))
     for c in range(0x110000):
         if 0xD800 <= c <= 0xDFFF or UNPROVEN.search(chr(c)) or c in (0x0A, 0x0D, 0x0B, 0x0C, 0x2028,
                                                                      0x2029):
             continue
-        if c < 0x3000 or c % 7 == 0 or 0xFF00 <= c <= 0xFFFF or 0x10570 <= c <= 0x105BF or 0x1F300 <= c <= 0x1FAFF:
+        if (
+            c < 0x3000
+            or c % 7 == 0
+            or 0xFF00 <= c <= 0xFFFF
+            or 0x10570 <= c <= 0x105BF
+            or 0x1F300 <= c <= 0x1FAFF
+        ):
             ch = chr(c)
             captions.append(f"a{ch}b {ch} {ch}{ch}. Dog{ch} x")
     return captions
@@ -157,7 +167,9 @@ def test_the_lines_scanned_at_once_are_the_stream_scanned_one_match_at_a_time(co
 
     def both(text: str) -> tuple[list, list]:
         units = np.frombuffer(text.encode("utf-16-le", errors="surrogatepass"), dtype=np.uint16)
-        return list(zip(*(a.tolist() for a in ptb._scan_lines(dfa, units)))), ptb._scan(dfa, units.tolist())
+        return list(zip(*(a.tolist() for a in ptb._scan_lines(dfa, units)))), ptb._scan(
+            dfa, units.tolist()
+        )
 
     fast, slow = both("\n".join(corpus[::5]))          # a fifth: the sequential scan is slow
     assert len(fast) > 200_000 and fast == slow
@@ -183,7 +195,9 @@ def test_line_breaks_shift_later_captions_as_the_jar_does(corpus):
     lines."""
     caps = ["a dog\ron a sofa", "two cats\u2028sleeping", "a red\x0bcar", "a bus\x0cstop",
             "a plane\r\n", "x", "Calif.\rThe end", "U.S.\u2029A", "y"]
-    assert tokenize(caps, "python", shift_lines=True)[0] == tokenize(caps, "java", shift_lines=True)[0]
+    assert (
+        tokenize(caps, "python", shift_lines=True)[0] == tokenize(caps, "java", shift_lines=True)[0]
+    )
 
 
 @needs_java
@@ -193,7 +207,9 @@ def test_the_bundled_lower_case_table_is_the_jvm_s():
     the tokenizer drifting)."""
     exe = java.java_executable()
     source = Path(__file__).parent / "java" / "LowerCase.java"
-    out = subprocess.run([str(exe), str(source)], capture_output=True, text=True, check=True, timeout=600).stdout
+    out = subprocess.run(
+        [str(exe), str(source)], capture_output=True, text=True, check=True, timeout=600
+    ).stdout
     java_table = {int(c, 16): "".join(chr(int(x, 16)) for x in lower.strip(",").split(","))
                   for c, lower in (line.split() for line in out.splitlines())}
     ours = {c: java_lower(chr(c)) for c in range(0x110000)
@@ -212,6 +228,9 @@ def test_auto_uses_python_on_proven_text_even_with_java_and_the_jar_otherwise(mo
         return real(cmd, *args, **kwargs)
 
     monkeypatch.setattr(subprocess, "run", spy)
-    assert tokenize(["A dog. U.S. flag", "\U0001f600 caf\u00e9"], "auto")[1] == "python" and not started
+    assert (
+        tokenize(["A dog. U.S. flag", "\U0001f600 caf\u00e9"], "auto")[1] == "python"
+        and not started
+    )
     backend = tokenize(["\u039f\u0394\u039f\u03a3 sign"], "auto")[1]
     assert backend == ("java" if HAVE_JAVA else "python")

@@ -38,10 +38,17 @@ def test_report_model_index_round_trips_through_huggingface_hub(tmp_path, ovdeva
     assert name == "det-x"
     assert {e.metric_type: e.metric_value for e in evals} == {k: round(v, 4) for k,
                                                               v in metrics.items() if v is not None}
-    assert all(e.dataset_config == "color" and e.dataset_split == "test" and e.dataset_type == "me/ovdeval"
-               for e in evals)
-    digest = hashlib.sha256((ovdeval_sample / "annotations" / "color.json").read_bytes()).hexdigest()
-    assert all(e.dataset_args == {"source": {"release": "color.json", "files": {"color.json": digest}}} for e in evals)
+    assert all(
+        e.dataset_config == "color" and e.dataset_split == "test" and e.dataset_type == "me/ovdeval"
+        for e in evals
+    )
+    digest = hashlib.sha256(
+        (ovdeval_sample / "annotations" / "color.json").read_bytes()
+    ).hexdigest()
+    assert all(
+        e.dataset_args == {"source": {"release": "color.json", "files": {"color.json": digest}}}
+        for e in evals
+    )
     csv_dir = tmp_path / "csv"
     run_cli("report", str(result), "--csv", str(csv_dir), check=True)
     assert {p.name for p in csv_dir.iterdir()} == {"all_metrics.csv", "per_category.csv"}
@@ -50,7 +57,11 @@ def test_report_model_index_round_trips_through_huggingface_hub(tmp_path, ovdeva
     for flag, name in (("--csv", "tables.csv"), ("--eval-results", "results.yaml")):
         proc = run_cli("report", str(result), flag, str(tmp_path / "new" / name), "--dataset-id",
                        "me/ovdeval")
-        assert proc.returncode == 2 and f"{name} names a file" in proc.stderr and "Traceback" not in proc.stderr
+        assert (
+            proc.returncode == 2
+            and f"{name} names a file" in proc.stderr
+            and "Traceback" not in proc.stderr
+        )
         assert not (tmp_path / "new").exists()
 
 
@@ -64,12 +75,16 @@ def test_report_rejects_other_files(tmp_path):
 @pytest.mark.parametrize("bench", BUILT_IN)
 def test_publish_metric_dry_run_lists_the_space_files(bench, tmp_path):
     wheel = tmp_path / "vlbench-0.1.0-py3-none-any.whl"
-    wheel.write_bytes(b"PK")          # a stand-in: listed, not installed (tests/test_packaging.py installs a real one)
+    # a stand-in: listed, not installed (tests/test_packaging.py installs a real one)
+    wheel.write_bytes(b"PK")
     proc = run_cli("publish", "metric", bench, "--folder", str(ROOT / "metrics" / bench),
                    "--repo-id", f"me/{bench}", "--dry-run", "--wheel", str(wheel), check=True)
     plan = proc.stdout.split("--- README.md ---", 1)[0]
-    listed = [line.split()[-1] for line in plan.splitlines() if line.strip() and line.split()[0][0].isdigit()
-              and not line.strip().endswith("file(s)")]
+    listed = [
+        line.split()[-1]
+        for line in plan.splitlines()
+        if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)")
+    ]
     assert sorted(listed) == sorted(["README.md", "app.py", f"{bench}.py", "requirements.txt",
                                      wheel.name])
     front = proc.stdout.split("--- README.md ---", 1)[1].split("---")[1]
@@ -87,9 +102,13 @@ def test_publish_dataset_dry_run_lists_exactly_the_folder(tmp_path, omnilabel_sa
             check=True)
     proc = run_cli("publish", "dataset", "omnilabel", "--folder", str(out), "--repo-id",
                    "me/omnilabel", "--dry-run")
-    assert proc.returncode == 1 and "refused:" in proc.stdout     # the framework vlbench writes is not on the Hub's list
-    listed = sorted(line.split()[-1] for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
-                    if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)"))
+    # the framework vlbench writes is not on the Hub's list
+    assert proc.returncode == 1 and "refused:" in proc.stdout
+    listed = sorted(
+        line.split()[-1]
+        for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
+        if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)")
+    )
     on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
                      if p.is_file() and not p.name.startswith("."))  # not the local build manifest
     assert listed == on_disk
@@ -159,21 +178,32 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
     out = tmp_path / "hub"
     built = run_cli("build", bench, *args(samples), "--out", str(out), "--eval-framework",
                     "vlbench", check=True)
-    assert "eval.yaml the Hub would refuse at push time: evaluation_framework 'vlbench'" in built.stdout + built.stderr
+    assert (
+        "eval.yaml the Hub would refuse at push time: evaluation_framework 'vlbench'"
+        in built.stdout + built.stderr
+    )
     # the dry run lists exactly the files of the folder, eval.yaml included, and says the Hub would
     # refuse the framework vlbench writes (not on the Hub's list, huggingface.js eval.ts); with a
     # listed one it passes
     proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}",
                    "--dry-run")
-    assert proc.returncode == 1 and "evaluation_framework 'vlbench' is not on the Hub's list" in proc.stdout
-    assert "packages/tasks/src/eval.ts" in proc.stdout and "Traceback" not in proc.stdout + proc.stderr
+    assert (
+        proc.returncode == 1
+        and "evaluation_framework 'vlbench' is not on the Hub's list" in proc.stdout
+    )
+    assert (
+        "packages/tasks/src/eval.ts" in proc.stdout and "Traceback" not in proc.stdout + proc.stderr
+    )
     listed_framework = (out / "eval.yaml").read_text().replace("evaluation_framework: vlbench",
                                                                "evaluation_framework: inspect-ai")
     (out / "eval.yaml").write_text(listed_framework)
     proc = run_cli("publish", "dataset", bench, "--folder", str(out), "--repo-id", f"me/{bench}",
                    "--dry-run", check=True)
-    listed = sorted(line.split()[-1] for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
-                    if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)"))
+    listed = sorted(
+        line.split()[-1]
+        for line in proc.stdout.split("--- README.md ---", 1)[0].splitlines()
+        if line.strip() and line.split()[0][0].isdigit() and not line.strip().endswith("file(s)")
+    )
     assert listed == sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
                      if p.is_file() and not p.name.startswith("."))  # not the local build manifest
     assert "eval.yaml" in listed
@@ -185,7 +215,9 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
     splits = {c["config_name"]: [f["split"] for f in c["data_files"]] for c in card["configs"]}
     assert spec["tasks"]
     for task in spec["tasks"]:
-        assert task["split"] in (splits[task["config"]] if "config" in task else sum(splits.values(), [])), task
+        assert task["split"] in (
+            splits[task["config"]] if "config" in task else sum(splits.values(), [])
+        ), task
 
     # .eval_results from a scored result: every task_id is a task of eval.yaml, values are the
     # result's
@@ -200,7 +232,11 @@ def test_registration_eval_yaml_and_eval_results_agree_and_dry_run_lists_the_fol
     task_ids = {t["id"] for t in spec["tasks"]}
     assert entries and len(entries) == len({e["dataset"]["task_id"] for e in entries})
     for e in entries:
-        assert e["dataset"]["id"] == f"me/{bench}" and e["dataset"]["task_id"] in task_ids and e["date"] == "2026-11-22"
+        assert (
+            e["dataset"]["id"] == f"me/{bench}"
+            and e["dataset"]["task_id"] in task_ids
+            and e["date"] == "2026-11-22"
+        )
         task = by_id[e["dataset"]["task_id"]]
         key = f"NMS_AP_{task.config}" if bench == "ovdeval" and task.config else task.metric
         assert e["value"] == round(metrics[key], 4)
@@ -221,10 +257,16 @@ def test_metric_cards_are_generated_from_the_dataset_card_sources():
 
     for bench in BUILT_IN:
         text = (ROOT / "metrics" / bench / "README.md").read_text()
-        assert render(text, bench) == text, f"metrics/{bench}/README.md is stale: run python -m vlbench.library.metric_card"
+        assert render(text, bench) == text, (
+            f"metrics/{bench}/README.md is stale: run python -m vlbench.library.metric_card"
+        )
         assert all(f"vlbench.library.metric_card: {name} " in text for name in REGIONS), bench
         info = get_benchmark(bench)
-        assert info.card.quirks and all(q in text for q in info.card.quirks) and info.card.citation in text
+        assert (
+            info.card.quirks
+            and all(q in text for q in info.card.quirks)
+            and info.card.citation in text
+        )
 
 
 # -- the model-card flow (issue #17) ---------------------------------------------------------------
@@ -284,7 +326,9 @@ def test_report_into_merges_into_an_existing_card_and_rerunning_replaces(tmp_pat
     assert {e.metric_type: e.metric_value for e in ours} == {k: round(v, 4) for k,
                                                              v in metrics.items()
                                                                if v is not None}
-    assert len(ours) == len({e.metric_type for e in ours}) and all(e.dataset_split == "val" for e in ours)
+    assert len(ours) == len({e.metric_type for e in ours}) and all(
+        e.dataset_split == "val" for e in ours
+    )
     # the same number scored against another release replaces the entries, which then name that
     # release
     moved = json.loads(val.read_text())
@@ -292,8 +336,12 @@ def test_report_into_merges_into_an_existing_card_and_rerunning_replaces(tmp_pat
                        "files": {"x.parquet": "f" * 64}}
     val.write_text(json.dumps(moved))
     run_cli("report", str(val), "--into", str(card_path), check=True)
-    again = [e for e in ModelCard.load(card_path).data.eval_results if e.dataset_type == "me/ref-l4"]
-    assert len(again) == len(ours) and all(e.dataset_args == {"source": moved["source"]} for e in again)
+    again = [
+        e for e in ModelCard.load(card_path).data.eval_results if e.dataset_type == "me/ref-l4"
+    ]
+    assert len(again) == len(ours) and all(
+        e.dataset_args == {"source": moved["source"]} for e in again
+    )
 
 
 @pytest.mark.heavy
@@ -301,12 +349,18 @@ def test_ref_l4_all_and_unnamed_datasets_are_refused_with_the_fix(tmp_path, samp
     merged = _ref_l4_result(tmp_path, sample_release, "all", "--dataset-id", "me/ref-l4")
     for flag in (["--model-index"], ["--into", str(tmp_path / "README.md")]):
         proc = run_cli("report", str(merged), *flag)
-        assert proc.returncode == 2 and "per split" in proc.stderr and "--split test" in proc.stderr, proc.stderr
+        assert (
+            proc.returncode == 2 and "per split" in proc.stderr and "--split test" in proc.stderr
+        ), proc.stderr
         assert not (tmp_path / "README.md").exists()
     unnamed = _ref_l4_result(tmp_path, sample_release, "val")
     assert json.loads(unnamed.read_text())["dataset"] == {"id": None}
     proc = run_cli("report", str(unnamed), "--model-index")
-    assert proc.returncode == 2 and "--dataset-id ORG/ref-l4" in proc.stderr and "vlbench/" not in proc.stdout
+    assert (
+        proc.returncode == 2
+        and "--dataset-id ORG/ref-l4" in proc.stderr
+        and "vlbench/" not in proc.stdout
+    )
 
 
 @pytest.mark.heavy
@@ -328,10 +382,13 @@ def test_a_published_folder_names_its_dataset_in_results(tmp_path, sample_releas
             "--quiet", check=True)
     assert json.loads(out.read_text())["dataset"] == {"id": "me/ref-l4"}
     block = run_cli("report", str(out), "--model-index", "--model-name", "g", check=True).stdout
-    assert {e.dataset_type for e in ModelCard(f"---\n{block}---\n").data.eval_results} == {"me/ref-l4"}
+    assert {e.dataset_type for e in ModelCard(f"---\n{block}---\n").data.eval_results} == {
+        "me/ref-l4"
+    }
     publish = run_cli("publish", "dataset", "ref_l4", "--folder", str(folder), "--repo-id",
                       "me/other", "--dry-run")
-    assert publish.returncode == 1 and "refused:" in publish.stdout     # eval.yaml's framework: not on the Hub's list
+    # eval.yaml's framework: not on the Hub's list
+    assert publish.returncode == 1 and "refused:" in publish.stdout
     assert ".vlbench-build.json" not in publish.stdout        # the bookkeeping is not uploaded
 
 
@@ -430,7 +487,9 @@ def test_a_folder_the_hub_would_refuse_or_that_leaks_a_file_is_refused_by_the_dr
     secret.write_text("hf_secret")
     leak = changed("leak", lambda f: (f / "data" / "notes.txt").symlink_to(secret))
     proc = dry_run(leak)
-    assert proc.returncode == 2 and "outside the folder" in proc.stderr and str(secret) in proc.stderr
+    assert (
+        proc.returncode == 2 and "outside the folder" in proc.stderr and str(secret) in proc.stderr
+    )
     assert "Traceback" not in proc.stderr and "hf_secret" not in proc.stdout + proc.stderr
 
     def card(text_change):
@@ -447,7 +506,10 @@ def test_a_folder_the_hub_would_refuse_or_that_leaks_a_file_is_refused_by_the_dr
     }
     for name, (change, says) in cases.items():
         proc = dry_run(changed(name, change))
-        assert proc.returncode == 1 and "refused:" in proc.stdout and says in proc.stdout, (name, proc.stdout[-800:])
+        assert proc.returncode == 1 and "refused:" in proc.stdout and says in proc.stdout, (
+            name,
+            proc.stdout[-800:],
+        )
     assert dry_run(built).returncode == 0
 
 
@@ -501,4 +563,6 @@ def test_a_temporary_file_left_by_a_killed_writer_is_removed_by_the_next_write(t
     live = tmp_path / f".README.md.{os.getpid()}.def456.tmp"
     live.write_text("")
     write_text_atomic(tmp_path / "README.md", "# card\n")
-    assert (tmp_path / "README.md").read_text() == "# card\n" and not stale.exists() and live.exists()
+    assert (
+        (tmp_path / "README.md").read_text() == "# card\n" and not stale.exists() and live.exists()
+    )

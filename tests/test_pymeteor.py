@@ -19,7 +19,14 @@ import pytest
 
 from conftest import SHARED
 from vlbench.engine.captions import java
-from vlbench.engine.captions.meteor import _UTF8, _run_jar, _stock, meteor_available, meteor_stats, normalize
+from vlbench.engine.captions.meteor import (
+    _UTF8,
+    _run_jar,
+    _stock,
+    meteor_available,
+    meteor_stats,
+    normalize,
+)
 from vlbench.engine.captions.meteor_lines import score_lines
 from vlbench.engine.captions.paraphrase import ParaphraseIndex
 from vlbench.engine.captions.pymeteor import python_eligible
@@ -45,8 +52,12 @@ def _assert_same_lines(hyps: list[str], refs: list[list[str]]) -> list[list[floa
     got, how = meteor_stats(hyps, refs, backend="python")
     assert how == "python"
     bad = [k for k, (g, w) in enumerate(zip(got, want)) if g != w]
-    report = "\n".join(f"{hyps[k]!r} vs {refs[k][:2]!r}:\n  jar    {want[k]}\n  python {got[k]}" for k in bad[:5])
-    assert not bad and len(got) == len(want), f"{len(bad)} of {len(want)} statistics lines differ:\n{report}"
+    report = "\n".join(
+        f"{hyps[k]!r} vs {refs[k][:2]!r}:\n  jar    {want[k]}\n  python {got[k]}" for k in bad[:5]
+    )
+    assert not bad and len(got) == len(want), (
+        f"{len(bad)} of {len(want)} statistics lines differ:\n{report}"
+    )
     assert len(set(want)) > len(want) // 10     # not a degenerate corpus
     return [[float(v) for v in line.split()] for line in want]
 
@@ -55,7 +66,9 @@ def _case(case: Path, tokenized: bool) -> tuple[list[str], list[list[str]]]:
     """A golden case's (hypothesis, references) per image: raw captions, or tokenized as the scorer
     does."""
     data = json.loads((case / "references.json").read_text())
-    preds = {p["image_id"]: p["caption"] for p in json.loads((case / "predictions.json").read_text())}
+    preds = {
+        p["image_id"]: p["caption"] for p in json.loads((case / "predictions.json").read_text())
+    }
     by_image: dict[int, list[str]] = {im["id"]: [] for im in data["images"]}
     for a in data["annotations"]:
         by_image[a["image_id"]].append(a["caption"])
@@ -73,7 +86,11 @@ def _case(case: Path, tokenized: bool) -> tuple[list[str], list[list[str]]]:
 
 
 def _golden_cases() -> list[Path]:
-    return sorted(p for p in GOLDEN.iterdir() if (p / "references.json").exists() and p.name != "real_viecap_val")
+    return sorted(
+        p
+        for p in GOLDEN.iterdir()
+        if (p / "references.json").exists() and p.name != "real_viecap_val"
+    )
 
 
 @needs_java
@@ -84,7 +101,9 @@ def test_every_golden_pair_raw_and_tokenized():
             h, r = _case(case, tokenized)
             # raw captions with line breaks would split the jar's input line: only the tokenized
             # form there
-            keep = [k for k in range(len(h)) if not any("\n" in t or "\r" in t for t in (h[k], *r[k]))]
+            keep = [
+                k for k in range(len(h)) if not any("\n" in t or "\r" in t for t in (h[k], *r[k]))
+            ]
             hyps += [h[k] for k in keep]
             refs += [r[k] for k in keep]
     assert len(hyps) > 2000
@@ -141,12 +160,15 @@ def _stress_corpus(index: ParaphraseIndex, n: int = 1500, seed: int = 0) -> tupl
         if kind == 1:
             return rng.choice(["", " ", "".join(rng.choice(PIECES) for _ in range(4))])
         if kind == 2:
-            return " ".join(rng.choice(PIECES[:40] + ["a", "the", "dog"]) for _ in range(rng.randint(60, 90)))
+            return " ".join(
+                rng.choice(PIECES[:40] + ["a", "the", "dog"]) for _ in range(rng.randint(60, 90))
+            )
         return " ".join([rng.choice(["a", "the", "dog", "a dog"])] * rng.randint(5, 30))
 
     hyps, refs = [], []
     for k in range(n):
-        if k % 3 == 0:        # paraphrase-rich: one side's phrases, the other side's paraphrases, some filler
+        # paraphrase-rich: one side's phrases, the other side's paraphrases, some filler
+        if k % 3 == 0:
             chosen = rng.sample(pairs, rng.randint(1, 4))
             hyps.append(" ".join(a + " " + rng.choice(PIECES) for a, _ in chosen))
             refs.append([" ".join(b for _, b in chosen),
@@ -161,12 +183,15 @@ def _stress_corpus(index: ParaphraseIndex, n: int = 1500, seed: int = 0) -> tupl
 def test_generated_stress_corpus():
     index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
     hyps, refs = _stress_corpus(index)
-    assert any(len(h.split()) > 63 for h in hyps)                  # long lines take the per-pair search
+    # long lines take the per-pair search
+    assert any(len(h.split()) > 63 for h in hyps)
     assert java_string_hash("a\u00ff") == java_string_hash("b\u00e0")
-    hyps.append("a ||| b  c")                                     # "|||" in texts: the jar splits there
+    # "|||" in texts: the jar splits there
+    hyps.append("a ||| b  c")
     refs.append(["x|||y", "a b|||", "c"])
     hyps.append("a\u00ff dog")
-    refs.append(["b\u00e0 dog"])                                  # one hash: an exact match to the jar
+    # one hash: an exact match to the jar
+    refs.append(["b\u00e0 dog"])
     stats = _assert_same_lines(hyps, refs)
     for module, name in ((1, "stem"), (2, "synonym"),
                          (3, "paraphrase")):   # every matcher took part
@@ -179,7 +204,9 @@ def test_normaliser_equals_the_jars_on_the_stress_texts():
     index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
     hyps, refs = _stress_corpus(index, n=600, seed=1)
     texts = list(dict.fromkeys([*hyps, *(r for rs in refs for r in rs)]))
-    prefixes = parse_prefixes(zipfile.ZipFile(java.meteor_jar()).read("nonbreaking/english.prefixes").decode())
+    prefixes = parse_prefixes(
+        zipfile.ZipFile(java.meteor_jar()).read("nonbreaking/english.prefixes").decode()
+    )
     want = normalize(texts)
     assert want is not None
     assert [normalize_line(t, prefixes) for t in texts] == want
@@ -193,23 +220,34 @@ def test_stemmer_equals_the_jars_snowball_stemmer(tmp_path):
     with zipfile.ZipFile(java.meteor_jar()) as z:
         words = set(z.read("synonym/english.synsets").decode().split("\n")[0::2])
         words.update(z.read("synonym/english.exceptions").decode().split())
-    words.update(ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz").vocabulary())
+    words.update(
+        ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz").vocabulary()
+    )
     rng = random.Random(2)
     letters = "abcdefghijklmnopqrstuvwxyz'y\u00e9\u00fc\u00df\u0131\u03c3\U0001d431"
-    words.update("".join(rng.choice(letters) for _ in range(rng.randint(1, 12))) for _ in range(20_000))
-    words = sorted(w for w in words if w and w.split() == [w] and not all(c in "0123456789,.-" for c in w))
+    words.update(
+        "".join(rng.choice(letters) for _ in range(rng.randint(1, 12))) for _ in range(20_000)
+    )
+    words = sorted(
+        w for w in words if w and w.split() == [w] and not all(c in "0123456789,.-" for c in w)
+    )
     got = _run_jar((*_UTF8, "-cp", java.meteor_jar().name, "Stemmer", "en"), words, tmp_path)
-    ours = [stem(utf16_units(w)).encode("utf-16-le", "surrogatepass").decode("utf-16-le") for w in words]
+    ours = [
+        stem(utf16_units(w)).encode("utf-16-le", "surrogatepass").decode("utf-16-le") for w in words
+    ]
     bad = [(w, g, o) for w, g, o in zip(words, got, ours) if g != o]
     assert not bad, bad[:10]
     assert stem("added") == "ad" and stem("emergency") == "emerg"   # where today's Snowball differs
 
 
 def test_backend_choice_and_eligibility():
-    assert python_eligible(["a caf\u00e9 \u2019s \u201cview\u201d \U0001f600"], [["\u6771\u4eac 1,000"]]) == (True, "")
+    assert python_eligible(
+        ["a caf\u00e9 \u2019s \u201cview\u201d \U0001f600"], [["\u6771\u4eac 1,000"]]
+    ) == (True, "")
     ok, why = python_eligible(["\u0130stanbul"], [["x"]])
     assert not ok and "U+0130" in why
-    assert not python_eligible(["\u2c2f"], [["x"]])[0]              # lowercased only since Unicode 14
+    # lowercased only since Unicode 14
+    assert not python_eligible(["\u2c2f"], [["x"]])[0]
     assert not python_eligible(["two\nlines"], [["x"]])[0]
     with pytest.raises(InputError, match="unknown METEOR backend"):
         meteor_stats(["a"], [["a"]], backend="perl")
@@ -293,12 +331,14 @@ def test_cached_reference_side_gives_the_same_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(pymeteor, "_word_info", lambda w, data: calls.append(w) or real(w, data))
     first = _assert_same_lines(hyps, refs)              # computed, compared with the jar, stored
     (stored,) = (tmp_path / "texts").glob("meteor-references-*.bin")
-    header = stored.read_bytes().split(b"\n", 2)[1]           # the JSON line after the file's own header
+    # the JSON line after the file's own header
+    header = stored.read_bytes().split(b"\n", 2)[1]
     reference_words = {row[0] for row in json.loads(header)["value"][1]}
     looked_up, calls[:] = set(calls), []
     again = _assert_same_lines(hyps, refs)              # read back, compared with the jar again
     assert again == first
-    assert reference_words and not reference_words & set(calls)     # the references' words came from the file
+    # the references' words came from the file
+    assert reference_words and not reference_words & set(calls)
     assert looked_up == reference_words | set(calls)
 
 
@@ -327,13 +367,17 @@ def test_the_references_phrases_read_back_give_the_reduction_of_all_lines(tmp_pa
                         words: hashed.append(len(words)) or real(self, words))
     jar = java.meteor_jar()
     for _ in range(2):
-        assert np.array_equal(pymeteor._usable_entries(index, lines, line_words, reference_lines, jar), whole)
+        assert np.array_equal(
+            pymeteor._usable_entries(index, lines, line_words, reference_lines, jar), whole
+        )
     others = len(set(lines) - reference_lines)
     assert hashed == [len(reference_lines), others,
                       others]      # the second call read the references' phrases
     assert len(list((tmp_path / "texts").glob("meteor-phrases-*.bin"))) == 1
     keyless = dataclasses.replace(index, folder="")
-    assert np.array_equal(pymeteor._usable_entries(keyless, lines, line_words, reference_lines, jar), whole)
+    assert np.array_equal(
+        pymeteor._usable_entries(keyless, lines, line_words, reference_lines, jar), whole
+    )
 
 
 @needs_java
@@ -346,7 +390,9 @@ def test_kept_entries_from_parts_of_the_lines_equal_those_of_all_lines():
     b = [r.lower().split() for rs in refs for r in rs]
     whole = index.kept_entries_for_words(a + b)
     assert len(whole) > 100
-    assert np.array_equal(index.kept_entries_for_grams(index.ngram_hashes(b), index.ngram_hashes(a)), whole)
+    assert np.array_equal(
+        index.kept_entries_for_grams(index.ngram_hashes(b), index.ngram_hashes(a)), whole
+    )
     assert np.array_equal(index.kept_entries_for_grams(index.ngram_hashes(a + b)), whole)
 
 
@@ -360,7 +406,8 @@ def test_best_lines_print_the_counts_as_javas_double_to_string():
 
     def row(matches: int, other: float = 0.0) -> list[float]:
         r = [4.0, 4.0, 1.0, 1.0] + [0.0] * 19
-        r[4] = r[5] = float(matches)        # exact matches of content words, hypothesis and reference side
+        # exact matches of content words, hypothesis and reference side
+        r[4] = r[5] = float(matches)
         r[19] = other
         r[20] = 1.0 if matches else 0.0     # one chunk
         r[21] = r[22] = float(matches)      # matches per side

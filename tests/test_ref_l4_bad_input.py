@@ -13,7 +13,9 @@ from vlbench.benchmarks.ref_l4.scorer import score
 from vlbench.engine.errors import CoverageError, FormatError, InputError, PredictionError
 from vlbench.library import api
 
-REFS = references_from_rows([{"id": i, "bbox": [0, 0, 50, 50], "ori_category_id": "o365_1"} for i in range(12)])
+REFS = references_from_rows(
+    [{"id": i, "bbox": [0, 0, 50, 50], "ori_category_id": "o365_1"} for i in range(12)]
+)
 
 
 def good(i, **over):
@@ -36,7 +38,10 @@ def test_duplicate_ids():
 def test_unknown_ids_are_counted_ignored_and_warned():
     result = score(REFS, [good(i) for i in range(12)] + [good(99), good(100)])
     assert result.counts["unknown_ids_ignored"] == 2
-    assert any("2 prediction(s) have ids that are not rows of the references" in w and "99, 100" in w for w in result.warnings)
+    assert any(
+        "2 prediction(s) have ids that are not rows of the references" in w and "99, 100" in w
+        for w in result.warnings
+    )
     assert result.metrics["Acc50"] == 100.0
 
 
@@ -45,7 +50,11 @@ def test_string_id_matches_no_row_and_the_error_says_so():
     official scorer raises "Id 11 not found"); the error names the string id and the fix."""
     with pytest.raises(CoverageError) as err:
         score(REFS, [good(i) for i in range(11)] + [good("11")])
-    assert "ids 11" in str(err.value) and "'11'" in str(err.value) and "without quotes" in str(err.value)
+    assert (
+        "ids 11" in str(err.value)
+        and "'11'" in str(err.value)
+        and "without quotes" in str(err.value)
+    )
 
 
 def test_unusable_ids_are_ignored_counted_and_never_collide():
@@ -129,7 +138,10 @@ def test_text_row_ids_join_by_equality_as_the_official_dict():
         score(TEXT_REFS, preds)
     assert "'000005'" in str(err.value) and "in quotes" in str(err.value)
     result = score(TEXT_REFS, preds, missing="miss")
-    assert result.metrics["Acc50"] == pytest.approx(100 * 11 / 12) and result.counts["unusable_ids_ignored"] == 1
+    assert (
+        result.metrics["Acc50"] == pytest.approx(100 * 11 / 12)
+        and result.counts["unusable_ids_ignored"] == 1
+    )
 
 
 def test_a_null_class_and_the_class_named_none_are_two_classes():
@@ -141,7 +153,9 @@ def test_a_null_class_and_the_class_named_none_are_two_classes():
                                  for i in range(12)])
     preds = [good(i) if i < 8 else good(i, pred_bbox=[100, 100, 10, 10]) for i in range(12)]
     result = score(refs, preds)
-    assert result.metrics["class_Acc50"] == 75.0 and result.metrics["Acc50"] == pytest.approx(100 * 8 / 12)
+    assert result.metrics["class_Acc50"] == 75.0 and result.metrics["Acc50"] == pytest.approx(
+        100 * 8 / 12
+    )
     assert {c["name"] for c in result.breakdowns["per_class"]} == {"null", "None"}
 
 
@@ -180,16 +194,21 @@ def test_corrected_protocol_rejects_unknown_format():
     ([[0, 0, 1, 1]], "expected an object"),
 ])
 def test_file_level_format_errors(payload, message):
-    with pytest.raises(FormatError if not isinstance(payload, list) or not payload or isinstance(payload[0], dict)
-                       else PredictionError, match=message):
+    with pytest.raises(
+        FormatError
+        if not isinstance(payload, list) or not payload or isinstance(payload[0], dict)
+        else PredictionError,
+        match=message,
+    ):
         score(REFS, payload)
 
 
 def test_not_json_file(tmp_path, sample_release):
     bad = tmp_path / "preds.json"
     bad.write_text("[{'id': 0}]")
-    with pytest.raises(FormatError,
-                       match=r"preds.json: the prediction file is not valid JSON \(line 1, column 3"):
+    with pytest.raises(
+        FormatError, match=r"preds.json: the prediction file is not valid JSON \(line 1, column 3"
+    ):
         api.score("ref_l4", sample_release, bad)
 
 

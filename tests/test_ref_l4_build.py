@@ -37,8 +37,12 @@ def test_round_trip_rows_unchanged(built):
     for original, row in zip(rows, back):
         assert {k: row[k] for k in schema.OFFICIAL_COLUMNS} == original
         assert row["category"] == schema.category_name(original["ori_category_id"])
-        assert ds["val"].features["source"].int2str(row["source"]) == schema.source_of(original["ori_category_id"])
-        assert ds["val"].features["size"].int2str(row["size"]) == schema.size_bucket(*original["bbox"][2:])
+        assert ds["val"].features["source"].int2str(row["source"]) == schema.source_of(
+            original["ori_category_id"]
+        )
+        assert ds["val"].features["size"].int2str(row["size"]) == schema.size_bucket(
+            *original["bbox"][2:]
+        )
 
 
 def test_images_decode_and_keep_their_bytes(built):
@@ -60,7 +64,8 @@ def test_card_declares_configs_and_license(built):
     card = DatasetCard.load(out / "README.md")
     data = card.data.to_dict()
     assert data["license"] == "cc-by-nc-4.0"
-    files = data["configs"][0]["data_files"]      # each split's shards by name (their names carry their digest)
+    # each split's shards by name (their names carry their digest)
+    files = data["configs"][0]["data_files"]
     assert [f["split"] for f in files] == ["val", "test"]
     assert [f["path"] for f in files] == [[p.relative_to(out).as_posix()] for s in ("val", "test")
                                           for p in (out / "data").glob(f"{s}-*.parquet")]

@@ -44,7 +44,8 @@ def test_evaluate_module_matches_official(case, ref_l4_metric):
     if expected["split"] != "all":
         rows = [r for r in rows if r["split"] == expected["split"]]
     by_id = {p["id"]: p for p in json.loads((case / "predictions.json").read_text())}
-    with warnings.catch_warnings():  # the scorer's warnings (ignored ids, class table) are tested elsewhere
+    # the scorer's warnings (ignored ids, class table) are tested elsewhere
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for row in rows:  # the notebook loop of the README: whole rows as references
             p = by_id[row["id"]]

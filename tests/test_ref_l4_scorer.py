@@ -33,7 +33,10 @@ def dataset(draw):
             d = draw(st.floats(-30, 30, allow_nan=False))
             p, fmt = [box[0] + d, box[1], box[2], box[3] - d / 2], "xywh"
         elif kind == "random":
-            p, fmt = [draw(coord), draw(coord), draw(extent), draw(extent)], draw(st.sampled_from(["xywh", "xyxy", "XYWH"]))
+            p, fmt = (
+                [draw(coord), draw(coord), draw(extent), draw(extent)],
+                draw(st.sampled_from(["xywh", "xyxy", "XYWH"])),
+            )
         else:
             p, fmt = [int(box[0]), int(box[1]), int(box[0] + box[2]), int(box[1] + box[3])], "xyxy"
         preds.append({"id": i, "pred_bbox": p, "format": fmt})
@@ -98,7 +101,10 @@ def test_breakdowns_per_source_and_class():
     cats = ["refcoco_1", "o365_1", "o365_2",
             "o365_300"]  # COCO row; O365 person (COCO has it); two others
     refs = _rows([[0, 0, 50, 50]] * 4, cats)
-    preds = [{"id": i, "pred_bbox": [0, 0, 50, 50] if i != 3 else [100, 100, 5, 5], "format": "xywh"} for i in range(4)]
+    preds = [
+        {"id": i, "pred_bbox": [0, 0, 50, 50] if i != 3 else [100, 100, 5, 5], "format": "xywh"}
+        for i in range(4)
+    ]
     result = score(refs, preds)
     src = result.breakdowns["per_source"]
     assert src["coco"]["n"] == 1 and src["objects365_coco_classes"]["n"] == 1

@@ -35,9 +35,13 @@ def test_the_package_scores_in_process_and_its_card_is_complete(tmp_path):
     numbers, the card has every generated region and they are current (rendering them again changes
     nothing)."""
     with scaffolded(tmp_path / "pkg") as samples:
-        files = sorted(p.relative_to(tmp_path / "pkg") for p in (tmp_path / "pkg").rglob("*") if p.is_file())
+        files = sorted(
+            p.relative_to(tmp_path / "pkg") for p in (tmp_path / "pkg").rglob("*") if p.is_file()
+        )
         assert Path("src/vlbench_count_demo/evaluate_modules/count_demo/README.md") in files
-        assert Path("tests/golden/example/expected.json") in files and not list((tmp_path / "pkg").rglob("*.tmpl"))
+        assert Path("tests/golden/example/expected.json") in files and not list(
+            (tmp_path / "pkg").rglob("*.tmpl")
+        )
         for quality, want in (("good", GOOD), ("poor", POOR)):
             got = vlbench.score("count_demo", samples / "references.json",
                                 samples / f"predictions_{quality}.json")
@@ -83,7 +87,9 @@ def test_a_display_name_reaches_every_file_as_written(name, tmp_path):
         ast.parse(path.read_text(encoding="utf-8"), str(path))
     card = out / "src" / "vlbench_count_demo" / "evaluate_modules" / "count_demo" / "README.md"
     assert ModelCard.load(card).data.title == name
-    description = tomllib.loads((out / "pyproject.toml").read_text(encoding="utf-8"))["project"]["description"]
+    description = tomllib.loads((out / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "description"
+    ]
     assert description.startswith(name + " for vlbench")
     sys.path.insert(0, str(out / "src"))
     try:
@@ -122,10 +128,13 @@ def test_outs_that_cannot_be_written_are_clear_errors_and_the_package_is_readabl
         for out, says in ((tmp_path / "dangling", "already exists (a link)"),
                           (locked / "pkg", "cannot create")):
             proc = _cli(env, "new-benchmark", "count_demo", "--out", str(out))
-            if os.geteuid() == 0 and out.parent == locked:      # root writes anywhere: the folder is then made
+            # root writes anywhere: the folder is then made
+            if os.geteuid() == 0 and out.parent == locked:
                 assert proc.returncode == 0, proc.stderr
                 continue
-            assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+            assert (
+                proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr
+            ), proc.stderr
     finally:
         locked.chmod(0o755)
     new_benchmark("count_demo", tmp_path / "fresh")
@@ -147,7 +156,9 @@ def test_the_template_scorer_refuses_a_second_prediction_and_counts_unknown_imag
             vlbench.score("count_demo", samples / "references.json", tmp_path / "twice.json")
         (tmp_path / "extra.json").write_text(json.dumps(good + [{"image_id": 99, "count": 1}]))
         result = vlbench.score("count_demo", samples / "references.json", tmp_path / "extra.json")
-        assert result.metrics == pytest.approx(GOOD) and result.counts["unknown_images_ignored"] == 1
+        assert (
+            result.metrics == pytest.approx(GOOD) and result.counts["unknown_images_ignored"] == 1
+        )
         assert any("images not in the references" in w for w in result.warnings)
         with pytest.raises(FormatError, match="do not exist"):
             vlbench.score("count_demo", tmp_path / "missing.json",
@@ -166,7 +177,11 @@ def test_an_installed_scaffold_reaches_every_face(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "tests/test_count_demo.py" in proc.stdout
     again = _cli(os.environ, "new-benchmark", "count_demo", "--out", str(out))
-    assert again.returncode == 2 and "already exists" in again.stderr and "Traceback" not in again.stderr
+    assert (
+        again.returncode == 2
+        and "already exists" in again.stderr
+        and "Traceback" not in again.stderr
+    )
     info = tmp_path / "site" / "vlbench_count_demo-0.1.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vlbench-count-demo\nVersion: "
@@ -188,7 +203,9 @@ def test_an_installed_scaffold_reaches_every_face(tmp_path):
     assert proc.returncode == 0, proc.stderr
     proc = _cli(env, "score", "count_demo", "--references", str(hub), "--predictions",
                 str(samples / "predictions_poor.json"), "--output", str(result))
-    assert proc.returncode == 0 and json.loads(result.read_text())["metrics"] == pytest.approx(POOR), proc.stderr
+    assert proc.returncode == 0 and json.loads(result.read_text())["metrics"] == pytest.approx(
+        POOR
+    ), proc.stderr
     card = subprocess.run([sys.executable, "-m", "vlbench.library.metric_card", "--check"], env=env,
                           capture_output=True, text=True, timeout=300)
     assert card.returncode == 0 and "stale: none" in card.stdout, card.stdout + card.stderr

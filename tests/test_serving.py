@@ -90,7 +90,9 @@ def test_the_served_run_writes_the_in_process_run_s_file(served, built_samples, 
                 "color", "--box-format", "loc-1024", "--box-scores", "constant", "--max-new-tokens",
                 "12", "--concurrency", "3", "--out", str(remote))
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(remote.read_text()) == json.loads(local.read_text()) and json.loads(local.read_text())
+    assert json.loads(remote.read_text()) == json.loads(local.read_text()) and json.loads(
+        local.read_text()
+    )
     settings = json.loads(Path(f"{remote}.meta.json").read_text())["settings"]
     assert settings["server"] == url and settings["input"] == "server chat"
 
@@ -134,7 +136,11 @@ def test_an_unreachable_server_is_a_clear_error(built_samples, tmp_path):
                 "some/model", "--data",
                 str(built_samples / "ovdeval"), "--config", "color", "--box-format", "loc-1024",
                 "--out", str(tmp_path / "p.json"))
-    assert proc.returncode == 1 and "cannot reach the server" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 1
+        and "cannot reach the server" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
 
 
 @pytest.mark.parametrize("address, env, said", [
@@ -152,7 +158,9 @@ def test_a_malformed_server_or_proxy_address_is_a_clear_error(address, env, said
     proc = _cli("predict", "ovdeval", "--server", address, "--model", "some/model", "--data",
                 str(built_samples / "ovdeval"), "--config", "color", "--box-format", "loc-1024",
                 "--out", str(tmp_path / "p.json"), env={**os.environ, **env})
-    assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, (
+        proc.stderr
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -169,4 +177,5 @@ def test_server_log_probabilities_score_the_boxes():
     tokens = _tokens(content, {"content": [{"token": "car(1,2),", "logprob": -0.2},
                                            {"token": "(3,4)", "logprob": -0.6}]})
     assert tokens is not None and box_confidence(tokens, (0, 14)) == pytest.approx(math.exp(-0.4))
-    assert _tokens(content, {"content": [{"token": "other", "logprob": -1.0}]}) is None     # not this answer's
+    # not this answer's
+    assert _tokens(content, {"content": [{"token": "other", "logprob": -1.0}]}) is None

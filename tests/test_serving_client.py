@@ -87,7 +87,9 @@ def test_retry_after_is_honoured_then_the_answer_comes(monkeypatch):
     answer counts."""
     waits = []
     monkeypatch.setattr(serving.time, "sleep", waits.append)
-    with serve(lambda n, body: (429, {"Retry-After": "0"}, b"{}") if n == 1 else (200, {}, answer("a cat"))) as (url, _):
+    with serve(
+        lambda n, body: (429, {"Retry-After": "0"}, b"{}") if n == 1 else (200, {}, answer("a cat"))
+    ) as (url, _):
         got = _ask_all(url, n=1)
     assert got["item0"].text == "a cat" and waits == [0.0]
 
@@ -123,14 +125,21 @@ def test_a_run_records_which_model_the_server_says_answered_and_counts_boxes_it_
     from vlbench.predict import predict
 
     out = tmp_path / "p.json"
-    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)", model="other/vlm-7b"))) as (url, fake):
+    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)", model="other/vlm-7b"))) as (
+        url,
+        fake,
+    ):
         report = predict("ref_l4", "asked/vlm", built_samples / "ref_l4", out, split="test",
                          server=url, box_format="pixel", concurrency=4, progress=False)
     meta = json.loads(out.with_name("p.json.meta.json").read_text())
     assert fake.requests == 16 and meta["served_by"] == {"other/vlm-7b": 16}
     assert meta["boxes_scored_1"] == 16 and meta["settings"]["box_scores"] == "token-probability"
-    assert "another model answered: 'other/vlm-7b' (16 item(s)), not 'asked/vlm'" in report.summary()
-    assert {(tuple(p["pred_bbox"]), p["format"]) for p in json.loads(out.read_text())} == {((1, 2, 30, 40), "xyxy")}
+    assert (
+        "another model answered: 'other/vlm-7b' (16 item(s)), not 'asked/vlm'" in report.summary()
+    )
+    assert {(tuple(p["pred_bbox"]), p["format"]) for p in json.loads(out.read_text())} == {
+        ((1, 2, 30, 40), "xyxy")
+    }
 
 
 def test_a_run_stopped_on_one_server_continues_on_another_address(built_samples, tmp_path):
@@ -232,8 +241,14 @@ def test_ctrl_c_stops_a_run_whose_server_hangs_at_once_keeping_the_partial_file(
         assert fake.in_flight == 4, proc.stderr.read() if proc.poll() is not None else "no requests"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
-        unanswered = fake.in_flight         # still 4: the run ended before the server could answer any
-    assert proc.returncode == 130 and unanswered == 4 and "interrupted" in err and "Traceback" not in err
+        # still 4: the run ended before the server could answer any
+        unanswered = fake.in_flight
+    assert (
+        proc.returncode == 130
+        and unanswered == 4
+        and "interrupted" in err
+        and "Traceback" not in err
+    )
     assert out.with_name("p.json.partial.jsonl").exists() and not out.exists()
 
 
@@ -256,11 +271,18 @@ def test_a_damaged_image_cell_stops_the_run_by_name_or_is_skipped_and_counted(sa
     assert f"item {victim} (row 3, column 'image') does not decode" in str(err.value)
     assert "--skip-bad-images" in str(err.value)
     out = tmp_path / "p.json"
-    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)"))) as (url, fake):      # a server of its own
+    # a server of its own
+    with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)"))) as (url, fake):
         report = predict("ref_l4", "fake", folder, out, server=url, skip_bad_images=True, **options)
     meta = json.loads(out.with_name("p.json.meta.json").read_text())
-    assert fake.requests == 15 and meta["failures"] == {BAD_IMAGE: 1} and f"1 {BAD_IMAGE}" in report.summary()
-    assert sorted(str(p["id"]) for p in json.loads(out.read_text())) == sorted(i for i in ids if i != victim)
+    assert (
+        fake.requests == 15
+        and meta["failures"] == {BAD_IMAGE: 1}
+        and f"1 {BAD_IMAGE}" in report.summary()
+    )
+    assert sorted(str(p["id"]) for p in json.loads(out.read_text())) == sorted(
+        i for i in ids if i != victim
+    )
 
 
 @pytest.mark.heavy
@@ -345,7 +367,9 @@ def test_a_read_only_datasets_cache_is_named_not_the_dataset(sample_release, tmp
                                       v in os.environ.items() if k != "HF_DATASETS_CACHE"},
                                    "HF_HOME": str(home)})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-    assert "the datasets cache cannot be written" in proc.stderr and "HF_DATASETS_CACHE" in proc.stderr
+    assert (
+        "the datasets cache cannot be written" in proc.stderr and "HF_DATASETS_CACHE" in proc.stderr
+    )
     assert fake.requests == 0
 
 
@@ -378,7 +402,11 @@ def test_a_run_stopped_while_writing_its_files_is_finished_by_the_same_command(s
 
     with serve(lambda n, body: (200, {}, answer("(1,2),(30,40)"))) as (url, fake):
         first = run(url)
-        assert first.returncode == 2 and "cannot write" in first.stderr and "Traceback" not in first.stderr
+        assert (
+            first.returncode == 2
+            and "cannot write" in first.stderr
+            and "Traceback" not in first.stderr
+        )
         assert fake.requests == 16 and out.with_name("p.json.partial.jsonl").exists()
         (blocker / "x").unlink()
         blocker.rmdir()
@@ -420,7 +448,10 @@ def test_a_proxy_in_the_environment_carries_the_requests_and_no_proxy_bypasses_i
     with serve() as (proxy, via):
         _proxies(monkeypatch, http_proxy=proxy)
         got = _ask_all("http://model-server.invalid:8000/v1", n=2)
-    assert len(got) == 2 and via.targets == ["http://model-server.invalid:8000/v1/chat/completions"] * 2
+    assert (
+        len(got) == 2
+        and via.targets == ["http://model-server.invalid:8000/v1/chat/completions"] * 2
+    )
     with serve() as (url, direct), serve() as (proxy, via):
         _proxies(monkeypatch, http_proxy=proxy, no_proxy="127.0.0.1")
         _ask_all(url, n=1)
@@ -440,12 +471,18 @@ def _self_signed(folder) -> tuple:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
     cert_file, key_file = folder / "cert.pem", folder / "key.pem"
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM,

@@ -18,7 +18,8 @@ def test_the_radix_group_order_is_numpys_stable_argsort(top):
     keys = rng.integers(0, top + 1, 50_000, dtype=np.int64)
     keys[:1000] = keys[1000:2000]                       # repeats in every range
     assert np.array_equal(stable_group_order(keys), np.argsort(keys, kind="stable"))
-    keys[::7] *= -1                                     # a negative key: numpy's own sort, whatever the range
+    # a negative key: numpy's own sort, whatever the range
+    keys[::7] *= -1
     assert np.array_equal(stable_group_order(keys), np.argsort(keys, kind="stable"))
 
 
@@ -32,14 +33,20 @@ def test_stable_argsort_is_numpys_stable_argsort(kind, n):
     bits but not in their low bits are still ordered (narrow ranges force that), and floats sort as
     numpy sorts them: -0.0 equal to 0.0, every NaN last and equal, infinities at the ends."""
     rng = np.random.default_rng(n)
-    keys = {"uint64": lambda: rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True),
-            "int64": lambda: rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64) >> rng.integers(0, 63, n),
-            "float64": lambda: rng.random(n) * 1e-3 + 0.5,                  # one exponent: only low bits differ
-            "float_ties": lambda: -np.round(rng.random(n), 2),
-            "float_specials": lambda: rng.choice([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf,
-                                                  1e-300, -1e-300, 5e-324, 0.25], n),
-            "int32": lambda: rng.integers(-50, 50, n).astype(np.int32),
-            "bool": lambda: rng.random(n) < 0.5}[kind]()
+    keys = {
+        "uint64": lambda: rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True),
+        "int64": lambda: (
+            rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64) >> rng.integers(0, 63, n)
+        ),
+        # one exponent: only low bits differ
+        "float64": lambda: rng.random(n) * 1e-3 + 0.5,
+        "float_ties": lambda: -np.round(rng.random(n), 2),
+        "float_specials": lambda: rng.choice(
+            [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-300, -1e-300, 5e-324, 0.25], n
+        ),
+        "int32": lambda: rng.integers(-50, 50, n).astype(np.int32),
+        "bool": lambda: rng.random(n) < 0.5,
+    }[kind]()
     if n > 10:
         keys[: n // 10] = keys[n // 10: 2 * (n // 10)]      # repeats: stability shows
     got = stable_argsort(keys)

@@ -64,12 +64,19 @@ def test_api_through_gradio_client(server, bench, subset, _):
     assert f"type: me/{bench}" in card
     # the download names the references it was scored against: each annotation file's SHA-256
     # (hashlib's), no path
-    source = json.loads(Path(next(f for f in files if f.endswith("result.json"))).read_text())["source"]
+    source = json.loads(Path(next(f for f in files if f.endswith("result.json"))).read_text())[
+        "source"
+    ]
     refs = Path(sample_references(bench, subset))
     assert source["files"] and "/" not in source["release"]
     for name, digest in source["files"].items():
-        assert hashlib.sha256((refs if refs.is_file() else refs / name).read_bytes()).hexdigest() == digest
-    assert yaml.safe_load(card)["model-index"][0]["results"][0]["dataset"]["args"] == {"source": source}
+        assert (
+            hashlib.sha256((refs if refs.is_file() else refs / name).read_bytes()).hexdigest()
+            == digest
+        )
+    assert yaml.safe_load(card)["model-index"][0]["results"][0]["dataset"]["args"] == {
+        "source": source
+    }
     # no dataset id given: no model-card block (never a guessed id), and the page says what to enter
     out = client.predict(bench, subset, handle_file(example_predictions(bench, "good", subset)),
                          "official", "m", "bundled sample", api_name="/score")
@@ -140,7 +147,8 @@ def _wait_for_view(page) -> None:
 def _shown_boxes(page) -> tuple[dict, dict]:
     """(the drawn image as the browser shows it, the drawn boxes the page lists in the image's
     pixels)."""
-    shown = page.evaluate("""() => { const i = document.querySelector('#view img'); const r = i.getBoundingClientRect();
+    shown = page.evaluate("""() => { const i = document.querySelector('#view img');
+        const r = i.getBoundingClientRect();
         return {natural: [i.naturalWidth, i.naturalHeight], rect: [r.x, r.y, r.width, r.height],
                 fit: getComputedStyle(i).objectFit} }""")
     accordion = page.get_by_text("the drawn boxes, in pixels")
@@ -173,7 +181,9 @@ def _outline_seen(pixels, box, colour, placement) -> int:
     seen = 0
     for x, y in (((x0 + x1) / 2, y0), ((x0 + x1) / 2, y1), (x0, (y0 + y1) / 2),
                  (x1, (y0 + y1) / 2)):
-        patch = pixels[max(0, round(y) - 3):round(y) + 4, max(0, round(x) - 3):round(x) + 4, :3].astype(int)
+        patch = pixels[
+            max(0, round(y) - 3) : round(y) + 4, max(0, round(x) - 3) : round(x) + 4, :3
+        ].astype(int)
         seen += bool(patch.size and (np.abs(patch - np.asarray(colour)).sum(axis=-1) < 60).any())
     return seen
 
@@ -189,7 +199,9 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
     page.locator("#dataset-id textarea, #dataset-id input").first.fill(f"me/{bench}")
     page.locator("#example-good").click()
     # wait for the file itself (the label also mentions ".json")
-    page.locator("#upload").get_by_text(Path(example_predictions(bench, "good", subset)).stem).first.wait_for(timeout=20_000)
+    page.locator("#upload").get_by_text(
+        Path(example_predictions(bench, "good", subset)).stem
+    ).first.wait_for(timeout=20_000)
     # an example click scores at once (no Score click)
     page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
     page.locator("#headline").get_by_text("metric").first.wait_for(timeout=20_000)
@@ -204,12 +216,14 @@ def test_browser_scores_an_example_like_the_cli(server, browser, bench, subset, 
                        example_predictions(bench, "good", subset),
                        split=subset if bench == "ref_l4" else None)
     header = page.locator("#headline").inner_text().splitlines()[0]
-    ties = bool(tie_bounds(scored) or tie_orders(scored))          # bounds or random orders that move, beside the score
+    # bounds or random orders that move, beside the score
+    ties = bool(tie_bounds(scored) or tie_orders(scored))
     assert ("over every order of tied scores" in header and "random orders" in header) == ties
     page.screenshot(path=str(ARTIFACTS / f"space_{bench}_result.png"), full_page=True)
     page.get_by_role("tab", name="Samples").click()
     _wait_for_view(page)
-    assert page.locator("#image-pick input").input_value().startswith("#1 ")     # the worst image first
+    # the worst image first
+    assert page.locator("#image-pick input").input_value().startswith("#1 ")
     page.screenshot(path=str(ARTIFACTS / f"space_{bench}_samples.png"), full_page=True)
     page.get_by_role("tab", name="Downloads").click()
     with page.expect_download() as download:
@@ -235,7 +249,9 @@ def test_browser_malformed_upload_shows_the_error(server, browser, tmp_path, nam
     page.locator("#score").click()
     page.locator("#status").get_by_text(expected).wait_for(timeout=60_000)
     text = page.locator("#status").inner_text()
-    assert name in text and "/tmp" not in text and "site-packages" not in text and "/root" not in text
+    assert (
+        name in text and "/tmp" not in text and "site-packages" not in text and "/root" not in text
+    )
     page.screenshot(path=str(ARTIFACTS / f"space_malformed_upload_{bad.stem}.png"))
     page.close()
 
@@ -248,7 +264,8 @@ def test_browser_ovdeval_all_sub_datasets_table_3_and_radar(server, browser):
     _choose(page, "subset", "all (Table 3)")
     page.locator("#example-good").click()
     page.locator("#upload").get_by_text("ovdeval_predictions_good").first.wait_for(timeout=20_000)
-    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)   # the click scores
+    # the click scores
+    page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=120_000)
     page.locator("#headline").get_by_text("Total_Average").first.wait_for(timeout=20_000)
     shown = _headline(page)
     folder = Path(sample_references("ovdeval", "all (Table 3)"))
@@ -295,7 +312,10 @@ def test_api_compare_two_uploads_is_the_paired_bootstrap(server):
                    api.score("ref_l4", refs, poor, split="val", analysis=True))
     row = next(r for r in want.rows if r["metric"] == "mAcc")
     shown = next(line for line in table.splitlines() if line.startswith("| mAcc |"))
-    assert f"| {row['diff']:.2f} | [{row['low']:.2f}, {row['high']:.2f}] |" in shown and "A better" in shown
+    assert (
+        f"| {row['diff']:.2f} | [{row['low']:.2f}, {row['high']:.2f}] |" in shown
+        and "A better" in shown
+    )
     saved = json.loads(Path(files[0]).read_text())
     assert saved["metrics"] == json.loads(json.dumps(want.to_dict()["metrics"]))
 
@@ -312,7 +332,9 @@ def test_browser_compare_tab(server, browser):
     page.locator("#upload-b").get_by_text("predictions_poor").first.wait_for(timeout=20_000)
     page.locator("#compare").click()
     page.locator("#comparison").get_by_text("A better").first.wait_for(timeout=120_000)
-    assert "Paired bootstrap over images (1000 resamples" in page.locator("#comparison").inner_text()
+    assert (
+        "Paired bootstrap over images (1000 resamples" in page.locator("#comparison").inner_text()
+    )
     page.screenshot(path=str(ARTIFACTS / "space_compare.png"), full_page=True)
     page.close()
 
@@ -328,7 +350,11 @@ def test_metric_space_app_is_the_space_restricted_to_its_benchmark(bench, subset
     proc, url = start_app([sys.executable, "app.py"], env, cwd=ROOT / "metrics" / bench)
     try:
         config = json.loads(urllib.request.urlopen(url + "config", timeout=10).read())
-        choices = next(c["props"]["choices"] for c in config["components"] if c["props"].get("elem_id") == "bench")
+        choices = next(
+            c["props"]["choices"]
+            for c in config["components"]
+            if c["props"].get("elem_id") == "bench"
+        )
         assert [value for _, value in choices] == [bench]
         out = Client(url, verbose=False).predict(bench, subset,
                                                  handle_file(example_predictions(bench, "good",
@@ -358,7 +384,9 @@ def test_browser_viewer_draws_every_box_inside_the_shown_image(server, browser, 
     preds[0]["pred_bbox"], preds[0]["format"] = [-150, -80, 60, 40], "xyxy"
     import pyarrow.parquet as pq
 
-    rows = pq.read_table(Path(sample_references("ref_l4", "val")) / "ref-l4-val.parquet").to_pylist()
+    rows = pq.read_table(
+        Path(sample_references("ref_l4", "val")) / "ref-l4-val.parquet"
+    ).to_pylist()
     image = next(r["file_name"] for r in rows if r["id"] == preds[0]["id"])
     upload = tmp_path / "wild.json"
     upload.write_text(json.dumps(preds))
@@ -382,7 +410,8 @@ def test_browser_viewer_draws_every_box_inside_the_shown_image(server, browser, 
     assert shown["natural"] == listed["size"]
     width, height = listed["size"]
     placement = _content_box(shown)          # shown whole: contained in its element, never cropped
-    assert placement[1] >= -0.5 and placement[2] >= -0.5 and placement[0] * min(width, height) > 200   # readable
+    # readable
+    assert placement[1] >= -0.5 and placement[2] >= -0.5 and placement[0] * min(width, height) > 200
     assert listed["boxes"], "no box listed"
     for b in listed["boxes"]:
         x0, y0, x1, y1 = b["xyxy"]
@@ -453,7 +482,9 @@ def test_viewer_store_keeps_the_latest_states_only():
     first, second = store.put({"n": 1}), store.put({"n": 2})
     assert store.get(first) == {"n": 1}           # used: now the most recent
     third = store.put({"n": 3})
-    assert store.get(second) is None and store.get(first) == {"n": 1} and store.get(third) == {"n": 3}
+    assert (
+        store.get(second) is None and store.get(first) == {"n": 1} and store.get(third) == {"n": 3}
+    )
     assert len(store) == 2 and store.get(None) is None and store.get(["not", "a", "key"]) is None
 
 
@@ -463,7 +494,8 @@ def test_browser_nocaps_samples_show_no_box_controls(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     _open(page, server)
     page.get_by_role("tab", name="Samples").click()
-    assert page.locator("#threshold").is_visible() and page.locator("#legend").is_visible()   # Ref-L4 first
+    # Ref-L4 first
+    assert page.locator("#threshold").is_visible() and page.locator("#legend").is_visible()
     _choose(page, "bench", "nocaps")
     page.locator("#threshold").wait_for(state="hidden", timeout=10_000)
     for elem in ("#query-pick", "#legend", "#view-boxes-panel"):
@@ -503,7 +535,9 @@ def test_browser_sessions_beyond_the_store_see_their_images_dropped(browser):
     of 1, the first of two sessions is told its images were dropped for newer uploads."""
     with _two_visitors(browser, VLBENCH_SPACE_VIEWERS="1") as pages:
         pages[0].locator("#page-next").click()
-        pages[0].locator("#page-label").get_by_text("dropped for newer uploads").wait_for(timeout=20_000)
+        pages[0].locator("#page-label").get_by_text("dropped for newer uploads").wait_for(
+            timeout=20_000
+        )
         pages[1].locator("#page-next").click()
         pages[1].wait_for_timeout(1000)
         assert "dropped" not in pages[1].locator("#page-label").inner_text()
@@ -516,7 +550,8 @@ def test_browser_a_session_gradio_no_longer_keeps_starts_over_without_an_error(b
     (the dropdown's choices were set in the lost session, so a strict dropdown refuses the pick),
     turning its page shows no images, and scoring again works."""
     with _two_visitors(browser, VLBENCH_SPACE_SESSIONS="1") as (first, _):
-        first.locator("#image-pick input").click()             # the choices its lost session had set
+        # the choices its lost session had set
+        first.locator("#image-pick input").click()
         first.get_by_role("option", name=re.compile("^#2 ")).click()
         first.wait_for_timeout(2000)
         assert first.locator(".toast-body.error").count() == 0
@@ -536,9 +571,12 @@ def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
     the image of its worst example (the highest-scoring box named with one of the image's neg_text
     labels while lying on an object)."""
     ARTIFACTS.mkdir(exist_ok=True)
-    expected = api.score("ovdeval", sample_references("ovdeval", "color"),
-                         example_predictions("ovdeval", "poor",
-                                                                                              "color"), analysis=True)
+    expected = api.score(
+        "ovdeval",
+        sample_references("ovdeval", "color"),
+        example_predictions("ovdeval", "poor", "color"),
+        analysis=True,
+    )
     worst = expected.analysis["examples"]["hard_negative"][0]
     page = _scored_ovdeval_color_poor(browser, server, height=1800)
     page.get_by_role("tab", name="Errors").click()
@@ -555,11 +593,14 @@ def test_browser_errors_tab_opens_the_worst_examples_of_a_type(server, browser):
     _wait_for_view(page)
     assert page.locator("#samples-tab").is_visible()
     assert f"image {worst['image_id']}:" in page.locator("#image-pick input").input_value()
-    assert page.locator("#query-pick input").input_value() == worst["label"]    # that label's boxes only
+    # that label's boxes only
+    assert page.locator("#query-pick input").input_value() == worst["label"]
     # drawn as what it is (#55): a hard negative in its own colour, named so by the legend, never as
     # a match
     listed = _shown_boxes(page)[1]["boxes"]
-    assert any(b["kind"] == "negative" for b in listed) and not any(b["kind"] == "match" for b in listed)
+    assert any(b["kind"] == "negative" for b in listed) and not any(
+        b["kind"] == "match" for b in listed
+    )
     assert "hard negative" in page.locator("#legend").inner_text()
     page.screenshot(path=str(ARTIFACTS / "space_errors_examples.png"), full_page=True)
     page.close()
@@ -584,7 +625,8 @@ def test_browser_viewer_draws_the_suppressed_boxes_in_their_own_colour(server, b
     gt_json = json.loads(Path(sample_references("ovdeval", "color")).read_text())
     preds = json.loads(Path(example_predictions("ovdeval", "poor", "color")).read_text())
     kept = ovdeval_nms.suppress(gt_json["annotations"], preds)
-    removed = Counter(p["image_id"] for p in preds if p not in kept and p["score"] >= SHOW_SCORE)  # shown at first
+    # shown at first
+    removed = Counter(p["image_id"] for p in preds if p not in kept and p["score"] >= SHOW_SCORE)
     image, count = removed.most_common(1)[0]
     page = _scored_ovdeval_color_poor(browser, server, height=2200)
     page.get_by_role("tab", name="Samples").click()
@@ -620,14 +662,16 @@ def test_browser_nocaps_errors_tab_shows_what_nocaps_has(server, browser):
     page.wait_for_timeout(500)
     _choose(page, "subset", "validation")
     page.locator("#example-poor").click()
-    page.locator("#upload").get_by_text(Path(example_predictions("nocaps", "poor", "validation")).stem).first.wait_for(
-        timeout=20_000)
+    page.locator("#upload").get_by_text(
+        Path(example_predictions("nocaps", "poor", "validation")).stem
+    ).first.wait_for(timeout=20_000)
     page.locator("#status").get_by_text("Scored.", exact=True).wait_for(timeout=180_000)
     page.get_by_role("tab", name="Errors").click()
     intro = page.locator("#errors-intro")
     intro.get_by_text("Where the model falls short").wait_for(timeout=20_000)
     assert "error type" not in intro.inner_text() and "domain gaps" in intro.inner_text()
-    page.locator("#error-pick input").click()          # what the dropdown offers is what nocaps has: its worst images
+    # what the dropdown offers is what nocaps has: its worst images
+    page.locator("#error-pick input").click()
     assert page.get_by_role("option").filter(has_text="lowest_CIDEr (").count() == 1
     page.screenshot(path=str(ARTIFACTS / "space_nocaps_errors_tab.png"), full_page=True)
     page.close()

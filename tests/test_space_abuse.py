@@ -42,7 +42,10 @@ def _status_bytes(pid: int, field: str) -> int:
     """A size field of /proc/<pid>/status (``VmHWM``: peak resident size; ``VmRSS``: resident size),
     in bytes."""
     status = Path(f"/proc/{pid}/status").read_text()
-    return int(next(line.split()[1] for line in status.splitlines() if line.startswith(field + ":"))) * 1024
+    return (
+        int(next(line.split()[1] for line in status.splitlines() if line.startswith(field + ":")))
+        * 1024
+    )
 
 
 def _peak_rss(pid: int) -> int:
@@ -74,7 +77,8 @@ def test_a_decompression_bomb_is_refused_within_a_memory_bound(space, tmp_path):
         fh.write(b"[" + b"0," * (128 * 1024**2) + b"0]")
     assert bomb.stat().st_size < 2 * 1024**2
     out = _score(url, "ref_l4", "val", bomb)
-    assert out[0].startswith("**Error:**") and "more than 500,000 JSON values" in out[0]   # Ref-L4's whole split
+    # Ref-L4's whole split
+    assert out[0].startswith("**Error:**") and "more than 500,000 JSON values" in out[0]
     assert _peak_rss(proc.pid) < 1.5 * 1024**3
 
 
@@ -110,7 +114,8 @@ def test_requests_at_once_stay_within_the_memory_budget(tmp_path):
         upload = tmp_path / "preds.json"
         upload.write_text(json.dumps(entries))
         assert 230_000 < json_values_bound(upload.read_bytes()) < 250_000      # 15 per entry
-        assert _score(url, "omnilabel", "validation", upload)[0].startswith("**Scored.**")   # warm-up
+        # warm-up
+        assert _score(url, "omnilabel", "validation", upload)[0].startswith("**Scored.**")
         base = _status_bytes(proc.pid, "VmRSS")
         Path(f"/proc/{proc.pid}/clear_refs").write_text("5")    # VmHWM := VmRSS
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
@@ -158,7 +163,11 @@ def test_temp_folders_are_gone_after_each_request(space, tmp_path):
         assert out[0].startswith("**Scored.**")
     deadline = time.time() + 10
     while time.time() < deadline:
-        left = sorted(p.name for p in tmp.iterdir() if p.name.startswith("vlbench-") and "examples" not in p.name)
+        left = sorted(
+            p.name
+            for p in tmp.iterdir()
+            if p.name.startswith("vlbench-") and "examples" not in p.name
+        )
         if not left:
             break
         time.sleep(0.5)

@@ -67,12 +67,17 @@ def test_a_damaged_file_is_recomputed_and_replaced(store, damage):
     (path,) = store.glob("k-*.bin")
     data = path.read_bytes()
     head, _, body = data.partition(b"\n")
-    data = {"payload": head + b"\n" + body.replace(b"1", b"7"), "truncated": data[:-3],
-            "header": head.replace(b"vlbench-textcache", b"something-else") + b"\n" + body, "empty": b""}[damage]
+    data = {
+        "payload": head + b"\n" + body.replace(b"1", b"7"),
+        "truncated": data[:-3],
+        "header": head.replace(b"vlbench-textcache", b"something-else") + b"\n" + body,
+        "empty": b"",
+    }[damage]
     path.write_bytes(data)
     assert textcache.cached("k", "code", TEXTS, compute, _any)[0] == {"a": [1, 2, 3]}
     assert len(calls) == 2
-    assert textcache.cached("k", "code", TEXTS, compute, _any)[0] == {"a": [1, 2, 3]}    # rewritten whole
+    # rewritten whole
+    assert textcache.cached("k", "code", TEXTS, compute, _any)[0] == {"a": [1, 2, 3]}
     assert len(calls) == 2
 
 
@@ -118,14 +123,17 @@ def test_arrays_come_back_bit_for_bit_and_only_plain_numbers_are_stored(store):
     assert not calls and value == {"n": 4}
     assert all(a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b) for a,
                b in zip(arrays, back))
-    assert len(back) == len(arrays) and not back[0].flags.writeable     # views of the file, read-only
+    # views of the file, read-only
+    assert len(back) == len(arrays) and not back[0].flags.writeable
     with pytest.raises(TypeError, match="cached array"):
         textcache.cached("k", "code", [*TEXTS, "x"],
                          lambda: (None, (np.array(["a"], dtype=object),)), _any)
 
 
 def test_the_tokenizer_gives_the_same_tokens_from_the_cache(store, monkeypatch):
-    texts = [f"A man's {k}-th \u201cbike\u201d, (red)... isn't it?" for k in range(textcache.MIN_TEXTS)]
+    texts = [
+        f"A man's {k}-th \u201cbike\u201d, (red)... isn't it?" for k in range(textcache.MIN_TEXTS)
+    ]
     want, _ = tokenize(texts, "python")
     # the toolkit's tokens: punctuation dropped, but not the lower-cased -lrb- / -rrb- (its filter
     # lists upper case)

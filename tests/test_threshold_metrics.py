@@ -47,10 +47,15 @@ def test_ovdeval_precision_recall_f1_and_hard_negative_boxes(tmp_path):
                            _write(tmp_path / "p.json", preds))
     t = result.breakdowns["threshold_metrics"]
     assert (t["true_positives"], t["false_positives"], t["gt_boxes"], t["boxes"]) == (1, 2, 2, 3)
-    assert t["precision"] == pytest.approx(100 / 3) and t["recall"] == pytest.approx(50) and t["F1"] == pytest.approx(40)
+    assert (
+        t["precision"] == pytest.approx(100 / 3)
+        and t["recall"] == pytest.approx(50)
+        and t["F1"] == pytest.approx(40)
+    )
     assert t["hard_negative_boxes"] == 1 and t["hard_negative_share"] == pytest.approx(100 / 3)
     assert "not official" in t["note"]
-    assert "threshold_metrics" not in result.metrics and "F1" not in result.metrics      # never beside the official keys
+    # never beside the official keys
+    assert "threshold_metrics" not in result.metrics and "F1" not in result.metrics
 
 
 def test_ovdeval_folder_pools_the_sub_datasets_counts(ovdeval_sample, tmp_path):
@@ -65,7 +70,9 @@ def test_ovdeval_folder_pools_the_sub_datasets_counts(ovdeval_sample, tmp_path):
     parts = t["sub_datasets"].values()
     for key in ("true_positives", "false_positives", "gt_boxes", "boxes", "hard_negative_boxes"):
         assert t[key] == sum(p[key] for p in parts)
-    assert t["precision"] == pytest.approx(100 * t["true_positives"] / (t["true_positives"] + t["false_positives"]))
+    assert t["precision"] == pytest.approx(
+        100 * t["true_positives"] / (t["true_positives"] + t["false_positives"])
+    )
 
 
 def test_omnilabel_precision_recall_f1_by_type_and_negative_description_boxes(tmp_path):
@@ -101,7 +108,9 @@ def test_omnilabel_precision_recall_f1_by_type_and_negative_description_boxes(tm
     categ, descr = t["by_type"]["categ"], t["by_type"]["descr"]
     assert (categ["precision"], categ["recall"], categ["F1"]) == pytest.approx((50, 100, 200 / 3))
     assert (descr["precision"], descr["recall"], descr["F1"]) == pytest.approx((100 / 3, 100, 50))
-    assert t["negative_description_boxes"] == 1 and t["negative_description_share"] == pytest.approx(20)
+    assert t["negative_description_boxes"] == 1 and t[
+        "negative_description_share"
+    ] == pytest.approx(20)
 
 
 def test_ref_l4_precision_is_over_the_expressions_answered_and_recall_is_acc50(tmp_path):
@@ -148,8 +157,11 @@ def test_ovdeval_is_negative_is_a_set_lookup_of_neg_text_pairs():
     from vlbench.benchmarks.ovdeval.records import OVDEvalSubset
 
     rng = np.random.default_rng(3)
-    names = {c: f"label {c % 7}" for c in range(-3, 20)}      # several ids per name
-    negatives = {int(i): frozenset(f"label {k}" for k in rng.choice(9, size=2, replace=False)) for i in range(0, 40, 3)}
+    names = {c: f"label {c % 7}" for c in range(-3, 20)}  # several ids per name
+    negatives = {
+        int(i): frozenset(f"label {k}" for k in rng.choice(9, size=2, replace=False))
+        for i in range(0, 40, 3)
+    }
     empty = np.zeros(0)
     subset = OVDEvalSubset(name="x", image_ids=np.arange(40), category_ids=np.arange(-3, 20),
                            ann_image=empty,

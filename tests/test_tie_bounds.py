@@ -53,8 +53,11 @@ def test_hand_derived_bounds_of_one_tied_block():
         assert bounds[key] == pytest.approx((0.5, 1.0), abs=1e-12), key
     assert bounds["AP_small"] == bounds["AP_large"] == (-1.0, -1.0)
     assert set(bounds) == {"AP", "AP50", "AP75", "AP_small", "AP_medium",
-                           "AP_large"}     # AR keys do not depend on order
-    assert _engine_case([GT_BOXES[0], FAR, FAR, GT_BOXES[1]], [1.0] * 4, tie_bounds=True).tie_bounds == bounds
+                           "AP_large"}  # AR keys do not depend on order
+    assert (
+        _engine_case([GT_BOXES[0], FAR, FAR, GT_BOXES[1]], [1.0] * 4, tie_bounds=True).tie_bounds
+        == bounds
+    )
 
 
 def test_no_ties_no_bounds_and_the_official_number_unchanged():
@@ -63,7 +66,8 @@ def test_no_ties_no_bounds_and_the_official_number_unchanged():
     distinct = _engine_case([GT_BOXES[0], FAR, FAR, GT_BOXES[1]], [0.9, 0.8, 0.7, 0.6])
     assert cocoeval.tie_bounds_bbox(distinct) == {} and not cocoeval.has_ties(distinct.matches)
     tied = _engine_case([GT_BOXES[0], FAR, FAR, GT_BOXES[1]], [1.0] * 4)
-    assert tied.stats == distinct.stats              # the tie is broken in file order: the same ranking
+    # the tie is broken in file order: the same ranking
+    assert tied.stats == distinct.stats
 
 
 @pytest.mark.parametrize(("scores", "tied"), [
@@ -167,10 +171,15 @@ def test_ovdeval_result_carries_the_bounds_and_warns(tmp_path):
     bounds = result.breakdowns["tie_bounds"]
     assert (bounds["NMS_AP"]["low"], bounds["NMS_AP"]["high"]) == pytest.approx((50.0, 100.0))
     assert "NMS_AR100" not in bounds
-    assert any("share their score" in w and "NMS_AP 75.25 lies in [50.00, 100.00]" in w for w in result.warnings)
+    assert any(
+        "share their score" in w and "NMS_AP 75.25 lies in [50.00, 100.00]" in w
+        for w in result.warnings
+    )
     distinct = [{**p, "score": 1 - k / 10} for k, p in enumerate(preds)]
     plain = vlbench.score("ovdeval", tmp_path / "color.json", distinct)
-    assert "tie_bounds" not in plain.breakdowns and not any("share their score" in w for w in plain.warnings)
+    assert "tie_bounds" not in plain.breakdowns and not any(
+        "share their score" in w for w in plain.warnings
+    )
     assert plain.metrics == result.metrics
 
 
@@ -190,7 +199,9 @@ def test_omnilabel_bounds_hold_the_official_number_and_the_harmonic_mean(omnilab
         value = result.metrics[key]
         assert value is None or b["low"] - 1e-9 <= value <= b["high"] + 1e-9, key
     for side in ("low", "high"):
-        want = harmonic_mean_ap(bounds["AP_categ"][side] / 100, bounds["AP_descr"][side] / 100) * 100
+        want = (
+            harmonic_mean_ap(bounds["AP_categ"][side] / 100, bounds["AP_descr"][side] / 100) * 100
+        )
         assert bounds["AP"][side] == pytest.approx(want)
 
 
@@ -263,11 +274,18 @@ def test_random_orders_give_the_likely_range_of_the_headline():
     entries = _all_tied(json.loads((sample / "predictions_poor/color.json").read_text()), "score")
     refs = sample / "annotations/color.json"
     orders = vlbench.score("ovdeval", refs, entries).breakdowns["tie_orders"]
-    assert orders["orders"] == 20 and orders == vlbench.score("ovdeval", refs, entries).breakdowns["tie_orders"]
+    assert (
+        orders["orders"] == 20
+        and orders == vlbench.score("ovdeval", refs, entries).breakdowns["tie_orders"]
+    )
     nms = orders["keys"]["NMS_AP"]
     assert nms["low"] <= nms["mean"] <= nms["high"] and nms["low"] < nms["high"]
-    inside = sum(nms["low"] <= vlbench.score("ovdeval", refs, s, tie_orders=0).metrics["NMS_AP"] <= nms["high"]
-                 for s in _shuffles(entries))
+    inside = sum(
+        nms["low"]
+        <= vlbench.score("ovdeval", refs, s, tie_orders=0).metrics["NMS_AP"]
+        <= nms["high"]
+        for s in _shuffles(entries)
+    )
     assert inside >= 24
 
 
@@ -287,6 +305,9 @@ def test_random_tie_orders_are_sampled_by_default_only_for_a_small_file(monkeypa
     result = vlbench.score("ovdeval", refs, entries)
     assert "tie_orders" not in result.breakdowns and "tie_bounds" in result.breakdowns
     assert any("--tie-orders 20" in w for w in result.warnings)
-    assert vlbench.score("ovdeval", refs, entries, tie_orders=3).breakdowns["tie_orders"]["orders"] == 3
+    assert (
+        vlbench.score("ovdeval", refs, entries, tie_orders=3).breakdowns["tie_orders"]["orders"]
+        == 3
+    )
     monkeypatch.setattr(tie_orders, "AUTO_MAX_ENTRIES", len(entries))
     assert vlbench.score("ovdeval", refs, entries).breakdowns["tie_orders"]["orders"] == 20

@@ -88,7 +88,8 @@ def test_the_same_seed_gives_the_same_interval_and_another_seed_another():
 @pytest.mark.heavy
 def test_weighted_coco_ap_equals_the_engine_on_copied_images(data, draw):
     images, categories, anns, dets = data
-    for k, det in enumerate(dets):  # distinct scores: tie order among copies is not part of the definition
+    # distinct scores: tie order among copies is not part of the definition
+    for k, det in enumerate(dets):
         det["score"] = round(det["score"], 2) + k * 1e-6
     weights = np.array([draw.draw(st.integers(0, 3)) for _ in images])
     res = run_engine(images, categories, anns, dets, id0_quirk=False)
@@ -99,7 +100,11 @@ def test_weighted_coco_ap_equals_the_engine_on_copied_images(data, draw):
         for c in range(weights[i]):
             new = img * 10 + c
             copies.append(new)
-            anns2 += [{**a, "image_id": new, "id": a["id"] * 10 + c + 1} for a in anns if a["image_id"] == img]
+            anns2 += [
+                {**a, "image_id": new, "id": a["id"] * 10 + c + 1}
+                for a in anns
+                if a["image_id"] == img
+            ]
             dets2 += [{**d, "image_id": new} for d in dets if d["image_id"] == img]
     if not copies:
         return
@@ -143,7 +148,9 @@ def test_weighted_cider_d_equals_the_toolkit_call_on_copied_images():
 
     data = json.loads((GOLDEN / "nocaps" / "random_medium" / "references.json").read_text())
     case = GOLDEN / "nocaps" / "random_medium"
-    hyps = {p["image_id"]: p["caption"] for p in json.loads((case / "predictions.json").read_text())}
+    hyps = {
+        p["image_id"]: p["caption"] for p in json.loads((case / "predictions.json").read_text())
+    }
     ids = [im["id"] for im in data["images"]]
     refs = {i: [] for i in ids}
     for a in data["annotations"]:
@@ -166,8 +173,10 @@ def test_weighted_cider_d_equals_the_toolkit_call_on_copied_images():
     np.testing.assert_allclose(got[keep], want, rtol=0, atol=1e-12)
 
 
-@pytest.mark.skipif(not __import__("vlbench.engine.captions.meteor", fromlist=["x"]).meteor_available("java")[0],
-                    reason="METEOR needs Java")
+@pytest.mark.skipif(
+    not __import__("vlbench.engine.captions.meteor", fromlist=["x"]).meteor_available("java")[0],
+    reason="METEOR needs Java",
+)
 def test_meteor_from_summed_statistics_equals_the_jars_eval():
     from vlbench.engine.captions.meteor import Meteor
     from vlbench.engine.captions.meteor_lines import meteor_from_stats, parse_stats, summable_stats
@@ -176,7 +185,10 @@ def test_meteor_from_summed_statistics_equals_the_jars_eval():
     rng = np.random.default_rng(0)
     for case in ("random_medium", "copies_and_empties", "edge_handmade"):
         data = json.loads((GOLDEN / "nocaps" / case / "references.json").read_text())
-        hyps = {p["image_id"]: p["caption"] for p in json.loads((GOLDEN / "nocaps" / case / "predictions.json").read_text())}
+        hyps = {
+            p["image_id"]: p["caption"]
+            for p in json.loads((GOLDEN / "nocaps" / case / "predictions.json").read_text())
+        }
         ids = [im["id"] for im in data["images"]]
         refs = {i: [] for i in ids}
         for a in data["annotations"]:
@@ -190,7 +202,9 @@ def test_meteor_from_summed_statistics_equals_the_jars_eval():
         with Meteor() as jar:
             lines = jar.stats(th, per_image)
             stats = summable_stats(parse_stats(lines))
-            for subset in [np.arange(len(lines))] + [np.flatnonzero(rng.random(len(lines)) < 0.4) for _ in range(3)]:
+            for subset in [np.arange(len(lines))] + [
+                np.flatnonzero(rng.random(len(lines)) < 0.4) for _ in range(3)
+            ]:
                 if len(subset):
                     per, corpus = jar.evaluate([lines[j] for j in subset])
                     assert abs(meteor_from_stats(stats[subset].sum(axis=0)) - corpus) < 1e-14, case
@@ -209,8 +223,12 @@ def test_compare_prints_a_verdict_table_and_writes_json(sample_release, tmp_path
     assert "paired bootstrap, 300 resamples of images" in proc.stdout and "A better" in proc.stdout
     data = json.loads(out.read_text())
     row = next(r for r in data["metrics"] if r["metric"] == "Acc50")
-    good = vlbench.score("ref_l4", sample_release, sample_release / "predictions_good.json").metrics["Acc50"]
-    poor = vlbench.score("ref_l4", sample_release, sample_release / "predictions_poor.json").metrics["Acc50"]
+    good = vlbench.score(
+        "ref_l4", sample_release, sample_release / "predictions_good.json"
+    ).metrics["Acc50"]
+    poor = vlbench.score(
+        "ref_l4", sample_release, sample_release / "predictions_poor.json"
+    ).metrics["Acc50"]
     assert row["diff"] == pytest.approx(good - poor) and row["low"] <= row["diff"] <= row["high"]
     assert row["a_wins"] > 0.95 and row["verdict"] == "A better"
 
@@ -235,7 +253,9 @@ def test_compare_needs_the_same_references():
 def test_bad_ci_settings_are_clear_errors(sample_release):
     proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
                    str(sample_release / "predictions_good.json"), "--ci", "95")
-    assert proc.returncode == 2 and "between 0 and 1" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2 and "between 0 and 1" in proc.stderr and "Traceback" not in proc.stderr
+    )
     proc = run_cli("score", "ref_l4", "--references", str(sample_release), "--predictions",
                    str(sample_release / "predictions_good.json"), "--ci", "0.95", "--resamples",
                    "3")

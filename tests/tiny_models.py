@@ -57,7 +57,11 @@ def bert_tokenizer():
     and '?' 1029."""
     from transformers import BertTokenizer
 
-    chars = [chr(c) for c in range(97, 123)] + [str(d) for d in range(10)] + list(",-'!\"#$%&()*+/:;<=>@[\\]^_`{|}~")
+    chars = (
+        [chr(c) for c in range(97, 123)]
+        + [str(d) for d in range(10)]
+        + list(",-'!\"#$%&()*+/:;<=>@[\\]^_`{|}~")
+    )
     vocab = ["[PAD]"] + [f"[unused{i}]" for i in range(100)]
     vocab[100:] = ["[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars + ["##" + c for c in chars]
     vocab += [f"[filler{i}]" for i in range(len(vocab), 1012)] + ["."]
@@ -92,9 +96,11 @@ def tiny_owlvit(folder: Path, *, width: int = 32, layers: int = 2, image_size: i
     tokenizer = clip_tokenizer(16)
     tower = {"hidden_size": width, "intermediate_size": 4 * width if width > 32 else 64,
              "num_hidden_layers": layers, "num_attention_heads": max(2, width // 64)}
-    config_class, model_class, processor_class = ((T.Owlv2Config, T.Owlv2ForObjectDetection, T.Owlv2Processor) if v2
-                                                  else (T.OwlViTConfig, T.OwlViTForObjectDetection,
-                                                        T.OwlViTProcessor))
+    config_class, model_class, processor_class = (
+        (T.Owlv2Config, T.Owlv2ForObjectDetection, T.Owlv2Processor)
+        if v2
+        else (T.OwlViTConfig, T.OwlViTForObjectDetection, T.OwlViTProcessor)
+    )
     config = config_class(text_config={**tower, "vocab_size": len(tokenizer.get_vocab()),
                                        "max_position_embeddings": 16,
                                        "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 2},
@@ -114,8 +120,11 @@ def tiny_grounding_dino(folder: Path, *, mm: bool = False) -> Path:
     import transformers as T
 
     tokenizer = bert_tokenizer()
-    config_class, model_class = ((T.MMGroundingDinoConfig, T.MMGroundingDinoForObjectDetection) if mm
-                                 else (T.GroundingDinoConfig, T.GroundingDinoForObjectDetection))
+    config_class, model_class = (
+        (T.MMGroundingDinoConfig, T.MMGroundingDinoForObjectDetection)
+        if mm
+        else (T.GroundingDinoConfig, T.GroundingDinoForObjectDetection)
+    )
     config = config_class(
         backbone_config=T.SwinConfig(image_size=64, patch_size=4, embed_dim=16, depths=[1, 1, 1, 1],
                                      num_heads=[1, 1, 1, 1], window_size=4,
@@ -224,11 +233,14 @@ def tiny_qwen_vl(folder: Path, version: str, *, specials: tuple[str, ...] = ()) 
                     linear_num_value_heads=2,
                     rope_parameters={**mrope, "partial_rotary_factor": 1.0})
     processor_class, video_class, config_class, model_class = classes
-    config = config_class(vision_config=vision, text_config=text,
-                          image_token_id=ids["<|image_pad|>"],
-                          video_token_id=ids["<|video_pad|>"],
-                          vision_start_token_id=ids["<|vision_start|>"],
-                          **({"vision_end_token_id": ids["<|vision_end|>"]} if version in ("3", "3.5") else {}))
+    config = config_class(
+        vision_config=vision,
+        text_config=text,
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        **({"vision_end_token_id": ids["<|vision_end|>"]} if version in ("3", "3.5") else {}),
+    )
     processor = processor_class(image_processor=image_processor, tokenizer=tokenizer,
                                 video_processor=video_class(), chat_template=_QWEN_TEMPLATE)
     return _save(folder, model_class, config, processor)
@@ -251,7 +263,10 @@ def scripted_qwen_vl(folder: Path, answer: list[str], margins: list[float]) -> P
     model = T.Qwen2VLForConditionalGeneration.from_pretrained(folder)
     tokenizer = T.AutoTokenizer.from_pretrained(folder)
     text = model.config.text_config
-    chain = [tokenizer.convert_tokens_to_ids(t) if len(t) > 1 else tokenizer.encode(t)[0] for t in ["\n", *answer]]
+    chain = [
+        tokenizer.convert_tokens_to_ids(t) if len(t) > 1 else tokenizer.encode(t)[0]
+        for t in ["\n", *answer]
+    ]
     assert len(set(chain)) == len(chain) and len(chain) <= text.hidden_size
     with torch.no_grad():
         for name, weight in model.named_parameters():
@@ -262,7 +277,8 @@ def scripted_qwen_vl(folder: Path, answer: list[str], margins: list[float]) -> P
         embed, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
         assert embed.data_ptr() != head.data_ptr()
         head.zero_()
-        scale = (1 / text.hidden_size + text.rms_norm_eps) ** 0.5         # RMSNorm(e_i) = e_i / scale
+        # RMSNorm(e_i) = e_i / scale
+        scale = (1 / text.hidden_size + text.rms_norm_eps) ** 0.5
         for i, (token, following) in enumerate(zip(chain, chain[1:])):
             embed[token] = 0.0
             embed[token, i] = 1.0

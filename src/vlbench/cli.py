@@ -197,8 +197,11 @@ def _predict_args(sub: Any, ids: str) -> None:
         p.add_argument("--data", required=True,
                        help="a folder written by 'vlbench build' (or its Hub id)")
         p.add_argument("--split", default=None, help="the dataset split (default: the benchmark's)")
-        p.add_argument("--config", default=None,
-                       help="the dataset config (e.g. one sub-dataset; default: the default config)")
+        p.add_argument(
+            "--config",
+            default=None,
+            help="the dataset config (e.g. one sub-dataset; default: the default config)",
+        )
         p.add_argument("--out", required=True, help="the prediction file to write (JSON)")
         p.add_argument("--revision", default=None, help="model revision (commit, branch or tag)")
         p.add_argument("--device", default=None,
@@ -320,7 +323,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
                              **options)
     else:
         report, result = predict(args.benchmark, args.model, args.data, args.out, **options), None
-    if not report.main:         # another process of 'accelerate launch': the main one merges, reports and scores
+    # another process of 'accelerate launch': the main one merges, reports and scores
+    if not report.main:
         return 0
     print(f"wrote {args.out}: {report.summary()}")
     if result is not None:
@@ -392,8 +396,11 @@ def _report_and_publish_args(sub: Any) -> None:
 
 def _scoring_args(p: argparse.ArgumentParser, benches: Sequence[Benchmark]) -> None:
     """``--split``, ``--protocol`` and one flag per option of ``benches``, for score / compare."""
-    p.add_argument("--split", default=None,
-                   help="; ".join(f"{b.display_name}: {b.split_help}" for b in benches if b.split_help))
+    p.add_argument(
+        "--split",
+        default=None,
+        help="; ".join(f"{b.display_name}: {b.split_help}" for b in benches if b.split_help),
+    )
     p.add_argument("--protocol", default="official", choices=PROTOCOLS,
                    help="official (default): the official scorer's number, quirks included, with a "
                         "warning per quirk "
@@ -428,7 +435,9 @@ def _score_options(args: argparse.Namespace) -> dict:
     from .engine.errors import InputError
 
     bench = get_benchmark(args.benchmark)
-    options = {name: getattr(args, name) for name in args._option_owners if getattr(args, name) is not None}
+    options = {
+        name: getattr(args, name) for name in args._option_owners if getattr(args, name) is not None
+    }
     for name in options:
         if bench.id not in args._option_owners[name]:
             flag = "--" + name.replace("_", "-")
@@ -539,15 +548,18 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from .library.publish import find_wheel, space_folder
 
     if args.kind != "space" and not args.benchmark:
-        raise InputError(f"publish {args.kind} needs a benchmark",
-                         fix=f"vlbench publish {args.kind} <benchmark> ... "
-                                                                   f"({', '.join(b.id for b in all_benchmarks())})")
+        raise InputError(
+            f"publish {args.kind} needs a benchmark",
+            fix=f"vlbench publish {args.kind} <benchmark> ... "
+            f"({', '.join(b.id for b in all_benchmarks())})",
+        )
     if args.kind == "dataset":
         if not args.folder:
             raise InputError("--folder is required for a dataset",
                              fix="pass the folder 'vlbench build' wrote")
         code = _publish_and_show(Path(args.folder), args, "dataset")
-        if not args.dry_run:      # results scored against this folder now name the dataset by its Hub id
+        # results scored against this folder now name the dataset by its Hub id
+        if not args.dry_run:
             from .library.api import record_hub_id
 
             record_hub_id(args.folder, args.repo_id)
@@ -658,7 +670,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
         print(report.text(result))
         if args.command == "analyze" and result.analysis:
             print(report.analysis_text(result))
-        elif args.command == "analyze":    # exit 0: the score is right, there is just nothing more to say
+        # exit 0: the score is right, there is just nothing more to say
+        elif args.command == "analyze":
             print(f"note: {args.benchmark} has no error analysis; the score above is all 'vlbench "
                   "analyze' can give "
                   "for it", file=sys.stderr)
@@ -682,7 +695,11 @@ def _where_metrics_are_explained(benchmark: str) -> str:
         card = Path(metric_path(benchmark)) / "README.md"
     except UnsupportedError:
         card = None
-    where = f"the metric card {card}" if card is not None and card.is_file() else f"vlbench score {benchmark} --help"
+    where = (
+        f"the metric card {card}"
+        if card is not None and card.is_file()
+        else f"vlbench score {benchmark} --help"
+    )
     return f"What each metric means: {where}"
 
 
@@ -775,7 +792,8 @@ def _parse(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argpars
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for bad input)."""
     parser, args = _parse(argv)
-    if not sys.stderr.isatty():     # a log file or CI: no progress bars (datasets, huggingface_hub, transformers)
+    # a log file or CI: no progress bars (datasets, huggingface_hub, transformers)
+    if not sys.stderr.isatty():
         for name in ("HF_DATASETS_DISABLE_PROGRESS_BARS", "HF_HUB_DISABLE_PROGRESS_BARS",
                      "TQDM_DISABLE"):
             os.environ.setdefault(name, "1")
@@ -797,10 +815,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"vlbench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print(f"vlbench {args.command}: interrupted" + (" (the finished answers are kept: rerun "
-                                                        "the same command to "
-                                                        "continue)" if args.command in ("predict", "run") else ""),
-              file=sys.stderr)
+        print(
+            f"vlbench {args.command}: interrupted"
+            + (
+                " (the finished answers are kept: rerun the same command to continue)"
+                if args.command in ("predict", "run")
+                else ""
+            ),
+            file=sys.stderr,
+        )
         return 130
     except BrokenPipeError:  # output piped into head & co.
         sys.stderr.close()

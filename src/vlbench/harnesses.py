@@ -69,14 +69,24 @@ def read_lmms_eval(path: str | os.PathLike, max_lines: int | None = None,
                 except (ValueError, RecursionError):
                     raise FormatError("not a JSON line (or one nested too deep)", file=str(p),
                                       entry=f"line {n}", fix=fix) from None
-                text = _first_text(record.get("filtered_resps", record.get("resps"))) if isinstance(record, dict) else None
+                text = (
+                    _first_text(record.get("filtered_resps", record.get("resps")))
+                    if isinstance(record, dict)
+                    else None
+                )
                 if text is None or "doc_id" not in record:
                     raise FormatError("the line has no 'doc_id' and no text in 'filtered_resps'",
                                       file=str(p),
                                       entry=f"line {n}",
                                       fix="pass the samples file of a generate_until task")
-                row = next((v["row"] for v in record.values() if isinstance(v, dict) and isinstance(v.get("row"), dict)),
-                           None)
+                row = next(
+                    (
+                        v["row"]
+                        for v in record.values()
+                        if isinstance(v, dict) and isinstance(v.get("row"), dict)
+                    ),
+                    None,
+                )
                 doc = record["doc_id"]
                 first = line_of.setdefault(doc, n) if isinstance(doc, (int, str)) else n
                 if first != n:
@@ -104,7 +114,9 @@ def _check_unpacked_size(p: Path, what: str, limit: int, *, per_member: bool, fi
         with zipfile.ZipFile(p) as z:
             sizes = [(info.file_size, info.filename) for info in z.infolist()]
     except (zipfile.BadZipFile, OSError):
-        raise FormatError(f"not a readable {what} (not a zip archive)", file=str(p), fix=fix) from None
+        raise FormatError(
+            f"not a readable {what} (not a zip archive)", file=str(p), fix=fix
+        ) from None
     size, name = max(sizes, default=(0, "")) if per_member else (sum(s for s, _ in sizes), "")
     if size > limit:
         raise FormatError(f"the {what} unpacks to {size:,} bytes{' in ' + name if name else ''}, "
@@ -122,13 +134,17 @@ def read_vlmevalkit(path: str | os.PathLike, max_rows: int | None = None,
     try:
         from openpyxl import load_workbook
     except ImportError:
-        raise InputError("reading .xlsx needs openpyxl", fix='pip install "vlbench[harness]"') from None
+        raise InputError(
+            "reading .xlsx needs openpyxl", fix='pip install "vlbench[harness]"'
+        ) from None
     _check_unpacked_size(p, ".xlsx workbook", MAX_WORKBOOK_BYTES, per_member=False,
                          fix="pass the <model>_<dataset>.xlsx result workbook VLMEvalKit wrote")
     try:
         sheet = load_workbook(p, read_only=True, data_only=True).worksheets[0]
     except Exception as exc:  # openpyxl raises several types for a file that is not a workbook
-        raise FormatError(f"not a readable .xlsx workbook ({type(exc).__name__})", file=str(p)) from None
+        raise FormatError(
+            f"not a readable .xlsx workbook ({type(exc).__name__})", file=str(p)
+        ) from None
     rows = sheet.iter_rows(values_only=True)
     header = [str(h) if h is not None else "" for h in next(rows, ())]
     if "prediction" not in header or "index" not in header:
@@ -186,12 +202,16 @@ def read_inspect(path: str | os.PathLike, max_samples: int | None = None,
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise InputError("reading an Inspect log needs inspect-ai", fix="pip install inspect-ai") from None
-    if zipfile.is_zipfile(p):      # an .eval log (a .json log is read as it is: its size is the file's)
+        raise InputError(
+            "reading an Inspect log needs inspect-ai", fix="pip install inspect-ai"
+        ) from None
+    # an .eval log (a .json log is read as it is: its size is the file's)
+    if zipfile.is_zipfile(p):
         _check_unpacked_size(p, "Inspect log", MAX_INSPECT_MEMBER_BYTES, per_member=True, fix=fix)
     try:
         log = read_eval_log(str(p))
-    except Exception as exc:        # inspect-ai raises many types for a file that is not one of its logs
+    # inspect-ai raises many types for a file that is not one of its logs
+    except Exception as exc:
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise
         raise FormatError(f"not an Inspect eval log ({type(exc).__name__}: "
@@ -204,7 +224,8 @@ def read_inspect(path: str | os.PathLike, max_samples: int | None = None,
                           "answer)",
                           file=str(p), fix="rerun the task, then import its log")
     errored = [s for s in samples if getattr(s, "error", None)]
-    if errored:         # a sample that errored has no answer: scoring it would be a 0 for a model that never answered
+    # a sample that errored has no answer: scoring it would be a 0 for a model that never answered
+    if errored:
         first = str(getattr(errored[0].error, "message", errored[0].error)).splitlines()[0][:200]
         raise FormatError(f"{len(errored)} of {len(samples)} samples errored without an answer "
                           "(log status "
@@ -246,8 +267,11 @@ def _check_inspect_task(log: Any, p: Path, benchmark: str | None) -> None:
                               "and import that log")
     ran = (getattr(log.eval, "task_args", None) or {}).get("benchmark")
     if benchmark is not None and ran != benchmark:
-        raise FormatError(f"the log is of the task run for {ran!r}, not {benchmark!r}", file=str(p),
-                          fix=f"pass --benchmark {ran}, or import a log of -T benchmark={benchmark}")
+        raise FormatError(
+            f"the log is of the task run for {ran!r}, not {benchmark!r}",
+            file=str(p),
+            fix=f"pass --benchmark {ran}, or import a log of -T benchmark={benchmark}",
+        )
 
 
 def logged_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -272,7 +296,8 @@ def score_answers(benchmark: str, rows: list[dict[str, Any]], answers: list[str]
     bench = get_benchmark(benchmark)
     predictor = bench.require_predictor()
     data = PredictData(rows=rows, folder=Path(folder) if folder else None, config=config)
-    items = list(predictor.items(data, "image-text-to-text"))      # the queries labels are matched to
+    # the queries labels are matched to
+    items = list(predictor.items(data, "image-text-to-text"))
     report = PredictReport(PredictSettings(bench.id, harness, None, "image-text-to-text", None, "",
                                            box_format, box_scores=CONSTANT if box_format else None))
     entries = []
@@ -282,7 +307,8 @@ def score_answers(benchmark: str, rows: list[dict[str, Any]], answers: list[str]
         tally(report, record)
         entries.extend(record["entries"])
     if not entries:
-        return {key: 0.0 for key in bench.metric_keys}      # no usable answer at all: every prediction missed
+        # no usable answer at all: every prediction missed
+        return {key: 0.0 for key in bench.metric_keys}
     result = score(bench.id, bench.scorer.references_from_rows(rows), entries,
                    **predictor.options_for_run(config, report.unanswered))
     return result.metrics
@@ -301,7 +327,14 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
     the :class:`vlbench.predict.PredictReport` (answers, entries, failures by reason with a few raw
     answers, the items of the split no answer was for in ``skipped``)."""
     from .benchmarks.protocol.predicting import PredictData
-    from .predict import PredictReport, PredictSettings, answer_record, load_data, tally, write_run_record
+    from .predict import (
+        PredictReport,
+        PredictSettings,
+        answer_record,
+        load_data,
+        tally,
+        write_run_record,
+    )
     from .predict.confidence import CONSTANT
     from .predict.parsers import check_box_format
 
@@ -329,7 +362,8 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
                               "is not a run)")
     settings = PredictSettings(bench.id, f"{harness}:{Path(path).name}", None, "image-text-to-text",
                                config, split,
-                               fmt, box_scores=CONSTANT if fmt else None)     # a harness's file keeps no token scores
+                               # a harness's file keeps no token scores
+                               fmt, box_scores=CONSTANT if fmt else None)
     report = PredictReport(settings)
     entries, answered = [], set()
     for key, record in _records(predictor, items, answers, fmt, str(path), answer_record,
@@ -338,7 +372,11 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
         answered.add(key)
         entries.extend(record["entries"])
         tally(report, record)
-    report.items, report.entries, report.skipped = len(answered), len(entries), len(items) - len(answered)
+    report.items, report.entries, report.skipped = (
+        len(answered),
+        len(entries),
+        len(items) - len(answered),
+    )
     write_text_atomic(out, json.dumps(entries, allow_nan=False), "prediction file")
     write_run_record(out, report)
     return report
@@ -380,8 +418,13 @@ def _records(predictor: Any, items: list[Any], answers: list[tuple[Any, str, dic
     seen: dict[str, int] = {}
     for n, ((position, text, _), key) in enumerate(zip(answers, keys)):
         item = by_key.get(key) if key is not None else None
-        if item is None and key is None and isinstance(position, int) and not isinstance(position, bool) \
-                and 0 <= position < len(items):
+        if (
+            item is None
+            and key is None
+            and isinstance(position, int)
+            and not isinstance(position, bool)
+            and 0 <= position < len(items)
+        ):
             item = items[position]
         if item is None:
             raise FormatError(f"answer {n} is for "

@@ -104,13 +104,23 @@ def benchmark_task(benchmark: str, data: str, split: str | None = None, config: 
             break
     fmt = preset.box_format if predictor.answer_kind != "text" else None
     folder = os.fspath(rows.folder) if rows.folder else None
-    return Task(dataset=MemoryDataset(samples, name=f"{bench.id}-{config or split}"),
-                solver=generate(), scorer=answers(bench.id, fmt, folder, config),
-                metrics=[official_metrics(bench.id, fmt, folder, config)],
-                config=GenerateConfig(temperature=0.0,
-                                      max_tokens=max_tokens or default_max_new_tokens(predictor.answer_kind, items)),
-                metadata={"benchmark": bench.id, "split": split, "config": config,
-                          "box_format": fmt, "family": family})
+    return Task(
+        dataset=MemoryDataset(samples, name=f"{bench.id}-{config or split}"),
+        solver=generate(),
+        scorer=answers(bench.id, fmt, folder, config),
+        metrics=[official_metrics(bench.id, fmt, folder, config)],
+        config=GenerateConfig(
+            temperature=0.0,
+            max_tokens=max_tokens or default_max_new_tokens(predictor.answer_kind, items),
+        ),
+        metadata={
+            "benchmark": bench.id,
+            "split": split,
+            "config": config,
+            "box_format": fmt,
+            "family": family,
+        },
+    )
 
 
 @task

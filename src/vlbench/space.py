@@ -134,7 +134,9 @@ def local_reference_choices(benchmark: str) -> list[str]:
     folder = Path(root) / benchmark if root else None
     if not folder or not folder.is_dir():
         return []
-    return sorted(p.name for p in folder.iterdir() if (p / "README.md").exists() and (p / "data").is_dir())
+    return sorted(
+        p.name for p in folder.iterdir() if (p / "README.md").exists() and (p / "data").is_dir()
+    )
 
 
 def _references(benchmark: str, subset: str | None, choice: str | None) -> str:
@@ -162,8 +164,11 @@ def _score(benchmark: str, subset: str | None, predictions_path: str,
     options = show.options(subset)
     refs_path = references_path or show.sample_references(subset)
     max_bytes, max_values = upload_limits(bench)
-    unpacked = (_unzip_predictions(predictions_path, max_bytes, max_values) if zipfile.is_zipfile(predictions_path)
-                else None)
+    unpacked = (
+        _unzip_predictions(predictions_path, max_bytes, max_values)
+        if zipfile.is_zipfile(predictions_path)
+        else None
+    )
     try:
         preds = bench.scorer.read_predictions(str(unpacked or predictions_path),
                                               max_bytes=max_bytes, max_values=max_values)
@@ -193,7 +198,11 @@ def _unzip_predictions(path: str, max_bytes: int, max_values: int) -> Path:
         total, values = 0, 0
         seen: dict[str, str] = {}
         with zipfile.ZipFile(path) as zf:
-            members = [i for i in zf.infolist() if not i.is_dir() and i.filename.endswith((".json", ".json.gz"))]
+            members = [
+                i
+                for i in zf.infolist()
+                if not i.is_dir() and i.filename.endswith((".json", ".json.gz"))
+            ]
             if len(members) > MAX_ZIP_MEMBERS:
                 raise FormatError(f"the archive holds {len(members)} prediction files; at most "
                                   f"{MAX_ZIP_MEMBERS} are "
@@ -273,8 +282,11 @@ def _headline_markdown(result: Any) -> str:
                                      f"{_shown(b['high'])})" if mean
                                      else f"{_shown(b['low'])} to {_shown(b['high'])}")
 
-    rows = [f"| {k} | {_shown(v)} |" + (f" {span(k, bounds)} | {span(k, orders, mean=True)} |" if ties else "")
-            for k, v in report.headline(result)]
+    rows = [
+        f"| {k} | {_shown(v)} |"
+        + (f" {span(k, bounds)} | {span(k, orders, mean=True)} |" if ties else "")
+        for k, v in report.headline(result)
+    ]
     header = ("| metric | value | over every order of tied scores | random orders: mean (5% to "
               "95%) |\n"
               "|---|---|---|---|\n" if ties else "| metric | value |\n|---|---|\n")
@@ -293,10 +305,19 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
         if progress is not None:
             progress(fraction, desc=what)
 
-    empty: list[Any] = ([gr.Dataframe(visible=False)] * _N_TABLES + [gr.Plot(visible=False)] * _N_PLOTS
-                        + [gr.Markdown(NO_ANALYSIS), gr.Dataframe(visible=False),
-                           gr.Plot(visible=False),
-                           gr.Dropdown(choices=[], value=None, visible=False), None, None, []])
+    empty: list[Any] = (
+        [gr.Dataframe(visible=False)] * _N_TABLES
+        + [gr.Plot(visible=False)] * _N_PLOTS
+        + [
+            gr.Markdown(NO_ANALYSIS),
+            gr.Dataframe(visible=False),
+            gr.Plot(visible=False),
+            gr.Dropdown(choices=[], value=None, visible=False),
+            None,
+            None,
+            [],
+        ]
+    )
     if not predictions_path:
         return ["**Error:** upload a prediction file (or click an example) first.", ""] + empty
     if benchmark not in labels() or subset not in choices(benchmark):
@@ -304,23 +325,39 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
                 f"{', '.join(f'{b}: {choices(b)}' for b in labels())}", ""] + empty
     step(0.05, "reading and scoring (a full split: seconds)")
     try:
-        refs_path = _references(benchmark, subset, references) if references and references != BUNDLED else None
+        refs_path = (
+            _references(benchmark, subset, references)
+            if references and references != BUNDLED
+            else None
+        )
         result, refs, preds, refs_path = _score(benchmark, subset, predictions_path, refs_path,
                                                 protocol=protocol)
-        result.warnings = [_public(w) for w in result.warnings]    # shown and downloaded: no server path
+        # shown and downloaded: no server path
+        result.warnings = [_public(w) for w in result.warnings]
         viewer = viewer_state(benchmark, refs, preds, result, refs_path)
     except VlbenchError as exc:
         return [f"**Error:** {_public(str(exc))}", ""] + empty
     step(0.7, "tables, plots and samples")
-    status = "**Scored.**" + ("".join(f"\n\n⚠️ {w}" for w in result.warnings) if result.warnings else " No warnings.")
+    status = "**Scored.**" + (
+        "".join(f"\n\n⚠️ {w}" for w in result.warnings) if result.warnings else " No warnings."
+    )
     if not viewer["scenes"]:
-        status += "\n\nNo samples to show for this choice (several parts at once: pick one to see its images)."
+        status += ("\n\nNo samples to show for this choice (several parts at once: pick one to see "
+                   "its images).")
     head = _headline_markdown(result)
     tables = list(report.tables(result).items())[:_N_TABLES]
-    table_outputs = [gr.Dataframe(value=[[_shown(v) if v is None or isinstance(v, float) else v for v in row]
-                                         for row in rows], headers=headers, label=name,
-                                  visible=True, show_search="search")
-                     for name, (headers, rows) in tables]
+    table_outputs = [
+        gr.Dataframe(
+            value=[
+                [_shown(v) if v is None or isinstance(v, float) else v for v in row] for row in rows
+            ],
+            headers=headers,
+            label=name,
+            visible=True,
+            show_search="search",
+        )
+        for name, (headers, rows) in tables
+    ]
     table_outputs += [gr.Dataframe(visible=False)] * (_N_TABLES - len(table_outputs))
     figs = list(report.plots(result).items())[:_N_PLOTS]
     plot_outputs = [gr.Plot(value=fig, label=name, visible=True) for name, fig in figs]
@@ -329,8 +366,10 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
     (out_dir / "result.json").write_text(result.to_json(indent=1), encoding="utf-8")
     files = [str(out_dir / "result.json")]
     given = (dataset_id or "").strip() or None
-    if given is None and result.dataset_id is None:     # a card names its dataset by an id someone gave
-        status += "\n\nNo model-card block: enter the dataset's id on the Hub (ORG/name) above to get one."
+    # a card names its dataset by an id someone gave
+    if given is None and result.dataset_id is None:
+        status += ("\n\nNo model-card block: enter the dataset's id on the Hub (ORG/name) above to "
+                   "get one.")
     else:
         try:
             (out_dir / "model-index.yaml").write_text(model_card.model_index_yaml(
@@ -343,7 +382,13 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
         path.write_text(report.to_csv(table), encoding="utf-8")
         files.append(str(path))
     metrics_json = json.dumps(result.metrics)
-    return [status, head] + table_outputs + plot_outputs + _errors_outputs(result, viewer) + [viewer, metrics_json, files]
+    return (
+        [status, head]
+        + table_outputs
+        + plot_outputs
+        + _errors_outputs(result, viewer)
+        + [viewer, metrics_json, files]
+    )
 
 
 #: the Errors tab's words, by what the result's analysis holds
@@ -379,8 +424,14 @@ def _errors_outputs(result: Any, viewer: dict) -> list[Any]:
         return [intro, gr.Dataframe(visible=False), gr.Plot(visible=False),
                 gr.Dropdown(choices=[], value=None, visible=False)]
     name, (headers, rows) = tables[0]
-    shown = gr.Dataframe(value=[[_shown(v) if v is None or isinstance(v, float) else v for v in row] for row in rows],
-                         headers=headers, label=name, visible=True)
+    shown = gr.Dataframe(
+        value=[
+            [_shown(v) if v is None or isinstance(v, float) else v for v in row] for row in rows
+        ],
+        headers=headers,
+        label=name,
+        visible=True,
+    )
     figure = report.analysis_plot(result)
     kinds = [(f"{kind} ({len(ranks)} image(s))", kind) for kind,
              ranks in viewer["examples"].items()]
@@ -402,7 +453,11 @@ def run_compare(benchmark: str, subset: str | None, a_path: str | None, b_path: 
     try:
         if progress is not None:
             progress(0.05, desc="scoring A and B")
-        refs_path = _references(benchmark, subset, references) if references and references != BUNDLED else None
+        refs_path = (
+            _references(benchmark, subset, references)
+            if references and references != BUNDLED
+            else None
+        )
         a = _score(benchmark, subset, a_path, refs_path, protocol=protocol)[0]
         b = _score(benchmark, subset, b_path, refs_path, protocol=protocol)[0]
         if progress is not None:
@@ -548,15 +603,26 @@ def _wire_errors(tabs: _Tabs) -> None:
         label = state["example_labels"].get(kind) if state else None
         query = label if label in queries else ALL_QUERIES
         image, caption, boxes = viewer_draw(state, first, query, threshold_value)
-        return (gr.Tabs(selected="samples"), gr.Dropdown(choices=shown, value=first),
-                f"the worst examples of {kind}: {len(shown)} image(s)" if shown else "no example to show",
-                gr.Dropdown(choices=queries, value=query if queries else None), image, caption,
-                boxes)
+        return (
+            gr.Tabs(selected="samples"),
+            gr.Dropdown(choices=shown, value=first),
+            f"the worst examples of {kind}: {len(shown)} image(s)"
+            if shown
+            else "no example to show",
+            gr.Dropdown(choices=queries, value=query if queries else None),
+            image,
+            caption,
+            boxes,
+        )
 
     private = {"api_visibility": "private", "concurrency_id": "viewer",
                "concurrency_limit": CONCURRENCY}
-    tabs.error_pick.input(show, [v.state, tabs.error_pick, v.threshold],
-                          [tabs.tabs, v.image_pick, v.page_label, v.query_pick, v.view, v.caption, v.boxes], **private)
+    tabs.error_pick.input(
+        show,
+        [v.state, tabs.error_pick, v.threshold],
+        [tabs.tabs, v.image_pick, v.page_label, v.query_pick, v.view, v.caption, v.boxes],
+        **private,
+    )
 
 
 def _draw_first(v: _Viewer):
@@ -567,7 +633,12 @@ def _draw_first(v: _Viewer):
         state = v.store.get(key)
         queries = viewer_queries(state, rank)
         image, caption, boxes = viewer_draw(state, rank, ALL_QUERIES, threshold_value)
-        return gr.Dropdown(choices=queries, value=queries[0] if queries else None), image, caption, boxes
+        return (
+            gr.Dropdown(choices=queries, value=queries[0] if queries else None),
+            image,
+            caption,
+            boxes,
+        )
     return pick
 
 
@@ -610,7 +681,10 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
 
     with gr.Tabs() as tabs:
         with gr.Tab("Tables"):
-            tables = [gr.Dataframe(visible=False, interactive=False, label=f"table {k + 1}") for k in range(_N_TABLES)]
+            tables = [
+                gr.Dataframe(visible=False, interactive=False, label=f"table {k + 1}")
+                for k in range(_N_TABLES)
+            ]
         with gr.Tab("Plots"):
             plots = [gr.Plot(visible=False, label=f"plot {k + 1}") for k in range(_N_PLOTS)]
         with gr.Tab("Errors", elem_id="errors-tab"):
@@ -620,7 +694,8 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
             errors_plot = gr.Plot(visible=False, label="what each error costs",
                                   elem_id="errors-plot")
             error_pick = gr.Dropdown([], label="show the worst examples of", elem_id="error-pick",
-                                     allow_custom_value=True)       # as the viewer's picks (MAX_SESSIONS)
+                                     # as the viewer's picks (MAX_SESSIONS)
+                                     allow_custom_value=True)
         with gr.Tab("Samples", id="samples", elem_id="samples-tab"):
             viewer = _viewer_components(has_boxes)
         with gr.Tab("Downloads", elem_id="downloads-tab"):
@@ -671,8 +746,12 @@ def build_app(only: str | None = None):
     if only and only not in names_of:
         raise VlbenchError(f"unknown benchmark {only!r}; choose one of {', '.join(names_of)}")
     names = ", ".join(names_of[k] for k in shown)
-    with gr.Blocks(title=f"vlbench: score {names}", analytics_enabled=False, delete_cache=CACHE_LIFETIME) as demo:
-        gr.Markdown(f"# {'vlbench' if not only else names_of[only] + ' metric (vlbench)'}\n{_INTRO}")
+    with gr.Blocks(
+        title=f"vlbench: score {names}", analytics_enabled=False, delete_cache=CACHE_LIFETIME
+    ) as demo:
+        gr.Markdown(
+            f"# {'vlbench' if not only else names_of[only] + ' metric (vlbench)'}\n{_INTRO}"
+        )
         with gr.Row():
             bench = gr.Dropdown([(names_of[k], k) for k in shown], value=shown[0],
                                 label="benchmark", elem_id="bench", interactive=not only)
@@ -697,7 +776,12 @@ def build_app(only: str | None = None):
         status = gr.Markdown(elem_id="status", label="status")
         head = gr.Markdown(elem_id="headline", label="headline")
         tabs = _result_tabs(_has_boxes(shown[0]))
-        viewer, table_slots, plot_slots, downloads = tabs.viewer, tabs.tables, tabs.plots, tabs.downloads
+        viewer, table_slots, plot_slots, downloads = (
+            tabs.viewer,
+            tabs.tables,
+            tabs.plots,
+            tabs.downloads,
+        )
         metrics_json = gr.Textbox(visible=False, elem_id="metrics-json", label="metrics (JSON)")
 
         bench.change(_benchmark_chosen(viewer), bench,
@@ -712,7 +796,8 @@ def build_app(only: str | None = None):
                                 dataset_id="", progress=gr.Progress()):
             out = run_space(benchmark, subset, predictions, protocol, model_name, progress,
                             references, dataset_id)
-            out[-3] = viewer.store.put(out[-3]) if out[-3] else None     # the session holds the viewer state's key
+            # the session holds the viewer state's key
+            out[-3] = viewer.store.put(out[-3]) if out[-3] else None
             return out
 
         outputs = [status, head] + table_slots + plot_slots + [tabs.errors_intro, tabs.errors,

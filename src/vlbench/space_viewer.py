@@ -55,11 +55,24 @@ def viewer_state(benchmark: str, references: Any, predictions: Any, result: Any,
 
     ranked = sorted(get_benchmark(benchmark).views.scenes(references, predictions, result),
                     key=lambda s: -s.badness)
-    wanted = {_example_key(e) for examples in (result.analysis or {}).get("examples", {}).values() for e in examples}
-    chosen = ranked[:MAX_SCENES] + [s for s in ranked[MAX_SCENES:] if wanted & set(s.keys)]   # the Errors tab's too
-    kept = [scene if len(scene.predicted) <= MAX_SCENE_BOXES else dataclasses.replace(
-        scene, predicted=sorted(scene.predicted, key=lambda p: -(1.0 if p[2] is None else p[2]))[:MAX_SCENE_BOXES])
-        for scene in chosen]
+    wanted = {
+        _example_key(e)
+        for examples in (result.analysis or {}).get("examples", {}).values()
+        for e in examples
+    }
+    # the Errors tab's too
+    chosen = ranked[:MAX_SCENES] + [s for s in ranked[MAX_SCENES:] if wanted & set(s.keys)]
+    kept = [
+        scene
+        if len(scene.predicted) <= MAX_SCENE_BOXES
+        else dataclasses.replace(
+            scene,
+            predicted=sorted(scene.predicted, key=lambda p: -(1.0 if p[2] is None else p[2]))[
+                :MAX_SCENE_BOXES
+            ],
+        )
+        for scene in chosen
+    ]
     examples = (result.analysis or {}).get("examples", {})
     return {"scenes": kept, "total": len(ranked), "references": references_path,
             "examples": error_examples(kept, result.analysis),
@@ -131,8 +144,16 @@ def viewer_page(state: Any, page: Any) -> tuple[int, list[tuple[str, int]], str]
     first = page * PAGE_SIZE
     shown = [(f"#{first + n + 1} {scene.title}", first + n) for n,
              scene in enumerate(scenes[first:first + PAGE_SIZE])]
-    kept = f" (the worst {len(scenes)} of {state['total']})" if scenes and state["total"] > len(scenes) else ""
-    return page, shown, f"page {page + 1} of {pages}, worst first{kept}" if scenes else "no images to show"
+    kept = (
+        f" (the worst {len(scenes)} of {state['total']})"
+        if scenes and state["total"] > len(scenes)
+        else ""
+    )
+    return (
+        page,
+        shown,
+        f"page {page + 1} of {pages}, worst first{kept}" if scenes else "no images to show",
+    )
 
 
 def _scene(state: Any, rank: Any) -> Any:
@@ -155,7 +176,9 @@ def viewer_draw(state: Any, rank: Any, query: Any, threshold: Any) -> tuple[Any,
     if scene is None:
         return None, "", "[]"
     query = query if query in scene.queries() else ALL_QUERIES
-    threshold = min(max(float(threshold), 0.0), 1.0) if isinstance(threshold, (int, float)) else SHOW_SCORE
+    threshold = (
+        min(max(float(threshold), 0.0), 1.0) if isinstance(threshold, (int, float)) else SHOW_SCORE
+    )
     sample = scene.sample(query, threshold)
     image_bytes = report.image_reader(state["references"])(scene.image) if scene.image else None
     image, placed = report.draw_placed(sample, image_bytes)

@@ -80,8 +80,11 @@ class CountScorer(Scorer[Options]):
         if Path(source).is_dir():
             import pyarrow.parquet as pq
 
-            rows = [r for f in sorted(Path(source).glob("data/*.parquet"))
-                    for r in pq.read_table(f, columns=["image_id", "count", "file_name"]).to_pylist()]
+            rows = [
+                r
+                for f in sorted(Path(source).glob("data/*.parquet"))
+                for r in pq.read_table(f, columns=["image_id", "count", "file_name"]).to_pylist()
+            ]
             return self.references_from_rows(rows)
         data = json.loads(Path(source).read_text())
         if not isinstance(data, dict) or "images" not in data:
@@ -143,13 +146,21 @@ class CountDataset:
         for image_id, count, name in zip(records.image_ids.tolist(), records.counts.tolist(),
                                          records.file_names):
             path = Path(images) / name if images else None
-            cell = image_cell(path, name, skip_bad=skip_bad_images, report=report)[0] if path and path.is_file() else None
+            cell = (
+                image_cell(path, name, skip_bad=skip_bad_images, report=report)[0]
+                if path and path.is_file()
+                else None
+            )
             if cell is None:
                 report.missing_images.append(name)
             writer.write({"image_id": image_id, "count": count, "file_name": name, "image": cell})
         summary = writer.close()
         report.rows["test"], report.files = summary.num_examples, ["README.md", *summary.files]
-        write_card(out, card_yaml(features=features, splits=[summary], extra={"license": "cc0-1.0"}), "# ToyCount")
+        write_card(
+            out,
+            card_yaml(features=features, splits=[summary], extra={"license": "cc0-1.0"}),
+            "# ToyCount",
+        )
         return report
 
     def export(self, folder, split, /):

@@ -63,7 +63,11 @@ def evaluate(rows, predictions, mapping):
         classes.setdefault(key, []).append(v)
     per_t = []
     for t in T10:
-        per_t.append(statistics.mean([sum(1 for v in vals if v > F(t)) / len(vals) * 100 for vals in classes.values()]))
+        per_t.append(
+            statistics.mean(
+                [sum(1 for v in vals if v > F(t)) / len(vals) * 100 for vals in classes.values()]
+            )
+        )
     out["class_Acc50"] = per_t[0]
     out["class_mAcc"] = statistics.mean(per_t)
     return out

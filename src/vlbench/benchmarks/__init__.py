@@ -58,7 +58,8 @@ def _load_plugins() -> None:
                 raise TypeError(f"{entry.value} is a {type(benchmark).__name__}, not a vlbench "
                                 "Benchmark")
             register(benchmark)
-        except Exception as exc:  # a broken plug-in must not take the built-in benchmarks down with it
+        # a broken plug-in must not take the built-in benchmarks down with it
+        except Exception as exc:
             warnings.warn(f"vlbench: benchmark plug-in {entry.name!r} ({entry.value}) was not "
                           f"loaded: {exc}",
                           stacklevel=3)
@@ -127,7 +128,12 @@ def expect_prediction_list(entries: object, benchmark: str, source: str, entry_f
                           f"got a JSON {type(entries).__name__}", file=source)
     _discover(plugins=False)        # the caller's own benchmark is registered once it is scoring
     mine = _registry.get(benchmark)
-    if mine is not None and entries and isinstance(entries[0], dict) and mine.scorer.prediction_keys <= set(entries[0]):
+    if (
+        mine is not None
+        and entries
+        and isinstance(entries[0], dict)
+        and mine.scorer.prediction_keys <= set(entries[0])
+    ):
         return
     other = sniff_predictions(entries)
     if other not in (None, benchmark):

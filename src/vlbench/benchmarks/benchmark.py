@@ -143,7 +143,7 @@ DETECTION_ANALYSIS_NOTE = (
 
 #: the metric card's words on the detection benchmarks' answer-set view and convention check
 DETECTION_CHECKS_NOTE = (
-    "Not official, beside AP when the scores tie: `breakdowns[\"threshold_metrics\"]` gives "
+    'Not official, beside AP when the scores tie: `breakdowns["threshold_metrics"]` gives '
     "precision, recall and "
     "F1 at IoU 0.5 with every box counted as predicted (no score threshold: the view of a model "
     "without "
@@ -156,7 +156,8 @@ DETECTION_CHECKS_NOTE = (
     "`height`), compares "
     "the share of GT boxes each reading covers at IoU 0.5, and warns, naming the convention and "
     "its fix, when "
-    "another reading covers at least 20 points and twice as much; the official number is unchanged.")
+    "another reading covers at least 20 points and twice as much; the official number is unchanged."
+)
 
 
 @dataclass(frozen=True)

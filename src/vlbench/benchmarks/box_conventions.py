@@ -83,7 +83,8 @@ def entries_of_images(entries: Any, images: set[int]) -> list[Any]:
     order."""
     typed = bool(entries) and isinstance(entries, list) and not isinstance(entries[0], dict)
     image_id = operator.attrgetter("image_id") if typed else operator.itemgetter("image_id")
-    try:        # entries the scorer has read: a hashable image_id each (a pass in C, not a Python loop)
+    # entries the scorer has read: a hashable image_id each (a pass in C, not a Python loop)
+    try:
         return list(itertools.compress(entries, map(images.__contains__, map(image_id, entries))))
     except (TypeError, KeyError, AttributeError):
         pass

@@ -45,10 +45,15 @@ def refuse_text_ids_in_build(what: str, found: Any, source: str,
     """A build's refusal of ids written as text: the Hub dataset stores ids as int64, where Arrow
     would read the text "17" as 17 without a word and change what the file says (the official
     scorers tell "17" and 17 apart)."""
-    fail(f"{what} is {found!r}, not an integer: the Hub dataset stores ids as integers, which "
-         "would change what the "
-         "file says", source, entry,
-         "write the ids as integers (scoring reads text ids as the official scorer does; " "building needs integers)")
+    fail(
+        f"{what} is {found!r}, not an integer: the Hub dataset stores ids as integers, which "
+        "would change what the "
+        "file says",
+        source,
+        entry,
+        "write the ids as integers (scoring reads text ids as the official scorer does; "
+        "building needs integers)",
+    )
 
 
 def refuse_repeated_images_in_build(images: Any, source: str) -> None:
@@ -100,7 +105,9 @@ def integral_ids(values: list[Any], source: str, key: str, start: int = 0,
         except OverflowError:
             pass
     for i, v in enumerate(values):
-        ok = (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+        ok = (isinstance(v, int) and not isinstance(v, bool)) or (
+            isinstance(v, float) and v.is_integer()
+        )
         if not ok:
             raise error(f"{key!r} must be an integer id, got {v!r}", file=source,
                         entry=f"entry {start + i}",
@@ -112,8 +119,9 @@ def integral_ids(values: list[Any], source: str, key: str, start: int = 0,
     return np.asarray([int(v) for v in values], dtype=np.int64)
 
 
-def sorted_id_codes(values: list[Any], source: str, key: str, where: str = "") -> tuple[np.ndarray,
-                                                                                        dict[Any, int] | None]:
+def sorted_id_codes(
+    values: list[Any], source: str, key: str, where: str = ""
+) -> tuple[np.ndarray, dict[Any, int] | None]:
     """Ids of any JSON scalar type -> (int64 codes, the table value -> code, or None where the ids
     are plain integers and are their own codes). Codes follow the order ``sorted()`` gives the
     distinct values, which is the order ``COCOeval`` evaluates images in (``sorted(getImgIds())``):
@@ -129,7 +137,8 @@ def sorted_id_codes(values: list[Any], source: str, key: str, where: str = "") -
     try:
         table = {v: code for code, v in enumerate(sorted(dict.fromkeys(values)))}
     except TypeError:
-        first_of_type = {type(v): v for v in reversed(values)}          # one example of each type, the first
+        # one example of each type, the first
+        first_of_type = {type(v): v for v in reversed(values)}
         shown = ", ".join([f"{type(v).__name__} {v!r}" for v in first_of_type.values()][:3])
         raise FormatError(f"the {key}s are of types Python cannot sort together ({shown}); the "
                           "official scorer sorts "
@@ -177,7 +186,8 @@ def looked_up_ids(values: list[Any], table: dict[Any, int] | None, source: str, 
 
     kinds = set(map(type, values)) if kinds is None else kinds
     if table is None and kinds <= {int}:
-        with contextlib.suppress(OverflowError):       # an id beyond int64 equals none: the general way below
+        # an id beyond int64 equals none: the general way below
+        with contextlib.suppress(OverflowError):
             codes = np.asarray(values, dtype=np.int64)
             return codes, np.ones(len(codes), dtype=bool)
     for i, v in enumerate(values) if kinds - {int, float, bool, str, type(None)} else ():
@@ -191,8 +201,14 @@ def looked_up_ids(values: list[Any], table: dict[Any, int] | None, source: str, 
     if table is not None:
         codes = np.fromiter((table.get(v, -1) for v in values), dtype=np.int64, count=len(values))
         return codes, codes >= 0
-    known = np.fromiter((isinstance(v, (int, float)) and float(v).is_integer() and -2**63 <= v < 2**63
-                         for v in values), dtype=bool, count=len(values))
+    known = np.fromiter(
+        (
+            isinstance(v, (int, float)) and float(v).is_integer() and -(2**63) <= v < 2**63
+            for v in values
+        ),
+        dtype=bool,
+        count=len(values),
+    )
     codes = np.fromiter((int(v) if k else -1 for v, k in zip(values, known)), dtype=np.int64,
                         count=len(values))
     return codes, known
@@ -293,8 +309,10 @@ def read_scores(values: list[Any], source: str, *, protocol: str, entry_of: Any 
         return f"entry {int(entry_of[i]) if entry_of is not None else i}"
 
     kinds = set(map(type, values))
-    if kinds <= {float} or (kinds <= {int, float} and all(-FLOAT_EXACT <= v <= FLOAT_EXACT for v in values
-                                                            if type(v) is int)):
+    if kinds <= {float} or (
+        kinds <= {int, float}
+        and all(-FLOAT_EXACT <= v <= FLOAT_EXACT for v in values if type(v) is int)
+    ):
         value = np.asarray(values, dtype=np.float64)
         finite = bool(np.isfinite(value).all())
         if finite or protocol == "official":
@@ -322,10 +340,16 @@ def read_scores(values: list[Any], source: str, *, protocol: str, entry_of: Any 
                                       "sort it",
                                       file=source, entry=entry(i),
                                       fix="write scores as plain numbers")
-            unusual.setdefault("boolean" if isinstance(v, bool) else "integer beyond 2^53", []).append(i)
+            unusual.setdefault(
+                "boolean" if isinstance(v, bool) else "integer beyond 2^53", []
+            ).append(i)
             value[i], is_int[i], exact[i] = float(v), True, int(v)
         elif isinstance(v, (int, float)):
-            value[i], is_int[i], exact[i] = float(v), isinstance(v, int), int(v) if isinstance(v, int) else 0
+            value[i], is_int[i], exact[i] = (
+                float(v),
+                isinstance(v, int),
+                int(v) if isinstance(v, int) else 0,
+            )
             if not math.isfinite(value[i]):
                 if protocol != "official":
                     raise PredictionError(f"{key!r} {v!r} is not a finite number", file=source,
@@ -367,7 +391,9 @@ def read_boxes(boxes: list[Any], source: str, *, protocol: str, key: str = "bbox
         ok = False
     unusual: dict[str, list[int]] = {}
     for i, b in enumerate(boxes) if not ok else ():
-        if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)):
+        if not (
+            isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)
+        ):
             raise PredictionError(f"{key!r} must be [x, y, w, h] (four numbers), got {b!r}",
                                   file=source, entry=f"entry {i}", fix=fix)
         if any(isinstance(v, bool) for v in b):
@@ -376,7 +402,9 @@ def read_boxes(boxes: list[Any], source: str, *, protocol: str, key: str = "bbox
                                       file=source, entry=f"entry {i}", fix=fix)
             unusual.setdefault("boolean", []).append(i)
     if not ok:
-        arr = np.asarray([[float(v) for v in b] for b in boxes], dtype=np.float64).reshape(len(boxes), 4)
+        arr = np.asarray([[float(v) for v in b] for b in boxes], dtype=np.float64).reshape(
+            len(boxes), 4
+        )
     bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
     if len(bad):
         if protocol != "official":
@@ -458,16 +486,23 @@ def aligned_lists(prediction: Any, keys: tuple[str, ...], index: int,
     for key in keys:
         value = prediction.get(key)
         if not isinstance(value, (list, tuple)):
-            raise PredictionError(f"{key!r} is {'missing' if value is None else type(value).__name__}, not a list",
-                                  file=source, entry=f"example {index}",
-                                  fix=f"each prediction is {form}")
+            raise PredictionError(
+                f"{key!r} is {'missing' if value is None else type(value).__name__}, not a list",
+                file=source,
+                entry=f"example {index}",
+                fix=f"each prediction is {form}",
+            )
         lists.append(value)
     lengths = {k: len(v) for k, v in zip(keys, lists)}
     if len(set(lengths.values())) > 1:
-        raise PredictionError("the per-box lists differ in length (" + ", ".join(f"{k}: {n}" for k,
-                                                                                 n in lengths.items())
-                              + ")", file=source, entry=f"example {index}",
-                              fix="give one entry per box in each list")
+        raise PredictionError(
+            "the per-box lists differ in length ("
+            + ", ".join(f"{k}: {n}" for k, n in lengths.items())
+            + ")",
+            file=source,
+            entry=f"example {index}",
+            fix="give one entry per box in each list",
+        )
     return list(zip(*lists))
 
 
@@ -514,7 +549,10 @@ class BuildReport:
         out = []
         for split, n in self.rows.items():
             parts = self.parts.get(split)
-            out.append(f"{split}: {n} rows" + (f" ({', '.join(f'{k} {v}' for k, v in parts.items())})" if parts else ""))
+            out.append(
+                f"{split}: {n} rows"
+                + (f" ({', '.join(f'{k} {v}' for k, v in parts.items())})" if parts else "")
+            )
         if self.images:
             out.append(f"images: {self.images}")
         if self.missing_images:
@@ -523,7 +561,10 @@ class BuildReport:
         for key, n in self.counts.items():
             if n:
                 examples = self.examples.get(key)
-                out.append(f"warning: {n} {self.messages[key]}" + (f": {', '.join(examples[:5])}" if examples else ""))
+                out.append(
+                    f"warning: {n} {self.messages[key]}"
+                    + (f": {', '.join(examples[:5])}" if examples else "")
+                )
         return out
 
 
@@ -539,7 +580,9 @@ def read_card_metadata(folder: str | os.PathLike) -> dict[str, Any]:
     try:
         return DatasetCard.load(path).data.to_dict()
     except Exception as exc:  # the card API raises several types for a broken header
-        raise FormatError(f"the dataset card's metadata cannot be read ({exc})", file=str(path)) from None
+        raise FormatError(
+            f"the dataset card's metadata cannot be read ({exc})", file=str(path)
+        ) from None
 
 
 #: a tie-bound spread (percent points) worth a warning
@@ -559,15 +602,17 @@ def tie_bounds(metrics: dict[str, float | None], low: dict[str, float | None],
         return bounds, []
     shown = "; ".join(f"{k} {_points(metrics.get(k))} lies in [{_points(bounds[k]['low'])}, "
                       f"{_points(bounds[k]['high'])}]" for k in wide[:3])
-    return bounds, [f"{tied:,} detections share their score with another (e.g. a model that gives "
-                    "every box the "
-                    "same confidence), so the AP depends on how the ties are ordered, which the "
-                    "official code does "
-                    f"by position: over every order of the ties, {shown}" + (f" (and {len(wide) - 3} more key(s))"
-                                                                             if len(wide) > 3 else "")
-                    + " (result breakdowns 'tie_bounds'; over random file orders: 'tie_orders'); "
-                      "the number reported is "
-                    "the official order's. Scores that rank the boxes remove the ambiguity."]
+    return bounds, [
+        f"{tied:,} detections share their score with another (e.g. a model that gives "
+        "every box the "
+        "same confidence), so the AP depends on how the ties are ordered, which the "
+        "official code does "
+        f"by position: over every order of the ties, {shown}"
+        + (f" (and {len(wide) - 3} more key(s))" if len(wide) > 3 else "")
+        + " (result breakdowns 'tie_bounds'; over random file orders: 'tie_orders'); "
+        "the number reported is "
+        "the official order's. Scores that rank the boxes remove the ambiguity."
+    ]
 
 
 def _points(value: float | None) -> str:

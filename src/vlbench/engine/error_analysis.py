@@ -128,13 +128,19 @@ class _Best:
     def __init__(self, c_det: NDArray[np.int64], c_gt: NDArray[np.int64], iou: NDArray[np.float64],
                  n_det: int):
         self.order = np.lexsort((iou, c_det))
-        self.c_det, self.c_gt, self.iou, self.n_det = c_det[self.order], c_gt[self.order], iou[self.order], n_det
+        self.c_det, self.c_gt, self.iou, self.n_det = (
+            c_det[self.order],
+            c_gt[self.order],
+            iou[self.order],
+            n_det,
+        )
 
     def over(self, mask: NDArray[np.bool_]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
         """(best IoU, -1 if none; its GT, -1) per detection over the combinations in ``mask``."""
         keep = mask[self.order]
         det, gt, iou = self.c_det[keep], self.c_gt[keep], self.iou[keep]
-        last = np.r_[det[1:] != det[:-1], True] if len(det) else np.zeros(0, dtype=bool)   # the highest IoU
+        # the highest IoU
+        last = np.r_[det[1:] != det[:-1], True] if len(det) else np.zeros(0, dtype=bool)
         best = np.full(self.n_det, -1.0)
         target = np.full(self.n_det, -1, dtype=np.int64)
         best[det[last]] = iou[last]
@@ -153,7 +159,9 @@ def classify(det: RankedDetections, gt: Truth) -> Classified:
     c_det = f[c_fp]
     with np.errstate(invalid="ignore", over="ignore"):
         d_xyxy, g_xyxy = xywh_to_xyxy(det.box_xywh), xywh_to_xyxy(gt.box_xywh)
-        iou = np.nan_to_num(iou_aligned_xyxy(d_xyxy[c_det], g_xyxy[c_gt], dtype=np.float64, eps=0.0), nan=0.0)
+        iou = np.nan_to_num(
+            iou_aligned_xyxy(d_xyxy[c_det], g_xyxy[c_gt], dtype=np.float64, eps=0.0), nan=0.0
+        )
     close = iou >= BACKGROUND_IOU          # every test reads IoUs >= 0.1 (background: none of them)
     c_det, c_gt, iou = c_det[close], c_gt[close], iou[close]
     same = gt.pair[c_gt] == det.pair[c_det]
@@ -216,12 +224,19 @@ def fixed(det: RankedDetections, gt: Truth, c: Classified, fix: set[str]) -> Fix
         cand = np.flatnonzero(np.isin(c.det_type, _codes(_POINTING)) & (c.det_target >= 0))
         cand = cand[~c.gt_taken[c.det_target[cand]]]
         order = cand[np.lexsort((det.rank_key[cand], c.det_target[cand]))]
-        best = order[np.r_[True, c.det_target[order][1:] != c.det_target[order][:-1]]] if len(order) else order
+        best = (
+            order[np.r_[True, c.det_target[order][1:] != c.det_target[order][:-1]]]
+            if len(order)
+            else order
+        )
         winners = best[in_fix[best]]
         losers = np.setdiff1d(np.flatnonzero(in_fix & np.isin(c.det_type, _codes(_POINTING))),
                               winners)
         tp[winners] = True
-        pair[winners], group[winners] = gt.pair[c.det_target[winners]], gt.group[c.det_target[winners]]
+        pair[winners], group[winners] = (
+            gt.pair[c.det_target[winners]],
+            gt.group[c.det_target[winners]],
+        )
         counted[losers] = False
     removed = np.zeros(len(gt.pair), dtype=bool)
     if "missed" in fix:
@@ -252,8 +267,11 @@ def delta_ap(det: RankedDetections, gt: Truth, c: Classified, n_groups: int, hea
     points. ``headline`` turns the per-group APs (-1 undefined) into the benchmark's number (a
     fraction, None)."""
     order = np.argsort(det.rank_key,
-                       kind="stable")          # once: every fix's ranking is then a linear-time sort
-    det = RankedDetections(*(getattr(det, f.name)[order] for f in dataclasses.fields(RankedDetections)))
+                       # once: every fix's ranking is then a linear-time sort
+                       kind="stable")
+    det = RankedDetections(
+        *(getattr(det, f.name)[order] for f in dataclasses.fields(RankedDetections))
+    )
     c = dataclasses.replace(c, det_type=c.det_type[order], det_target=c.det_target[order])
     base = headline(_fixed_ap(det, gt, c, set(), n_groups, params))
     out: dict[str, float | None] = {}
@@ -272,7 +290,9 @@ def count_by(types: NDArray[np.int8], codes: NDArray[np.int64], missed_codes: ND
     kinds = np.concatenate([types[is_error].astype(np.int64),
                             np.full(len(missed_codes), TYPES.index("missed"), dtype=np.int64)])
     values = np.concatenate([codes[is_error], missed_codes]).astype(np.int64)
-    table = np.bincount(values * len(TYPES) + kinds, minlength=len(names) * len(TYPES)).reshape(len(names), -1)
+    table = np.bincount(values * len(TYPES) + kinds, minlength=len(names) * len(TYPES)).reshape(
+        len(names), -1
+    )
     # one bincount over (value, type) replaces a loop over the errors
     return {v: {t: int(n) for t, n in zip(TYPES, row.tolist()) if n} for v,
             row in zip(names, table) if row.any()}
@@ -332,7 +352,9 @@ def summary(det: RankedDetections, gt: Truth, c: Classified, n_groups: int, head
         top = of_type[np.argsort(det.rank_key[of_type], kind="stable")[:EXAMPLES]]
         examples[t] = [describe("det", int(d)) for d in top.tolist()]
     areas = gt.box_xywh[missed, 2] * gt.box_xywh[missed, 3] if len(missed) else np.zeros(0)
-    examples["missed"] = [describe("gt", int(g)) for g in missed[np.argsort(-areas, kind="stable")[:EXAMPLES]]]
+    examples["missed"] = [
+        describe("gt", int(g)) for g in missed[np.argsort(-areas, kind="stable")[:EXAMPLES]]
+    ]
     return {"delta_key": delta_key, "as_scored": base, "errors": errors, "slices": counted,
             "examples": examples,
             "note": "not official: a TIDE-style decomposition at IoU 0.5 "

@@ -125,4 +125,6 @@ def read_boxes_as(numbers: NDArray[np.float64], reading: str,
         return np.asarray(boxes, dtype=np.float64)
     if size_wh is None:
         return None
-    return boxes * (np.column_stack([size_wh[:, 0], size_wh[:, 1], size_wh[:, 0], size_wh[:, 1]]) / grid)
+    return boxes * (
+        np.column_stack([size_wh[:, 0], size_wh[:, 1], size_wh[:, 0], size_wh[:, 1]]) / grid
+    )

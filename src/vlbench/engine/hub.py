@@ -73,7 +73,11 @@ class ShardedParquetWriter:
             # datasets' Image feature keeps only the path when that path exists relative to the
             # working directory (e.g. a build run inside the image folder); the bytes are what the
             # Hub needs
-            if isinstance(value, dict) and value.get("bytes") is not None and isinstance(encoded.get(key), dict):
+            if (
+                isinstance(value, dict)
+                and value.get("bytes") is not None
+                and isinstance(encoded.get(key), dict)
+            ):
                 encoded[key] = {"bytes": value["bytes"], "path": value.get("path")}
         self._buffer.append(encoded)
         if len(self._buffer) >= self.rows_per_group:
@@ -110,7 +114,11 @@ class ShardedParquetWriter:
         ids and the field's path."""
         from .errors import FormatError
 
-        ids = ", ".join(f"{k} {row[k]!r}" for k in row if k.endswith("id") and not isinstance(row[k], (dict, list)))
+        ids = ", ".join(
+            f"{k} {row[k]!r}"
+            for k in row
+            if k.endswith("id") and not isinstance(row[k], (dict, list))
+        )
         return FormatError(f"{where} is {value!r}, which the Hub dataset's {column} column cannot "
                            "hold as it is",
                            file=self.source, entry=f"the {self.split} row of {ids or 'this file'}",
@@ -166,17 +174,29 @@ def _mistyped(row: dict[str, Any], features: Any) -> tuple[str, Any, str] | None
         if isinstance(feature, dict):
             if not isinstance(value, dict):
                 return None
-            return next((hit for k, sub in feature.items() if (hit := walk(value.get(k), sub, f"{where}.{k}"))), None)
+            return next(
+                (
+                    hit
+                    for k, sub in feature.items()
+                    if (hit := walk(value.get(k), sub, f"{where}.{k}"))
+                ),
+                None,
+            )
         if isinstance(feature, (datasets.List, datasets.Sequence, list)):
             inner = feature[0] if isinstance(feature, list) else feature.feature
             if not isinstance(value, (list, tuple)):
                 return None
-            return next((hit for i, v in enumerate(value) if (hit := walk(v, inner, f"{where}[{i}]"))), None)
+            return next(
+                (hit for i, v in enumerate(value) if (hit := walk(v, inner, f"{where}[{i}]"))), None
+            )
         if isinstance(feature, datasets.Value):
             return (where, value, feature.dtype) if wrong(value, feature.dtype) else None
-        return None         # class labels (names or ids), images
+        return None  # class labels (names or ids), images
 
-    return next((hit for name, feature in features.items() if (hit := walk(row.get(name), feature, name))), None)
+    return next(
+        (hit for name, feature in features.items() if (hit := walk(row.get(name), feature, name))),
+        None,
+    )
 
 
 def file_digest(path: str | os.PathLike) -> str:
@@ -223,8 +243,10 @@ def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None,
     meta.setdefault("size_categories", [size_category(total)])
     meta["configs"] = []
     for c in configs:
-        entry: dict[str, Any] = {"config_name": c.name,
-                                 "data_files": [{"split": s.name, "path": sorted(s.files)} for s in c.splits]}
+        entry: dict[str, Any] = {
+            "config_name": c.name,
+            "data_files": [{"split": s.name, "path": sorted(s.files)} for s in c.splits],
+        }
         if c.default:
             entry["default"] = True
         meta["configs"].append(entry)
@@ -244,11 +266,11 @@ def card_yaml(*, features: Any = None, splits: list[SplitSummary] | None = None,
 #: older build needs)
 REBUILD_NOTE = """## Loading a rebuilt folder
 
-Each shard's name ends with a digest of its bytes and the `configs` above list the shards by name, so
-`datasets.load_dataset` caches every build apart: a folder rebuilt in place, or another folder of the same name,
-loads its own rows. A folder whose card lists its shards by pattern (`data/val-*`, written by an older vlbench) can
-be served an earlier build's rows from the `datasets` cache: rebuild it, or load it with
-`download_mode="force_redownload"`."""
+Each shard's name ends with a digest of its bytes and the `configs` above list the shards by name,
+so `datasets.load_dataset` caches every build apart: a folder rebuilt in place, or another folder of
+the same name, loads its own rows. A folder whose card lists its shards by pattern (`data/val-*`,
+written by an older vlbench) can be served an earlier build's rows from the `datasets` cache:
+rebuild it, or load it with `download_mode="force_redownload"`."""
 
 
 def write_card(out_dir: str | os.PathLike, meta: dict[str, Any], body: str) -> Path:

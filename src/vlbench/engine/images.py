@@ -39,7 +39,8 @@ def extract_needed(archive: Path, needed: set[str], into: Path) -> int:
                 with open(into / name, "wb") as dst:
                     shutil.copyfileobj(src, dst, length=1 << 20)
     except (tarfile.TarError, OSError, EOFError) as exc:
-        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:     # the disk written to, not the archive
+        # the disk written to, not the archive
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             raise
         raise FormatError(f"cannot read the image archive ({exc})", file=str(archive)) from None
     return len(found)

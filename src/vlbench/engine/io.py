@@ -147,7 +147,8 @@ def _replace_atomically(path: str | os.PathLike, write: Callable[[str], None], w
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         mode = stat.S_IMODE(p.stat().st_mode) if p.is_file() else new_file_mode()
-        for stale in p.parent.glob(f".{p.name}.*.tmp"):      # left by a writer killed before its rename
+        # left by a writer killed before its rename
+        for stale in p.parent.glob(f".{p.name}.*.tmp"):
             pid = stale.name[len(p.name) + 2:].split(".")[0]
             if pid.isdigit() and not process_alive(int(pid)):
                 stale.unlink(missing_ok=True)
@@ -199,7 +200,8 @@ def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES,
             try:
                 return msgspec.json.decode(data, type=typed)
             except (msgspec.ValidationError, msgspec.DecodeError):
-                pass                                              # not the expected shape: read it the general way
+                # not the expected shape: read it the general way
+                pass
         try:
             import orjson  # faster than json on million-entry prediction files
 
@@ -207,7 +209,8 @@ def read_json(path: str | os.PathLike, *, max_bytes: int = MAX_JSON_BYTES,
         except ImportError:
             pass
         except orjson.JSONDecodeError:
-            pass  # NaN / Infinity (valid for Python's json) or a real error: let json decide and explain
+            # NaN / Infinity (valid for Python's json) or a real error: let json decide and explain
+            pass
         return _stdlib_loads(data, p, what)
 
 
@@ -237,7 +240,9 @@ def _stdlib_loads(data: bytes, p: Path, what: str) -> Any:
                           fix="no benchmark file nests more than a few levels: check how it was "
                               "written") from None
     except UnicodeDecodeError:
-        raise FormatError(f"the {what} is not UTF-8 text", file=str(p), fix="save it as UTF-8 JSON") from None
+        raise FormatError(
+            f"the {what} is not UTF-8 text", file=str(p), fix="save it as UTF-8 JSON"
+        ) from None
     except json.JSONDecodeError as exc:
         raise FormatError(f"the {what} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
                           f"{exc.msg})",
@@ -255,7 +260,11 @@ def arrow_to_numpy(column: Any, dtype: str) -> Any:
     import pyarrow.compute as pc
 
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if pa.types.is_list(array.type) or pa.types.is_large_list(array.type) or pa.types.is_fixed_size_list(array.type):
+    if (
+        pa.types.is_list(array.type)
+        or pa.types.is_large_list(array.type)
+        or pa.types.is_fixed_size_list(array.type)
+    ):
         if array.null_count:
             raise ValueError("null list")
         array = array.flatten()
@@ -265,8 +274,11 @@ def arrow_to_numpy(column: Any, dtype: str) -> Any:
     if array.type != target:
         array = pc.cast(array, target)
     data = array.buffers()[1]
-    return np.frombuffer(data, dtype=dtype, count=len(array) + array.offset)[array.offset:] if data is not None \
+    return (
+        np.frombuffer(data, dtype=dtype, count=len(array) + array.offset)[array.offset :]
+        if data is not None
         else np.zeros(0, dtype=dtype)
+    )
 
 
 def arrow_codes(column: Any) -> Any:

@@ -31,11 +31,13 @@ def find_ids(sorted_ids: NDArray[np.int64], ids: NDArray[np.int64]) -> tuple[NDA
     signed = ids.dtype.kind == "i" and np.asarray(sorted_ids).dtype.kind == "i"
     lo, hi = (int(sorted_ids[0]), int(sorted_ids[-1])) if signed else (0, DENSE_SPAN)
     span = hi - lo + 1
-    if signed and span <= DENSE_SPAN and span <= 4 * (n + len(ids)):     # the table costs no more than the searches
+    # the table costs no more than the searches
+    if signed and span <= DENSE_SPAN and span <= 4 * (n + len(ids)):
         table = np.full(span, -1, dtype=np.int32)
         table[sorted_ids - lo] = np.arange(n, dtype=np.int32)
         inside = (ids >= lo) & (ids <= hi)
-        pos = table[np.where(inside, ids, lo) - lo]               # ids outside [lo, hi] never index the table
+        # ids outside [lo, hi] never index the table
+        pos = table[np.where(inside, ids, lo) - lo]
         found = inside & (pos >= 0)
         return np.where(found, pos, 0).astype(np.int64), found
     pos = np.minimum(np.searchsorted(sorted_ids, ids), n - 1)

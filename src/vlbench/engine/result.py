@@ -31,7 +31,8 @@ def _clean(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
         return value.tolist()  # fast path for long per-sample columns
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-        return value.tolist() if np.isfinite(value).all() else _clean(value.tolist())   # NaN/inf -> None below
+        # NaN/inf -> None below
+        return value.tolist() if np.isfinite(value).all() else _clean(value.tolist())
     if isinstance(value, (list, tuple)):
         if set(map(type, value)) <= _PLAIN:     # long per-description columns: no call per value
             return [None if type(v) is float and not math.isfinite(v) else v for v in value]
@@ -101,10 +102,15 @@ class Result:
         fix = "write it with 'vlbench score ... --output result.json'"
         if not isinstance(data, dict) or not isinstance(data.get("benchmark"), str) \
                 or not isinstance(data.get("metrics"), dict):
-            raise FormatError("not a vlbench result JSON (no 'benchmark' name and 'metrics' object)", file=source,
-                              fix=fix)
+            raise FormatError(
+                "not a vlbench result JSON (no 'benchmark' name and 'metrics' object)",
+                file=source,
+                fix=fix,
+            )
         for key, value in data["metrics"].items():
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float))
+            ):
                 raise FormatError(f"metric {key!r} is {value!r}, not a number or null", file=source,
                                   fix=fix)
         for key, kind in (("breakdowns", dict), ("counts", dict), ("options", dict),
@@ -134,7 +140,8 @@ class Result:
         bounds = self.breakdowns.get("tie_bounds") or {}
         orders = (self.breakdowns.get("tie_orders") or {}).get("keys", {})
         rule = "-" * (width + 12 + (52 if bounds or orders else 0))
-        if bounds or orders:      # scores tie: what every order and what a random order would give, beside each key
+        # scores tie: what every order and what a random order would give, beside each key
+        if bounds or orders:
             n = self.breakdowns.get("tie_orders", {}).get("orders", 0)
             lines.append(f"{'':{width}}  {'':>9}  {'every tie order':>20}  "
                          f"{f'random orders ({n}): mean [5%, 95%]':>28}")
@@ -144,7 +151,9 @@ class Result:
             if bounds or orders:
                 b, o = bounds.get(key), orders.get(key)
                 line += f"  {_span(b, digits) if b else '':>20}"
-                line += f"  {(_number(o['mean'], digits) + ' ' + _span(o, digits)) if o else '':>28}"
+                line += (
+                    f"  {(_number(o['mean'], digits) + ' ' + _span(o, digits)) if o else '':>28}"
+                )
             lines.append(line.rstrip())
         lines.append(rule)
         flat_counts = {k: v for k, v in self.counts.items() if not isinstance(v, (dict, list))}

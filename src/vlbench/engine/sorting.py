@@ -93,7 +93,8 @@ def sortable_bits(keys: NDArray) -> NDArray[np.uint64]:
         return keys
     if keys.dtype.kind in "iub":
         return keys.astype(np.int64, copy=False).view(np.uint64) ^ _SIGN_BIT
-    x = np.asarray(keys, dtype=np.float64) + 0.0            # -0.0 + 0.0 is 0.0: numpy ranks the two zeros equal
+    # -0.0 + 0.0 is 0.0: numpy ranks the two zeros equal
+    x = np.asarray(keys, dtype=np.float64) + 0.0
     bits = x.view(np.uint64)
     out = bits ^ np.where((bits >> np.uint64(63)).astype(bool), _ALL_BITS, _SIGN_BIT)
     out[np.isnan(x)] = _ALL_BITS

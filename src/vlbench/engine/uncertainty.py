@@ -68,7 +68,9 @@ def draw_weights(strata: Sequence[int], resamples: int, seed: int) -> NDArray[np
             continue
         draws = rng.integers(0, n, size=(resamples, n))
         flat = (draws + (np.arange(resamples) * n)[:, None]).ravel()
-        parts.append(np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64))
+        parts.append(
+            np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
+        )
     return np.concatenate(parts, axis=1)
 
 
@@ -139,11 +141,13 @@ def add_intervals(result: Any, level: float = 0.95, *, resamples: int = DEFAULT_
                           "std_error": float(np.std(finite, ddof=1)) if len(finite) > 1 else None,
                           "undefined_resamples": int(len(s) - len(finite))}
     if min(rep.strata, default=0) < 2:
-        result.warnings.append(f"bootstrap: a stratum holds {min(rep.strata, default=0)} "
-                               f"{rep.unit}(s), so every "
-                               "resample draws the same data there and its intervals have no "
-                               "width: they do not say "
-                               "how sure the score is (score more images for a meaningful interval)")
+        result.warnings.append(
+            f"bootstrap: a stratum holds {min(rep.strata, default=0)} "
+            f"{rep.unit}(s), so every "
+            "resample draws the same data there and its intervals have no "
+            "width: they do not say "
+            "how sure the score is (score more images for a meaningful interval)"
+        )
     undefined = {k: v["undefined_resamples"] for k,
                  v in intervals.items() if v["undefined_resamples"]}
     if undefined:
@@ -205,7 +209,9 @@ class Comparison:
         for r in self.rows:
             ci = f"[{fmt(r['low'])}, {fmt(r['high'])}]" if r["low"] is not None else "null"
             wins = "null" if r["a_wins"] is None else f"{r['a_wins'] * 100:.1f}%"
-            verdict = f"**{r['verdict']}**" if r["verdict"] in ("A better", "B better") else r["verdict"]
+            verdict = (
+                f"**{r['verdict']}**" if r["verdict"] in ("A better", "B better") else r["verdict"]
+            )
             lines.append(f"| {r['metric']} | {fmt(r['a'])} | {fmt(r['b'])} | {fmt(r['diff'])} | "
                          f"{ci} | {wins} | {verdict} |")
         return "\n".join(lines)
@@ -275,8 +281,10 @@ def compare(result_a: Any, result_b: Any, level: float = 0.95, *,
             lo, hi = percentile_interval(d, level)
             lower = key in lower_is_better
             verdict = _verdict(lo, hi, lower)
-            if key.startswith("analysis:"):     # a cost: more of it is worse
-                verdict = {"A better": "A loses more to it", "B better": "B loses more to it"}.get(verdict, verdict)
+            if key.startswith("analysis:"):  # a cost: more of it is worse
+                verdict = {"A better": "A loses more to it", "B better": "B loses more to it"}.get(
+                    verdict, verdict
+                )
             row.update({"low": lo, "high": hi,
                         "a_wins": float(np.mean(d < 0 if lower else d > 0)) if len(d) else None,
                         "verdict": verdict})

@@ -74,7 +74,10 @@ def check_conventions(bench: Any, references: Any, predictions: Any, result: Res
     Another reading can beat the file by the margin only where the file scores under 100 - margin: a
     good file is never re-read."""
     conventions = bench.conventions
-    if conventions is not None and (result.metrics.get(conventions.key) or 0.0) < 100 - CONVENTION_MARGIN_POINTS:
+    if (
+        conventions is not None
+        and (result.metrics.get(conventions.key) or 0.0) < 100 - CONVENTION_MARGIN_POINTS
+    ):
         values = conventions.readings(references, predictions, options)
         result.warnings.extend(convention_warning(conventions, values))
 
@@ -113,7 +116,9 @@ def conventions(benchmark: str, references: Any, predictions: Any, *, split: str
     if bench.conventions is None:
         raise UnsupportedError(f"{bench.display_name} has no box conventions to compare",
                                fix="score the file with 'vlbench score'")
-    entries = _read_predictions(bench, predictions, max_bytes) if _is_path(predictions) else predictions
+    entries = (
+        _read_predictions(bench, predictions, max_bytes) if _is_path(predictions) else predictions
+    )
     bench.scorer.score(refs, entries, opts,
                        source=str(predictions) if _is_path(predictions) else "predictions")
     return bench.conventions.key, bench.conventions.readings(refs, entries, opts)
@@ -202,7 +207,19 @@ def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: 
     if names is None:
         names = (str(predictions_a) if _is_path(predictions_a) else "A",
                  str(predictions_b) if _is_path(predictions_b) else "B")
-    return paired(a, b, ci, resamples=resamples, seed=seed, names=names, lower_is_better=bench.lower_is_better), a, b
+    return (
+        paired(
+            a,
+            b,
+            ci,
+            resamples=resamples,
+            seed=seed,
+            names=names,
+            lower_is_better=bench.lower_is_better,
+        ),
+        a,
+        b,
+    )
 
 
 #: written into every built folder: the files of that build (the only ones a later build may
@@ -262,10 +279,13 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
         if eval_tasks(bench.id, yaml_configs(card)):
             _, warnings = write_eval_yaml(staging, bench.id, card, eval_framework)
             report.files.insert(1, "eval.yaml")
-            for warning in warnings:     # kept for local use and the .eval_results task ids; publishing refuses it
+            # kept for local use and the .eval_results task ids; publishing refuses it
+            for warning in warnings:
                 report.count("eval_yaml_framework",
                              "eval.yaml the Hub would refuse at push time: " + warning)
-        else:       # e.g. a config named after a file, which no leaderboard task names: a dataset, no leaderboard
+        else:
+            # e.g. a config named after a file, which no leaderboard task names: a dataset, no
+            # leaderboard
             report.count("no_eval_yaml",
                          "folder without eval.yaml: no leaderboard task covers its configs "
                                          f"({', '.join(yaml_configs(card))})")
@@ -298,11 +318,14 @@ def _note_missing_images(folder: Path, report: Any) -> None:
     if not report.missing_images:
         return
     card = folder / "README.md"
-    note = (f"\n\n## Images\n\n{len(report.missing_images):,} image(s) are **not embedded** in "
-            "this build (it was made "
-            "with `--allow-missing-images`; e.g. " + ", ".join(f"`{m}`" for m in report.missing_images[:3])
-            + "): their rows have no image, so models cannot be run on them (`vlbench predict` "
-              "refuses such rows).\n")
+    note = (
+        f"\n\n## Images\n\n{len(report.missing_images):,} image(s) are **not embedded** in "
+        "this build (it was made "
+        "with `--allow-missing-images`; e.g. "
+        + ", ".join(f"`{m}`" for m in report.missing_images[:3])
+        + "): their rows have no image, so models cannot be run on them (`vlbench predict` "
+        "refuses such rows).\n"
+    )
     card.write_text(card.read_text(encoding="utf-8").rstrip("\n") + note, encoding="utf-8")
 
 
@@ -371,7 +394,9 @@ def _verify_embedded_images(folder: Path) -> None:
             group = parquet.read_row_group(i, columns=images)
             for name in images:
                 column = group[name]
-                without = pc.sum(pc.and_(pc.is_valid(column), pc.is_null(pc.struct_field(column, "bytes")))).as_py()
+                without = pc.sum(
+                    pc.and_(pc.is_valid(column), pc.is_null(pc.struct_field(column, "bytes")))
+                ).as_py()
                 if without:
                     raise FormatError(f"{without} image(s) in {shard.name} were written without "
                                       "their bytes",
@@ -393,7 +418,8 @@ def _move_build(staging: Path, out: Path, previous: list[str]) -> None:
                          fix="move them away, or choose another folder")
     for rel in previous:
         target = out / rel
-        if target.is_file() and not Path(rel).is_absolute() and ".." not in Path(rel).parts:   # only inside out
+        # only inside out
+        if target.is_file() and not Path(rel).is_absolute() and ".." not in Path(rel).parts:
             target.unlink()
     for rel in new:
         (out / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -86,7 +86,11 @@ def _column(entries: list[Any], key: str, path: str, what: str, fix: str) -> lis
 
 def _list_of(data: Any, key: str | None, path: str, fix: str) -> list[Any]:
     """``data[key]`` (or ``data``) as a list, or an error saying what the file should hold."""
-    value = data.get(key) if key is not None and isinstance(data, dict) else (data if key is None else None)
+    value = (
+        data.get(key)
+        if key is not None and isinstance(data, dict)
+        else (data if key is None else None)
+    )
     if not isinstance(value, list):
         where = f"a list under {key!r}" if key else "a list of detections"
         raise FormatError(f"this file should hold {where}", file=path, fix=fix)
@@ -103,7 +107,9 @@ def read_instances(path: str | os.PathLike
     ``"9"``); an image listed twice is one image, as ``COCO`` keys its images by id."""
     source = str(path)
     data = read_json(path, what="instances file", typed=_Instances)
-    fix = "pass a COCO instances file (images, annotations, categories), e.g. instances_val2017.json"
+    fix = (
+        "pass a COCO instances file (images, annotations, categories), e.g. instances_val2017.json"
+    )
     if isinstance(data, _Instances):
         listed = _fields(data.images, ("id",))["id"]
         category_list = _fields(data.categories, ("id",))["id"]
@@ -137,14 +143,16 @@ def read_results(path: str | os.PathLike, image_ids: NDArray[np.int64],
     ``id_table``: the instances file's table of text image ids (:func:`read_instances`), through
     which results name their images."""
     source = str(path)
-    fix = "write the detections as COCO results: [{\"image_id\", \"category_id\", \"bbox\": [x, y, w, h], \"score\"}]"
+    fix = ('write the detections as COCO results: [{"image_id", "category_id", '
+           '"bbox": [x, y, w, h], "score"}]')
     dets = _list_of(read_json(path, what="results file", typed=list[TypedCocoResult]), None, source,
                     fix)
     if not dets:
         raise FormatError("the results file holds no detections (pycocotools' loadRes cannot read "
                           "an empty list)",
                           file=source, fix="score a file with at least one detection")
-    if isinstance(dets[0], TypedCocoResult):     # the usual shape, every value already checked while decoding
+    # the usual shape, every value already checked while decoding
+    if isinstance(dets[0], TypedCocoResult):
         image, category, boxes, score = typed_coco_columns(dets)
         dt = {"image_id": image, "category_id": category, "bbox": boxes, "score": score}
         written: list[Any] = image.tolist()
@@ -181,7 +189,8 @@ def _result_columns(dets: list[Any], source: str, fix: str,
     dt = {"image_id": image,
           "category_id": integral_ids(columns["category_id"], source, "category_id"),
           "bbox": boxes, "score": scores.value}
-    if scores.exact is not None:        # integers beyond 2^53, which numpy ranks exactly in an all-integer list
+    # integers beyond 2^53, which numpy ranks exactly in an all-integer list
+    if scores.exact is not None:
         dt.update(score_exact=scores.exact, score_is_int=scores.is_int)
     return dt
 

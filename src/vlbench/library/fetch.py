@@ -43,8 +43,15 @@ def release_of(default: Release | None, raw: str | None, name: str) -> Release:
     that repo) or an https URL (that one file), else the benchmark's own ``default``."""
     if raw is None:
         if default is None or not default.files:
-            raise InputError(f"{name} has no release vlbench can fetch" + (f" ({default.home})" if default else ""),
-                             fix=(default.by_hand if default and default.by_hand else "pass --raw with the release"))
+            raise InputError(
+                f"{name} has no release vlbench can fetch"
+                + (f" ({default.home})" if default else ""),
+                fix=(
+                    default.by_hand
+                    if default and default.by_hand
+                    else "pass --raw with the release"
+                ),
+            )
         return default
     if raw.startswith("hf://"):
         repo, _, revision = raw[5:].partition("@")
@@ -84,7 +91,11 @@ def _by_hand(release: Release, what: str, reason: str) -> ServiceError:
 def _fetch_hub(release: Release) -> Fetched:
     """The files of a Hub dataset at ``release.revision``, through ``huggingface_hub``'s cache."""
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RevisionNotFoundError
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        LocalEntryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     repo = release.home[5:]
     paths: dict[str, Path] = {}
@@ -94,21 +105,30 @@ def _fetch_hub(release: Release) -> Fetched:
             paths[name] = Path(hf_hub_download(repo, name, repo_type="dataset",
                                                revision=release.revision))
         except (EntryNotFoundError, RevisionNotFoundError) as exc:
-            if isinstance(exc, LocalEntryNotFoundError):       # offline or unreachable, not in the cache
-                raise _by_hand(release, f"{name} from {release.home}@{release.revision}",
-                               "offline or unreachable, and not in the Hugging Face cache") from None
+            # offline or unreachable, not in the cache
+            if isinstance(exc, LocalEntryNotFoundError):
+                raise _by_hand(
+                    release,
+                    f"{name} from {release.home}@{release.revision}",
+                    "offline or unreachable, and not in the Hugging Face cache",
+                ) from None
             if name in release.optional and not isinstance(exc, RevisionNotFoundError):
                 _say(f"note: {release.home}@{release.revision} has no {name}: what it holds is "
                      "built without it")
                 continue
-            raise FormatError(f"{release.home}@{release.revision} has no {name} "
-                              f"({type(exc).__name__})",
-                              fix="check the revision (a commit, branch or tag of the dataset)") from None
-        except Exception as exc:      # offline, unreachable, refused: huggingface_hub and httpx raise many types
+            raise FormatError(
+                f"{release.home}@{release.revision} has no {name} ({type(exc).__name__})",
+                fix="check the revision (a commit, branch or tag of the dataset)",
+            ) from None
+        # offline, unreachable, refused: huggingface_hub and httpx raise many types
+        except Exception as exc:
             if isinstance(exc, (KeyboardInterrupt, MemoryError)):
                 raise
-            raise _by_hand(release, f"{name} from {release.home}@{release.revision}",
-                           f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}") from None
+            raise _by_hand(
+                release,
+                f"{name} from {release.home}@{release.revision}",
+                f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}",
+            ) from None
     commit = paths[release.files[0]].parent.name if paths else release.revision
     files = {name: _verified_blob(path, release, name) for name, path in paths.items()}
     return Fetched(paths[release.files[0]].parent,
@@ -128,8 +148,11 @@ def _verified_blob(path: Path, release: Release, name: str) -> str:
     got = sha256.hexdigest()
     expected = blob.name
     pinned = release.sha256.get(name)
-    if (len(expected) == 64 and got != expected) or (len(expected) == 40 and sha1.hexdigest() != expected) \
-            or (pinned and got != pinned):
+    if (
+        (len(expected) == 64 and got != expected)
+        or (len(expected) == 40 and sha1.hexdigest() != expected)
+        or (pinned and got != pinned)
+    ):
         for stale in (path, blob):
             stale.unlink(missing_ok=True)
         raise FormatError(f"{name} from {release.home} does not match its hash (SHA-256 "

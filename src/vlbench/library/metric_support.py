@@ -104,7 +104,9 @@ def _check_value(value: Any, feature: Any, where: str) -> None:
         items = list(value)
         if isinstance(inner, datasets.Value) and inner.dtype not in ("string", "large_string"):
             limit = _exact_limit(inner.dtype)
-            if set(map(type, items)) <= {int, float} and all(-limit <= v <= limit for v in items if type(v) is int):
+            if set(map(type, items)) <= {int, float} and all(
+                -limit <= v <= limit for v in items if type(v) is int
+            ):
                 return                                      # the common case, checked at once
         for i, item in enumerate(items):
             _check_value(item, inner, f"{where}[{i}]")
@@ -117,7 +119,9 @@ def _check_value(value: Any, feature: Any, where: str) -> None:
             if not value.isascii() and re.search("[\ud800-\udfff]", value):
                 fail("the text holds a lone surrogate (not valid Unicode)",
                      "repair the text's encoding")
-        elif feature.dtype != "bool" and (isinstance(value, (str, bytes)) or not isinstance(value, _NUMBER_TYPES)):
+        elif feature.dtype != "bool" and (
+            isinstance(value, (str, bytes)) or not isinstance(value, _NUMBER_TYPES)
+        ):
             fail(f"expected a number, got {type(value).__name__} {value!r}",
                  "pass numbers (text such as \"0.5\" is not converted)")
         elif feature.dtype != "bool" and isinstance(value, bool):
@@ -154,8 +158,10 @@ def compute_output(result: Result, return_details: bool, ci: float | None = None
         warnings.warn(message, stacklevel=4)
     out: dict[str, Any] = dict(result.metrics)
     if ci is not None:
-        out["confidence_intervals"] = {k: (v["low"], v["high"])
-                                       for k, v in result.breakdowns["confidence_intervals"]["metrics"].items()}
+        out["confidence_intervals"] = {
+            k: (v["low"], v["high"])
+            for k, v in result.breakdowns["confidence_intervals"]["metrics"].items()
+        }
     if return_details:
         out.update(breakdowns=result.breakdowns, counts=result.counts, warnings=result.warnings)
     if result.analysis is not None:

@@ -66,9 +66,14 @@ def merge_model_index(card_text: str, result: Result, model_name: str | None = N
         has_header = card_text.lstrip().startswith("---")
         card = ModelCard(card_text if has_header else "---\n{}\n---\n" + card_text)
         raw_index = _front_matter(card_text).get("model-index") or []
-    except Exception as exc:       # yaml errors, ValueError / KeyError / TypeError of an invalid model-index
-        raise FormatError(f"the model card cannot be read ({type(exc).__name__}: "
-                          f"{(str(exc).splitlines() or [''])[0][:200]})", file=source, fix=fix) from None
+    # yaml errors, ValueError / KeyError / TypeError of an invalid model-index
+    except Exception as exc:
+        raise FormatError(
+            f"the model card cannot be read ({type(exc).__name__}: "
+            f"{(str(exc).splitlines() or [''])[0][:200]})",
+            file=source,
+            fix=fix,
+        ) from None
     names = {m.get("name") for m in raw_index if isinstance(m, dict)}
     if len(names) > 1:
         raise FormatError(f"the card's model-index holds results of {len(names)} models "
@@ -121,9 +126,13 @@ def read_text(path: str | os.PathLike, what: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise FormatError(f"the {what} is not UTF-8 text", file=str(path), fix="save it as UTF-8") from None
+        raise FormatError(
+            f"the {what} is not UTF-8 text", file=str(path), fix="save it as UTF-8"
+        ) from None
     except OSError as exc:
-        raise FormatError(f"cannot read the {what} ({exc.strerror or exc})", file=str(path)) from None
+        raise FormatError(
+            f"cannot read the {what} ({exc.strerror or exc})", file=str(path)
+        ) from None
 
 
 def write_eval_results(result: Result, folder: str | os.PathLike,
@@ -137,7 +146,9 @@ def write_eval_results(result: Result, folder: str | os.PathLike,
     from ..engine.io import check_output, write_text_atomic
 
     check_output(folder, "evaluation results folder", folder=True)
-    target_dir = Path(folder) if Path(folder).name == ".eval_results" else Path(folder) / ".eval_results"
+    target_dir = (
+        Path(folder) if Path(folder).name == ".eval_results" else Path(folder) / ".eval_results"
+    )
     check_output(target_dir, "evaluation results folder", folder=True)
     entries = eval_results(result, **entry_fields)
     target = target_dir / f"{result.benchmark}.yaml"
@@ -186,7 +197,8 @@ def update_model_card(result: Result, *, into: str | os.PathLike | None = None,
         try:
             existing = remote_card(push, path=remote)
         except ServiceError:
-            if not dry_run:             # a push over a file it could not read might replace others' results
+            # a push over a file it could not read might replace others' results
+            if not dry_run:
                 raise
             existing = ""
             done.append(f"note: {push}'s {remote} could not be read (the Hub cannot be reached): "

@@ -83,7 +83,8 @@ def publish_folder(folder: str | os.PathLike, repo_id: str, *, repo_type: str = 
         except InputError as exc:
             if not dry_run:
                 raise
-            return dataclasses.replace(plan, refused=str(exc))    # a dry run shows the plan and the refusal
+            # a dry run shows the plan and the refusal
+            return dataclasses.replace(plan, refused=str(exc))
     if dry_run:
         return plan
     from huggingface_hub import HfApi
@@ -115,17 +116,25 @@ def check_dataset_card(plan: UploadPlan) -> set[tuple[str, str]]:
     fix = "rebuild the folder with 'vlbench build' (or correct the card's YAML front matter)"
     try:
         meta = DatasetCard(path.read_text(encoding="utf-8")).data.to_dict()
-    except Exception as exc:        # yaml's errors, ValueError for front matter that is no mapping, UnicodeDecodeError
+    # yaml's errors, ValueError for front matter that is no mapping, UnicodeDecodeError
+    except Exception as exc:
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise
-        raise InputError(f"the Hub cannot read the card's front matter ({type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0][:200] if str(exc) else ''})", file=str(path), fix=fix) from None
+        raise InputError(
+            f"the Hub cannot read the card's front matter ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0][:200] if str(exc) else ''})",
+            file=str(path),
+            fix=fix,
+        ) from None
     uploaded = [p for p, _ in plan.files]
     declared = set()
     for config in meta.get("configs") or []:
         if not isinstance(config, dict) or not isinstance(config.get("data_files"), list):
-            raise InputError(f"a configs entry is not a mapping with a data_files list ({config!r})"[:300],
-                             file=str(path), fix=fix)
+            raise InputError(
+                f"a configs entry is not a mapping with a data_files list ({config!r})"[:300],
+                file=str(path),
+                fix=fix,
+            )
         for files in config["data_files"]:
             pattern = files.get("path") if isinstance(files, dict) else None
             split = files.get("split") if isinstance(files, dict) else None
@@ -190,7 +199,11 @@ def _source_checkout() -> Path | None:
     """The source tree vlbench runs from (an editable install or a clone on PYTHONPATH), or None for
     a wheel."""
     root = Path(__file__).resolve().parents[3]
-    return root if (root / "pyproject.toml").is_file() and (root / "src" / "vlbench").is_dir() else None
+    return (
+        root
+        if (root / "pyproject.toml").is_file() and (root / "src" / "vlbench").is_dir()
+        else None
+    )
 
 
 def find_wheel(wheel: str | os.PathLike | None, workdir: str | os.PathLike) -> Path:
@@ -264,14 +277,21 @@ def remote_card(repo_id: str, token: str | None = None, path: str = "README.md")
     """A text file of model repo ``repo_id``, by default its README.md ("" when the repo has none
     yet)."""
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+    )
 
     try:
         # etag_timeout: an unreachable Hub is said within seconds rather than after ~23 s of silent
         # retries
-        return Path(hf_hub_download(repo_id, path, token=token, etag_timeout=5)).read_text(encoding="utf-8")
+        return Path(hf_hub_download(repo_id, path, token=token, etag_timeout=5)).read_text(
+            encoding="utf-8"
+        )
     except (EntryNotFoundError, RepositoryNotFoundError) as exc:
-        if isinstance(exc, LocalEntryNotFoundError):    # offline or unreachable: not "the repo has no card"
+        # offline or unreachable: not "the repo has no card"
+        if isinstance(exc, LocalEntryNotFoundError):
             from ..engine.errors import ServiceError
 
             raise ServiceError(f"cannot read {path} of {repo_id}: the Hugging Face Hub cannot be "
@@ -281,7 +301,9 @@ def remote_card(repo_id: str, token: str | None = None, path: str = "README.md")
                                "merge into a local copy of the card, or retry online") from None
         return ""
     except UnicodeDecodeError:
-        raise InputError(f"{path} of {repo_id} on the Hub is not UTF-8 text", fix="fix the file on the Hub") from None
+        raise InputError(
+            f"{path} of {repo_id} on the Hub is not UTF-8 text", fix="fix the file on the Hub"
+        ) from None
     except Exception as exc:  # offline, no DNS, proxy: huggingface_hub raises several types
         from ..engine.errors import ServiceError
 
@@ -298,11 +320,18 @@ def push_model_card(repo_id: str, card_before: str, files: dict[str, str], *, dr
     done: the card's unified diff and the files."""
     import difflib
 
-    diff = "".join(difflib.unified_diff(card_before.splitlines(keepends=True),
-                                        files.get("README.md", card_before).splitlines(keepends=True),
-                                        "a/README.md", "b/README.md"))
+    diff = "".join(
+        difflib.unified_diff(
+            card_before.splitlines(keepends=True),
+            files.get("README.md", card_before).splitlines(keepends=True),
+            "a/README.md",
+            "b/README.md",
+        )
+    )
     listing = "\n".join(f"{len(text.encode()):>10,}  {path}" for path, text in files.items())
-    head = ("would commit to" if dry_run else "committed to") + f" model {repo_id} (one commit):\n{listing}\n"
+    head = (
+        "would commit to" if dry_run else "committed to"
+    ) + f" model {repo_id} (one commit):\n{listing}\n"
     if not dry_run:
         from huggingface_hub import CommitOperationAdd, HfApi
         from huggingface_hub.utils import get_token

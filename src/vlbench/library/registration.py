@@ -60,7 +60,10 @@ def eval_tasks(benchmark: str, available: dict[str, list[str]] | None = None) ->
 
 def yaml_configs(card_meta: dict[str, Any]) -> dict[str, list[str]]:
     """The configs a card's YAML declares, each with its splits."""
-    return {c["config_name"]: [f["split"] for f in c["data_files"]] for c in card_meta.get("configs", [])}
+    return {
+        c["config_name"]: [f["split"] for f in c["data_files"]]
+        for c in card_meta.get("configs", [])
+    }
 
 
 def eval_yaml(benchmark: str, card_meta: dict[str, Any] | None = None,
@@ -105,7 +108,10 @@ def eval_yaml_problems(spec: Any) -> list[str]:
         elif any(key in task and not isinstance(task[key], str) for key in ("config", "split")):
             problems.append(f"tasks[{i}] ({task['id']}): 'config' and 'split' must be text")
     ids = [t.get("id") for t in tasks if isinstance(t, dict)]
-    problems += [f"task id {i!r} is used twice" for i in sorted({i for i in ids if ids.count(i) > 1}, key=str)]
+    problems += [
+        f"task id {i!r} is used twice"
+        for i in sorted({i for i in ids if ids.count(i) > 1}, key=str)
+    ]
     return problems
 
 
@@ -126,7 +132,11 @@ def check_eval_yaml(spec: Any, source: str = "eval.yaml", *,
     unlisted = _unlisted_framework(spec) if isinstance(spec, dict) else None
     refused = [p for p in problems if not (allow_unlisted and p == unlisted)]
     if refused:
-        fix = UNLISTED_FIX if refused == [unlisted] else "rebuild the folder with 'vlbench build' (or correct the file)"
+        fix = (
+            UNLISTED_FIX
+            if refused == [unlisted]
+            else "rebuild the folder with 'vlbench build' (or correct the file)"
+        )
         raise InputError("the Hub would refuse this eval.yaml: " + "; ".join(refused), file=source,
                          fix=fix)
     return [f"{unlisted}. Fix: {UNLISTED_FIX}"] if unlisted else []
@@ -182,7 +192,9 @@ def _default_notes(result: Any) -> str:
     notes = f"vlbench {result.version}, protocol={result.protocol}"
     source = result.source or {}
     if source.get("release"):
-        notes += f"; references: {source['release']}" + (f"@{source['revision']}" if source.get("revision") else "")
+        notes += f"; references: {source['release']}" + (
+            f"@{source['revision']}" if source.get("revision") else ""
+        )
     files = source.get("files") or {}
     if files:
         notes += "; sha256: " + ", ".join(f"{name}={digest}" for name,
@@ -202,21 +214,30 @@ def merge_eval_results(existing: str, new: list[dict[str, Any]],
     try:
         old = yaml.safe_load(existing)
     except yaml.YAMLError as exc:
-        raise InputError("the existing evaluation results are not valid YAML "
-                         f"({str(exc).splitlines()[0]})",
-                         file=source, fix="fix or remove the file, then write the results again") from None
-    if not isinstance(old, list) or not all(isinstance(e, dict) and isinstance(e.get("dataset"), dict) for e in old):
+        raise InputError(
+            f"the existing evaluation results are not valid YAML ({str(exc).splitlines()[0]})",
+            file=source,
+            fix="fix or remove the file, then write the results again",
+        ) from None
+    if not isinstance(old, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("dataset"), dict) for e in old
+    ):
         raise InputError("the existing evaluation results are not a list of {dataset: {...}, "
                          "value: ...} entries",
                          file=source, fix="fix or remove the file, then write the results again")
     from huggingface_hub import parse_eval_result_entries
 
-    try:        # what the Hub's library reads; the entries themselves are kept as written (fields it does not know)
+    # what the Hub's library reads; the entries themselves are kept as written (fields it does not
+    # know)
+    try:
         parse_eval_result_entries(old)
     except (KeyError, TypeError) as exc:
-        raise InputError("an existing evaluation result lacks a field the Hub needs "
-                         f"({type(exc).__name__}: {exc})",
-                         file=source, fix="fix or remove the file, then write the results again") from None
+        raise InputError(
+            "an existing evaluation result lacks a field the Hub needs "
+            f"({type(exc).__name__}: {exc})",
+            file=source,
+            fix="fix or remove the file, then write the results again",
+        ) from None
 
     def key(entry: dict[str, Any]) -> tuple:
         d = entry["dataset"]

@@ -71,8 +71,10 @@ def analysis_tables(result: Result) -> dict[str, Table]:
                 for t, e in a["errors"].items()]
         out[f"errors ({key} as scored: {_shown(a.get('as_scored'))}; not official)"] = (
             ["error", "count", f"{key} gained when fixed", "definition"], rows)
-    for name, mapping in {**a.get("slices", {}),
-                          **({"domain gaps": a["domain_gaps"]} if "domain_gaps" in a else {}) }.items():
+    for name, mapping in {
+        **a.get("slices", {}),
+        **({"domain gaps": a["domain_gaps"]} if "domain_gaps" in a else {}),
+    }.items():
         columns = list(dict.fromkeys(c for row in mapping.values() for c in row))
         out[name if name == "domain gaps" else f"by {name}"] = (
             [name, *columns],
@@ -113,7 +115,9 @@ def _shown(value: Any) -> str:
 def headline(result: Result) -> list[list[Any]]:
     """[metric, value] rows of the benchmark's headline metrics present in the result (else every
     metric)."""
-    keys = [k for k in get_benchmark(result.benchmark).headline if k in result.metrics] or list(result.metrics)
+    keys = [k for k in get_benchmark(result.benchmark).headline if k in result.metrics] or list(
+        result.metrics
+    )
     return [[k, _round(result.metrics[k], 4)] for k in keys]
 
 
@@ -125,7 +129,8 @@ def tables(result: Result) -> dict[str, Table]:
                                               v in result.metrics.items()])}
     out.update(get_benchmark(result.benchmark).views.tables(result))
     bounds, orders = tie_bounds(result), tie_orders(result)
-    if bounds or orders:  # detections shared scores: each key over every order of the ties, and over random orders
+    # detections shared scores: each key over every order of the ties, and over random orders
+    if bounds or orders:
         none = {"low": None, "high": None, "mean": None}
         out["tie orders (the official number, every order's extremes, random orders' mean and "
             "5-95%)"] = (
@@ -147,7 +152,10 @@ def tie_bounds(result: Result) -> dict[str, dict[str, Any]]:
     """The result's ``tie_bounds`` when the tie order changes some AP key (else ``{}``: ties that
     change nothing are not worth a column)."""
     bounds = result.breakdowns.get("tie_bounds") or {}
-    moves = any(b["low"] is not None and b["high"] is not None and b["high"] - b["low"] > 1e-9 for b in bounds.values())
+    moves = any(
+        b["low"] is not None and b["high"] is not None and b["high"] - b["low"] > 1e-9
+        for b in bounds.values()
+    )
     return bounds if moves else {}
 
 
@@ -155,7 +163,10 @@ def tie_orders(result: Result) -> dict[str, dict[str, Any]]:
     """Per key, the mean and 5-95% interval over random orders of tied scores
     (``breakdowns["tie_orders"]``), when the orders move some key (else ``{}``)."""
     keys = (result.breakdowns.get("tie_orders") or {}).get("keys", {})
-    moves = any(o["low"] is not None and o["high"] is not None and o["high"] - o["low"] > 1e-9 for o in keys.values())
+    moves = any(
+        o["low"] is not None and o["high"] is not None and o["high"] - o["low"] > 1e-9
+        for o in keys.values()
+    )
     return keys if moves else {}
 
 
@@ -190,17 +201,24 @@ def analysis_plot(result: Result) -> Any:
     fig = Figure(figsize=(6, 0.45 * len(rows) + 1.2))
     ax = fig.subplots()
     names, values, counts = zip(*rows[::-1])
-    bars = ax.barh(names, values,
-                   color=["#1f77b4" if n not in ("false_positives", "false_negatives") else "#999999"
-                                         for n in names])
+    bars = ax.barh(
+        names,
+        values,
+        color=[
+            "#1f77b4" if n not in ("false_positives", "false_negatives") else "#999999"
+            for n in names
+        ],
+    )
     for bar, value, count in zip(bars, values,
                                  counts):     # the bar is the points; say both, each with its unit
         label = f" {value:+.2f} pts" + (f" ({count} boxes)" if count is not None else "")
         ax.annotate(label, (max(bar.get_width(), 0), bar.get_y() + bar.get_height() / 2),
                     va="center", fontsize=8)
-    ax.margins(x=0.35)             # room for the labels past the longest bar
-    ax.set(xlabel=f"{key} gained when fixed alone (points; as scored: {_shown(a.get('as_scored'))})",
-           title="what each error costs (not official)")
+    ax.margins(x=0.35)  # room for the labels past the longest bar
+    ax.set(
+        xlabel=f"{key} gained when fixed alone (points; as scored: {_shown(a.get('as_scored'))})",
+        title="what each error costs (not official)",
+    )
     fig.tight_layout()
     return fig
 
@@ -298,7 +316,8 @@ def draw_placed(sample: Sample,
             text = label[:40]
             t_left, t_top, t_right, t_bottom = canvas.textbbox((0, 0), text)
             ty = y0 - (t_bottom - t_top) - 4 if y0 >= (t_bottom - t_top) + 4 else y0 + width
-            tx = max(0, min(x0, img.width - (t_right - t_left) - 4))      # a label never leaves the canvas
+            # a label never leaves the canvas
+            tx = max(0, min(x0, img.width - (t_right - t_left) - 4))
             canvas.rectangle([tx, ty, tx + t_right - t_left + 4, ty + t_bottom - t_top + 4],
                              fill=colour)
             canvas.text((tx + 2, ty + 2 - t_top), text, fill=(255, 255, 255))

@@ -48,7 +48,8 @@ def _placeholders(benchmark_id: str, display_name: str | None, suffix: str) -> d
 
 
 def _fill(text: str, values: dict[str, str]) -> str:
-    for key, value in values.items():        # the longer placeholders first (__NAME_JSON__ before __NAME__)
+    # the longer placeholders first (__NAME_JSON__ before __NAME__)
+    for key, value in values.items():
         text = text.replace(key, value)
     return text
 
@@ -56,8 +57,10 @@ def _fill(text: str, values: dict[str, str]) -> str:
 def _check_name(display_name: str | None) -> None:
     """A display name is one line of printable text (a control character would be pasted into every
     file)."""
-    if display_name is not None and (not display_name.strip()
-                                     or any(unicodedata.category(c).startswith("C") for c in display_name)):
+    if display_name is not None and (
+        not display_name.strip()
+        or any(unicodedata.category(c).startswith("C") for c in display_name)
+    ):
         raise InputError(f"{display_name!r} cannot be a display name: it is empty or holds a "
                          "control character",
                          fix="pass --name with one line of text, e.g. --name 'My Bench (v2)'")
@@ -69,7 +72,10 @@ def _check_id(benchmark_id: str) -> None:
         raise InputError(f"{benchmark_id!r} cannot be a benchmark id",
                          fix="use 2-40 lower-case letters, digits and underscores, starting with a "
                              "letter (my_bench)")
-    if benchmark_id in sys.stdlib_module_names or importlib.util.find_spec(benchmark_id) is not None:
+    if (
+        benchmark_id in sys.stdlib_module_names
+        or importlib.util.find_spec(benchmark_id) is not None
+    ):
         raise InputError(f"{benchmark_id!r} is the name of a Python module: the metric Space's "
                          f"{benchmark_id}.py "
                          "beside its app.py would shadow it, and the Space would not start",
@@ -97,7 +103,11 @@ def _fill_card(package_src: Path, benchmark_id: str) -> None:
             unregister(benchmark_id)
     finally:
         sys.path.remove(str(package_src))
-        for name in [m for m in sys.modules if m == f"vlbench_{benchmark_id}" or m.startswith(f"vlbench_{benchmark_id}.")]:
+        for name in [
+            m
+            for m in sys.modules
+            if m == f"vlbench_{benchmark_id}" or m.startswith(f"vlbench_{benchmark_id}.")
+        ]:
             del sys.modules[name]
 
 
@@ -108,7 +118,9 @@ def _sample_images(package: Path, benchmark_id: str) -> list[Path]:
 
     samples = Path("src") / f"vlbench_{benchmark_id}" / "samples"
     written = []
-    for entry in json.loads((package / samples / "references.json").read_text(encoding="utf-8"))["images"]:
+    for entry in json.loads((package / samples / "references.json").read_text(encoding="utf-8"))[
+        "images"
+    ]:
         image = Image.new("RGB", (96, 64), (235, 235, 235))
         draw = ImageDraw.Draw(image)
         for k in range(int(entry["count"])):
@@ -153,13 +165,16 @@ def new_benchmark(benchmark_id: str, out: str | os.PathLike,
         _fill_card(staging / "src", benchmark_id)
         umask = os.umask(0)
         os.umask(umask)
-        staging.chmod(0o777 & ~umask)        # mkdtemp's 0700 would hide the package from other users
+        # mkdtemp's 0700 would hide the package from other users
+        staging.chmod(0o777 & ~umask)
         staging.rename(target)
     except OSError as exc:              # a full disk, a quota, a folder made read-only meanwhile
         shutil.rmtree(staging, ignore_errors=True)
-        raise ServiceError(f"cannot write the package in {target.parent} ({exc.strerror or exc}); "
-                           "nothing was left "
-                           f"there. Fix: free space there or pass another --out, then rerun") from None
+        raise ServiceError(
+            f"cannot write the package in {target.parent} ({exc.strerror or exc}); "
+            "nothing was left "
+            f"there. Fix: free space there or pass another --out, then rerun"
+        ) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

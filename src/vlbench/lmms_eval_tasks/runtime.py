@@ -36,7 +36,10 @@ def doc_to_text(benchmark: str, folder: str | None = None, config: str | None = 
     from ..predict.families import GENERATOR, OTHER, Preset, family_named, render_prompt
 
     predictor = get_benchmark(benchmark).require_predictor()
-    base = family_named(family).presets.get(predictor.answer_kind) or OTHER.presets[predictor.answer_kind]
+    base = (
+        family_named(family).presets.get(predictor.answer_kind)
+        or OTHER.presets[predictor.answer_kind]
+    )
 
     def prompt(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
         override = (lmms_eval_specific_kwargs or {}).get("prompt")
@@ -77,7 +80,9 @@ def aggregation(benchmark: str, key: str, box_format: str | None = None, folder:
     """The aggregation of metric ``key``: vlbench's score of all the task's answers (scored once per
     task)."""
     def aggregate(payloads: list[dict[str, Any]]) -> float | None:
-        digest = hashlib.sha256(json.dumps(payloads, sort_keys=True, default=str).encode()).hexdigest()
+        digest = hashlib.sha256(
+            json.dumps(payloads, sort_keys=True, default=str).encode()
+        ).hexdigest()
         if (benchmark, digest) not in _SCORED:
             if len(_SCORED) >= 8:       # a memo for the metrics of one task, not a store
                 _SCORED.clear()

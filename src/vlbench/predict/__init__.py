@@ -119,17 +119,30 @@ class PredictReport:
         """One line for the terminal."""
         failed = sum(self.failures.values())
         altered = "; ".join(f"{n} {NOTES[k]}" for k, n in self.notes.items() if n)
-        return (f"{self.items} item(s), {self.entries} prediction(s)" + (f", {self.resumed} resumed" if self.resumed
-                                                                         else "")
-                + (f"; {failed} answer(s) without a usable prediction: " + "; ".join(f"{n} {r}" for r, n in
-                                                                                  self.failures.items()) if failed else "")
-                + (f"; {altered}" if altered else "")
-                + (f"; {self.skipped} item(s) of the split not answered" if self.skipped else "")
-                + (f"; prompts and box reading of the {self.settings.family!r} family" if self.settings.server
-                   else "")
-                + ("; warning: the server says another model answered: " + ", ".join(
-                    f"{m!r} ({self.served_by[m]} item(s))" for m in self.other_models()) + f", not {self.settings.model!r}"
-                   if self.other_models() else ""))
+        return (
+            f"{self.items} item(s), {self.entries} prediction(s)"
+            + (f", {self.resumed} resumed" if self.resumed else "")
+            + (
+                f"; {failed} answer(s) without a usable prediction: "
+                + "; ".join(f"{n} {r}" for r, n in self.failures.items())
+                if failed
+                else ""
+            )
+            + (f"; {altered}" if altered else "")
+            + (f"; {self.skipped} item(s) of the split not answered" if self.skipped else "")
+            + (
+                f"; prompts and box reading of the {self.settings.family!r} family"
+                if self.settings.server
+                else ""
+            )
+            + (
+                "; warning: the server says another model answered: "
+                + ", ".join(f"{m!r} ({self.served_by[m]} item(s))" for m in self.other_models())
+                + f", not {self.settings.model!r}"
+                if self.other_models()
+                else ""
+            )
+        )
 
 
 #: the detector notes a run counts -> how the summary says them
@@ -169,7 +182,9 @@ def _resume(path: Path, settings: PredictSettings,
                           "predict", file=str(path),
                           fix=fix) from None
     except OSError as exc:
-        raise FormatError(f"cannot read the partial file ({exc.strerror or exc})", file=str(path), fix=fix) from None
+        raise FormatError(
+            f"cannot read the partial file ({exc.strerror or exc})", file=str(path), fix=fix
+        ) from None
     if not text.strip():
         return {}
     lines = text.split("\n")
@@ -185,7 +200,11 @@ def _resume(path: Path, settings: PredictSettings,
     now = json.loads(json.dumps(asdict(settings)))
     # the server's address is no setting of the answers: a run continues on another address of the
     # same model
-    changed = sorted(k for k in {**head["settings"], **now} if head["settings"].get(k) != now.get(k) and k != "server")
+    changed = sorted(
+        k
+        for k in {**head["settings"], **now}
+        if head["settings"].get(k) != now.get(k) and k != "server"
+    )
     if changed:
         if changed == ["data_version"]:
             raise InputError("a partial run over another version of the dataset is in the way (its "
@@ -197,7 +216,8 @@ def _resume(path: Path, settings: PredictSettings,
                          file=str(path),
                          fix="rerun with the same settings to continue it, or delete the file to "
                              "start over")
-    keys = get_benchmark(settings.benchmark).scorer.prediction_keys     # a foreign entry is never merged
+    # a foreign entry is never merged
+    keys = get_benchmark(settings.benchmark).scorer.prediction_keys
     done = {}
     for n, line in enumerate(lines[1:-1] if torn else lines[1:], 2):
         if not line:
@@ -212,7 +232,9 @@ def _resume(path: Path, settings: PredictSettings,
             raise FormatError("a line of the partial file is not a record {\"key\", \"entries\", "
                               "...}", file=str(path),
                               entry=f"line {n}", fix=fix)
-        stray = next((e for e in record["entries"] if not (isinstance(e, dict) and keys <= e.keys())), None)
+        stray = next(
+            (e for e in record["entries"] if not (isinstance(e, dict) and keys <= e.keys())), None
+        )
         if stray is not None:
             raise FormatError("a line of the partial file holds an entry that is no "
                               f"{settings.benchmark} prediction "
@@ -272,7 +294,11 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
     out = Path(out)
     check_output(out, "prediction file or folder", folder=out.suffix != ".json")
     predictor = bench.require_predictor()
-    info = serving.model_info(model, revision) if server else models.inspect_model(model, revision=revision, kind=kind)
+    info = (
+        serving.model_info(model, revision)
+        if server
+        else models.inspect_model(model, revision=revision, kind=kind)
+    )
     if info.kind not in predictor.kinds:
         raise InputError(f"{bench.display_name} cannot be answered by {_a(info.kind)} model",
                          file=model,
@@ -371,7 +397,8 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
         if partial.stat().st_size == 0:
             append(json.dumps({"settings": asdict(report.settings)}) + "\n")
         bar = _progress(len(mine), report.resumed, progress)
-        if isinstance(loaded, serving.ServedModel):     # a server: a sliding window of requests, not batches
+        # a server: a sliding window of requests, not batches
+        if isinstance(loaded, serving.ServedModel):
             for record in _served_records(predictor, loaded, todo, report.settings, preset,
                                           skip_bad):
                 append(json.dumps(record, allow_nan=False) + "\n")
@@ -384,8 +411,14 @@ def _answer_all(predictor: Predictor, loaded: Any, mine: list[PredictItem], part
             for it in decoded:
                 if isinstance(it.image, Unreadable):
                     append(json.dumps(_unreadable_record(it.key, it.image.reason)) + "\n")
-            prompts = [render_prompt(preset, predictor.answer_kind, it.queries) for it in batch] if preset else []
-            for record in _answer(predictor, loaded, batch, report.settings, preset, prompts) if batch else []:
+            prompts = (
+                [render_prompt(preset, predictor.answer_kind, it.queries) for it in batch]
+                if preset
+                else []
+            )
+            for record in (
+                _answer(predictor, loaded, batch, report.settings, preset, prompts) if batch else []
+            ):
                 append(json.dumps(record, allow_nan=False) + "\n")
             append(None)
             bar(len(decoded))
@@ -435,7 +468,8 @@ def run(benchmark: str, model: str, data: str | os.PathLike, out: str | os.PathL
                              file=str(out),
                              fix="write the result elsewhere, e.g. --output result.json")
     report = predict(benchmark, model, data, out, **predict_options)
-    if not report.main:         # another process of 'accelerate launch': the main one merges, reports and scores
+    # another process of 'accelerate launch': the main one merges, reports and scores
+    if not report.main:
         return report, None
     if not report.entries:
         raise InputError("the model gave no usable answer for any item, so there is nothing to "
@@ -481,9 +515,12 @@ def _items(bench: Any, rows: PredictData, kind: str, data: str | os.PathLike) ->
     try:
         return list(bench.require_predictor().items(rows, kind))
     except (KeyError, TypeError) as exc:
-        raise InputError(f"the dataset's rows lack what {bench.display_name} needs "
-                         f"({type(exc).__name__}: {exc})",
-                         file=str(data), fix=f"pass a folder written by 'vlbench build {bench.id}'") from None
+        raise InputError(
+            f"the dataset's rows lack what {bench.display_name} needs "
+            f"({type(exc).__name__}: {exc})",
+            file=str(data),
+            fix=f"pass a folder written by 'vlbench build {bench.id}'",
+        ) from None
 
 
 def _require_images(items: list[PredictItem], data: str | os.PathLike, benchmark: str) -> None:
@@ -553,7 +590,9 @@ def _served_records(predictor: Predictor, served: Any, todo: list[PredictItem],
         raise InputError("no answer length for a model that generates", fix="pass --max-new-tokens")
     by_key = {it.key: it for it in todo}
     scored = settings.box_scores == TOKEN_PROBABILITY
-    prompts = (render_prompt(preset, predictor.answer_kind, it.queries) if preset else "" for it in todo)
+    prompts = (
+        render_prompt(preset, predictor.answer_kind, it.queries) if preset else "" for it in todo
+    )
     for key, a in serving.answers_as_completed(served, todo, prompts,
                                                max_new_tokens=settings.max_new_tokens,
                                                token_scores=scored, skip_bad=skip_bad):
@@ -602,7 +641,15 @@ def answer_record(predictor: Predictor, item: PredictItem, text: str, box_format
     without them (when the run asked for ``token_scores``, the record counts those boxes as
     ``boxes_scored_1``). A ``truncated`` answer (cut at the answer length) keeps its complete
     entries and is reported as such."""
-    from .parsers import TRUNCATED, LabelledBox, ParseFailure, label_index, parse_box, parse_labelled_boxes, reaches_outside
+    from .parsers import (
+        TRUNCATED,
+        LabelledBox,
+        ParseFailure,
+        label_index,
+        parse_box,
+        parse_labelled_boxes,
+        reaches_outside,
+    )
 
     if box_format is None:
         return {"key": item.key, "entries": predictor.from_answer(item, text)}
@@ -616,18 +663,37 @@ def answer_record(predictor: Predictor, item: PredictItem, text: str, box_format
     except ParseFailure as failure:
         return {"key": item.key, "entries": [],
                 "failure": TRUNCATED if truncated else failure.reason, "answer": text}
-    matched = [(b, label_index(b.label, item.queries) if predictor.answer_kind == "boxes" else 0) for b in boxes]
+    matched = [
+        (b, label_index(b.label, item.queries) if predictor.answer_kind == "boxes" else 0)
+        for b in boxes
+    ]
     kept = [(b, q) for b, q in matched if q is not None]
     scores = [box_confidence(tokens, b.span) for b, _ in kept]
-    entries = predictor.from_detections(item, DetectorAnswer([b.xyxy for b, _ in kept],
-                                                             [1.0 if s is None else s
-                                                                                      for s in scores],
-                                                         [q for _, q in kept]))
-    cut = any(f.reason == TRUNCATED for f in failures) or (truncated and predictor.answer_kind == "boxes")
-    reason = (TRUNCATED if cut        # a cut-off list may miss entries; one box read whole is an answer
-              else failures[0].reason if failures
-              else ("a box without a label" if any(b.label is None for b in boxes)
-                    else "a label that is not one of the image's") if len(kept) < len(boxes) else None)
+    entries = predictor.from_detections(
+        item,
+        DetectorAnswer(
+            [b.xyxy for b, _ in kept],
+            [1.0 if s is None else s for s in scores],
+            [q for _, q in kept],
+        ),
+    )
+    cut = any(f.reason == TRUNCATED for f in failures) or (
+        truncated and predictor.answer_kind == "boxes"
+    )
+    # a cut-off list may miss entries; one box read whole is an answer
+    reason = (
+        TRUNCATED
+        if cut
+        else failures[0].reason
+        if failures
+        else (
+            "a box without a label"
+            if any(b.label is None for b in boxes)
+            else "a label that is not one of the image's"
+        )
+        if len(kept) < len(boxes)
+        else None
+    )
     record: dict[str, Any] = {"key": item.key, "entries": entries}
     notes = {"boxes_scored_1": scores.count(None) if token_scores else 0,
              "boxes_outside_image": sum(reaches_outside(b.xyxy, size) for b, _ in kept)}
@@ -652,7 +718,9 @@ def _finish(bench: Any, items: list[PredictItem], out: Path, report: PredictRepo
         if record is None:
             raise InputError(f"item {it.key} has no answer in the partial files", file=str(out),
                              fix="rerun the same command to finish the run")
-        entries[out if out in entries else out / f"{it.context.get('part')}.json"].extend(record["entries"])
+        entries[out if out in entries else out / f"{it.context.get('part')}.json"].extend(
+            record["entries"]
+        )
         tally(report, record)
         for key, n in record.get("notes", {}).items():
             report.notes[key] = report.notes.get(key, 0) + n
@@ -660,7 +728,8 @@ def _finish(bench: Any, items: list[PredictItem], out: Path, report: PredictRepo
             if name in record:
                 count[record[name]] = count.get(record[name], 0) + 1
     report.items, report.entries = len(items), sum(map(len, entries.values()))
-    for path, written in entries.items():   # a folder of <part>.json for sub-datasets: the official layout
+    # a folder of <part>.json for sub-datasets: the official layout
+    for path, written in entries.items():
         write_text_atomic(path, json.dumps(written, allow_nan=False), "prediction file")
     write_run_record(out, report)
     for path in paths:

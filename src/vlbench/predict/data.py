@@ -24,14 +24,17 @@ def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = No
     folder = Path(data) if Path(data).is_dir() else None
     try:
         rows, split = _load_rows(str(data), bench.default_split, config, split)
-        if folder is not None and _cache_is_older(rows, folder):    # changed in place since datasets cached it
+        # changed in place since datasets cached it
+        if folder is not None and _cache_is_older(rows, folder):
             rows, split = _load_rows(str(data), bench.default_split, config, split,
                                      download_mode="force_redownload")
-    except Exception as exc:      # datasets and Arrow raise many types for a missing or corrupt folder / shard
+    # datasets and Arrow raise many types for a missing or corrupt folder / shard
+    except Exception as exc:
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise
         root: BaseException = exc
-        while (inner := root.__cause__ or root.__context__) is not None:      # datasets wraps Arrow's own words
+        # datasets wraps Arrow's own words
+        while (inner := root.__cause__ or root.__context__) is not None:
             root = inner
         if isinstance(root, OSError) and root.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             import datasets.config
@@ -64,8 +67,12 @@ def _load_rows(data: str, default_split: str | None, config: str | None, split: 
     if split is not None:
         return load_dataset(data, config, split=split, **options), split
     every = load_dataset(data, config, **options)
-    return (every[default_split] if default_split in every else concatenate_datasets([every[s] for s in every]),
-            default_split)
+    return (
+        every[default_split]
+        if default_split in every
+        else concatenate_datasets([every[s] for s in every]),
+        default_split,
+    )
 
 
 def _folder_files(folder: Path) -> list[Path]:

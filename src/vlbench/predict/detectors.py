@@ -68,7 +68,10 @@ def _xyxy_pixels(cxcywh: Any, width: float, height: float) -> Any:
     import torch
 
     cx, cy, w, h = cxcywh.unbind(-1)
-    return torch.stack([(cx - w / 2) * width, (cy - h / 2) * height, (cx + w / 2) * width, (cy + h / 2) * height], -1)
+    return torch.stack(
+        [(cx - w / 2) * width, (cy - h / 2) * height, (cx + w / 2) * width, (cy + h / 2) * height],
+        -1,
+    )
 
 
 def _text_limit(loaded: Any, default: int) -> int:
@@ -124,12 +127,15 @@ def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: flo
     texts = [q for qs in queries for q in [*qs, *[" "] * (per_image - len(qs))]]
     inputs = loaded.processor.tokenizer(texts, return_tensors="pt", padding="longest",
                                         truncation=True, max_length=limit)
-    inputs["pixel_values"] = loaded.processor.image_processor(images, return_tensors="pt")["pixel_values"]
+    inputs["pixel_values"] = loaded.processor.image_processor(images, return_tensors="pt")[
+        "pixel_values"
+    ]
     with torch.inference_mode():
         outputs = loaded.model(**loaded.place(inputs))
     found, dropped = [], []
     for n, (image, qs) in enumerate(zip(images, queries)):
-        logits = outputs.logits[n, :, :len(qs)].float()         # the padding queries of shorter lists dropped
+        # the padding queries of shorter lists dropped
+        logits = outputs.logits[n, :, :len(qs)].float()
         best, label = logits.max(-1)
         width, height = image.size
         if loaded.model_type == "owlv2":
@@ -149,7 +155,11 @@ def owl(loaded: Any, images: list[Any], queries: list[list[str]], threshold: flo
 
 def _escape(query: str) -> str:
     """A query as one Grounding DINO phrase: its '.' and '?' (phrase separators) written as ','."""
-    return " ".join(query.replace(".", ",").replace("?", ",").split()).strip(" ,") or query.strip() or "object"
+    return (
+        " ".join(query.replace(".", ",").replace("?", ",").split()).strip(" ,")
+        or query.strip()
+        or "object"
+    )
 
 
 def _caption_parts(tokenizer: Any, queries: list[str], limit: int) -> list[list[int]]:
@@ -159,7 +169,8 @@ def _caption_parts(tokenizer: Any, queries: list[str], limit: int) -> list[list[
     parts: list[list[int]] = []
     used = limit
     for n, q in enumerate(queries):
-        cost = len(tokenizer(q, add_special_tokens=False)["input_ids"]) + 1       # its tokens and its '.'
+        # its tokens and its '.'
+        cost = len(tokenizer(q, add_special_tokens=False)["input_ids"]) + 1
         if parts and used + cost <= limit:
             parts[-1].append(n)
             used += cost
@@ -210,14 +221,16 @@ def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], thr
             reached = max((b for a, b in offsets if b > a),
                           default=0)         # the caption's last character kept
             truncated[n] += sum(end > reached for _, end in spans)
-            probs = torch.sigmoid(outputs.logits[row].float())                     # (boxes, text positions)
+            # (boxes, text positions)
+            probs = torch.sigmoid(outputs.logits[row].float())
             # mean probability over each query's tokens: the normalised positive map of the
             # reference evaluation
             weights = torch.zeros(len(part), probs.shape[-1])
             for j, t in enumerate(tokens):
                 if t:
                     weights[j, t] = 1.0 / len(t)
-            scores = probs @ weights.T.to(probs.device)                             # (boxes, queries)
+            # (boxes, queries)
+            scores = probs @ weights.T.to(probs.device)
             width, height = images[n].size
             boxes = _xyxy_pixels(outputs.pred_boxes[row].float(), width, height)
             # every (box, query) pair a candidate, box-major (each box's queries in order)

@@ -71,7 +71,12 @@ class Family:
         base = self.presets.get(answer_kind) or OTHER.presets.get(answer_kind)
         if base is None:
             raise InputError(f"no prompt for answers of kind {answer_kind!r}", fix="pass --prompt")
-        if answer_kind not in self.presets and self is not OTHER and prompt is None and box_format is None:
+        if (
+            answer_kind not in self.presets
+            and self is not OTHER
+            and prompt is None
+            and box_format is None
+        ):
             raise InputError(f"{self.name} models have no documented way to answer with "
                              f"{'a caption' if answer_kind == 'text' else 'boxes'}",
                              fix="pass --prompt (and --box-format for boxes) to try anyway, or use "
@@ -87,9 +92,11 @@ class Family:
                              fix=f"pass e.g. --prompt '{base.prompt}'")
         if answer_kind != "text":
             if chosen.box_format is None:
-                raise InputError(f"no known box convention for {self.name} models",
-                                 fix="pass --box-format, one of: " + ", ".join(f"{k} ({v})"
-                                                                               for k, v in BOX_FORMATS.items()))
+                raise InputError(
+                    f"no known box convention for {self.name} models",
+                    fix="pass --box-format, one of: "
+                    + ", ".join(f"{k} ({v})" for k, v in BOX_FORMATS.items()),
+                )
             check_box_format(chosen.box_format)
         return chosen
 
@@ -104,7 +111,9 @@ def render_prompt(preset: Preset, answer_kind: str, queries: tuple[str, ...]) ->
     return preset.prompt
 
 
-_QWEN_JSON_BOX = 'Locate "{expression}" in the image, output its bbox coordinates using JSON format.'
+_QWEN_JSON_BOX = (
+    'Locate "{expression}" in the image, output its bbox coordinates using JSON format.'
+)
 _QWEN_JSON_BOXES = ('Locate every instance that belongs to the following categories: "{labels}". '
                     'Report bbox coordinates in JSON format.')
 _QWEN_CAPTION = "Describe this image in one short sentence."
@@ -233,8 +242,10 @@ def family_named(name: str | None) -> Family:
     for family in FAMILIES:
         if key == family.name.casefold() or key in family.model_types:
             return family
-    raise InputError(f"unknown model family {name!r}",
-                     fix="use one of: " + ", ".join(f.name for f in FAMILIES if f.kind == GENERATOR))
+    raise InputError(
+        f"unknown model family {name!r}",
+        fix="use one of: " + ", ".join(f.name for f in FAMILIES if f.kind == GENERATOR),
+    )
 
 
 def family_of(model_type: str | None, kind: str) -> Family:
@@ -244,6 +255,8 @@ def family_of(model_type: str | None, kind: str) -> Family:
         if (model_type or "").lower() in family.model_types:
             return family
     if kind == DETECTOR:
-        raise InputError(f"no known way to run zero-shot detector type {model_type!r}",
-                         fix="use one of: " + ", ".join(f.name for f in FAMILIES if f.kind == DETECTOR))
+        raise InputError(
+            f"no known way to run zero-shot detector type {model_type!r}",
+            fix="use one of: " + ", ".join(f.name for f in FAMILIES if f.kind == DETECTOR),
+        )
     return OTHER

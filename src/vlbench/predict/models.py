@@ -103,15 +103,23 @@ def inspect_model(name: str, *, revision: str | None = None, kind: str | None = 
 
     try:
         config = AutoConfig.from_pretrained(name, revision=revision)
-    except Exception as exc:        # OSError, ValueError, KeyError, TypeError from a missing or malformed config
+    # OSError, ValueError, KeyError, TypeError from a missing or malformed config
+    except Exception as exc:
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise
-        raise InputError(f"cannot load the model config ({type(exc).__name__}: {_first_line(exc)})",
-                         file=name,
-                         fix="pass a Hub model id or a folder holding a valid config.json") from None
+        raise InputError(
+            f"cannot load the model config ({type(exc).__name__}: {_first_line(exc)})",
+            file=name,
+            fix="pass a Hub model id or a folder holding a valid config.json",
+        ) from None
     if kind is None:
-        kind = (DETECTOR if config.model_type in MODEL_FOR_ZERO_SHOT_OBJECT_DETECTION_MAPPING_NAMES
-                else GENERATOR if config.model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES else None)
+        kind = (
+            DETECTOR
+            if config.model_type in MODEL_FOR_ZERO_SHOT_OBJECT_DETECTION_MAPPING_NAMES
+            else GENERATOR
+            if config.model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+            else None
+        )
     if kind not in (DETECTOR, GENERATOR):
         raise InputError(f"model type {config.model_type!r} is neither a zero-shot object detector "
                          "nor an "
@@ -127,7 +135,8 @@ def inspect_model(name: str, *, revision: str | None = None, kind: str | None = 
     for module, package in family.needs.items():
         try:
             importlib.import_module(module)
-        except Exception as exc:         # a wheel built for another torch fails with RuntimeError, not ImportError
+        # a wheel built for another torch fails with RuntimeError, not ImportError
+        except Exception as exc:
             raise InputError(f"{family.name} processors need {package}, which does not load here "
                              f"({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0] if str(exc) else ''})", file=name,
@@ -153,7 +162,8 @@ def square_view(name: str, revision: str | None = None) -> str | None:
 
     try:
         processor = AutoImageProcessor.from_pretrained(name, revision=revision)
-    except Exception as exc:        # no preprocessor config, an unreadable one, a class that does not load here
+    # no preprocessor config, an unreadable one, a class that does not load here
+    except Exception as exc:
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise
         return None
@@ -223,12 +233,20 @@ def _device(device: str | None) -> str:
     except (RuntimeError, ValueError, TypeError) as exc:
         raise InputError(f"unknown device {device!r} ({_first_line(exc)})",
                          fix="pass --device cpu, cuda, cuda:0 or mps") from None
-    available = {"cpu": True, "cuda": torch.cuda.is_available(),
-                 "mps": getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()}
+    available = {
+        "cpu": True,
+        "cuda": torch.cuda.is_available(),
+        "mps": getattr(torch.backends, "mps", None) is not None
+        and torch.backends.mps.is_available(),
+    }
     if not available.get(parsed.type, False):
         raise InputError(f"device {device!r} is not available here",
                          fix="pass --device cpu (or leave it out)")
-    if parsed.type == "cuda" and parsed.index is not None and parsed.index >= torch.cuda.device_count():
+    if (
+        parsed.type == "cuda"
+        and parsed.index is not None
+        and parsed.index >= torch.cuda.device_count()
+    ):
         raise InputError(f"device {device!r} does not exist ({torch.cuda.device_count()} GPU(s) "
                          "here)",
                          fix="pass --device cuda:0 (or leave it out)")
@@ -289,7 +307,11 @@ def load_model(name: str, info: ModelInfo, *, revision: str | None = None,
                          "build its input", file=name,
                          fix="use a model folder with its chat template (chat_template.jinja), or "
                              "another family")
-    auto = AutoModelForZeroShotObjectDetection if info.kind == DETECTOR else AutoModelForImageTextToText
+    auto = (
+        AutoModelForZeroShotObjectDetection
+        if info.kind == DETECTOR
+        else AutoModelForImageTextToText
+    )
     placing = {"dtype": getattr(torch, dtype) if dtype and dtype != "auto" else "auto",
                **({"device_map": device_map} if device_map else {})}
     try:
@@ -303,7 +325,8 @@ def load_model(name: str, info: ModelInfo, *, revision: str | None = None,
     if device_map:
         device = str(model.device)
     if info.kind == GENERATOR and getattr(processor, "tokenizer", None) is not None:
-        processor.tokenizer.padding_side = "left"       # batched generation continues every prompt at its end
+        # batched generation continues every prompt at its end
+        processor.tokenizer.padding_side = "left"
     return LoadedModel(model, processor, info.kind, info.model_type, device, info.family)
 
 
@@ -336,7 +359,8 @@ def detect(loaded: LoadedModel, items: list[PredictItem], *, threshold: float, t
                 if counts[row]:
                     notes[n][key] = notes[n].get(key, 0) + counts[row]
     out = []
-    for boxes in found:     # each pass's best top_k (finite) merged: the item's best top_k, ties in pass order
+    # each pass's best top_k (finite) merged: the item's best top_k, ties in pass order
+    for boxes in found:
         kept = sorted(boxes, key=lambda t: -t[0])[:top_k]
         out.append(DetectorAnswer([b for _, b, _ in kept], [s for s, _, _ in kept],
                                   [q for _, _, q in kept]))
@@ -370,7 +394,9 @@ def _stop_ids(loaded: LoadedModel) -> set[int]:
     tokenizer = getattr(loaded.processor, "tokenizer", None)
     for value in (getattr(config, "eos_token_id", None), getattr(tokenizer, "eos_token_id", None),
                   getattr(config, "pad_token_id", None), getattr(tokenizer, "pad_token_id", None)):
-        ids.update(value if isinstance(value, (list, tuple)) else [value] if value is not None else [])
+        ids.update(
+            value if isinstance(value, (list, tuple)) else [value] if value is not None else []
+        )
     return ids
 
 
@@ -387,17 +413,24 @@ def generate(loaded: LoadedModel, items: list[PredictItem], prompts: list[str], 
     recorder = _LogProbRecorder(loaded.model) if token_scores else None
     try:
         with torch.inference_mode():
-            generated = loaded.model.generate(**inputs, do_sample=False, num_beams=1,
-                                              max_new_tokens=max_new_tokens,
-                                              **({"logits_processor": [recorder.processor()]} if recorder else {}))
+            generated = loaded.model.generate(
+                **inputs,
+                do_sample=False,
+                num_beams=1,
+                max_new_tokens=max_new_tokens,
+                **({"logits_processor": [recorder.processor()]} if recorder else {}),
+            )
     finally:
         if recorder:
             recorder.close()
     prompt_ids = inputs.get("input_ids")
     new = generated
-    if (prompt_ids is not None and not getattr(loaded.model.config, "is_encoder_decoder", False)
-            and generated.shape[1] >= prompt_ids.shape[1]
-            and bool((generated[:, :prompt_ids.shape[1]] == prompt_ids.to(generated.device)).all())):
+    if (
+        prompt_ids is not None
+        and not getattr(loaded.model.config, "is_encoder_decoder", False)
+        and generated.shape[1] >= prompt_ids.shape[1]
+        and bool((generated[:, : prompt_ids.shape[1]] == prompt_ids.to(generated.device)).all())
+    ):
         new = generated[:, prompt_ids.shape[1]:]
     stop = _stop_ids(loaded)
     # an encoder-decoder's rows open with its decoder start token, which is the EOS id for
@@ -410,8 +443,13 @@ def generate(loaded: LoadedModel, items: list[PredictItem], prompts: list[str], 
     special = {t for t in (getattr(tokenizer, "pad_token", None),
                            getattr(tokenizer, "eos_token", None),
                            getattr(tokenizer, "bos_token", None)) if t}
-    if text_answer:     # a caption holds no markup: the family's tag tokens (Kosmos-2's <phrase>, <object>...) go
-        special |= {t for t in getattr(tokenizer, "get_added_vocab", dict)() if re.fullmatch(r"<[^<>\s]+>", t)}
+    # a caption holds no markup: the family's tag tokens (Kosmos-2's <phrase>, <object>...) go
+    if text_answer:
+        special |= {
+            t
+            for t in getattr(tokenizer, "get_added_vocab", dict)()
+            if re.fullmatch(r"<[^<>\s]+>", t)
+        }
     sizes = _input_sizes(loaded, inputs, len(items))
     logprobs = recorder.logprobs(len(rows), len(rows[0]) if rows else 0) if recorder else None
     answers = []
@@ -488,7 +526,9 @@ class _LogProbRecorder:
 
         out = np.full((rows, width), np.nan)
         if self.steps:
-            steps = torch.stack(self.steps, dim=1).numpy()[:, -width:] if width else np.zeros((rows, 0))
+            steps = (
+                torch.stack(self.steps, dim=1).numpy()[:, -width:] if width else np.zeros((rows, 0))
+            )
             if steps.shape[0] == rows:
                 out[:, width - steps.shape[1]:] = steps
         return out

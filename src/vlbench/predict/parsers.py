@@ -76,17 +76,24 @@ TOLERANCE = 2.0
 
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _FOUR = re.compile(rf"({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})\s*,\s*({_NUMBER})")
-_PAIRS = re.compile(rf"\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*,?\s*\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)")
+_PAIRS = re.compile(
+    rf"\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)\s*,?\s*\(\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\)"
+)
 _TOKENS = {
-    "loc-1000": re.compile(r"<loc_(\d{1,3})>\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>"),
+    "loc-1000": re.compile(
+        r"<loc_(\d{1,3})>\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>\s*<loc_(\d{1,3})>"
+    ),
     "loc-1024": re.compile(r"<loc(\d{4})>\s*<loc(\d{4})>\s*<loc(\d{4})>\s*<loc(\d{4})>"),
     "patch-32": re.compile(r"<patch_index_(\d{4})>\s*<patch_index_(\d{4})>"),
 }
 #: the start of a box token of each token convention (a cut-off answer ends inside one)
 _TOKEN_START = {"loc-1000": "<loc_", "loc-1024": "<loc", "patch-32": "<patch_index_"}
 #: reference tags that name the object of the box after them
-_REF = re.compile(r"<ref>(.*?)</ref>|<\|object_ref_start\|>(.*?)<\|object_ref_end\|>|<\|ref\|>(.*?)<\|/ref\|>"
-                  r"|<phrase>(.*?)</phrase>", re.S)
+_REF = re.compile(
+    r"<ref>(.*?)</ref>|<\|object_ref_start\|>(.*?)<\|object_ref_end\|>|<\|ref\|>(.*?)<\|/ref\|>"
+    r"|<phrase>(.*?)</phrase>",
+    re.S,
+)
 _TAG = re.compile(r"<[^<>]*>")
 _BOX_KEYS = ("bbox_2d", "bbox", "box_2d", "box")
 
@@ -238,7 +245,8 @@ def _json_box(item: Any) -> tuple[list[float], str | None] | None:
     if not isinstance(item, dict):
         return None
     box = next((item[k] for k in _BOX_KEYS if k in item), None)
-    if isinstance(box, list) and len(box) == 1 and isinstance(box[0], list):      # [[x1, y1, x2, y2]]
+    # [[x1, y1, x2, y2]]
+    if isinstance(box, list) and len(box) == 1 and isinstance(box[0], list):
         box = box[0]
     if not (isinstance(box, list) and len(box) == 4
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)):
@@ -258,8 +266,12 @@ def _text_boxes(answer: str, box_format: str) -> tuple[list[tuple[int, int, list
     if box_format in _TOKEN_START:      # ends with some of a box's tokens, or inside one
         start = re.escape(_TOKEN_START[box_format])
         cut = re.search(rf"(?:{start}\d+>\s*)+$|<[^<>]*$", tail) is not None
-    else:                               # ends after an opening bracket and nothing but numbers and separators
-        cut = re.search(r"[\[(][\d\s.,()\[\]-]*$", tail) is not None and re.search(r"\d\s*,?$", tail) is not None
+    # ends after an opening bracket and nothing but numbers and separators
+    else:
+        cut = (
+            re.search(r"[\[(][\d\s.,()\[\]-]*$", tail) is not None
+            and re.search(r"\d\s*,?$", tail) is not None
+        )
     return found, not cut
 
 
@@ -281,7 +293,8 @@ def _raw_labelled_boxes(answer: str, box_format: str) -> tuple[list[_Raw], bool]
     if box_format not in _TOKENS:
         items, complete = _json_items(answer)
         spans = _json_spans(answer)
-        if len(spans) != len(items or []):      # objects not found one by one: each spans the whole answer
+        # objects not found one by one: each spans the whole answer
+        if len(spans) != len(items or []):
             spans = [(0, len(answer))] * len(items or [])
         boxes = [(*b, span) for b, span in zip(map(_json_box, items or []), spans) if b is not None]
         if boxes:
@@ -289,7 +302,8 @@ def _raw_labelled_boxes(answer: str, box_format: str) -> tuple[list[_Raw], bool]
     found, complete = _text_boxes(answer, box_format)
     out: list[_Raw] = []
     for n, (start, end, values) in enumerate(found):
-        if box_format == "loc-1024":       # PaliGemma: the label follows the box, up to ';' or the next box
+        # PaliGemma: the label follows the box, up to ';' or the next box
+        if box_format == "loc-1024":
             after = answer[end:found[n + 1][0] if n + 1 < len(found) else len(answer)].split(";")[0]
             label = " ".join(_TAG.sub(" ", after).split()) or None
             span = (start, end + len(after))

@@ -92,7 +92,8 @@ def _cached_snapshot(name: str, revision: str | None) -> str | None:
 
     try:
         found = try_to_load_from_cache(name, "config.json", revision=revision)
-    except Exception as exc:        # a name that is no valid repo id (HFValidationError, ValueError)
+    # a name that is no valid repo id (HFValidationError, ValueError)
+    except Exception as exc:
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise
         return None
@@ -239,7 +240,8 @@ def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8,
         raise InputError(f"--concurrency {concurrency} must be at least 1",
                          fix="pass e.g. --concurrency 8")
     files = _open_file_limit()
-    if files is not None and concurrency > files - 64:     # one socket per request in flight, and room for the rest
+    # one socket per request in flight, and room for the rest
+    if files is not None and concurrency > files - 64:
         raise InputError(f"--concurrency {concurrency} needs a connection each, and this process "
                          "may open only "
                          f"{files} files",
@@ -303,9 +305,11 @@ def data_url_bytes(image: Any) -> bytes:
         data, kind = image.encoded()
         if kind in SENT_AS_IS and _whole(data, kind):
             return f"data:{SENT_AS_IS[kind]};base64,".encode("ascii") + base64.b64encode(data)
-        image = image.convert("RGB")        # a cut-off file fails here, as a decode would, naming the item
+        # a cut-off file fails here, as a decode would, naming the item
+        image = image.convert("RGB")
     buf = io.BytesIO()
-    image.convert("RGB").save(buf, format="PNG")       # lossless: the server sees the pixels the dataset holds
+    # lossless: the server sees the pixels the dataset holds
+    image.convert("RGB").save(buf, format="PNG")
     return b"data:image/png;base64," + base64.b64encode(buf.getvalue())
 
 
@@ -318,10 +322,17 @@ def chat_request(model: str, image_url: bytes, text: str, max_tokens: int, logpr
     settings: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "temperature": 0}
     if logprobs:
         settings["logprobs"] = True
-    return b"".join((json.dumps(settings)[:-1].encode(),
-                     b', "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "',
-                     image_url, b'"}}, {"type": "text", "text": ', json.dumps(text).encode(),
-                     b"}]}]}"))
+    return b"".join(
+        (
+            json.dumps(settings)[:-1].encode(),
+            b', "messages": [{"role": "user", "content": '
+            b'[{"type": "image_url", "image_url": {"url": "',
+            image_url,
+            b'"}}, {"type": "text", "text": ',
+            json.dumps(text).encode(),
+            b"}]}]}",
+        )
+    )
 
 
 def _whole(data: bytes, kind: str) -> bool:
@@ -345,7 +356,10 @@ def _tokens(content: str, logprobs: Any) -> TokenScores | None:
                                                                                     str)]
     if not entries or "".join(e["token"] for e in entries) != content:
         return None
-    if not all(isinstance(e.get("logprob"), (int, float)) and not isinstance(e.get("logprob"), bool) for e in entries):
+    if not all(
+        isinstance(e.get("logprob"), (int, float)) and not isinstance(e.get("logprob"), bool)
+        for e in entries
+    ):
         return None
     _, position = strip_with_offsets(content, set())
     length = np.array([len(e["token"]) for e in entries], dtype=np.int64)
@@ -363,8 +377,12 @@ def _content(reply: dict[str, Any], url: str) -> tuple[str, dict[str, Any]]:
     except (KeyError, IndexError, TypeError):
         raise _failed(url, "the server's reply has no choices[0].message.content",
                       "use an OpenAI-compatible chat-completions server") from None
-    if isinstance(content, list):           # content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    if isinstance(content, list):  # content parts
+        content = "".join(
+            p.get("text", "")
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
     if content is None:
         content = ""
     if not isinstance(content, str) or not isinstance(choice, dict):
@@ -403,7 +421,8 @@ def _ask(served: ServedModel, connection: Connection, item: PredictItem, prompt:
     try:
         reply = _post(connection, served.url, body, headers, served.timeout)
         content, choice = _content(reply, served.url)
-    except ServiceError as exc:             # which item met it: the run stops there, every finished answer kept
+    # which item met it: the run stops there, every finished answer kept
+    except ServiceError as exc:
         raise ServiceError(f"item {item.key}: {exc}") from None
     text, _ = strip_with_offsets(content, set())
     model = reply.get("model")
@@ -448,7 +467,10 @@ def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prom
     for task in itertools.islice(pending, served.concurrency):
         work.put(task)
         in_flight += 1
-    workers = [threading.Thread(target=worker, daemon=True, name=f"vlbench-ask-{n}") for n in range(in_flight)]
+    workers = [
+        threading.Thread(target=worker, daemon=True, name=f"vlbench-ask-{n}")
+        for n in range(in_flight)
+    ]
     for thread in workers:
         thread.start()
     try:
@@ -462,5 +484,6 @@ def answers_as_completed(served: ServedModel, items: Iterable[PredictItem], prom
                 work.put(task)
                 in_flight += 1
     finally:
-        for _ in workers:       # each worker ends after the request it holds (a hung one is a daemon: not waited)
+        # each worker ends after the request it holds (a hung one is a daemon: not waited)
+        for _ in workers:
             work.put(None)

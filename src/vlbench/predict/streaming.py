@@ -58,7 +58,9 @@ class ImageCells:
         format's reader in turn, and some call ``readline``, which Arrow's readers refuse with an
         error PIL does not expect (it then fails on a JPEG when all its plugins are registered
         before the common ones, as importing some libraries does)."""
-        return _file_of(self.columns[column][index].as_py() if self.direct else self.rows[index][column])
+        return _file_of(
+            self.columns[column][index].as_py() if self.direct else self.rows[index][column]
+        )
 
 
 class LazyImage:
@@ -122,7 +124,9 @@ class LazyRows:
         self.length = len(dataset)          # a dataset left with no column has no rows either
         self.cells = ImageCells(dataset, self.columns)
         # which rows have an image: Arrow's null mask, no bytes read
-        self.present = {name: ~np.asarray(dataset.data.column(name).is_null()) for name in self.columns}
+        self.present = {
+            name: ~np.asarray(dataset.data.column(name).is_null()) for name in self.columns
+        }
 
     def __len__(self) -> int:
         return self.length
@@ -131,8 +135,13 @@ class LazyRows:
         rows = _rows(self.meta) if self.meta.column_names else ({} for _ in range(self.length))
         for i, row in enumerate(rows):
             declared = _declared_size(row)
-            yield {**row, **{c: LazyImage(self.cells, i, c, declared) if self.present[c][i] else None
-                             for c in self.columns}}
+            yield {
+                **row,
+                **{
+                    c: LazyImage(self.cells, i, c, declared) if self.present[c][i] else None
+                    for c in self.columns
+                },
+            }
 
 
 def _rows(dataset: Any, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
@@ -153,8 +162,13 @@ def _declared_size(row: dict[str, Any]) -> tuple[int, int] | None:
 def what_is_wrong(item: PredictItem, exc: Exception) -> str:
     """Where an image that does not decode lies (the dataset's row and column) and what PIL said of
     it."""
-    where = f" (row {item.image.index}, column {item.image.column!r})" if isinstance(item.image, LazyImage) else ""
-    return f"the image of item {item.key}{where} does not decode ({type(exc).__name__}: {str(exc)[:200]})"
+    where = (
+        f" (row {item.image.index}, column {item.image.column!r})"
+        if isinstance(item.image, LazyImage)
+        else ""
+    )
+    return (f"the image of item {item.key}{where} does not decode "
+            f"({type(exc).__name__}: {str(exc)[:200]})")
 
 
 def undecodable(item: PredictItem, exc: Exception) -> Exception:
@@ -206,8 +220,9 @@ def shape_key(item: PredictItem) -> tuple[int, int, int, int]:
     header). An image whose header does not read sorts as 0 x 0: its decoding (:func:`loaded`) says
     what is wrong."""
     try:
-        width, height = getattr(item.image, "declared", None) or (item.image.size if item.image is not None
-                                                                  else (0, 0))
+        width, height = getattr(item.image, "declared", None) or (
+            item.image.size if item.image is not None else (0, 0)
+        )
     except UNREADABLE:
         width, height = 0, 0
     return len(item.queries), sum(map(len, item.queries)), width, height

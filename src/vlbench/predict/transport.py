@@ -108,7 +108,11 @@ class _Route:
         """``Proxy-Authorization`` when the proxy's address carries a user and password."""
         if self.proxy is None or self.proxy.username is None:
             return {}
-        user = urllib.parse.unquote(self.proxy.username) + ":" + urllib.parse.unquote(self.proxy.password or "")
+        user = (
+            urllib.parse.unquote(self.proxy.username)
+            + ":"
+            + urllib.parse.unquote(self.proxy.password or "")
+        )
         return {"Proxy-Authorization": "Basic " + base64.b64encode(user.encode()).decode("ascii")}
 
 
@@ -166,11 +170,14 @@ class Connection:
             try:
                 return self._exchange(method, path, body, headers, deadline, max_bytes)
             except _STALE:
-                pass        # closed by the server while idle: the request never reached it, sent again below
+                # closed by the server while idle: the request never reached it, sent again below
+                pass
         try:
             return self._exchange(method, path, body, headers, deadline, max_bytes)
         except _STALE as exc:
-            raise TransportError(f"the server closed the connection without a reply ({exc!r})") from None
+            raise TransportError(
+                f"the server closed the connection without a reply ({exc!r})"
+            ) from None
 
     def _exchange(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
                   deadline: float, max_bytes: int) -> Reply:
@@ -197,7 +204,8 @@ class Connection:
             self.close()
             raise TransportError(f"{type(exc).__name__}: {exc}") from None
         except BaseException:
-            self.close()        # a reply left half read: the connection cannot carry the next request
+            # a reply left half read: the connection cannot carry the next request
+            self.close()
             raise
         return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, data)
 
@@ -221,5 +229,6 @@ def _read(conn: http.client.HTTPConnection, response: http.client.HTTPResponse, 
             raise ReplyTooLarge(max_bytes)
         if conn.sock is not None:
             conn.sock.settimeout(max(deadline - now, 0.001))
-    response.close()        # read whole: the connection takes the next request (read1 leaves it marked busy)
+    # read whole: the connection takes the next request (read1 leaves it marked busy)
+    response.close()
     return bytes(body)

@@ -50,7 +50,9 @@ class NocapsShowcase(Showcase):
 
     def example_predictions(self, quality: str, subset: str) -> str:
         """The bundled good / poor captions."""
-        return str(resources.files("vlbench").joinpath(f"samples/nocaps/predictions_{quality}.json"))
+        return str(
+            resources.files("vlbench").joinpath(f"samples/nocaps/predictions_{quality}.json")
+        )
 
     def check(self, predictions: Any) -> None:
         """At most SPACE_CAPTION_WORDS words per caption and SPACE_WORDS in all: METEOR's alignment
@@ -59,10 +61,15 @@ class NocapsShowcase(Showcase):
         from ...engine.errors import FormatError
 
         entries = predictions if isinstance(predictions, list) else []
-        lengths = [len(e["caption"].split()) if isinstance(e, dict) and isinstance(e.get("caption"), str) else 0
-                   for e in entries]
+        lengths = [
+            len(e["caption"].split())
+            if isinstance(e, dict) and isinstance(e.get("caption"), str)
+            else 0
+            for e in entries
+        ]
         longest = max(range(len(lengths)), key=lengths.__getitem__, default=None)
-        fix = "score captions this long with the CLI ('vlbench score nocaps'), which has no such bound"
+        fix = ("score captions this long with the CLI ('vlbench score nocaps'), which has no such "
+               "bound")
         if longest is not None and lengths[longest] > SPACE_CAPTION_WORDS:
             raise FormatError(f"entry {longest} has a caption of {lengths[longest]:,} words; the "
                               "Space scores "

@@ -38,7 +38,11 @@ def parse_official(data: Any, source: str = "references") -> NocapsReferences:
                           fix="pass the captions JSON of a split")
     ids, domains, files = [], [], []
     for i, img in enumerate(images):
-        if not isinstance(img, dict) or isinstance(img.get("id"), bool) or not isinstance(img.get("id"), int):
+        if (
+            not isinstance(img, dict)
+            or isinstance(img.get("id"), bool)
+            or not isinstance(img.get("id"), int)
+        ):
             raise FormatError("an image needs an integer 'id'", file=source, entry=f"images[{i}]")
         d = img.get("domain")
         if d is not None and d not in schema.DOMAINS:
@@ -52,7 +56,11 @@ def parse_official(data: Any, source: str = "references") -> NocapsReferences:
     has_captions = "annotations" in data
     refs: dict[int, list[str]] = {i: [] for i in ids}
     for i, a in enumerate(data.get("annotations") or []):
-        if not isinstance(a, dict) or a.get("image_id") not in refs or not isinstance(a.get("caption"), str):
+        if (
+            not isinstance(a, dict)
+            or a.get("image_id") not in refs
+            or not isinstance(a.get("caption"), str)
+        ):
             raise FormatError("an annotation needs the 'image_id' of an image and a string "
                               "'caption'", file=source,
                               entry=f"annotations[{i}]")
@@ -79,7 +87,8 @@ def references_from_rows(rows: list[dict[str, Any]],
         if not isinstance(r, dict) or "image_id" not in r or "captions" not in r:
             raise FormatError(f"reference {i} needs 'image_id' and 'captions'", file=source)
         d = r.get("domain")
-        if isinstance(d, int) and not isinstance(d, bool):   # a ClassLabel index; -1 is its "no label"
+        # a ClassLabel index; -1 is its "no label"
+        if isinstance(d, int) and not isinstance(d, bool):
             if not -1 <= d < len(schema.DOMAINS):
                 raise FormatError(f"domain index {d} is not a domain (0, 1, 2, or -1 for none)",
                                   file=source,
@@ -121,7 +130,11 @@ def _rows(data: dict[str, Any], found: ImageSource | None, report: BuildReport,
                      a in mine]
         if any(ann_extra):
             rest["__annotation_extra__"] = ann_extra
-        cell = image_cell(path, img["file_name"], skip_bad=skip_bad_images, report=report)[0] if path else None
+        cell = (
+            image_cell(path, img["file_name"], skip_bad=skip_bad_images, report=report)[0]
+            if path
+            else None
+        )
         yield {"image": cell,
                "image_id": img["id"], **{k: img.get(k) for k in _IMAGE_FIELDS if k != "id"},
                "captions": [a["caption"] for _, a in mine],
@@ -188,7 +201,9 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *,
                 counts[img["domain"]] = counts.get(img["domain"], 0) + 1
         report.parts[split] = counts
         report.files += summaries[-1].files
-        headers[split] = json.dumps({k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True)
+        headers[split] = json.dumps(
+            {k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True
+        )
     meta = card_yaml(features=features, splits=summaries,
                      extra={**card_metadata(), "vlbench": {"nocaps_headers": headers}})
     write_card(out, meta, card_body(report))
@@ -208,7 +223,9 @@ def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, An
     columns = [c for c in schema.image_features() if c != "image"]
     rows = sorted((r for f in files for r in pq.ParquetFile(f).read(columns=columns).to_pylist()),
                   key=lambda r: r["position"])
-    out = json.loads((read_card_metadata(folder).get("vlbench") or {}).get("nocaps_headers", {}).get(split, "{}"))
+    out = json.loads(
+        (read_card_metadata(folder).get("vlbench") or {}).get("nocaps_headers", {}).get(split, "{}")
+    )
     domain_names = list(schema.DOMAINS)
     images, anns = [], []
     for r in rows:

@@ -89,7 +89,11 @@ def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "err
         warnings.append(f"{len(absent)} image(s) without a caption were scored as empty captions")
     require_utf8(list(by_id.values()), source, "caption",
                  entry=lambda i: f"the caption of image {list(by_id)[i]}")
-    return [by_id.get(i, "") for i in gt.image_ids], {"predictions": len(entries), "missing_scored_empty": len(absent)}, warnings
+    return (
+        [by_id.get(i, "") for i in gt.image_ids],
+        {"predictions": len(entries), "missing_scored_empty": len(absent)},
+        warnings,
+    )
 
 
 def _toolkit_call(hyps: list[str], refs_per_image: list[list[str]]) -> tuple:
@@ -120,7 +124,9 @@ def _domain_metrics(masks: dict[str, NDArray[np.bool_]], stats: Any,
         metrics["METEOR" + suffix] = meteor_corpus[d] * 100 if d in meteor_corpus else None
         metrics["ROUGE_L" + suffix] = float(np.mean(rouge[mask])) * 100
         metrics["CIDEr" + suffix] = float(np.mean(cider[mask])) * 100
-        metrics["SPICE" + suffix] = float(np.mean(spice_per[mask])) * 100 if spice_per is not None else None
+        metrics["SPICE" + suffix] = (
+            float(np.mean(spice_per[mask])) * 100 if spice_per is not None else None
+        )
     metrics = {k: metrics[k] for k in schema.metric_keys()}
     return metrics
 
@@ -176,7 +182,9 @@ def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int
             "of the PTB tokenizer (CR, U+2028, U+2029, VT, FF)")
     if not shifted:
         return [what + ": replaced by spaces (corrected protocol)"]
-    fixed = score(gt, predictions, protocol="corrected", meteor=False, spice=False, source=source, **options).metrics
+    fixed = score(
+        gt, predictions, protocol="corrected", meteor=False, spice=False, source=source, **options
+    ).metrics
     if all(fixed[k] == official[k] for k in fixed if not k.startswith(("METEOR", "SPICE"))):
         return []
     return [f"official protocol: {what}; the official tokenizer starts a new line there, so every "
@@ -221,14 +229,16 @@ def _tokenize_all(gt: NocapsReferences, hyps: list[str], protocol: str, tokenize
     refs_flat = [c for rs in gt.references for c in rs]
     broken_h = [gt.image_ids[i] for i, h in enumerate(hyps) if SHIFTING_LINE_BREAK.search(h)]
     changed_r = (sum(bool(SHIFTING_LINE_BREAK.search(r)) for r in refs_flat)
-                 if SHIFTING_LINE_BREAK.search(" ".join(refs_flat)) else 0)     # one scan when there is none
+                 # one scan when there is none
+                 if SHIFTING_LINE_BREAK.search(" ".join(refs_flat)) else 0)
     shift = protocol == "official" and bool(broken_h or changed_r)
     if not shift:
         hyps, _ = sanitize(hyps)
         refs_flat, _ = sanitize(refs_flat)
     tok_refs, backend = tokenize(refs_flat, tokenizer, shift_lines=shift, cache=True)
     tok_hyps, _ = tokenize(hyps, backend, shift_lines=shift)
-    bounds = np.cumsum([0] + [len(rs) for rs in gt.references])   # the flat references back per image
+    # the flat references back per image
+    bounds = np.cumsum([0] + [len(rs) for rs in gt.references])
     refs_per_image = [tok_refs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
     return _Tokens(hyps, tok_hyps, refs_per_image, backend, broken_h, changed_r, len(refs_flat))
 
@@ -259,7 +269,8 @@ def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseI
     def others() -> tuple[Any, NDArray[np.float64], NDArray[np.float64]]:
         call = _toolkit_call(t.hyp_tokens, t.ref_tokens)
         stats, cider = bleu_mod.bleu_stats(*call), cider_d(*call)
-        del call        # its n-gram table (~80 MB on a whole split) is not held through METEOR's peak
+        # its n-gram table (~80 MB on a whole split) is not held through METEOR's peak
+        del call
         return stats, cider, rouge_l(t.hyp_tokens, t.ref_tokens)
 
     if not meteor_backend:
@@ -267,7 +278,8 @@ def _sentence_metrics(t: _Tokens, meteor_backend: str | None, index: ParaphraseI
     with ThreadPoolExecutor(max_workers=1) as pool:
         later = pool.submit(meteor_stats, t.hyp_tokens, t.ref_tokens, backend=meteor_backend,
                             index=index)
-        stats, cider, rouge = others()      # an error here is raised first; the worker is still waited for
+        # an error here is raised first; the worker is still waited for
+        stats, cider, rouge = others()
         return stats, cider, rouge, later.result()
 
 
@@ -287,12 +299,14 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
                          fix="submit test captions to the official nocaps evaluation server "
                              "(EvalAI)")
     hyps, counts, warnings = parse_predictions(predictions, gt, missing=missing, source=source)
-    with ThreadPoolExecutor(max_workers=1) as pool:       # a first run's index build beside the tokenizer
+    # a first run's index build beside the tokenizer
+    with ThreadPoolExecutor(max_workers=1) as pool:
         ready = pool.submit(_meteor_ready, meteor, meteor_backend, sum(map(len, gt.references)))
         t = _tokenize_all(gt, hyps, protocol, tokenizer)
         ok, why, index = ready.result()
-    stats, cider, rouge, (meteor_lines, meteor_how) = _sentence_metrics(t, meteor_backend if meteor and ok else None,
-                                                                        index)
+    stats, cider, rouge, (meteor_lines, meteor_how) = _sentence_metrics(
+        t, meteor_backend if meteor and ok else None, index
+    )
     domains = np.asarray([d or "" for d in gt.domains], dtype=object)
     masks = {"": np.ones(len(hyps), dtype=bool), **{d: domains == d for d in schema.DOMAINS}}
     meteor_scores, meteor_corpus, meteor_sums = _meteor_summaries(meteor_lines, masks)
@@ -309,7 +323,8 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
         warnings.extend(_line_break_warning(gt, predictions, t.broken_captions, t.broken_references,
                                             protocol == "official", metrics, source,
                                             cider_idf=cider_idf, tokenizer=t.backend))
-    if cider_idf == "subset":   # one independent toolkit run per domain, its own tokenization included
+    # one independent toolkit run per domain, its own tokenization included
+    if cider_idf == "subset":
         metrics.update(_per_domain_runs(gt, predictions, masks, protocol=protocol,
                                         tokenizer=t.backend,
                                         missing=missing, meteor=meteor,
@@ -320,7 +335,9 @@ def score(gt: NocapsReferences, predictions: Any, *, protocol: str = "official",
                  "CIDEr": cider * 100,
                  **({} if meteor_scores is None else {"METEOR": meteor_scores * 100}),
                  **({} if spice_per is None else {"SPICE": spice_per * 100})}
-    bleu_feats = np.column_stack([stats.correct, stats.guess, stats.testlen, stats.reflen]).astype(np.float64)
+    bleu_feats = np.column_stack([stats.correct, stats.guess, stats.testlen, stats.reflen]).astype(
+        np.float64
+    )
 
     def resampler() -> NocapsReplicator:
         parts = _subset_resamplers(t, masks) if cider_idf == "subset" else None
@@ -366,7 +383,12 @@ class NocapsReplicator:
 
     def __init__(self, bleu_feats, meteor_sums, rouge, spice, domain_masks, cider,
                  cider_subsets) -> None:
-        self.bleu_feats, self.meteor_sums, self.rouge, self.spice = bleu_feats, meteor_sums, rouge, spice
+        self.bleu_feats, self.meteor_sums, self.rouge, self.spice = (
+            bleu_feats,
+            meteor_sums,
+            rouge,
+            spice,
+        )
         self.domain_masks, self.cider, self.cider_subsets = domain_masks, cider, cider_subsets
         self.strata = (len(rouge),)
 
@@ -383,11 +405,15 @@ class NocapsReplicator:
                 for k in range(4):
                     out[f"B{k + 1}{suffix}"] = np.where(n > 0, bleus[:, k] * 100, np.nan)
                 if self.meteor_sums is not None:
-                    out["METEOR" + suffix] = np.where(n > 0, meteor_from_stats(w @ self.meteor_sums) * 100, np.nan)
+                    out["METEOR" + suffix] = np.where(
+                        n > 0, meteor_from_stats(w @ self.meteor_sums) * 100, np.nan
+                    )
                 out["ROUGE_L" + suffix] = w @ self.rouge / n * 100
                 if self.cider_subsets is not None and d in self.cider_subsets:
                     sub, res = self.cider_subsets[d]
-                    out["CIDEr" + suffix] = (res(weights[:, sub]) * weights[:, sub]).sum(axis=1) / n * 100
+                    out["CIDEr" + suffix] = (
+                        (res(weights[:, sub]) * weights[:, sub]).sum(axis=1) / n * 100
+                    )
                 else:
                     out["CIDEr" + suffix] = (cider * w).sum(axis=1) / n * 100
                 if self.spice is not None:

@@ -28,8 +28,13 @@ def text(result: Any) -> str:
     for m in schema.METRICS:
         lines.append(f"{m:<9}" + "".join(f"{fmt(result.metrics[m + suf]):>10}" for _,
                                          suf in _COLUMNS))
-    lines.append("images   " + "".join(f"{result.counts.get('images' + suf, result.counts['images']):>10}"
-                                       for _, suf in _COLUMNS))
+    lines.append(
+        "images   "
+        + "".join(
+            f"{result.counts.get('images' + suf, result.counts['images']):>10}"
+            for _, suf in _COLUMNS
+        )
+    )
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
 
@@ -39,11 +44,17 @@ def tables(result: Any) -> dict[str, Table]:
     m, pi = result.metrics, result.breakdowns["per_image"]
     order = np.argsort(np.asarray(pi["CIDEr"], dtype=float), kind="stable")
     return {
-        "per domain": (["metric"] + [c for c, _ in _COLUMNS],
-                       [[k] + [_r(m[k + s]) for _, s in _COLUMNS] for k in schema.METRICS]),
-        "per image (worst CIDEr first)": (["image_id", "domain", "CIDEr", "caption"],
-                                          [[pi["image_id"][i], pi["domain"][i],
-                                            _r(float(pi["CIDEr"][i])), pi["caption"][i]] for i in order]),
+        "per domain": (
+            ["metric"] + [c for c, _ in _COLUMNS],
+            [[k] + [_r(m[k + s]) for _, s in _COLUMNS] for k in schema.METRICS],
+        ),
+        "per image (worst CIDEr first)": (
+            ["image_id", "domain", "CIDEr", "caption"],
+            [
+                [pi["image_id"][i], pi["domain"][i], _r(float(pi["CIDEr"][i])), pi["caption"][i]]
+                for i in order
+            ],
+        ),
     }
 
 

@@ -47,7 +47,9 @@ class OmniLabelShowcase(Showcase):
 
     def example_predictions(self, quality: str, subset: str) -> str:
         """The bundled good / poor prediction file."""
-        return str(resources.files("vlbench").joinpath(f"samples/omnilabel/predictions_{quality}.json"))
+        return str(
+            resources.files("vlbench").joinpath(f"samples/omnilabel/predictions_{quality}.json")
+        )
 
 
 def _modules() -> tuple[DatasetBuilder, Views, Predictor, Conventions]:

@@ -67,7 +67,8 @@ def analyze(gt: OmniLabelReferences, dets: PairDetections, matches: Matches, par
     assert m.gt_taken is not None, "match(..., keep_gt_at=0.5)"
     pair_group = np.where(gt.pair_type == schema.TYPE_C, 0, 1)
     rank_key = np.empty(len(m.score), dtype=np.int64)
-    rank_key[np.argsort(-m.score, kind="stable")] = np.arange(len(m.score))     # the pooled ranking's tie order
+    # the pooled ranking's tie order
+    rank_key[np.argsort(-m.score, kind="stable")] = np.arange(len(m.score))
     t = int(np.flatnonzero(params.iou_thrs == KEEP_GT_AT)[0])
     box = dets.box_xywh[m.det_index]
     det = ea.RankedDetections(pair=m.pair, image=gt.pair_image[m.pair], group=pair_group[m.pair],

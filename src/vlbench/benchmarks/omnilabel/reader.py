@@ -54,16 +54,21 @@ class _Parts:
 
     image_ids: list[int]
     file_names: list[str]
-    descr_text: dict[int, str]                # description id -> text (a repeated id: the last entry's, as a dict)
-    ls_image: list[int] | NDArray[np.int64]   # label-space entries: image id, description id, a rank that
-    ls_descr: NDArray[np.int64]               # orders the entries within an image, and the entry's own type
-    ls_rank: NDArray[np.int64]                # (TYPE_C or TYPE_DP, refined into DP / DN per image later)
+    # description id -> text (a repeated id: the last entry's, as a dict)
+    descr_text: dict[int, str]
+    # label-space entries: image id, description id, a rank that
+    ls_image: list[int] | NDArray[np.int64]
+    # orders the entries within an image, and the entry's own type
+    ls_descr: NDArray[np.int64]
+    # (TYPE_C or TYPE_DP, refined into DP / DN per image later)
+    ls_rank: NDArray[np.int64]
     ls_type: NDArray[np.int8]
     box_image: list[int] = field(default_factory=list)
     box_id: list[int] = field(default_factory=list)
     box_xywh: list[Any] = field(default_factory=list)
     box_crowd: list[bool] = field(default_factory=list)    # int(iscrowd): crowd IoU and matching
-    box_ignore: list[bool] = field(default_factory=list)   # truthiness of iscrowd: the box is ignored
+    # truthiness of iscrowd: the box is ignored
+    box_ignore: list[bool] = field(default_factory=list)
     box_refs: list[list[Any]] = field(default_factory=list)    # description ids as written
     has_annotations: bool = True
     missing_iscrowd: int = 0
@@ -154,7 +159,9 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
         parts.box_xywh.append(b)
         _add_crowd(parts, a.get("iscrowd", 0), source, f"annotations[{i}]")
         parts.box_refs.append(refs)
-    parts.box_image = _image_keys(parts.box_image, image_codes, id_table, source, "annotations' image_ids", parts.notes).tolist()
+    parts.box_image = _image_keys(
+        parts.box_image, image_codes, id_table, source, "annotations' image_ids", parts.notes
+    ).tolist()
     return parts
 
 
@@ -182,8 +189,10 @@ def _descriptions(descriptions: list[Any], source: str, notes: list[str]
                      "its own images and type, and the id's word count is the last one's text, as "
                      "the official "
                      "loader keys descriptions by id")
-    kinds = [_descr_type(d["anno_info"].get("type") if isinstance(d.get("anno_info"), dict) else None)
-             for d in descriptions]
+    kinds = [
+        _descr_type(d["anno_info"].get("type") if isinstance(d.get("anno_info"), dict) else None)
+        for d in descriptions
+    ]
     return ids, text, kinds
 
 
@@ -196,12 +205,19 @@ def _image_keys(values: list[Any], image_codes: NDArray[np.int64], id_table: dic
     if id_table is not None:
         codes, known = coded_ids(values, id_table, source, key, error=FormatError)
     else:
-        known = np.fromiter((isinstance(v, (int, float)) and float(v).is_integer() and -2**63 <= v < 2**63
-                             for v in values), dtype=bool, count=len(values))
+        known = np.fromiter(
+            (
+                isinstance(v, (int, float)) and float(v).is_integer() and -(2**63) <= v < 2**63
+                for v in values
+            ),
+            dtype=bool,
+            count=len(values),
+        )
         codes = np.fromiter((int(v) if k else 0 for v, k in zip(values, known)), dtype=np.int64,
                             count=len(values))
         low = int(image_codes.min(initial=0))
-        codes[~known] = low - 1 if low > -2**63 else int(image_codes.max()) + 1     # below every image id
+        # below every image id
+        codes[~known] = low - 1 if low > -2**63 else int(image_codes.max()) + 1
     if not known.all():
         shown = [values[i] for i in np.flatnonzero(~known)[:3].tolist()]
         notes.append(f"{int((~known).sum())} of the {key} are no image's id (e.g. {shown}): those "
@@ -263,20 +279,30 @@ def _parts_from_typed(data: TypedDataset) -> _Parts | None:
     total = int(ls_count.sum())
     anns = data.annotations if isinstance(data.annotations, list) else []
     crowd = [a.iscrowd != 0 for a in anns]      # an integer: int(v) and bool(v) agree
-    return _Parts(image_ids=[img.id for img in data.images],
-                  file_names=[img.file_name for img in data.images], descr_text=descr_text,
-                  ls_image=np.fromiter(itertools.chain.from_iterable(ls_lists), dtype=np.int64,
-                                       count=total),
-                  ls_descr=np.repeat(np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)),
-                                     ls_count),
-                  ls_rank=np.repeat(np.arange(len(descrs)), ls_count),
-                  ls_type=np.repeat(np.asarray([_descr_type(d.anno_info and d.anno_info.type) for d in descrs],
-                                               dtype=np.int8), ls_count),
-                  box_image=[a.image_id for a in anns], box_id=[a.id for a in anns],
-                  box_xywh=[a.bbox for a in anns], box_crowd=crowd, box_ignore=list(crowd),
-                  box_refs=[a.description_ids for a in anns],
-                  has_annotations=isinstance(data.annotations, list),
-                  notes=_version_notes(data.info))
+    return _Parts(
+        image_ids=[img.id for img in data.images],
+        file_names=[img.file_name for img in data.images],
+        descr_text=descr_text,
+        ls_image=np.fromiter(itertools.chain.from_iterable(ls_lists), dtype=np.int64, count=total),
+        ls_descr=np.repeat(
+            np.fromiter(descr_text, dtype=np.int64, count=len(descr_text)), ls_count
+        ),
+        ls_rank=np.repeat(np.arange(len(descrs)), ls_count),
+        ls_type=np.repeat(
+            np.asarray(
+                [_descr_type(d.anno_info and d.anno_info.type) for d in descrs], dtype=np.int8
+            ),
+            ls_count,
+        ),
+        box_image=[a.image_id for a in anns],
+        box_id=[a.id for a in anns],
+        box_xywh=[a.bbox for a in anns],
+        box_crowd=crowd,
+        box_ignore=list(crowd),
+        box_refs=[a.description_ids for a in anns],
+        has_annotations=isinstance(data.annotations, list),
+        notes=_version_notes(data.info),
+    )
 
 
 def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str
@@ -299,7 +325,8 @@ def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str
         if same.any():
             j = int(by_pair[np.flatnonzero(same)[0]])
             code = int(image_ids[pair_image[j]])
-            written = code if parts.id_table is None else list(parts.id_table)[code]    # the table is in code order
+            # the table is in code order
+            written = code if parts.id_table is None else list(parts.id_table)[code]
             raise FormatError(f"description {int(pair_descr[j])} is listed twice for image "
                               f"{written!r} (the official "
                               "evaluator asserts here)", file=source,
@@ -324,8 +351,15 @@ def _box_array(parts: _Parts, source: str) -> NDArray[np.float64]:
     try:
         return np.asarray(parts.box_xywh, dtype=np.float64).reshape(-1, 4)
     except (TypeError, ValueError):
-        bad = next(i for i, b in enumerate(parts.box_xywh)
-                   if not (isinstance(b, (list, tuple)) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)))
+        bad = next(
+            i
+            for i, b in enumerate(parts.box_xywh)
+            if not (
+                isinstance(b, (list, tuple))
+                and len(b) == 4
+                and all(isinstance(v, (int, float)) for v in b)
+            )
+        )
         raise FormatError(f"'bbox' must be four numbers, got {parts.box_xywh[bad]!r}", file=source,
                           entry=f"annotations[{bad}]") from None
 
@@ -359,15 +393,19 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     types."""
     image_ids = np.unique(np.asarray(parts.image_ids, dtype=np.int64))
     file_of = dict(zip(parts.image_ids,
-                       parts.file_names))    # an image listed twice: the last entry, as a dict keeps
+                       # an image listed twice: the last entry, as a dict keeps
+                       parts.file_names))
     descr_text = parts.descr_text
     pair_image, pair_descr, entry_type = _label_space_pairs(parts, image_ids, source)
     descr_ids = np.asarray(sorted(descr_text), dtype=np.int64)
     words = np.asarray([len(descr_text[d].split()) for d in descr_ids.tolist()], dtype=np.int64)
-    descr_pos = find_ids(descr_ids, pair_descr)[0]        # every pair's description is one of descr_ids
+    # every pair's description is one of descr_ids
+    descr_pos = find_ids(descr_ids, pair_descr)[0]
     pair_words = words[descr_pos]
     box_arr = _box_array(parts, source)
-    rows = np.repeat(np.arange(len(parts.box_xywh)), [len(r) for r in parts.box_refs]).astype(np.int64)
+    rows = np.repeat(np.arange(len(parts.box_xywh)), [len(r) for r in parts.box_refs]).astype(
+        np.int64
+    )
     ref_image = np.asarray(parts.box_image, dtype=np.int64)[rows]
     ref_descr, ref_equal = _descr_keys(parts, rows, source)
     notes = list(parts.notes) + _unequal_refs_note(parts, ref_equal)
@@ -395,19 +433,26 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
                           fix="pass the OmniLabel dataset JSON (descriptions with their "
                               "image_ids), e.g. "
                               "dataset_all_val_v0.1.3.json")
-    skeleton = OmniLabelReferences(image_ids=image_ids,
-                                   image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
-                           image_file=[file_of[i] for i in image_ids.tolist()],
-                           descr_ids=descr_ids, descr_text=descr_text, pair_image=pair_image,
-                                   pair_descr=pair_descr,
-                           pair_type=np.zeros(n_pairs, np.int8), pair_words=pair_words,
-                           pair_ref_boxes=np.asarray(pair_ref_boxes, dtype=np.int64),
-                           gt_pair=np.zeros(0, np.int64), gt_box=np.zeros((0, 4)),
-                                   gt_iscrowd=np.zeros(0, bool),
-                           gt_ignore=np.zeros(0, bool),
-                           gt_id=np.zeros(0, np.int64), has_annotations=parts.has_annotations,
-                                   source=source,
-                           id_table=parts.id_table)
+    skeleton = OmniLabelReferences(
+        image_ids=image_ids,
+        image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
+        image_file=[file_of[i] for i in image_ids.tolist()],
+        descr_ids=descr_ids,
+        descr_text=descr_text,
+        pair_image=pair_image,
+        pair_descr=pair_descr,
+        pair_type=np.zeros(n_pairs, np.int8),
+        pair_words=pair_words,
+        pair_ref_boxes=np.asarray(pair_ref_boxes, dtype=np.int64),
+        gt_pair=np.zeros(0, np.int64),
+        gt_box=np.zeros((0, 4)),
+        gt_iscrowd=np.zeros(0, bool),
+        gt_ignore=np.zeros(0, bool),
+        gt_id=np.zeros(0, np.int64),
+        has_annotations=parts.has_annotations,
+        source=source,
+        id_table=parts.id_table,
+    )
     pair = _gt_copy_pairs(ref_image, ref_descr, ref_equal, skeleton)
     inside = pair >= 0
     # Pair type: a description is positive in an image when any box of that image lists it (crowd
@@ -421,13 +466,19 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
               "labelspace_entries": n_pairs, "gt_copies": int(inside.sum()),
               "gt_copies_outside_labelspace": int((~inside).sum())}
     kept = rows[inside]
-    return OmniLabelReferences(**{**skeleton.__dict__, "pair_type": pair_type,
-                                  "gt_pair": pair[inside],
-                          "gt_box": box_arr[kept],
-                                  "gt_iscrowd": np.asarray(parts.box_crowd, dtype=bool).reshape(-1)[kept],
-                          "gt_ignore": np.asarray(parts.box_ignore, dtype=bool).reshape(-1)[kept],
-                          "gt_id": np.asarray(parts.box_id, dtype=np.int64).reshape(-1)[kept],
-                          "counts": counts, "notes": notes})
+    return OmniLabelReferences(
+        **{
+            **skeleton.__dict__,
+            "pair_type": pair_type,
+            "gt_pair": pair[inside],
+            "gt_box": box_arr[kept],
+            "gt_iscrowd": np.asarray(parts.box_crowd, dtype=bool).reshape(-1)[kept],
+            "gt_ignore": np.asarray(parts.box_ignore, dtype=bool).reshape(-1)[kept],
+            "gt_id": np.asarray(parts.box_id, dtype=np.int64).reshape(-1)[kept],
+            "counts": counts,
+            "notes": notes,
+        }
+    )
 
 
 def parse_official(data: Any, source: str = "references") -> OmniLabelReferences:
@@ -538,18 +589,49 @@ def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildRep
         else:
             report.missing_images.append(img["file_name"])
         source = schema.source_of(img.get("file_name", ""))
-        yield source, {
-            "image": image, "image_id": img["id"], "file_name": img.get("file_name"),
-            "source": source, "labelspace": [{"id": d["id"], "text": d["text"],
-                            "type": "description" if (d.get("anno_info") or {}).get("type") == "object_description"
-                            else "category",
-                            "positive": d["id"] in listed, "num_words": len(d["text"].split())}
-                           for d in labelspace.get(img["id"], [])],
-            "boxes": [{**{k: a.get(k) for k in ("id", "bbox", "description_ids", "iscrowd", "area",
-                                                "category_id", "isfake", "isreflected")},
-                       "position": p, "extra": extra_fields(a, _BOX_FIELDS)} for p, a in own],
-            "position": pos, "extra": extra_fields(img, ("id", "file_name")),
-        }
+        yield (
+            source,
+            {
+                "image": image,
+                "image_id": img["id"],
+                "file_name": img.get("file_name"),
+                "source": source,
+                "labelspace": [
+                    {
+                        "id": d["id"],
+                        "text": d["text"],
+                        "type": "description"
+                        if (d.get("anno_info") or {}).get("type") == "object_description"
+                        else "category",
+                        "positive": d["id"] in listed,
+                        "num_words": len(d["text"].split()),
+                    }
+                    for d in labelspace.get(img["id"], [])
+                ],
+                "boxes": [
+                    {
+                        **{
+                            k: a.get(k)
+                            for k in (
+                                "id",
+                                "bbox",
+                                "description_ids",
+                                "iscrowd",
+                                "area",
+                                "category_id",
+                                "isfake",
+                                "isreflected",
+                            )
+                        },
+                        "position": p,
+                        "extra": extra_fields(a, _BOX_FIELDS),
+                    }
+                    for p, a in own
+                ],
+                "position": pos,
+                "extra": extra_fields(img, ("id", "file_name")),
+            },
+        )
 
 
 def _description_rows(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -573,7 +655,14 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *,
           max_shard_bytes: int | None = None) -> BuildReport:
     """Official dataset JSON(s) -> Hub folder. A JSON with ``annotations`` is the validation split,
     one without the test split."""
-    from ...engine.hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
+    from ...engine.hub import (
+        MAX_SHARD_BYTES,
+        ConfigSpec,
+        ShardedParquetWriter,
+        SplitSummary,
+        card_yaml,
+        write_card,
+    )
     from .card import card_body, card_metadata
 
     raws = [Path(p) for p in (raw if isinstance(raw, (list, tuple)) else [raw])]
@@ -654,7 +743,12 @@ def _refuse_missing_images(by_split: dict[str, tuple[Path, dict]], images_root: 
             name = str(img.get("file_name") or "")
             source = schema.source_of(name)
             total[source] = total.get(source, 0) + 1
-            if not name or Path(name).is_absolute() or ".." in Path(name).parts or not (images_root / name).is_file():
+            if (
+                not name
+                or Path(name).is_absolute()
+                or ".." in Path(name).parts
+                or not (images_root / name).is_file()
+            ):
                 missing.setdefault(source, []).append(name)
     if missing:
         parts = "; ".join(f"{source}: {len(names):,} of {total[source]:,} (e.g. {names[0]}; from "
@@ -734,7 +828,9 @@ def _read_rows(files: list[Path], columns: list[str] | None = None) -> list[dict
     rows: list[dict[str, Any]] = []
     for f in files:
         parquet = pq.ParquetFile(f)
-        cols = [c for c in (columns or parquet.schema_arrow.names) if c in parquet.schema_arrow.names]
+        cols = [
+            c for c in (columns or parquet.schema_arrow.names) if c in parquet.schema_arrow.names
+        ]
         rows.extend(parquet.read(columns=cols).to_pylist())
     return rows
 
@@ -779,8 +875,20 @@ def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, An
         boxes = []
         for r in images:
             for b in r["boxes"]:
-                entry = {k: b[k] for k in ("id", "bbox", "description_ids", "iscrowd", "area",
-                                           "category_id", "isfake", "isreflected") if b[k] is not None}
+                entry = {
+                    k: b[k]
+                    for k in (
+                        "id",
+                        "bbox",
+                        "description_ids",
+                        "iscrowd",
+                        "area",
+                        "category_id",
+                        "isfake",
+                        "isreflected",
+                    )
+                    if b[k] is not None
+                }
                 entry["image_id"] = r["image_id"]
                 entry.update(json.loads(b["extra"]) if b["extra"] else {})
                 boxes.append((b["position"], entry))

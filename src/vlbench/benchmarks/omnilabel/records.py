@@ -32,11 +32,13 @@ class OmniLabelReferences:
     pair_descr: NDArray[np.int64]             # description id
     pair_type: NDArray[np.int8]               # TYPE_C / TYPE_DP / TYPE_DN
     pair_words: NDArray[np.int64]             # words of the description (str.split)
-    pair_ref_boxes: NDArray[np.int64]         # GT boxes (of known images) whose description_ids list it
+    # GT boxes (of known images) whose description_ids list it
+    pair_ref_boxes: NDArray[np.int64]
     gt_pair: NDArray[np.int64]                # one row per (box, description in its label space)
     gt_box: NDArray[np.float64]
     gt_iscrowd: NDArray[np.bool_]             # int(iscrowd): crowd IoU and matching
-    gt_ignore: NDArray[np.bool_]              # truthiness of iscrowd: ignored (differs for strings such as "0")
+    # truthiness of iscrowd: ignored (differs for strings such as "0")
+    gt_ignore: NDArray[np.bool_]
     gt_id: NDArray[np.int64]
     has_annotations: bool
     counts: dict[str, int] = field(default_factory=dict)
@@ -49,7 +51,11 @@ class OmniLabelReferences:
 
     def image_id(self, i: int) -> Any:
         """The id of image ``i`` (an index into ``image_ids``) as the file writes it."""
-        return int(self.image_ids[i]) if self.id_table is None else self._written_ids[int(self.image_ids[i])]
+        return (
+            int(self.image_ids[i])
+            if self.id_table is None
+            else self._written_ids[int(self.image_ids[i])]
+        )
 
     def description_code(self, written: Any) -> int | None:
         """A description id as a file writes it, by equality as a dict look-up finds it (``5.0`` and

@@ -163,7 +163,9 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     if n and isinstance(entries[0], TypedPrediction):
         img_ids, boxes, descr_ids, lens, scores = _typed_columns(entries, source)
         odd_boxes: dict[str, list[int]] = {}
-        img_written: list[Any] | NDArray[np.int64] = img_ids.tolist() if gt.id_table is not None else img_ids
+        img_written: list[Any] | NDArray[np.int64] = (
+            img_ids.tolist() if gt.id_table is not None else img_ids
+        )
         descr_written: list[Any] | NDArray[np.int64] = descr_ids
     else:
         img_written, boxes, odd_boxes, descr_written, lens, scores = _dict_columns(entries, source,
@@ -215,8 +217,11 @@ def _looked_up(values: list[Any] | NDArray[np.int64], table: dict[Any, int] | No
         return values, np.ones(len(values), dtype=bool), None
     kinds = set(map(type, values))
     codes, equal = looked_up_ids(values, table, source, key, entry=entry, kinds=kinds)
-    booleans = (np.fromiter((type(v) is bool for v in values), dtype=bool, count=len(values)) if bool in kinds
-                else None)
+    booleans = (
+        np.fromiter((type(v) is bool for v in values), dtype=bool, count=len(values))
+        if bool in kinds
+        else None
+    )
     return codes, equal, booleans
 
 
@@ -262,7 +267,8 @@ def _dropped(img: NDArray[np.int64], known_img: NDArray[np.bool_], det_known: ND
               "detections_kept": int((pair >= 0).sum()),
               "dropped_unknown_image": int((~det_known).sum()),
               "dropped_outside_labelspace": int(outside.sum())}
-    if not descr_equal[det_known].all():        # only where it happened: the usual result reads as before
+    # only where it happened: the usual result reads as before
+    if not descr_equal[det_known].all():
         counts["dropped_unequal_description_id"] = int((det_known & ~descr_equal).sum())
     warnings = []
     if (~known_img).any():
@@ -292,8 +298,14 @@ def _groups(gt: OmniLabelReferences) -> tuple[NDArray[np.int64], NDArray[np.int6
     pairs: list[NDArray[np.int64]] = []
     groups: list[NDArray[np.int64]] = []
     names: list[tuple[str, str]] = []
-    in_group = [np.isin(gt.pair_type, g.types) & (gt.pair_words >= g.words[0]) & (gt.pair_words <= g.words[1])
-                & (gt.pair_ref_boxes >= g.boxes[0]) & (gt.pair_ref_boxes <= g.boxes[1]) for g in schema.GROUPS]
+    in_group = [
+        np.isin(gt.pair_type, g.types)
+        & (gt.pair_words >= g.words[0])
+        & (gt.pair_words <= g.words[1])
+        & (gt.pair_ref_boxes >= g.boxes[0])
+        & (gt.pair_ref_boxes <= g.boxes[1])
+        for g in schema.GROUPS
+    ]
     # sources as codes: not an object array of every pair's source string compared once per source
     image_source = np.fromiter(map(schema.SOURCES.index, gt.image_source), dtype=np.int8,
                                count=len(gt.image_source))
@@ -403,7 +415,9 @@ def _id0_warning(gt: OmniLabelReferences, dets: cocoeval.PairDetections,
     names, curves, _, _ = _accumulate(gt, _match(gt, dets, "corrected"))
     precision, recall, npig = curves["official"]
     index = {name: i for i, name in enumerate(names)}
-    fixed = _thirteen({g.key: _summary(precision, recall, npig, index[("all", g.key)]) for g in schema.GROUPS})
+    fixed = _thirteen(
+        {g.key: _summary(precision, recall, npig, index[("all", g.key)]) for g in schema.GROUPS}
+    )
     changed = [k for k in official if official[k] != fixed[k]]
     if not changed:
         return []
@@ -435,8 +449,12 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
     names, curves, member_pair, member_group = _accumulate(gt, matches, tie_bounds=ties)
     precision, recall, npig = curves["official"]
     index = {name: i for i, name in enumerate(names)}
-    summaries = {scope: {g.key: _summary(precision, recall, npig, index[(scope, g.key)]) for g in schema.GROUPS}
-                 for scope in ["all"] + [s for s in schema.SOURCES if (s, "categ") in index]}
+    summaries = {
+        scope: {
+            g.key: _summary(precision, recall, npig, index[(scope, g.key)]) for g in schema.GROUPS
+        }
+        for scope in ["all"] + [s for s in schema.SOURCES if (s, "categ") in index]
+    }
     official = _thirteen(summaries["all"])
     metrics = _percent(official)
     if protocol == "official" and matches.id0_matches:
@@ -462,8 +480,11 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
     breakdowns.update(side_views)
     counts = {**gt.counts, **counts}
     overall = np.isin(member_group, [index[("all", g.key)] for g in schema.GROUPS])
-    analyzed, analysis_replicator = analyze(gt, dets, matches, PARAMS, _MAX_DET_100) if analysis else (None, None)
-    if ties:        # scores that do not rank the boxes: the answer-set view too (threshold metrics) and the bounds
+    analyzed, analysis_replicator = (
+        analyze(gt, dets, matches, PARAMS, _MAX_DET_100) if analysis else (None, None)
+    )
+    # scores that do not rank the boxes: the answer-set view too (threshold metrics) and the bounds
+    if ties:
         breakdowns["tie_bounds"], tie_warning = _tie_bounds(matches, curves, index, metrics)
         warnings += tie_warning
     return Result(benchmark="omnilabel", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
@@ -516,8 +537,12 @@ def _tie_bounds(matches: cocoeval.Matches, curves: dict[str, tuple[NDArray, NDAr
     positives last, then first (``curves["worst"]``, ``curves["best"]``). AP, the harmonic mean,
     grows with both of its parts, so its bounds are those of the parts'; AR does not depend on
     order."""
-    ends = [_percent(_thirteen({g.key: _summary(*curves[o], index[("all", g.key)]) for g in schema.GROUPS}))
-            for o in _BOUND_ORDERS]
+    ends = [
+        _percent(
+            _thirteen({g.key: _summary(*curves[o], index[("all", g.key)]) for g in schema.GROUPS})
+        )
+        for o in _BOUND_ORDERS
+    ]
     low, high = ({k: v for k, v in end.items() if not k.startswith("AR")} for end in ends)
     return tie_bounds(metrics, low, high, cocoeval.tied_detections(matches))
 
@@ -534,7 +559,8 @@ class OmniLabelReplicator:
         self.ranking, self.group_index, self.strata = ranking, group_index, strata
 
     def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
-        ap, recall, _ = self.ranking(weights)                                   # (R, T, K), NaN where undefined
+        # (R, T, K), NaN where undefined
+        ap, recall, _ = self.ranking(weights)
         t50, t75 = (int(np.flatnonzero(PARAMS.iou_thrs == v)[0]) for v in (0.5, 0.75))
         summ = {key: {"AP": ap[:, :, k].mean(axis=1), "AP50": ap[:, t50, k], "AP75": ap[:, t75, k],
                       "AR": recall[:, :, k].mean(axis=1)} for key, k in self.group_index.items()}

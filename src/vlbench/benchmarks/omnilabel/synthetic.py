@@ -110,7 +110,11 @@ def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "goo
         dx, dy, dw, dh = rng.normal(0, jitter, 4) * [w, h, w, h]
         true_ids = list(a["description_ids"])
         space = [d for d in labelspace.get(a["image_id"], []) if d not in true_ids]
-        wrong = [int(v) for v in rng.choice(space, min(extra_per_box, len(space)), replace=False)] if space else []
+        wrong = (
+            [int(v) for v in rng.choice(space, min(extra_per_box, len(space)), replace=False)]
+            if space
+            else []
+        )
         ids = true_ids + wrong
         scores = [round(float(s), 3) for s in np.r_[rng.uniform(0.4, 0.99, len(true_ids)),
                                                     rng.uniform(0.0, 0.7, len(wrong))]]

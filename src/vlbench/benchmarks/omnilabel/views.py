@@ -29,15 +29,22 @@ def text(result: Any) -> None:
 def tables(result: Any) -> dict[str, Table]:
     """The 13 numbers per image source, and AP per description (worst first) when computed."""
     b, keys = result.breakdowns, list(result.metrics)
-    out: dict[str, Table] = {"per source": (["source"] + keys, [[s] + [_r(v[k]) for k in keys]
-                                                                for s, v in b["per_source"].items()])}
+    out: dict[str, Table] = {
+        "per source": (
+            ["source"] + keys,
+            [[s] + [_r(v[k]) for k in keys] for s, v in b["per_source"].items()],
+        )
+    }
     if "per_description" in b:
         pd = b["per_description"]
         rows = [[int(i), t, ty, int(n), int(g), _r(a), _r(a5)]
                 for i, t, ty, n, g, a,
                 a5 in zip(pd["id"], pd["text"], pd["type"], pd["images"], pd["num_gt"],
                                                  pd["AP"], pd["AP50"])]
-        out["per description (worst first)"] = (["id", "text", "type", "images", "num_gt", "AP", "AP50"], rows)
+        out["per description (worst first)"] = (
+            ["id", "text", "type", "images", "num_gt", "AP", "AP50"],
+            rows,
+        )
     return out
 
 
@@ -69,23 +76,36 @@ def scenes(refs: OmniLabelReferences, predictions: Any, result: Any) -> list[Sce
         space.setdefault(img, set()).add(descr)
     gt: dict[int, list[tuple[list[float], str]]] = {}
     for pair, box in zip(refs.gt_pair.tolist(), refs.gt_box.tolist()):
-        gt.setdefault(int(refs.pair_image[pair]), []).append((box, refs.descr_text[int(refs.pair_descr[pair])]))
+        gt.setdefault(int(refs.pair_image[pair]), []).append(
+            (box, refs.descr_text[int(refs.pair_descr[pair])])
+        )
     pred: dict[int, list[tuple[list[float], str, float | None]]] = {}
     for p in predictions:
         img = index.get(p.get("image_id")) if isinstance(p, dict) else None
-        if img is None or not isinstance(p.get("scores"), list) or not isinstance(p.get("description_ids"), list):
+        if (
+            img is None
+            or not isinstance(p.get("scores"), list)
+            or not isinstance(p.get("description_ids"), list)
+        ):
             continue
         for written, score in zip(p["description_ids"], p["scores"]):
             descr = refs.description_code(written)
-            if descr is not None and descr in space.get(img, ()) and isinstance(score, (int, float)) \
-                    and score >= MIN_SCORE:
+            if (
+                descr is not None
+                and descr in space.get(img, ())
+                and isinstance(score, (int, float))
+                and score >= MIN_SCORE
+            ):
                 pred.setdefault(img, []).append((p["bbox"], refs.descr_text[descr], float(score)))
     out = []
     for img in range(len(refs.image_ids)):
         errors = detection_badness(gt.get(img, []), pred.get(img, []))
         described = {text for _,
-                     text in gt.get(img, [])}      # a label-space description without a box: negative
-        negatives = frozenset(refs.descr_text[d] for d in space.get(img, ()) if refs.descr_text[d] not in described)
+                     # a label-space description without a box: negative
+                     text in gt.get(img, [])}
+        negatives = frozenset(
+            refs.descr_text[d] for d in space.get(img, ()) if refs.descr_text[d] not in described
+        )
         out.append(Scene(image=refs.image_file[img], badness=errors, gt=gt.get(img, []),
                          predicted=pred.get(img, []),
                          title=f"image {refs.image_id(img)}: {errors} missed or spurious boxes",

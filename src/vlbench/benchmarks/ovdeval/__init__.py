@@ -40,7 +40,9 @@ class OVDEvalLeaderboards:
 
     def tasks(self) -> list[EvalTask]:
         """One task per sub-dataset, then the Total Average (which needs all nine)."""
-        tasks = [EvalTask(f"nms_ap_{s}", "NMS_AP", s, "test", f"NMS-AP, {s}") for s in schema.SUBSETS]
+        tasks = [
+            EvalTask(f"nms_ap_{s}", "NMS_AP", s, "test", f"NMS-AP, {s}") for s in schema.SUBSETS
+        ]
         return tasks + [EvalTask("nms_ap_total_average", "Total_Average", None, "test",
                                  "NMS-AP Total Average over the nine sub-datasets (paper Table 3)",
                                  tuple(schema.SUBSETS))]
@@ -57,7 +59,11 @@ class OVDEvalLeaderboards:
         config = result.options.get("sub_dataset")
         if task.requires:
             scored = set(result.options.get("sub_datasets", []))
-            return result.metrics.get(task.metric) if config is None and set(task.requires) <= scored else None
+            return (
+                result.metrics.get(task.metric)
+                if config is None and set(task.requires) <= scored
+                else None
+            )
         if config is None:
             return result.metrics.get(f"NMS_AP_{task.config}")
         return result.metrics.get(task.metric) if task.config == config else None

@@ -44,11 +44,14 @@ def analyze(gt: OVDEvalSubset, nms: CocoEvalResult, suppressed: int,
     ``keep_gt_at=KEEP_GT_AT``), and what builds its bootstrap replicator (for ``vlbench
     compare``)."""
     m, truth, dets = nms.matches, nms.truth, nms.detections
-    assert truth is not None and dets is not None and m.gt_taken is not None, "evaluate_bbox(..., keep_gt_at=0.5)"
+    assert truth is not None and dets is not None and m.gt_taken is not None, (
+        "evaluate_bbox(..., keep_gt_at=0.5)"
+    )
     cats, images = nms.category_ids, np.unique(gt.image_ids)
     K = max(len(cats), 1)
     rank_key = np.empty(len(m.score), dtype=np.int64)
-    rank_key[np.argsort(-m.score, kind="stable")] = np.arange(len(m.score))     # the ranking's tie order
+    # the ranking's tie order
+    rank_key[np.argsort(-m.score, kind="stable")] = np.arange(len(m.score))
     t = int(np.flatnonzero(params.iou_thrs == KEEP_GT_AT)[0])
     box = dets.box_xywh[m.det_index]
     det = ea.RankedDetections(pair=m.pair, image=m.pair // K, group=m.pair % K, box_xywh=box,

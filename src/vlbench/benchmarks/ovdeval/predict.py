@@ -37,7 +37,10 @@ def items(data: PredictData, kind: str) -> Iterator[PredictItem]:
     for row in data.rows:
         sub: str = row.get("sub_dataset") or data.config or ""
         if sub not in categories:
-            categories[sub] = {str(c["name"]): int(c["id"]) for c in sub_dataset_header(data.folder, sub)["categories"]}
+            categories[sub] = {
+                str(c["name"]): int(c["id"])
+                for c in sub_dataset_header(data.folder, sub)["categories"]
+            }
         names = [n for n in dict.fromkeys((row.get("text") or []) + (row.get("neg_text") or []))
                  if n in categories[sub]]
         yield PredictItem(key=f"{sub}/{row['image_id']}", image=row.get("image"),

@@ -50,13 +50,21 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
               source, fix="pass annotations/<sub-dataset>.json of the OVDEval release")
     notes: list[str] = []
     for i, c in enumerate(data["categories"]):
-        if not (isinstance(c, dict) and isinstance(c.get("id"), (int, float, str)) and not isinstance(c["id"], bool)
-                and "name" in c):
+        if not (
+            isinstance(c, dict)
+            and isinstance(c.get("id"), (int, float, str))
+            and not isinstance(c["id"], bool)
+            and "name" in c
+        ):
             found = f" (found {c.get('id')!r})" if isinstance(c, dict) and "id" in c else ""
             _fail(f"a category needs an 'id' (an integer, or text) and a 'name'{found}", source,
                   f"categories[{i}]")
     for i, img in enumerate(data["images"]):
-        if not (isinstance(img, dict) and isinstance(img.get("id"), (int, float, str)) and not isinstance(img["id"], bool)):
+        if not (
+            isinstance(img, dict)
+            and isinstance(img.get("id"), (int, float, str))
+            and not isinstance(img["id"], bool)
+        ):
             _fail("an image needs an 'id' (an integer, or text)", source, f"images[{i}]")
     # ids as pycocotools keys and orders them (text ids as text); an image listed twice is one
     # image, the last entry
@@ -82,7 +90,9 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
                   "(pycocotools reads them "
                   "all; 'area' decides small/medium/large)", source, f"annotations[{i}]")
         b = a["bbox"]
-        if not (isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)):
+        if not (
+            isinstance(b, list) and len(b) == 4 and all(isinstance(v, (int, float)) for v in b)
+        ):
             _fail(f"'bbox' must be [x, y, w, h], got {b!r}", source, f"annotations[{i}]")
         missing_crowd += "iscrowd" not in a
     if missing_crowd:
@@ -143,7 +153,11 @@ def _image_sizes(images: list[dict[str, Any]], listed: NDArray[np.int64],
     none does. ``listed``: each entry's id; of an id listed twice the last entry counts (numpy's
     assignment keeps the last)."""
     def number(value: Any) -> float:
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else np.nan
+        return (
+            float(value)
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            else np.nan
+        )
 
     wh = np.full((len(image_ids), 2), np.nan)
     rows = np.searchsorted(image_ids, listed)
@@ -177,7 +191,10 @@ def read_predictions(source: str | os.PathLike, *, max_bytes: int | None = None,
         if not f.is_file() or not f.name.endswith((".json", ".json.gz")):
             continue
         stem = f.name.removesuffix(".gz").removesuffix(".json")
-        name = next((stem.removesuffix(suffix) for suffix in _PREDICTION_SUFFIXES if stem.endswith(suffix)), stem)
+        name = next(
+            (stem.removesuffix(suffix) for suffix in _PREDICTION_SUFFIXES if stem.endswith(suffix)),
+            stem,
+        )
         if name in found:
             raise FormatError(f"two prediction files for sub-dataset {name!r}: {found[name].name} "
                               f"and {f.name}",
@@ -229,10 +246,23 @@ def load_references(ref: str | os.PathLike, split: str | None = None) -> OVDEval
 # --------------------------------------------------------------------------------------------
 
 def _image_source(raw: Path, name: str, images: Path | None) -> Path | None:
-    candidates = ([images / name, images / f"{name}.tar.gz", images / f"{name}.tar", images] if images else []) + \
-        [raw / "images" / name, raw / "images" / f"{name}.tar.gz", raw / f"{name}.tar.gz",
-         raw / "images" / f"{name}.tar", raw / name]
-    return next((c for c in candidates if c.exists() and (c.is_dir() or c.suffix in (".gz", ".tar", ".tgz"))), None)
+    candidates = (
+        [images / name, images / f"{name}.tar.gz", images / f"{name}.tar", images] if images else []
+    ) + [
+        raw / "images" / name,
+        raw / "images" / f"{name}.tar.gz",
+        raw / f"{name}.tar.gz",
+        raw / "images" / f"{name}.tar",
+        raw / name,
+    ]
+    return next(
+        (
+            c
+            for c in candidates
+            if c.exists() and (c.is_dir() or c.suffix in (".gz", ".tar", ".tgz"))
+        ),
+        None,
+    )
 
 
 def _rows(name: str, data: dict[str, Any], found: ImageSource | None, names: dict[int, str],
@@ -244,14 +274,28 @@ def _rows(name: str, data: dict[str, Any], found: ImageSource | None, names: dic
         path = found.get(img["file_name"]) if found and img.get("file_name") else None
         yield {
             "sub_dataset": name,
-            "image": image_cell(path, img["file_name"], skip_bad=skip_bad_images, report=report)[0] if path else None,
-            "image_id": img["id"], "file_name": img.get("file_name"), "height": img.get("height"),
-            "width": img.get("width"), "text": img.get("text"), "neg_text": img.get("neg_text"),
-            "boxes": [{"id": a["id"], "bbox": a["bbox"], "category_id": a["category_id"],
-                       "label": names.get(a["category_id"]), "area": a.get("area"),
-                       "iscrowd": a.get("iscrowd"),
-                       "position": p, "extra": extra_fields(a, _ANN_FIELDS)} for p,
-                      a in by_image.get(img["id"], [])],
+            "image": image_cell(path, img["file_name"], skip_bad=skip_bad_images, report=report)[0]
+            if path
+            else None,
+            "image_id": img["id"],
+            "file_name": img.get("file_name"),
+            "height": img.get("height"),
+            "width": img.get("width"),
+            "text": img.get("text"),
+            "neg_text": img.get("neg_text"),
+            "boxes": [
+                {
+                    "id": a["id"],
+                    "bbox": a["bbox"],
+                    "category_id": a["category_id"],
+                    "label": names.get(a["category_id"]),
+                    "area": a.get("area"),
+                    "iscrowd": a.get("iscrowd"),
+                    "position": p,
+                    "extra": extra_fields(a, _ANN_FIELDS),
+                }
+                for p, a in by_image.get(img["id"], [])
+            ],
             "position": pos,
             "extra": extra_fields(img, ("id", "file_name", "height", "width", "text", "neg_text")),
         }
@@ -288,7 +332,14 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *,
     if isinstance(raw, (list, tuple)):
         raise InputError("OVDEval is built from one release folder (or one sub-dataset JSON)",
                          fix="pass one --raw")
-    from ...engine.hub import MAX_SHARD_BYTES, ConfigSpec, ShardedParquetWriter, SplitSummary, card_yaml, write_card
+    from ...engine.hub import (
+        MAX_SHARD_BYTES,
+        ConfigSpec,
+        ShardedParquetWriter,
+        SplitSummary,
+        card_yaml,
+        write_card,
+    )
     from ...engine.io import read_json
     from .card import card_body, card_metadata
 
@@ -304,7 +355,9 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *,
         _refuse_what_rows_cannot_hold(data, gt, str(path))
         names = gt.category_names
         source = _image_source(raw_path if raw_path.is_dir() else raw_path.parent, name, image_root)
-        needed = {os.path.basename(img["file_name"]) for img in data["images"] if img.get("file_name")}
+        needed = {
+            os.path.basename(img["file_name"]) for img in data["images"] if img.get("file_name")
+        }
         known = set(gt.image_ids.tolist())
         orphans = sum(a["image_id"] not in known for a in data["annotations"])
         if orphans:
@@ -331,8 +384,11 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *,
         report.rows[name] = summary.num_examples
         report.files.extend(summary.files)
         configs.append(ConfigSpec(name, features, [summary]))
-        headers[name] = json.dumps({k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True)
-    if len(configs) > 1:     # the default config: load_dataset(folder) without a name gets every sub-dataset
+        headers[name] = json.dumps(
+            {k: v for k, v in data.items() if k not in ("images", "annotations")}, sort_keys=True
+        )
+    # the default config: load_dataset(folder) without a name gets every sub-dataset
+    if len(configs) > 1:
         every = SplitSummary("test", sum(c.splits[0].num_examples for c in configs),
                              sum(c.splits[0].num_bytes for c in configs),
                              [f for c in configs for f in c.splits[0].files])

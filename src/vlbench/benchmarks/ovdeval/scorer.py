@@ -55,8 +55,18 @@ class Predictions:
     :class:`vlbench.benchmarks.validation.Scores`)."""
 
     def __init__(self, image_id, category_id, box_xywh, scores, counts, warnings, score_text=None):
-        self.image_id, self.category_id, self.box_xywh, self.scores = image_id, category_id, box_xywh, scores
-        self.score, self.counts, self.warnings, self.score_text = scores.value, counts, warnings, score_text
+        self.image_id, self.category_id, self.box_xywh, self.scores = (
+            image_id,
+            category_id,
+            box_xywh,
+            scores,
+        )
+        self.score, self.counts, self.warnings, self.score_text = (
+            scores.value,
+            counts,
+            warnings,
+            score_text,
+        )
 
     def as_dict(self, keep: NDArray[np.bool_] | None = None) -> dict[str, NDArray]:
         """The predictions (those in ``keep``) as the COCO engine's column dict."""
@@ -186,7 +196,8 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
         image, category, box, score_value = _typed_columns(entries, gt, source, protocol)
         score = Scores.of_typed(score_value)
         odd_boxes: dict[str, list[int]] = {}
-        scores: list[Any] = []                # the raw values are read only for text scores, which typed ones never are
+        # the raw values are read only for text scores, which typed ones never are
+        scores: list[Any] = []
         text_labels: list[int] = []
     else:
         try:
@@ -196,7 +207,9 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
             labels = [e["category_id"] for e in entries]
         except (KeyError, TypeError):
             _diagnose(entries, source)
-            raise PredictionError("malformed prediction file", file=source) from None  # pragma: no cover
+            raise PredictionError(
+                "malformed prediction file", file=source
+            ) from None  # pragma: no cover
         image = coded_ids(images, gt.id_table, source, "image_id")[0]
         box, odd_boxes = read_boxes(boxes, source, protocol=protocol)
         score = read_scores(scores, source, protocol=protocol)
@@ -211,17 +224,24 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
               "the official scorer "
               "stops there (COCOeval negates each score: TypeError)", source, i,
               "write scores as numbers")
-    warnings += unusual_warning("prediction box", odd_boxes, _HOW) + unusual_warning("score", score.unusual, _HOW)
+    warnings += unusual_warning("prediction box", odd_boxes, _HOW) + unusual_warning(
+        "score", score.unusual, _HOW
+    )
     warnings += degenerate_box_warning(box[known, 2], box[known, 3], np.flatnonzero(known),
                                        "IoU 0 with every GT box, so false positives")
     # predictions of a category without ground truth (hard negatives, mostly) affect the
     # suppression, not AP; the same count whatever the references are. Ids outside the category list
     # are only knowable from a file that lists the categories (Hub rows carry only the categories of
     # their boxes): None otherwise.
-    counts = {"predictions": len(entries), "dropped_unknown_image": int((~known).sum()),
-              "category_without_gt": int((~np.isin(category[known], gt.ann_category)).sum()),
-              "unknown_category": int((~np.isin(category[known], gt.category_ids)).sum()) if gt.categories_listed
-              else None, "category_as_text": len(text_labels)}
+    counts = {
+        "predictions": len(entries),
+        "dropped_unknown_image": int((~known).sum()),
+        "category_without_gt": int((~np.isin(category[known], gt.ann_category)).sum()),
+        "unknown_category": int((~np.isin(category[known], gt.category_ids)).sum())
+        if gt.categories_listed
+        else None,
+        "category_as_text": len(text_labels),
+    }
     if (~known).any():
         warnings.append(f"{int((~known).sum())} prediction(s) for image ids not in {gt.name} were "
                         "dropped (the official "
@@ -248,7 +268,8 @@ def _nms_key(preds: Predictions) -> NDArray[np.integer]:
     scores does: float64 (NaN above every number, NaNs equal), int64 where the image's scores are
     all integers, text where one of them is text. Keys are compared only within an image."""
     if preds.scores.exact is None and preds.score_text is None:
-        return sorting.sortable_bits(preds.score)      # float64's order and equalities, with no sort
+        # float64's order and equalities, with no sort
+        return sorting.sortable_bits(preds.score)
 
     def ascending(values) -> NDArray[np.int64]:
         return np.unique(values, return_inverse=True)[1].astype(np.int64).reshape(-1)
@@ -326,7 +347,9 @@ def suppress(gt: OVDEvalSubset, preds: Predictions,
     order = sorting.stable_argsort(key[c_pred])
     order = order[sorting.stable_argsort(c_gt[order])]
     c_pred, c_gt = c_pred[order], c_gt[order]
-    last = np.r_[np.flatnonzero(np.diff(c_gt)), len(c_gt) - 1] if len(c_gt) else np.zeros(0, np.int64)
+    last = (
+        np.r_[np.flatnonzero(np.diff(c_gt)), len(c_gt) - 1] if len(c_gt) else np.zeros(0, np.int64)
+    )
     top = c_pred[last]
     kept_as_top = np.zeros(n, dtype=bool)
     kept_as_top[top] = True
@@ -390,7 +413,8 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official",
     from .analysis import KEEP_GT_AT, analyze
 
     preds = parse_predictions(predictions, gt, source=source, protocol=protocol)
-    with ThreadPoolExecutor(max_workers=1) as pool:    # plain AP needs no suppression: the second core scores it
+    # plain AP needs no suppression: the second core scores it
+    with ThreadPoolExecutor(max_workers=1) as pool:
         plain_job = pool.submit(_stats, gt, preds.as_dict(), protocol, tie_bounds=True)
         keep, sup = suppress(gt, preds)
         nms = _stats(gt, preds.as_dict(keep), protocol, KEEP_GT_AT if analysis else None,
@@ -414,18 +438,23 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official",
         warnings.extend(_id0_warning(gt, preds, keep, metrics))
     breakdowns = {
         "suppression": sup,
-        "inflation": None if metrics["AP"] is None or metrics["NMS_AP"] is None else metrics["AP"] - metrics["NMS_AP"],
+        "inflation": None
+        if metrics["AP"] is None or metrics["NMS_AP"] is None
+        else metrics["AP"] - metrics["NMS_AP"],
         "per_category": {"NMS": _per_category(gt, nms), "plain": _per_category(gt, plain)},
-        "pr_curve": {"recall": cocoeval.Params().rec_thrs.tolist(),
-                     "NMS_iou50": _mean_curve(nms.precision, 0),
-                     "iou50": _mean_curve(plain.precision, 0)},
+        "pr_curve": {
+            "recall": cocoeval.Params().rec_thrs.tolist(),
+            "NMS_iou50": _mean_curve(nms.precision, 0),
+            "iou50": _mean_curve(plain.precision, 0),
+        },
     }
     counts = {"images": len(gt.image_ids), "categories": len(gt.category_ids),
               "gt_boxes": len(gt.ann_id),
               **preds.counts, "kept_after_suppression": sup["after"],
               "skipped_unknown_category": nms.skipped_detections}
     analyzed, analysis_replicator = analyze(gt, nms, sup["removed"]) if analysis else (None, None)
-    if cocoeval.has_ties(plain.matches):        # scores that do not rank the boxes: the answer-set view too
+    # scores that do not rank the boxes: the answer-set view too
+    if cocoeval.has_ties(plain.matches):
         breakdowns["threshold_metrics"] = threshold_metrics(gt, preds, keep, nms)
         breakdowns["tie_bounds"], tie_warning = _tie_bounds(nms, plain, metrics,
                                                             suppression_ties=sup["tie_decisions"])
@@ -468,11 +497,17 @@ def _sum_threshold_metrics(parts: list[dict[str, Any]]) -> dict[str, Any]:
     averages)."""
     total = {k: sum(p[k] for p in parts) for k in ("true_positives", "false_positives", "gt_boxes",
                                                    "boxes", "hard_negative_boxes")}
-    return {"note": THRESHOLD_NOTE, "iou": 0.5,
-            **cocoeval.precision_recall_f1(total["true_positives"], total["false_positives"],
-                                           total["gt_boxes"]),
-            **total, "hard_negative_share": 100.0 * total["hard_negative_boxes"] / total["boxes"] if total["boxes"]
-            else None}
+    return {
+        "note": THRESHOLD_NOTE,
+        "iou": 0.5,
+        **cocoeval.precision_recall_f1(
+            total["true_positives"], total["false_positives"], total["gt_boxes"]
+        ),
+        **total,
+        "hard_negative_share": 100.0 * total["hard_negative_boxes"] / total["boxes"]
+        if total["boxes"]
+        else None,
+    }
 
 
 class OVDEvalReplicator:
@@ -533,12 +568,14 @@ def _combine_sub_datasets(names: list[str]):
         for name, part in zip(names, parts):
             out[f"NMS_AP_{name}"], out[f"AP_{name}"] = part["NMS_AP"], part["AP"]
         for key in ["NMS_AP",
-                    *(k for k in parts[0] if k.startswith("analysis:"))]:   # the Total Average's form
+                    # the Total Average's form
+                    *(k for k in parts[0] if k.startswith("analysis:"))]:
             stacked = np.stack([p[key] for p in parts])
             with np.errstate(invalid="ignore"):
                 defined = np.isfinite(stacked)
-                out["Total_Average" if key == "NMS_AP" else key] = (np.where(defined, stacked, 0).sum(axis=0)
-                                                                    / defined.sum(axis=0))
+                out["Total_Average" if key == "NMS_AP" else key] = np.where(
+                    defined, stacked, 0
+                ).sum(axis=0) / defined.sum(axis=0)
         return out
     return combine
 
@@ -559,14 +596,23 @@ def _mean_of_defined(values: Any) -> float | None:
 def score_many(results: dict[str, Result], protocol: str = "official") -> Result:
     """Several sub-datasets at once: the paper's Table 3 (NMS-AP / AP per sub-dataset, aspects,
     Total Average)."""
-    order = [s for s in schema.SUBSETS if s in results] + sorted(s for s in results if s not in schema.SUBSETS)
+    order = [s for s in schema.SUBSETS if s in results] + sorted(
+        s for s in results if s not in schema.SUBSETS
+    )
     table = [{"sub_dataset": s, "aspect": schema.aspect_of(s),
               "NMS_AP": results[s].metrics["NMS_AP"], "AP": results[s].metrics["AP"],
               "inflation": results[s].breakdowns["inflation"]} for s in order]
-    aspects = {a: {"NMS_AP": _mean_of_defined(results[s].metrics["NMS_AP"] for s in members if s in results),
-                   "AP": _mean_of_defined(results[s].metrics["AP"] for s in members if s in results),
-                   "sub_datasets": [s for s in members if s in results]}
-               for a, members in schema.ASPECTS.items() if any(s in results for s in members)}
+    aspects = {
+        a: {
+            "NMS_AP": _mean_of_defined(
+                results[s].metrics["NMS_AP"] for s in members if s in results
+            ),
+            "AP": _mean_of_defined(results[s].metrics["AP"] for s in members if s in results),
+            "sub_datasets": [s for s in members if s in results],
+        }
+        for a, members in schema.ASPECTS.items()
+        if any(s in results for s in members)
+    }
     total = _mean_of_defined(results[s].metrics["NMS_AP"] for s in order)
     metrics: dict[str, float | None] = {}
     for s in order:
@@ -579,12 +625,21 @@ def score_many(results: dict[str, Result], protocol: str = "official") -> Result
         warnings.append(f"Total Average over {len(order)} sub-dataset(s); not scored: "
                         f"{', '.join(missing)}")
     breakdowns: dict[str, Any] = {
-        "table": table, "aspects": aspects, "Total_Average": total,
+        "table": table,
+        "aspects": aspects,
+        "Total_Average": total,
         "Total_Average_AP": _mean_of_defined(r["AP"] for r in table),
-        "sub_datasets": {s: {"metrics": results[s].metrics, "counts": results[s].counts} for s in order}}
+        "sub_datasets": {
+            s: {"metrics": results[s].metrics, "counts": results[s].counts} for s in order
+        },
+    }
     if any("tie_bounds" in results[s].breakdowns for s in order):
         breakdowns["tie_bounds"] = _table3_tie_bounds(results, order)
-    parts = [results[s].breakdowns["threshold_metrics"] for s in order if "threshold_metrics" in results[s].breakdowns]
+    parts = [
+        results[s].breakdowns["threshold_metrics"]
+        for s in order
+        if "threshold_metrics" in results[s].breakdowns
+    ]
     if parts:
         breakdowns["threshold_metrics"] = {**_sum_threshold_metrics(parts), "sub_datasets": {
             s: {k: v for k, v in p.items() if k != "note"} for s, p in zip(order, parts)}}
@@ -592,11 +647,21 @@ def score_many(results: dict[str, Result], protocol: str = "official") -> Result
               **{f"predictions_{s}": results[s].counts["predictions"] for s in order}}
     from ...engine.uncertainty import stack
 
-    return Result(benchmark="ovdeval", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
-                  counts=counts, warnings=warnings, options={"sub_datasets": order},
-                  resampler=lambda: stack([_replicator(results[s]) for s in order],
-                                          _combine_sub_datasets(order)),
-                  analysis=_table3_analysis(results, order) if results[order[0]].analysis is not None else None)
+    return Result(
+        benchmark="ovdeval",
+        protocol=protocol,
+        metrics=metrics,
+        breakdowns=breakdowns,
+        counts=counts,
+        warnings=warnings,
+        options={"sub_datasets": order},
+        resampler=lambda: stack(
+            [_replicator(results[s]) for s in order], _combine_sub_datasets(order)
+        ),
+        analysis=_table3_analysis(results, order)
+        if results[order[0]].analysis is not None
+        else None,
+    )
 
 
 def _table3_analysis(results: dict[str, Result], order: list[str]) -> dict[str, Any]:
@@ -608,8 +673,11 @@ def _table3_analysis(results: dict[str, Result], order: list[str]) -> dict[str, 
     errors: dict[str, dict[str, Any]] = {}
     for name in next(iter(parts.values()))["errors"]:
         rows = [p["errors"][name] for p in parts.values()]
-        errors[name] = {"count": sum(r["count"] for r in rows), "definition": rows[0]["definition"],
-                        "delta_Total_Average50": _mean_of_defined(r["delta_NMS_AP50"] for r in rows)}
+        errors[name] = {
+            "count": sum(r["count"] for r in rows),
+            "definition": rows[0]["definition"],
+            "delta_Total_Average50": _mean_of_defined(r["delta_NMS_AP50"] for r in rows),
+        }
     slices: dict[str, dict[str, dict[str, int]]] = {"sub_dataset": {}, "aspect": {}}
     for s, p in parts.items():
         counts = {t: e["count"] for t, e in p["errors"].items() if t in ERROR_TYPES and e["count"]}
@@ -624,14 +692,21 @@ def _table3_analysis(results: dict[str, Result], order: list[str]) -> dict[str, 
                 for t, n in row.items():
                     merged.setdefault(value, {})[t] = merged.setdefault(value, {}).get(t, 0) + n
         slices[name] = merged
-    return {"delta_key": "Total_Average50",
-            "as_scored": _mean_of_defined(p["as_scored"] for p in parts.values()),
-            "errors": errors, "slices": slices,
-            "examples": {t: [{**e, "sub_dataset": s} for s, p in parts.items() for e in p["examples"].get(t, [])][:5]
-                         for t in next(iter(parts.values()))["examples"]},
-            "suppressed": sum(p.get("suppressed", 0) for p in parts.values()),
-            "sub_datasets": parts,
-            "note": next(iter(parts.values()))["note"].replace("NMS_AP50", "Total_Average50")}
+    return {
+        "delta_key": "Total_Average50",
+        "as_scored": _mean_of_defined(p["as_scored"] for p in parts.values()),
+        "errors": errors,
+        "slices": slices,
+        "examples": {
+            t: [
+                {**e, "sub_dataset": s} for s, p in parts.items() for e in p["examples"].get(t, [])
+            ][:5]
+            for t in next(iter(parts.values()))["examples"]
+        },
+        "suppressed": sum(p.get("suppressed", 0) for p in parts.values()),
+        "sub_datasets": parts,
+        "note": next(iter(parts.values()))["note"].replace("NMS_AP50", "Total_Average50"),
+    }
 
 
 
@@ -645,7 +720,8 @@ def _table3_tie_bounds(results: dict[str, Result],
         own = results[s].breakdowns.get("tie_bounds")
         for key in ("NMS_AP", "AP"):
             value = results[s].metrics[key]
-            if own is None or key in own:         # a key with ties but no honest bound (_tie_bounds) is left out
+            # a key with ties but no honest bound (_tie_bounds) is left out
+            if own is None or key in own:
                 out[f"{key}_{s}"] = own[key] if own is not None else {"low": value, "high": value}
     if all(f"NMS_AP_{s}" in out for s in order):
         out["Total_Average"] = {side: _mean_of_defined(out[f"NMS_AP_{s}"][side] for s in order)
@@ -668,7 +744,8 @@ def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str
     if isinstance(predictions, PredictionFolder):
         entries, files, where = predictions.entries, predictions.files, predictions.folder
     elif isinstance(predictions, dict):
-        if not predictions or not all(isinstance(v, list) for v in predictions.values()):   # not name -> list
+        # not name -> list
+        if not predictions or not all(isinstance(v, list) for v in predictions.values()):
             expect_prediction_list(predictions, "ovdeval", source, schema.PREDICTION_FORM)
         entries, files, where = predictions, {n: f"{source} [{n}]" for n in predictions}, source
     else:
@@ -744,7 +821,8 @@ class OVDEvalScorer(Scorer[OVDEvalOptions]):
             entries.setdefault(_sub_dataset_of(ref), []).extend(
                 {"image_id": ref["image_id"], "category_id": label, "bbox": box, "score": s}
                 for box, s, label in aligned_lists(pred, ("boxes", "scores", "labels"), n))
-        if len(entries) > 1:    # rows of several sub-datasets: one prediction list each, scored as Table 3
+        # rows of several sub-datasets: one prediction list each, scored as Table 3
+        if len(entries) > 1:
             return PredictionFolder(entries=entries, files={k: "predictions" for k in entries},
                                     folder="predictions")
         return next(iter(entries.values()), [])

@@ -77,10 +77,23 @@ def make_predictions(data: dict[str, Any], *, seed: int = 1, quality: str = "goo
                         round(max(1.0, h + dh), 1)]
             true_score = float(rng.uniform(0.3, 0.95))
             mine.append({"category_id": a["category_id"], "bbox": near(), "score": true_score})
-            for c in rng.choice(negatives, min(hard_negatives, len(negatives)), replace=False) if negatives else []:
+            for c in (
+                rng.choice(negatives, min(hard_negatives, len(negatives)), replace=False)
+                if negatives
+                else []
+            ):
                 outscore = rng.random() < 1 / 3
-                mine.append({"category_id": int(c), "bbox": near(),
-                             "score": float(rng.uniform(true_score, 1.0) if outscore else rng.uniform(0.05, true_score))})
+                mine.append(
+                    {
+                        "category_id": int(c),
+                        "bbox": near(),
+                        "score": float(
+                            rng.uniform(true_score, 1.0)
+                            if outscore
+                            else rng.uniform(0.05, true_score)
+                        ),
+                    }
+                )
             for _ in range(duplicates):
                 mine.append({"category_id": a["category_id"], "bbox": near(2.0),
                              "score": float(rng.uniform(0.05, 0.6))})

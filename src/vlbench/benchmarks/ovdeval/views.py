@@ -31,8 +31,11 @@ def text(result: Any) -> str | None:
     lines = [f"ovdeval (protocol={result.protocol}): NMS-AP / AP per sub-dataset (percent)",
              f"{'aspect':<14}{'sub-dataset':<14}{'NMS-AP':>8}{'AP':>8}{'AP-NMS':>8}"]
     for row in table:
-        lines.append(f"{row['aspect'] or '-':<14}{row['sub_dataset']:<14}{fmt(row['NMS_AP']):>8}{fmt(row['AP']):>8}"
-                     f"{fmt(row['inflation']):>8}")
+        lines.append(
+            f"{row['aspect'] or '-':<14}{row['sub_dataset']:<14}"
+            f"{fmt(row['NMS_AP']):>8}{fmt(row['AP']):>8}"
+            f"{fmt(row['inflation']):>8}"
+        )
     lines.append("-" * 52)
     for aspect, values in result.breakdowns["aspects"].items():
         lines.append(f"{aspect:<28}{fmt(values['NMS_AP']):>8}{fmt(values['AP']):>8}")
@@ -102,7 +105,11 @@ def scenes(refs: OVDEvalReferences, predictions: Any, result: Any) -> list[Scene
         gt_by.setdefault(img, []).append((box, gt.category_names.get(cat, str(cat))))
     pred_by: dict[Any, list[tuple[list[float], str, float | None]]] = {}
     for p in predictions:
-        if isinstance(p, dict) and isinstance(p.get("score"), (int, float)) and p["score"] >= MIN_SCORE:
+        if (
+            isinstance(p, dict)
+            and isinstance(p.get("score"), (int, float))
+            and p["score"] >= MIN_SCORE
+        ):
             category: Any = p.get("category_id")
             code: Any = category if gt.category_table is None else gt.category_table.get(category)
             label = gt.category_names.get(code, str(category))

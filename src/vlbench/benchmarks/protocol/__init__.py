@@ -25,7 +25,17 @@ from .options import PROTOCOLS, Options, option
 from .predicting import DetectorAnswer, PredictData, PredictItem, Predictor
 from .scoring import Scorer, check_examples
 from .showcase import Showcase
-from .views import ALL_QUERIES, SHOW_SCORE, NoViews, Sample, Scene, Table, Views, detection_badness, mark_boxes
+from .views import (
+    ALL_QUERIES,
+    SHOW_SCORE,
+    NoViews,
+    Sample,
+    Scene,
+    Table,
+    Views,
+    detection_badness,
+    mark_boxes,
+)
 
 __all__ = ["AS_WRITTEN", "Conventions", "DatasetBuilder", "EvalTask", "Leaderboards",
            "SplitLeaderboards",

@@ -65,6 +65,10 @@ class SplitLeaderboards:
     def value(self, task: EvalTask, result: Any) -> float | None:
         """The task's metric when the result is of the task's split (and config)."""
         config, split = self.scope(result)
-        if task.split != split or task.requires or (config is not None and task.config not in (config, None)):
+        if (
+            task.split != split
+            or task.requires
+            or (config is not None and task.config not in (config, None))
+        ):
             return None
         return result.metrics.get(task.metric)

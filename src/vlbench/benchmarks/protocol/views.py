@@ -51,10 +51,16 @@ class Sample:
     boxes: list[tuple[list[float], str, str]] = field(default_factory=list)
 
 
-def mark_boxes(gt: list[tuple[list[float], str]], predicted: list[tuple[list[float], str]],
-               iou_threshold: float = 0.5, *, gt_queries: Sequence[Collection[str]] | None = None,
-               pred_queries: Sequence[str] | None = None, other_gt: Sequence[list[float]] = (),
-               negatives: Collection[str] = frozenset()) -> tuple[list[tuple[list[float], str, str]], int]:
+def mark_boxes(
+    gt: list[tuple[list[float], str]],
+    predicted: list[tuple[list[float], str]],
+    iou_threshold: float = 0.5,
+    *,
+    gt_queries: Sequence[Collection[str]] | None = None,
+    pred_queries: Sequence[str] | None = None,
+    other_gt: Sequence[list[float]] = (),
+    negatives: Collection[str] = frozenset(),
+) -> tuple[list[tuple[list[float], str, str]], int]:
     """Boxes (xywh) of one image for display, and the number of misses plus erroneous predictions.
     With the queries (each GT box's, each prediction's), a prediction matches only a GT box of its
     own query at IoU >= ``iou_threshold``, as the benchmarks' matching does: GT ``gt`` (found) /
@@ -67,14 +73,19 @@ def mark_boxes(gt: list[tuple[list[float], str]], predicted: list[tuple[list[flo
     from ...engine.geometry import iou_matrix_xywh
 
     def over(boxes: Sequence[list[float]]) -> Any:
-        return (iou_matrix_xywh([b for b, _ in predicted], list(boxes)) >= iou_threshold if boxes and predicted
-                else np.zeros((len(predicted), len(boxes)), dtype=bool))
+        return (
+            iou_matrix_xywh([b for b, _ in predicted], list(boxes)) >= iou_threshold
+            if boxes and predicted
+            else np.zeros((len(predicted), len(boxes)), dtype=bool)
+        )
 
     close = over([b for b, _ in gt])
     if gt_queries is not None and pred_queries is not None:
         # (prediction, GT) pairs of one query: one membership test per pair replaces a label loop
         # per prediction
-        close &= np.asarray([[q in qs for qs in gt_queries] for q in pred_queries], dtype=bool).reshape(close.shape)
+        close &= np.asarray(
+            [[q in qs for qs in gt_queries] for q in pred_queries], dtype=bool
+        ).reshape(close.shape)
     found, hit = close.any(axis=0), close.any(axis=1)
     on_object = ~hit & (over([b for b, _ in gt]).any(axis=1) | over(list(other_gt)).any(axis=1))
     queries = pred_queries if pred_queries is not None else [""] * len(predicted)
@@ -134,16 +145,27 @@ class Scene:
         best: dict[tuple[float, ...], tuple[float, str]] = {}
         for box, q, score in self.predicted:
             value = 1.0 if score is None else score
-            if (every or q == query) and value >= threshold and value > best.get(tuple(box), (-1.0, ""))[0]:
+            if (
+                (every or q == query)
+                and value >= threshold
+                and value > best.get(tuple(box), (-1.0, ""))[0]
+            ):
                 best[tuple(box)] = (value, q)
         gt_boxes = [(list(b), " / ".join(q[:2]) if every else "GT") for b, q in gt.items()]
         scored = any(score is not None for _, _, score in self.predicted)
 
         def shown(boxes: dict[tuple[float, ...], tuple[float, str]]) -> list[tuple[list[float],
                                                                                    str]]:
-            return [(list(b), " ".join(([q] if every else []) + ([f"{s:.2f}"] if scored else [] if every else
-                                                                 ["prediction"]))) for b,
-                    (s, q) in boxes.items()]
+            return [
+                (
+                    list(b),
+                    " ".join(
+                        ([q] if every else [])
+                        + ([f"{s:.2f}"] if scored else [] if every else ["prediction"])
+                    ),
+                )
+                for b, (s, q) in boxes.items()
+            ]
 
         kept = {b: v for b, v in best.items() if b not in self.removed}
         other = [box for box,

@@ -59,7 +59,9 @@ class RefL4Showcase(Showcase):
 
     def example_predictions(self, quality: str, subset: str) -> str:
         """The bundled good / poor prediction file (covers both splits)."""
-        return str(resources.files("vlbench").joinpath(f"samples/ref_l4/predictions_{quality}.json"))
+        return str(
+            resources.files("vlbench").joinpath(f"samples/ref_l4/predictions_{quality}.json")
+        )
 
     def options(self, subset: str) -> dict[str, Any]:
         """The Space's choice is the split."""

@@ -124,8 +124,13 @@ class CauseReplicator:
         n_units = int(units.max()) + 1 if len(units) else 0
         self.strata, self.unit = (n_units,), unit
         self.rows = np.bincount(units, minlength=n_units).astype(np.float64)
-        self.per_cause = np.stack([np.bincount(units[cause == c], minlength=n_units) for c in range(len(CAUSES))]
-                                  ).astype(np.float64) if len(CAUSES) else np.zeros((0, n_units))
+        self.per_cause = (
+            np.stack(
+                [np.bincount(units[cause == c], minlength=n_units) for c in range(len(CAUSES))]
+            ).astype(np.float64)
+            if len(CAUSES)
+            else np.zeros((0, n_units))
+        )
 
     def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         """``weights`` (R, units) -> ``analysis:<cause>`` -> (R,) percent of the weighted rows."""
@@ -158,13 +163,20 @@ def analyze(refs: RefL4References, boxes_xyxy: NDArray[np.float64], present: NDA
                        dtype=object)      # none: a GT box of negative area
     size = names[schema.size_buckets(refs.bbox_xywh[:, 2], refs.bbox_xywh[:, 3])]
     slices["size"] = _accuracy_by(size, hit, list(schema.SIZE_NAMES))
-    histogram = np.histogram(np.clip(np.nan_to_num(iou.astype(np.float64), nan=0.0), 0, 1), bins=IOU_BINS)[0]
+    histogram = np.histogram(
+        np.clip(np.nan_to_num(iou.astype(np.float64), nan=0.0), 0, 1), bins=IOU_BINS
+    )[0]
     examples = {}
     for i, c in enumerate(CAUSES):
         rows = np.flatnonzero(cause == i)[:EXAMPLES]
-        examples[c] = [{"id": refs.row_id(r), "iou": float(iou[r]),
-                        **({"expression": refs.expressions[r]} if refs.expressions is not None else {})}
-                       for r in rows.tolist()]
+        examples[c] = [
+            {
+                "id": refs.row_id(r),
+                "iou": float(iou[r]),
+                **({"expression": refs.expressions[r]} if refs.expressions is not None else {}),
+            }
+            for r in rows.tolist()
+        ]
     return {"delta_key": "Acc50", "as_scored": float(hit.mean() * 100) if n else None,
             "errors": errors,
             "slices": slices,

@@ -75,8 +75,9 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
         boxes = table["bbox"].to_pylist()
         bad = next((i for i, b in enumerate(boxes) if not (isinstance(b, list) and len(b) == 4
                     and all(isinstance(v, (int, float)) for v in b))), 0)
-        raise FormatError(f"'bbox' of row {bad} (id {ids[bad]}) is {boxes[bad]!r}, not [x, y, w, h]",
-                          file=source) from None
+        raise FormatError(
+            f"'bbox' of row {bad} (id {ids[bad]}) is {boxes[bad]!r}, not [x, y, w, h]", file=source
+        ) from None
     bbox = bbox.reshape(len(ids), 4)
     if not np.isfinite(bbox).all():
         bad = int(np.flatnonzero(~np.isfinite(bbox).all(axis=1))[0])
@@ -89,9 +90,14 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
                      f"{[i for i, _ in repeated[:5]]}): each is scored against the prediction of "
                      "its id, as the "
                      "official scorer does")
-    cats = table["ori_category_id"].to_pylist()    # as read: a null stays None, a class apart from the text "None"
+    # as read: a null stays None, a class apart from the text "None"
+    cats = table["ori_category_id"].to_pylist()
     image, image_names = _image_codes(table)
-    expressions = ([str(c or "") for c in table["caption"].to_pylist()] if "caption" in table.column_names else None)
+    expressions = (
+        [str(c or "") for c in table["caption"].to_pylist()]
+        if "caption" in table.column_names
+        else None
+    )
     return RefL4References(ids=ids, bbox_xywh=bbox, ori_category_id=cats, source=source,
                            other_split_ids=other_split_ids, image=image, image_names=image_names,
                            expressions=expressions, notes=notes, image_size=_image_sizes(table))
@@ -110,7 +116,8 @@ def _row_ids(column: Any, source: str) -> Any:
     values = column.to_pylist()
     if all(type(v) is int for v in values):
         return np.asarray(values, dtype=np.int64)
-    return np.asarray(values + [None], dtype=object)[:-1]     # the trailing None keeps a 1-d array of the values
+    # the trailing None keeps a 1-d array of the values
+    return np.asarray(values + [None], dtype=object)[:-1]
 
 
 def _image_sizes(table: Any) -> Any:
@@ -122,7 +129,9 @@ def _image_sizes(table: Any) -> Any:
 
     from ...engine.io import arrow_to_numpy
 
-    try:        # a null, text or any other failure: no sizes (arrow_to_numpy reads the buffer: no pandas import)
+    # a null, text or any other failure: no sizes (arrow_to_numpy reads the buffer: no pandas
+    # import)
+    try:
         size = np.column_stack([arrow_to_numpy(table[c], "float64") for c in ("width", "height")])
     except (pa.ArrowException, TypeError, ValueError):
         return None
@@ -156,7 +165,9 @@ def _read_parquet(path: Path, columns: tuple[str, ...] | None) -> Any:
         # ParquetFile.read, not pq.read_table: the latter imports pyarrow.dataset and pandas.
         parquet = pq.ParquetFile(path)
         names = parquet.schema_arrow.names
-        return parquet.read(columns=[c for c in columns if c in names] if columns is not None else None)
+        return parquet.read(
+            columns=[c for c in columns if c in names] if columns is not None else None
+        )
     except Exception as exc:  # pyarrow raises several types for a broken file
         raise FormatError(f"cannot read Parquet ({exc})", file=str(path)) from None
 
@@ -215,7 +226,9 @@ def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4Referenc
             try:
                 table = pa.Table.from_pylist(rows)
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-                raise FormatError(f"the rows do not have consistent types ({exc})", file=str(path)) from None
+                raise FormatError(
+                    f"the rows do not have consistent types ({exc})", file=str(path)
+                ) from None
         selected, other_ids = _select_split(table, split, str(path))
         return _references_from_table(selected, str(path), other_ids)
     if str(ref).count("/") == 1 and not str(ref).startswith((".", "/")):
@@ -230,7 +243,9 @@ def _load_from_hub(repo_id: str, split: str) -> RefL4References:
 
     splits = schema.SPLITS if split == "all" else (split,)
     try:
-        parts = [load_dataset(repo_id, split=s, columns=list(SCORING_COLUMNS)).data.table for s in splits]
+        parts = [
+            load_dataset(repo_id, split=s, columns=list(SCORING_COLUMNS)).data.table for s in splits
+        ]
     except Exception as exc:  # network, auth, missing repo: all user-facing
         raise FormatError(f"cannot load the Hub dataset ({type(exc).__name__}: {exc})",
                           file=repo_id,
@@ -290,7 +305,11 @@ def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport,
         for row in batch.to_pylist():
             x, y, w, h = row["bbox"]
             path = image_paths.get(row["file_name"])
-            cell, size = image_cell(path, row["file_name"], skip_bad=skip_bad_images, report=report) if path else (None, None)
+            cell, size = (
+                image_cell(path, row["file_name"], skip_bad=skip_bad_images, report=report)
+                if path
+                else (None, None)
+            )
             if size is not None:
                 width, height = size
                 if (width, height) != (row["width"], row["height"]):
@@ -362,7 +381,8 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *,
         features = schema.features()
         summaries = []
         for split, table in tables.items():
-            if table.num_rows == 0:  # a split without rows gets no config entry (the loader rejects empty globs)
+            # a split without rows gets no config entry (the loader rejects empty globs)
+            if table.num_rows == 0:
                 report.rows[split] = 0
                 continue
             writer = ShardedParquetWriter(out, split, features, rows_per_group=rows_per_group,
@@ -395,7 +415,9 @@ def references_from_rows(rows: list[dict[str, Any]], source: str = "references")
     try:
         table = pa.Table.from_pylist(slim)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise FormatError(f"the reference rows do not have consistent types ({exc})", file=source) from None
+        raise FormatError(
+            f"the reference rows do not have consistent types ({exc})", file=source
+        ) from None
     return _references_from_table(table, source)
 
 

@@ -93,7 +93,8 @@ def size_buckets(w: ArrayLike, h: ArrayLike) -> NDArray[np.intp]:
     """The official size rule on GT boxes: ``sqrt(w*h)`` in float64, small (0) < 128 <= medium (1)
     <= 256 < large (2) (an index into SIZE_NAMES); a box of negative area has no size (3: counted in
     no size's accuracy)."""
-    import numpy as np  # here, not at the top: listing the benchmarks imports this module and needs no numpy
+    # here, not at the top: listing the benchmarks imports this module and needs no numpy
+    import numpy as np
 
     with np.errstate(invalid="ignore"):
         side = np.sqrt(np.asarray(w, dtype=np.float64) * np.asarray(h, dtype=np.float64))
@@ -174,7 +175,11 @@ def class_key(ori_category_id: Any, table: dict[int, int]) -> Any:
 
 @lru_cache(maxsize=1)
 def _o365_names() -> dict[int, str]:
-    text = resources.files("vlbench").joinpath("data/objects365_names.json").read_text(encoding="utf-8")
+    text = (
+        resources.files("vlbench")
+        .joinpath("data/objects365_names.json")
+        .read_text(encoding="utf-8")
+    )
     return {int(k): v for k, v in json.loads(text).items()}
 
 

@@ -189,9 +189,12 @@ def _raise_malformed_entry(entries: list[Any], source: str) -> None:
                                   entry=f"entry {index}")
         for key in ("id", "pred_bbox", "format"):
             if key not in entry:
-                raise PredictionError(f"missing key {key!r}", file=source,
-                                      entry=f"entry {index}" + (f" (id {entry['id']!r})" if "id" in entry else ""),
-                                      fix="each entry needs \"id\", \"pred_bbox\" and \"format\"")
+                raise PredictionError(
+                    f"missing key {key!r}",
+                    file=source,
+                    entry=f"entry {index}" + (f" (id {entry['id']!r})" if "id" in entry else ""),
+                    fix='each entry needs "id", "pred_bbox" and "format"',
+                )
 
 
 def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "official",
@@ -204,7 +207,9 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
                           file=source,
                           fix="write one {\"id\", \"pred_bbox\", \"format\"} entry per row of the "
                               "split")
-    if not all(isinstance(e, dict) and "id" in e and "pred_bbox" in e and "format" in e for e in entries):
+    if not all(
+        isinstance(e, dict) and "id" in e and "pred_bbox" in e and "format" in e for e in entries
+    ):
         _raise_malformed_entry(entries, source)
     index = _prediction_index(entries, source)
     row_ids = refs.ids.tolist()
@@ -215,10 +220,12 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
     if n_missing and missing != "miss":
         raise CoverageError(
             f"{n_missing} of the {len(refs)} rows have no prediction, e.g. ids "
-            f"{_describe(np.asarray(row_ids, dtype=object)[~present].tolist())}" + _id_type_hint(row_ids, list(index)),
+            f"{_describe(np.asarray(row_ids, dtype=object)[~present].tolist())}"
+            + _id_type_hint(row_ids, list(index)),
             file=source,
             fix="predict every row of the split, choose the right --split, or pass --missing miss "
-                             "(missing_as_miss=True) to count them as misses")
+            "(missing_as_miss=True) to count them as misses",
+        )
     used = pred_index[present]
     boxes, integer_boxes, box_warnings = _prediction_boxes(entries, used, is_xywh, source, protocol)
     warnings = box_warnings + warnings
@@ -236,7 +243,8 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
     aligned = np.zeros((len(refs), 4), dtype=np.float64)
     aligned[present] = np.where(is_xywh[used][:, None], xywh_to_xyxy(boxes), boxes)
     used_xyxy = aligned[present]
-    with np.errstate(invalid="ignore"):     # inf - inf of a non-finite box: NaN (warned about on its own)
+    # inf - inf of a non-finite box: NaN (warned about on its own)
+    with np.errstate(invalid="ignore"):
         sides = used_xyxy[:, 2] - used_xyxy[:, 0], used_xyxy[:, 3] - used_xyxy[:, 1]
     warnings += degenerate_box_warning(*sides, used, "IoU 0, so misses")
     numbers = np.full((len(refs), 4), np.nan)
@@ -254,7 +262,13 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
 
 def _kind(value: Any) -> str:
     """``text`` or ``number``: ids of different kinds never compare equal (``"5" != 5``)."""
-    return "text" if isinstance(value, str) else "number" if isinstance(value, (int, float)) else type(value).__name__
+    return (
+        "text"
+        if isinstance(value, str)
+        else "number"
+        if isinstance(value, (int, float))
+        else type(value).__name__
+    )
 
 
 def _id_type_hint(row_ids: list[Any], pred_ids: list[Any]) -> str:
@@ -264,8 +278,13 @@ def _id_type_hint(row_ids: list[Any], pred_ids: list[Any]) -> str:
     odd = [p for p in pred_ids if _kind(p) not in row_kinds]
     if not odd:
         return ""
-    how = ("write them without quotes" if row_kinds == {"number"} else
-           "write them exactly as the rows' ids, in quotes" if row_kinds == {"text"} else "write the rows' ids")
+    how = (
+        "write them without quotes"
+        if row_kinds == {"number"}
+        else "write them exactly as the rows' ids, in quotes"
+        if row_kinds == {"text"}
+        else "write the rows' ids"
+    )
     return (f"; {len(odd)} prediction id(s) are of another type than the rows' ids, e.g. "
             f"{odd[0]!r}, and equal no "
             f"row id (the official scorer compares ids by type too): {how}")
@@ -420,15 +439,28 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
     counts = {"rows": len(refs), "classes": len(classes), **preds.counts}
     unit_of_row, unit = (refs.image, "image") if refs.image is not None else (np.arange(len(refs)),
                                                                               "expression")
-    analyzed, cause = analyze(refs, preds.boxes_xyxy, preds.present, iou, hits_macc[:, 0]) if analysis else (None, None)
+    analyzed, cause = (
+        analyze(refs, preds.boxes_xyxy, preds.present, iou, hits_macc[:, 0])
+        if analysis
+        else (None, None)
+    )
     class_of_row = class_of_category[category_inverse]
-    return Result(benchmark="ref_l4", protocol=protocol, metrics=metrics, breakdowns=breakdowns,
-                  counts=counts, warnings=warnings, options={"split": split, "missing": missing},
-                  analysis=analyzed,
-                  resampler=lambda: merge(RefL4Replicator.build(hits_acc, hits_macc, size_of_row,
-                                                                class_of_row, len(classes),
-                                                                unit_of_row, unit),
-                                          None if cause is None else CauseReplicator(cause, unit_of_row, unit)))
+    return Result(
+        benchmark="ref_l4",
+        protocol=protocol,
+        metrics=metrics,
+        breakdowns=breakdowns,
+        counts=counts,
+        warnings=warnings,
+        options={"split": split, "missing": missing},
+        analysis=analyzed,
+        resampler=lambda: merge(
+            RefL4Replicator.build(
+                hits_acc, hits_macc, size_of_row, class_of_row, len(classes), unit_of_row, unit
+            ),
+            None if cause is None else CauseReplicator(cause, unit_of_row, unit),
+        ),
+    )
 
 
 def threshold_metrics(answered: int, hits50: int, rows: int) -> dict[str, Any]:
@@ -442,8 +474,10 @@ def threshold_metrics(answered: int, hits50: int, rows: int) -> dict[str, Any]:
             "boxes": answered}
 
 
-_SIZE_COLS = 1 + len(ACC_THRESHOLDS) + len(MACC_THRESHOLDS)   # n, hits at Acc thresholds, hits at mAcc thresholds
-_SIZES = len(schema.SIZE_NAMES) + 1                           # the sizes, and none (a box of negative area)
+# n, hits at Acc thresholds, hits at mAcc thresholds
+_SIZE_COLS = 1 + len(ACC_THRESHOLDS) + len(MACC_THRESHOLDS)
+# the sizes, and none (a box of negative area)
+_SIZES = len(schema.SIZE_NAMES) + 1
 _CLASS_COLS = 1 + len(MACC_THRESHOLDS)
 
 
@@ -452,7 +486,8 @@ class RefL4Replicator:
     """Every Ref-L4 metric under image weights, from per-image hit counts per size bucket and class
     (:mod:`vlbench.engine.uncertainty`); the expressions of one image move together."""
 
-    features: Any            # scipy CSR (units, _SIZES * _SIZE_COLS + classes * _CLASS_COLS): counts per unit
+    # scipy CSR (units, _SIZES * _SIZE_COLS + classes * _CLASS_COLS): counts per unit
+    features: Any
     n_classes: int
     strata: tuple[int, ...]
     unit: str
@@ -470,7 +505,11 @@ class RefL4Replicator:
         size_vals = np.hstack([ones, hits_acc, hits_macc])                      # (n, _SIZE_COLS)
         class_vals = np.hstack([ones, hits_macc])                               # (n, _CLASS_COLS)
         size_cols = size_of_row[:, None] * _SIZE_COLS + np.arange(_SIZE_COLS)[None, :]
-        class_cols = _SIZES * _SIZE_COLS + class_of_row[:, None] * _CLASS_COLS + np.arange(_CLASS_COLS)[None, :]
+        class_cols = (
+            _SIZES * _SIZE_COLS
+            + class_of_row[:, None] * _CLASS_COLS
+            + np.arange(_CLASS_COLS)[None, :]
+        )
         _, units = np.unique(unit_of_row, return_inverse=True)
         n_units = int(units.max()) + 1 if n else 0
         rows = np.repeat(units, _SIZE_COLS + _CLASS_COLS)
@@ -481,7 +520,8 @@ class RefL4Replicator:
         return cls(features, n_classes, (n_units,), unit)
 
     def __call__(self, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
-        sums = np.asarray((self.features.T @ weights.T).T)                    # (R, F) weighted counts
+        # (R, F) weighted counts
+        sums = np.asarray((self.features.T @ weights.T).T)
         size = sums[:, :_SIZES * _SIZE_COLS].reshape(len(weights), _SIZES, _SIZE_COLS)
         k = len(ACC_THRESHOLDS)
         total = size.sum(axis=1)
@@ -506,7 +546,9 @@ def _mapping_warning(categories: list[str], category_inverse: NDArray[np.intp],
                      hits_macc: NDArray[np.bool_], metrics: dict[str, float | None]) -> list[str]:
     """Name the official table's off-by-one entries when they change class_Acc50 / class_mAcc."""
     classes, class_of_category = _class_codes(categories, schema.refcoco_to_o365("corrected"))
-    acc50_fixed, macc_fixed = _class_metrics(_class_table(hits_macc, len(classes), class_of_category[category_inverse])[1])
+    acc50_fixed, macc_fixed = _class_metrics(
+        _class_table(hits_macc, len(classes), class_of_category[category_inverse])[1]
+    )
     if acc50_fixed == metrics["class_Acc50"] and macc_fixed == metrics["class_mAcc"]:
         return []
     present = sorted(c for c in schema.OFF_BY_ONE_COCO_IDS if f"refcoco_{c}" in set(categories))
@@ -524,7 +566,9 @@ def _per_source(categories: list[str], category_inverse: NDArray[np.intp],
     """The paper's Fig. 6 subsets: COCO-derived rows; Objects365 rows of classes COCO has; the
     rest."""
     coco_in_o365 = {f"o365_{o}" for o in schema.refcoco_to_o365("corrected").values()}
-    is_coco = np.asarray([str(c).startswith("refcoco_") for c in categories], dtype=bool)[category_inverse]
+    is_coco = np.asarray([str(c).startswith("refcoco_") for c in categories], dtype=bool)[
+        category_inverse
+    ]
     shared = np.asarray([c in coco_in_o365 for c in categories], dtype=bool)[category_inverse]
     groups = {"coco": is_coco, "objects365_coco_classes": ~is_coco & shared,
               "objects365_other_classes": ~is_coco & ~shared}
@@ -559,9 +603,16 @@ class RefL4Scorer(Scorer[RefL4Options]):
                                       file="predictions", entry=f"example {n}")
         # "integer" (set by the evaluate module): the box was written in integers, the official
         # int64 path
-        entries = [{"id": int(r["id"]), "format": p["format"],
-                    "pred_bbox": [int(v) for v in p["pred_bbox"]] if p.get("integer") else p["pred_bbox"]}
-                   for r, p in zip(references, predictions)]
+        entries = [
+            {
+                "id": int(r["id"]),
+                "format": p["format"],
+                "pred_bbox": [int(v) for v in p["pred_bbox"]]
+                if p.get("integer")
+                else p["pred_bbox"],
+            }
+            for r, p in zip(references, predictions)
+        ]
         return _one_entry_per_id(entries)
 
     def score(self, references: Any, predictions: Any, options: RefL4Options,

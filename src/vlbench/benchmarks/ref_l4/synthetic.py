@@ -34,7 +34,8 @@ def make_rows(n_rows: int, *, seed: int = 0, n_images: int | None = None, val_fr
     image_of_row.sort()
     n_val_images = int(round(n_images * val_fraction))
     coco_ids = sorted(schema.COCO_NAMES)
-    image_from_coco = rng.random(n_images) < 0.35  # RefCOCO rows sit on COCO images, the rest on Objects365
+    # RefCOCO rows sit on COCO images, the rest on Objects365
+    image_from_coco = rng.random(n_images) < 0.35
     rows = []
     for i, img in enumerate(image_of_row.tolist()):
         from_coco = bool(image_from_coco[img])

@@ -75,7 +75,9 @@ def scenes(refs: RefL4References, predictions: Any, result: Any) -> list[Scene]:
         for i in rows:
             rid = refs.row_id(i)
             text = refs.expressions[i] if refs.expressions else ""
-            query = f"{rid}: {text[:80]}" + ("..." if len(text) > 80 else "") + f" (IoU {iou[i]:.2f})"
+            query = (
+                f"{rid}: {text[:80]}" + ("..." if len(text) > 80 else "") + f" (IoU {iou[i]:.2f})"
+            )
             gt.append((refs.bbox_xywh[i].tolist(), query))
             p = by_id.get(rid)
             if p is not None:

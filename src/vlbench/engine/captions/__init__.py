@@ -20,7 +20,11 @@ def backends(*, prepare: bool = False) -> list[tuple[str, str]]:
     version = "not found"
     if exe:
         proc = subprocess.run([exe, "-version"], capture_output=True, text=True)
-        version = (proc.stderr or proc.stdout).splitlines()[0] if (proc.stderr or proc.stdout) else "unknown"
+        version = (
+            (proc.stderr or proc.stdout).splitlines()[0]
+            if (proc.stderr or proc.stdout)
+            else "unknown"
+        )
     jar = java.tokenizer_jar()
     out = [("java", f"{exe} ({version}; from {why})" if exe else why),
            ("tokenizer java", f"ready ({jar})" if exe and jar else "not available"),
@@ -36,7 +40,9 @@ def backends(*, prepare: bool = False) -> list[tuple[str, str]]:
 
         if prepare:
             paraphrase_index()
-        cached = ParaphraseIndex.cache_path(java.require_meteor_jar().parent / "data" / "paraphrase-en.gz")
+        cached = ParaphraseIndex.cache_path(
+            java.require_meteor_jar().parent / "data" / "paraphrase-en.gz"
+        )
         out.append(("METEOR paraphrase index", f"cached ({cached})" if cached.exists() else
                     "not built yet (a whole split's first METEOR run reads its own part of the "
                     "table instead, ~2 s; "

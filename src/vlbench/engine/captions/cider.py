@@ -29,18 +29,21 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
     G = max(table.n_ngrams, 1)
     # document frequency: images with at least one reference holding the n-gram
     r = is_ref[table.sentence]
-    img_gram = np.sort(image_of[table.sentence[r]] * G + table.ngram[r])   # sort-based: numpy's hash unique is slow here
+    # sort-based: numpy's hash unique is slow here
+    img_gram = np.sort(image_of[table.sentence[r]] * G + table.ngram[r])
     img_gram = img_gram[np.r_[True, img_gram[1:] != img_gram[:-1]]] if len(img_gram) else img_gram
     df = np.bincount(img_gram % G, minlength=G)
     n_img_grams = len(img_gram)
-    del img_gram                    # (each (sentence, n-gram) array here is ~15 MB on a whole split: freed early)
+    # (each (sentence, n-gram) array here is ~15 MB on a whole split: freed early)
+    del img_gram
     if not n_img_grams:
         raise InputError("every reference caption is empty after tokenization: CIDEr is undefined "
                          "(pycocoevalcap "
                          "raises here)", file="references",
                          fix="score against references with words in them")
     weight = np.log(float(n_images)) - np.log(np.maximum(1.0, df))
-    value = table.count * weight[table.ngram]                        # tf-idf of every (sentence, n-gram)
+    # tf-idf of every (sentence, n-gram)
+    value = table.count * weight[table.ngram]
     so = table.sentence * max_n + (table.order - 1)
     norm = np.sqrt(np.bincount(so, weights=value**2, minlength=S * max_n)).reshape(S, max_n)
     length = np.bincount(table.sentence, weights=np.where(table.order == 2, table.count, 0),
@@ -63,14 +66,18 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
     contrib *= r_val
     contrib[~hit] = 0.0
     del r_val, hit
-    dot = np.bincount(so[r], weights=contrib, minlength=S * max_n).reshape(S, max_n)[ref_sentence]   # (R, 4)
+    # (R, 4)
+    dot = np.bincount(so[r], weights=contrib, minlength=S * max_n).reshape(S, max_n)[ref_sentence]
     h_norm = norm[hyp_sentence][ref_image]                            # (R, 4)
     r_norm = norm[ref_sentence]
     both = (h_norm != 0) & (r_norm != 0)
     val = np.where(both, dot / np.where(both, h_norm * r_norm, 1.0), dot)
     delta = length[hyp_sentence][ref_image] - length[ref_sentence]
     val = val * (np.e ** (-(delta**2) / (2 * sigma**2)))[:, None]
-    per_image = np.stack([np.bincount(ref_image, weights=val[:, j], minlength=n_images) for j in range(max_n)], axis=1)
+    per_image = np.stack(
+        [np.bincount(ref_image, weights=val[:, j], minlength=n_images) for j in range(max_n)],
+        axis=1,
+    )
     n_refs = np.bincount(ref_image, minlength=n_images)
     return per_image.mean(axis=1) / n_refs * 10.0
 
@@ -97,9 +104,19 @@ class CiderDResampler:
         hyp_image[hyp_sentence] = np.arange(n_images)
         r = ref_index[table.sentence] >= 0
         h = hyp_image[table.sentence] >= 0
-        r_ref, r_gram, r_order, r_count = ref_index[table.sentence[r]], table.ngram[r], table.order[r], table.count[r]
+        r_ref, r_gram, r_order, r_count = (
+            ref_index[table.sentence[r]],
+            table.ngram[r],
+            table.order[r],
+            table.count[r],
+        )
         r_image = ref_image[r_ref]
-        h_image, h_gram, h_order, h_count = hyp_image[table.sentence[h]], table.ngram[h], table.order[h], table.count[h]
+        h_image, h_gram, h_order, h_count = (
+            hyp_image[table.sentence[h]],
+            table.ngram[h],
+            table.order[h],
+            table.count[h],
+        )
         # documents: (image, n-gram) pairs of the references; kind of each n-gram by its df
         pairs = np.unique(r_image * G + r_gram)
         df = np.bincount(pairs % G, minlength=G)
@@ -155,7 +172,11 @@ class CiderDResampler:
     @staticmethod
     def _apply(parts, idf2_multi, idf2_image, idf2_unseen) -> NDArray[np.float64]:
         many, by_image, unseen = parts
-        return np.asarray(many @ idf2_multi) + np.asarray(by_image @ idf2_image) + unseen[:, None] * idf2_unseen[None, :]
+        return (
+            np.asarray(many @ idf2_multi)
+            + np.asarray(by_image @ idf2_image)
+            + unseen[:, None] * idf2_unseen[None, :]
+        )
 
     def __call__(self, weights: NDArray[np.float64]) -> NDArray[np.float64]:
         """``weights`` (R, images) -> per-image CIDEr-D (R, images) in each resample's call."""
@@ -169,5 +190,8 @@ class CiderDResampler:
         r_norm = np.sqrt(self._apply(self.ref_sq, *idf2)).reshape(-1, n, R)
         h_norm = np.sqrt(self._apply(self.hyp_sq, *idf2)).reshape(-1, n, R)[self.ref_image]
         both = (h_norm != 0) & (r_norm != 0)
-        val = np.where(both, dot / np.where(both, h_norm * r_norm, 1.0), dot) * self.penalty[:, None, None]
+        val = (
+            np.where(both, dot / np.where(both, h_norm * r_norm, 1.0), dot)
+            * self.penalty[:, None, None]
+        )
         return np.asarray(self.to_image @ val.sum(axis=1)).T

@@ -71,7 +71,11 @@ def meteor_jar() -> Path | None:
     """pycocoevalcap's METEOR 1.5 jar, if installed."""
     root = pycocoevalcap_dir()
     jar = root / "meteor" / "meteor-1.5.jar" if root else None
-    return jar if jar and jar.exists() and (jar.parent / "data" / "paraphrase-en.gz").exists() else None
+    return (
+        jar
+        if jar and jar.exists() and (jar.parent / "data" / "paraphrase-en.gz").exists()
+        else None
+    )
 
 
 def require_meteor_jar() -> Path:

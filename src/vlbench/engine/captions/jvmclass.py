@@ -28,8 +28,11 @@ def _utf16_units(data: bytes) -> list[int]:
     which Python's decoder reads with ``surrogatepass`` as one code point per surrogate: a C-speed
     decode instead of a loop per byte."""
     text = data.replace(b"\xc0\x80", b"\x00").decode("utf-8", errors="surrogatepass")
-    return array("H", text.encode("utf-16-le", errors="surrogatepass")).tolist() if sys.byteorder == "little" \
+    return (
+        array("H", text.encode("utf-16-le", errors="surrogatepass")).tolist()
+        if sys.byteorder == "little"
         else [ord(c) for c in text]
+    )
 
 
 def string_constants(jar: str | PathLike, class_name: str) -> dict[str, list[int]]:
@@ -63,7 +66,11 @@ def string_constants(jar: str | PathLike, class_name: str) -> dict[str, list[int
             attr_name, length = struct.unpack(">HI", data[i:i + 6])
             body = data[i + 6:i + 6 + length]
             i += 6 + length
-            entry = pool[struct.unpack(">H", body)[0]] if pool[attr_name] == (1, b"ConstantValue") else None
+            entry = (
+                pool[struct.unpack(">H", body)[0]]
+                if pool[attr_name] == (1, b"ConstantValue")
+                else None
+            )
             if entry is not None and entry[0] == 8:           # a String constant: its UTF8 entry
                 text = pool[struct.unpack(">H", entry[1])[0]]
                 fields[pool[name][1].decode()] = _utf16_units(text[1])

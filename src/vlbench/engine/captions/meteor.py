@@ -59,7 +59,11 @@ def meteor_available(backend: str = "auto") -> tuple[bool, str]:
     """(True, "") when METEOR can run with this backend, else (False, why): every backend reads the
     jar's data (pycocoevalcap); ``java`` also needs a Java runtime."""
     if java.meteor_jar() is None:
-        return False, "pycocoevalcap's meteor-1.5.jar or data/paraphrase-en.gz is missing (pip install pycocoevalcap)"
+        return (
+            False,
+            "pycocoevalcap's meteor-1.5.jar or data/paraphrase-en.gz is missing "
+            "(pip install pycocoevalcap)",
+        )
     if backend == "java":
         exe, why = java.find_java()
         if exe is None:
@@ -81,7 +85,8 @@ class Meteor:
         self.proc = subprocess.Popen([java.require_java(), "-jar", "-Xmx2G", jar.name, *STOCK_ARGS],
                                      cwd=str(jar.parent), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        if self.proc.stdin is None or self.proc.stdout is None:      # PIPE always gives both: for the type checker
+        # PIPE always gives both: for the type checker
+        if self.proc.stdin is None or self.proc.stdout is None:
             raise VlbenchError("the METEOR process has no pipes")
         self._in, self._out = self.proc.stdin, self.proc.stdout
 
@@ -141,9 +146,14 @@ def _run_jar(args: Sequence[str], lines: Sequence[str], workdir: Path) -> list[s
     with src.open("rb") as stdin, dst.open("wb") as stdout, err.open("wb") as stderr:
         try:
             # the serial collector: one thread, which on two cores leaves the other to the caller
-            code = subprocess.run([java.require_java(), "-Xmx2G", "-XX:+UseSerialGC", *args],
-                                  cwd=str(jar.parent),
-                                  stdin=stdin, stdout=stdout, stderr=stderr, timeout=timeout).returncode
+            code = subprocess.run(
+                [java.require_java(), "-Xmx2G", "-XX:+UseSerialGC", *args],
+                cwd=str(jar.parent),
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                timeout=timeout,
+            ).returncode
         except subprocess.TimeoutExpired:
             raise VlbenchError(f"the METEOR jar did not finish within {timeout:.0f} s on "
                                f"{len(lines):,} lines "
@@ -151,9 +161,11 @@ def _run_jar(args: Sequence[str], lines: Sequence[str], workdir: Path) -> list[s
     out = dst.read_bytes().decode("utf-8", errors="replace").split("\n")
     if code != 0 or len(out) != len(lines) + 1:
         message = err.read_bytes().decode("utf-8", errors="replace").strip()[-500:]
-        raise VlbenchError(f"the METEOR jar failed (exit {code}, {len(out) - 1:,} output lines for "
-                           f"{len(lines):,} "
-                           f"input lines){': ' + message if message else ''} (run 'vlbench doctor')")
+        raise VlbenchError(
+            f"the METEOR jar failed (exit {code}, {len(out) - 1:,} output lines for "
+            f"{len(lines):,} "
+            f"input lines){': ' + message if message else ''} (run 'vlbench doctor')"
+        )
     return out[:-1]
 
 
@@ -169,7 +181,8 @@ def normalize(texts: Sequence[str]) -> list[str] | None:
                             "edu.cmu.meteor.util.Normalizer", "en", "true"),
                            (_PROBE[0], *texts), Path(tmp))
         except VlbenchError:
-            return None     # the caller falls back to the one-step stock run, which reports its own failure
+            # the caller falls back to the one-step stock run, which reports its own failure
+            return None
     if out[0] != _PROBE[1]:
         return None
     return out[1:]
@@ -217,7 +230,9 @@ def meteor_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, backend:
     if use == "java":
         lines, how = _jar_stats(hyps, refs, cache_dir=cache_dir, index=index)
         return lines, f"java, {how}{note}"
-    return python_stats(hyps, refs, jar=java.require_meteor_jar(), index=index, cache_dir=cache_dir), f"python{note}"
+    return python_stats(
+        hyps, refs, jar=java.require_meteor_jar(), index=index, cache_dir=cache_dir
+    ), f"python{note}"
 
 
 def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_dir: Path | None = None,

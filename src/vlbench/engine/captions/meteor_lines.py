@@ -78,7 +78,8 @@ def meteor_from_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
     (``EVAL``)."""
     s = np.asarray(stats, dtype=np.float64)
     test_len, ref_len, test_fn, ref_fn = s[..., 0], s[..., 1], s[..., 2], s[..., 3]
-    module = s[..., 4:20].reshape(s.shape[:-1] + (4, 4))    # per module: test content, ref content, test fn, ref fn
+    # per module: test content, ref content, test fn, ref fn
+    module = s[..., 4:20].reshape(s.shape[:-1] + (4, 4))
     chunks, test_words, ref_words = s[..., 20], s[..., 21], s[..., 22]
     test_weighted, ref_weighted = np.zeros(s.shape[:-1]), np.zeros(s.shape[:-1])
     for part, factor in ((0, DELTA),

@@ -74,14 +74,18 @@ def count_ngrams(sentences: list[str], max_n: int = 4) -> NgramTable:
     flat = np.fromiter(map(vocab.__getitem__, chain.from_iterable(words)), dtype=np.int64,
                        count=int(length.sum()))
     sent_of_word = np.repeat(np.arange(len(words)), length)
-    room = np.repeat(np.cumsum(length), length) - np.arange(len(flat))    # words from each position to its end
+    # words from each position to its end
+    room = np.repeat(np.cumsum(length), length) - np.arange(len(flat))
     n_words = len(vocab)
     del words, vocab
     rows_s, rows_g = [], []
     first_id = [0]                  # where each order's ids start
-    gram_at = flat                  # the id of the (n-1)-gram starting at each position; unigram ids are word ids
-    for n in range(1, max_n + 1):   # one order at a time: its keys are dropped before the next (peak memory)
-        start = np.flatnonzero(room >= n)                        # windows that stay inside their sentence
+    # the id of the (n-1)-gram starting at each position; unigram ids are word ids
+    gram_at = flat
+    # one order at a time: its keys are dropped before the next (peak memory)
+    for n in range(1, max_n + 1):
+        # windows that stay inside their sentence
+        start = np.flatnonzero(room >= n)
         if n == 1:
             ids, n_ids = flat, n_words
         else:
@@ -102,7 +106,9 @@ def count_ngrams(sentences: list[str], max_n: int = 4) -> NgramTable:
     pair = s.astype(np.int64) * max(n_ngrams, 1) + g
     del s, g
     pair.sort()
-    first = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if len(pair) else np.zeros(0, np.int64)
+    first = (
+        np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if len(pair) else np.zeros(0, np.int64)
+    )
     count = np.diff(np.r_[first, len(pair)])
     sentence, ngram = np.divmod(pair[first], max(n_ngrams, 1))
     order = np.searchsorted(np.asarray(first_id[1:-1], dtype=np.int64), ngram, side="right") + 1

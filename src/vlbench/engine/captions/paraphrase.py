@@ -127,7 +127,8 @@ def _memo(file: Path, key: str, stamps: list, compute: Callable[[], str]) -> str
     value = compute()
     if None not in stamps:
         memo[key] = [stamps, value]
-        with contextlib.suppress(FormatError):      # atomic, no temporary file left behind on a failure
+        # atomic, no temporary file left behind on a failure
+        with contextlib.suppress(FormatError):
             write_text_atomic(file, json.dumps(memo), "paraphrase index memo")
     return value
 
@@ -207,10 +208,14 @@ def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[i
     block, start, length = block_phrases(raw, newline)
     chunks = Chunks(block)
     if among is not None:
-        kept = np.repeat(among.entries_touching(_tested_hashes(chunks, block, start, length, among.multiplier)), 2)
+        kept = np.repeat(
+            among.entries_touching(_tested_hashes(chunks, block, start, length, among.multiplier)),
+            2,
+        )
         start, length = start[kept], length[kept]
     hashes, checks = string_hashes(chunks, start, length, multipliers)
-    first, number = _distinct(hashes, checks)     # a block repeats its phrases 2.4 times: keep each once
+    # a block repeats its phrases 2.4 times: keep each once
+    first, number = _distinct(hashes, checks)
     first = _ascending(first, len(hashes))        # renumbered in the order they lie in the block
     renumber = np.empty(len(first), dtype=np.int32)
     renumber[number[first]] = np.arange(len(first), dtype=np.int32)
@@ -332,9 +337,14 @@ def _distinct(hashes: NDArray[np.uint64], checks: NDArray[np.uint64],
     agreeing on both has odds of 2**-64 a pair); the check of ``hashes[i]`` is ``checks[i]``, or
     ``checks[where[i]]`` when ``hashes`` were taken at ``where``. The checks are compared in chunks,
     so the temporaries stay small."""
-    order = stable_argsort(hashes)              # stable: each run of equal values starts at its first index
+    # stable: each run of equal values starts at its first index
+    order = stable_argsort(hashes)
     sorted_hashes = hashes[order]
-    new = np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]] if len(order) else np.zeros(0, dtype=bool)
+    new = (
+        np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]
+        if len(order)
+        else np.zeros(0, dtype=bool)
+    )
     del sorted_hashes
     group = np.cumsum(new, dtype=np.int32) - 1
     first = order[new]
@@ -424,7 +434,8 @@ class ParaphraseIndex:
     entry_second: NDArray[np.int32]       # (entries,)
     multipliers: NDArray[np.uint64]       # (2,) the phrases' hash's and check's multipliers
     max_words: NDArray[np.int64]          # () the longest phrase's number of words
-    folder: str = ""                      # the cache folder it was read from ("" for a parsed index)
+    # the cache folder it was read from ("" for a parsed index)
+    folder: str = ""
 
     # -- building and caching ----------------------------------------------------------------------
     @classmethod
@@ -458,27 +469,32 @@ class ParaphraseIndex:
     @classmethod
     def _parse(cls, table: Path, block_bytes: int, multipliers: tuple[int, int],
                among: _Grams | None = None ) -> ParaphraseIndex:
-        numbers: list[NDArray[np.int32]] = []        # every phrase's number among its block's distinct phrases
+        # every phrase's number among its block's distinct phrases
+        numbers: list[NDArray[np.int32]] = []
         fields: tuple[list[NDArray], ...] = ([], [], [], [], [],
                                              [])   # each block's distinct phrases: hash, check,
-        blocks = entry_blocks(table, block_bytes)                      # text, length, always kept, words
+        # text, length, always kept, words
+        blocks = entry_blocks(table, block_bytes)
         for number, parts in _mapped_ahead(lambda block: _block_distinct(block[0], block[1],
                                                                          multipliers, among),
                                            blocks):
             numbers.append(number)
             for out, part in zip(fields, parts):
                 out.append(part)
-        texts, counts = fields[2], list(map(len, fields[0]))   # texts kept in parts: only the chosen bytes are joined
+        # texts kept in parts: only the chosen bytes are joined
+        texts, counts = fields[2], list(map(len, fields[0]))
         hashes, checks, length, always, words = (_concatenate(f, dtype) for f, dtype in
                                                  zip(fields[:2] + fields[3:],
                                                      (np.uint64, np.uint64, np.int32, bool,
                                                                                np.int16)))
-        first, global_number = _distinct_ranges(hashes, checks)  # distinct across blocks, numbered in hash order
+        # distinct across blocks, numbered in hash order
+        first, global_number = _distinct_ranges(hashes, checks)
         del checks
         chosen = np.zeros(len(length),
                           dtype=bool)              # the first copy of each, in text order
         chosen[first] = True
-        with ThreadPoolExecutor(max_workers=1) as pool:         # two independent halves on the two cores
+        # two independent halves on the two cores
+        with ThreadPoolExecutor(max_workers=1) as pool:
             spans = pool.submit(_kept_spans, chosen, first, length)
             entries = pool.submit(_table_numbers, numbers, global_number)
             phrase_text = _kept_text(texts, counts, chosen, length)
@@ -577,7 +593,8 @@ class ParaphraseIndex:
         index whose check is remembered already."""
         if self.folder:
             with contextlib.suppress(OSError, ValueError):
-                if None not in map(_stamp, self._files(Path(self.folder))):   # else nothing could be remembered
+                # else nothing could be remembered
+                if None not in map(_stamp, self._files(Path(self.folder))):
                     self._check(Path(self.folder))
 
     @staticmethod
@@ -601,10 +618,18 @@ class ParaphraseIndex:
         False."""
         if check:
             cls._check(path)
-        arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in _ARRAYS}
-        if not (len(arrays["entry_first"]) == len(arrays["entry_second"])
-                and len(arrays["phrase_hash"]) == len(arrays["phrase_start"]) == len(arrays["phrase_end"])
-                == len(arrays["phrase_always"]) and arrays["multipliers"].shape == (2,)):
+        arrays = {
+            name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+            for name in _ARRAYS
+        }
+        if not (
+            len(arrays["entry_first"]) == len(arrays["entry_second"])
+            and len(arrays["phrase_hash"])
+            == len(arrays["phrase_start"])
+            == len(arrays["phrase_end"])
+            == len(arrays["phrase_always"])
+            and arrays["multipliers"].shape == (2,)
+        ):
             raise ValueError(f"inconsistent paraphrase index in {path}")
         return cls(**arrays, folder=str(path))
 
@@ -623,9 +648,12 @@ class ParaphraseIndex:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=".building-"))
         try:
-            digests = {name: _saved_checksum(tmp / f"{name}.npy", getattr(self, name)) for name in _ARRAYS}
+            digests = {
+                name: _saved_checksum(tmp / f"{name}.npy", getattr(self, name)) for name in _ARRAYS
+            }
             (tmp / "digests.json").write_text(json.dumps(digests), encoding="utf-8")
-            os.rename(tmp, path)                          # atomic; a concurrent builder that won keeps its copy
+            # atomic; a concurrent builder that won keeps its copy
+            os.rename(tmp, path)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         # other indexes are left alone: they may belong to other installations (another jar, another
@@ -637,8 +665,11 @@ class ParaphraseIndex:
         the jar sees them before lowercasing), or None when the reduction cannot be trusted for
         it."""
         if any("\u0130" in line for line in corpus):
-            return None                               # Java may lowercase it to ASCII 'i', Python does not
-        return self.kept_entries_for_words([[w for w in _JAVA_SPACE.split(line.lower()) if w] for line in corpus])
+            # Java may lowercase it to ASCII 'i', Python does not
+            return None
+        return self.kept_entries_for_words(
+            [[w for w in _JAVA_SPACE.split(line.lower()) if w] for line in corpus]
+        )
 
     def kept_entries_for_words(self, lines: Sequence[Sequence[str]]) -> NDArray[np.int64]:
         """:meth:`kept_entries` for lines already lowercased and split into words."""
@@ -675,8 +706,13 @@ class ParaphraseIndex:
         temporaries stay a few MB."""
         present = np.array(self.phrase_always, dtype=bool)
         present[phrases] = True
-        kept = [x + np.flatnonzero(present[self.entry_first[x:x + block]] & present[self.entry_second[x:x + block]])
-                for x in range(0, len(self.entry_first), block)]
+        kept = [
+            x
+            + np.flatnonzero(
+                present[self.entry_first[x : x + block]] & present[self.entry_second[x : x + block]]
+            )
+            for x in range(0, len(self.entry_first), block)
+        ]
         return np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
 
     def vocabulary(self) -> set[str]:
@@ -691,7 +727,10 @@ class ParaphraseIndex:
 
     def phrases_words(self, phrases: NDArray[np.int64]) -> list[list[str]]:
         """The words of each of these phrases: one gather of their bytes instead of a slice each."""
-        start, end = self.phrase_start[phrases].astype(np.int64), self.phrase_end[phrases].astype(np.int64)
+        start, end = (
+            self.phrase_start[phrases].astype(np.int64),
+            self.phrase_end[phrases].astype(np.int64),
+        )
         count = end - start
         at = np.arange(int(count.sum())) + np.repeat(start - (np.cumsum(count) - count), count)
         text = np.asarray(self.phrase_text[at]).tobytes()

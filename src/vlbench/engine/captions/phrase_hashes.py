@@ -45,7 +45,8 @@ class Chunks:
             return
         index = offset[:going[0]] >> 3
         shift = (offset[:going[0]] & 7).astype(np.uint64) << np.uint64(3)
-        up = np.uint64(64) - shift          # numpy shifts by 64 or more give 0: nothing of the next word then
+        # numpy shifts by 64 or more give 0: nothing of the next word then
+        up = np.uint64(64) - shift
         below = self.aligned[index]
         for k, n in enumerate(going):
             above = self.aligned[k + 1:][index[:n]]
@@ -125,15 +126,23 @@ def ngram_hashes(text: bytes, max_n: int, multiplier: int) -> NDArray[np.uint64]
     chunks = Chunks(data)
     found = []
     for n in range(1, max_n + 1):
-        first = np.flatnonzero(line[n - 1:] == line[:len(line) - n + 1]) if len(line) >= n else start[:0]
-        found.append(string_hashes(chunks, start[first], end[first + n - 1] - start[first], [multiplier])[0])
+        first = (
+            np.flatnonzero(line[n - 1 :] == line[: len(line) - n + 1])
+            if len(line) >= n
+            else start[:0]
+        )
+        found.append(
+            string_hashes(chunks, start[first], end[first + n - 1] - start[first], [multiplier])[0]
+        )
     return np.concatenate(found) if found else np.zeros(0, dtype=np.uint64)
 
 
 def lines_bytes(lines: Sequence[Sequence[str]]) -> bytes:
     """Lines of words as :func:`ngram_hashes` reads them: words one space apart, each line ended by
     a newline."""
-    return "".join(" ".join(words) + "\n" for words in lines).encode("utf-8", errors="surrogatepass")
+    return "".join(" ".join(words) + "\n" for words in lines).encode(
+        "utf-8", errors="surrogatepass"
+    )
 
 
 def lines_ngram_hashes(lines: Sequence[Sequence[str]], max_n: int, multiplier: int, part: int = 8192
@@ -141,7 +150,10 @@ def lines_ngram_hashes(lines: Sequence[Sequence[str]], max_n: int, multiplier: i
     """:func:`ngram_hashes` of lines split into words, ``part`` lines at a time (the per-n-gram
     temporaries of 45,000 lines at once were ~100 MB), as one sorted distinct array (one sort of
     all: 2.8 M hashes, 22 MB, for 45,000 lines up to 8 words)."""
-    found = [ngram_hashes(lines_bytes(lines[x:x + part]), max_n, multiplier) for x in range(0, len(lines), part)]
+    found = [
+        ngram_hashes(lines_bytes(lines[x : x + part]), max_n, multiplier)
+        for x in range(0, len(lines), part)
+    ]
     return sorted_distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
 
 

@@ -185,7 +185,13 @@ def _scan(dfa: Automaton, units: list[int]) -> list[tuple[int, int, int]]:
     """Every match of the stream as (action, start, end of its token's text); the next match starts
     where the action leaves the input (an abbreviation's token keeps its period and gives the period
     back as well)."""
-    cmap, trans, rowmap, attribute, action_of = dfa.cmap, dfa.trans, dfa.rowmap, dfa.attribute, dfa.action
+    cmap, trans, rowmap, attribute, action_of = (
+        dfa.cmap,
+        dfa.trans,
+        dfa.rowmap,
+        dfa.attribute,
+        dfa.action,
+    )
     n, start, out = len(units), 0, []
     while start < n:
         state, pos, action, marked = _START_STATE, start, -1, start
@@ -207,14 +213,18 @@ def _scan(dfa: Automaton, units: list[int]) -> list[tuple[int, int, int]]:
         elif number in _FIXED_BASE:
             marked = start + _FIXED_BASE[number]
         end = marked
-        if number in (44, 47):          # the rule's own removal of whitespace the trailing context left behind
+        # the rule's own removal of whitespace the trailing context left behind
+        if number in (44, 47):
             while marked > start and units[marked - 1] in _TRAILING_SPACE:
                 marked -= 1
             end = marked
-        if number == 47 and marked - start == 2:      # "I." before a sentence start: the letter, then the period
+        # "I." before a sentence start: the letter, then the period
+        if number == 47 and marked - start == 2:
             marked = end = marked - 1
-        elif number in (33, 47, 49):                  # "U.S.", "Calif." at a sentence end: the word with its
-            marked -= 1                               # period, and the period again as a token of its own
+        # "U.S.", "Calif." at a sentence end: the word with its
+        elif number in (33, 47, 49):
+            # period, and the period again as a token of its own
+            marked -= 1
         out.append((number, start, end))
         start = marked
     return out
@@ -238,10 +248,12 @@ def _scan_lines(dfa: Automaton, units: NDArray[np.uint16]) -> tuple[NDArray[np.i
     otherwise. Returns (action, start, end) arrays in stream order."""
     cmap, table, attribute, action_of = dfa.dense
     n, width = len(units), table.shape[1]
-    classes = np.r_[cmap[units], width - 1].astype(np.int64)      # the end of the input: the dead class
+    # the end of the input: the dead class
+    classes = np.r_[cmap[units], width - 1].astype(np.int64)
     flat = table.ravel()
     line_end = np.r_[np.flatnonzero(units == 10) + 1, n]
-    line_end = line_end[np.r_[True, line_end[1:] > line_end[:-1]]]            # no empty line after a final \n
+    # no empty line after a final \n
+    line_end = line_end[np.r_[True, line_end[1:] > line_end[:-1]]]
     start = np.r_[0, line_end[:-1]].astype(np.int64)
     pos, marked = start.copy(), start.copy()
     state = np.full(len(start), _START_STATE, dtype=np.int64)
@@ -284,11 +296,13 @@ def _finish(dfa: Automaton, units: NDArray[np.uint16], done: NDArray[np.int64],
     contexts, the abbreviation rules); records (line, action, start, end) and moves each line's
     start to where its action leaves the input. Returns the lines that go on."""
     if (accepted[done] < 0).any():
-        raise _CrossedLine          # no rule matched (the lexer's catch-all rule makes this unreachable)
+        # no rule matched (the lexer's catch-all rule makes this unreachable)
+        raise _CrossedLine
     number = dfa.dense[3][accepted[done]].astype(np.int64)
     first, mark = start[done], marked[done] - _GIVE_BACK[number]
     mark = np.where(number == 35, first + _FIXED_BASE[35], mark)
-    for k in np.flatnonzero(np.isin(number, [*_GENERAL_LOOKAHEAD, 44, 47])).tolist():   # rare: one at a time
+    # rare: one at a time
+    for k in np.flatnonzero(np.isin(number, [*_GENERAL_LOOKAHEAD, 44, 47])).tolist():
         at, m = int(first[k]), int(marked[done[k]])
         if int(number[k]) in _GENERAL_LOOKAHEAD:
             m = _lookahead(dfa, units, at, m, *_GENERAL_LOOKAHEAD[int(number[k])])
@@ -312,7 +326,11 @@ def _text(units: list[int], start: int, end: int) -> str:
     """Code units -> text (a surrogate without its pair is written as '?', as Java's UTF-8 writer
     does)."""
     raw = b"".join(u.to_bytes(2, "little") for u in units[start:end])
-    return raw.decode("utf-16-le", errors="surrogatepass").encode("utf-8", errors="replace").decode("utf-8")
+    return (
+        raw.decode("utf-16-le", errors="surrogatepass")
+        .encode("utf-8", errors="replace")
+        .decode("utf-8")
+    )
 
 
 def _matches(text: str, dfa: Automaton) -> tuple[NDArray[np.int64], NDArray[np.int64],
@@ -338,7 +356,11 @@ _PLAIN = np.setdiff1d(np.arange(64), [*_CONSTANT, *_SOFT_HYPHENS, *_TRANSFORMS, 
 def tokens(text: str, dfa: Automaton | None = None) -> list[object]:
     """The lexer's tokens of ``text`` (original case), a newline token as :data:`_NEWLINE`."""
     number, start, end, direct = _matches(text, dfa or automaton())
-    units = None if direct else np.frombuffer(text.encode("utf-16-le", errors="surrogatepass"), np.uint16).tolist()
+    units = (
+        None
+        if direct
+        else np.frombuffer(text.encode("utf-16-le", errors="surrogatepass"), np.uint16).tolist()
+    )
     out: list[object] = []
     for k, a, b in zip(number.tolist(), start.tolist(), end.tolist()):
         if k in _SKIP:
@@ -367,7 +389,9 @@ def _lower_table() -> dict[int, str]:
     import json
     from importlib import resources
 
-    rows = json.loads(resources.files("vlbench").joinpath("data/java17_lowercase.json").read_text())["rows"]
+    rows = json.loads(
+        resources.files("vlbench").joinpath("data/java17_lowercase.json").read_text()
+    )["rows"]
     table: dict[int, str] = {}
     for row in rows:
         if len(row) == 2:
@@ -386,7 +410,9 @@ def _java_lower_text(text: str) -> str:
     if "\u03a3" in text:
         return ""
     lower = text.lower()
-    if not text.isascii() and any(java_lower(c) != c.lower() for c in set(_NON_ASCII.findall(text))):
+    if not text.isascii() and any(
+        java_lower(c) != c.lower() for c in set(_NON_ASCII.findall(text))
+    ):
         lower = text.translate(_lower_translation())
     return lower if len(lower) == len(text) else ""
 
@@ -424,7 +450,8 @@ def tokenize_stream(text: str, dfa: Automaton | None = None) -> list[str]:
     number, start, end, direct = _matches(text, dfa or automaton())
     newline = number == 5
     kept = ~(newline | np.isin(number, list(_SKIP)))
-    line = np.cumsum(newline)[kept]                      # a line per newline token, and one after the last
+    # a line per newline token, and one after the last
+    line = np.cumsum(newline)[kept]
     n_lines = int(newline.sum()) + 1
     number, start, end = number[kept].tolist(), start[kept].tolist(), end[kept].tolist()
     lower = _java_lower_text(text) if direct else ""
@@ -433,7 +460,11 @@ def tokenize_stream(text: str, dfa: Automaton | None = None) -> list[str]:
         words = [lower[a:b] if k in plain else java_lower(_action(k, text[a:b]))
                  for k, a, b in zip(number, start, end)]
     else:
-        units = None if direct else np.frombuffer(text.encode("utf-16-le", errors="surrogatepass"), np.uint16).tolist()
+        units = (
+            None
+            if direct
+            else np.frombuffer(text.encode("utf-16-le", errors="surrogatepass"), np.uint16).tolist()
+        )
         words = [java_lower(_action(k, text[a:b] if units is None else _text(units, a, b)))
                  for k, a, b in zip(number, start, end)]
     bounds = np.searchsorted(line, np.arange(n_lines + 1)).tolist()

@@ -67,7 +67,8 @@ def spice_scores(hyps: Sequence[str], refs: Sequence[Sequence[str]], *,
     if not ok:
         raise VlbenchError(f"SPICE is not available: {why}")
     jar, corenlp = _spice_jar(), _corenlp_dir()
-    if jar is None or corenlp is None:        # spice_available said yes: only a file removed meanwhile gets here
+    # spice_available said yes: only a file removed meanwhile gets here
+    if jar is None or corenlp is None:
         raise VlbenchError("SPICE is not available: its jars went missing")
     cache = Path(cache_dir) if cache_dir else java.cache_dir() / "spice"
     cache.mkdir(parents=True, exist_ok=True)

@@ -64,7 +64,8 @@ def entry_blocks(table: Path, block_bytes: int) -> Iterator[tuple[bytes, NDArray
             cut = int(newline[whole - 1]) + 1
             yield pending[:cut], newline[:whole]
             pending = pending[cut:]
-    if pending and not pending.endswith(b"\n"):        # the end: a last line without its newline is a line too
+    # the end: a last line without its newline is a line too
+    if pending and not pending.endswith(b"\n"):
         pending += b"\n"
     newline = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == 10)
     if len(newline) % 3:
@@ -77,7 +78,9 @@ def canonical(raw: bytes) -> bytes:
     """A block's lines with their words one space apart, as Java's StringTokenizer splits them
     (space, tab, form feed): what the jar compares. Only blocks holding another separator, a doubled
     or an edge space come here."""
-    return b"\n".join(b" ".join(w for w in _JAVA_SPACE_BYTES.split(line) if w) for line in raw.split(b"\n"))
+    return b"\n".join(
+        b" ".join(w for w in _JAVA_SPACE_BYTES.split(line) if w) for line in raw.split(b"\n")
+    )
 
 
 
@@ -89,11 +92,18 @@ def block_phrases(raw: bytes, newline: NDArray[np.int64]) -> tuple[NDArray[np.ui
     phrase's start and length in file order (each entry's first, then its second)."""
     block = np.frombuffer(raw, dtype=np.uint8)
     starts = np.r_[0, newline[:-1] + 1]
-    space = block == 32         # (numpy's pairwise test: bytes' `b"  " in raw` is slower on these spaced texts)
+    # (numpy's pairwise test: bytes' `b"  " in raw` is slower on these spaced texts)
+    space = block == 32
     # a space after a space or at a line's start or end is not one word separator
-    if (b"\t" in raw or b"\x0c" in raw or (space[1:] & space[:-1]).any() or space[starts[starts < newline]].any()
-            or space[newline[newline > starts] - 1].any()):
+    if (
+        b"\t" in raw
+        or b"\x0c" in raw
+        or (space[1:] & space[:-1]).any()
+        or space[starts[starts < newline]].any()
+        or space[newline[newline > starts] - 1].any()
+    ):
         raw = canonical(raw)
         return block_phrases(raw, np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10))
-    first, end = starts.reshape(-1, 3)[:, 1:].ravel(), newline.reshape(-1, 3)[:, 1:].ravel()   # lines 1 and 2
+    # lines 1 and 2
+    first, end = starts.reshape(-1, 3)[:, 1:].ravel(), newline.reshape(-1, 3)[:, 1:].ravel()
     return block, first, end - first

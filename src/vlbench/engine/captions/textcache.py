@@ -97,7 +97,8 @@ def _decode(mapped: mmap.mmap, start: int) -> Entry:
         if dtype not in _DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
             raise ValueError("unexpected array")
         count = int(np.prod(shape, dtype=np.int64))
-        arrays.append(np.frombuffer(payload, dtype, count, at).reshape(shape))   # ValueError past the end
+        # ValueError past the end
+        arrays.append(np.frombuffer(payload, dtype, count, at).reshape(shape))
         at += count * np.dtype(dtype).itemsize
     if at != len(payload):
         raise ValueError("trailing bytes")
@@ -129,7 +130,11 @@ def _write(where: Path, name: str, key: str, entry: Entry) -> None:
     fd, tmp = tempfile.mkstemp(dir=where, prefix=".writing-")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(f"vlbench-textcache {FORMAT} {key} {crc:08x} {sum(map(len, parts))}\n".encode("ascii"))
+            f.write(
+                f"vlbench-textcache {FORMAT} {key} {crc:08x} {sum(map(len, parts))}\n".encode(
+                    "ascii"
+                )
+            )
             f.writelines(parts)
         os.replace(tmp, where / name)
     finally:

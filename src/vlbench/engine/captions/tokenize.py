@@ -60,21 +60,26 @@ def _java_tokenize(captions: list[str]) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="vlbench-ptb-") as tmp:
         path = Path(tmp) / "captions.txt"
         path.write_text("\n".join(captions), encoding="utf-8")
-        timeout = 120 + len(captions) / 1000     # ~50x the observed rate: only a hung JVM reaches it
+        # ~50x the observed rate: only a hung JVM reaches it
+        timeout = 120 + len(captions) / 1000
         try:
             proc = subprocess.run([exe, "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer",
                                    "-preserveLines",
                                    "-lowerCase", str(path)], capture_output=True, check=False,
                                   timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise VlbenchError(f"the Java PTBTokenizer did not finish within {timeout:.0f} s") from None
+            raise VlbenchError(
+                f"the Java PTBTokenizer did not finish within {timeout:.0f} s"
+            ) from None
     if proc.returncode != 0:
         raise VlbenchError("the Java PTBTokenizer failed: "
                            f"{proc.stderr.decode(errors='replace')[-500:]}")
     lines = proc.stdout.decode("utf-8").split("\n")
     # one line per caption, and a final newline; any other count would pair captions with the wrong
     # images
-    if len(lines) not in (len(captions), len(captions) + 1) or (len(lines) > len(captions) and lines[-1]):
+    if len(lines) not in (len(captions), len(captions) + 1) or (
+        len(lines) > len(captions) and lines[-1]
+    ):
         raise VlbenchError(f"the Java PTBTokenizer returned {len(lines)} lines for {len(captions)} "
                            "captions: "
                            f"{proc.stderr.decode(errors='replace')[-300:]}")
@@ -94,8 +99,11 @@ def tokenize(captions: Sequence[str], backend: str = "auto", *, shift_lines: boo
     if backend not in ("auto", "java", "python"):
         raise InputError(f"unknown tokenizer backend {backend!r}", fix="use auto, java or python")
     if backend == "auto":
-        backend = ("java" if not python_proven(captions) and java.java_executable() and java.tokenizer_jar()
-                   else "python")
+        backend = (
+            "java"
+            if not python_proven(captions) and java.java_executable() and java.tokenizer_jar()
+            else "python"
+        )
     if cache:
         kind = f"ptb-{backend}-{'shifted' if shift_lines else 'lines'}"
         out, _ = textcache.cached(kind, _tokenizer_code(backend), captions,

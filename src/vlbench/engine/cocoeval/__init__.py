@@ -42,7 +42,18 @@ from .accumulation import (
     tp_envelope,
 )
 from .bootstrap import WeightedRanking, summary_rankings, summary_replicates
-from .data import FP, IGNORED, STAT_NAMES, STATS, TP, GroundTruth, Matches, PairDetections, Params, Stat
+from .data import (
+    FP,
+    IGNORED,
+    STAT_NAMES,
+    STATS,
+    TP,
+    GroundTruth,
+    Matches,
+    PairDetections,
+    Params,
+    Stat,
+)
 from .evaluate import CocoEvalResult, evaluate_bbox, resolve_by_id, tie_bounds_bbox
 from .matching import match, on_objects, recall_any_score
 from .summaries import mean_of_valid, stat_steps, summarize, summary_value

@@ -101,7 +101,11 @@ def interpolated_ap(envelope: NDArray[np.float64], hits: NDArray[np.int64],
 
 def segment_starts(segment: NDArray[np.int64]) -> NDArray[np.int64]:
     """Row index where each run of equal (sorted) segment numbers starts."""
-    return np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]]) if len(segment) else np.zeros(0, np.int64)
+    return (
+        np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]])
+        if len(segment)
+        else np.zeros(0, np.int64)
+    )
 
 
 @dataclass(frozen=True)
@@ -113,13 +117,16 @@ class Curves:
     valid: NDArray[np.bool_]          # (K,) the group has a result and non-ignored GT
     segment: NDArray[np.int64]        # per TP: threshold * K + group
     envelope: NDArray[np.float64]     # per TP: the precision envelope there (:func:`tp_envelope`)
-    hits: NDArray[np.int64]           # per TP: the recall thresholds it reaches first (:func:`recall_hits`)
+    # per TP: the recall thresholds it reaches first (:func:`recall_hits`)
+    hits: NDArray[np.int64]
     recall: NDArray[np.float64]       # (T, K) final recall (0 without detections)
 
     def q(self, n_rec: int) -> NDArray[np.float64]:
         """(T, K, R): interpolated precision at every recall threshold (0 past the last TP)."""
         T, K = self.recall.shape
-        return interpolated_precision(self.envelope, self.hits, self.segment, T * K, n_rec).reshape(T, K, n_rec)
+        return interpolated_precision(self.envelope, self.hits, self.segment, T * K, n_rec).reshape(
+            T, K, n_rec
+        )
 
 
 #: Work size per block of IoU thresholds in the accumulation (bounds memory on million-detection
@@ -150,19 +157,25 @@ def group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDAr
         # (pair, rank).
         global_order = m.score_order
     else:
-        global_order = np.flatnonzero(m.rank < (max_det if max_det is not None else m.rank.max(initial=0) + 1))
+        global_order = np.flatnonzero(
+            m.rank < (max_det if max_det is not None else m.rank.max(initial=0) + 1)
+        )
     # int32 entries where the indices fit: half the memory, and half the first touches of fresh
     # pages
-    index = np.dtype(np.int32 if max(len(m.score), int(member_group.max(initial=0)) + 1) < 2**31 else np.int64)
+    index = np.dtype(
+        np.int32 if max(len(m.score), int(member_group.max(initial=0)) + 1) < 2**31 else np.int64
+    )
     member, reps = memberships(member_pair, len(m.has_result), m.pair[global_order])
     entry_det: NDArray[np.integer] = np.repeat(global_order.astype(index), reps)
     entry_group: NDArray[np.integer] = np.asarray(member_group, dtype=index)[member]
     if m.exact is None or m.is_int is None:
-        by_group = stable_group_order(entry_group)         # stable: keeps the ranking order inside a group
+        # stable: keeps the ranking order inside a group
+        by_group = stable_group_order(entry_group)
         return entry_det[by_group], entry_group[by_group]
     n_groups = int(member_group.max(initial=-1)) + 1
     dets_of_pair = np.bincount(m.pair[global_order], minlength=len(m.has_result))
-    empty_list = m.has_result[member_pair] & (dets_of_pair[member_pair] == 0)      # an empty list: float64
+    # an empty list: float64
+    empty_list = m.has_result[member_pair] & (dets_of_pair[member_pair] == 0)
     not_int = np.bincount(entry_group, weights=~m.is_int[entry_det], minlength=n_groups) > 0
     float_group = not_int | (np.bincount(member_group, weights=empty_list, minlength=n_groups) > 0)
     key = score_key(m.score[entry_det], m.exact[entry_det], ~float_group[entry_group])
@@ -244,7 +257,8 @@ def accumulate_steps(m: Matches, member_pair: NDArray[np.int64], member_group: N
     grouped = group_entries(m, member_pair, member_group) if m.exact is None else None
 
     all_orders = orders
-    done: tuple[int, tuple[str, ...], dict[int, tuple[Curves, ...]]] | None = None   # the last step's curves
+    # the last step's curves
+    done: tuple[int, tuple[str, ...], dict[int, tuple[Curves, ...]]] | None = None
     for mi in max_dets:
         orders = all_orders if orders_at is None or mi in orders_at else all_orders[:1]
         if grouped is not None:
@@ -278,11 +292,14 @@ def _step_curves(m: Matches, e_det: NDArray[np.integer], e_group: NDArray[np.int
     differ only in the states they read)."""
     nd = np.bincount(e_group, minlength=K)
     group_start = np.cumsum(nd) - nd
-    fp_ats: list[NDArray[np.int32] | None] = [None] * len(orders)      # the last position whose FPs count
+    # the last position whose FPs count
+    fp_ats: list[NDArray[np.int32] | None] = [None] * len(orders)
     if set(orders) - {"official"}:
         tie_first, tie_last = _tie_span(m, e_det, e_group)
-        tie_first -= 1                                   # best: the FPs before the block
-        fp_ats = [None if o == "official" else tie_first if o == "best" else tie_last for o in orders]
+        tie_first -= 1  # best: the FPs before the block
+        fp_ats = [
+            None if o == "official" else tie_first if o == "best" else tie_last for o in orders
+        ]
         del tie_first, tie_last
     step = functools.partial(_area_curves, m, e_det, e_group, K, params, fp_ats, group_has,
                              npig_group, nd, group_start)
@@ -335,11 +352,13 @@ def _tp_counts(st: NDArray[np.uint8], t0: int, e_group: NDArray[np.integer],
     orders."""
     n = st.shape[1]
     fp_cum = np.cumsum(st == FP, axis=1, dtype=np.int32)                             # (b, n)
-    t_idx, pos = nonzero_2d(st == TP)                                                # row-major: (t, group) order
+    # row-major: (t, group) order
+    t_idx, pos = nonzero_2d(st == TP)
     seg = (t0 + t_idx) * K + e_group[pos]
     n_tp_b = np.bincount(seg - t0 * K, minlength=len(st) * K).reshape(len(st), K)
     first_b = (np.cumsum(n_tp_b) - n_tp_b.ravel())
-    k = np.arange(len(pos)) - first_b[seg - t0 * K] + 1                              # tp_sum at the TP
+    # tp_sum at the TP
+    k = np.arange(len(pos)) - first_b[seg - t0 * K] + 1
     before = np.zeros((len(st), K), dtype=np.int64)
     if n:
         before[:, group_start > 0] = fp_cum[:, group_start[group_start > 0] - 1]
@@ -471,7 +490,8 @@ def average_precision_at(group: NDArray[np.int64], rank_key: NDArray[np.int64],
     tp_sum = np.cumsum(hit)
     before = np.r_[0, tp_sum][start]                     # TPs of the groups before each group
     is_tp = hit.astype(bool)
-    k = (tp_sum - before[g])[is_tp]                      # the group's TP count up to each true positive
+    # the group's TP count up to each true positive
+    k = (tp_sum - before[g])[is_tp]
     seen = (np.arange(len(g)) - start[g] + 1)[is_tp]     # its detections up to there
     segment = g[is_tp]
     ap = np.full(K, -1.0)
@@ -498,8 +518,11 @@ def recall_only(m: Matches, member_pair: NDArray[np.int64], member_group: NDArra
     t_idx, pos = nonzero_2d(m.state[area][:, kept] == TP)
     # each true positive counted in every group its pair belongs to
     member, reps = memberships(member_pair, P, m.pair[kept][pos])
-    n_tp = np.bincount(np.repeat(t_idx, reps) * K + member_group[member], minlength=T * K).reshape(T, K)
-    npig_area = (group_npig(m, member_pair, member_group, K) if npig is None else npig)[:, area]   # -1: no result
+    n_tp = np.bincount(np.repeat(t_idx, reps) * K + member_group[member], minlength=T * K).reshape(
+        T, K
+    )
+    # -1: no result
+    npig_area = (group_npig(m, member_pair, member_group, K) if npig is None else npig)[:, area]
     # a group without detections in the cut has no true positive: recall 0, as accumulate() sets it
     return npig_area > 0, n_tp / np.maximum(npig_area, 1)[None]
 

@@ -44,8 +44,10 @@ class WeightedRanking:
 
     rec_thrs: NDArray[np.float64]
     n_groups: int
-    blocks: Any                         # scipy CSR (rows, units): detections ranked after the previous row, up to it
-    ignored: tuple[Any, ...]            # per threshold: those of them ignored at that threshold (or None)
+    # scipy CSR (rows, units): detections ranked after the previous row, up to it
+    blocks: Any
+    # per threshold: those of them ignored at that threshold (or None)
+    ignored: tuple[Any, ...]
     row_unit: NDArray[np.int64]         # (rows,) unit of the detection at the row
     row_tp: NDArray[np.bool_]           # (T, rows) the row's detection is a TP at threshold t
     row_group: NDArray[np.int64]        # (rows,) sorted
@@ -69,15 +71,21 @@ class WeightedRanking:
         counted = np.flatnonzero((state != IGNORED).any(axis=0))
         block = np.searchsorted(rows, counted, side="left")
         inside = block < len(rows)
-        inside[inside] = e_group[rows[block[inside]]] == e_group[counted[inside]]   # after a group's last TP: irrelevant
+        # after a group's last TP: irrelevant
+        inside[inside] = e_group[rows[block[inside]]] == e_group[counted[inside]]
         counted, block = counted[inside], block[inside]
         shape = (len(rows), n_units)
         blocks = sparse.csr_matrix((np.ones(len(counted)), (block, e_unit[counted])), shape=shape)
         ignored = []
         for t in range(state.shape[0]):
             sel = state[t, counted] == IGNORED
-            ignored.append(sparse.csr_matrix((np.ones(int(sel.sum())), (block[sel], e_unit[counted[sel]])), shape=shape)
-                           if sel.any() else None)
+            ignored.append(
+                sparse.csr_matrix(
+                    (np.ones(int(sel.sum())), (block[sel], e_unit[counted[sel]])), shape=shape
+                )
+                if sel.any()
+                else None
+            )
         npig = sparse.csr_matrix((m.npig[area][member_pair].astype(np.float64),
                                   (member_group, unit_of_pair[member_pair])),
                                  shape=(n_groups, n_units))
@@ -100,7 +108,8 @@ class WeightedRanking:
                                       starts)   # (rows, R) detections up to the row
             row_w = wt[self.row_unit]                                          # (rows, R)
             for t in range(T):
-                idx = np.flatnonzero(self.row_tp[t])                           # only TPs of t move recall
+                # only TPs of t move recall
+                idx = np.flatnonzero(self.row_tp[t])
                 if not len(idx):
                     continue
                 total = counted[idx]
@@ -111,7 +120,9 @@ class WeightedRanking:
                 tp = _segment_cumsum(row_w[idx], first)
                 n_gt = np.maximum(npig.T[group], 1e-300)
                 hits = recall_hits(tp, n_gt, group, self.rec_thrs)
-                ap[:, t] = interpolated_ap(tp_envelope(tp, total, group), hits, group, K, len(self.rec_thrs)).T
+                ap[:, t] = interpolated_ap(
+                    tp_envelope(tp, total, group), hits, group, K, len(self.rec_thrs)
+                ).T
                 recall[:, t, group[first]] = (tp / n_gt)[np.r_[first[1:], len(idx)] - 1].T
         nan = np.where(valid, 0.0, np.nan)[:, None, :]
         return ap + nan, recall + nan, valid
@@ -129,7 +140,8 @@ def summary_replicates(rankings: dict[tuple[int, int], WeightedRanking],
             cache[(a, mi)] = rankings[(a, mi)](weights)
         return cache[(a, mi)]
 
-    def mean(x: NDArray) -> NDArray:   # mean over every axis but the first, of the defined entries (NaN if none)
+    # mean over every axis but the first, of the defined entries (NaN if none)
+    def mean(x: NDArray) -> NDArray:
         flat = x.reshape(len(x), -1)
         defined = np.isfinite(flat)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -68,8 +68,10 @@ class GroundTruth:
 
     pair: NDArray[np.int64]
     box_xywh: NDArray[np.float64]
-    area: NDArray[np.float64]          # the area used for the ranges (COCO: the file's ``area`` field)
-    iscrowd: NDArray[np.bool_]         # crowd boxes: crowd IoU, and they absorb any number of detections
+    # the area used for the ranges (COCO: the file's ``area`` field)
+    area: NDArray[np.float64]
+    # crowd boxes: crowd IoU, and they absorb any number of detections
+    iscrowd: NDArray[np.bool_]
     ann_id: NDArray[np.int64]          # annotation id (id 0 triggers the pycocotools quirk)
     #: ignored boxes (pycocotools' ``ignore``); None: the crowd boxes. They differ where ``iscrowd``
     #: is a string: ``ignore`` takes its truthiness ("0" is truthy), IoU and matching
@@ -92,7 +94,8 @@ class PairDetections:
     pair: NDArray[np.int64]
     box_xywh: NDArray[np.float64]
     score: NDArray[np.float64]
-    area: NDArray[np.float64]          # COCO loadRes: w*h (may be negative); some scorers clip it: max(0, w*h)
+    # COCO loadRes: w*h (may be negative); some scorers clip it: max(0, w*h)
+    area: NDArray[np.float64]
     exact: NDArray[np.int64] | None = None
     is_int: NDArray[np.bool_] | None = None
 
@@ -108,7 +111,8 @@ class Matches:
     score: NDArray[np.float64]
     state: NDArray[np.uint8]           # (A, T, N): FP / TP / IGNORED
     npig: NDArray[np.int64]            # (A, P): non-ignored GT per pair and area range
-    has_result: NDArray[np.bool_]      # (P,): the pair has GT or detections (else COCOeval returns None)
+    # (P,): the pair has GT or detections (else COCOeval returns None)
+    has_result: NDArray[np.bool_]
     id0_matches: int                   # matches whose state the GT-id-0 quirk changed (all A, T)
     exact: NDArray[np.int64] | None = None     # see :class:`PairDetections`
     is_int: NDArray[np.bool_] | None = None

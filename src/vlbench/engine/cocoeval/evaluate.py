@@ -28,8 +28,10 @@ class CocoEvalResult:
     npig: NDArray[np.int64]
     matches: Matches
     category_ids: NDArray[np.int64]
-    skipped_detections: int  # detections whose category is not a GT category (pycocotools skips them)
-    skipped_gt: int = 0      # GT annotations of images not in ``image_ids`` (pycocotools never looks them up)
+    # detections whose category is not a GT category (pycocotools skips them)
+    skipped_detections: int
+    # GT annotations of images not in ``image_ids`` (pycocotools never looks them up)
+    skipped_gt: int = 0
     #: the GT and detections as matched (pairs ``image index * K + category index``), for the error
     #: analysis
     truth: GroundTruth | None = None
@@ -106,11 +108,14 @@ def evaluate_bbox(image_ids: NDArray[np.int64], category_ids: NDArray[np.int64],
     exact = dt.get("score_exact")
     with np.errstate(invalid="ignore", over="ignore"):
         d_area = d_box[:, 2] * d_box[:, 3]
-    dets = PairDetections(pair=d_pair[d_known], box_xywh=d_box[d_known],
-                      score=np.asarray(dt["score"], dtype=np.float64)[d_known],
-                          area=d_area[d_known],
-                      exact=None if exact is None else np.asarray(exact, dtype=np.int64)[d_known],
-                      is_int=None if exact is None else np.asarray(dt["score_is_int"], dtype=bool)[d_known])
+    dets = PairDetections(
+        pair=d_pair[d_known],
+        box_xywh=d_box[d_known],
+        score=np.asarray(dt["score"], dtype=np.float64)[d_known],
+        area=d_area[d_known],
+        exact=None if exact is None else np.asarray(exact, dtype=np.int64)[d_known],
+        is_int=None if exact is None else np.asarray(dt["score_is_int"], dtype=bool)[d_known],
+    )
     n_pairs = len(imgs) * K
     matches = match(truth, dets, n_pairs, params, id0_quirk=id0_quirk, keep_gt_at=keep_gt_at)
     precision, recall, npig, bounds = _accumulate_bbox(matches, K, params,
@@ -129,7 +134,12 @@ def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool, *, stats_
     values from the same pass (the bounds' orders only at the max-dets step the AP stats read, taken
     to stats at once: no (T, R, K, A, M) arrays of theirs). ``stats_only``: only the steps the stats
     read (:func:`stat_steps`)."""
-    T, R, A, M = len(params.iou_thrs), len(params.rec_thrs), len(params.area_rngs), len(params.max_dets)
+    T, R, A, M = (
+        len(params.iou_thrs),
+        len(params.rec_thrs),
+        len(params.area_rngs),
+        len(params.max_dets),
+    )
     pairs = np.arange(len(m.has_result))
     category = pairs % max(K, 1)
     precision, recall = -np.ones((T, R, K, A, M)), -np.ones((T, K, A, M))
@@ -138,9 +148,18 @@ def _accumulate_bbox(m: Matches, K: int, params: Params, bounds: bool, *, stats_
     step = _bounds_step(params)
     out = _BoundStats(params) if bounds else None
     npig = group_npig(m, pairs, category, K)
-    for mi, a, curves in accumulate_steps(m, pairs, category, K, params, areas, max_dets,
-                                          orders=("official", "worst", "best") if bounds else ("official",),
-                                          orders_at=(step,), npig=npig):
+    for mi, a, curves in accumulate_steps(
+        m,
+        pairs,
+        category,
+        K,
+        params,
+        areas,
+        max_dets,
+        orders=("official", "worst", "best") if bounds else ("official",),
+        orders_at=(step,),
+        npig=npig,
+    ):
         store_curves(curves[0], precision, recall, a, mi, R)
         if out is not None and mi == step:
             out.add(a, curves[1:])
@@ -170,10 +189,13 @@ class _BoundStats:
         """Take area range ``a``'s AP stats from its worst and best curves."""
         p = self.params
         for side, c in enumerate(worst_best):
-            q = c.q(len(p.rec_thrs)).transpose(0, 2, 1)[:, :, c.valid]     # (T, R, valid K): precision's layout
+            # (T, R, valid K): precision's layout
+            q = c.q(len(p.rec_thrs)).transpose(0, 2, 1)[:, :, c.valid]
             for stat in self.stats:
                 if p.area_labels.index(stat.area) == a:
-                    sel = q if stat.iou_thr is None else q[np.flatnonzero(p.iou_thrs == stat.iou_thr)]
+                    sel = (
+                        q if stat.iou_thr is None else q[np.flatnonzero(p.iou_thrs == stat.iou_thr)]
+                    )
                     self.out[stat.name][side] = mean_of_valid(sel)
 
     def values(self) -> dict[str, tuple[float, float]]:

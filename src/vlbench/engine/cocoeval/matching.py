@@ -51,7 +51,12 @@ def _match_pairs(gt: GroundTruth, dt: PairDetections, n_pairs: int, params: Para
     """:func:`match` in one pass over every pair."""
     A, T = len(params.area_rngs), len(params.iou_thrs)
     det_index, d_pair, d_rank = _ranked(dt, n_pairs, params.max_dets[-1])
-    d_box, d_score, d_area, n_det = dt.box_xywh[det_index], dt.score[det_index], dt.area[det_index], len(det_index)
+    d_box, d_score, d_area, n_det = (
+        dt.box_xywh[det_index],
+        dt.score[det_index],
+        dt.area[det_index],
+        len(det_index),
+    )
 
     # -- ground truth: per pair in file order ------------------------------------------------------
     g_order = np.argsort(gt.pair, kind="stable")
@@ -74,7 +79,8 @@ def _match_pairs(gt: GroundTruth, dt: PairDetections, n_pairs: int, params: Para
 
     # -- outcome per (area, threshold, detection) --------------------------------------------------
     d_outside = _outside_area_ranges(d_area, params)                                      # (A, N)
-    state = np.where(d_outside, IGNORED, FP)[:, None, :].repeat(T, axis=1)               # unmatched default
+    # unmatched default
+    state = np.where(d_outside, IGNORED, FP)[:, None, :].repeat(T, axis=1)
     id0_changed = 0
     gt_taken = None if keep_gt_at is None else np.full(n_det, -1, dtype=np.int64)
     if len(c_det):
@@ -85,8 +91,10 @@ def _match_pairs(gt: GroundTruth, dt: PairDetections, n_pairs: int, params: Para
         c_rank = d_rank[c_det]
         for a, matched_gt in enumerate(_range_matches(c_det, c_gt, c_iou, c_rank, d_pair, g_ignored,
                                                       g_pair, g_count, g_crowd, thr, nan_det)):
-            if a == 0 and gt_taken is not None:     # in the caller's GT order
-                gt_taken = _in_order(matched_gt[int(np.flatnonzero(params.iou_thrs == keep_gt_at)[0])], g_order)
+            if a == 0 and gt_taken is not None:  # in the caller's GT order
+                gt_taken = _in_order(
+                    matched_gt[int(np.flatnonzero(params.iou_thrs == keep_gt_at)[0])], g_order
+                )
             id0_changed += _record_outcomes(state[a], matched_gt, g_ignored[a], g_id, d_outside[a],
                                             id0_quirk)
     return Matches(det_index=det_index, pair=d_pair, rank=d_rank, score=d_score, state=state,
@@ -148,7 +156,8 @@ def _record_outcomes(state: NDArray[np.uint8], matched_gt: NDArray[np.int32],
     ignored = g_ignored[m]
     zero_id = (g_id[m] == 0) & ~ignored
     new = np.where(ignored, IGNORED, TP).astype(np.uint8)
-    if id0_quirk:   # dtm == 0: the detection counts as unmatched (FP, or ignored if outside the range)
+    # dtm == 0: the detection counts as unmatched (FP, or ignored if outside the range)
+    if id0_quirk:
         new = np.where(zero_id, np.where(d_outside[d_idx], IGNORED, FP), new).astype(np.uint8)
     state[t_idx, d_idx] = new
     return int(zero_id.sum()) if id0_quirk else 0
@@ -239,7 +248,8 @@ def _greedy_match(c_det, c_gt, c_iou, c_rank, g_nonignored, g_crowd, thr, n_det,
             chosen = g[best[t_idx, s_idx]]
             out[t_idx, det[seg[s_idx]]] = chosen
             taken[t_idx, chosen] = True
-        for d in np.unique(c_det[lo:hi][~plain]).tolist():       # different pairs: independent of the above
+        # different pairs: independent of the above
+        for d in np.unique(c_det[lo:hi][~plain]).tolist():
             rows = lo + np.flatnonzero(c_det[lo:hi] == d)
             _loop_match(d, c_gt[rows], c_iou[rows], g_nonignored, g_crowd, thr, taken, out)
     return out
@@ -280,7 +290,8 @@ def on_objects(d_image: NDArray[np.int64], d_box_xywh: NDArray[np.float64],
     d_xyxy, g_xyxy = xywh_to_xyxy(d_box_xywh), xywh_to_xyxy(g_box_xywh)
     out = np.zeros(len(d_image), dtype=bool)
     for lo in range(0, len(c_det),
-                    _ON_OBJECTS_PART):     # parts: a few hundred bytes of temporaries per combination
+                    # parts: a few hundred bytes of temporaries per combination
+                    _ON_OBJECTS_PART):
         det, gt = c_det[lo:lo + _ON_OBJECTS_PART], c_gt[lo:lo + _ON_OBJECTS_PART]
         with np.errstate(invalid="ignore", over="ignore"):
             iou = iou_aligned_xyxy(d_xyxy[det], g_xyxy[gt], dtype=np.float64, eps=0.0)

@@ -25,28 +25,33 @@ Values in percent; SPICE is None when its Java backend is missing.
 _KWARGS_DESCRIPTION = """
 Args:
     predictions: one caption (str) per image.
-    references: rows of the nocaps Hub dataset (validation split): `image_id`, `domain` and `captions`,
-        or dicts with those keys (`domain` as "in-domain" / "near-domain" / "out-domain" or its index).
+    references: rows of the nocaps Hub dataset (validation split): `image_id`, `domain` and
+        `captions`, or dicts with those keys (`domain` as "in-domain" / "near-domain" /
+        "out-domain" or its index).
     cider_idf: "global" (default: one CIDEr-D document-frequency table for all images) or "subset"
         (one per domain, as separate toolkit runs per domain would give).
     tokenizer: "auto" (Java if present), "java" or "python".
-    meteor_backend: "auto" (default: the Python METEOR where proven equal to the jar, else the jar), "python"
-        (no JVM) or "java".
-    protocol: "official" (default: line breaks inside captions shift later captions, as in the toolkit) or
-        "corrected" (such line breaks become spaces first).
-    ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
-        over images recomputing each corpus metric per resample; `resamples` (1000) and `seed` (0).
+    meteor_backend: "auto" (default: the Python METEOR where proven equal to the jar, else the
+        jar), "python" (no JVM) or "java".
+    protocol: "official" (default: line breaks inside captions shift later captions, as in the
+        toolkit) or "corrected" (such line breaks become spaces first).
+    ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile
+        bootstrap over images recomputing each corpus metric per resample; `resamples` (1000) and
+        `seed` (0).
     return_details: also return "breakdowns" (per-image scores), "counts" and "warnings".
-    analysis: also return "analysis": why the model fails (error types with the headline each costs, slices,
-        worst examples; not official; slower). See the card.
+    analysis: also return "analysis": why the model fails (error types with the headline each
+        costs, slices, worst examples; not official; slower). See the card.
 Returns:
     B1, B2, B3, B4, METEOR, ROUGE_L, CIDEr, SPICE, and the same with _in, _near, _out.
 Examples:
     >>> import evaluate, vlbench
     >>> metric = evaluate.load(vlbench.metric_path("nocaps"))
-    >>> refs = [{"image_id": 0, "domain": "in-domain", "captions": ["A dog on a sofa.", "A brown dog lying on a couch."]},
-    ...         {"image_id": 1, "domain": "out-domain", "captions": ["An accordion on a table.", "A red accordion."]}]
-    >>> result = metric.compute(predictions=["a dog lying on a sofa", "a red accordion on a table"], references=refs)
+    >>> refs = [{"image_id": 0, "domain": "in-domain",
+    ...          "captions": ["A dog on a sofa.", "A brown dog lying on a couch."]},
+    ...         {"image_id": 1, "domain": "out-domain",
+    ...          "captions": ["An accordion on a table.", "A red accordion."]}]
+    >>> captions = ["a dog lying on a sofa", "a red accordion on a table"]
+    >>> result = metric.compute(predictions=captions, references=refs)
     >>> round(result["ROUGE_L"], 2), round(result["ROUGE_L_in"], 2)
     (87.71, 92.42)
 """
@@ -61,7 +66,8 @@ def _slim(reference: Any) -> Any:
     if not isinstance(reference, dict):
         return reference
     domain = reference.get("domain")
-    if isinstance(domain, int):   # ClassLabel: -1 is "no label" (no domain); an unknown index stays visible as text
+    # ClassLabel: -1 is "no label" (no domain); an unknown index stays visible as text
+    if isinstance(domain, int):
         domain = "" if domain == -1 else _DOMAIN_NAMES[domain] if 0 <= domain < 3 else str(domain)
     return {"image_id": reference.get("image_id"), "captions": reference.get("captions"),
             "domain": domain}

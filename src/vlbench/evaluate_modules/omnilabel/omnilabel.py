@@ -24,31 +24,38 @@ computed on fractions; every value is then reported in percent, None where a gro
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions: one dict per image: `{"boxes": [[x, y, w, h], ...], "scores": [...], "description_ids": [...]}`
-        in pixels; per box either one score and one description id, or a list of each (same length).
+    predictions: one dict per image:
+        `{"boxes": [[x, y, w, h], ...], "scores": [...], "description_ids": [...]}` in pixels; per
+        box either one score and one description id, or a list of each (same length).
     references: rows of the OmniLabel Hub dataset (validation split): `image_id`, `labelspace`
         (list of `{id, text, type}`, type "category"/"description" or its class index) and `boxes`
         (list of `{id, bbox [x, y, w, h], description_ids, iscrowd}`); other keys are ignored.
     protocol: "official" (default; reproduces OmniLabelEval, pycocotools' GT-id-0 quirk included) or
         "corrected" (a match to a GT box with id 0 counts as a match).
-    ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
-        over images recomputing each corpus metric per resample; `resamples` (1000) and `seed` (0).
+    ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile
+        bootstrap over images recomputing each corpus metric per resample; `resamples` (1000) and
+        `seed` (0).
     return_details: if True, also return "breakdowns" (per source, PR curves, per description),
         "counts" and "warnings".
-    analysis: also return "analysis": why the model fails (error types with the headline each costs, slices,
-        worst examples; not official; slower). See the card.
+    analysis: also return "analysis": why the model fails (error types with the headline each
+        costs, slices, worst examples; not official; slower). See the card.
 Returns:
-    AP, AP_categ, AP_descr, AP_descr_pos, AP_descr_S, AP_descr_M, AP_descr_L, AP50_descr, AP75_descr,
-    AP50_categ, AP75_categ, AR_descr, AR_categ (percent, or None).
+    AP, AP_categ, AP_descr, AP_descr_pos, AP_descr_S, AP_descr_M, AP_descr_L, AP50_descr,
+    AP75_descr, AP50_categ, AP75_categ, AR_descr, AR_categ (percent, or None).
 Examples:
     >>> import evaluate, vlbench
     >>> metric = evaluate.load(vlbench.metric_path("omnilabel"))
-    >>> ref = {"image_id": 1, "labelspace": [{"id": 1, "text": "person", "type": "category"},
-    ...                                      {"id": 7, "text": "a person holding an umbrella", "type": "description"}],
-    ...        "boxes": [{"id": 1, "bbox": [10, 10, 50, 100], "description_ids": [1, 7], "iscrowd": 0}]}
+    >>> ref = {"image_id": 1,
+    ...        "labelspace": [{"id": 1, "text": "person", "type": "category"},
+    ...                       {"id": 7, "text": "a person holding an umbrella",
+    ...                        "type": "description"}],
+    ...        "boxes": [{"id": 1, "bbox": [10, 10, 50, 100], "description_ids": [1, 7],
+    ...                   "iscrowd": 0}]}
     >>> pred = {"boxes": [[10, 10, 50, 98]], "scores": [[0.9, 0.8]], "description_ids": [[1, 7]]}
-    >>> result = metric.compute(predictions=[pred], references=[ref])  # IoU 0.98: a hit at every threshold
-    >>> round(result["AP_descr"], 6), round(result["AP"], 4)   # AP carries the official +1e-5 of the harmonic mean
+    >>> # IoU 0.98: a hit at every threshold
+    >>> result = metric.compute(predictions=[pred], references=[ref])
+    >>> # AP carries the official +1e-5 of the harmonic mean
+    >>> round(result["AP_descr"], 6), round(result["AP"], 4)
     (100.0, 99.9995)
 """
 
@@ -62,10 +69,26 @@ def _slim_reference(reference: Any) -> Any:
         return reference
     # a missing label space or box list stays missing (None): the engine names the reference, never
     # scores it empty
-    labelspace = None if reference.get("labelspace") is None else [
-        {k: (("description" if e.get(k) == 1 else "category") if k == "type" and isinstance(e.get(k), int)
-             else e.get(k)) for k in _LS_KEYS} for e in reference["labelspace"]]
-    boxes = None if reference.get("boxes") is None else [{k: b.get(k) for k in _BOX_KEYS} for b in reference["boxes"]]
+    labelspace = (
+        None
+        if reference.get("labelspace") is None
+        else [
+            {
+                k: (
+                    ("description" if e.get(k) == 1 else "category")
+                    if k == "type" and isinstance(e.get(k), int)
+                    else e.get(k)
+                )
+                for k in _LS_KEYS
+            }
+            for e in reference["labelspace"]
+        ]
+    )
+    boxes = (
+        None
+        if reference.get("boxes") is None
+        else [{k: b.get(k) for k in _BOX_KEYS} for b in reference["boxes"]]
+    )
     return {"image_id": reference.get("image_id"), "labelspace": labelspace, "boxes": boxes}
 
 
@@ -93,23 +116,33 @@ class OmniLabel(RowInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({
-                "predictions": {
-                    "boxes": datasets.List(datasets.List(datasets.Value("float64"))),
-                    "scores": datasets.List(datasets.List(datasets.Value("float64"))),
-                    "description_ids": datasets.List(datasets.List(datasets.Value("int64"))),
-                },
-                "references": {
-                    "image_id": datasets.Value("int64"),
-                    "labelspace": datasets.List({"id": datasets.Value("int64"),
-                                                 "text": datasets.Value("string"),
-                                                 "type": datasets.Value("string")}),
-                    "boxes": datasets.List({"id": datasets.Value("int64"),
-                                            "bbox": datasets.List(datasets.Value("float64")),
-                                            "description_ids": datasets.List(datasets.Value("int64")),
-                                            "iscrowd": datasets.Value("int64")}),
-                },
-            }),
+            features=datasets.Features(
+                {
+                    "predictions": {
+                        "boxes": datasets.List(datasets.List(datasets.Value("float64"))),
+                        "scores": datasets.List(datasets.List(datasets.Value("float64"))),
+                        "description_ids": datasets.List(datasets.List(datasets.Value("int64"))),
+                    },
+                    "references": {
+                        "image_id": datasets.Value("int64"),
+                        "labelspace": datasets.List(
+                            {
+                                "id": datasets.Value("int64"),
+                                "text": datasets.Value("string"),
+                                "type": datasets.Value("string"),
+                            }
+                        ),
+                        "boxes": datasets.List(
+                            {
+                                "id": datasets.Value("int64"),
+                                "bbox": datasets.List(datasets.Value("float64")),
+                                "description_ids": datasets.List(datasets.Value("int64")),
+                                "iscrowd": datasets.Value("int64"),
+                            }
+                        ),
+                    },
+                }
+            ),
             codebase_urls=["https://github.com/samschulter/omnilabeltools"],
             reference_urls=["https://www.omnilabel.org"],
         )

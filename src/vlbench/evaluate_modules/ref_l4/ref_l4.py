@@ -28,15 +28,16 @@ Args:
         `id` (int), `bbox` ([x, y, w, h] pixels) and `ori_category_id` ("refcoco_N" / "o365_N").
     protocol: "official" (default; reproduces RefL4Evaluator, its class-table bugs included) or
         "corrected" (fixed RefCOCO -> Objects365 table; case-insensitive format).
-        Optional `file_name` (the image) lets `ci` resample the expressions of one image together; optional
-        `width` / `height` (the image's, pixels) let the metric warn when the boxes look written as fractions of
-        the image or on a 0-1000 grid.
+        Optional `file_name` (the image) lets `ci` resample the expressions of one image
+        together; optional `width` / `height` (the image's, pixels) let the metric warn when the
+        boxes look written as fractions of the image or on a 0-1000 grid.
     return_details: if True, also return "breakdowns" (per size, per source, per class, per sample),
         "counts" and "warnings".
-    analysis: also return "analysis": why the model fails (error types with the headline each costs, slices,
-        worst examples; not official; slower). See the card.
-    ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile bootstrap
-        over images (over expressions when no `file_name` is given); `resamples` (1000) and `seed` (0).
+    analysis: also return "analysis": why the model fails (error types with the headline each
+        costs, slices, worst examples; not official; slower). See the card.
+    ci: a level such as 0.95 adds "confidence_intervals" {metric: (low, high)}, a percentile
+        bootstrap over images (over expressions when no `file_name` is given); `resamples` (1000)
+        and `seed` (0).
 Returns:
     dict with Acc50, Acc75, Acc90, mAcc, small_Acc50, small_mAcc, medium_Acc50, medium_mAcc,
     large_Acc50, large_mAcc, class_Acc50, class_mAcc (percent, or None for an empty size bucket).
@@ -70,8 +71,10 @@ def _slim(reference):
     """Keep the keys the metric needs, so whole Hub rows (image, caption, ...) can be passed."""
     if isinstance(reference, dict):
         slim = {k: reference.get(k) for k in _REFERENCE_KEYS}
-        slim["file_name"] = reference.get("file_name") or ""   # optional: "" when the image is not named
-        for side in ("width", "height"):      # optional: 0 when unknown (the convention check then skips grids)
+        # optional: "" when the image is not named
+        slim["file_name"] = reference.get("file_name") or ""
+        # optional: 0 when unknown (the convention check then skips grids)
+        for side in ("width", "height"):
             slim[side] = reference.get(side) or 0
         return slim
     return reference

@@ -193,7 +193,8 @@ def _resolve(found: list[list[Match]], fixed: list[Match | None], used1: int,
     for path in paths:                           # complete: close the last chunk
         if path[LAST_END] != -1:
             path[CHUNKS] += 1
-    best = min(paths, key=_RANK)                 # the first of the lowest rank, as the final stable sort
+    # the first of the lowest rank, as the final stable sort
+    best = min(paths, key=_RANK)
     matches = list(fixed)
     chosen = best[CHOSEN]
     while chosen is not None:
@@ -230,7 +231,9 @@ def _definite(found: list[list[Match]], cover1: list[int],
     for j, ms in enumerate(found):
         if len(ms) == 1:
             _, length, mstart, mlength, _ = m = ms[0]
-            if all(c == 1 for c in cover2[j:j + length]) and all(c == 1 for c in cover1[mstart:mstart + mlength]):
+            if all(c == 1 for c in cover2[j : j + length]) and all(
+                c == 1 for c in cover1[mstart : mstart + mlength]
+            ):
                 fixed[j] = m
                 used2 |= ((1 << length) - 1) << j
                 used1 |= ((1 << mlength) - 1) << mstart
@@ -241,7 +244,8 @@ def _definite(found: list[list[Match]], cover1: list[int],
 
 def _stats(hyp: Sentence, ref: Sentence, matches: Sequence[Match | None]) -> list[float]:
     """The statistics of an alignment (``MeteorScorer.getMeteorStats``)."""
-    module = [0.0] * 16                          # per module: hyp content, ref content, hyp function, ref function
+    # per module: hyp content, ref content, hyp function, ref function
+    module = [0.0] * 16
     for m in matches:
         if m is None:
             continue

@@ -44,7 +44,8 @@ class Corpus:
     words: list[str]                 # (words,)
     word32: NDArray[np.int32]        # the same, narrower (for the pair-by-pair arrays)
     hash: NDArray[np.int64]          # (words,) String.hashCode
-    hash_id: NDArray[np.int32]       # (words,) one number per distinct hash: equal means "same word" to the jar
+    # (words,) one number per distinct hash: equal means "same word" to the jar
+    hash_id: NDArray[np.int32]
     stem_id: NDArray[np.int32]       # (words,) one number per distinct stem hash
     function: NDArray[np.bool_]      # (words,)
     line_functions: NDArray[np.int64]  # (lines,) function words in each line
@@ -83,18 +84,25 @@ class Corpus:
                                                           count=len(syn_word)), nw)
         has_syn = np.bincount(syn_word, minlength=nw) > 0
         # their phrases renumbered in first-seen order
-        first_idx, second_idx = index.entry_first[kept].astype(np.int64), index.entry_second[kept].astype(np.int64)
+        first_idx, second_idx = (
+            index.entry_first[kept].astype(np.int64),
+            index.entry_second[kept].astype(np.int64),
+        )
         distinct, inverse = np.unique(np.r_[first_idx, second_idx], return_inverse=True)
         firsts, seconds = inverse[:len(kept)], inverse[len(kept):]
         phrases = [tuple(words) for words in index.phrases_words(distinct)]
-        order = np.argsort(firsts, kind="stable")     # grouped by first phrase, file order kept
-        entry_ptr = np.r_[0, np.cumsum(np.bincount(firsts, minlength=len(phrases)))].astype(np.int64)
+        order = np.argsort(firsts, kind="stable")  # grouped by first phrase, file order kept
+        entry_ptr = np.r_[0, np.cumsum(np.bincount(firsts, minlength=len(phrases)))].astype(
+            np.int64
+        )
         line, start, phr = _occurrences(word, ptr, phrases, vocab)
         n_ph = len(phrases)
         by_key = np.lexsort((start, line * n_ph + phr))
         hash_id = np.unique(hash_, return_inverse=True)[1].astype(np.int32)
         stem_id = np.unique(stem_, return_inverse=True)[1].astype(np.int32)
-        line_fn = np.add.reduceat(np.r_[fn[word].astype(np.int64), 0], ptr[:-1]) * (np.diff(ptr) > 0)
+        line_fn = np.add.reduceat(np.r_[fn[word].astype(np.int64), 0], ptr[:-1]) * (
+            np.diff(ptr) > 0
+        )
         return cls(ptr, word, words, word.astype(np.int32), hash_, hash_id, stem_id, fn, line_fn,
                    related, has_syn, phrases,
                    np.asarray([len(q) for q in phrases], np.int64), entry_ptr, seconds[order],
@@ -110,7 +118,10 @@ class Corpus:
         here = np.unique(self.occ_phrase[self.occ_ptr[line]:self.occ_ptr[line + 1]]).tolist()
         out = {}
         for f in here:
-            others = tuple(self.phrases[q] for q in self.entry_second[self.entry_ptr[f]:self.entry_ptr[f + 1]])
+            others = tuple(
+                self.phrases[q]
+                for q in self.entry_second[self.entry_ptr[f] : self.entry_ptr[f + 1]]
+            )
             if others:
                 out[self.phrases[f]] = (others, frozenset(others))
         return out, frozenset(self.phrases[f] for f in here)
@@ -306,14 +317,22 @@ def stats_many(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64],
     rows = np.zeros((len(a), 23))
     short = np.flatnonzero(~long_)
     work = np.cumsum(n1[short] * n2[short])
-    cuts = np.unique(np.r_[0, np.searchsorted(work, np.arange(cells, int(work[-1]) if len(work) else 0, cells),
-                                              side="right"), len(short)])
+    cuts = np.unique(
+        np.r_[
+            0,
+            np.searchsorted(
+                work, np.arange(cells, int(work[-1]) if len(work) else 0, cells), side="right"
+            ),
+            len(short),
+        ]
+    )
     parts = [short[x:y] for x, y in zip(cuts[:-1], cuts[1:]) if y > x]
     for q in parts:
         part, dead = _stats_part(c, a[q], b[q])
         rows[q] = part
         long_[q[dead]] = True
-    for k in np.flatnonzero(long_).tolist():    # lines beyond the masks, dead ends: the per-pair aligner
+    # lines beyond the masks, dead ends: the per-pair aligner
+    for k in np.flatnonzero(long_).tolist():
         rows[k] = align_stats(sentence(int(a[k])), sentence(int(b[k])))
     return rows
 
@@ -355,7 +374,10 @@ def _stats_part(c: Corpus, a: NDArray[np.int64], b: NDArray[np.int64]) -> tuple[
     rows[:, 4:20] = np.bincount(np.r_[slot1, slot2], minlength=n * 16).reshape(n, 16)
     # chunks: runs of matches contiguous in both lines, in reference order (getCountAndChunks)
     kp, kj, ki = p[k], j[k], i[k]
-    new_run = np.r_[True, (kp[1:] != kp[:-1]) | ((kj + len2[k])[:-1] != kj[1:]) | ((ki + len1[k])[:-1] != ki[1:])]
+    new_run = np.r_[
+        True,
+        (kp[1:] != kp[:-1]) | ((kj + len2[k])[:-1] != kj[1:]) | ((ki + len1[k])[:-1] != ki[1:]),
+    ]
     rows[:, 20] = np.bincount(kp[new_run], minlength=n) if len(kp) else 0
     module_counts = rows[:, 4:20].reshape(n, 4, 4)
     rows[:, 21] = module_counts[:, :, 0].sum(1) + module_counts[:, :, 2].sum(1)

@@ -43,7 +43,11 @@ def _masks(start: NDArray[np.int64], length: NDArray[np.int64]) -> NDArray[np.ui
 
 def _group_starts(keys: NDArray[np.int64]) -> NDArray[np.int64]:
     """Index of the first row of each run of equal keys (keys grouped)."""
-    return np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, dtype=np.int64)
+    return (
+        np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        if len(keys)
+        else np.zeros(0, dtype=np.int64)
+    )
 
 
 def _expand(lo: NDArray[np.int64], hi: NDArray[np.int64]) -> tuple[NDArray[np.int64],
@@ -153,8 +157,10 @@ def resolve_many(n2: NDArray[np.int64], ref_start: NDArray[np.int64], used1: NDA
         state = state[order]           # one gather of the rows that go on, in rank order
         grown, stays = _step(state, current, ref_start, n2, c, hist_cand, hist_prev)
         if not stays.all():            # every path of a pair at a dead end: left to the caller
-            pairs = state[:, PAIR]    # (a pair's children come from its rows that stay)
-            dead |= (np.bincount(pairs, weights=stays, minlength=n) == 0) & (np.bincount(pairs, minlength=n) > 0)
+            pairs = state[:, PAIR]  # (a pair's children come from its rows that stay)
+            dead |= (np.bincount(pairs, weights=stays, minlength=n) == 0) & (
+                np.bincount(pairs, minlength=n) > 0
+            )
         state = grown
         current += 1
     return (*_backtrack(best_hist, dead, hist_cand, hist_prev), dead)
@@ -171,8 +177,11 @@ def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64],
     used = ((state[:, U2].view(np.uint64) >> np.uint64(current)) & _ONE).astype(bool)
     inside = used & (current < idx)
     at_fixed = used & ~inside
-    f_all = np.where(at_fixed,
-                     c.fixed[np.where(at_fixed, ref_start[pair] + np.minimum(idx, n2[pair] - 1), 0)], -1)
+    f_all = np.where(
+        at_fixed,
+        c.fixed[np.where(at_fixed, ref_start[pair] + np.minimum(idx, n2[pair] - 1), 0)],
+        -1,
+    )
     alive_fixed = at_fixed & (f_all >= 0)
     if alive_fixed.any():              # take the definite match that starts here
         rows = np.flatnonzero(alive_fixed)
@@ -193,7 +202,8 @@ def _step(state: NDArray[np.int64], current: int, ref_start: NDArray[np.int64],
     sizes = np.diff(np.r_[starts, len(parent)])
     k = np.arange(len(parent)) - np.repeat(starts, sizes)          # child number within its parent
     d = c.delta[k_c]
-    before = np.cumsum(d) - d                                      # distance of the earlier children, per parent
+    # distance of the earlier children, per parent
+    before = np.cumsum(d) - d
     before -= np.repeat(before[starts], sizes)
     children = state[parent]
     plast = children[:, LAST]

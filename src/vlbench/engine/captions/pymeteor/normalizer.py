@@ -59,7 +59,9 @@ def parse_prefixes(text: str) -> dict[str, int]:
         words = java_tokens(line.rstrip("\r"))
         if not words or words[0].startswith("#"):
             continue
-        out[words[0]] = NBP_NUMERIC_ONLY if len(words) > 1 and words[1] == "#NUMERIC_ONLY#" else NBP_ANY
+        out[words[0]] = (
+            NBP_NUMERIC_ONLY if len(words) > 1 and words[1] == "#NUMERIC_ONLY#" else NBP_ANY
+        )
     return out
 
 

@@ -43,7 +43,8 @@ class EnglishData:
     def synsets(self, word: str) -> frozenset[int]:
         """``getSynSets(word)``: the WordNet synsets of exactly this word."""
         line = self.synset_lines.get(word)
-        return frozenset(map(int, line.split())) if line else frozenset()   # ASCII digits and spaces
+        # ASCII digits and spaces
+        return frozenset(map(int, line.split())) if line else frozenset()
 
     def synonym_sets(self, word: str) -> frozenset[int]:
         """``getSynSets(word)`` united with ``getStemSynSets(word)``, as ``SynonymMatcher`` builds
@@ -61,7 +62,8 @@ class EnglishData:
         known word."""
         end = "ful" if word.endswith("ful") else ""
         if word.endswith("ss") or len(word) <= 2:
-            return word     # (Java counts UTF-16 units; a word this differs for is non-ASCII: no synsets)
+            # (Java counts UTF-16 units; a word this differs for is non-ASCII: no synsets)
+            return word
         for suffix, replacement in _MORPH_RULES:
             if word.endswith(suffix):
                 candidate = word[: len(word) - len(suffix)] + replacement

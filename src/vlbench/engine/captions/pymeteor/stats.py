@@ -33,16 +33,19 @@ __all__ = ["python_eligible", "python_stats", "PROVEN_CHARACTERS"]
 #: punctuation, kana, CJK ideographs, Hangul, full-width forms and emoji. U+0130 is left out (Java
 #: and Python agree, but the paraphrase reduction does not trust it).
 PROVEN_CHARACTERS = re.compile(
-    "[\t\x0b\f \x21-\x7e\u00a0-\u012f\u0131-\u024f\u0250-\u036f\u0370-\u037e\u0380-\u03a2\u03a4-\u03ff"
+    "[\t\x0b\f \x21-\x7e\u00a0-\u012f\u0131-\u024f\u0250-\u036f\u0370-\u037e\u0380-\u03a2"
+    "\u03a4-\u03ff"
     "\u0400-\u0527\u2000-\u2027\u202a-\u206f\u20a0-\u20cf\u2100-\u2bff\u3000-\u30ff\u4e00-\u9fff"
-    "\uac00-\ud7a3\uff00-\uffef\U0001f000-\U0001faff]*")
+    "\uac00-\ud7a3\uff00-\uffef\U0001f000-\U0001faff]*"
+)
 _ERROR_LINE = "Error: specify hypothesis and at least one reference"
 
 
 def _pieces(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[str]]:
     """The texts the jar reads from each pycocoevalcap ``SCORE`` line: the references, then the
     hypothesis."""
-    if "|||" in " ".join((*hyps, *(r for rs in refs for r in rs))):    # (a space cannot complete a "|||")
+    # (a space cannot complete a "|||")
+    if "|||" in " ".join((*hyps, *(r for rs in refs for r in rs))):
         return [split_like_jar(line) for line in score_lines(hyps, refs)]
     # without "|||" in a text the line splits back into its texts (pycocoevalcap's hypothesis
     # clean-up kept)
@@ -54,7 +57,8 @@ def python_eligible(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> tuple
     """(True, "") when the Python METEOR is proven equal to the jar on these texts, else (False,
     why)."""
     texts = (*hyps, *(r for rs in refs for r in rs))
-    if PROVEN_CHARACTERS.fullmatch(" ".join(texts)):     # one scan: the set is a class of characters, space in it
+    # one scan: the set is a class of characters, space in it
+    if PROVEN_CHARACTERS.fullmatch(" ".join(texts)):
         return True, ""
     for text in texts:
         if not PROVEN_CHARACTERS.fullmatch(text):
@@ -72,7 +76,11 @@ def _words(line: str) -> list[str]:
 def _lines_words(lines: list[str]) -> list[list[str]]:
     """:func:`_words` of every line (one check of all the text where it is printable ASCII)."""
     text = "".join(lines)
-    return [line.split() for line in lines] if text.isascii() and text.isprintable() else list(map(_words, lines))
+    return (
+        [line.split() for line in lines]
+        if text.isascii() and text.isprintable()
+        else list(map(_words, lines))
+    )
 
 
 def _normal_lower(text: str, data: EnglishData) -> str:
@@ -142,11 +150,18 @@ def _usable_entries(index: ParaphraseIndex, lines: list[str], line_words: list[l
     if index.key:       # an index read from its cache folder: the phrase numbers are that index's
         code = textcache.code_digest([*sorted(Path(__file__).parent.glob("*.py")), jar,
                                       Path(paraphrase.__file__)])
-        _, (found,) = textcache.cached("meteor-phrases", f"{code}\0{index.key}", refs,
-                                       lambda: (None, (in_references(),)),
-                                       lambda v,
-                                       arrays: v is None and len(arrays) == 1 and arrays[0].ndim == 1
-                                       and arrays[0].dtype == np.int64)
+        _, (found,) = textcache.cached(
+            "meteor-phrases",
+            f"{code}\0{index.key}",
+            refs,
+            lambda: (None, (in_references(),)),
+            lambda v, arrays: (
+                v is None
+                and len(arrays) == 1
+                and arrays[0].ndim == 1
+                and arrays[0].dtype == np.int64
+            ),
+        )
     else:
         found = in_references()
     others = phrases([w for w, r in zip(line_words, is_ref) if not r])
@@ -156,10 +171,16 @@ def _usable_entries(index: ParaphraseIndex, lines: list[str], line_words: list[l
 def _reference_side_valid(n: int) -> Callable[[Any, tuple], bool]:
     """Whether a stored entry has the shape :func:`_reference_side` computes (``n`` texts, 5 fields
     per word)."""
-    return lambda v, arrays: (isinstance(v, list) and len(v) == 2 and isinstance(v[0], list) and len(v[0]) == n
-                              and all(isinstance(t, str) for t in v[0]) and isinstance(v[1], list)
-                              and all(isinstance(r, list) and len(r) == 5 and isinstance(r[0], str) for r in v[1])
-                              and not arrays)
+    return lambda v, arrays: (
+        isinstance(v, list)
+        and len(v) == 2
+        and isinstance(v[0], list)
+        and len(v[0]) == n
+        and all(isinstance(t, str) for t in v[0])
+        and isinstance(v[1], list)
+        and all(isinstance(r, list) and len(r) == 5 and isinstance(r[0], str) for r in v[1])
+        and not arrays
+    )
 
 
 def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Path,
@@ -192,7 +213,8 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
     corpus = Corpus.build(line_words, info, paraphrases, usable)
     built: dict[int, Sentence] = {}
 
-    def sentence(k: int) -> Sentence:          # the per-pair aligner's input, for the rare long line
+    # the per-pair aligner's input, for the rare long line
+    def sentence(k: int) -> Sentence:
         if k not in built:
             table, phrases = corpus.line_table(k)
             words = line_words[k]
@@ -210,9 +232,13 @@ def python_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, jar: Pat
     ref = np.asarray([number[lowered[r]] for p in pieces if len(p) >= 2 for r in p[:-1]], np.int64)
     # each distinct (hypothesis, reference) pair aligned once
     distinct, inverse = np.unique(hyp * len(lines) + ref, return_inverse=True)
-    aligned = (stats_many(corpus, distinct // len(lines), distinct % len(lines), sentence) if len(distinct)
-               else np.zeros((0, 23)))
-    paraphrases.settle()          # a run that built the index: its check is remembered for the next runs
+    aligned = (
+        stats_many(corpus, distinct // len(lines), distinct % len(lines), sentence)
+        if len(distinct)
+        else np.zeros((0, 23))
+    )
+    # a run that built the index: its check is remembered for the next runs
+    paraphrases.settle()
     return _best_lines(aligned[inverse.ravel()], owner, len(pieces))
 
 
@@ -222,12 +248,14 @@ def _best_lines(rows: np.ndarray, owner: np.ndarray, n_lines: int) -> list[str]:
     out = [_ERROR_LINE] * n_lines
     if not len(rows):
         return out
-    scores = meteor_from_stats(rows)     # computeMetrics of each alignment, the jar's order of operations
+    # computeMetrics of each alignment, the jar's order of operations
+    scores = meteor_from_stats(rows)
     order = np.lexsort((np.arange(len(rows)), -scores,
                         owner))     # per line: best score, then first
     first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
     best = rows[first]
-    if (np.abs(best) < 1e7).all():      # every count prints as "<int>.0" (_java_double): joined per row
+    # every count prints as "<int>.0" (_java_double): joined per row
+    if (np.abs(best) < 1e7).all():
         texts = [".0 ".join(map(str, row)) + ".0" for row in best.astype(np.int64).tolist()]
     else:
         texts = [" ".join(_java_double(v) for v in row) for row in best.tolist()]

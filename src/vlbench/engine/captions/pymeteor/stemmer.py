@@ -51,8 +51,12 @@ def utf16_units(word: str) -> str:
     view)."""
     if word.isascii() or all(ord(c) < 0x10000 for c in word):
         return word
-    return "".join(c if ord(c) < 0x10000 else chr(0xD800 + ((ord(c) - 0x10000) >> 10)) + chr(0xDC00 + (ord(c) & 0x3FF))
-                   for c in word)
+    return "".join(
+        c
+        if ord(c) < 0x10000
+        else chr(0xD800 + ((ord(c) - 0x10000) >> 10)) + chr(0xDC00 + (ord(c) & 0x3FF))
+        for c in word
+    )
 
 
 def _by_length(suffixes) -> tuple[tuple[int, frozenset[str]], ...]:
@@ -89,13 +93,19 @@ def _regions(w: str) -> tuple[int, int]:
 
     prefix = next((p for p in _R1_PREFIXES if w.startswith(p)), None)
     p1 = len(prefix) if prefix is not None else after_vc(0)
-    return p1, after_vc(p1)     # a failed search leaves the cursor at the end: both are then the length
+    # a failed search leaves the cursor at the end: both are then the length
+    return p1, after_vc(p1)
 
 
 def _short_syllable_at(w: str, end: int) -> bool:
     """Whether ``w[:end]`` ends in a short syllable: non-vowel, vowel, non-vowel other than w, x, Y;
     or vowel, non-vowel at the very start of the word."""
-    if end >= 3 and w[end - 1] not in _NOT_SHORT_END and w[end - 2] in _VOWELS and w[end - 3] not in _VOWELS:
+    if (
+        end >= 3
+        and w[end - 1] not in _NOT_SHORT_END
+        and w[end - 2] in _VOWELS
+        and w[end - 3] not in _VOWELS
+    ):
         return True
     return end == 2 and w[1] not in _VOWELS and w[0] in _VOWELS
 

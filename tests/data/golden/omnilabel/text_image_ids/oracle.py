@@ -22,5 +22,7 @@ with contextlib.redirect_stdout(io.StringIO()):
 names = ["AP", "AP_categ", "AP_descr", "AP_descr_pos", "AP_descr_S", "AP_descr_M", "AP_descr_L",
          "AP50_descr", "AP75_descr", "AP50_categ", "AP75_categ", "AR_descr", "AR_categ"]
 metrics = {n: None if float(v) == -1 else float(v) * 100 for n, v in zip(names, ev.stats)}
-(case / "expected.json").write_text(json.dumps({"protocol": "official", "split": None, "metrics": metrics}, indent=1) + "\n")
+(case / "expected.json").write_text(
+    json.dumps({"protocol": "official", "split": None, "metrics": metrics}, indent=1) + "\n"
+)
 print(case.name, metrics)

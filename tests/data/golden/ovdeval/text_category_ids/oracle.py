@@ -46,6 +46,7 @@ for img, preds in image_dict.items():
 plain = stats(case / "references.json", json.loads((case / "predictions.json").read_text()))
 metrics = {**{"NMS_" + k: v for k, v in zip(KEYS, stats(case / "references.json", after))},
            **dict(zip(KEYS, plain))}
-(case / "expected.json").write_text(json.dumps({"protocol": "official", "split": None, "metrics": metrics}, indent=1)
-                                    + "\n")
+(case / "expected.json").write_text(
+    json.dumps({"protocol": "official", "split": None, "metrics": metrics}, indent=1) + "\n"
+)
 print(case.name, f"before/after suppression {len(before)}/{len(after)}", metrics)
