@@ -9,9 +9,9 @@ mechanism saves time; the ledger keeps it only from 1.10) with their min and max
 
 - ``ovdeval-thread``: ``vlbench.score`` of ``bench/ovdeval.py``'s full-scale synthetic set (2,000 images, 194,777
   predictions), the scorer's worker thread off;
-- ``nocaps-meteor-thread``, ``paraphrase-stamps``: the warm whole ``vlbench.score`` of the real ViECap val captions
-  (golden case real_viecap_val), with METEOR's worker thread off, the paraphrase index's stamp memos off (its
-  checks run at every open);
+- ``nocaps-meteor-thread``, ``meteor-parts-two-at-a-time``, ``paraphrase-stamps``: the warm whole ``vlbench.score``
+  of the real ViECap val captions (golden case real_viecap_val), with METEOR's worker thread off, METEOR's alignment
+  parts one at a time, the paraphrase index's stamp memos off (its checks run at every open);
 - ``bootstrap-threads``: Ref-L4's 45,341-row synthetic split scored with ``ci=0.95`` (1,000 resamples), the
   resample chunks on one thread;
 """
@@ -124,10 +124,12 @@ def mechanisms() -> dict[str, tuple[Callable[[Path], Callable[[], Any]], Callabl
 
     import vlbench.benchmarks.nocaps.scorer as nocaps_scorer
     import vlbench.benchmarks.ovdeval.scorer as ovdeval_scorer
+    import vlbench.engine.captions.pymeteor.batch as meteor_batch
 
     return {
         "ovdeval-thread": (ovdeval_run, serial(ovdeval_scorer)),
         "nocaps-meteor-thread": (nocaps_run, serial(nocaps_scorer)),
+        "meteor-parts-two-at-a-time": (nocaps_run, serial(meteor_batch)),
         "paraphrase-stamps": (nocaps_run, _no_stamps),
         # uncertainty imports the executor when it replicates: patched where it is looked up
         "bootstrap-threads": (ref_l4_ci_run, serial(concurrent.futures)),

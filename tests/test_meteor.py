@@ -599,3 +599,8 @@ def test_string_hashes_and_shapes_equal_a_byte_by_byte_reading():
         assert h.tolist() == [by_hand(t, m) for t in texts]
     assert spaces.tolist() == [t.count(b" ") for t in texts]
     assert high.tolist() == [any(b >= 128 for b in t) for t in texts]
+    # the sub-table's test reads all three from one pass over the words
+    one, one_spaces, one_high = phrase_hashes.hashes_and_shapes(chunks, start, length,
+                                                                multipliers[1])
+    assert one.tolist() == [by_hand(t, multipliers[1]) for t in texts]
+    assert one_spaces.tolist() == spaces.tolist() and one_high.tolist() == high.tolist()

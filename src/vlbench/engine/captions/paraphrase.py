@@ -57,7 +57,14 @@ from ..errors import FormatError
 from ..io import write_text_atomic
 from ..sorting import concat_ranges, stable_argsort
 from . import java
-from .phrase_hashes import Chunks, lines_ngram_hashes, sorted_distinct, string_hashes, string_shapes
+from .phrase_hashes import (
+    Chunks,
+    hashes_and_shapes,
+    lines_ngram_hashes,
+    sorted_distinct,
+    string_hashes,
+    string_shapes,
+)
 from .table_stream import ZLIB, block_phrases, entry_blocks
 
 __all__ = ["HASH_MULTIPLIER", "SUBTABLE_MIN_LINES", "ParaphraseIndex"]
@@ -209,7 +216,7 @@ def _block_distinct(raw: bytes, newline: NDArray[np.int64], multipliers: tuple[i
     chunks = Chunks(block)
     if among is not None:
         kept = np.repeat(
-            among.entries_touching(_tested_hashes(chunks, block, start, length, among.multiplier)),
+            among.entries_touching(_tested_hashes(chunks, start, length, among.multiplier)),
             2,
         )
         start, length = start[kept], length[kept]
@@ -261,36 +268,20 @@ class _Grams:
 
     def entries_touching(self, hashes: NDArray[np.uint64]) -> NDArray[np.bool_]:
         """Per entry (phrases ``2k``, ``2k + 1`` of a block, their :func:`_tested_hashes`), whether
-        either phrase may occur in the lines: its hash is an n-gram's, or 0 (:func:`_untested`)."""
+        either phrase may occur in the lines: its hash is an n-gram's, or 0 (untested)."""
         present = self.holds(hashes) | (hashes == 0)
         return present[0::2] | present[1::2]
 
 
-def _untested(block: NDArray[np.uint8], start: NDArray[np.int64], length: NDArray[np.int64],
-              max_n: int ) -> NDArray[np.bool_]:
-    """The phrases (words one space apart in ``block``, in order) that n-grams of up to ``max_n``
-    words cannot rule out: empty ones and those with a byte >= 128 (the index keeps both always) or
-    more than ``max_n`` words."""
-    out = length == 0
-    # spaces up to each byte, a phrase's from two reads
-    spaces = np.cumsum(block == 32, dtype=np.int32)
-    end = start + length - 1
-    out |= spaces[end] - spaces[start] >= max_n
-    high = np.flatnonzero(block >= 128)
-    if len(high):       # the phrase each such byte lies in (phrases are ordered and apart)
-        at = np.searchsorted(start, high, side="right") - 1
-        out[at[(at >= 0) & (high <= end[at])]] = True
-    return out
-
-
-def _tested_hashes(chunks: Chunks, block: NDArray[np.uint8], start: NDArray[np.int64],
-                   length: NDArray[np.int64], multiplier: int) -> NDArray[np.uint64]:
+def _tested_hashes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.int64],
+                   multiplier: int) -> NDArray[np.uint64]:
     """What the sub-table's test reads of a block's phrases (``chunks``: the block's
-    :class:`Chunks`): each phrase's hash under ``multiplier``, or 0 for a phrase that is
-    :func:`_untested` (a phrase whose hash is 0 is then kept too: the test may keep too much, never
-    too little)."""
-    (hashes,) = string_hashes(chunks, start, length, [multiplier])
-    hashes[_untested(block, start, length, _AMONG_MAX_N)] = 0
+    :class:`Chunks`): each phrase's hash under ``multiplier``, or 0 for a phrase that n-grams of up
+    to :data:`_AMONG_MAX_N` words cannot rule out: an empty one, one with a byte >= 128 (the index
+    keeps both always) or one of more words (a phrase whose hash is 0 is then kept too: the test may
+    keep too much, never too little)."""
+    hashes, spaces, high = hashes_and_shapes(chunks, start, length, multiplier)
+    hashes[(length == 0) | high | (spaces >= _AMONG_MAX_N)] = 0
     return hashes
 
 

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Chunks", "longest_first", "string_hashes", "string_shapes", "ngram_hashes",
-           "lines_ngram_hashes", "sorted_distinct"]
+__all__ = ["Chunks", "longest_first", "string_hashes", "string_shapes", "hashes_and_shapes",
+           "ngram_hashes", "lines_ngram_hashes", "sorted_distinct"]
 
 _BYTE_MASK = np.array([(1 << (8 * r)) - 1 for r in range(9)],
                       dtype=np.uint64)   # the low r bytes of a word
@@ -69,28 +69,12 @@ def longest_first(length: NDArray[np.int64]) -> tuple[NDArray[np.int64], list[in
 
 
 def string_hashes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.int64],
-                  multipliers: Sequence[int] ) -> list[NDArray[np.uint64]]:
+                  multipliers: Sequence[int]) -> list[NDArray[np.uint64]]:
     """Per string ``[start, start + length)`` of ``chunks``, one polynomial hash of its 8-byte words
     and its length per multiplier M (``h = h * M + word`` for each word, then ``h * M + length``,
     mod 2**64: the same bytes hash alike wherever they are). One step per word index, over all
     strings at once, in place."""
-    order, going = longest_first(length)
-    first, size = start[order], length[order]
-    hashes = [np.zeros(len(order), dtype=np.uint64) for _ in multipliers]
-    ms = [np.uint64(m) for m in multipliers]
-    for n, w in chunks.words(first, size, going):
-        for h, m in zip(hashes, ms):
-            step = h[:n]
-            step *= m
-            step += w
-    out = []
-    for h, m in zip(hashes, ms):
-        h *= m
-        h += size.astype(np.uint64)
-        back = np.empty_like(h)
-        back[order] = h
-        out.append(back)
-    return out
+    return _read_strings(chunks, start, length, multipliers, shapes=False)[0]
 
 
 def string_shapes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.int64]
@@ -98,18 +82,55 @@ def string_shapes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.i
     """Per string ``[start, start + length)`` of ``chunks``: its number of spaces and whether it has
     a byte >= 128, a word (8 bytes) at a time over all strings (spaces counted by a SWAR zero-byte
     test on ``word ^ 0x2020..``)."""
+    _, spaces, high = _read_strings(chunks, start, length, [], shapes=True)
+    return spaces, high
+
+
+def hashes_and_shapes(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.int64],
+                      multiplier: int
+                      ) -> tuple[NDArray[np.uint64], NDArray[np.int64], NDArray[np.bool_]]:
+    """:func:`string_hashes` under one multiplier and :func:`string_shapes` from one reading of the
+    strings' words."""
+    (hashes,), spaces, high = _read_strings(chunks, start, length, [multiplier], shapes=True)
+    return hashes, spaces, high
+
+
+def _read_strings(chunks: Chunks, start: NDArray[np.int64], length: NDArray[np.int64],
+                  multipliers: Sequence[int], shapes: bool
+                  ) -> tuple[list[NDArray[np.uint64]], NDArray[np.int64], NDArray[np.bool_]]:
+    """The strings' words read once (longest strings first: :func:`longest_first`), giving a hash
+    per multiplier and, with ``shapes``, the spaces and the high-byte flag (else empty arrays)."""
     order, going = longest_first(length)
     first, size = start[order], length[order]
-    spaces = np.zeros(len(order), dtype=np.int64)
-    high = np.zeros(len(order), dtype=bool)
+    hashes = [np.zeros(len(order), dtype=np.uint64) for _ in multipliers]
+    ms = [np.uint64(m) for m in multipliers]
+    spaces = np.zeros(len(order) if shapes else 0, dtype=np.int64)
+    high = np.zeros(len(order) if shapes else 0, dtype=bool)
     for n, w in chunks.words(first, size, going):
-        t = w ^ _SPACE8                     # (bytes past a string's end are 0 in w: never a space)
-        is_space = ~(((t & _LOW7) + _LOW7) | t | _LOW7)
-        spaces[:n] += np.bitwise_count(is_space)
-        high[:n] |= (w & _HIGH) != 0
-    out_spaces, out_high = np.empty_like(spaces), np.empty_like(high)
-    out_spaces[order], out_high[order] = spaces, high
-    return out_spaces, out_high
+        for h, m in zip(hashes, ms):
+            step = h[:n]
+            step *= m
+            step += w
+        if shapes:
+            t = w ^ _SPACE8                 # (bytes past a string's end are 0 in w: never a space)
+            is_space = ~(((t & _LOW7) + _LOW7) | t | _LOW7)
+            spaces[:n] += np.bitwise_count(is_space)
+            high[:n] |= (w & _HIGH) != 0
+    out = []
+    for h, m in zip(hashes, ms):
+        h *= m
+        h += size.astype(np.uint64)
+        out.append(_unsorted(h, order))
+    return out, _unsorted(spaces, order), _unsorted(high, order)
+
+
+def _unsorted(values: NDArray, order: NDArray[np.int64]) -> NDArray:
+    """Values computed in ``order`` put back in the strings' own order (empty values stay empty)."""
+    if not len(values):
+        return values
+    back = np.empty_like(values)
+    back[order] = values
+    return back
 
 
 def ngram_hashes(text: bytes, max_n: int, multiplier: int) -> NDArray[np.uint64]:

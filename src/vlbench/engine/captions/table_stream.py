@@ -50,21 +50,26 @@ def entry_blocks(table: Path, block_bytes: int) -> Iterator[tuple[bytes, NDArray
     """The gzip'd table decompressed as a stream, in blocks of at least ``block_bytes`` (but the
     last) of whole three-line entries, each with the positions of its newlines (it ends with one; a
     last line without one gets it)."""
-    pending = b""
+    pieces: list[bytes] = []
+    size = 0
     for piece in inflated(table, max(1, block_bytes // 4)):
         if b"\r" in piece:
             raise ValueError("carriage return in the paraphrase table (Java would split lines "
                              "there)")
-        pending += piece
-        if len(pending) < block_bytes:
+        pieces.append(piece)
+        size += len(piece)
+        if size < block_bytes:
             continue
+        # the pieces joined once (adding each to the pending bytes copied them again and again)
+        pending = b"".join(pieces)
         newline = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == 10)
         whole = len(newline) - len(newline) % 3                  # lines of whole entries
+        cut = int(newline[whole - 1]) + 1 if whole else 0
         if whole:
-            cut = int(newline[whole - 1]) + 1
             yield pending[:cut], newline[:whole]
-            pending = pending[cut:]
+        pieces, size = [pending[cut:]], len(pending) - cut
     # the end: a last line without its newline is a line too
+    pending = b"".join(pieces)
     if pending and not pending.endswith(b"\n"):
         pending += b"\n"
     newline = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == 10)
