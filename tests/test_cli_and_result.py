@@ -32,8 +32,7 @@ def test_no_command_prints_help_and_exits_2():
 
 def test_cli_startup_imports_nothing_heavy():
     code = ("import sys, vlbench.cli; heavy = [m for m in ('numpy', 'pyarrow', 'datasets', "
-            "'evaluate', 'pandas', "
-            "'torch', 'gradio') if m in sys.modules]; print(heavy)")
+            "'evaluate', 'pandas', 'torch', 'gradio') if m in sys.modules]; print(heavy)")
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout

@@ -25,8 +25,7 @@ from vlbench.library import api
 
 #: a notebook's load of the folder, with whatever cache ``HF_DATASETS_CACHE`` names
 _LOAD_FIRST_BOX = ("from datasets import load_dataset; ds = load_dataset({folder!r}, 'all', "
-                   "split='validation'); "
-                   "print(ds[0]['boxes'][0]['bbox'])")
+                   "split='validation'); print(ds[0]['boxes'][0]['bbox'])")
 
 
 def _omnilabel_refs(box: list[float]) -> dict[str, Any]:

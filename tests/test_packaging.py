@@ -110,13 +110,11 @@ def test_readme_main_job_and_evaluate_load_from_anywhere(space_venv, tmp_path):
     assert not agree(json.loads(out.read_text())["metrics"], expected)
     # by hand: box 1 is the GT exactly (IoU 1); box 2 is the left half of its GT (IoU 0.5, not >
     # 0.5)
-    code = ("import evaluate, vlbench; m = evaluate.load(vlbench.metric_path('ref_l4')); "
-            "r = m.compute(predictions=[{'pred_bbox': [10, 10, 110, 60], 'format': 'xyxy'}, "
+    code = ("import evaluate, vlbench; m = evaluate.load(vlbench.metric_path('ref_l4')); r = "
+            "m.compute(predictions=[{'pred_bbox': [10, 10, 110, 60], 'format': 'xyxy'}, "
             "{'pred_bbox': [0, 0, 150, 300], 'format': 'xywh'}], references=[{'id': 0, 'bbox': "
-            "[10, 10, 100, 50], "
-            "'ori_category_id': 'o365_1'}, {'id': 1, 'bbox': [0, 0, 300, 300], 'ori_category_id': "
-            "'refcoco_1'}]); "
-            "print(r['Acc50'], r['Acc75'])")
+            "[10, 10, 100, 50], 'ori_category_id': 'o365_1'}, {'id': 1, 'bbox': [0, 0, 300, 300], "
+            "'ori_category_id': 'refcoco_1'}]); print(r['Acc50'], r['Acc75'])")
     assert _run(str(venv / "bin" / "python"), "-c", code, cwd=tmp_path, env=env).stdout.split()[
         -2:
     ] == ["50.0", "50.0"]

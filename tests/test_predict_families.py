@@ -127,9 +127,8 @@ EXPRESSIONS = {
     "the red t-shirt on the left": (TALL, [12.7, 300.4, 200.2, 420.6]),
     "U.S. flag near the door.": (TALL, [250.1, 900.3, 180.6, 201.9]),
     ("The tall man in the blue jacket. He stands behind the wooden counter, next to a woman "
-     "holding a cup of coffee, "
-     "and he looks at the camera while talking? Yes, the one on the right side of the picture, "
-     "under the lamp."):
+     "holding a cup of coffee, and he looks at the camera while talking? Yes, the one on the right "
+     "side of the picture, under the lamp."):
         (LARGE, [800.2, 150.7, 650.9, 1000.4]),
 }
 #: OVDEval images: (size, positive labels with their GT boxes xywh, hard negatives); 3, 2 and 4

@@ -168,8 +168,7 @@ def test_a_detection_answer_lists_labelled_boxes_and_none_is_valid():
 @pytest.mark.parametrize("answer, box_format, labels", [
     # a JSON list cut off inside its third entry: the two complete entries are kept
     ('[{"bbox_2d": [1, 2, 30, 40], "label": "red car"}, {"bbox_2d": [5, 6, 70, 80], "label": '
-     '"cup"}, '
-     '{"bbox_2d": [9, 9,', "pixel", ["red car", "cup"]),
+     '"cup"}, {"bbox_2d": [9, 9,', "pixel", ["red car", "cup"]),
     # Florence-2 cut off inside a box's locations
     ("car<loc_0><loc_0><loc_499><loc_999>cup<loc_500><loc_0>", "loc-1000", ["car"]),
     # PaliGemma cut off after the first location of its second box
@@ -197,8 +196,7 @@ def test_labels_of_each_family_s_list_format():
                                     "grid-1000", IMAGE)
     assert boxes[0].label == "a cup"
     boxes, _ = parse_labelled_boxes("<loc0000><loc0000><loc0500><loc0500> red car ; "
-                                    "<loc0100><loc0100><loc0600>"
-                                    "<loc0600> cup", "loc-1024", IMAGE)
+                                    "<loc0100><loc0100><loc0600><loc0600> cup", "loc-1024", IMAGE)
     assert [b.label for b in boxes] == ["red car", "cup"]
 
 

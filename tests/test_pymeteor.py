@@ -261,8 +261,7 @@ def test_auto_keeps_the_jar_where_python_is_unproven():
     assert lines == _jar(hyps, refs)
     lines, how = meteor_stats(["a dog"], [["a dog"]], backend="auto")
     assert how == "python" and lines == ["2.0 2.0 1.0 1.0 1.0 1.0 1.0 1.0 0.0 0.0 0.0 0.0 0.0 0.0 "
-                                         "0.0 0.0 0.0 0.0 0.0 "
-                                         "0.0 1.0 2.0 2.0"]
+                                         "0.0 0.0 0.0 0.0 0.0 0.0 1.0 2.0 2.0"]
 
 
 def test_python_backend_starts_no_process(monkeypatch):

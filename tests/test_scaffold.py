@@ -213,10 +213,9 @@ def test_an_installed_scaffold_reaches_every_face(tmp_path):
     assert proc.returncode == 0, proc.stderr
     requirements = proc.stdout.split("--- requirements.txt ---")[1]
     assert "vlbench-count_demo>=0.1.0" in requirements and "[java]" in requirements
-    code = ("import evaluate, vlbench, warnings; warnings.simplefilter('ignore'); "
-            "m = evaluate.load(vlbench.metric_path('count_demo')); "
-            "print(m.compute(predictions=[3, 2], references=[{'image_id': 0, 'count': 3}, "
-            "{'image_id': 1, 'count': 1}]))")
+    code = ("import evaluate, vlbench, warnings; warnings.simplefilter('ignore'); m = "
+            "evaluate.load(vlbench.metric_path('count_demo')); print(m.compute(predictions=[3, 2], "
+            "references=[{'image_id': 0, 'count': 3}, {'image_id': 1, 'count': 1}]))")
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.stdout.strip().splitlines()[-1] == "{'accuracy': 50.0, 'MAE': 0.5}", proc.stderr

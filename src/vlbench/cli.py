@@ -74,8 +74,7 @@ def _compare_args(sub: Any, ids: str, benches: Sequence[Benchmark]) -> None:
     c.add_argument("--output", default=None, help="write the comparison JSON here")
     c.add_argument("--analysis", action="store_true",
                    help="also compare what each error type costs the two files (the error "
-                        "analysis; detection "
-                        "benchmarks: paired intervals on each cost)")
+                        "analysis; detection benchmarks: paired intervals on each cost)")
     _uncertainty_args(c, ci_default=0.95)
 
 
@@ -85,8 +84,7 @@ def _export_args(sub: Any) -> None:
     e.add_argument("--folder", required=True, help="Hub folder written by 'vlbench build'")
     e.add_argument("--out", required=True,
                    help="output file: the official annotations as JSON, or as Parquet when the "
-                                                "name ends .parquet (for a release shipped as "
-                                                "Parquet tables)")
+                        "name ends .parquet (for a release shipped as Parquet tables)")
     e.add_argument("--split", default=None, help="split (or sub-dataset) to export")
 
 
@@ -114,8 +112,7 @@ def _new_benchmark_args(sub: Any) -> None:
                               "(my_bench)")
     n.add_argument("--out", default=None,
                    help="the new folder to write (default: ./vlbench-ID with hyphens for "
-                        "underscores, "
-                                                     "e.g. ./vlbench-my-bench; never overwritten)")
+                        "underscores, e.g. ./vlbench-my-bench; never overwritten)")
     n.add_argument("--name", default=None, help="the display name (default: the id in CamelCase)")
 
 
@@ -125,8 +122,7 @@ def _score_args(sub: Any, ids: str, benches: Sequence[Benchmark]) -> None:
     for name, help_text in (("score", "score a prediction file against a benchmark's references"),
                             ("analyze",
                              "score a prediction file and say why it fails: error types with the "
-                             "AP "
-                                        "each costs, slices, examples (not official)")):
+                             "AP each costs, slices, examples (not official)")):
         s = sub.add_parser(name, help=help_text)
         s.add_argument("benchmark", help=ids)
         s.add_argument("--references", required=True,
@@ -138,16 +134,14 @@ def _score_args(sub: Any, ids: str, benches: Sequence[Benchmark]) -> None:
         s.add_argument("--no-samples", action="store_true",
                        help="leave per-sample breakdowns out of the JSON")
         s.add_argument("--dataset-id", default=None,
-                       help="the Hub id of the references, recorded in the result for "
-                                                          "model cards (default: the id the "
-                                                          "references name, if any)")
+                       help="the Hub id of the references, recorded in the result for model cards "
+                            "(default: the id the references name, if any)")
         s.add_argument("--quiet", action="store_true", help="do not print the table")
         s.add_argument("--tie-orders", type=int, default=None, metavar="N",
                        help="where scores tie, also score N seeded random orders of the file and "
-                            "show their mean and "
-                            "5-95%% range beside the bounds (each is one more scoring; 0: none; "
-                            "default 20 for a file "
-                            "of up to 50,000 predictions, else 0)")
+                            "show their mean and 5-95%% range beside the bounds (each is one more "
+                            "scoring; 0: none; default 20 for a file of up to 50,000 predictions, "
+                            "else 0)")
         if name == "score":
             s.add_argument("--analysis", action="store_true",
                            help="add the error analysis to the result (slower; 'vlbench analyze' "
@@ -233,9 +227,8 @@ def _predict_args(sub: Any, ids: str) -> None:
                        help="--server: requests in flight at once (default 8)")
         p.add_argument("--skip-bad-images", action="store_true",
                        help="answer the items whose image decodes; each other item is counted (in "
-                            "the summary and "
-                            "the meta file) and scored as unanswered (default: stop at the first, "
-                            "naming it)")
+                            "the summary and the meta file) and scored as unanswered (default: "
+                            "stop at the first, naming it)")
         p.add_argument("--request-timeout", type=float, default=600.0, metavar="SECONDS",
                        help="--server: the longest one request may take, its retries included "
                             "(default 600)")
@@ -250,9 +243,8 @@ def _predict_args(sub: Any, ids: str) -> None:
                        help="detectors: text queries per forward pass")
         p.add_argument("--max-new-tokens", type=int, default=None,
                        help="VLMs: answer length (default: 64 for a caption, 160 for one box plus "
-                            "2 per word of the "
-                            "longest expression, 48 per label of the largest label list for a "
-                            "detection answer)")
+                            "2 per word of the longest expression, 48 per label of the largest "
+                            "label list for a detection answer)")
         p.add_argument("--batch-size", type=int, default=4,
                        help="items per forward pass (default 4)")
         p.add_argument("--limit", type=int, default=None,
@@ -260,10 +252,8 @@ def _predict_args(sub: Any, ids: str) -> None:
                             "misses)")
         p.add_argument("--overwrite", action="store_true",
                        help="replace an existing prediction file (or the files of a prediction "
-                            "folder); a run "
-                            "stopped part-way continues either way from its .partial.jsonl (delete "
-                            "that file to "
-                            "start over)")
+                            "folder); a run stopped part-way continues either way from its "
+                            ".partial.jsonl (delete that file to start over)")
         if name == "run":
             p.add_argument("--output", required=True, help="the result JSON to write")
 
@@ -275,13 +265,11 @@ def _import_args(sub: Any, ids: str) -> None:
 
     p = sub.add_parser("import",
                        help="another harness's answers (lmms-eval samples .jsonl, VLMEvalKit "
-                            ".xlsx, an "
-                                      "Inspect log of vlbench's Inspect task) -> the official "
-                                      "prediction file")
+                            ".xlsx, an Inspect log of vlbench's Inspect task) -> the official "
+                            "prediction file")
     p.add_argument("harness", choices=tuple(HARNESSES), help="the harness that wrote the file")
     p.add_argument("file", help="lmms-eval: *_samples_<task>.jsonl (--log_samples); VLMEvalKit: "
-                                "<model>_<data>.xlsx; "
-                                "inspect: the .eval log of 'inspect eval "
+                                "<model>_<data>.xlsx; inspect: the .eval log of 'inspect eval "
                                 ".../vlbench/inspect_tasks.py@vlbench'")
     p.add_argument("--benchmark", required=True, help=ids)
     p.add_argument("--data", required=True,
@@ -343,13 +331,11 @@ def _report_and_publish_args(sub: Any) -> None:
     r.add_argument("--model-name", default="my-model",
                    help="the model's name in the model-index (default: the card's)")
     r.add_argument("--dataset-id", default=None,
-                   help="Hub id of the dataset the result was scored on (default: the "
-                                                      "one the result names; required when it "
-                                                      "names none)")
+                   help="Hub id of the dataset the result was scored on (default: the one the "
+                        "result names; required when it names none)")
     r.add_argument("--into", default=None, metavar="README.md",
                    help="merge the model-index into this model card (created if missing; other "
-                        "metadata and the "
-                        "prose kept; re-running replaces the same entries)")
+                        "metadata and the prose kept; re-running replaces the same entries)")
     r.add_argument("--push", default=None, metavar="ORG/MODEL",
                    help="upload the merged card (README.md) and .eval_results/<benchmark>.yaml to "
                         "this model repo in "
@@ -374,8 +360,7 @@ def _report_and_publish_args(sub: Any) -> None:
 
     pub = sub.add_parser("publish",
                          help="upload a Hub dataset folder, the Space or a metric Space (--dry-run "
-                              "lists "
-                                         "the files)")
+                              "lists the files)")
     pub.add_argument("kind", choices=("dataset", "metric", "space"), help="what to publish")
     pub.add_argument("benchmark", nargs="?", help="dataset and metric: the benchmark")
     pub.add_argument("--folder", default=None,
@@ -383,8 +368,7 @@ def _report_and_publish_args(sub: Any) -> None:
                                                     "(default: the one installed with vlbench)")
     pub.add_argument("--wheel", default=None,
                      help="metric / space: the vlbench wheel to ship in the folder (default: "
-                                                   "dist/vlbench-<version>-*.whl, else built from "
-                                                   "the source checkout)")
+                          "dist/vlbench-<version>-*.whl, else built from the source checkout)")
     pub.add_argument("--out", default=None,
                      help="metric / space: write the deployable folder here and keep it")
     pub.add_argument("--repo-id", required=True, help="the Hub repo to upload to, ORG/NAME")
@@ -403,9 +387,8 @@ def _scoring_args(p: argparse.ArgumentParser, benches: Sequence[Benchmark]) -> N
     )
     p.add_argument("--protocol", default="official", choices=PROTOCOLS,
                    help="official (default): the official scorer's number, quirks included, with a "
-                        "warning per quirk "
-                        "that changed it; corrected: the known bugs fixed and unusual values "
-                        "refused")
+                        "warning per quirk that changed it; corrected: the known bugs fixed and "
+                        "unusual values refused")
     flags: dict[str, list] = {}
     for b in benches:
         for f in b.scorer.options_type.own_fields():
@@ -709,19 +692,16 @@ def _build_args(sub: Any) -> None:
     b.add_argument("benchmark", help="benchmark id")
     b.add_argument("--raw", nargs="+", default=None,
                    help="the official release: a folder or annotation file(s), "
-                        "hf://OWNER/NAME[@REVISION] or an "
-                        "https URL (fetched into the Hugging Face cache); default: the benchmark's "
-                        "own release, "
-                        "fetched from its home")
+                        "hf://OWNER/NAME[@REVISION] or an https URL (fetched into the Hugging Face "
+                        "cache); default: the benchmark's own release, fetched from its home")
     b.add_argument("--out", required=True, help="output folder (Hub repo layout)")
     b.add_argument("--images", "--images-root", dest="images", default=None,
                    help="image folder or archive, or the root of the images' file_name paths")
     b.add_argument("--allow-missing-images", action="store_true",
                    help="write rows whose image is missing without image instead of failing")
     b.add_argument("--config", default=None,
-                   help="the config one annotation file becomes, where the benchmark "
-                                                   "has one config per file (default: the file's "
-                                                   "name)")
+                   help="the config one annotation file becomes, where the benchmark has one "
+                        "config per file (default: the file's name)")
     b.add_argument("--max-shard-mb", type=int, default=None,
                    help="Parquet shard size (default 300)")
     b.add_argument("--skip-bad-images", action="store_true",
@@ -732,10 +712,9 @@ def _build_args(sub: Any) -> None:
                         "yours are never touched)")
     b.add_argument("--eval-framework", choices=("inspect-ai", "vlbench"), default="inspect-ai",
                    help="eval.yaml's evaluation_framework: inspect-ai (the default: the dataset's "
-                        "tasks run through "
-                        "vlbench's Inspect task, vlbench/inspect_tasks.py@vlbench) or vlbench (not "
-                        "yet on the Hub's "
-                        "list: publishing refuses it until it is)")
+                        "tasks run through vlbench's Inspect task, "
+                        "vlbench/inspect_tasks.py@vlbench) or vlbench (not yet on the Hub's list: "
+                        "publishing refuses it until it is)")
 
 
 def _cmd_build(args: argparse.Namespace) -> int:

@@ -187,8 +187,7 @@ def _refuse_formulas(p: Path, rows: list[int]) -> None:
                               "stored value",
                               file=str(p), entry=f"row {n}",
                               fix="open and save the workbook in a spreadsheet program (it stores "
-                                  "the values), or "
-                                  "write the answers as text")
+                                  "the values), or write the answers as text")
 
 
 #: harness name -> its reader
@@ -232,8 +231,7 @@ def read_inspect(path: str | os.PathLike, max_samples: int | None = None,
                           f"{getattr(log, 'status', '?')!r}; e.g. sample {errored[0].id}: {first})",
                           file=str(p),
                           fix="fix the cause and rerun them (inspect eval-retry LOG), then import "
-                              "the log whose "
-                              "samples all answered")
+                              "the log whose samples all answered")
     epochs = sorted({getattr(s, "epoch", 1) for s in samples})
     if epochs != [1]:
         raise FormatError(f"the log holds {len(epochs)} epochs ({', '.join(map(str, epochs))}): "
@@ -263,8 +261,7 @@ def _check_inspect_task(log: Any, p: Path, benchmark: str | None) -> None:
         raise FormatError(f"the log is of the task {task!r}, not of vlbench's Inspect task",
                           file=str(p),
                           fix="run 'inspect eval vlbench/inspect_tasks.py@vlbench -T benchmark=... "
-                              "-T data=...' "
-                              "and import that log")
+                              "-T data=...' and import that log")
     ran = (getattr(log.eval, "task_args", None) or {}).get("benchmark")
     if benchmark is not None and ran != benchmark:
         raise FormatError(
@@ -358,8 +355,7 @@ def import_answers(harness: str, path: str | os.PathLike, benchmark: str, data: 
     if not answers:         # scored, a file without answers is a 0 for a model that never answered
         raise FormatError("the file holds no answers", file=str(path),
                           fix="pass the file the harness wrote after the run answered (an empty or "
-                              "cut-off log "
-                              "is not a run)")
+                              "cut-off log is not a run)")
     settings = PredictSettings(bench.id, f"{harness}:{Path(path).name}", None, "image-text-to-text",
                                config, split,
                                # a harness's file keeps no token scores

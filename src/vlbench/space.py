@@ -703,10 +703,9 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
                                 file_count="multiple", elem_id="downloads")
         with gr.Tab("Compare with another model", elem_id="compare-tab"):
             gr.Markdown("Upload a second prediction file B for the same benchmark and split: a "
-                        "paired bootstrap "
-                        "over images (the same resampled images for both) says per metric whether "
-                        "A really "
-                        "beats B, with the 95% interval of the difference.")
+                        "paired bootstrap over images (the same resampled images for both) says "
+                        "per metric whether A really beats B, with the 95% interval of the "
+                        "difference.")
             upload_b = gr.File(label="predictions B", file_types=[".json", ".gz", ".zip"],
                                elem_id="upload-b")
             compare_button = gr.Button("Compare A and B", elem_id="compare")
@@ -718,10 +717,8 @@ def _result_tabs(has_boxes: bool) -> _Tabs:
 
 
 _INTRO = ("Upload a prediction file in the benchmark's official format (or click an example) and "
-          "get the official "
-          "scores, the breakdowns, plots, the worst samples and a ready-to-paste model-card block. "
-          "References: the "
-          "bundled sample releases.")
+          "get the official scores, the breakdowns, plots, the worst samples and a ready-to-paste "
+          "model-card block. References: the bundled sample releases.")
 
 
 def _compare_handler():

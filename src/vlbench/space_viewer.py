@@ -38,8 +38,7 @@ def legend() -> str:
     keys = " · ".join(f'<span style="color: rgb{COLOURS[k]}; font-weight: bold">■ {words}</span>'
                       for k, words in LEGEND_WORDS.items())
     return (keys + ". Predictions scoring below the threshold are hidden; each image is shown "
-                   "whole, grown in grey "
-            "where a box reaches beyond it.")
+                   "whole, grown in grey where a box reaches beyond it.")
 
 
 #: predicted boxes a kept scene holds at most (its highest-scoring ones): a session's state stays

@@ -97,49 +97,34 @@ def lazy(load: Callable[[], T], **declared: Any) -> T:
 #: the metric-card sentence of a benchmark whose rankings can tie (its result carries
 #: ``tie_bounds``)
 TIES_NOTE = ("When detections share a score (a model without confidences gives every box the same "
-             "one), the AP depends "
-              "on how ties are ordered, which the official code does by position; the number is "
-              "that order's, and "
-              "`breakdowns[\"tie_bounds\"]` (`return_details=True`) holds each AP key's lowest and "
-              "highest value "
-              "over every order of the ties (per IoU threshold, each tie block's true positives "
-              "last, then first; "
-              "matches as the official order makes them), with a warning when they are more than 1 "
-              "point apart. AR "
-              "has no bounds, though it too depends on the order of ties within one image (the "
-              "max-dets cut and the "
-              "greedy matching keep the first of tied boxes); only ties across images leave it "
-              "unchanged.")
+             "one), the AP depends on how ties are ordered, which the official code does by "
+             "position; the number is that order's, and `breakdowns[\"tie_bounds\"]` "
+             "(`return_details=True`) holds each AP key's lowest and highest value over every "
+             "order of the ties (per IoU threshold, each tie block's true positives last, then "
+             "first; matches as the official order makes them), with a warning when they are more "
+             "than 1 point apart. AR has no bounds, though it too depends on the order of ties "
+             "within one image (the max-dets cut and the greedy matching keep the first of tied "
+             "boxes); only ties across images leave it unchanged.")
 
 #: the metric card's words on the detection benchmarks' error analysis
 #: (vlbench.engine.error_analysis; a test holds the two to the same error types)
 DETECTION_ANALYSIS_NOTE = (
     "A TIDE-style decomposition (Bolya et al., ECCV 2020) at IoU 0.5: every false positive is "
-    "`localisation` (its "
-    "own label's GT at 0.1 <= IoU <= 0.5), `duplicate` (its own label's GT at IoU > 0.5, already "
-    "taken by a "
-    "higher-ranked box), `hard_negative` (a GT of another label at IoU >= 0.5, and its label is a "
-    "negative of the "
-    "image), `wrong_positive` (the same with a positive label), `background` (IoU <= 0.1 with "
-    "every GT) or `both` "
-    "(anything else); a GT no box took and no localisation or label error points at is `missed`. "
-    "`errors[type]` "
-    "gives its `count` and `delta_<headline>50`: the headline at IoU 0.5 with that type fixed "
-    "alone, minus as scored "
-    "(a localisation or label error becomes the TP of the GT it points at, once per GT and only if "
-    "no box took it, "
-    "the others are removed; duplicates, background and both are removed; missed GT leave the GT "
-    "count), plus "
-    "TIDE's `false_positives` (all removed) and `false_negatives` (all unmatched GT removed). The "
-    "rows do not add "
-    "up: each is fixed alone. The boundaries are TIDE 1.0.1's own; the AP fixed is COCO's, the "
-    "official one, while "
-    "stock TIDE's AP is not (its recall grid, a class without GT counted as 0: up to 23 points "
-    "away on small sets): "
-    "compare TIDE's ΔAP rows with these, not its AP with the official number. `slices` count the "
-    "types by box size "
-    "and shape and by the benchmark's own slices; "
-    "`examples` hold the worst boxes of each type (image id, label, box, score).")
+    "`localisation` (its own label's GT at 0.1 <= IoU <= 0.5), `duplicate` (its own label's GT at "
+    "IoU > 0.5, already taken by a higher-ranked box), `hard_negative` (a GT of another label at "
+    "IoU >= 0.5, and its label is a negative of the image), `wrong_positive` (the same with a "
+    "positive label), `background` (IoU <= 0.1 with every GT) or `both` (anything else); a GT no "
+    "box took and no localisation or label error points at is `missed`. `errors[type]` gives its "
+    "`count` and `delta_<headline>50`: the headline at IoU 0.5 with that type fixed alone, minus "
+    "as scored (a localisation or label error becomes the TP of the GT it points at, once per GT "
+    "and only if no box took it, the others are removed; duplicates, background and both are "
+    "removed; missed GT leave the GT count), plus TIDE's `false_positives` (all removed) and "
+    "`false_negatives` (all unmatched GT removed). The rows do not add up: each is fixed alone. "
+    "The boundaries are TIDE 1.0.1's own; the AP fixed is COCO's, the official one, while stock "
+    "TIDE's AP is not (its recall grid, a class without GT counted as 0: up to 23 points away on "
+    "small sets): compare TIDE's ΔAP rows with these, not its AP with the official number. "
+    "`slices` count the types by box size and shape and by the benchmark's own slices; `examples` "
+    "hold the worst boxes of each type (image id, label, box, score).")
 
 #: the metric card's words on the detection benchmarks' answer-set view and convention check
 DETECTION_CHECKS_NOTE = (

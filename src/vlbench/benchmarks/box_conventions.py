@@ -38,17 +38,14 @@ _FIX = {
     "xyxy pixels": "write each bbox as [x, y, width, height] (x2 - x1, y2 - y1): the COCO results "
                    "format",
     "xyxy 0-1 of the image": "multiply x by the image width and y by its height, then write [x, y, "
-                             "w, h] "
-                             "(vlbench predict / import: --box-format normalized)",
+                             "w, h] (vlbench predict / import: --box-format normalized)",
     "xywh 0-1 of the image": "multiply x and w by the image width, y and h by its height: [x, y, "
                              "w, h] pixels",
     "xyxy 0-1000 of the image": "divide by 1000, multiply x by the image width and y by its "
-                                "height, then write "
-                                "[x, y, w, h] (--box-format grid-1000, the Qwen-VL and InternVL "
-                                "convention)",
+                                "height, then write [x, y, w, h] (--box-format grid-1000, the "
+                                "Qwen-VL and InternVL convention)",
     "yxyx 0-1000 of the image": "swap to x first, then as the 0-1000 grid (--box-format "
-                                "grid-1000-yx, Gemini's "
-                                "box_2d)",
+                                "grid-1000-yx, Gemini's box_2d)",
 }
 
 

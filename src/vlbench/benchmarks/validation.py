@@ -66,8 +66,7 @@ def refuse_repeated_images_in_build(images: Any, source: str) -> None:
         if key in seen:
             fail(f"image id {key!r} is listed a second time", source, f"images[{n}]",
                  "list each image once (scoring reads the file as the official code does, the last "
-                 "entry standing; "
-                 "a Hub dataset holds one row per image)")
+                 "entry standing; a Hub dataset holds one row per image)")
         seen.add(key)
 
 
@@ -333,8 +332,7 @@ def read_scores(values: list[Any], source: str, *, protocol: str, entry_of: Any 
                 raise PredictionError(f"{key!r} must be a number below 2^53, got {v!r}",
                                       file=source, entry=entry(i),
                                       fix="write scores as plain numbers (--protocol official "
-                                          "scores them as the "
-                                          "official code does)")
+                                          "scores them as the official code does)")
             if not isinstance(v, bool) and not -2**63 <= v < 2**63:
                 raise PredictionError(f"{key!r} {v!r} is beyond 64 bits: the official code cannot "
                                       "sort it",
@@ -412,8 +410,7 @@ def read_boxes(boxes: list[Any], source: str, *, protocol: str, key: str = "bbox
                                   f"({len(bad)} such boxes)",
                                   file=source, entry=f"entry {int(bad[0])}",
                                   fix="replace NaN / Infinity by real coordinates (--protocol "
-                                      "official scores them "
-                                      "as the official code does)")
+                                      "official scores them as the official code does)")
         unusual["non-finite"] = bad.tolist()
     return arr, unusual
 
@@ -609,9 +606,8 @@ def tie_bounds(metrics: dict[str, float | None], low: dict[str, float | None],
         "official code does "
         f"by position: over every order of the ties, {shown}"
         + (f" (and {len(wide) - 3} more key(s))" if len(wide) > 3 else "")
-        + " (result breakdowns 'tie_bounds'; over random file orders: 'tie_orders'); "
-        "the number reported is "
-        "the official order's. Scores that rank the boxes remove the ambiguity."
+        + " (result breakdowns 'tie_bounds'; over random file orders: 'tie_orders'); the number "
+          "reported is the official order's. Scores that rank the boxes remove the ambiguity."
     ]
 
 

@@ -123,9 +123,8 @@ class ShardedParquetWriter:
                            "hold as it is",
                            file=self.source, entry=f"the {self.split} row of {ids or 'this file'}",
                            fix="write the value as the column's type in the file (e.g. iscrowd 0 "
-                               "or 1), or score "
-                               "the file itself with 'vlbench score', which reads it as the "
-                               "official scorer does")
+                               "or 1), or score the file itself with 'vlbench score', which reads "
+                               "it as the official scorer does")
 
     def _close_shard(self) -> None:
         if self._writer is not None:

@@ -60,8 +60,7 @@ def _read_bytes(path: Path, max_bytes: int, max_values: int | None = None) -> by
                                   "strings, lists, "
                                   "objects)", file=str(path),
                                   fix="keep fewer predictions (e.g. the best 100 boxes per image), "
-                                      "or score it with "
-                                      "vlbench on your own machine")
+                                      "or score it with vlbench on your own machine")
     return b"".join(parts)
 
 

@@ -36,17 +36,14 @@ def sections(benchmark: str) -> dict[str, str]:
     if info.card.outputs_note:
         outputs += "\n\n" + info.card.outputs_note
     intervals = ("`ci=0.95` (CLI `--ci 0.95`) adds `confidence_intervals`: per metric a percentile "
-                 "bootstrap interval "
-                 "over images" + info.card.interval_note
+                 "bootstrap interval over images" + info.card.interval_note
                  + ", 1,000 resamples (`resamples=`) from seed 0 (`seed=`). Each resample "
-                   "recomputes the metric's own "
-                   "definition from per-image statistics, so the point values are unchanged and "
-                   "1,000 resamples take "
-                   "seconds. `vlbench compare` runs the paired version for two prediction files.")
+                   "recomputes the metric's own definition from per-image statistics, so the point "
+                   "values are unchanged and 1,000 resamples take seconds. `vlbench compare` runs "
+                   "the paired version for two prediction files.")
     analysis = (
-        "`analysis=True` (CLI: `vlbench analyze`, or `vlbench score --analysis`) also "
-        "returns `analysis`, "
-        "what to fix (not official; it does not change any number above). "
+        "`analysis=True` (CLI: `vlbench analyze`, or `vlbench score --analysis`) also returns "
+        "`analysis`, what to fix (not official; it does not change any number above). "
         + info.card.analysis_note
     )
     quirks = "\n".join(f"- {q}" for q in info.card.quirks)

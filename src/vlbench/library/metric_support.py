@@ -128,14 +128,12 @@ def _check_value(value: Any, feature: Any, where: str) -> None:
             fail(f"expected a number, got the boolean {value!r}, which the module's "
                  f"{feature.dtype} column does not "
                  "take", "write 0 or 1, or score the official file with 'vlbench score' (it reads "
-                         "booleans as the "
-                     "official scorer does)")
+                         "booleans as the official scorer does)")
         elif isinstance(value, int) and abs(value) > _exact_limit(feature.dtype):
             fail(f"the integer {value} is beyond what the module's {feature.dtype} column holds "
                  "exactly",
                  "score the official file with 'vlbench score', which orders such numbers as the "
-                 "official scorer "
-                 "does")
+                 "official scorer does")
 
 
 def _exact_limit(dtype: str) -> int:

@@ -85,8 +85,7 @@ def _box_format(bench: Any, answer_kind: str, family: str | None, box_format: st
     )
     if fmt is None:
         raise InputError(f"{bench.display_name} answers are boxes",
-                         fix="pass --box-format (the model family's) "
-                                                                         "or --family")
+                         fix="pass --box-format (the model family's) or --family")
     return check_box_format(fmt)
 
 
@@ -204,9 +203,8 @@ def main(argv: list[str] | None = None) -> int:
                              "--help'); default: vlbench's own prompts, with --box-format")
     parser.add_argument("--processor", default=None, metavar="MODEL",
                         help="the evaluated model's folder or Hub id: its image processor decides "
-                             "LLaVA-1.5's box "
-                             "square (padded, or centre-cropped as the HF-format checkpoints' "
-                             "processors do)")
+                             "LLaVA-1.5's box square (padded, or centre-cropped as the HF-format "
+                             "checkpoints' processors do)")
     args = parser.parse_args(argv)
     try:
         pairs = dict(item.split("=", 1) for item in args.data)

@@ -208,8 +208,7 @@ def _resume(path: Path, settings: PredictSettings,
     if changed:
         if changed == ["data_version"]:
             raise InputError("a partial run over another version of the dataset is in the way (its "
-                             "folder changed "
-                             "since)", file=str(path),
+                             "folder changed since)", file=str(path),
                              fix="delete the file to start over on the dataset as it is now")
         raise InputError("a partial run with other settings is in the way (they differ in: "
                          f"{', '.join(changed)})",
@@ -370,10 +369,8 @@ def _check_targets(items: list[PredictItem], data: str | os.PathLike, benchmark:
     _require_images(items, data, benchmark)
     if len({it.context.get("part") for it in items}) > 1 and out.suffix == ".json":
         raise InputError("these items belong to several parts (sub-datasets), written as a folder "
-                         "of "
-                         "<part>.json files", file=str(out),
-                         fix="name a folder for --out (no .json), or pick one "
-                                                                   "part with --config")
+                         "of <part>.json files", file=str(out),
+                         fix="name a folder for --out (no .json), or pick one part with --config")
     # an unfinished run of this --out (its partial file is there) is continued: the files it may
     # have written before it stopped (a full disk between the prediction file and the meta file) are
     # its own, not the user's
@@ -765,8 +762,7 @@ def _processes() -> tuple[int, int, Callable[[Callable[[], None]], None]]:
     if world <= 1:
         return 0, 1, lambda fn: fn()
     fix = ("launch with torchrun --nproc_per_node N -m vlbench predict ..., or accelerate launch "
-           "--num_processes N "
-           "-m vlbench predict ... (each process then takes every N-th item)")
+           "--num_processes N -m vlbench predict ... (each process then takes every N-th item)")
     missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
     if missing:
         raise InputError(f"WORLD_SIZE is {world} but {', '.join(missing)} is not set: this is no "

@@ -43,8 +43,7 @@ def load_data(benchmark: str, data: str | os.PathLike, *, split: str | None = No
                              f"{root.filename or ''})",
                              file=str(datasets.config.HF_DATASETS_CACHE),
                              fix="set HF_DATASETS_CACHE (or HF_HOME) to a folder you can write; "
-                                 "the dataset folder "
-                                 "itself is fine") from None
+                                 "the dataset folder itself is fine") from None
         first = (str(root).splitlines() or [type(root).__name__])[0][:300]
         what = f"split {split!r} of the dataset" if split else "the dataset"
         raise InputError(f"cannot load {what} ({type(root).__name__}: {first})",

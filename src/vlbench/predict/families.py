@@ -80,8 +80,7 @@ class Family:
             raise InputError(f"{self.name} models have no documented way to answer with "
                              f"{'a caption' if answer_kind == 'text' else 'boxes'}",
                              fix="pass --prompt (and --box-format for boxes) to try anyway, or use "
-                                 "a model of the "
-                                 "families in 'vlbench predict --help'")
+                                 "a model of the families in 'vlbench predict --help'")
         chosen = Preset(prompt if prompt is not None else base.prompt,
                         box_format if box_format is not None else base.box_format,
                         base.chat, base.separator)
@@ -148,8 +147,7 @@ FAMILIES: tuple[Family, ...] = (
            needs={"torchvision": "torchvision"}),
     Family("Qwen2.5-VL", ("qwen2_5_vl",), GENERATOR,
            "https://github.com/QwenLM/Qwen2.5-VL/blob/main/cookbooks/spatial_understanding.ipynb "
-           "(JSON bbox_2d in "
-           "pixels of the resized input)",
+           "(JSON bbox_2d in pixels of the resized input)",
            presets={"text": Preset(_QWEN_CAPTION), "box": Preset(_QWEN_JSON_BOX, "pixel-resized"),
                     "boxes": Preset(_QWEN_JSON_BOXES, "pixel-resized")},
            needs={"torchvision": "torchvision"}),
@@ -161,12 +159,10 @@ FAMILIES: tuple[Family, ...] = (
            needs={"torchvision": "torchvision"}),
     Family("InternVL", ("internvl",), GENERATOR,
            "https://internvl.readthedocs.io/en/latest/ (grounding: <ref>...</ref> answered "
-           "<box>[[x1, y1, x2, y2]]"
-           "</box> on a 0-1000 grid)",
+           "<box>[[x1, y1, x2, y2]]</box> on a 0-1000 grid)",
            presets={"text": Preset(_QWEN_CAPTION),
                     "box": Preset("Please provide the bounding box coordinate of the region this "
-                                  "sentence describes: "
-                                  "<ref>{expression}</ref>", "grid-1000"),
+                                  "sentence describes: <ref>{expression}</ref>", "grid-1000"),
                     "boxes": Preset("Please detect every object of these categories in the image: "
                                     "{labels}. Answer "
                                     "each as <ref>category</ref><box>[[x1, y1, x2, y2]]</box>.",
@@ -204,12 +200,10 @@ FAMILIES: tuple[Family, ...] = (
                                   chat=False)}),
     Family("LLaVA-1.5", ("llava",), GENERATOR,
            "https://github.com/haotian-liu/LLaVA (RefCOCO prompt; boxes as fractions of the image "
-           "padded to a "
-           "centred square, expand2square)",
+           "padded to a centred square, expand2square)",
            presets={"text": Preset("Describe this image in one short sentence."),
                     "box": Preset("Please provide the bounding box coordinate of the region this "
-                                  "sentence "
-                                  "describes: {expression}", "normalized-square")}),
+                                  "sentence describes: {expression}", "normalized-square")}),
     Family("Idefics3", ("idefics3",), GENERATOR,
            "https://huggingface.co/docs/transformers/model_doc/idefics3",
            presets={"text": Preset("Describe this image in one short sentence.")}),
@@ -224,13 +218,11 @@ FAMILIES: tuple[Family, ...] = (
 OTHER = Family("other", (), GENERATOR, "vlbench's own prompts",
                presets={"text": Preset("Describe this image in one short sentence."),
                         "box": Preset("Locate the object this expression refers to and give its "
-                                      "bounding box as "
-                                      "[x1, y1, x2, y2]: {expression}"),
+                                      "bounding box as [x1, y1, x2, y2]: {expression}"),
                         "boxes": Preset('Find every object in the image that matches one of these '
-                                        'labels: {labels}. '
-                                        'Answer with a JSON list of {"bbox_2d": [x1, y1, x2, y2], '
-                                        '"label": <one of '
-                                        'the labels>}, or [] if none is present.')})
+                                        'labels: {labels}. Answer with a JSON list of {"bbox_2d": '
+                                        '[x1, y1, x2, y2], "label": <one of the labels>}, or [] if '
+                                        'none is present.')})
 
 
 def family_named(name: str | None) -> Family:

@@ -303,8 +303,7 @@ def load_model(name: str, info: ModelInfo, *, revision: str | None = None,
     if preset is not None and preset.chat and not has_chat_template(processor) \
             and getattr(processor, "image_token", None) is None:
         raise InputError("the model's processor has no chat template and names no image token, so "
-                         "vlbench cannot "
-                         "build its input", file=name,
+                         "vlbench cannot build its input", file=name,
                          fix="use a model folder with its chat template (chat_template.jinja), or "
                              "another family")
     auto = (

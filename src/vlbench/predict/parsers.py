@@ -56,9 +56,8 @@ BOX_FORMATS = {
     "normalized": "fractions 0..1 of the image",
     "normalized-square": "fractions 0..1 of the image padded to a centred square (LLaVA-1.5)",
     "normalized-crop": "fractions 0..1 of the image's centred square crop, processor unknown "
-                       "(LLaVA-1.5 with a "
-                       "centre-cropping processor; normalized-crop-E[-CWxCH] gives its resize edge "
-                       "and crop)",
+                       "(LLaVA-1.5 with a centre-cropping processor; normalized-crop-E[-CWxCH] "
+                       "gives its resize edge and crop)",
     "grid-1000": "a 0..1000 grid of the image (Qwen2-VL, Qwen3-VL, Qwen3.5, InternVL, GLM-4.1V)",
     "grid-999": "a 0..999 grid of the image (DeepSeek-VL2)",
     "grid-1000-yx": "y first, a 0..1000 grid (Gemini's box_2d)",

@@ -177,9 +177,8 @@ def undecodable(item: PredictItem, exc: Exception) -> Exception:
 
     return FormatError(what_is_wrong(item, exc),
                        fix="pass --skip-bad-images to answer the other items (each such item is "
-                           "counted), rebuild the "
-                           "dataset (vlbench build ... --skip-bad-images leaves such images out), "
-                           "or pass --limit")
+                           "counted), rebuild the dataset (vlbench build ... --skip-bad-images "
+                           "leaves such images out), or pass --limit")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -111,13 +111,10 @@ BENCHMARK = Benchmark(
               metric_names={f"{m}{suffix}": f"{m}{' (' + name + ')' if suffix else ''}"
                             for m in schema.METRICS for suffix, name in _DOMAINS},
               analysis_note="`domain_gaps[metric][domain]`: the domain's value minus the whole "
-                            "split's; "
-                            "`missed_words`: the words at least half of an image's references use "
-                            "and its caption "
-                            "does not (stop words aside), counted over images, `novel` ones (never "
-                            "used by an "
-                            "in-domain image's references: what COCO lacks) apart from the "
-                            "`other`; `examples`: the "
+                            "split's; `missed_words`: the words at least half of an image's "
+                            "references use and its caption does not (stop words aside), counted "
+                            "over images, `novel` ones (never used by an in-domain image's "
+                            "references: what COCO lacks) apart from the `other`; `examples`: the "
                             "images of lowest CIDEr-D with their missed words, novel first."),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),
     predictor=lazy(lambda: _modules()[2]), showcase=NocapsShowcase(),

@@ -14,10 +14,8 @@ __all__ = ["analyze", "STOP_WORDS"]
 #: function words never reported as missed
 STOP_WORDS = frozenset(
     "a an the of on in at to with and or is are was were be being been it its this that these "
-    "those there some two "
-    "three one his her their its into onto for from by as near next up down over under while who "
-    "which has have "
-    "other another each".split())
+    "those there some two three one his her their its into onto for from by as near next up down "
+    "over under while who which has have other another each".split())
 
 EXAMPLES, TOP_WORDS = 10, 20
 
@@ -65,8 +63,6 @@ def analyze(image_ids: list[int], domains: list[str | None], hyp_tokens: list[st
                                        "missed_words": missed_per_image[i][:8]}
                                       for i in worst]},
         "note": "not official: domain gaps are each domain's metric minus the whole split's; a "
-                "missed word is one "
-                "at least half of the image's references use and the caption does not; novel: no "
-                "in-domain image's "
-                "references use it",
+                "missed word is one at least half of the image's references use and the caption "
+                "does not; novel: no in-domain image's references use it",
     }

@@ -176,8 +176,7 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *,
                               "dataset would hold "
                               "none", file=str(raws[0]),
                               fix="pass --images <folder of the split's images>, or "
-                                                             "--allow-missing-images to build the "
-                                                             "captions only")
+                                  "--allow-missing-images to build the captions only")
         if not images:
             report.missing_images += sorted(needed)
         with tempfile.TemporaryDirectory(prefix=".vlbench-images-", dir=out) as tmp:

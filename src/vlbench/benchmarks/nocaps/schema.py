@@ -75,8 +75,7 @@ class NocapsOptions(Options):
 
     cider_idf: str = option("global",
                             "CIDEr-D document frequencies over the whole split (global) or per "
-                            "domain "
-                            "(subset)", ("global", "subset"))
+                            "domain (subset)", ("global", "subset"))
     tokenizer: str = option("auto", "PTB tokenizer backend: the Stanford jar (java), the exact "
                                     "Python "
                             "re-implementation (python), or java when present (auto)",
@@ -85,9 +84,8 @@ class NocapsOptions(Options):
                                    "empty captions",
                           ("error", "empty"))
     meteor_backend: str = option("auto", "METEOR 1.5 backend: the jar (java), its exact Python "
-                                         "re-implementation, "
-                                 "no JVM (python), or python where proven equal to the jar, else "
-                                 "java (auto)",
+                                         "re-implementation, no JVM (python), or python where "
+                                         "proven equal to the jar, else java (auto)",
                                  ("auto", "python", "java"))
     meteor: bool = option(True, "compute METEOR", cli=False)
     spice: bool = option(True, "compute SPICE (needs Java and Stanford CoreNLP 3.6.0)", cli=False)

@@ -83,8 +83,7 @@ def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "err
                             f"e.g. {_describe(absent)}",
                             file=source,
                             fix="caption every image of the split, or pass --missing empty to "
-                                "score "
-                                             "them as empty captions")
+                                "score them as empty captions")
     if absent:
         warnings.append(f"{len(absent)} image(s) without a caption were scored as empty captions")
     require_utf8(list(by_id.values()), source, "caption",

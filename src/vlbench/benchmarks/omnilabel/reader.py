@@ -152,8 +152,7 @@ def _parts_from_official(data: Any, source: str) -> _Parts:
             ok = False
         if not ok:
             raise FormatError("an annotation needs 'id', 'image_id', 'bbox' ([x, y, w, h]) and "
-                              "'description_ids' "
-                              "(a list)", file=source, entry=f"annotations[{i}]")
+                              "'description_ids' (a list)", file=source, entry=f"annotations[{i}]")
         if "iscrowd" not in a:
             parts.missing_iscrowd += 1
         parts.box_xywh.append(b)
@@ -331,8 +330,7 @@ def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str
                               f"{written!r} (the official "
                               "evaluator asserts here)", file=source,
                               fix="list each image once per description id (remove the duplicate "
-                                  "from image_ids, "
-                                  "or give the repeated description its own id)")
+                                  "from image_ids, or give the repeated description its own id)")
     return pair_image, pair_descr, parts.ls_type[known][order]
 
 
@@ -431,8 +429,7 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
                           f"{len(image_ids)} image(s), so there is nothing to evaluate",
                           file=source,
                           fix="pass the OmniLabel dataset JSON (descriptions with their "
-                              "image_ids), e.g. "
-                              "dataset_all_val_v0.1.3.json")
+                              "image_ids), e.g. dataset_all_val_v0.1.3.json")
     skeleton = OmniLabelReferences(
         image_ids=image_ids,
         image_source=[schema.source_of(file_of[i]) for i in image_ids.tolist()],
@@ -712,8 +709,7 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *,
                           "images root, e.g. "
                           f"{', '.join(report.missing_images[:5])}", file=str(images_root),
                           fix="check --images (the folder holding coco/, object365/, "
-                              "openimagesv5/), "
-                              "or pass --allow-missing-images")
+                              "openimagesv5/), or pass --allow-missing-images")
     configs = [ConfigSpec("all", img_feat, all_summaries, default=True)]
     configs += [ConfigSpec(source, img_feat, list(by.values())) for source,
                 by in source_summaries.items() if by]
@@ -818,8 +814,7 @@ def _require_integer_ids(data: dict[str, Any], source: str) -> None:
                           "descriptions: a build "
                           "needs one entry per description id", file=source, entry="descriptions",
                           fix="give each description its own id (scoring reads repeated ids as the "
-                              "official loader "
-                              "does; building needs them distinct)")
+                              "official loader does; building needs them distinct)")
 
 
 def _read_rows(files: list[Path], columns: list[str] | None = None) -> list[dict[str, Any]]:

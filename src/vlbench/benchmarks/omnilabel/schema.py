@@ -120,15 +120,12 @@ FIELD_DESCRIPTIONS = {
                  "openimagesv5/...)",
     "source": "source dataset of the image, from its path",
     "labelspace": "the image's label space in official order: description id, text, type (category "
-                  "or "
-                  "free-form description), positive (some box of this image refers to it), number "
-                  "of words "
-                  "(whitespace split, as the official groups count them)",
+                  "or free-form description), positive (some box of this image refers to it), "
+                  "number of words (whitespace split, as the official groups count them)",
     "boxes": "ground-truth boxes: id, bbox [x, y, w, h] in pixels, description_ids, iscrowd, and "
-             "the other "
-             "official fields (area, category_id, isfake, isreflected; extra = any further keys as "
-             "JSON); "
-             "position = index in the official annotations array. Empty on the test split",
+             "the other official fields (area, category_id, isfake, isreflected; extra = any "
+             "further keys as JSON); position = index in the official annotations array. Empty on "
+             "the test split",
     "position": "index of the image in the official images array",
     "extra": "further keys of the official image entry, as JSON",
 }

@@ -68,14 +68,11 @@ class TypedPrediction(msgspec.Struct, gc=False):
 #: how omnilabeltools treats each kind of unusual value kept under the official protocol
 _HOW = {
     "non-finite": "COCOeval's sorts rank a NaN score below every other; a NaN coordinate gives "
-                  "pycocotools' IoU the "
-                  "value its fmin/fmax leave (a NaN IoU is never below the threshold, so it "
-                  "matches), and the box "
-                  "area max(0, w*h) is 0 for a NaN",
+                  "pycocotools' IoU the value its fmin/fmax leave (a NaN IoU is never below the "
+                  "threshold, so it matches), and the box area max(0, w*h) is 0 for a NaN",
     "boolean": "numpy reads true / false as 1 / 0",
     "integer beyond 2^53": "ordered exactly where the official arrays are int64 (a pair's or a "
-                           "group's scores all "
-                           "integers), as float64 elsewhere",
+                           "group's scores all integers), as float64 elsewhere",
     "text": "never compared: they name descriptions outside the image's label space, which are not "
             "evaluated",
 }
@@ -440,8 +437,7 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
                          "nothing to score against",
                          file=gt.source,
                          fix="score the validation split; the official OmniLabel test server never "
-                                             "launched, so test predictions cannot be scored "
-                                             "anywhere")
+                             "launched, so test predictions cannot be scored anywhere")
     dets, counts, warnings = parse_predictions(predictions, gt, source=source, protocol=protocol)
     warnings = list(gt.notes) + warnings
     matches = _match(gt, dets, protocol, KEEP_GT_AT if analysis else None)
@@ -499,12 +495,10 @@ def score(gt: OmniLabelReferences, predictions: Any, *, protocol: str = "officia
 
 #: what the threshold metrics are, carried in the result beside them
 THRESHOLD_NOTE = ("not official: every box counts as predicted (no score threshold, the top 100 "
-                  "per image and "
-                  "description), matched at IoU 0.5 as the official matching does, per (image, "
-                  "description) as "
-                  "OmniLabel evaluates; a negative-description box answers a description that "
-                  "refers to nothing in "
-                  "its image while overlapping a ground-truth box of the image at IoU >= 0.5")
+                  "per image and description), matched at IoU 0.5 as the official matching does, "
+                  "per (image, description) as OmniLabel evaluates; a negative-description box "
+                  "answers a description that refers to nothing in its image while overlapping a "
+                  "ground-truth box of the image at IoU >= 0.5")
 
 
 def threshold_metrics(gt: OmniLabelReferences, dets: cocoeval.PairDetections,

@@ -307,8 +307,7 @@ def _sub_dataset_files(raw: Path, config: str | None) -> dict[str, Path]:
     if config is not None and (raw.is_dir() or not re.fullmatch(r"[A-Za-z0-9][\w-]*", config)):
         raise InputError(f"--config {config!r} names the sub-dataset of one annotation file",
                          fix="pass one sub-dataset JSON with --config NAME (letters, digits, '_' "
-                             "or '-'), or a "
-                             "release folder without --config")
+                             "or '-'), or a release folder without --config")
     return find_subsets(raw) if raw.is_dir() else {config or raw.name.split(".")[0]: raw}
 
 

@@ -103,11 +103,9 @@ FIELD_DESCRIPTIONS = {
     "text": "positive labels of the image (what is in it)",
     "neg_text": "hard-negative labels of the image (close to a positive label, but not in it)",
     "boxes": "ground-truth boxes: id, bbox [x, y, w, h] in pixels, category_id (a class label: the "
-             "category "
-             "names), label (the category name), area (the file's value: it decides "
-             "small/medium/large), "
-             "iscrowd; position = index in the official annotations array, extra = further keys as "
-             "JSON",
+             "category names), label (the category name), area (the file's value: it decides "
+             "small/medium/large), iscrowd; position = index in the official annotations array, "
+             "extra = further keys as JSON",
     "position": "index of the image in the official images array",
     "extra": "further keys of the official image entry, as JSON",
 }

@@ -85,19 +85,14 @@ NAME_AS_ID = np.iinfo(np.int64).min
 #: how the official code treats each kind of unusual value kept under the official protocol
 _HOW = {
     "non-finite": "the suppression's reversed argsort ranks a NaN score above every other and its "
-                  "IoU test "
-                  "(> 0.5) fails on a NaN coordinate; COCOeval ranks a NaN score below every "
-                  "other, and a NaN "
-                  "coordinate gives pycocotools' IoU the value its fmin/fmax leave (a NaN IoU is "
-                  "never below the "
-                  "threshold, so it matches)",
+                  "IoU test (> 0.5) fails on a NaN coordinate; COCOeval ranks a NaN score below "
+                  "every other, and a NaN coordinate gives pycocotools' IoU the value its "
+                  "fmin/fmax leave (a NaN IoU is never below the threshold, so it matches)",
     "boolean": "numpy reads true / false as 1 / 0",
     "integer beyond 2^53": "ordered exactly where the official arrays are int64 (the image's or "
-                           "ranking's scores all "
-                           "integers), as float64 elsewhere",
+                           "ranking's scores all integers), as float64 elsewhere",
     "text": "the image's scores are compared as text in the suppression; COCOeval never sees them "
-            "(their category "
-            "has no ground truth)",
+            "(their category has no ground truth)",
 }
 
 
@@ -159,8 +154,7 @@ def _name_warning(values: list[Any], rows: list[int], gt: OVDEvalSubset) -> str:
             f"the suppression but are NEVER scored, which lowers AP. {resolvable} of the "
             f"{len(names)} label(s) are "
             "category names of " + gt.name + ": write the integer category ids, or score with "
-                                             "--protocol corrected, "
-            "which resolves names to ids")
+                                             "--protocol corrected, which resolves names to ids")
 
 
 def _diagnose(entries: list[Any], source: str) -> None:
@@ -254,8 +248,7 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
                         "script")
     if not entries:
         warnings.append("the prediction list is empty: every category with ground truth scores 0 "
-                        "(the official "
-                        "script crashes here)")
+                        "(the official script crashes here)")
     kept = Scores(score.value[known], score.is_int[known],
                   None if score.exact is None else score.exact[known], score.text[known],
                   score.unusual)
@@ -470,11 +463,9 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official",
 
 #: what the threshold metrics are, carried in the result beside them
 THRESHOLD_NOTE = ("not official: every box the GT-guided suppression keeps counts as predicted (no "
-                  "score threshold, "
-                  "the top 100 per image and label), matched at IoU 0.5 as COCOeval matches; a "
-                  "hard-negative box names "
-                  "one of its image's neg_text labels and overlaps a ground-truth box of the image "
-                  "at IoU >= 0.5")
+                  "score threshold, the top 100 per image and label), matched at IoU 0.5 as "
+                  "COCOeval matches; a hard-negative box names one of its image's neg_text labels "
+                  "and overlaps a ground-truth box of the image at IoU >= 0.5")
 
 
 def threshold_metrics(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_],

@@ -105,23 +105,17 @@ BENCHMARK = Benchmark(
               interval_note=" (the expressions of one image move together; pass `file_name` in the "
                             "references)",
               outputs_note="Not official: `breakdowns[\"threshold_metrics\"]` gives precision "
-                           "(over the expressions "
-                           "answered), recall (over all: Acc@0.5) and F1 at IoU 0.5, with their "
-                           "counts.",
+                           "(over the expressions answered), recall (over all: Acc@0.5) and F1 at "
+                           "IoU 0.5, with their counts.",
               analysis_note="Every miss at IoU 0.5 gets one cause, tested in order: "
-                            "`no_prediction`, `out_of_image` "
-                            "(less than half of the box inside the image; needs `width` / "
-                            "`height`), "
-                            "`same_class_object` (IoU > 0.5 with another annotated object of the "
-                            "same category: the "
-                            "right kind of object, not the one described), `other_class_object`, "
-                            "`localisation` "
+                            "`no_prediction`, `out_of_image` (less than half of the box inside the "
+                            "image; needs `width` / `height`), `same_class_object` (IoU > 0.5 with "
+                            "another annotated object of the same category: the right kind of "
+                            "object, not the one described), `other_class_object`, `localisation` "
                             "(0.1 <= IoU <= 0.5 with its own object) and `background`; "
-                            "`errors[cause]` gives its "
-                            "`count` and `delta_Acc50` (count / rows * 100: these add up to 100 - "
-                            "Acc50). `slices` "
-                            "give Acc50 by expression length (words: 1-10, 11-20, 21-30, 31-50, "
-                            ">50) and object size; "
+                            "`errors[cause]` gives its `count` and `delta_Acc50` (count / rows * "
+                            "100: these add up to 100 - Acc50). `slices` give Acc50 by expression "
+                            "length (words: 1-10, 11-20, 21-30, 31-50, >50) and object size; "
                             "`iou_histogram` the IoUs in tenths; `examples` the first rows of each "
                             "cause."),
     dataset=lazy(lambda: _modules()[0]), views=lazy(lambda: _modules()[1]),

@@ -31,13 +31,11 @@ _FIX = {
     "xywh pixels": 'write "format": "xywh" in each entry (or convert the boxes to '
                    "[x1, y1, x2, y2])",
     "xyxy 0-1 of the image": "multiply x by the image width and y by its height (vlbench predict / "
-    "import: "
-    "--box-format normalized)",
+                             "import: --box-format normalized)",
     "xywh 0-1 of the image": "multiply x and w by the image width, y and h by its height, with "
     '"format": "xywh"',
     "xyxy 0-1000 of the image": "divide by 1000 and multiply x by the image width, y by its height "
-    "(--box-format "
-    "grid-1000, the Qwen-VL and InternVL convention)",
+                                "(--box-format grid-1000, the Qwen-VL and InternVL convention)",
     "yxyx 0-1000 of the image": "swap to x first, then as the 0-1000 grid (--box-format "
     "grid-1000-yx, Gemini's box_2d)",
 }

@@ -58,8 +58,7 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
                           "have "
                           + ", ".join(schema.OFFICIAL_COLUMNS), file=source,
                           fix="pass ref-l4-val.parquet / ref-l4-test.parquet, a Hub folder built "
-                              "by vlbench, "
-                              "or JSON rows with the official columns")
+                              "by vlbench, or JSON rows with the official columns")
     from ...engine.io import arrow_to_numpy
 
     ids = _row_ids(table["id"], source)
@@ -212,8 +211,7 @@ def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4Referenc
                       if s not in chosen and (path / f"ref-l4-{s}.parquet").exists()]
             return _references_from_table(table, str(path), _ids_of(others))
         raise FormatError("the folder is neither a Hub folder (data/*.parquet) nor the official "
-                          "release "
-                          "(ref-l4-val.parquet, ref-l4-test.parquet)", file=str(path))
+                          "release (ref-l4-val.parquet, ref-l4-test.parquet)", file=str(path))
     if path.exists():
         if path.suffix == ".parquet":
             table = _read_parquet(path, columns)
@@ -221,8 +219,7 @@ def load_references(ref: str | os.PathLike, split: str = "all") -> RefL4Referenc
             rows = read_json(path, what="reference file")
             if not isinstance(rows, list) or (rows and not isinstance(rows[0], dict)):
                 raise FormatError("JSON references must be a list of Ref-L4 rows (objects with id, "
-                                  "bbox, "
-                                  "ori_category_id, split)", file=str(path))
+                                  "bbox, ori_category_id, split)", file=str(path))
             try:
                 table = pa.Table.from_pylist(rows)
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
@@ -332,8 +329,7 @@ def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport,
                                   "so the row has no source (COCO or Objects365)",
                                   entry=f"row id {row['id']}",
                                   fix="use the release's ids (the dataset card's 'source' column "
-                                      "is derived from "
-                                      "them)") from None
+                                      "is derived from them)") from None
             yield {
                 **row,
                 "image": cell,
@@ -363,8 +359,7 @@ def build(raw: str | os.PathLike, out: str | os.PathLike, *,
     if repeated:
         report.count("duplicate_ids",
                      "row(s) repeat the id of another row (kept as released; each is scored "
-                     "against "
-                                      "the prediction of its id)", repeated)
+                     "against the prediction of its id)", repeated)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".vlbench-images-", dir=out) as tmp:
         images_found = ImageSource(source, needed, Path(tmp))

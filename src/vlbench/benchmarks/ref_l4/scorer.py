@@ -130,8 +130,7 @@ def _prediction_boxes(entries: list[Any], used: NDArray[np.intp], is_xywh: NDArr
         raise PredictionError(f"'pred_bbox' {entries[i]['pred_bbox']!r} {what}", file=source,
                               entry=f"entry {i} (id {entries[i]['id']!r})",
                               fix="write four finite numbers (--protocol official scores such "
-                                  "boxes as the official "
-                                  "scorer does)")
+                                  "boxes as the official scorer does)")
     if bad.any():
         warnings.append(f"official protocol: {int(bad.sum())} predicted box(es) hold NaN or "
                         "infinite coordinates "
@@ -467,8 +466,7 @@ def threshold_metrics(answered: int, hits50: int, rows: int) -> dict[str, Any]:
     """Precision, recall and F1 at IoU 0.5 (not official): one box per expression, precision over
     the expressions answered, recall over all of them (Acc@0.5)."""
     return {"note": "not official: one box per expression; precision over the expressions "
-                    "answered, recall over all "
-                    "(recall is Acc@0.5)", "iou": 0.5,
+                    "answered, recall over all (recall is Acc@0.5)", "iou": 0.5,
             **precision_recall_f1(hits50, answered - hits50, rows),
             "true_positives": hits50, "false_positives": answered - hits50, "gt_boxes": rows,
             "boxes": answered}

@@ -45,8 +45,6 @@ def backends(*, prepare: bool = False) -> list[tuple[str, str]]:
         )
         out.append(("METEOR paraphrase index", f"cached ({cached})" if cached.exists() else
                     "not built yet (a whole split's first METEOR run reads its own part of the "
-                    "table instead, ~2 s; "
-                    "smaller reference sets build the whole index, ~3 s, once; 'vlbench doctor "
-                    "--prepare' builds it "
-                    "now)"))
+                    "table instead, ~2 s; smaller reference sets build the whole index, ~3 s, "
+                    "once; 'vlbench doctor --prepare' builds it now)"))
     return out

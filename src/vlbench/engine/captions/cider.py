@@ -38,8 +38,7 @@ def cider_d(table: NgramTable, hyp_sentence: NDArray[np.int64], ref_sentence: ND
     del img_gram
     if not n_img_grams:
         raise InputError("every reference caption is empty after tokenization: CIDEr is undefined "
-                         "(pycocoevalcap "
-                         "raises here)", file="references",
+                         "(pycocoevalcap raises here)", file="references",
                          fix="score against references with words in them")
     weight = np.log(float(n_images)) - np.log(np.maximum(1.0, df))
     # tf-idf of every (sentence, n-gram)

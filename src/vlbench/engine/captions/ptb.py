@@ -96,8 +96,7 @@ def automaton(jar: str | PathLike | None = None) -> Automaton:
     jar = jar or java.tokenizer_jar()
     if jar is None:
         raise VlbenchError("the Python PTB tokenizer reads its tables from pycocoevalcap's "
-                           "stanford-corenlp-3.4.1.jar,"
-                           " which is not installed")
+                           "stanford-corenlp-3.4.1.jar, which is not installed")
     packed = string_constants(jar, LEXER_CLASS)
 
     def joined(name: str) -> list[int]:
