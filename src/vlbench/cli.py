@@ -207,8 +207,8 @@ def _predict_args(sub: Any, ids: str) -> None:
                            f"{k}: {v}" for k, v in BOX_FORMATS.items()))
         p.add_argument("--prompt", default=None,
                        help="the VLM prompt (default: its family's preset): for one box, with "
-                            "{expression} where the "
-                            "expression goes; for a label list, with {labels}")
+                            "{expression} where the expression goes; for a label list, with "
+                            "{labels}")
         p.add_argument("--box-scores", choices=tuple(BOX_SCORES), default=TOKEN_PROBABILITY,
                        help="VLMs: how each generated box is scored for AP (default: "
                             "token-probability): " + "; ".join(
@@ -221,8 +221,8 @@ def _predict_args(sub: Any, ids: str) -> None:
                             "(accelerate)")
         p.add_argument("--server", default=None, metavar="URL",
                        help="an OpenAI-compatible chat-completions endpoint (vLLM, SGLang, "
-                            "transformers serve, a "
-                            "provider) to send the prompts to; --model is then the name it serves")
+                            "transformers serve, a provider) to send the prompts to; --model is "
+                            "then the name it serves")
         p.add_argument("--concurrency", type=int, default=8,
                        help="--server: requests in flight at once (default 8)")
         p.add_argument("--skip-bad-images", action="store_true",
@@ -338,8 +338,8 @@ def _report_and_publish_args(sub: Any) -> None:
                         "metadata and the prose kept; re-running replaces the same entries)")
     r.add_argument("--push", default=None, metavar="ORG/MODEL",
                    help="upload the merged card (README.md) and .eval_results/<benchmark>.yaml to "
-                        "this model repo in "
-                        "one commit (the card merged is --into's, else the repo's own)")
+                        "this model repo in one commit (the card merged is --into's, else the "
+                        "repo's own)")
     r.add_argument("--dry-run", action="store_true",
                    help="with --push: print the diff and the files, upload nothing")
     r.add_argument("--config", default=None,
@@ -600,8 +600,7 @@ def _cmd_new_benchmark(args: argparse.Namespace) -> int:
     for f in files:
         print(f"  {f}")
     print(f"next: cd {out} && pip install -e . && python -m pytest tests; then replace each part "
-          "(its README.md "
-          "says what each file is)")
+          "(its README.md says what each file is)")
     return 0
 
 
@@ -656,8 +655,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
         # exit 0: the score is right, there is just nothing more to say
         elif args.command == "analyze":
             print(f"note: {args.benchmark} has no error analysis; the score above is all 'vlbench "
-                  "analyze' can give "
-                  "for it", file=sys.stderr)
+                  "analyze' can give for it", file=sys.stderr)
         if "confidence_intervals" in result.breakdowns:
             from .engine.uncertainty import interval_table
 
@@ -731,8 +729,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
         if "config" not in inspect.signature(info.require_dataset().build).parameters:
             raise InputError(f"{info.display_name} is built into its own configs; --config names "
-                             "the config of one "
-                             "annotation file where a benchmark has one config per file",
+                             "the config of one annotation file where a benchmark has one config "
+                             "per file",
                              fix="drop --config")
         kwargs["config"] = args.config
     raw, release = _raw_release(info, args.raw)

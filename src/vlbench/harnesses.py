@@ -120,8 +120,7 @@ def _check_unpacked_size(p: Path, what: str, limit: int, *, per_member: bool, fi
     size, name = max(sizes, default=(0, "")) if per_member else (sum(s for s, _ in sizes), "")
     if size > limit:
         raise FormatError(f"the {what} unpacks to {size:,} bytes{' in ' + name if name else ''}, "
-                          "more than it can "
-                          f"hold ({limit:,})", file=str(p), fix=fix)
+                          f"more than it can hold ({limit:,})", file=str(p), fix=fix)
 
 
 def read_vlmevalkit(path: str | os.PathLike, max_rows: int | None = None,
@@ -227,16 +226,15 @@ def read_inspect(path: str | os.PathLike, max_samples: int | None = None,
     if errored:
         first = str(getattr(errored[0].error, "message", errored[0].error)).splitlines()[0][:200]
         raise FormatError(f"{len(errored)} of {len(samples)} samples errored without an answer "
-                          "(log status "
-                          f"{getattr(log, 'status', '?')!r}; e.g. sample {errored[0].id}: {first})",
+                          f"(log status {getattr(log, 'status', '?')!r}; e.g. sample "
+                          f"{errored[0].id}: {first})",
                           file=str(p),
                           fix="fix the cause and rerun them (inspect eval-retry LOG), then import "
                               "the log whose samples all answered")
     epochs = sorted({getattr(s, "epoch", 1) for s in samples})
     if epochs != [1]:
         raise FormatError(f"the log holds {len(epochs)} epochs ({', '.join(map(str, epochs))}): "
-                          "one answer per row is "
-                          "scored", file=str(p),
+                          "one answer per row is scored", file=str(p),
                           fix="run the task with --epochs 1 (the default) and import that log")
     twice = sorted(str(i) for i, n in Counter(s.id for s in samples).items() if n > 1)
     if twice:
@@ -405,10 +403,9 @@ def _records(predictor: Any, items: list[Any], answers: list[tuple[Any, str, dic
     positions = [pos for (pos, _, _), key in zip(answers, keys) if key is None]
     if positions and cover and sorted(positions) != list(range(len(items))):
         raise FormatError(f"{len(positions)} answer(s) name their row only by position, and the "
-                          "positions do not "
-                          f"cover the split's {len(items)} rows 0..{len(items) - 1} exactly: "
-                          "matching them by position "
-                          "would shift answers", file=source,
+                          f"positions do not cover the split's {len(items)} rows "
+                          f"0..{len(items) - 1} exactly: matching them by position would shift "
+                          "answers", file=source,
                           fix="add an image_id (or id) column to the workbook, or pass the "
                               "workbook of the whole split")
     seen: dict[str, int] = {}

@@ -82,8 +82,7 @@ def _allowed(benchmark: Any, subset: Any, quality: Any = "good") -> tuple[Any, s
     subset = subsets[0] if subset is None else subset
     if subset not in subsets or quality not in ("good", "poor"):
         raise VlbenchError(f"unknown choice {subset!r} / {quality!r} for {bench.display_name}; "
-                           "choose one of "
-                           f"{', '.join(subsets)}")
+                           f"choose one of {', '.join(subsets)}")
     return bench, subset
 
 
@@ -205,8 +204,7 @@ def _unzip_predictions(path: str, max_bytes: int, max_values: int) -> Path:
             ]
             if len(members) > MAX_ZIP_MEMBERS:
                 raise FormatError(f"the archive holds {len(members)} prediction files; at most "
-                                  f"{MAX_ZIP_MEMBERS} are "
-                                  "read", file=name_of_upload,
+                                  f"{MAX_ZIP_MEMBERS} are read", file=name_of_upload,
                                   fix="zip one <sub-dataset>.json per sub-dataset")
             for info in members:
                 name = Path(info.filename).name
@@ -393,8 +391,8 @@ def run_space(benchmark: str, subset: str | None, predictions_path: str | None, 
 
 #: the Errors tab's words, by what the result's analysis holds
 ERRORS_INTRO = ("Why the model fails (not official): each error type with how much of the headline "
-                "it costs (fixed "
-                "alone, as TIDE fixes it). Pick a type to see its worst examples in the viewer.")
+                "it costs (fixed alone, as TIDE fixes it). Pick a type to see its worst examples "
+                "in the viewer.")
 NO_ANALYSIS = "No error analysis for this upload."
 
 

@@ -46,9 +46,8 @@ def refuse_text_ids_in_build(what: str, found: Any, source: str,
     would read the text "17" as 17 without a word and change what the file says (the official
     scorers tell "17" and 17 apart)."""
     fail(
-        f"{what} is {found!r}, not an integer: the Hub dataset stores ids as integers, which "
-        "would change what the "
-        "file says",
+        f"{what} is {found!r}, not an integer: the Hub dataset stores ids as integers, which would "
+        "change what the file says",
         source,
         entry,
         "write the ids as integers (scoring reads text ids as the official scorer does; "
@@ -140,8 +139,7 @@ def sorted_id_codes(
         first_of_type = {type(v): v for v in reversed(values)}
         shown = ", ".join([f"{type(v).__name__} {v!r}" for v in first_of_type.values()][:3])
         raise FormatError(f"the {key}s are of types Python cannot sort together ({shown}); the "
-                          "official scorer sorts "
-                          "them and fails", file=source, entry=where or None,
+                          "official scorer sorts them and fails", file=source, entry=where or None,
                           fix=f"write every {key} the same way: all integers or all text") from None
     return np.fromiter((table[v] for v in values), dtype=np.int64, count=len(values)), table
 
@@ -427,9 +425,8 @@ def degenerate_box_warning(width: np.ndarray, height: np.ndarray, entry: np.ndar
     if not degenerate.any():
         return []
     return [f"{int(degenerate.sum())} predicted box(es) have zero or negative width or height, "
-            "e.g. entry "
-            f"{int(entry[np.flatnonzero(degenerate)[0]])}: scored as the official scorer does "
-            f"({consequence})"]
+            f"e.g. entry {int(entry[np.flatnonzero(degenerate)[0]])}: scored as the official "
+            f"scorer does ({consequence})"]
 
 
 def unusual_warning(what: str, unusual: dict[str, list[int]], how: dict[str, str],
@@ -441,10 +438,9 @@ def unusual_warning(what: str, unusual: dict[str, list[int]], how: dict[str, str
     for kind, rows in unusual.items():
         entries = sorted({int(entry_of[i]) if entry_of is not None else i for i in rows})
         out.append(f"official protocol: {len(rows)} {what}(s) {'are' if len(rows) > 1 else 'is'} "
-                   f"{kind} "
-                   f"(entries {describe(entries)}): "
-                   f"{how.get(kind, 'scored as the official code does')}; "
-                   "--protocol corrected refuses them")
+                   f"{kind} (entries {describe(entries)}): "
+                   f"{how.get(kind, 'scored as the official code does')}; --protocol corrected "
+                   "refuses them")
     return out
 
 
@@ -600,11 +596,9 @@ def tie_bounds(metrics: dict[str, float | None], low: dict[str, float | None],
     shown = "; ".join(f"{k} {_points(metrics.get(k))} lies in [{_points(bounds[k]['low'])}, "
                       f"{_points(bounds[k]['high'])}]" for k in wide[:3])
     return bounds, [
-        f"{tied:,} detections share their score with another (e.g. a model that gives "
-        "every box the "
-        "same confidence), so the AP depends on how the ties are ordered, which the "
-        "official code does "
-        f"by position: over every order of the ties, {shown}"
+        f"{tied:,} detections share their score with another (e.g. a model that gives every box "
+        "the same confidence), so the AP depends on how the ties are ordered, which the official "
+        f"code does by position: over every order of the ties, {shown}"
         + (f" (and {len(wide) - 3} more key(s))" if len(wide) > 3 else "")
         + " (result breakdowns 'tie_bounds'; over random file orders: 'tie_orders'); the number "
           "reported is the official order's. Scores that rank the boxes remove the ambiguity."

@@ -358,10 +358,9 @@ def summary(det: RankedDetections, gt: Truth, c: Classified, n_groups: int, head
     return {"delta_key": delta_key, "as_scored": base, "errors": errors, "slices": counted,
             "examples": examples,
             "note": "not official: a TIDE-style decomposition at IoU 0.5 "
-                    "(vlbench.engine.error_analysis); each type's "
-                    f"delta_{delta_key} is {delta_key} with that type fixed alone minus "
-                    f"{delta_key} as scored, so "
-                    "the parts do not add up"}
+                    f"(vlbench.engine.error_analysis); each type's delta_{delta_key} is "
+                    f"{delta_key} with that type fixed alone minus {delta_key} as scored, so the "
+                    "parts do not add up"}
 
 
 #: COCO's parameters cut to what the analysis reads: IoU 0.5, every area, 100 detections

@@ -57,8 +57,7 @@ def _read_bytes(path: Path, max_bytes: int, max_values: int | None = None) -> by
             values += json_values_bound(chunk) if max_values is not None else 0
             if max_values is not None and values > max_values:
                 raise FormatError(f"the file holds more than {max_values:,} JSON values (numbers, "
-                                  "strings, lists, "
-                                  "objects)", file=str(path),
+                                  "strings, lists, objects)", file=str(path),
                                   fix="keep fewer predictions (e.g. the best 100 boxes per image), "
                                       "or score it with vlbench on your own machine")
     return b"".join(parts)

@@ -142,18 +142,16 @@ def add_intervals(result: Any, level: float = 0.95, *, resamples: int = DEFAULT_
                           "undefined_resamples": int(len(s) - len(finite))}
     if min(rep.strata, default=0) < 2:
         result.warnings.append(
-            f"bootstrap: a stratum holds {min(rep.strata, default=0)} "
-            f"{rep.unit}(s), so every "
-            "resample draws the same data there and its intervals have no "
-            "width: they do not say "
+            f"bootstrap: a stratum holds {min(rep.strata, default=0)} {rep.unit}(s), so every "
+            "resample draws the same data there and its intervals have no width: they do not say "
             "how sure the score is (score more images for a meaningful interval)"
         )
     undefined = {k: v["undefined_resamples"] for k,
                  v in intervals.items() if v["undefined_resamples"]}
     if undefined:
         result.warnings.append("bootstrap: some metrics were undefined in some resamples (no "
-                               "ground truth of that "
-                               "kind drawn) and those resamples were left out of their interval: "
+                               "ground truth of that kind drawn) and those resamples were left out "
+                               "of their interval: "
                                + ", ".join(f"{k} x{n}" for k, n in undefined.items()))
     result.breakdowns["confidence_intervals"] = {
         "level": level, "resamples": resamples, "seed": seed, "method": "percentile bootstrap",
@@ -173,8 +171,7 @@ def interval_table(result: Any, digits: int = 2) -> str:
              f"{'metric'.ljust(width)}  {'value':>8}  {'low':>8}  {'high':>8}  {'std.err':>8}"]
     for key, iv in ci["metrics"].items():
         lines.append(f"{key.ljust(width)}  {fmt(result.metrics.get(key)):>8}  {fmt(iv['low']):>8}  "
-                     f"{fmt(iv['high']):>8}  "
-                     f"{fmt(iv['std_error']):>8}")
+                     f"{fmt(iv['high']):>8}  {fmt(iv['std_error']):>8}")
     return "\n".join(lines)
 
 
@@ -202,8 +199,7 @@ class Comparison:
         fmt = lambda v: "null" if v is None else f"{v:.{digits}f}"  # noqa: E731
         pct = f"{self.level * 100:g}%"
         lines = [f"Paired bootstrap over {self.unit}s ({self.resamples} resamples, seed "
-                 f"{self.seed}): "
-                 f"A = `{self.names[0]}`, B = `{self.names[1]}`", "",
+                 f"{self.seed}): A = `{self.names[0]}`, B = `{self.names[1]}`", "",
                  f"| metric | A | B | A - B | {pct} interval of A - B | A wins | verdict |",
                  "|---|---|---|---|---|---|---|"]
         for r in self.rows:
@@ -223,8 +219,7 @@ class Comparison:
         pct = int(round(self.level * 100))
         fmt = lambda v: "null" if v is None else f"{v:.{digits}f}"  # noqa: E731
         head = (f"{'metric'.ljust(width)}  {'A':>8}  {'B':>8}  {'A-B':>8}  "
-                f"{f'{pct}% CI of A-B':>19}  "
-                f"{'A wins':>7}  verdict")
+                f"{f'{pct}% CI of A-B':>19}  {'A wins':>7}  verdict")
         lines = [f"{self.benchmark}: paired bootstrap, {self.resamples} resamples of {self.unit}s, "
                  f"seed {self.seed}",
                  f"A = {a}", f"B = {b}", head, "-" * len(head)]
@@ -232,8 +227,7 @@ class Comparison:
             ci = f"[{fmt(r['low'])}, {fmt(r['high'])}]" if r["low"] is not None else "null"
             wins = "null" if r["a_wins"] is None else f"{r['a_wins'] * 100:.1f}%"
             lines.append(f"{r['metric'].ljust(width)}  {fmt(r['a']):>8}  {fmt(r['b']):>8}  "
-                         f"{fmt(r['diff']):>8}  "
-                         f"{ci:>19}  {wins:>7}  {r['verdict']}")
+                         f"{fmt(r['diff']):>8}  {ci:>19}  {wins:>7}  {r['verdict']}")
         return "\n".join(lines)
 
 

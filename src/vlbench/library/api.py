@@ -100,9 +100,8 @@ def convention_warning(conventions: Any, values: dict[str, float | None]) -> lis
     if value < written + CONVENTION_MARGIN_POINTS or value < 2 * written:
         return []
     return [f"the boxes score {conventions.key} {written:.1f} as written but {value:.1f} read as "
-            f"{best}: the file is "
-            f"probably in that convention (fix: {conventions.fix(best)}; 'vlbench conventions' "
-            "shows every reading)"]
+            f"{best}: the file is probably in that convention (fix: {conventions.fix(best)}; "
+            "'vlbench conventions' shows every reading)"]
 
 
 def conventions(benchmark: str, references: Any, predictions: Any, *, split: str | None = None,
@@ -164,11 +163,9 @@ def score(benchmark: str, references: Any, predictions: Any, *, split: str | Non
             add_tie_orders(bench, opts, refs, entries, result, orders, seed)
         elif tie_orders is None:
             result.warnings.append("scores tie: what random orders of the ties give was not "
-                                   "sampled for "
-                                   f"{len(entries):,} predictions (each order is one more "
-                                   "scoring); pass "
-                                   f"--tie-orders {DEFAULT_ORDERS} (tie_orders={DEFAULT_ORDERS}) "
-                                   "to see it")
+                                   f"sampled for {len(entries):,} predictions (each order is one "
+                                   f"more scoring); pass --tie-orders {DEFAULT_ORDERS} "
+                                   f"(tie_orders={DEFAULT_ORDERS}) to see it")
     if ci is not None:
         from ..engine.uncertainty import add_intervals
 
@@ -266,9 +263,8 @@ def build(benchmark: str, raw: Any, out: str | os.PathLike, *, overwrite: bool =
             from ..engine.errors import ServiceError
 
             raise ServiceError(f"no space left on the device of {out.parent} while writing the "
-                               "build (the folder "
-                               f"{out} was not changed). Fix: free space there, or pass another "
-                               "--out, then rerun"
+                               f"build (the folder {out} was not changed). Fix: free space there, "
+                               "or pass another --out, then rerun"
                                ) from None
         for name in removed:
             report.count("staging_removed",
@@ -412,9 +408,8 @@ def _move_build(staging: Path, out: Path, previous: list[str]) -> None:
     new = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
     clash = [f for f in new if (out / f).exists() and f not in previous]
     if clash:
-        raise InputError("the output folder holds file(s) the build would replace that vlbench "
-                         "did not write: "
-                         f"{', '.join(clash[:5])}", file=str(out),
+        raise InputError("the output folder holds file(s) the build would replace that vlbench did "
+                         f"not write: {', '.join(clash[:5])}", file=str(out),
                          fix="move them away, or choose another folder")
     for rel in previous:
         target = out / rel

@@ -166,8 +166,8 @@ def read_results(path: str | os.PathLike, image_ids: NDArray[np.int64],
     if len(unknown):
         shown = written[unknown[0]]
         raise FormatError(f"{len(unknown)} result(s) are on images the instances file does not "
-                          "have (e.g. image_id "
-                          f"{shown!r}); pycocotools' loadRes refuses such a file", file=source,
+                          f"have (e.g. image_id {shown!r}); pycocotools' loadRes refuses such a "
+                          "file", file=source,
                           entry=f"result {int(unknown[0])}",
                           fix="score it against the instances file of its split")
     return dt

@@ -84,8 +84,7 @@ def _say(message: str) -> None:
 def _by_hand(release: Release, what: str, reason: str) -> ServiceError:
     fix = release.by_hand or "download the release by hand and pass it as --raw"
     return ServiceError(f"cannot fetch {what} ({reason}). Fix: {fix} (or run where the source can "
-                        "be reached, or "
-                        "with the files in the Hugging Face cache)")
+                        "be reached, or with the files in the Hugging Face cache)")
 
 
 def _fetch_hub(release: Release) -> Fetched:
@@ -156,8 +155,8 @@ def _verified_blob(path: Path, release: Release, name: str) -> str:
         for stale in (path, blob):
             stale.unlink(missing_ok=True)
         raise FormatError(f"{name} from {release.home} does not match its hash (SHA-256 "
-                          f"{got[:16]}..., expected "
-                          f"{(pinned or expected)[:16]}...): the copy was removed from the cache",
+                          f"{got[:16]}..., expected {(pinned or expected)[:16]}...): the copy was "
+                          "removed from the cache",
                           file=str(path), fix="run the command again to download it anew")
     return got
 

@@ -69,20 +69,17 @@ def _release_sentences(info: Any) -> str:
     if release.home.startswith("hf://"):
         pinned = len(release.revision) == 40
         where = (f"Release: the Hub dataset `{release.home[5:]}` at commit `{release.revision}`, "
-                 "the revision "
-                 f"`vlbench build {info.id}` fetches" if pinned else
+                 f"the revision `vlbench build {info.id}` fetches" if pinned else
                  f"Release: the Hub dataset `{release.home[5:]}`; `vlbench build {info.id}` "
-                 "fetches "
-                 f"`{release.revision}` and records the commit it resolved to")
+                 f"fetches `{release.revision}` and records the commit it resolved to")
     else:
         where = f"Release: {release.home}" + (f" ({', '.join(f'`{f}`' for f in release.files)})"
                                               if release.files else "")
     scorer = (" The golden cases this module is tested against are files in the release's format "
-              "scored by "
-              f"{info.card.official_scorer}." if info.card.official_scorer else "")
+              f"scored by {info.card.official_scorer}." if info.card.official_scorer else "")
     return (where + ". Every result scored against a built folder names the release, revision and "
-                    "annotation "
-            "files' SHA-256 in its `source` (and a model-card block in `dataset.args`)." + scorer)
+                    "annotation files' SHA-256 in its `source` (and a model-card block in "
+                    "`dataset.args`)." + scorer)
 
 
 def render(text: str, benchmark: str) -> str:

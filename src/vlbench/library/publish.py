@@ -58,8 +58,7 @@ def plan_upload(folder: str | os.PathLike) -> UploadPlan:
                 continue
             if path.is_symlink() and not path.resolve().is_relative_to(inside):
                 raise InputError(f"{rel.as_posix()} is a link to {path.resolve()}, outside the "
-                                 "folder: uploading "
-                                 "would send what it points at", file=str(path),
+                                 "folder: uploading would send what it points at", file=str(path),
                                  fix="replace the link by the file itself, or remove it")
             if path.is_file():
                 files.append((rel.as_posix(), path.stat().st_size))
@@ -141,13 +140,11 @@ def check_dataset_card(plan: UploadPlan) -> set[tuple[str, str]]:
             patterns = pattern if isinstance(pattern, list) else [pattern]
             if not isinstance(split, str) or not all(isinstance(p, str) for p in patterns):
                 raise InputError(f"config {config.get('config_name')!r}: a data_files entry has no "
-                                 "split or path "
-                                 f"({files!r})"[:300], file=str(path), fix=fix)
+                                 f"split or path ({files!r})"[:300], file=str(path), fix=fix)
             missing = [p for p in patterns if not fnmatch.filter(uploaded, p)]
             if missing:
                 raise InputError(f"config {config.get('config_name')!r}, split {split!r}: no file "
-                                 "of the folder "
-                                 f"matches {missing[0]!r}", file=str(path), fix=fix)
+                                 f"of the folder matches {missing[0]!r}", file=str(path), fix=fix)
             declared.add((str(config.get("config_name", "default")), split))
     return declared
 
@@ -190,9 +187,8 @@ def hub_errors(what: str):
     except Exception as exc:      # httpx, requests and huggingface_hub raise many types
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         raise ServiceError(f"cannot {what}: the Hugging Face Hub did not accept the request "
-                           f"({type(exc).__name__}: "
-                           f"{first}). Check the network and the token ('hf auth whoami'), or use "
-                           "--dry-run") from None
+                           f"({type(exc).__name__}: {first}). Check the network and the token ('hf "
+                           "auth whoami'), or use --dry-run") from None
 
 
 def _source_checkout() -> Path | None:
@@ -295,10 +291,9 @@ def remote_card(repo_id: str, token: str | None = None, path: str = "README.md")
             from ..engine.errors import ServiceError
 
             raise ServiceError(f"cannot read {path} of {repo_id}: the Hugging Face Hub cannot be "
-                               "reached (offline, "
-                               "or HF_HUB_OFFLINE is set) and no copy is cached: pass --into "
-                               "path/to/README.md to "
-                               "merge into a local copy of the card, or retry online") from None
+                               "reached (offline, or HF_HUB_OFFLINE is set) and no copy is cached: "
+                               "pass --into path/to/README.md to merge into a local copy of the "
+                               "card, or retry online") from None
         return ""
     except UnicodeDecodeError:
         raise InputError(

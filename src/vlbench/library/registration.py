@@ -39,11 +39,9 @@ HUB_EVALUATION_FRAMEWORKS = frozenset({
 #: where the Hub's list lives (a framework is added there by a pull request)
 HUB_FRAMEWORK_LIST = "https://github.com/huggingface/huggingface.js/blob/main/packages/tasks/src/eval.ts"
 UNLISTED_FIX = (f"the Hub takes evaluation_framework only from its list ({HUB_FRAMEWORK_LIST}, "
-                "EVALUATION_FRAMEWORKS): "
-                f"propose {EVALUATION_FRAMEWORK!r} there (a pull request adding its name, "
-                "description and url), or "
-                "rebuild with --eval-framework inspect-ai (the tasks then run through vlbench's "
-                "Inspect task, "
+                f"EVALUATION_FRAMEWORKS): propose {EVALUATION_FRAMEWORK!r} there (a pull request "
+                "adding its name, description and url), or rebuild with --eval-framework "
+                "inspect-ai (the tasks then run through vlbench's Inspect task, "
                 "vlbench/inspect_tasks.py@vlbench), then publish")
 
 
@@ -75,8 +73,7 @@ def eval_yaml(benchmark: str, card_meta: dict[str, Any] | None = None,
     tasks = eval_tasks(info.id, yaml_configs(card_meta) if card_meta else None)
     lines = "; ".join(f"{t.id} = {t.title}" for t in tasks)
     description = (f"{info.display_name} ({info.card.task_name}), scored by vlbench number for "
-                   "number with the official "
-                   f"scorer, in percent. Tasks: {lines}.")
+                   f"number with the official scorer, in percent. Tasks: {lines}.")
     out: dict[str, Any] = {"name": info.display_name, "description": description,
                            "evaluation_framework": framework, "tasks": []}
     for t in tasks:
@@ -255,7 +252,6 @@ def require_dataset_id(result: Any, dataset_id: str | None) -> str:
         info = get_benchmark(result.benchmark)
         raise InputError("the result does not say which Hub dataset it was scored on",
                          fix=f"pass --dataset-id ORG/{info.id.replace('_', '-')} (the id you "
-                             "published the dataset "
-                             "under with 'vlbench publish dataset'), or score against the "
-                             "published folder or Hub id")
+                             "published the dataset under with 'vlbench publish dataset'), or "
+                             "score against the published folder or Hub id")
     return chosen

@@ -77,8 +77,8 @@ def _check_id(benchmark_id: str) -> None:
         or importlib.util.find_spec(benchmark_id) is not None
     ):
         raise InputError(f"{benchmark_id!r} is the name of a Python module: the metric Space's "
-                         f"{benchmark_id}.py "
-                         "beside its app.py would shadow it, and the Space would not start",
+                         f"{benchmark_id}.py beside its app.py would shadow it, and the Space "
+                         "would not start",
                          fix=f"choose another id (e.g. {benchmark_id}_bench)")
     try:
         taken = canonical_id(benchmark_id)
@@ -171,9 +171,8 @@ def new_benchmark(benchmark_id: str, out: str | os.PathLike,
     except OSError as exc:              # a full disk, a quota, a folder made read-only meanwhile
         shutil.rmtree(staging, ignore_errors=True)
         raise ServiceError(
-            f"cannot write the package in {target.parent} ({exc.strerror or exc}); "
-            "nothing was left "
-            f"there. Fix: free space there or pass another --out, then rerun"
+            f"cannot write the package in {target.parent} ({exc.strerror or exc}); nothing was "
+            "left there. Fix: free space there or pass another --out, then rerun"
         ) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

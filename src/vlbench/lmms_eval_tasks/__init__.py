@@ -199,8 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--family", default=None,
                         help="the model family to evaluate (its prompts and box convention; see "
-                             "'vlbench predict "
-                             "--help'); default: vlbench's own prompts, with --box-format")
+                             "'vlbench predict --help'); default: vlbench's own prompts, with "
+                             "--box-format")
     parser.add_argument("--processor", default=None, metavar="MODEL",
                         help="the evaluated model's folder or Hub id: its image processor decides "
                              "LLaVA-1.5's box square (padded, or centre-cropped as the HF-format "

@@ -153,8 +153,8 @@ NOTES = {"queries_truncated": "queries cut at the text encoder's length",
          "boxes_scored_1": "generated boxes scored 1 (the model gave no token probabilities for "
                            "them)",
          "boxes_outside_image": "boxes reaching more than 2 px beyond the image (kept and scored "
-                                "as written, as the "
-                                "official scorers do; many suggest a wrong --box-format)"}
+                                "as written, as the official scorers do; many suggest a wrong "
+                                "--box-format)"}
 
 
 def _a(kind: str) -> str:
@@ -766,8 +766,7 @@ def _processes() -> tuple[int, int, Callable[[Callable[[], None]], None]]:
     missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
     if missing:
         raise InputError(f"WORLD_SIZE is {world} but {', '.join(missing)} is not set: this is no "
-                         f"launch of {world} "
-                         "processes (each would answer every item)",
+                         f"launch of {world} processes (each would answer every item)",
                          fix=fix + "; or unset WORLD_SIZE")
     import torch
     from accelerate import PartialState

@@ -136,8 +136,8 @@ FAMILIES: tuple[Family, ...] = (
     # -- image-text-to-text ------------------------------------------------------------------------
     Family("Qwen2-VL", ("qwen2_vl",), GENERATOR,
            "https://huggingface.co/Qwen/Qwen2-VL-7B-Instruct (grounding with "
-           "<|object_ref_start|>...; boxes "
-           "<|box_start|>(x1,y1),(x2,y2)<|box_end|> on a 0-1000 grid)",
+           "<|object_ref_start|>...; boxes <|box_start|>(x1,y1),(x2,y2)<|box_end|> on a 0-1000 "
+           "grid)",
            presets={"text": Preset(_QWEN_CAPTION),
                     "box": Preset("<|object_ref_start|>{expression}<|object_ref_end|>",
                                   "grid-1000"),
@@ -164,8 +164,8 @@ FAMILIES: tuple[Family, ...] = (
                     "box": Preset("Please provide the bounding box coordinate of the region this "
                                   "sentence describes: <ref>{expression}</ref>", "grid-1000"),
                     "boxes": Preset("Please detect every object of these categories in the image: "
-                                    "{labels}. Answer "
-                                    "each as <ref>category</ref><box>[[x1, y1, x2, y2]]</box>.",
+                                    "{labels}. Answer each as <ref>category</ref><box>[[x1, y1, "
+                                    "x2, y2]]</box>.",
                                     "grid-1000")},
            needs={"torchvision": "torchvision"}),
     Family("GLM-4.1V / GLM-4.5V", ("glm4v", "glm4v_moe", "glm46v"), GENERATOR,
@@ -177,8 +177,8 @@ FAMILIES: tuple[Family, ...] = (
            needs={"torchvision": "torchvision"}),
     Family("PaliGemma", ("paligemma",), GENERATOR,
            "https://ai.google.dev/gemma/docs/paligemma/prompt-system-instructions ('caption en', "
-           "'detect a ; b'; "
-           "answers <locYYYY><locXXXX>... y first, decoded b / 1023 as big_vision does)",
+           "'detect a ; b'; answers <locYYYY><locXXXX>... y first, decoded b / 1023 as big_vision "
+           "does)",
            presets={"text": Preset("<image>caption en", chat=False),
                     "box": Preset("<image>detect {expression}", "loc-1024", chat=False),
                     "boxes": Preset("<image>detect {labels}", "loc-1024", chat=False,

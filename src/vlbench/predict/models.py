@@ -122,8 +122,7 @@ def inspect_model(name: str, *, revision: str | None = None, kind: str | None = 
         )
     if kind not in (DETECTOR, GENERATOR):
         raise InputError(f"model type {config.model_type!r} is neither a zero-shot object detector "
-                         "nor an "
-                         "image-text-to-text model", file=name,
+                         "nor an image-text-to-text model", file=name,
                          fix="use e.g. OWLv2 / Grounding DINO (detection) or a VLM (captions, "
                              "grounding)")
     family = family_of(config.model_type, kind)
@@ -270,8 +269,7 @@ def _load_weights(auto: Any, name: str, revision: str | None, placing: dict[str,
     missing = list(info.get("missing_keys") or [])
     if missing:
         raise InputError(f"the checkpoint lacks {len(missing)} of the model's weights (e.g. "
-                         f"{', '.join(missing[:3])}):"
-                         " they would be random", file=name,
+                         f"{', '.join(missing[:3])}): they would be random", file=name,
                          fix="pass a complete checkpoint of this architecture (or --kind matching "
                              "it)")
     return model

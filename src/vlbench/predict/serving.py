@@ -174,8 +174,8 @@ def _refused(url: str, reply: Reply, timeout: float, deadline: float,
     wait = _retry_after(reply, attempt)
     if reply.headers.get("retry-after") and time.monotonic() + wait >= deadline:
         raise _failed(url, f"the server asked to retry after {reply.headers['retry-after']} s "
-                           "(Retry-After), "
-                           f"beyond the {timeout:g} s --request-timeout allows ({problem})",
+                           f"(Retry-After), beyond the {timeout:g} s --request-timeout allows "
+                           f"({problem})",
                       "allow more time with --request-timeout, lower --concurrency, or retry later")
     return problem, wait
 
@@ -243,8 +243,7 @@ def connect(url: str, model: str, info: ModelInfo, *, concurrency: int = 8,
     # one socket per request in flight, and room for the rest
     if files is not None and concurrency > files - 64:
         raise InputError(f"--concurrency {concurrency} needs a connection each, and this process "
-                         "may open only "
-                         f"{files} files",
+                         f"may open only {files} files",
                          fix=f"pass at most --concurrency {max(1, files - 64)}, or raise the limit "
                                                "(ulimit -n)")
     if not timeout > 0:

@@ -76,8 +76,7 @@ class NocapsShowcase(Showcase):
                               f"captions of at most {SPACE_CAPTION_WORDS} words", fix=fix)
         if sum(lengths) > SPACE_WORDS:
             raise FormatError(f"the captions hold {sum(lengths):,} words; the Space scores at most "
-                              f"{SPACE_WORDS:,} "
-                              "in one upload", fix=fix)
+                              f"{SPACE_WORDS:,} in one upload", fix=fix)
 
 
 _DOMAINS = (("", "overall"), ("_in", "in-domain"), ("_near", "near-domain"), ("_out", "out-domain"))

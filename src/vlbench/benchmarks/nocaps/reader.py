@@ -71,8 +71,7 @@ def parse_official(data: Any, source: str = "references") -> NocapsReferences:
         empty = [i for i in ids if not refs[i]]
         if empty:
             raise FormatError(f"{len(empty)} image(s) have no reference caption, e.g. {empty[:5]} "
-                              "(the toolkit "
-                              "asserts here)", file=source)
+                              "(the toolkit asserts here)", file=source)
     return NocapsReferences(image_ids=ids, domains=domains, references=[refs[i] for i in ids],
                             has_captions=has_captions, source=source, file_names=files)
 
@@ -173,8 +172,7 @@ def build(raw: str | os.PathLike | list, out: str | os.PathLike, *,
         needed = {os.path.basename(i["file_name"]) for i in data["images"] if i.get("file_name")}
         if not images and not allow_missing_images:
             raise FormatError(f"no images were given for the {len(needed)} {split} images: the "
-                              "dataset would hold "
-                              "none", file=str(raws[0]),
+                              "dataset would hold none", file=str(raws[0]),
                               fix="pass --images <folder of the split's images>, or "
                                   "--allow-missing-images to build the captions only")
         if not images:

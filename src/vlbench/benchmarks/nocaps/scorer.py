@@ -74,8 +74,7 @@ def parse_predictions(entries: Any, gt: NocapsReferences, *, missing: str = "err
     unknown = [i for i in by_id if i not in known]
     if unknown:
         raise PredictionError(f"{len(unknown)} caption(s) are for image ids that are not in the "
-                              "references: "
-                              f"{_describe(unknown)}", file=source,
+                              f"references: {_describe(unknown)}", file=source,
                               fix="score against the split these captions were made for")
     absent = [i for i in gt.image_ids if i not in by_id]
     if absent and missing != "empty":
@@ -177,8 +176,7 @@ def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int
     CIDEr / B4 beside (no warning when the shift changes no number, e.g. a break at the very end of
     the last caption)."""
     what = (f"{len(broken)} caption(s) (image ids {_describe(broken)}) and {n_refs} reference(s) "
-            "hold a line break "
-            "of the PTB tokenizer (CR, U+2028, U+2029, VT, FF)")
+            "hold a line break of the PTB tokenizer (CR, U+2028, U+2029, VT, FF)")
     if not shifted:
         return [what + ": replaced by spaces (corrected protocol)"]
     fixed = score(
@@ -187,14 +185,11 @@ def _line_break_warning(gt: NocapsReferences, predictions: Any, broken: list[int
     if all(fixed[k] == official[k] for k in fixed if not k.startswith(("METEOR", "SPICE"))):
         return []
     return [f"official protocol: {what}; the official tokenizer starts a new line there, so every "
-            "later caption "
-            "is scored against the wrong image's references. These numbers are the official ones; "
-            "with the breaks "
-            f"replaced by spaces (--protocol corrected) CIDEr would be {fixed['CIDEr']:.4f} and B4 "
-            f"{fixed['B4']:.4f}. "
-            "The official numbers then depend on the order of the images: the official order is "
-            "the file's (a "
-            "built dataset's rows keep it; feed the metric's add / add_batch in that order)"]
+            "later caption is scored against the wrong image's references. These numbers are the "
+            "official ones; with the breaks replaced by spaces (--protocol corrected) CIDEr would "
+            f"be {fixed['CIDEr']:.4f} and B4 {fixed['B4']:.4f}. The official numbers then depend "
+            "on the order of the images: the official order is the file's (a built dataset's rows "
+            "keep it; feed the metric's add / add_batch in that order)"]
 
 
 def _check_choices(**chosen: str) -> None:

@@ -177,17 +177,15 @@ def _descriptions(descriptions: list[Any], source: str, notes: list[str]
                               file=source, entry=f"descriptions[{pos}]")
         if not isinstance(d["id"], int):
             raise FormatError(f"description id {d['id']!r} is not an integer: omnilabeltools "
-                              "asserts that every "
-                              "description id is an int (get_description) and stops", file=source,
+                              "asserts that every description id is an int (get_description) and "
+                              "stops", file=source,
                               entry=f"descriptions[{pos}]", fix="write description ids as integers")
     ids = np.asarray([int(d["id"]) for d in descriptions], dtype=np.int64)
     text = dict(zip(ids.tolist(), (d["text"] for d in descriptions)))
     if len(text) < len(descriptions):
         notes.append(f"{len(descriptions) - len(text)} description(s) repeat an earlier "
-                     "description's id: each keeps "
-                     "its own images and type, and the id's word count is the last one's text, as "
-                     "the official "
-                     "loader keys descriptions by id")
+                     "description's id: each keeps its own images and type, and the id's word "
+                     "count is the last one's text, as the official loader keys descriptions by id")
     kinds = [
         _descr_type(d["anno_info"].get("type") if isinstance(d.get("anno_info"), dict) else None)
         for d in descriptions
@@ -220,8 +218,7 @@ def _image_keys(values: list[Any], image_codes: NDArray[np.int64], id_table: dic
     if not known.all():
         shown = [values[i] for i in np.flatnonzero(~known)[:3].tolist()]
         notes.append(f"{int((~known).sum())} of the {key} are no image's id (e.g. {shown}): those "
-                     "entries are never "
-                     "looked up, as in the official loader")
+                     "entries are never looked up, as in the official loader")
     return codes
 
 
@@ -327,8 +324,7 @@ def _label_space_pairs(parts: _Parts, image_ids: NDArray[np.int64], source: str
             # the table is in code order
             written = code if parts.id_table is None else list(parts.id_table)[code]
             raise FormatError(f"description {int(pair_descr[j])} is listed twice for image "
-                              f"{written!r} (the official "
-                              "evaluator asserts here)", file=source,
+                              f"{written!r} (the official evaluator asserts here)", file=source,
                               fix="list each image once per description id (remove the duplicate "
                                   "from image_ids, or give the repeated description its own id)")
     return pair_image, pair_descr, parts.ls_type[known][order]
@@ -369,10 +365,8 @@ def _unequal_refs_note(parts: _Parts, equal: NDArray[np.bool_]) -> list[str]:
     flat = [d for refs in parts.box_refs for d in refs]
     shown = list(dict.fromkeys(repr(flat[i]) for i in np.flatnonzero(~equal)[:200].tolist()))[:3]
     return [f"{int((~equal).sum())} of the annotations' description_ids equal no description's id "
-            "(e.g. "
-            f"{', '.join(shown)}; description ids are integers): those box copies are never looked "
-            "up, as in the "
-            "official evaluator"]
+            f"(e.g. {', '.join(shown)}; description ids are integers): those box copies are never "
+            "looked up, as in the official evaluator"]
 
 
 def _gt_copy_pairs(box_image: NDArray[np.int64], descr: NDArray[np.int64], equal: NDArray[np.bool_],
@@ -414,19 +408,16 @@ def _assemble(parts: _Parts, source: str) -> OmniLabelReferences:
     if len(image_ids) < len(parts.image_ids):
         repeated = Counter(parts.image_ids)
         notes.append(f"{len(parts.image_ids) - len(image_ids)} entry(ies) of 'images' repeat an "
-                     "image id (e.g. "
-                     f"{[i for i, n in repeated.items() if n > 1][:5]}): each image is evaluated "
-                     "once, as the official "
-                     "code keys its images by id")
+                     f"image id (e.g. {[i for i, n in repeated.items() if n > 1][:5]}): each image "
+                     "is evaluated once, as the official code keys its images by id")
     if parts.missing_iscrowd:
         notes.append(f"{parts.missing_iscrowd} ground-truth box(es) have no 'iscrowd' and were "
-                     "read as 0 "
-                     "(the official evaluator raises KeyError there)")
+                     "read as 0 (the official evaluator raises KeyError there)")
     n_pairs = len(pair_image)
     if not n_pairs and len(image_ids):
         raise FormatError(f"no image has a label space: none of the {len(descr_text)} "
-                          "description(s) lists any of the "
-                          f"{len(image_ids)} image(s), so there is nothing to evaluate",
+                          f"description(s) lists any of the {len(image_ids)} image(s), so there is "
+                          "nothing to evaluate",
                           file=source,
                           fix="pass the OmniLabel dataset JSON (descriptions with their "
                               "image_ids), e.g. dataset_all_val_v0.1.3.json")
@@ -750,11 +741,10 @@ def _refuse_missing_images(by_split: dict[str, tuple[Path, dict]], images_root: 
         parts = "; ".join(f"{source}: {len(names):,} of {total[source]:,} (e.g. {names[0]}; from "
                           f"{_IMAGE_HOMES[source]})" for source, names in missing.items())
         raise FormatError(f"{sum(map(len, missing.values())):,} image file(s) are missing under "
-                          "the images root: "
-                          f"{parts}", file=str(images_root),
+                          f"the images root: {parts}", file=str(images_root),
                           fix="fetch them from their collections under their own terms into coco/, "
-                              "object365/ and "
-                              "openimagesv5/ of the images root, or pass --allow-missing-images")
+                              "object365/ and openimagesv5/ of the images root, or pass "
+                              "--allow-missing-images")
 
 
 def _write_images(out: Path, split: str, data: dict, images_root: Path | None, report: BuildReport,

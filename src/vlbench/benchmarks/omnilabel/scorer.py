@@ -184,8 +184,8 @@ def parse_predictions(entries: Any, gt: OmniLabelReferences, *, source: str = "p
     if scores.text[pair >= 0].any():
         i = int(entry_of[np.flatnonzero(scores.text & (pair >= 0))[0]])
         _fail(f"'scores' {entries[i]['scores']!r} holds text for a description of the image's "
-              "label space: the "
-              "official evaluator stops there (COCOeval negates each score: TypeError)", source, i,
+              "label space: the official evaluator stops there (COCOeval negates each score: "
+              "TypeError)", source, i,
               "write scores as numbers")
     warnings += (unusual_warning("prediction box", odd_boxes, _HOW)
                  + unusual_warning("score", scores.unusual, _HOW, entry_of))
@@ -232,10 +232,8 @@ def _unequal_description_ids(written: list[Any] | NDArray[np.int64], equal: NDAr
         return []
     shown = list(dict.fromkeys(repr(written[i]) for i in odd[:200].tolist()))[:5]
     return [f"{len(odd)} (box, description) detection(s) name a description id equal to no "
-            "reference description's "
-            f"id (e.g. {', '.join(shown)}; description ids are integers) and were dropped (the "
-            "official evaluator "
-            "never looks them up)"]
+            f"reference description's id (e.g. {', '.join(shown)}; description ids are integers) "
+            "and were dropped (the official evaluator never looks them up)"]
 
 
 def _boolean_ids(*written_used: tuple[NDArray[np.bool_] | None, NDArray[np.bool_]]) -> list[str]:
@@ -243,8 +241,7 @@ def _boolean_ids(*written_used: tuple[NDArray[np.bool_] | None, NDArray[np.bool_
     (Python's ``True == 1``): per kind of id, (which were booleans, which were used)."""
     n = sum(int((booleans & used).sum()) for booleans, used in written_used if booleans is not None)
     return [f"{n} id(s) written as true / false were looked up as the ids 1 / 0, as the official "
-            "evaluator's dict "
-            "look-ups read them (Python's True == 1)"] if n else []
+            "evaluator's dict look-ups read them (Python's True == 1)"] if n else []
 
 
 def _written_image_id(entry: Any) -> Any:
@@ -272,18 +269,16 @@ def _dropped(img: NDArray[np.int64], known_img: NDArray[np.bool_], det_known: ND
         written = [_written_image_id(entries[i]) for i in np.flatnonzero(~known_img).tolist()]
         unknown = list(dict.fromkeys(written))
         warnings.append(f"{int((~known_img).sum())} prediction(s) for {len(unknown)} image id(s) "
-                        "not in the references "
-                        "were dropped (the official evaluator drops them silently), e.g. "
-                        f"{unknown[:5]}"
+                        "not in the references were dropped (the official evaluator drops them "
+                        f"silently), e.g. {unknown[:5]}"
                         + ("; the references write image ids as text, which no number equals"
                            if text_ids and any(not isinstance(v, str) for v in unknown) else "")
                         + ("; the references write image ids as integers, which no text equals"
                            if not text_ids and any(isinstance(v, str) for v in unknown) else ""))
     if outside.any():
         warnings.append(f"{int(outside.sum())} (box, description) detection(s) name a description "
-                        "outside the image's "
-                        "label space and were dropped (the official evaluator ignores them "
-                        "silently)")
+                        "outside the image's label space and were dropped (the official evaluator "
+                        "ignores them silently)")
     if len(img) == 0:
         warnings.append("the prediction list is empty: every group with ground truth scores 0")
     return counts, warnings

@@ -73,9 +73,8 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
     image_ids = np.unique(listed)
     if len(image_ids) != len(listed):
         notes.append(f"{len(listed) - len(image_ids)} entry(ies) of 'images' repeat an image id: "
-                     "each image is "
-                     "evaluated once, as pycocotools keys its images by id (the last entry's "
-                     "fields are kept)")
+                     "each image is evaluated once, as pycocotools keys its images by id (the last "
+                     "entry's fields are kept)")
     # category ids likewise: pycocotools sorts them (getCatIds) and the predictions join on them by
     # value
     cat_codes, category_table = sorted_id_codes([c["id"] for c in data["categories"]], source,
@@ -102,10 +101,9 @@ def parse_official(data: Any, name: str, source: str = "references") -> OVDEvalS
     if len(set(ids)) != len(ids):
         repeated = len(ids) - len(set(ids))
         notes.append(f"{repeated} annotation(s) repeat the id of another annotation: as in "
-                     "pycocotools, the COCO "
-                     "evaluation uses the last annotation with each id wherever that id occurs "
-                     "(the GT-guided "
-                     "suppression uses the annotations as written, as the official script does)")
+                     "pycocotools, the COCO evaluation uses the last annotation with each id "
+                     "wherever that id occurs (the GT-guided suppression uses the annotations as "
+                     "written, as the official script does)")
     box = np.asarray([a["bbox"] for a in anns], dtype=np.float64).reshape(-1, 4)
     return OVDEvalSubset(
         name=name, image_ids=image_ids, category_ids=category_ids,

@@ -215,8 +215,7 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
     if score.text[evaluated].any():
         i = int(np.flatnonzero(score.text & evaluated)[0])
         _fail(f"'score' {scores[i]!r} is text, and this prediction's category has ground truth: "
-              "the official scorer "
-              "stops there (COCOeval negates each score: TypeError)", source, i,
+              "the official scorer stops there (COCOeval negates each score: TypeError)", source, i,
               "write scores as numbers")
     warnings += unusual_warning("prediction box", odd_boxes, _HOW) + unusual_warning(
         "score", score.unusual, _HOW
@@ -238,14 +237,12 @@ def parse_predictions(entries: Any, gt: OVDEvalSubset, *, source: str = "predict
     }
     if (~known).any():
         warnings.append(f"{int((~known).sum())} prediction(s) for image ids not in {gt.name} were "
-                        "dropped (the official "
-                        f"script crashes on them), e.g. {np.unique(image[~known])[:5].tolist()}")
+                        "dropped (the official script crashes on them), e.g. "
+                        f"{np.unique(image[~known])[:5].tolist()}")
     if counts["unknown_category"] and counts["unknown_category"] > len(text_labels):
         warnings.append(f"{counts['unknown_category'] - len(text_labels)} prediction(s) have a "
-                        "category id that is not "
-                        f"a category of {gt.name}: they take part in the suppression but not in "
-                        "AP, as in the official "
-                        "script")
+                        f"category id that is not a category of {gt.name}: they take part in the "
+                        "suppression but not in AP, as in the official script")
     if not entries:
         warnings.append("the prediction list is empty: every category with ground truth scores 0 "
                         "(the official script crashes here)")
@@ -392,12 +389,10 @@ def _id0_warning(gt: OVDEvalSubset, preds: Predictions, keep: NDArray[np.bool_],
     if fixed == metrics["NMS_AP"]:
         return []
     shown = lambda v: "null" if v is None else f"{v:.2f}"  # noqa: E731
-    return ["official protocol: a prediction that matches the ground-truth box whose annotation "
-            "id is 0 counts as "
-            "a false positive in the official scorer (a pycocotools bug); it lowers NMS-AP here "
-            "to "
-            f"{shown(metrics['NMS_AP'])} from {shown(fixed)} (--protocol corrected scores that box "
-            "like the others)"]
+    return ["official protocol: a prediction that matches the ground-truth box whose annotation id "
+            "is 0 counts as a false positive in the official scorer (a pycocotools bug); it lowers "
+            f"NMS-AP here to {shown(metrics['NMS_AP'])} from {shown(fixed)} (--protocol corrected "
+            "scores that box like the others)"]
 
 
 def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official",
@@ -417,16 +412,13 @@ def score(gt: OVDEvalSubset, predictions: Any, *, protocol: str = "official",
     warnings = list(gt.notes) + preds.warnings
     if nms.skipped_gt:
         warnings.append(f"{nms.skipped_gt} ground-truth annotation(s) belong to images that are "
-                        "not in 'images' and "
-                        "were ignored, as pycocotools does")
+                        "not in 'images' and were ignored, as pycocotools does")
     if sup["tie_decisions"]:
         warnings.append(f"{sup['tie_decisions']} suppression decision(s) were between predictions "
-                        "with exactly equal "
-                        "scores: the official order is platform-dependent there; vlbench keeps the "
-                        "later prediction. "
-                        "Another file order suppresses other boxes, so NMS-AP has no tie bounds; "
-                        "its likely range over "
-                        "random file orders is in breakdowns 'tie_orders'")
+                        "with exactly equal scores: the official order is platform-dependent "
+                        "there; vlbench keeps the later prediction. Another file order suppresses "
+                        "other boxes, so NMS-AP has no tie bounds; its likely range over random "
+                        "file orders is in breakdowns 'tie_orders'")
     if protocol == "official" and nms.matches.id0_matches:
         warnings.extend(_id0_warning(gt, preds, keep, metrics))
     breakdowns = {
@@ -763,12 +755,10 @@ def score_references(refs: OVDEvalReferences, predictions: Any, *, protocol: str
     unknown = [name for name in entries if name not in refs.subsets]
     if unknown:
         result.warnings.append(f"{len(unknown)} prediction file(s) name no sub-dataset of the "
-                               "references and were "
-                               f"ignored: {', '.join(unknown)}")
+                               f"references and were ignored: {', '.join(unknown)}")
     if missing:
         result.warnings.append(f"no prediction file for {', '.join(missing)} (expected <name>.json "
-                               "or "
-                               "<name>_results.json): not scored")
+                               "or <name>_results.json): not scored")
     return result
 
 

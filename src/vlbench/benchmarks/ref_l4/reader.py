@@ -85,10 +85,8 @@ def _references_from_table(table: Any, source: str, other_split_ids: Any = None)
     notes = []
     if repeated:   # the official scorer scores each such row against the one prediction of its id
         notes.append(f"{sum(n - 1 for _, n in repeated)} reference row(s) repeat the id of another "
-                     "row (e.g. "
-                     f"{[i for i, _ in repeated[:5]]}): each is scored against the prediction of "
-                     "its id, as the "
-                     "official scorer does")
+                     f"row (e.g. {[i for i, _ in repeated[:5]]}): each is scored against the "
+                     "prediction of its id, as the official scorer does")
     # as read: a null stays None, a class apart from the text "None"
     cats = table["ori_category_id"].to_pylist()
     image, image_names = _image_codes(table)
@@ -325,8 +323,8 @@ def _rows(table: Any, image_paths: dict[str, Path], report: BuildReport,
                 source = schema.source_of(str(row["ori_category_id"]))
             except ValueError:
                 raise FormatError(f"ori_category_id {row['ori_category_id']!r} is neither "
-                                  "refcoco_<N> nor o365_<N>, "
-                                  "so the row has no source (COCO or Objects365)",
+                                  "refcoco_<N> nor o365_<N>, so the row has no source (COCO or "
+                                  "Objects365)",
                                   entry=f"row id {row['id']}",
                                   fix="use the release's ids (the dataset card's 'source' column "
                                       "is derived from them)") from None

@@ -133,21 +133,17 @@ def _prediction_boxes(entries: list[Any], used: NDArray[np.intp], is_xywh: NDArr
                                   "boxes as the official scorer does)")
     if bad.any():
         warnings.append(f"official protocol: {int(bad.sum())} predicted box(es) hold NaN or "
-                        "infinite coordinates "
-                        f"(ids {_describe(entries[i]['id'] for i in used[bad].tolist())}): the "
-                        "official IoU is NaN or "
-                        "0 there (torch propagates NaN, an infinite area makes the union "
-                        "infinite), so each is a miss; "
-                        "--protocol corrected refuses them")
+                        "infinite coordinates (ids "
+                        f"{_describe(entries[i]['id'] for i in used[bad].tolist())}): the official "
+                        "IoU is NaN or 0 there (torch propagates NaN, an infinite area makes the "
+                        "union infinite), so each is a miss; --protocol corrected refuses them")
     if extra:
         warnings.append(f"official protocol: {extra} xywh box(es) have more than four values: the "
-                        "official "
-                        "conversion reads the first four and ignores the rest; --protocol "
+                        "official conversion reads the first four and ignores the rest; --protocol "
                         "corrected refuses them")
     if booleans:
         warnings.append(f"official protocol: {booleans} box(es) hold true/false values, which the "
-                        "official tensor "
-                        "reads as 1 and 0; --protocol corrected refuses them")
+                        "official tensor reads as 1 and 0; --protocol corrected refuses them")
     return arr, integer, warnings
 
 
@@ -167,8 +163,7 @@ def _formats_as_xywh(entries: list[Any], protocol: str, source: str) -> tuple[ND
         if odd:
             warnings.append(
                 "official protocol: 'format' values other than exactly \"xywh\" are read as xyxy, "
-                "as the official "
-                f"scorer does: {', '.join(f'{k!r} x{n}' for k, n in odd.items())}. "
+                f"as the official scorer does: {', '.join(f'{k!r} x{n}' for k, n in odd.items())}. "
                 "Use --protocol corrected to read them case-insensitively (unknown values then "
                 "raise an error).")
         return is_xywh, tally, warnings
@@ -231,14 +226,12 @@ def parse_predictions(entries: Any, refs: RefL4References, *, protocol: str = "o
     n_other_split, unknown, unusable = _foreign_ids(list(index), refs)
     if unusable:
         warnings.append(f"{len(unusable)} prediction(s) have ids of a type no row id has (text "
-                        "where the rows' ids are "
-                        "numbers, or numbers where they are text) and were ignored, as the "
-                        "official scorer never "
-                        f"looks them up: {_describe(unusable)}")
+                        "where the rows' ids are numbers, or numbers where they are text) and were "
+                        "ignored, as the official scorer never looks them up: "
+                        f"{_describe(unusable)}")
     if unknown:
         warnings.append(f"{len(unknown)} prediction(s) have ids that are not rows of the "
-                        "references and were "
-                        f"ignored, e.g. {_describe(unknown)}")
+                        f"references and were ignored, e.g. {_describe(unknown)}")
     aligned = np.zeros((len(refs), 4), dtype=np.float64)
     aligned[present] = np.where(is_xywh[used][:, None], xywh_to_xyxy(boxes), boxes)
     used_xyxy = aligned[present]
@@ -404,8 +397,8 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
         per_size[name] = {"n": int(mask.sum()), "Acc50": acc50, "mAcc": macc}
         if acc50 is None:
             warnings.append(f"no {name} ground-truth box in this split: {name}_Acc50 and "
-                            f"{name}_mAcc are null "
-                            "(the official scorer raises ZeroDivisionError here)")
+                            f"{name}_mAcc are null (the official scorer raises ZeroDivisionError "
+                            "here)")
 
     categories, category_inverse = _factorize(refs.ori_category_id)
     classes, class_of_category = _class_codes(categories, schema.refcoco_to_o365(protocol))
@@ -554,9 +547,8 @@ def _mapping_warning(categories: list[str], category_inverse: NDArray[np.intp],
         f"{schema.COCO_NAMES[c]} (refcoco_{c}) -> o365_{schema.OFFICIAL_REFCOCO_TO_O365[c]} "
         f"{schema.category_name(f'o365_{schema.OFFICIAL_REFCOCO_TO_O365[c]}')}" for c in present)
     return ["official protocol: the official RefCOCO -> Objects365 class table has off-by-one "
-            "entries that change "
-            f"class_Acc50 / class_mAcc here ({named}); with the corrected table they would be "
-            f"{acc50_fixed:.4f} / {macc_fixed:.4f} (--protocol corrected)"]
+            f"entries that change class_Acc50 / class_mAcc here ({named}); with the corrected "
+            f"table they would be {acc50_fixed:.4f} / {macc_fixed:.4f} (--protocol corrected)"]
 
 
 def _per_source(categories: list[str], category_inverse: NDArray[np.intp],
@@ -640,6 +632,6 @@ def _one_entry_per_id(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                   "different boxes",
                                   file="predictions", entry=f"example {n}",
                                   fix="give every row of one id the same prediction (the official "
-                                      "file holds one "
-                                      "prediction per id, scored against each of its rows)")
+                                      "file holds one prediction per id, scored against each of "
+                                      "its rows)")
     return kept

@@ -50,9 +50,8 @@ def make_rows(n_rows: int, *, seed: int = 0, n_images: int | None = None, val_fr
         x, y, w, h = (round(v, 2) for v in (x, y, w, h))
         name = schema.category_name(cat)
         caption = (f"The {_COLOURS[rng.integers(len(_COLOURS))]} {name.lower()} "
-                   f"{_PLACES[rng.integers(len(_PLACES))]} "
-                   f"of the picture, next to the {_COLOURS[rng.integers(len(_COLOURS))]} one, "
-                   "which is partly hidden.")
+                   f"{_PLACES[rng.integers(len(_PLACES))]} of the picture, next to the "
+                   f"{_COLOURS[rng.integers(len(_COLOURS))]} one, which is partly hidden.")
         prefix = "coco" if from_coco else "o365"
         rows.append({
             "id": i, "caption": caption, "bbox": [x, y, w, h], "bbox_area": w * h,

@@ -68,8 +68,7 @@ def meteor_available(backend: str = "auto") -> tuple[bool, str]:
         exe, why = java.find_java()
         if exe is None:
             return False, (f"no Java found: {why}, or install a JRE (e.g. 'apt-get install "
-                           "default-jre-headless'), "
-                           "or use --meteor-backend python")
+                           "default-jre-headless'), or use --meteor-backend python")
     return True, "ok"
 
 
@@ -156,14 +155,12 @@ def _run_jar(args: Sequence[str], lines: Sequence[str], workdir: Path) -> list[s
             ).returncode
         except subprocess.TimeoutExpired:
             raise VlbenchError(f"the METEOR jar did not finish within {timeout:.0f} s on "
-                               f"{len(lines):,} lines "
-                               "(run 'vlbench doctor')") from None
+                               f"{len(lines):,} lines (run 'vlbench doctor')") from None
     out = dst.read_bytes().decode("utf-8", errors="replace").split("\n")
     if code != 0 or len(out) != len(lines) + 1:
         message = err.read_bytes().decode("utf-8", errors="replace").strip()[-500:]
         raise VlbenchError(
-            f"the METEOR jar failed (exit {code}, {len(out) - 1:,} output lines for "
-            f"{len(lines):,} "
+            f"the METEOR jar failed (exit {code}, {len(out) - 1:,} output lines for {len(lines):,} "
             f"input lines){': ' + message if message else ''} (run 'vlbench doctor')"
         )
     return out[:-1]

@@ -54,8 +54,7 @@ def spice_available() -> tuple[bool, str]:
         root = java.pycocoevalcap_dir()
         lib = root / "spice" / "lib" if root else "spice/lib"
         return False, (f"SPICE needs Stanford CoreNLP 3.6.0 ({' and '.join(CORENLP_JARS)}) in "
-                       f"{lib} or in the folder "
-                       "named by VLBENCH_CORENLP_DIR; get them from "
+                       f"{lib} or in the folder named by VLBENCH_CORENLP_DIR; get them from "
                        "stanford-corenlp-full-2015-12-09.zip")
     return True, "ok"
 

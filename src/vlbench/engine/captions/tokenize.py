@@ -81,8 +81,7 @@ def _java_tokenize(captions: list[str]) -> list[str]:
         len(lines) > len(captions) and lines[-1]
     ):
         raise VlbenchError(f"the Java PTBTokenizer returned {len(lines)} lines for {len(captions)} "
-                           "captions: "
-                           f"{proc.stderr.decode(errors='replace')[-300:]}")
+                           f"captions: {proc.stderr.decode(errors='replace')[-300:]}")
     return [_filter(line) for line in lines[: len(captions)]]
 
 
