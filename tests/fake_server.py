@@ -54,8 +54,8 @@ class FakeServer:
                 pass
 
             def _send(self, status: int, headers: dict, body: bytes) -> None:
-                drip = float(headers.pop("X-Drip-Seconds",
-                                         0))       # a byte at a time, this far apart
+                # a byte at a time, this far apart
+                drip = float(headers.pop("X-Drip-Seconds", 0))
                 self.send_response(status)
                 for k, v in {
                     "Content-Type": "application/json",

@@ -13,8 +13,8 @@ import pytest
 import vlbench
 from conftest import run_cli
 
-A, B = [10, 10, 40, 40], [60, 60, 30,
-                          30]        # OVDEval: a red car and a cup on image 1 (100 x 100)
+# OVDEval: a red car and a cup on image 1 (100 x 100)
+A, B = [10, 10, 40, 40], [60, 60, 30, 30]
 
 
 def _ovdeval(tmp_path, preds):

@@ -157,8 +157,8 @@ def test_hub_calls_without_a_network_are_a_clear_error(tmp_path, sample_release)
             "vlbench", check=True)
     proc = _cli("publish", "dataset", "ref_l4", "--folder", str(hub), "--repo-id", "me/ref-l4",
                 cwd=tmp_path, env=env)
-    _clear(proc, "evaluation_framework 'vlbench' is not on the Hub's list",
-           "eval.ts")    # refused before any upload
+    # refused before any upload
+    _clear(proc, "evaluation_framework 'vlbench' is not on the Hub's list", "eval.ts")
     spec = (hub / "eval.yaml").read_text()
     (hub / "eval.yaml").write_text(spec.replace("evaluation_framework: vlbench",
                                                 "evaluation_framework: inspect-ai"))
@@ -260,8 +260,8 @@ def test_every_cli_flag_has_help():
 
     def walk(parser, path):
         for action in parser._actions:
-            if getattr(action, "choices", None) and isinstance(action.choices,
-                                                               dict):   # sub-commands
+            # sub-commands
+            if getattr(action, "choices", None) and isinstance(action.choices, dict):
                 for name, sub in action.choices.items():
                     walk(sub, f"{path} {name}")
             elif action.option_strings and action.help in (None, "") and action.dest != "help":

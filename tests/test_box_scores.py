@@ -55,8 +55,8 @@ def test_recorded_log_probabilities_equal_a_teacher_forced_forward_pass(qwen):
                               token_scores=True)
     tokenizer = loaded.processor.tokenizer
     for n, (item, prompt, answer) in enumerate(zip(items, prompts, answers)):
-        inputs = models._inputs(loaded, [item], [prompt],
-                                preset)        # this row alone: no padding
+        # this row alone: no padding
+        inputs = models._inputs(loaded, [item], [prompt], preset)
         with torch.inference_mode():
             seq = loaded.model.generate(**inputs, do_sample=False, num_beams=1, max_new_tokens=12)
             length = inputs["input_ids"].shape[1]
@@ -184,8 +184,8 @@ def test_an_image_that_does_not_decode_names_its_item():
     from vlbench.engine.errors import FormatError
     from vlbench.predict.streaming import LazyImage, loaded
 
-    for data in (b"not an image",
-                 bomb_png()):      # damaged bytes; a header over Pillow's pixel cap
+    # damaged bytes; a header over Pillow's pixel cap
+    for data in (b"not an image", bomb_png()):
         cells = [{"image": {"bytes": data, "path": None}}]
         with pytest.raises(FormatError, match="item row-7"):
             loaded([PredictItem("row-7", LazyImage(cells, 0, "image"), ("cup",))])

@@ -349,8 +349,8 @@ def test_max_det_cuts_in_any_order_and_cuts_that_keep_the_same_detections():
     np.testing.assert_array_equal(res.precision, ev.eval["precision"])
     np.testing.assert_array_equal(res.recall, ev.eval["recall"])
     assert Params(max_dets=max_dets).max_dets == (1, 10, 100, 1000)
-    assert not np.array_equal(res.precision[..., 0],
-                              res.precision[..., 1])     # the cut at 1 changes something
+    # the cut at 1 changes something
+    assert not np.array_equal(res.precision[..., 0], res.precision[..., 1])
 
 
 @settings(max_examples=150, deadline=None,

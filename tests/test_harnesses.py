@@ -299,8 +299,8 @@ def test_a_scaffolded_benchmark_is_an_lmms_eval_task_with_its_metric_directions(
         unanswered = _aggregate(
             task, lambda doc: "many" if doc["image_id"] == 0 else str(counts[doc["image_id"]])
         )
-        assert unanswered == {"accuracy": 40.0,
-                              "MAE": 1.8}      # image 0 as -1: |-1 - 3| = 4 more, one hit less
+        # image 0 as -1: |-1 - 3| = 4 more, one hit less
+        assert unanswered == {"accuracy": 40.0, "MAE": 1.8}
 
 
 @pytest.mark.parametrize("processor, want", [({"do_center_crop": True, "crop_size": 336,

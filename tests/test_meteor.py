@@ -280,8 +280,8 @@ def test_index_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch):
     again = ParaphraseIndex.load(table, tmp_path / "cache")
     assert len(parses) == 3
     assert again.kept_entries(["a big dog"]).tolist() == [3]
-    np.testing.assert_array_equal(np.load(folders[0] / "phrase_hash.npy"),
-                                  built.phrase_hash)   # rebuilt on disk
+    # rebuilt on disk
+    np.testing.assert_array_equal(np.load(folders[0] / "phrase_hash.npy"), built.phrase_hash)
 
 
 def test_an_edited_index_is_caught_by_its_digests_and_other_indexes_are_kept(tmp_path, monkeypatch):

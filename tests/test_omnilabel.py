@@ -52,9 +52,9 @@ def test_hub_rows_through_evaluate_match_official(case, omnilabel_metric, tmp_pa
     """official JSON -> vlbench build -> load_dataset -> evaluate.load("metrics/omnilabel") ->
     official numbers."""
     expected = json.loads((case / "expected.json").read_text())
-    build(case / "references.json", tmp_path / "hub",
-          allow_missing_images=True)     # annotations only
+    # annotations only
     # own cache dir: datasets caches local folders by name and layout, and every case here is a
+    build(case / "references.json", tmp_path / "hub", allow_missing_images=True)
     # "hub" folder
     ds = load_dataset(str(tmp_path / "hub"), split="validation", cache_dir=str(tmp_path / "cache"))
     preds = json.loads((case / "predictions.json").read_text())

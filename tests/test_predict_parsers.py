@@ -137,8 +137,8 @@ def test_a_box_beyond_the_image_is_kept_as_written_and_flagged():
 
     box = parse_box("[0.2, 0.1, 1.6, 0.9]", "normalized", IMAGE, None)
     assert box == pytest.approx([384.0, 108.0, 3072.0, 972.0]) and reaches_outside(box, IMAGE)
-    assert not reaches_outside([-2.0, 0.0, 1922.0, 1082.0],
-                               IMAGE)       # within the 2 px of rounding
+    # within the 2 px of rounding
+    assert not reaches_outside([-2.0, 0.0, 1922.0, 1082.0], IMAGE)
 
 
 def test_a_detection_answer_lists_labelled_boxes_and_none_is_valid():

@@ -193,8 +193,8 @@ def test_generated_stress_corpus():
     # one hash: an exact match to the jar
     refs.append(["b\u00e0 dog"])
     stats = _assert_same_lines(hyps, refs)
-    for module, name in ((1, "stem"), (2, "synonym"),
-                         (3, "paraphrase")):   # every matcher took part
+    # every matcher took part
+    for module, name in ((1, "stem"), (2, "synonym"), (3, "paraphrase")):
         assert sum(1 for s in stats if s[4 + 4 * module] > 0) > 5, name
     assert stats[-1][4] == 2.0     # exact content matches: "dog", and the two words with one hash
 
@@ -308,8 +308,8 @@ def test_per_pair_aligner_equals_the_batch_on_the_stress_corpus(monkeypatch):
     index = ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
     hyps, refs = _stress_corpus(index, n=400, seed=3)
     arrays, _ = meteor_stats(hyps, refs, backend="python")
-    monkeypatch.setattr(batch, "MAX_WORDS",
-                        0)       # every pair with words takes the per-pair aligner
+    # every pair with words takes the per-pair aligner
+    monkeypatch.setattr(batch, "MAX_WORDS", 0)
     per_pair, _ = meteor_stats(hyps, refs, backend="python")
     assert per_pair == arrays
 
@@ -370,8 +370,8 @@ def test_the_references_phrases_read_back_give_the_reduction_of_all_lines(tmp_pa
             pymeteor._usable_entries(index, lines, line_words, reference_lines, jar), whole
         )
     others = len(set(lines) - reference_lines)
-    assert hashed == [len(reference_lines), others,
-                      others]      # the second call read the references' phrases
+    # the second call read the references' phrases
+    assert hashed == [len(reference_lines), others, others]
     assert len(list((tmp_path / "texts").glob("meteor-phrases-*.bin"))) == 1
     keyless = dataclasses.replace(index, folder="")
     assert np.array_equal(

@@ -98,8 +98,8 @@ def test_official_reads_unknown_format_as_xyxy_and_warns():
 
 
 def test_breakdowns_per_source_and_class():
-    cats = ["refcoco_1", "o365_1", "o365_2",
-            "o365_300"]  # COCO row; O365 person (COCO has it); two others
+    # COCO row; O365 person (COCO has it); two others
+    cats = ["refcoco_1", "o365_1", "o365_2", "o365_300"]
     refs = _rows([[0, 0, 50, 50]] * 4, cats)
     preds = [
         {"id": i, "pred_bbox": [0, 0, 50, 50] if i != 3 else [100, 100, 5, 5], "format": "xywh"}

@@ -291,8 +291,8 @@ def test_api_scores_against_an_operator_hub_folder(server):
     assert hub == bundled
     from gradio_client.exceptions import AppError
 
-    with pytest.raises(AppError,
-                       match="not in the list of choices"):  # a typed path never reaches the engine
+    # a typed path never reaches the engine
+    with pytest.raises(AppError, match="not in the list of choices"):
         client.predict("ref_l4", "val", handle_file(pred), "official", "m", "../../etc",
                        api_name="/score")
 

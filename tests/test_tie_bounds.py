@@ -52,8 +52,8 @@ def test_hand_derived_bounds_of_one_tied_block():
     for key in ("AP", "AP50", "AP75", "AP_medium"):
         assert bounds[key] == pytest.approx((0.5, 1.0), abs=1e-12), key
     assert bounds["AP_small"] == bounds["AP_large"] == (-1.0, -1.0)
-    assert set(bounds) == {"AP", "AP50", "AP75", "AP_small", "AP_medium",
-                           "AP_large"}  # AR keys do not depend on order
+    # AR keys do not depend on order
+    assert set(bounds) == {"AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large"}
     assert (
         _engine_case([GT_BOXES[0], FAR, FAR, GT_BOXES[1]], [1.0] * 4, tie_bounds=True).tie_bounds
         == bounds

@@ -639,8 +639,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from .library.api import score
 
     if args.output:
-        check_output(args.output,
-                     "result JSON")   # before the work: a bad destination must not cost the run
+        # before the work: a bad destination must not cost the run
+        check_output(args.output, "result JSON")
     options = _score_options(args)
     if args.command == "analyze" or getattr(args, "analysis", False):
         options["analysis"] = True

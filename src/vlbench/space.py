@@ -804,8 +804,8 @@ def build_app(only: str | None = None):
         scoring: dict[str, Any] = {"concurrency_id": "scoring", "concurrency_limit": CONCURRENCY}
         inputs = [bench, subset, upload, protocol, model_name, references, dataset_id]
         scored = [run.click(score_with_progress, inputs, outputs, api_name="score", **scoring)]
-        for clicked in (good_click,
-                        poor_click):   # an example click scores at once, as a visitor expects
+        # an example click scores at once, as a visitor expects
+        for clicked in (good_click, poor_click):
             scored.append(clicked.then(score_with_progress, inputs, outputs,
                                        api_visibility="private", **scoring))
         _wire_viewer(viewer, scored)

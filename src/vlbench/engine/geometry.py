@@ -50,8 +50,8 @@ def iou_aligned_xyxy(boxes_a_xyxy: ArrayLike, boxes_b_xyxy: ArrayLike, *, dtype:
     """
     a: NDArray[np.floating] = np.asarray(boxes_a_xyxy).astype(dtype, copy=False)
     b_exact = np.asarray(boxes_b_xyxy)
-    with np.errstate(invalid="ignore",
-                     over="ignore"):      # NaN / inf boxes propagate as in torch: IoU NaN or 0
+    # NaN / inf boxes propagate as in torch: IoU NaN or 0
+    with np.errstate(invalid="ignore", over="ignore"):
         b: NDArray[np.floating] = b_exact.astype(dtype, copy=False)
         if a.shape != b.shape or a.shape[-1:] != (4,):
             raise ValueError(f"aligned IoU needs two (N, 4) arrays of equal shape, got {a.shape} "

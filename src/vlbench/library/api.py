@@ -197,8 +197,8 @@ def compare(benchmark: str, references: Any, predictions_a: Any, predictions_b: 
     :func:`vlbench.engine.uncertainty.compare`). Returns ``(comparison, result_a, result_b)``."""
     from ..engine.uncertainty import compare as paired
 
-    bench, opts, refs, _ = _prepare(benchmark, references, split, protocol,
-                                    options)   # read once, scored twice
+    # read once, scored twice
+    bench, opts, refs, _ = _prepare(benchmark, references, split, protocol, options)
     a = _score(bench, opts, refs, predictions_a, max_bytes)
     b = _score(bench, opts, refs, predictions_b, max_bytes)
     if names is None:

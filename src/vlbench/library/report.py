@@ -209,8 +209,8 @@ def analysis_plot(result: Result) -> Any:
             for n in names
         ],
     )
-    for bar, value, count in zip(bars, values,
-                                 counts):     # the bar is the points; say both, each with its unit
+    # the bar is the points; say both, each with its unit
+    for bar, value, count in zip(bars, values, counts):
         label = f" {value:+.2f} pts" + (f" ({count} boxes)" if count is not None else "")
         ax.annotate(label, (max(bar.get_width(), 0), bar.get_y() + bar.get_height() / 2),
                     va="center", fontsize=8)
@@ -269,16 +269,16 @@ def layout(sample: Sample, image_size: tuple[int, int] | None) -> tuple[tuple[in
     every box whole (grown, grey, where a box reaches beyond the image), enlarged to a readable size
     and capped at 4096 pixels a side."""
     w0, h0 = image_size or (0, 0)
-    boxes = [(b, label, kind) for b, label,
-             kind in sample.boxes if all(v == v for v in b)]   # NaN boxes: nothing
+    # NaN boxes: nothing
+    boxes = [(b, label, kind) for b, label, kind in sample.boxes if all(v == v for v in b)]
     left = min([0.0] + [b[0] for b, _, _ in boxes])
     top = min([0.0] + [b[1] for b, _, _ in boxes])
     right = max([float(w0 or 320)] + [b[0] + max(b[2], 0) for b, _, _ in boxes])
     bottom = max([float(h0 or 240)] + [b[1] + max(b[3], 0) for b, _, _ in boxes])
     pad = 4                                                    # room for the outline itself
     scale = max(1.0, MIN_SIDE / max(1.0, min(right - left, bottom - top)))
-    scale = min(scale, 4096 / max(right - left, bottom - top,
-                                  1.0))     # a huge stray box must not blow memory up
+    # a huge stray box must not blow memory up
+    scale = min(scale, 4096 / max(right - left, bottom - top, 1.0))
     size = (round((right - left) * scale) + 2 * pad, round((bottom - top) * scale) + 2 * pad)
     corner = (-left * scale + pad, -top * scale + pad)
     placed = [([(x - left) * scale + pad, (y - top) * scale + pad,

@@ -303,8 +303,8 @@ def predict(benchmark: str, model: str, data: str | os.PathLike, out: str | os.P
                          file=model,
                          fix="use " + " or ".join(f"{_a(k)} model" for k in predictor.kinds))
     preset = _preset(info, predictor.answer_kind, prompt, box_format)
-    data_rows, split = load_data(bench.id, data, split=split,
-                                 config=config)      # before the (slow) model
+    # before the (slow) model
+    data_rows, split = load_data(bench.id, data, split=split, config=config)
     every = _items(bench, data_rows, info.kind, data)
     items = every[:limit]
     _check_targets(items, data, bench.id, out, overwrite)

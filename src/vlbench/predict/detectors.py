@@ -218,8 +218,8 @@ def grounding_dino(loaded: Any, images: list[Any], queries: list[list[str]], thr
         for row, ((n, part), spans) in enumerate(zip(batch, chars)):
             offsets = encoded["offset_mapping"][row]
             tokens = _spans(offsets, spans)
-            reached = max((b for a, b in offsets if b > a),
-                          default=0)         # the caption's last character kept
+            # the caption's last character kept
+            reached = max((b for a, b in offsets if b > a), default=0)
             truncated[n] += sum(end > reached for _, end in spans)
             # (boxes, text positions)
             probs = torch.sigmoid(outputs.logits[row].float())

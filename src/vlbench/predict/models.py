@@ -478,8 +478,8 @@ class _LogProbRecorder:
         self.handles = [model.register_forward_hook(lambda m, a,
                                                     out: self._keep("outer", getattr(out, "logits",
                                                                                      None)))]
-        output_embeddings = getattr(model, "get_output_embeddings",
-                                    None)       # every transformers model has one
+        # every transformers model has one
+        output_embeddings = getattr(model, "get_output_embeddings", None)
         head = output_embeddings() if output_embeddings is not None else None
         if head is not None:
             self.handles.append(head.register_forward_hook(lambda m, a,

@@ -168,8 +168,8 @@ class Scene:
             ]
 
         kept = {b: v for b, v in best.items() if b not in self.removed}
-        other = [box for box,
-                 q in self.gt if not every and q != query]   # the objects of other queries
+        # the objects of other queries
+        other = [box for box, q in self.gt if not every and q != query]
         marked, errors = mark_boxes(gt_boxes, shown(kept), gt_queries=list(gt.values()),
                                     pred_queries=[q for _, q in kept.values()], other_gt=other,
                                     negatives=self.negatives)

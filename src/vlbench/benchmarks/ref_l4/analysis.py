@@ -159,8 +159,8 @@ def analyze(refs: RefL4References, boxes_xyxy: NDArray[np.float64], present: NDA
         for name, (lo, hi) in zip(length_names, LENGTHS):
             label[(words >= lo) & (words <= hi)] = name
         slices["length"] = _accuracy_by(label, hit, length_names)
-    names = np.asarray((*schema.SIZE_NAMES, "none"),
-                       dtype=object)      # none: a GT box of negative area
+    # none: a GT box of negative area
+    names = np.asarray((*schema.SIZE_NAMES, "none"), dtype=object)
     size = names[schema.size_buckets(refs.bbox_xywh[:, 2], refs.bbox_xywh[:, 3])]
     slices["size"] = _accuracy_by(size, hit, list(schema.SIZE_NAMES))
     histogram = np.histogram(

@@ -104,8 +104,8 @@ def _prediction_boxes(entries: list[Any], used: NDArray[np.intp], is_xywh: NDArr
     mean (booleans, values past the fourth of an xywh box; NaN and infinite coordinates, refused
     under ``corrected``)."""
     numbers: list[list[Any]] = []
-    odd: dict[str, list[int]] = {"has more than four values": [],
-                                 "holds booleans": []}   # entries, in order
+    # entries, in order
+    odd: dict[str, list[int]] = {"has more than four values": [], "holds booleans": []}
     for i in used.tolist():
         box = entries[i]["pred_bbox"]
         four = _box_numbers(box, bool(is_xywh[i]))
@@ -426,8 +426,8 @@ def score(refs: RefL4References, predictions: Any, *, protocol: str = "official"
     breakdowns["threshold_metrics"] = threshold_metrics(int(preds.present.sum()),
                                                         int(hits_macc[:, 0].sum()), len(refs))
     if with_samples:
-        breakdowns["samples"] = {"id": refs.ids,
-                                 "iou": iou.astype(np.float64)}  # arrays: serialised fast
+        # arrays: serialised fast
+        breakdowns["samples"] = {"id": refs.ids, "iou": iou.astype(np.float64)}
     counts = {"rows": len(refs), "classes": len(classes), **preds.counts}
     unit_of_row, unit = (refs.image, "image") if refs.image is not None else (np.arange(len(refs)),
                                                                               "expression")
@@ -526,8 +526,8 @@ class RefL4Replicator:
                 out[f"{name}_Acc50"], out[f"{name}_mAcc"] = per_t[:, 0], per_t.mean(axis=1)
             cls_ = sums[:, _SIZES * _SIZE_COLS:].reshape(len(weights), self.n_classes, _CLASS_COLS)
             present = cls_[:, :, 0] > 0
-            acc_c = np.where(present[:, :, None], cls_[:, :, 1:] / cls_[:, :, :1] * 100,
-                             0.0)   # (R, C, T)
+            # (R, C, T)
+            acc_c = np.where(present[:, :, None], cls_[:, :, 1:] / cls_[:, :, :1] * 100, 0.0)
             per_t = acc_c.sum(axis=1) / present.sum(axis=1)[:, None]
             out["class_Acc50"], out["class_mAcc"] = per_t[:, 0], per_t.mean(axis=1)
         return out

@@ -29,8 +29,8 @@ def make_rows(n_rows: int, *, seed: int = 0, n_images: int | None = None, val_fr
     n_images = n_images or max(1, n_rows // 4)
     width, height = image_size
     image_of_row = np.sort(rng.integers(0, n_images, size=n_rows))
-    image_of_row[: min(n_images, n_rows)] = np.arange(min(n_images,
-                                                          n_rows))  # every image used once
+    # every image used once
+    image_of_row[: min(n_images, n_rows)] = np.arange(min(n_images, n_rows))
     image_of_row.sort()
     n_val_images = int(round(n_images * val_fraction))
     coco_ids = sorted(schema.COCO_NAMES)

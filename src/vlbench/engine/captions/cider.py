@@ -142,8 +142,8 @@ class CiderDResampler:
             s1 = doc_image[gram] >= 0
             by_image = sparse.csr_matrix((value[s1], (row[s1], doc_image[gram[s1]])),
                                          shape=(n_rows, n_images))
-            unseen = np.bincount(row[~m & ~s1], weights=value[~m & ~s1],
-                                 minlength=n_rows)   # df 0: idf = log N
+            # df 0: idf = log N
+            unseen = np.bincount(row[~m & ~s1], weights=value[~m & ~s1], minlength=n_rows)
             return many, by_image, unseen
 
         self.ref_sq = split(r_row, r_gram, (r_count**2).astype(np.float64), rows)

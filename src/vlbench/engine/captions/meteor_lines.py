@@ -82,8 +82,8 @@ def meteor_from_stats(stats: NDArray[np.float64]) -> NDArray[np.float64]:
     module = s[..., 4:20].reshape(s.shape[:-1] + (4, 4))
     chunks, test_words, ref_words = s[..., 20], s[..., 21], s[..., 22]
     test_weighted, ref_weighted = np.zeros(s.shape[:-1]), np.zeros(s.shape[:-1])
-    for part, factor in ((0, DELTA),
-                         (2, 1.0 - DELTA)):      # Java's accumulation order: content, then function
+    # Java's accumulation order: content, then function
+    for part, factor in ((0, DELTA), (2, 1.0 - DELTA)):
         for i, w in enumerate(MODULE_WEIGHTS):
             test_weighted = test_weighted + module[..., i, part] * w * factor
             ref_weighted = ref_weighted + module[..., i, part + 1] * w * factor

@@ -177,8 +177,8 @@ def _ordered_strings(text: NDArray[np.uint8], start: NDArray[np.int64],
     first, end = start[some], start[some] + length[some]
     if len(first) > 1 and (first[1:] < end[:-1]).any():
         return _strings(text, start, length)
-    bounds = np.empty(2 * len(first) + 2,
-                      dtype=np.int64)     # 0, first[0], end[0], first[1], ..., len(text)
+    # 0, first[0], end[0], first[1], ..., len(text)
+    bounds = np.empty(2 * len(first) + 2, dtype=np.int64)
     bounds[0], bounds[-1] = 0, len(text)
     bounds[1:-1:2], bounds[2:-1:2] = first, end
     inside = np.zeros(len(bounds) - 1, dtype=bool)
@@ -462,9 +462,9 @@ class ParaphraseIndex:
                among: _Grams | None = None ) -> ParaphraseIndex:
         # every phrase's number among its block's distinct phrases
         numbers: list[NDArray[np.int32]] = []
-        fields: tuple[list[NDArray], ...] = ([], [], [], [], [],
-                                             [])   # each block's distinct phrases: hash, check,
+        # each block's distinct phrases: hash, check,
         # text, length, always kept, words
+        fields: tuple[list[NDArray], ...] = ([], [], [], [], [], [])
         blocks = entry_blocks(table, block_bytes)
         for number, parts in _mapped_ahead(lambda block: _block_distinct(block[0], block[1],
                                                                          multipliers, among),
@@ -481,8 +481,8 @@ class ParaphraseIndex:
         # distinct across blocks, numbered in hash order
         first, global_number = _distinct_ranges(hashes, checks)
         del checks
-        chosen = np.zeros(len(length),
-                          dtype=bool)              # the first copy of each, in text order
+        # the first copy of each, in text order
+        chosen = np.zeros(len(length), dtype=bool)
         chosen[first] = True
         # two independent halves on the two cores
         with ThreadPoolExecutor(max_workers=1) as pool:

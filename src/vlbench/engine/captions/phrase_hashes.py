@@ -18,8 +18,8 @@ from numpy.typing import NDArray
 __all__ = ["Chunks", "longest_first", "string_hashes", "string_shapes", "hashes_and_shapes",
            "ngram_hashes", "lines_ngram_hashes", "sorted_distinct"]
 
-_BYTE_MASK = np.array([(1 << (8 * r)) - 1 for r in range(9)],
-                      dtype=np.uint64)   # the low r bytes of a word
+# the low r bytes of a word
+_BYTE_MASK = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
 _LOW7, _HIGH = np.uint64(0x7F7F7F7F7F7F7F7F), np.uint64(0x8080808080808080)
 _SPACE8 = np.uint64(0x2020202020202020)
 

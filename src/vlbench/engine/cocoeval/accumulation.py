@@ -34,8 +34,8 @@ def _segment_reverse_cummax(values: NDArray[np.float64],
     if not len(values):
         return values
     run = np.cumsum(np.r_[True, segment[1:] != segment[:-1]])
-    z = np.empty(values.shape[::-1],
-                 np.complex128)            # the walk along the last axis: contiguous
+    # the walk along the last axis: contiguous
+    z = np.empty(values.shape[::-1], np.complex128)
     z.real = (run[-1] - run)[::-1]
     z.imag = values[::-1].T
     return np.ascontiguousarray(np.maximum.accumulate(z, axis=-1).imag.T[::-1])
@@ -179,8 +179,8 @@ def group_entries(m: Matches, member_pair: NDArray[np.int64], member_group: NDAr
     not_int = np.bincount(entry_group, weights=~m.is_int[entry_det], minlength=n_groups) > 0
     float_group = not_int | (np.bincount(member_group, weights=empty_list, minlength=n_groups) > 0)
     key = score_key(m.score[entry_det], m.exact[entry_det], ~float_group[entry_group])
-    order = np.lexsort((entry_det, key,
-                        entry_group))     # ties: concatenation order, i.e. (pair, rank)
+    # ties: concatenation order, i.e. (pair, rank)
+    order = np.lexsort((entry_det, key, entry_group))
     return entry_det[order], entry_group[order]
 
 

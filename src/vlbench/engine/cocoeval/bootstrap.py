@@ -104,8 +104,8 @@ class WeightedRanking:
         n = len(self.row_unit)
         if n:
             starts = segment_starts(self.row_group)
-            counted = _segment_cumsum(np.asarray(self.blocks @ wt),
-                                      starts)   # (rows, R) detections up to the row
+            # (rows, R) detections up to the row
+            counted = _segment_cumsum(np.asarray(self.blocks @ wt), starts)
             row_w = wt[self.row_unit]                                          # (rows, R)
             for t in range(T):
                 # only TPs of t move recall

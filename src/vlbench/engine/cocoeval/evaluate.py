@@ -59,12 +59,12 @@ def resolve_by_id(gt: dict[str, NDArray], image_ids: NDArray[np.int64],
     if len(np.unique(ids)) == len(ids):
         return gt, orphan
     wanted = np.flatnonzero(~orphan & np.isin(category, category_ids))
-    wanted = wanted[np.argsort(image[wanted],
-                               kind="stable")]            # getAnnIds: by image id, then file order
+    # getAnnIds: by image id, then file order
+    wanted = wanted[np.argsort(image[wanted], kind="stable")]
     uniq, inverse = np.unique(ids, return_inverse=True)
     last = np.full(len(uniq), -1)
-    np.maximum.at(last, inverse,
-                  np.arange(len(ids)))                       # anns[id]: the last one wins
+    # anns[id]: the last one wins
+    np.maximum.at(last, inverse, np.arange(len(ids)))
     rows = last[inverse[wanted]]
     return {key: np.asarray(value)[rows] for key, value in gt.items()}, orphan
 

@@ -44,8 +44,8 @@ class Sentence:
     # file order, the same as a set), by start then length: the order of the jar's transducer
     phrase_hits: tuple[tuple[int, int, tuple[tuple[str, ...], ...], frozenset[tuple[str, ...]]],
                        ...]
-    occurrences: dict[tuple[str, ...],
-                      tuple[int, ...]]   # each table phrase in this line -> its starts
+    # each table phrase in this line -> its starts
+    occurrences: dict[tuple[str, ...], tuple[int, ...]]
     by_hash: dict[int, tuple[int, ...]]    # word hash -> positions
     by_stem: dict[int, tuple[int, ...]]    # stem hash -> positions
 
@@ -132,8 +132,8 @@ def _candidates(hyp: Sentence, ref: Sentence) -> tuple[list[list[Match]], list[i
 
 # A search path is a list (the jar's ``PartialAlignment`` without its unused fields):
 NEG_WEIGHTED, CHUNKS, DISTANCE, IDX, LAST_END, USED1, USED2, CHOSEN = range(8)
-_RANK = itemgetter(NEG_WEIGHTED, CHUNKS,
-                   DISTANCE)   # more weighted matches, fewer chunks, less distance
+# more weighted matches, fewer chunks, less distance
+_RANK = itemgetter(NEG_WEIGHTED, CHUNKS, DISTANCE)
 
 
 def _gain(m: Match) -> int:

@@ -250,8 +250,8 @@ def _best_lines(rows: np.ndarray, owner: np.ndarray, n_lines: int) -> list[str]:
         return out
     # computeMetrics of each alignment, the jar's order of operations
     scores = meteor_from_stats(rows)
-    order = np.lexsort((np.arange(len(rows)), -scores,
-                        owner))     # per line: best score, then first
+    # per line: best score, then first
+    order = np.lexsort((np.arange(len(rows)), -scores, owner))
     first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
     best = rows[first]
     # every count prints as "<int>.0" (_java_double): joined per row
