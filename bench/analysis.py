@@ -1,12 +1,14 @@
-"""What the error analysis (#30) costs: a whole `vlbench analyze` process against a whole `vlbench score` process
-on the same files, at full benchmark scale, interleaved A B A B, the median of the paired ratios.
+"""What the error analysis (#30) costs: a whole `vlbench analyze` process against a whole `vlbench
+score` process on the same files, at full benchmark scale, interleaved A B A B, the median of the
+paired ratios.
 
-    python bench/analysis.py [--pairs 5] [--omnilabel-images 12000] [--ovdeval-images 2000] [--ref-l4-rows 45341]
+    python bench/analysis.py [--pairs 5] [--omnilabel-images 12000] [--ovdeval-images 2000] \\
+        [--ref-l4-rows 45341]
 
-The sets are the other benches' (bench/omnilabel.py's validation-scale OmniLabel set, bench/ovdeval.py's 2,000-image
-sub-dataset, a Ref-L4 split of 45,341 rows with noisy boxes). Goal of #30: analyze within 2x of score. Each pair
-also checks that the analysis' as-scored number is the official one (NMS_AP50, OmniLabel's harmonic mean of
-AP50_categ and AP50_descr, Acc50).
+The sets are the other benches' (bench/omnilabel.py's validation-scale OmniLabel set,
+bench/ovdeval.py's 2,000-image sub-dataset, a Ref-L4 split of 45,341 rows with noisy boxes). Goal of
+#30: analyze within 2x of score. Each pair also checks that the analysis' as-scored number is the
+official one (NMS_AP50, OmniLabel's harmonic mean of AP50_categ and AP50_descr, Acc50).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ def _write(path: Path, data: object) -> Path:
     return path
 
 
-def _files(folder: Path, omnilabel_images: int, ovdeval_images: int, ref_l4_rows: int) -> list[tuple[str, Path, Path]]:
+def _files(
+    folder: Path, omnilabel_images: int, ovdeval_images: int, ref_l4_rows: int
+) -> list[tuple[str, Path, Path]]:
     """(benchmark, references, predictions) per benchmark."""
     from vlbench.benchmarks.omnilabel import synthetic as omni
     from vlbench.benchmarks.ovdeval import synthetic as ovd
@@ -37,23 +41,52 @@ def _files(folder: Path, omnilabel_images: int, ovdeval_images: int, ref_l4_rows
             _write(folder / "omnilabel.json", omni.make_predictions(data, seed=1, extra_per_box=25,
                                                                      background_per_image=20)))]
     sub = ovd.make_subset(ovdeval_images, seed=0, boxes_per_image=4.0)
-    out.append(("ovdeval", _write(folder / "color.json", sub),
-                _write(folder / "ovdeval.json", ovd.make_predictions(sub, seed=1, hard_negatives=8, duplicates=4,
-                                                                      background=55))))
+    out.append(
+        (
+            "ovdeval",
+            _write(folder / "color.json", sub),
+            _write(
+                folder / "ovdeval.json",
+                ovd.make_predictions(sub, seed=1, hard_negatives=8, duplicates=4, background=55),
+            ),
+        )
+    )
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = refl4.make_rows(ref_l4_rows, seed=0, n_images=ref_l4_rows // 4 + 1)       # bench/ref_l4.py's set
+    # bench/ref_l4.py's set
+    rows = refl4.make_rows(ref_l4_rows, seed=0, n_images=ref_l4_rows // 4 + 1)
     pq.write_table(pa.Table.from_pylist(rows), folder / "ref_l4.parquet")
-    out.append(("ref_l4", folder / "ref_l4.parquet",
-                _write(folder / "ref_l4.json", refl4.make_predictions(rows, quality="poor", seed=1))))
+    out.append(
+        (
+            "ref_l4",
+            folder / "ref_l4.parquet",
+            _write(folder / "ref_l4.json", refl4.make_predictions(rows, quality="poor", seed=1)),
+        )
+    )
     return out
 
 
 def _run(command: str, benchmark: str, refs: Path, preds: Path, out: Path) -> float:
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "vlbench", command, benchmark, "--references", str(refs), "--predictions",
-                    str(preds), "--quiet", "--output", str(out)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vlbench",
+            command,
+            benchmark,
+            "--references",
+            str(refs),
+            "--predictions",
+            str(preds),
+            "--quiet",
+            "--output",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - t
 
 
@@ -75,7 +108,9 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for benchmark, refs, preds in _files(folder, args.omnilabel_images, args.ovdeval_images, args.ref_l4_rows):
+        for benchmark, refs, preds in _files(
+            folder, args.omnilabel_images, args.ovdeval_images, args.ref_l4_rows
+        ):
             ratios, times = [], []
             for _ in range(args.pairs):
                 a = _run("analyze", benchmark, refs, preds, folder / "a.json")
@@ -84,9 +119,12 @@ def main() -> None:
                 times.append((a, b))
             result = json.loads((folder / "a.json").read_text())
             same = abs(result["analysis"]["as_scored"] - _as_official(benchmark, result)) < 1e-9
-            print(f"{benchmark:<10} analyze {statistics.median(a for a, _ in times):6.2f} s  score "
-                  f"{statistics.median(b for _, b in times):6.2f} s  ratio median {statistics.median(ratios):.3f} "
-                  f"(min {min(ratios):.3f}, max {max(ratios):.3f})  as scored = official: {same}")
+            print(
+                f"{benchmark:<10} analyze {statistics.median(a for a, _ in times):6.2f} s  score "
+                f"{statistics.median(b for _, b in times):6.2f} s  ratio median "
+                f"{statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})  "
+                f"as scored = official: {same}"
+            )
 
 
 if __name__ == "__main__":

@@ -2,21 +2,25 @@
 
     python bench/json_decoders.py [--pairs 5] [--venv ~/.cache/vlbench-bench/decoders]
 
-The results file of ``bench/coco_peers.py`` (200,000 detections, 19 MB) is read by a fresh process per candidate
-into the columns the engine needs (``image_id``, ``category_id`` int64, ``bbox`` (n, 4) float64, ``score`` float64),
-timed from start to exit (interpreter, imports, reading, columns), peak memory from ``ru_maxrss``:
+The results file of ``bench/coco_peers.py`` (200,000 detections, 19 MB) is read by a fresh process
+per candidate into the columns the engine needs (``image_id``, ``category_id`` int64, ``bbox`` (n,
+4) float64, ``score`` float64), timed from start to exit (interpreter, imports, reading, columns),
+   peak memory from ``ru_maxrss``:
 
-- ``orjson``: ``orjson.loads`` to a list of dicts, then one list comprehension per column (what vlbench does);
+- ``orjson``: ``orjson.loads`` to a list of dicts, then one list comprehension per column (what
+  vlbench does);
 - ``msgspec``: typed decoding into a list of ``Struct`` (no dict per detection), then the columns;
 - ``simdjson``: pysimdjson's parser, the document walked element by element;
-- ``polars``: ``polars.read_json`` into a DataFrame (no Python object per detection; its JSON reader has no
-  fixed-size lists, so bbox is a list column, exploded);
-- ``pyarrow``: the array rewritten as newline-delimited JSON (``}, {`` -> ``}\\n{``; valid only when no string value
-  holds that text, which a results file has none of), then ``pyarrow.json.read_json``.
+- ``polars``: ``polars.read_json`` into a DataFrame (no Python object per detection; its JSON reader
+  has no fixed-size lists, so bbox is a list column, exploded);
+- ``pyarrow``: the array rewritten as newline-delimited JSON (``}, {`` -> ``}\\n{``; valid only when
+  no string value holds that text, which a results file has none of), then
+  ``pyarrow.json.read_json``.
 
-Every candidate's columns must equal orjson's (a checksum). Candidates other than orjson run from a scratch venv
-the script installs (never project dependencies). Rounds rotate the order; per round the ratio candidate / orjson is
-taken and its median printed (< 1.0: faster than what vlbench does today).
+Every candidate's columns must equal orjson's (a checksum). Candidates other than orjson run from a
+scratch venv the script installs (never project dependencies). Rounds rotate the order; per round
+the ratio candidate / orjson is taken and its median printed (< 1.0: faster than what vlbench does
+today).
 """
 
 from __future__ import annotations
@@ -32,7 +36,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from coco_peers import make_set
 
-PACKAGES = ["numpy", "orjson==3.13.0", "msgspec==0.22.0", "pysimdjson==7.0.2", "polars==2.1.0", "pyarrow==26.0.1"]
+PACKAGES = [
+    "numpy",
+    "orjson==3.13.0",
+    "msgspec==0.22.0",
+    "pysimdjson==7.0.2",
+    "polars==2.1.0",
+    "pyarrow==26.0.1",
+]
 
 CHECK = """
 import hashlib
@@ -115,13 +126,19 @@ def scratch_venv(path: Path) -> Path:
 
 def run(python: Path, name: str, results: Path) -> tuple[float, int, dict]:
     """(seconds, peak KiB, check) of one candidate's whole process."""
-    out = subprocess.run([sys.executable, "-c", TIMER, str(python), "-c", READERS[name] + CHECK, str(results)],
-                         capture_output=True, text=True, check=True).stdout.split(maxsplit=2)
+    out = subprocess.run(
+        [sys.executable, "-c", TIMER, str(python), "-c", READERS[name] + CHECK, str(results)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split(maxsplit=2)
     return float(out[0]), int(out[1]), json.loads(out[2])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--venv", type=Path, default=Path.home() / ".cache/vlbench-bench/decoders")
     args = parser.parse_args()

@@ -1,19 +1,22 @@
-"""What each piece of speed machinery on the ledger (bench/MACHINERY.md) saves of a run users wait for.
+"""What each piece of speed machinery on the ledger (bench/MACHINERY.md) saves of a run users wait
+for.
 
     python bench/machinery.py [--pairs 5] [--only NAME ...]
 
-For each mechanism, the same whole run twice: A as shipped, B with that mechanism alone turned off (a thread's
-work run where it is submitted, by an executor that runs each task at once; a filter or memo bypassed). Interleaved
-A B A B, in this process, after one warm-up of each; prints the median of the paired ratios B / A (above 1: the
-mechanism saves time; the ledger keeps it only from 1.10) with their min and max. The runs:
+For each mechanism, the same whole run twice: A as shipped, B with that mechanism alone turned off
+(a thread's work run where it is submitted, by an executor that runs each task at once; a filter or
+memo bypassed). Interleaved A B A B, in this process, after one warm-up of each; prints the median
+of the paired ratios B / A (above 1: the mechanism saves time; the ledger keeps it only from 1.10)
+with their min and max. The runs:
 
-- ``ovdeval-thread``: ``vlbench.score`` of ``bench/ovdeval.py``'s full-scale synthetic set (2,000 images, 194,777
-  predictions), the scorer's worker thread off;
-- ``nocaps-meteor-thread``, ``meteor-parts-two-at-a-time``, ``paraphrase-stamps``: the warm whole ``vlbench.score``
-  of the real ViECap val captions (golden case real_viecap_val), with METEOR's worker thread off, METEOR's alignment
-  parts one at a time, the paraphrase index's stamp memos off (its checks run at every open);
-- ``bootstrap-threads``: Ref-L4's 45,341-row synthetic split scored with ``ci=0.95`` (1,000 resamples), the
-  resample chunks on one thread;
+- ``ovdeval-thread``: ``vlbench.score`` of ``bench/ovdeval.py``'s full-scale synthetic set (2,000
+  images, 194,777 predictions), the scorer's worker thread off;
+- ``nocaps-meteor-thread``, ``meteor-parts-two-at-a-time``, ``paraphrase-stamps``: the warm whole
+  ``vlbench.score`` of the real ViECap val captions (golden case real_viecap_val), with METEOR's
+  worker thread off, METEOR's alignment parts one at a time, the paraphrase index's stamp memos off
+  (its checks run at every open);
+- ``bootstrap-threads``: Ref-L4's 45,341-row synthetic split scored with ``ci=0.95`` (1,000
+  resamples), the resample chunks on one thread;
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ GOLDEN = ROOT.parent / "shared" / "golden" / "nocaps" / "real_viecap_val"
 
 
 class RunAtSubmit:
-    """A stand-in for ``ThreadPoolExecutor`` that runs each task when it is submitted, in the caller's thread."""
+    """A stand-in for ``ThreadPoolExecutor`` that runs each task when it is submitted, in the
+    caller's thread."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -89,7 +93,9 @@ def ovdeval_run(tmp: Path) -> Callable[[], Any]:
 def nocaps_run(tmp: Path) -> Callable[[], Any]:
     from vlbench import score
 
-    return lambda: score("nocaps", str(GOLDEN / "references.json"), str(GOLDEN / "predictions.json"), spice=False)
+    return lambda: score(
+        "nocaps", str(GOLDEN / "references.json"), str(GOLDEN / "predictions.json"), spice=False
+    )
 
 
 def ref_l4_ci_run(tmp: Path) -> Callable[[], Any]:
@@ -136,8 +142,11 @@ def mechanisms() -> dict[str, tuple[Callable[[Path], Callable[[], Any]], Callabl
     }
 
 
-def paired(run: Callable[[], Any], off: Callable[[], Any], pairs: int) -> tuple[float, float, float, float]:
-    """(median seconds as shipped, median of the paired ratios off / shipped, their min, their max)."""
+def paired(
+    run: Callable[[], Any], off: Callable[[], Any], pairs: int
+) -> tuple[float, float, float, float]:
+    """(median seconds as shipped, median of the paired ratios off / shipped, their min, their
+    max)."""
     run()
     with off():
         run()

@@ -4,12 +4,13 @@ released ViECap captions (the golden case real_viecap_val), next to pycocoevalca
     python bench/nocaps.py [--case PATH]
 
 Per metric on the same tokens: vlbench vs pycocoevalcap's scorer (METEOR: the Python backend and the
-jar backend). Whole split: tokenization and every metric but METEOR and SPICE (vlbench, Python tokenizer
-and Java tokenizer), then with METEOR, next to the stock toolkit pipeline (PTBTokenizer + Bleu + Meteor +
-Rouge + Cider, as COCOEvalCap.evaluate runs them; SPICE left out on both sides: its CoreNLP jars are not
-available here). Without a JVM: the Python tokenizer and the Python METEOR, timed here and run again in a
-child process for its peak memory (VmHWM) and a record of every process it starts (none expected).
-METEOR uses the cached paraphrase index (built first if missing; its one-time build is timed and printed).
+jar backend). Whole split: tokenization and every metric but METEOR and SPICE (vlbench, Python
+tokenizer and Java tokenizer), then with METEOR, next to the stock toolkit pipeline (PTBTokenizer +
+Bleu + Meteor + Rouge + Cider, as COCOEvalCap.evaluate runs them; SPICE left out on both sides: its
+CoreNLP jars are not available here). Without a JVM: the Python tokenizer and the Python METEOR,
+timed here and run again in a child process for its peak memory (VmHWM) and a record of every
+process it starts (none expected). METEOR uses the cached paraphrase index (built first if missing;
+its one-time build is timed and printed).
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def timed(fn):
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--case", default=str(ROOT.parent / "shared" / "golden" / "nocaps" / "real_viecap_val"))
+    ap.add_argument(
+        "--case", default=str(ROOT.parent / "shared" / "golden" / "nocaps" / "real_viecap_val")
+    )
     args = ap.parse_args()
     from pycocoevalcap.bleu.bleu import Bleu
     from pycocoevalcap.cider.cider import Cider
@@ -63,7 +66,9 @@ def main() -> None:
     gts = {i: [{"caption": c} for c in rs] for i, rs in zip(gt.image_ids, gt.references)}
     res = {p["image_id"]: [{"caption": p["caption"]}] for p in preds}
     with contextlib.redirect_stdout(io.StringIO()):
-        t_tok, (gts_t, res_t) = timed(lambda: (PTBTokenizer().tokenize(gts), PTBTokenizer().tokenize(res)))
+        t_tok, (gts_t, res_t) = timed(
+            lambda: (PTBTokenizer().tokenize(gts), PTBTokenizer().tokenize(res))
+        )
         stock = {"tokenize (2 JVM runs)": t_tok}
         for name, scorer in (("BLEU", Bleu(4)), ("ROUGE-L", Rouge()), ("CIDEr-D", Cider())):
             stock[name], _ = timed(lambda scorer=scorer: scorer.compute_score(gts_t, res_t))
@@ -79,32 +84,63 @@ def main() -> None:
     t_table, table = timed(lambda: count_ngrams(hyps + flat))
     hyp_s, ref_s = np.arange(n), n + np.arange(len(flat))
     ours = {"n-gram table (shared)": t_table}
-    ours["BLEU"], _ = timed(lambda: vbleu.corpus_bleu(vbleu.bleu_stats(table, hyp_s, ref_s, ref_image, n)))
+    ours["BLEU"], _ = timed(
+        lambda: vbleu.corpus_bleu(vbleu.bleu_stats(table, hyp_s, ref_s, ref_image, n))
+    )
     ours["ROUGE-L"], _ = timed(lambda: rouge_l(hyps, refs))
     ours["CIDEr-D"], _ = timed(lambda: cider_d(table, hyp_s, ref_s, ref_image, n))
-    t_index, _ = timed(lambda: ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz"))
-    ours["METEOR (jar)"], (lines_java, how) = timed(lambda: meteor_stats(hyps, refs, backend="java"))
-    ours["METEOR (python)"], (lines_py, _) = timed(lambda: meteor_stats(hyps, refs, backend="python"))
+    t_index, _ = timed(
+        lambda: ParaphraseIndex.load(java.meteor_jar().parent / "data" / "paraphrase-en.gz")
+    )
+    ours["METEOR (jar)"], (lines_java, how) = timed(
+        lambda: meteor_stats(hyps, refs, backend="java")
+    )
+    ours["METEOR (python)"], (lines_py, _) = timed(
+        lambda: meteor_stats(hyps, refs, backend="python")
+    )
     stock["METEOR (jar)"] = stock["METEOR (python)"] = stock["METEOR"]
-    print(f"  METEOR paraphrase index ({java.cache_dir()}): {t_index:.2f} s (a one-time build when > 1 s)")
+    print(
+        f"  METEOR paraphrase index ({java.cache_dir()}): {t_index:.2f} s (a one-time build when > "
+        "1 s)"
+    )
     print(f"  METEOR jar backend: {how}; Python statistics lines equal to the jar's: "
           f"{sum(a == b for a, b in zip(lines_py, lines_java)):,} of {len(lines_java):,}")
     print("  per metric, same tokens:          pycocoevalcap   vlbench")
     for name in ("BLEU", "ROUGE-L", "CIDEr-D", "METEOR (jar)", "METEOR (python)"):
-        print(f"    {name:<30}{stock[name]:10.2f} s {ours[name]:8.3f} s   {stock[name] / ours[name]:6.1f}x")
-    print(f"    {'(vlbench n-gram table, shared)':<30}{'':>10}   {ours['n-gram table (shared)']:8.3f} s")
+        print(
+            f"    {name:<30}{stock[name]:10.2f} s {ours[name]:8.3f} s   "
+            f"{stock[name] / ours[name]:6.1f}x"
+        )
+    print(
+        f"    {'(vlbench n-gram table, shared)':<30}{'':>10}   "
+        f"{ours['n-gram table (shared)']:8.3f} s"
+    )
 
     # whole split
     with contextlib.redirect_stdout(io.StringIO()):
         t_py, _ = timed(lambda: score(gt, preds, tokenizer="python", meteor=False, spice=False))
         t_java, _ = timed(lambda: score(gt, preds, tokenizer="java", meteor=False, spice=False))
-        t_all, result = timed(lambda: score(gt, preds, tokenizer="auto", meteor=True, meteor_backend="java",
-                                            spice=False))
-        t_nojvm, result_py = timed(lambda: score(gt, preds, tokenizer="python", meteor=True, meteor_backend="python",
-                                                 spice=False))
-    t_tok_py, _ = timed(lambda: tokenize(flat and [c for rs in gt.references for c in rs] + [p["caption"] for p in preds], "python"))
+        t_all, result = timed(
+            lambda: score(
+                gt, preds, tokenizer="auto", meteor=True, meteor_backend="java", spice=False
+            )
+        )
+        t_nojvm, result_py = timed(
+            lambda: score(
+                gt, preds, tokenizer="python", meteor=True, meteor_backend="python", spice=False
+            )
+        )
+    t_tok_py, _ = timed(
+        lambda: tokenize(
+            flat and [c for rs in gt.references for c in rs] + [p["caption"] for p in preds],
+            "python",
+        )
+    )
     print("  whole split:")
-    print(f"    all but METEOR/SPICE, Python tokenizer   {t_py:7.2f} s   (tokenization alone {t_tok_py:.2f} s)")
+    print(
+        f"    all but METEOR/SPICE, Python tokenizer   {t_py:7.2f} s   (tokenization alone "
+        f"{t_tok_py:.2f} s)"
+    )
     print(f"    all but METEOR/SPICE, Java tokenizer     {t_java:7.2f} s")
     print(f"    with METEOR (auto tokenizer, METEOR jar) {t_all:7.2f} s")
     print(f"    no JVM (Python tokenizer, Python METEOR) {t_nojvm:7.2f} s")
@@ -113,9 +149,18 @@ def main() -> None:
     same = all(result.metrics[k] == result_py.metrics[k] for k in result.metrics)
     print(f"    every key equal, no-JVM run vs jar run: {same}")
     peak, started = _child_run(case)
-    print(f"    no JVM, in a fresh process: peak memory {peak:.0f} MB, processes started: {started or 'none'}")
-    print(f"    stock tokenization {stock['tokenize (2 JVM runs)']:.2f} s, METEOR {stock['METEOR']:.2f} s")
-    print(f"  CIDEr {result.metrics['CIDEr']:.4f} B4 {result.metrics['B4']:.4f} METEOR {result.metrics['METEOR']:.4f}")
+    print(
+        f"    no JVM, in a fresh process: peak memory {peak:.0f} MB, processes started: "
+        f"{started or 'none'}"
+    )
+    print(
+        f"    stock tokenization {stock['tokenize (2 JVM runs)']:.2f} s, METEOR "
+        f"{stock['METEOR']:.2f} s"
+    )
+    print(
+        f"  CIDEr {result.metrics['CIDEr']:.4f} B4 {result.metrics['B4']:.4f} METEOR "
+        f"{result.metrics['METEOR']:.4f}"
+    )
 
 
 _CHILD = """
@@ -130,8 +175,8 @@ from vlbench.benchmarks.nocaps.reader import parse_official
 from vlbench.benchmarks.nocaps.scorer import score
 case = sys.argv[1]
 gt = parse_official(json.load(open(case + "/references.json")))
-score(gt, json.load(open(case + "/predictions.json")), tokenizer="python", meteor=True, meteor_backend="python",
-      spice=False)
+score(gt, json.load(open(case + "/predictions.json")), tokenizer="python", meteor=True,
+      meteor_backend="python", spice=False)
 # VmHWM: this process's own peak (ru_maxrss would also count the parent it was forked from)
 hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps([hwm / 1024, started]))
@@ -139,11 +184,14 @@ print(json.dumps([hwm / 1024, started]))
 
 
 def _child_run(case: Path) -> tuple[float, list[str]]:
-    """(peak resident memory in MB, the processes it started) of the no-JVM scoring in a new interpreter."""
+    """(peak resident memory in MB, the processes it started) of the no-JVM scoring in a new
+    interpreter."""
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(case)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(case)], capture_output=True, text=True, check=True
+    )
     peak, started = json.loads(out.stdout.strip().splitlines()[-1])
     return peak, started
 

@@ -1,4 +1,5 @@
-"""OmniLabel scoring speed and memory at validation scale, next to pycocotools doing the same matching.
+"""OmniLabel scoring speed and memory at validation scale, next to pycocotools doing the same
+matching.
 
     python bench/omnilabel.py [--images 12000] [--skip-baseline]
 
@@ -11,10 +12,11 @@
    and recall arrays for that pooling.
 
 The official evaluator (omnilabeltools, not on PyPI) is quoted by the issue at ~85 s and 3.2 GB for
-such a set on 2 cores. With ``--official CHECKOUT`` (a clone of samschulter/omnilabeltools: pure Python on
-pycocotools, nothing to build), its ``oleval`` is also run once as a whole process on the same files, its 13 printed
-numbers (5 decimals) checked against vlbench's metrics, and the measured ratio printed beside the quoted one. (The
-generated set's ``info`` carries a ``url``, which omnilabeltools reads from a file named OmniLabel.)
+such a set on 2 cores. With ``--official CHECKOUT`` (a clone of samschulter/omnilabeltools: pure
+Python on pycocotools, nothing to build), its ``oleval`` is also run once as a whole process on the
+same files, its 13 printed numbers (5 decimals) checked against vlbench's metrics, and the measured
+ratio printed beside the quoted one. (The generated set's ``info`` carries a ``url``, which
+omnilabeltools reads from a file named OmniLabel.)
 """
 
 from __future__ import annotations
@@ -55,9 +57,17 @@ def child_baseline(gt_path: str, pred_path: str, out_path: str) -> None:
     coco.dataset = {
         "images": [{"id": p + 1} for p in range(len(gt.pair_image))],
         "categories": [{"id": 1}],
-        "annotations": [{"id": int(i) + 1, "image_id": int(p) + 1, "category_id": 1, "bbox": b.tolist(),
-                         "area": max(0.0, float(b[2] * b[3])), "iscrowd": int(c)}
-                        for i, (p, b, c) in enumerate(zip(gt.gt_pair, gt.gt_box, gt.gt_iscrowd))],
+        "annotations": [
+            {
+                "id": int(i) + 1,
+                "image_id": int(p) + 1,
+                "category_id": 1,
+                "bbox": b.tolist(),
+                "area": max(0.0, float(b[2] * b[3])),
+                "iscrowd": int(c),
+            }
+            for i, (p, b, c) in enumerate(zip(gt.gt_pair, gt.gt_box, gt.gt_iscrowd))
+        ],
     }
     dets = []
     for e in preds:
@@ -80,15 +90,21 @@ def child_baseline(gt_path: str, pred_path: str, out_path: str) -> None:
 
 
 def engine_single_group(gt_path: str, pred_path: str):
-    """The vlbench engine on the same pooling (all pairs, one group, ids as pycocotools sees them)."""
+    """The vlbench engine on the same pooling (all pairs, one group, ids as pycocotools sees
+    them)."""
     from vlbench.benchmarks.omnilabel.reader import parse_official
     from vlbench.benchmarks.omnilabel.scorer import parse_predictions
     from vlbench.engine import cocoeval
 
     gt = parse_official(json.loads(Path(gt_path).read_text()))
     dets, _, _ = parse_predictions(json.loads(Path(pred_path).read_text()), gt)
-    truth = cocoeval.GroundTruth(pair=gt.gt_pair, box_xywh=gt.gt_box, area=np.maximum(0, gt.gt_box[:, 2] * gt.gt_box[:, 3]),
-                                 iscrowd=gt.gt_iscrowd, ann_id=np.arange(1, len(gt.gt_pair) + 1))
+    truth = cocoeval.GroundTruth(
+        pair=gt.gt_pair,
+        box_xywh=gt.gt_box,
+        area=np.maximum(0, gt.gt_box[:, 2] * gt.gt_box[:, 3]),
+        iscrowd=gt.gt_iscrowd,
+        ann_id=np.arange(1, len(gt.gt_pair) + 1),
+    )
     m = cocoeval.match(truth, dets, len(gt.pair_image))
     pairs = np.arange(len(gt.pair_image))
     precision, recall, _ = cocoeval.accumulate(m, pairs, np.zeros(len(pairs), np.int64), 1)
@@ -100,7 +116,11 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=12_000)
     ap.add_argument("--skip-baseline", action="store_true")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
-    ap.add_argument("--official", metavar="CHECKOUT", help="a clone of samschulter/omnilabeltools: run its oleval too")
+    ap.add_argument(
+        "--official",
+        metavar="CHECKOUT",
+        help="a clone of samschulter/omnilabeltools: run its oleval too",
+    )
     args = ap.parse_args()
     if args.child:
         return child_baseline(*args.child)
@@ -110,55 +130,97 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         gt_path, pred_path = Path(tmp) / "gt.json", Path(tmp) / "preds.json"
         data = synthetic.make_dataset(args.images, seed=0, boxes_per_image=2.1)
-        data["info"]["url"] = "https://www.omnilabel.org"     # read by omnilabeltools' version check
+        # read by omnilabeltools' version check
+        data["info"]["url"] = "https://www.omnilabel.org"
         preds = synthetic.make_predictions(data, seed=1, extra_per_box=25, background_per_image=20)
         gt_path.write_text(json.dumps(data))
         pred_path.write_text(json.dumps(preds))
         n_det = sum(len(p["scores"]) for p in preds)
         n_ls = sum(len(d["image_ids"]) for d in data["descriptions"])
-        print(f"OmniLabel synthetic val-scale set: {args.images:,} images, {n_ls / args.images:.1f} label-space "
-              f"entries per image, {len(data['annotations']):,} GT boxes, {len(preds):,} predicted boxes, "
-              f"{n_det:,} (box, description, score) detections")
+        print(
+            f"OmniLabel synthetic val-scale set: {args.images:,} images, {n_ls / args.images:.1f} "
+            f"label-space entries per image, {len(data['annotations']):,} GT boxes, {len(preds):,} "
+            f"predicted boxes, {n_det:,} (box, description, score) detections"
+        )
 
         cmd = [sys.executable, "-m", "vlbench", "score", "omnilabel", "--references", str(gt_path),
                "--predictions", str(pred_path), "--quiet", "--output", str(Path(tmp) / "r.json")]
         seconds, peak = best_process_run(cmd)
-        print(f"  vlbench score (whole process)     {seconds:7.2f} s   peak {peak / 1024**3:5.2f} GB   (best of 3)")
-        print(f"  official OmniLabelEval (quoted)   {OFFICIAL_QUOTED[0]:7.2f} s   peak {OFFICIAL_QUOTED[1] / 1024**3:5.2f} GB"
-              f"   -> {OFFICIAL_QUOTED[0] / seconds:.0f}x faster, {OFFICIAL_QUOTED[1] / peak:.1f}x less memory")
+        print(
+            f"  vlbench score (whole process)     {seconds:7.2f} s   peak {peak / 1024**3:5.2f} GB "
+            "  (best of 3)"
+        )
+        print(
+            f"  official OmniLabelEval (quoted)   {OFFICIAL_QUOTED[0]:7.2f} s   peak "
+            f"{OFFICIAL_QUOTED[1] / 1024**3:5.2f} GB   -> {OFFICIAL_QUOTED[0] / seconds:.0f}x "
+            f"faster, {OFFICIAL_QUOTED[1] / peak:.1f}x less memory"
+        )
         if args.official:
-            official(Path(args.official), gt_path, pred_path, json.loads((Path(tmp) / "r.json").read_text()), seconds,
-                     peak)
+            official(
+                Path(args.official),
+                gt_path,
+                pred_path,
+                json.loads((Path(tmp) / "r.json").read_text()),
+                seconds,
+                peak,
+            )
         if args.skip_baseline:
             return
         npz = Path(tmp) / "baseline.npz"
-        subprocess.run([sys.executable, __file__, "--child", str(gt_path), str(pred_path), str(npz)], check=True)
+        subprocess.run(
+            [sys.executable, __file__, "--child", str(gt_path), str(pred_path), str(npz)],
+            check=True,
+        )
         base = np.load(npz)
         t0 = time.perf_counter()
         precision, recall = engine_single_group(str(gt_path), str(pred_path))
         engine_seconds = time.perf_counter() - t0
-        same = np.array_equal(precision, base["precision"]) and np.array_equal(recall, base["recall"])
-        print("  pycocotools COCOeval, pairs as images, one pooled ranking (load + evaluate + accumulate):")
-        print(f"                                    {float(base['seconds']):7.2f} s   peak {int(base['maxrss']) / 1024**3:5.2f} GB")
-        print(f"  vlbench engine, same pooling      {engine_seconds:7.2f} s   -> {float(base['seconds']) / engine_seconds:.0f}x"
-              f" faster; identical precision and recall arrays: {same}")
+        same = np.array_equal(precision, base["precision"]) and np.array_equal(
+            recall, base["recall"]
+        )
+        print(
+            "  pycocotools COCOeval, pairs as images, one pooled ranking (load + evaluate + "
+            "accumulate):"
+        )
+        print(
+            f"                                    {float(base['seconds']):7.2f} s   peak "
+            f"{int(base['maxrss']) / 1024**3:5.2f} GB"
+        )
+        print(
+            f"  vlbench engine, same pooling      {engine_seconds:7.2f} s   -> "
+            f"{float(base['seconds']) / engine_seconds:.0f}x"
+            f" faster; identical precision and recall arrays: {same}"
+        )
         if not same:
             raise SystemExit("the engine and pycocotools disagree")
 
 
-def official(checkout: Path, gt_path: Path, pred_path: Path, ours: dict, seconds: float, peak: int) -> None:
-    """Run omnilabeltools' ``oleval`` once (a whole process, the checkout on the path) and print its time and memory
-    against vlbench's; its 13 printed numbers (5 decimals) must be vlbench's metrics rounded, in the same order."""
-    run = ("import sys; from omnilabeltools.eval import main_cli; "
-           f"sys.argv = ['oleval', '--path-to-gt', {str(gt_path)!r}, '--path-to-res', {str(pred_path)!r}]; main_cli()")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])}
+def official(
+    checkout: Path, gt_path: Path, pred_path: Path, ours: dict, seconds: float, peak: int
+) -> None:
+    """Run omnilabeltools' ``oleval`` once (a whole process, the checkout on the path) and print its
+    time and memory against vlbench's; its 13 printed numbers (5 decimals) must be vlbench's metrics
+    rounded, in the same order."""
+    run = (
+        "import sys; from omnilabeltools.eval import main_cli; sys.argv = ['oleval', "
+        f"'--path-to-gt', {str(gt_path)!r}, '--path-to-res', {str(pred_path)!r}]; main_cli()"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")]),
+    }
     took, their_peak, printed = process_run([sys.executable, "-c", run], env=env)
     values = printed_stats(printed)
     mine = list(ours["metrics"].values())
-    same = len(values) == len(mine) == 13 and all((m is None and v == -1) or (m is not None and abs(m / 100 - v) <= 5e-6 + 1e-12)
-                                                   for m, v in zip(mine, values))
-    print(f"  official OmniLabelEval (run here) {took:7.2f} s   peak {their_peak / 1024**3:5.2f} GB   -> {took / seconds:.0f}x "
-          f"faster, {their_peak / peak:.1f}x less memory; its 13 printed numbers = vlbench's: {same}")
+    same = len(values) == len(mine) == 13 and all(
+        (m is None and v == -1) or (m is not None and abs(m / 100 - v) <= 5e-6 + 1e-12)
+        for m, v in zip(mine, values)
+    )
+    print(
+        f"  official OmniLabelEval (run here) {took:7.2f} s   peak {their_peak / 1024**3:5.2f} "
+        f"GB   -> {took / seconds:.0f}x faster, {their_peak / peak:.1f}x less memory; its 13 "
+        f"printed numbers = vlbench's: {same}"
+    )
     if not same:
         raise SystemExit("vlbench and the official OmniLabelEval disagree")
 

@@ -1,13 +1,14 @@
-"""Each detection benchmark's whole `vlbench score` against the time to merely parse its input files (#32).
+"""Each detection benchmark's whole `vlbench score` against the time to merely parse its input files
+(#32).
 
     python bench/parse_floor.py [--pairs 5] [--only omnilabel|ovdeval|ref_l4]
 
-The inputs are those of the per-benchmark benches at full benchmark scale (bench/omnilabel.py: 12,000 images,
-~1,000,000 detections; bench/ovdeval.py: one sub-dataset of 2,000 images, ~195,000 predictions; bench/ref_l4.py:
-45,341 rows). Per round, interleaved:
+The inputs are those of the per-benchmark benches at full benchmark scale (bench/omnilabel.py:
+12,000 images, ~1,000,000 detections; bench/ovdeval.py: one sub-dataset of 2,000 images, ~195,000
+predictions; bench/ref_l4.py: 45,341 rows). Per round, interleaved:
 
-- the floor: a fresh process that imports orjson and parses every JSON input with it (Ref-L4's references are a
-  Parquet file: read with ``pyarrow.parquet.read_table``);
+- the floor: a fresh process that imports orjson and parses every JSON input with it (Ref-L4's
+  references are a Parquet file: read with ``pyarrow.parquet.read_table``);
 - the whole `vlbench score <id> --quiet --output ...` process.
 
 The ratio score / floor is taken per round and its median printed (the goal of #32: <= 1.5).
@@ -44,12 +45,18 @@ def make_inputs(bench: str, folder: Path) -> tuple[Path, Path]:
         from vlbench.benchmarks.omnilabel import synthetic as s
         data = s.make_dataset(12_000, seed=0, boxes_per_image=2.1)
         refs.write_text(json.dumps(data))
-        preds.write_text(json.dumps(s.make_predictions(data, seed=1, extra_per_box=25, background_per_image=20)))
+        preds.write_text(
+            json.dumps(s.make_predictions(data, seed=1, extra_per_box=25, background_per_image=20))
+        )
     elif bench == "ovdeval":
         from vlbench.benchmarks.ovdeval import synthetic as o
         data = o.make_subset(2_000, seed=0, boxes_per_image=4.0)
         refs.write_text(json.dumps(data))
-        preds.write_text(json.dumps(o.make_predictions(data, seed=1, hard_negatives=8, duplicates=4, background=55)))
+        preds.write_text(
+            json.dumps(
+                o.make_predictions(data, seed=1, hard_negatives=8, duplicates=4, background=55)
+            )
+        )
     else:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -69,7 +76,9 @@ def timed(cmd: list[str]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--only", choices=("omnilabel", "ovdeval", "ref_l4"))
     args = parser.parse_args()
@@ -78,14 +87,30 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             refs, preds = make_inputs(bench, Path(tmp))
             floor = [sys.executable, "-c", FLOOR, str(refs), str(preds)]
-            score = [sys.executable, "-m", "vlbench", "score", bench, "--references", str(refs), "--predictions",
-                     str(preds), "--quiet", "--output", str(Path(tmp) / "r.json")]
-            timed(floor), timed(score)                                            # warm the file cache
+            score = [
+                sys.executable,
+                "-m",
+                "vlbench",
+                "score",
+                bench,
+                "--references",
+                str(refs),
+                "--predictions",
+                str(preds),
+                "--quiet",
+                "--output",
+                str(Path(tmp) / "r.json"),
+            ]
+            # warm the file cache
+            timed(floor), timed(score)
             pairs = [(timed(floor), timed(score)) for _ in range(args.pairs)]
         ratios = [s / f for f, s in pairs]
-        print(f"{bench:10} floor {statistics.median(f for f, _ in pairs):6.2f} s   score "
-              f"{statistics.median(s for _, s in pairs):6.2f} s   score / floor: median {statistics.median(ratios):.2f}"
-              f" ({min(ratios):.2f}-{max(ratios):.2f}, {args.pairs} pairs)")
+        print(
+            f"{bench:10} floor {statistics.median(f for f, _ in pairs):6.2f} s   score "
+            f"{statistics.median(s for _, s in pairs):6.2f} s   score / floor: median "
+            f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}, {args.pairs} "
+            "pairs)"
+        )
 
 
 if __name__ == "__main__":

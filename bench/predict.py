@@ -2,18 +2,20 @@
 
     python bench/predict.py [--repeats 8] [--batch-size 8] [--pairs 5]
 
-A randomly initialised OWL-ViT of a moderate size (4-layer 256-wide towers, 224x224 input, 49 boxes; built from a
-config, offline) over the Ref-L4 sample's test split repeated ``--repeats`` times (a built Hub folder):
+A randomly initialised OWL-ViT of a moderate size (4-layer 256-wide towers, 224x224 input, 49 boxes;
+built from a config, offline) over the Ref-L4 sample's test split repeated ``--repeats`` times (a
+built Hub folder):
 
-- vlbench: ``vlbench.predict.predict`` end to end (rows from the folder, queries, processor, forward,
-  post-processing, entries, the resumable partial file, the official file);
-- bare: the checkpoint loaded with ``from_pretrained``, then the processor, ``model(**inputs)`` and the
-  post-processing per batch (what any loop does; the rows are read beforehand, each image decoded in the loop).
+- vlbench: ``vlbench.predict.predict`` end to end (rows from the folder, queries, processor,
+  forward, post-processing, entries, the resumable partial file, the official file);
+- bare: the checkpoint loaded with ``from_pretrained``, then the processor, ``model(**inputs)`` and
+  the post-processing per batch (what any loop does; the rows are read beforehand, each image
+  decoded in the loop).
 
-Also a detector sent OmniLabel's label spaces 4 queries at a time (multi-query chunking) and a tiny LLaVA
-generating 16 tokens per Ref-L4 item. Each pair runs vlbench then the bare loop (A B A B ...); prints items per
-second, the median of the paired wall-time ratios with their spread and the median of the paired CPU-time ratios
-(the loop's overhead; 1.0 is none).
+Also a detector sent OmniLabel's label spaces 4 queries at a time (multi-query chunking) and a tiny
+LLaVA generating 16 tokens per Ref-L4 item. Each pair runs vlbench then the bare loop (A B A B ...);
+prints items per second, the median of the paired wall-time ratios with their spread and the median
+of the paired CPU-time ratios (the loop's overhead; 1.0 is none).
 """
 
 from __future__ import annotations
@@ -49,16 +51,19 @@ def build_data(folder: Path, repeats: int) -> Path:
     for name in ("ref-l4-val.parquet", "images.tar.gz"):
         (raw / name).write_bytes((sample / name).read_bytes())
     test = pq.read_table(sample / "ref-l4-test.parquet")
-    parts = [test.set_column(0, "id", pa.array([i + 1000 * (r + 1) for i in test["id"].to_pylist()]))
-             for r in range(repeats)]
+    parts = [
+        test.set_column(0, "id", pa.array([i + 1000 * (r + 1) for i in test["id"].to_pylist()]))
+        for r in range(repeats)
+    ]
     pq.write_table(pa.concat_tables(parts), raw / "ref-l4-test.parquet")
     api.build("ref_l4", raw, folder / "hub")
     return folder / "hub"
 
 
 def paired(a, b, pairs: int) -> tuple[float, float, float, float, float, float]:
-    """A and B run in turn (A B A B ...): (median A seconds, median B seconds, median of the paired wall-time ratios
-    A / B, their min, their max, median of the paired CPU-time ratios: this process's user + system time)."""
+    """A and B run in turn (A B A B ...): (median A seconds, median B seconds, median of the paired
+    wall-time ratios A / B, their min, their max, median of the paired CPU-time ratios: this
+    process's user + system time)."""
     import statistics
 
     times = []
@@ -70,13 +75,19 @@ def paired(a, b, pairs: int) -> tuple[float, float, float, float, float, float]:
         b()
         times.append((ta, time.perf_counter() - t, ca / (time.process_time() - c)))
     ratios = [x / y for x, y, _ in times]
-    return (statistics.median(x for x, _, _ in times), statistics.median(y for _, y, _ in times),
-            statistics.median(ratios), min(ratios), max(ratios), statistics.median(r for _, _, r in times))
+    return (
+        statistics.median(x for x, _, _ in times),
+        statistics.median(y for _, y, _ in times),
+        statistics.median(ratios),
+        min(ratios),
+        max(ratios),
+        statistics.median(r for _, _, r in times),
+    )
 
 
 def bare_detector_loop(loaded, items: list, batch_size: int, device: str) -> None:
-    """What a hand-written detector loop does per batch: decode, processor, ``model(**inputs)`` on ``device``,
-    the family's post-processing (waiting for the device at the end)."""
+    """What a hand-written detector loop does per batch: decode, processor, ``model(**inputs)`` on
+    ``device``, the family's post-processing (waiting for the device at the end)."""
     import torch
 
     with torch.inference_mode():
@@ -94,7 +105,10 @@ def bare_detector_loop(loaded, items: list, batch_size: int, device: str) -> Non
 
 def _report(name: str, n: int, result: tuple[float, float, float, float, float, float]) -> None:
     a, b, med, lo, hi, cpu = result
-    print(f"| {name} | {n} | {n / a:.1f} | {n / b:.1f} | {med:.2f} ({lo:.2f}-{hi:.2f}) | {cpu:.2f} |", flush=True)
+    print(
+        f"| {name} | {n} | {n / a:.1f} | {n / b:.1f} | {med:.2f} ({lo:.2f}-{hi:.2f}) | {cpu:.2f} |",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -122,17 +136,34 @@ def main() -> None:
         data, _ = load_data("ref_l4", hub, split="test")
         items = list(get_benchmark("ref_l4").require_predictor().items(data, "detector"))
         bs = args.batch_size
-        print(f"{len(items)} items, batch size {bs}, torch {torch.__version__}, {torch.get_num_threads()} threads, "
-              f"{args.pairs} pairs A B A B\n")
-        print("| loop | items | vlbench items/s | bare items/s | wall ratio vlbench / bare, median (min-max) | "
-              "CPU ratio |")
+        print(
+            f"{len(items)} items, batch size {bs}, torch {torch.__version__}, "
+            f"{torch.get_num_threads()} threads, "
+            f"{args.pairs} pairs A B A B\n"
+        )
+        print(
+            "| loop | items | vlbench items/s | bare items/s | wall ratio vlbench / bare, median "
+            "(min-max) | CPU ratio |"
+        )
         print("|---|---|---|---|---|---|")
 
-        # detector: vlbench predict end to end vs the processor, forward and post-processing per batch
-        loaded = models.load_model(str(model_dir), models.inspect_model(str(model_dir)), device="cpu")
+        # detector: vlbench predict end to end vs the processor, forward and post-processing per
+        # batch
+        loaded = models.load_model(
+            str(model_dir), models.inspect_model(str(model_dir)), device="cpu"
+        )
 
         def ours_detector() -> None:
-            predict("ref_l4", str(model_dir), hub, out, split="test", batch_size=bs, progress=False, overwrite=True)
+            predict(
+                "ref_l4",
+                str(model_dir),
+                hub,
+                out,
+                split="test",
+                batch_size=bs,
+                progress=False,
+                overwrite=True,
+            )
 
         def bare_detector() -> None:
             # a hand-written loop loads the checkpoint too, as predict does at each run
@@ -142,44 +173,79 @@ def main() -> None:
                                   model=AutoModelForZeroShotObjectDetection.from_pretrained(model_dir).eval())
             bare_detector_loop(own, items, bs, "cpu")
 
-        ours_detector(), bare_detector()          # warm-up
-        _report("detector (OWL-ViT, Ref-L4)", len(items), paired(ours_detector, bare_detector, args.pairs))
+        ours_detector(), bare_detector()  # warm-up
+        _report(
+            "detector (OWL-ViT, Ref-L4)",
+            len(items),
+            paired(ours_detector, bare_detector, args.pairs),
+        )
 
         # multi-query chunking: OmniLabel's label spaces sent 4 queries at a time
         omni = tmp / "omni"
         from vlbench.library import api
 
-        api.build("omnilabel", ROOT / "src" / "vlbench" / "samples" / "omnilabel" / "dataset_val.json", omni,
-                  images=ROOT / "src" / "vlbench" / "samples" / "omnilabel" / "images")
+        api.build(
+            "omnilabel",
+            ROOT / "src" / "vlbench" / "samples" / "omnilabel" / "dataset_val.json",
+            omni,
+            images=ROOT / "src" / "vlbench" / "samples" / "omnilabel" / "images",
+        )
         o_data, _ = load_data("omnilabel", omni)
         o_items = list(get_benchmark("omnilabel").require_predictor().items(o_data, "detector"))
 
         def ours_chunked() -> None:
-            predict("omnilabel", str(model_dir), omni, out, batch_size=bs, max_queries=4, progress=False,
-                    overwrite=True)
+            predict(
+                "omnilabel",
+                str(model_dir),
+                omni,
+                out,
+                batch_size=bs,
+                max_queries=4,
+                progress=False,
+                overwrite=True,
+            )
 
         def bare_chunked() -> None:
             with torch.inference_mode():
                 for it in o_items:
                     image = it.image.convert("RGB")
                     for q in range(0, len(it.queries), 4):
-                        inputs = loaded.processor(text=[list(it.queries[q:q + 4])], images=[image],
-                                                  return_tensors="pt", padding="max_length", truncation=True)
+                        inputs = loaded.processor(
+                            text=[list(it.queries[q : q + 4])],
+                            images=[image],
+                            return_tensors="pt",
+                            padding="max_length",
+                            truncation=True,
+                        )
                         loaded.processor.post_process_grounded_object_detection(
                             loaded.model(**inputs), threshold=0.01, target_sizes=[image.size[::-1]])
 
         ours_chunked(), bare_chunked()
-        _report("detector, 4 queries per pass (OmniLabel)", len(o_items), paired(ours_chunked, bare_chunked,
-                                                                                    args.pairs))
+        _report(
+            "detector, 4 queries per pass (OmniLabel)",
+            len(o_items),
+            paired(ours_chunked, bare_chunked, args.pairs),
+        )
 
-        # generator: vlbench predict (prompt, generate, parse, token scores) vs prompt + generate + decode
+        # generator: vlbench predict (prompt, generate, parse, token scores) vs prompt + generate +
+        # decode
         vlm_info = models.inspect_model(str(vlm_dir))
         preset = vlm_info.family.preset("box", None, None)
         g_items = items[: 4 * bs]
 
         def ours_generator() -> None:
-            predict("ref_l4", str(vlm_dir), hub, out, split="test", batch_size=bs, limit=len(g_items),
-                    max_new_tokens=16, progress=False, overwrite=True)
+            predict(
+                "ref_l4",
+                str(vlm_dir),
+                hub,
+                out,
+                split="test",
+                batch_size=bs,
+                limit=len(g_items),
+                max_new_tokens=16,
+                progress=False,
+                overwrite=True,
+            )
 
         def bare_generator() -> None:
             # loaded at each run, as predict loads it
@@ -187,9 +253,15 @@ def main() -> None:
             with torch.inference_mode():
                 for i in range(0, len(g_items), bs):
                     chunk = g_items[i:i + bs]
-                    inputs = models._inputs(vlm, chunk, [render_prompt(preset, "box", it.queries) for it in chunk],
-                                            preset)
-                    vlm.processor.batch_decode(vlm.model.generate(**inputs, do_sample=False, max_new_tokens=16))
+                    inputs = models._inputs(
+                        vlm,
+                        chunk,
+                        [render_prompt(preset, "box", it.queries) for it in chunk],
+                        preset,
+                    )
+                    vlm.processor.batch_decode(
+                        vlm.model.generate(**inputs, do_sample=False, max_new_tokens=16)
+                    )
 
         ours_generator(), bare_generator()
         _report("generator (LLaVA, Ref-L4, 16 new tokens)", len(g_items),

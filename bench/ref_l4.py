@@ -56,10 +56,17 @@ def main() -> None:
         pred_path.write_text(json.dumps(preds))
 
         refs = load_references(ref_path, "all")
-        fast_min, fast_med, result = best_of(lambda: score(refs, preds, with_samples=False), args.repeat)
+        fast_min, fast_med, result = best_of(
+            lambda: score(refs, preds, with_samples=False), args.repeat
+        )
         mapping = {f"refcoco_{c}": f"o365_{o}" for c, o in schema.OFFICIAL_REFCOCO_TO_O365.items()}
-        slim = [{"id": r["id"], "bbox": r["bbox"], "ori_category_id": r["ori_category_id"]} for r in rows]
-        loop_min, loop_med, expected = best_of(lambda: ref_l4_loop.evaluate(slim, preds, mapping), max(1, args.repeat // 2))
+        slim = [
+            {"id": r["id"], "bbox": r["bbox"], "ori_category_id": r["ori_category_id"]}
+            for r in rows
+        ]
+        loop_min, loop_med, expected = best_of(
+            lambda: ref_l4_loop.evaluate(slim, preds, mapping), max(1, args.repeat // 2)
+        )
         same = all(result.metrics[k] == v for k, v in expected.items())
 
         cmd = [sys.executable, "-m", "vlbench", "score", "ref_l4", "--references", str(ref_path),
@@ -68,11 +75,26 @@ def main() -> None:
         cli_min, cli_med, _ = best_of(lambda: subprocess.run(cmd, check=True), args.repeat)
 
     print(f"Ref-L4, {args.rows:,} rows (val + test size), best of {args.repeat}")
-    print(f"  scorer (files already read)      {fast_min * 1e3:8.1f} ms   (median {fast_med * 1e3:.1f} ms)")
-    print(f"  per-sample loop, official algo.  {loop_min * 1e3:8.1f} ms   (median {loop_med * 1e3:.1f} ms)")
-    print(f"  ratio loop / scorer              {loop_min / fast_min:8.1f} x   identical numbers: {same}")
-    print(f"  whole `vlbench score` process    {cli_min * 1e3:8.1f} ms   (median {cli_med * 1e3:.1f} ms)")
-    print(f"  official evaluate_pred.py        {OFFICIAL_SECONDS_QUOTED * 1e3:8.1f} ms   (quoted by the issue, not measured)")
+    print(
+        f"  scorer (files already read)      {fast_min * 1e3:8.1f} ms   (median "
+        f"{fast_med * 1e3:.1f} ms)"
+    )
+    print(
+        f"  per-sample loop, official algo.  {loop_min * 1e3:8.1f} ms   (median "
+        f"{loop_med * 1e3:.1f} ms)"
+    )
+    print(
+        f"  ratio loop / scorer              {loop_min / fast_min:8.1f} x   identical numbers: "
+        f"{same}"
+    )
+    print(
+        f"  whole `vlbench score` process    {cli_min * 1e3:8.1f} ms   (median {cli_med * 1e3:.1f} "
+        "ms)"
+    )
+    print(
+        f"  official evaluate_pred.py        {OFFICIAL_SECONDS_QUOTED * 1e3:8.1f} ms   (quoted by "
+        "the issue, not measured)"
+    )
     print(f"  ratio official / process         {OFFICIAL_SECONDS_QUOTED / cli_min:8.1f} x")
     if not same:
         raise SystemExit("the vectorised scorer and the per-sample loop disagree")

@@ -1,15 +1,17 @@
-"""What one Space request costs in memory per JSON value of its upload, per benchmark, against the Space's estimate.
+"""What one Space request costs in memory per JSON value of its upload, per benchmark, against the
+Space's estimate.
 
     python bench/space_memory.py [--values 1500000]
 
-For each benchmark, writes an upload of about ``--values`` JSON values (entries on the bundled sample's images,
-so that scoring and the viewer do their real work), then, in a fresh process per benchmark: loads the app's
-modules and the references, records the resident size, scores the upload the way the Space does (reading with its
-limits, scoring, the viewer's scenes) and reads the peak resident size (VmHWM). Prints bytes per value and its
-ratio to ``vlbench.space.BYTES_PER_VALUE`` (must stay below 1 for the per-request budget to hold).
+For each benchmark, writes an upload of about ``--values`` JSON values (entries on the bundled
+sample's images, so that scoring and the viewer do their real work), then, in a fresh process per
+benchmark: loads the app's modules and the references, records the resident size, scores the upload
+the way the Space does (reading with its limits, scoring, the viewer's scenes) and reads the peak
+resident size (VmHWM). Prints bytes per value and its ratio to ``vlbench.space.BYTES_PER_VALUE``
+(must stay below 1 for the per-request budget to hold).
 
-nocaps is left out: its uploads are bounded by 15,100 entries (one caption per image, unknown images refused), and
-its caption metrics run in Java processes of their own.
+nocaps is left out: its uploads are bounded by 15,100 entries (one caption per image, unknown images
+refused), and its caption metrics run in Java processes of their own.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ import json, sys
 from pathlib import Path
 
 def rss(field):
-    return int(next(l.split()[1] for l in Path("/proc/self/status").read_text().splitlines() if l.startswith(field))) * 1024
+    lines = Path("/proc/self/status").read_text().splitlines()
+    return int(next(l.split()[1] for l in lines if l.startswith(field))) * 1024
 
 from vlbench import space
 from vlbench.library import api
@@ -38,7 +41,8 @@ bench_id, subset, upload = sys.argv[1:4]
 bench = get_benchmark(bench_id)
 refs = api.load_references(bench_id, space.sample_references(bench_id, subset),
                            split=bench.require_showcase().options(subset).get("split"))
-space._score(bench_id, subset, space.example_predictions(bench_id, "good", subset))   # warm: imports, caches
+# warm: imports, caches
+space._score(bench_id, subset, space.example_predictions(bench_id, "good", subset))
 import gc; gc.collect()
 base = rss("VmRSS:")
 Path("/proc/self/clear_refs").write_text("5")            # reset VmHWM to the current size
@@ -62,14 +66,28 @@ def upload(bench: str, values: int, folder: Path) -> tuple[str, Path]:
         gt = json.loads(Path(sample_references("omnilabel")).read_text())
         images = [im["id"] for im in gt["images"]]
         descr = [d["id"] for d in gt["descriptions"]]
-        entries = [{"image_id": images[i % len(images)], "bbox": box(), "description_ids": descr[:3],
-                    "scores": [round(float(s), 3) for s in rng.uniform(0, 1, 3)]} for i in range(values // 16)]
+        entries = [
+            {
+                "image_id": images[i % len(images)],
+                "bbox": box(),
+                "description_ids": descr[:3],
+                "scores": [round(float(s), 3) for s in rng.uniform(0, 1, 3)],
+            }
+            for i in range(values // 16)
+        ]
         return "validation", _write(folder / "omnilabel.json", entries)
     gt = json.loads(Path(sample_references("ovdeval", "color")).read_text())
     images = [im["id"] for im in gt["images"]]
     cats = [c["id"] for c in gt["categories"]]
-    entries = [{"image_id": images[i % len(images)], "category_id": cats[i % len(cats)], "bbox": box(),
-                "score": round(float(rng.uniform()), 3)} for i in range(values // 9)]
+    entries = [
+        {
+            "image_id": images[i % len(images)],
+            "category_id": cats[i % len(cats)],
+            "bbox": box(),
+            "score": round(float(rng.uniform()), 3),
+        }
+        for i in range(values // 9)
+    ]
     return "color", _write(folder / "color.json", entries)
 
 
@@ -84,7 +102,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--values", type=int, default=1_500_000)
     args = parser.parse_args()
-    print(f"| benchmark | values | peak growth | bytes per value | ratio to BYTES_PER_VALUE={BYTES_PER_VALUE} |")
+    print(
+        "| benchmark | values | peak growth | bytes per value | ratio to "
+        f"BYTES_PER_VALUE={BYTES_PER_VALUE} |"
+    )
     print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for bench in ("ref_l4", "omnilabel", "ovdeval"):
@@ -92,15 +113,21 @@ def main() -> None:
 
             cap = get_benchmark(bench).require_showcase().max_prediction_values
             subset, path = upload(bench, min(args.values, int(0.9 * cap)), Path(tmp))
-            out = subprocess.run([sys.executable, "-c", CHILD, bench, subset, str(path)], capture_output=True,
-                                 text=True, env={"VLBENCH_SPACE_MEMORY_MB": "100000", **__import__("os").environ})
+            out = subprocess.run(
+                [sys.executable, "-c", CHILD, bench, subset, str(path)],
+                capture_output=True,
+                text=True,
+                env={"VLBENCH_SPACE_MEMORY_MB": "100000", **__import__("os").environ},
+            )
             if out.returncode:
                 print(f"| {bench} | failed: {out.stderr.strip().splitlines()[-1]} |")
                 continue
             got = json.loads(out.stdout.strip().splitlines()[-1])
             per = got["peak_growth"] / got["values"]
-            print(f"| {bench} | {got['values']:,} | {got['peak_growth'] / 1024**2:.0f} MiB | {per:.0f} | "
-                  f"{per / BYTES_PER_VALUE:.2f} |")
+            print(
+                f"| {bench} | {got['values']:,} | {got['peak_growth'] / 1024**2:.0f} MiB | "
+                f"{per:.0f} | {per / BYTES_PER_VALUE:.2f} |"
+            )
 
 
 if __name__ == "__main__":

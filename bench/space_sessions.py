@@ -2,11 +2,12 @@
 
     python bench/space_sessions.py [--sessions 60] [--bench ovdeval]
 
-Starts ``vlbench demo`` on a loopback port, then, as separate visitors (a new ``gradio_client.Client``, hence a new
-session, each), scores the bundled poor example through the Space's ``/score`` endpoint. The server's resident size
-(VmRSS of its process) is read after a first warm-up visitor and after every tenth; printed: MB per session (the
-slope of a least-squares line through the readings) once the viewer states kept (``MAX_VIEWER_STATES``) are full,
-and once the sessions kept (``MAX_SESSIONS``) are too: what each further visitor costs.
+Starts ``vlbench demo`` on a loopback port, then, as separate visitors (a new
+``gradio_client.Client``, hence a new session, each), scores the bundled poor example through the
+Space's ``/score`` endpoint. The server's resident size (VmRSS of its process) is read after a first
+warm-up visitor and after every tenth; printed: MB per session (the slope of a least-squares line
+through the readings) once the viewer states kept (``MAX_VIEWER_STATES``) are full, and once the
+sessions kept (``MAX_SESSIONS``) are too: what each further visitor costs.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import numpy as np
 
 
 def _rss_mb(pid: int) -> float:
-    line = next(t for t in Path(f"/proc/{pid}/status").read_text().splitlines() if t.startswith("VmRSS:"))
+    line = next(
+        t for t in Path(f"/proc/{pid}/status").read_text().splitlines() if t.startswith("VmRSS:")
+    )
     return int(line.split()[1]) / 1024
 
 
@@ -59,15 +62,24 @@ def main() -> None:
         readings = []
         for n in range(args.sessions + 1):
             client = Client(url, verbose=False)
-            client.predict(args.bench, subset, handle_file(example), "official", "my-model", space.BUNDLED, "",
-                           api_name="/score")
+            client.predict(
+                args.bench,
+                subset,
+                handle_file(example),
+                "official",
+                "my-model",
+                space.BUNDLED,
+                "",
+                api_name="/score",
+            )
             client.close()
             if n % 10 == 0:
                 time.sleep(1)
                 readings.append((n, _rss_mb(proc.pid)))
                 print(f"after {n:4d} sessions: {readings[-1][1]:8.1f} MB", flush=True)
         x, y = np.array(readings).T
-        for start in (space.MAX_VIEWER_STATES + 10, space.MAX_SESSIONS + 10):     # past each store's bound
+        # past each store's bound
+        for start in (space.MAX_VIEWER_STATES + 10, space.MAX_SESSIONS + 10):
             kept = x >= start
             if kept.sum() >= 2:
                 slope = np.polyfit(x[kept], y[kept], 1)[0]

@@ -1,4 +1,5 @@
-"""Bootstrap speed: 1,000 resamples at validation scale, next to the naive bootstrap (a full evaluation per resample).
+"""Bootstrap speed: 1,000 resamples at validation scale, next to the naive bootstrap (a full
+evaluation per resample).
 
     python bench/uncertainty.py [--resamples 1000] [--naive 3] [--only nocaps|omnilabel]
 
@@ -33,8 +34,10 @@ def _timed(score, resamples: int, metric: str, title: str) -> tuple[object, floa
     fast = time.perf_counter() - t0
     iv = result.breakdowns["confidence_intervals"]["metrics"][metric]
     print(f"{title}; scoring {scored:.1f} s")
-    print(f"  {resamples} resamples, every metric: {fast:.1f} s  ({metric} {result.metrics[metric]:.2f} "
-          f"[{iv['low']:.2f}, {iv['high']:.2f}])")
+    print(
+        f"  {resamples} resamples, every metric: {fast:.1f} s  ({metric} "
+        f"{result.metrics[metric]:.2f} [{iv['low']:.2f}, {iv['high']:.2f}])"
+    )
     return result, fast
 
 
@@ -53,8 +56,12 @@ def _nocaps(resamples: int, naive: int) -> None:
     preds = synthetic.make_predictions(data, seed=1, quality="poor")
     gt = parse_official(data)
     meteor = meteor_available()[0]
-    _, fast = _timed(lambda: vlbench.score("nocaps", gt, preds, meteor=meteor, spice=False), resamples, "CIDEr",
-                     f"nocaps: 4,500 images, METEOR {'on' if meteor else 'off (no Java)'}")
+    _, fast = _timed(
+        lambda: vlbench.score("nocaps", gt, preds, meteor=meteor, spice=False),
+        resamples,
+        "CIDEr",
+        f"nocaps: 4,500 images, METEOR {'on' if meteor else 'off (no Java)'}",
+    )
     weights = U.draw_weights((len(gt.image_ids),), naive, seed=0)
     by_image = {}
     for a in data["annotations"]:
@@ -67,9 +74,18 @@ def _nocaps(resamples: int, naive: int) -> None:
             for _ in range(k):
                 new = len(images)
                 images.append({**img, "id": new})
-                anns += [{**a, "image_id": new, "id": len(anns) + j} for j, a in enumerate(by_image[img["id"]])]
+                anns += [
+                    {**a, "image_id": new, "id": len(anns) + j}
+                    for j, a in enumerate(by_image[img["id"]])
+                ]
                 ps.append({"image_id": new, "caption": cap[img["id"]]})
-        vlbench.score("nocaps", parse_official({"images": images, "annotations": anns}), ps, meteor=meteor, spice=False)
+        vlbench.score(
+            "nocaps",
+            parse_official({"images": images, "annotations": anns}),
+            ps,
+            meteor=meteor,
+            spice=False,
+        )
     _naive_report(time.perf_counter() - t0, naive, resamples, fast)
 
 
@@ -97,7 +113,10 @@ def _omnilabel(resamples: int, naive: int) -> None:
                 new = len(images) + 1
                 copies.setdefault(img["id"], []).append(new)
                 images.append({**img, "id": new})
-                anns += [{**a, "image_id": new, "id": len(anns) + j + 1} for j, a in enumerate(boxes.get(img["id"], []))]
+                anns += [
+                    {**a, "image_id": new, "id": len(anns) + j + 1}
+                    for j, a in enumerate(boxes.get(img["id"], []))
+                ]
                 ps += [{**p, "image_id": new} for p in dets.get(img["id"], [])]
         descriptions = [{**d, "image_ids": [n for i in d["image_ids"] for n in copies.get(i, [])]}
                         for d in data["descriptions"]]
