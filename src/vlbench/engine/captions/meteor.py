@@ -31,7 +31,6 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import InputError, VlbenchError
@@ -241,12 +240,10 @@ def _jar_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, cache_dir:
     if any(len(p) < 2 for p in pieces):
         return _stock(lines, "a line without a reference")
     distinct = list(dict.fromkeys(t for p in pieces for t in p))
-    with ThreadPoolExecutor(max_workers=1) as pool:  # the index loads while Java normalises
-        loading = pool.submit(lambda: index or paraphrase_index(cache_dir))
-        normal = normalize(distinct)
-        index = loading.result()
+    normal = normalize(distinct)
     if normal is None:
         return _stock(lines, "the normaliser did not round-trip these texts")
+    index = index or paraphrase_index(cache_dir)
     entries = index.kept_entries(normal)
     if entries is None:
         return _stock(lines, "U+0130 in the texts")

@@ -10,7 +10,6 @@ import re
 import types
 import zlib
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -28,22 +27,12 @@ with contextlib.suppress(ImportError):
 
 
 def inflated(table: Path, read_bytes: int = 1 << 20) -> Iterator[bytes]:
-    """The gzip'd table decompressed as a stream of pieces, each inflated in a thread while the
-    caller works on the one before (zlib releases the GIL: the decompression, a sixth of the parse,
-    then costs no wall time)."""
-    def pieces() -> Iterator[bytes]:
-        inflate = ZLIB.decompressobj(wbits=31)         # gzip framing
-        with open(table, "rb") as fh:
-            while chunk := fh.read(read_bytes):
-                yield inflate.decompress(chunk)
-        yield inflate.flush()
-
-    source = pieces()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        ahead = pool.submit(next, source, None)
-        while (piece := ahead.result()) is not None:
-            ahead = pool.submit(next, source, None)
-            yield piece
+    """The gzip'd table decompressed as a stream of pieces (of ``read_bytes`` of the file each)."""
+    inflate = ZLIB.decompressobj(wbits=31)         # gzip framing
+    with open(table, "rb") as fh:
+        while chunk := fh.read(read_bytes):
+            yield inflate.decompress(chunk)
+    yield inflate.flush()
 
 
 def entry_blocks(table: Path, block_bytes: int) -> Iterator[tuple[bytes, NDArray[np.int64]]]:
