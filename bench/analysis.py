@@ -69,24 +69,9 @@ def _files(
 
 def _run(command: str, benchmark: str, refs: Path, preds: Path, out: Path) -> float:
     t = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "vlbench",
-            command,
-            benchmark,
-            "--references",
-            str(refs),
-            "--predictions",
-            str(preds),
-            "--quiet",
-            "--output",
-            str(out),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    subprocess.run([sys.executable, "-m", "vlbench", command, benchmark, "--references", str(refs),
+                    "--predictions", str(preds), "--quiet", "--output", str(out)],
+                   check=True, capture_output=True)
     return time.perf_counter() - t
 
 

@@ -15,17 +15,13 @@ with their min and max. The runs:
   ``vlbench.score`` of the real ViECap val captions (golden case real_viecap_val), with METEOR's
   worker thread off, METEOR's alignment parts one at a time, the paraphrase index's stamp memos off
   (its checks run at every open);
-- ``cold-meteor-parts-two-at-a-time``, ``cold-table-inflated-beside``,
-  ``cold-paraphrase-build-threads``: the same captions scored as on a machine's first run (a fresh
-  cache each run: the references' paraphrase sub-table built), METEOR's alignment parts one at a
-  time, the table inflated between the blocks' parses, the sub-table's blocks and ranges one at a
-  time;
-- ``index-build-table-inflated-beside``, ``index-build-threads``: a small corpus (golden case
-  random_small) on a machine's first run, which builds the whole paraphrase index, with the same two
-  switches;
-- ``jar-index-beside-normaliser``: the same captions through ``meteor_backend="java"`` on a
-  machine's first run (a fresh cache each run: the whole paraphrase index is built), the index built
-  after the jar's normaliser instead of beside it;
+- ``cold-meteor-parts-two-at-a-time``, ``cold-paraphrase-build-threads``: the same captions scored
+  as on a machine's first run (a fresh cache each run: the references' paraphrase sub-table built),
+  METEOR's alignment parts one at a time, the sub-table's blocks and ranges one at a time;
+- ``index-build-threads``: a small corpus (golden case random_small) on a machine's first run, which
+  builds the whole paraphrase index, its blocks and ranges one at a time. (The table inflated in a
+  thread and the jar backend's index load beside its normaliser were measured here and removed:
+  bench/MACHINERY.md.)
 - ``bootstrap-threads``: Ref-L4's 45,341-row synthetic split scored with ``ci=0.95`` (1,000
   resamples), the resample chunks on one thread;
 """
@@ -109,9 +105,9 @@ def nocaps_run(tmp: Path) -> Callable[[], Any]:
     )
 
 
-def _first_run(tmp: Path, backend: str, case: Path = GOLDEN) -> Callable[[], Any]:
+def _first_run(tmp: Path, case: Path = GOLDEN) -> Callable[[], Any]:
     """The whole val split scored as on a machine's first run (a fresh cache each time: the
-    paraphrase index or sub-table built, the text cache empty), METEOR by ``backend``."""
+    paraphrase index or sub-table built, the text cache empty)."""
     import os
 
     from vlbench import score
@@ -119,10 +115,10 @@ def _first_run(tmp: Path, backend: str, case: Path = GOLDEN) -> Callable[[], Any
     runs = iter(range(1_000_000))
 
     def run() -> Any:
-        os.environ["VLBENCH_CACHE_DIR"] = str(tmp / f"cache-{backend}-{case.name}-{next(runs)}")
+        os.environ["VLBENCH_CACHE_DIR"] = str(tmp / f"cache-{case.name}-{next(runs)}")
         try:
             return score("nocaps", str(case / "references.json"),
-                         str(case / "predictions.json"), spice=False, meteor_backend=backend)
+                         str(case / "predictions.json"), spice=False)
         finally:
             del os.environ["VLBENCH_CACHE_DIR"]
 
@@ -130,18 +126,14 @@ def _first_run(tmp: Path, backend: str, case: Path = GOLDEN) -> Callable[[], Any
 
 
 def nocaps_cold_run(tmp: Path) -> Callable[[], Any]:
-    return _first_run(tmp, "auto")
+    return _first_run(tmp)
 
 
 def nocaps_small_first_run(tmp: Path) -> Callable[[], Any]:
     """A small corpus (the golden case random_small) on a machine's first run: under
     SUBTABLE_MIN_LINES references, so the whole paraphrase index is built (a fresh cache each
     time)."""
-    return _first_run(tmp, "auto", ROOT / "tests" / "data" / "golden" / "nocaps" / "random_small")
-
-
-def nocaps_jar_first_run(tmp: Path) -> Callable[[], Any]:
-    return _first_run(tmp, "java")
+    return _first_run(tmp, ROOT / "tests" / "data" / "golden" / "nocaps" / "random_small")
 
 
 def ref_l4_ci_run(tmp: Path) -> Callable[[], Any]:
@@ -176,10 +168,8 @@ def mechanisms() -> dict[str, tuple[Callable[[Path], Callable[[], Any]], Callabl
 
     import vlbench.benchmarks.nocaps.scorer as nocaps_scorer
     import vlbench.benchmarks.ovdeval.scorer as ovdeval_scorer
-    import vlbench.engine.captions.meteor as meteor
     import vlbench.engine.captions.paraphrase as paraphrase
     import vlbench.engine.captions.pymeteor.batch as meteor_batch
-    import vlbench.engine.captions.table_stream as table_stream
 
     return {
         "ovdeval-thread": (ovdeval_run, serial(ovdeval_scorer)),
@@ -187,10 +177,7 @@ def mechanisms() -> dict[str, tuple[Callable[[Path], Callable[[], Any]], Callabl
         "meteor-parts-two-at-a-time": (nocaps_run, serial(meteor_batch)),
         "paraphrase-stamps": (nocaps_run, _no_stamps),
         "cold-meteor-parts-two-at-a-time": (nocaps_cold_run, serial(meteor_batch)),
-        "cold-table-inflated-beside": (nocaps_cold_run, serial(table_stream)),
         "cold-paraphrase-build-threads": (nocaps_cold_run, serial(paraphrase)),
-        "jar-index-beside-normaliser": (nocaps_jar_first_run, serial(meteor)),
-        "index-build-table-inflated-beside": (nocaps_small_first_run, serial(table_stream)),
         "index-build-threads": (nocaps_small_first_run, serial(paraphrase)),
         # uncertainty imports the executor when it replicates: patched where it is looked up
         "bootstrap-threads": (ref_l4_ci_run, serial(concurrent.futures)),

@@ -87,20 +87,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             refs, preds = make_inputs(bench, Path(tmp))
             floor = [sys.executable, "-c", FLOOR, str(refs), str(preds)]
-            score = [
-                sys.executable,
-                "-m",
-                "vlbench",
-                "score",
-                bench,
-                "--references",
-                str(refs),
-                "--predictions",
-                str(preds),
-                "--quiet",
-                "--output",
-                str(Path(tmp) / "r.json"),
-            ]
+            score = [sys.executable, "-m", "vlbench", "score", bench, "--references", str(refs),
+                     "--predictions", str(preds), "--quiet", "--output", str(Path(tmp) / "r.json")]
             # warm the file cache
             timed(floor), timed(score)
             pairs = [(timed(floor), timed(score)) for _ in range(args.pairs)]

@@ -46,6 +46,8 @@ __all__ = ["parse_official", "references_from_rows", "load_references", "build",
 
 _BOX_FIELDS = ("id", "image_id", "bbox", "description_ids", "iscrowd", "area", "category_id",
                "isfake", "isreflected")
+#: the fields a Hub row's box holds (its image id is the row's)
+_ROW_BOX_FIELDS = tuple(k for k in _BOX_FIELDS if k != "image_id")
 
 
 @dataclass
@@ -598,19 +600,7 @@ def _image_rows(data: dict[str, Any], images_root: Path | None, report: BuildRep
                 ],
                 "boxes": [
                     {
-                        **{
-                            k: a.get(k)
-                            for k in (
-                                "id",
-                                "bbox",
-                                "description_ids",
-                                "iscrowd",
-                                "area",
-                                "category_id",
-                                "isfake",
-                                "isreflected",
-                            )
-                        },
+                        **{k: a.get(k) for k in _ROW_BOX_FIELDS},
                         "position": p,
                         "extra": extra_fields(a, _BOX_FIELDS),
                     }
@@ -860,20 +850,7 @@ def export(folder: str | os.PathLike, split: str = "validation") -> dict[str, An
         boxes = []
         for r in images:
             for b in r["boxes"]:
-                entry = {
-                    k: b[k]
-                    for k in (
-                        "id",
-                        "bbox",
-                        "description_ids",
-                        "iscrowd",
-                        "area",
-                        "category_id",
-                        "isfake",
-                        "isreflected",
-                    )
-                    if b[k] is not None
-                }
+                entry = {k: b[k] for k in _ROW_BOX_FIELDS if b[k] is not None}
                 entry["image_id"] = r["image_id"]
                 entry.update(json.loads(b["extra"]) if b["extra"] else {})
                 boxes.append((b["position"], entry))
